@@ -1,0 +1,145 @@
+// Buffer<T>: a contiguous array in host memory with an optional device mirror and a "which side is current"
+// flag (XGBoost HostDeviceVector, ThunderSVM SyncArray). Host memory is owned, or borrowed from a mapping
+// kept alive by a shared owner (mmap-loaded datasets). The same header serves CPU-only and CUDA builds.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <span>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "core/device.h"
+
+namespace tessel {
+
+template <typename T>
+class Buffer {
+  static_assert(std::is_trivially_copyable_v<T>, "Buffer<T> holds trivially copyable elements only");
+
+ public:
+  Buffer() = default;
+  // n value-initialised (zero) elements.
+  explicit Buffer(size_t n) { Allocate(n, true); }
+  Buffer(size_t n, const T& value) {
+    Allocate(n, false);
+    std::fill_n(host_, n, value);
+  }
+  Buffer(std::initializer_list<T> values) : Buffer(std::vector<T>(values)) {}
+  // Takes the vector's memory without copying.
+  explicit Buffer(std::vector<T>&& values) {
+    auto holder = std::make_shared<std::vector<T>>(std::move(values));
+    host_ = holder->data();
+    size_ = holder->size();
+    owner_ = std::move(holder);
+  }
+  // Borrows n elements at `data`, kept alive by `owner` (for example a file mapping). Writes go to the
+  // borrowed memory, so map files privately (copy-on-write) if they must stay unchanged.
+  static Buffer Borrow(std::shared_ptr<void> owner, T* data, size_t n) {
+    Buffer b;
+    b.owner_ = std::move(owner);
+    b.host_ = data;
+    b.size_ = n;
+    return b;
+  }
+  static Buffer CopyOf(std::span<const T> values) {
+    Buffer b;
+    b.Allocate(values.size(), false);
+    if (!values.empty()) std::memcpy(b.host_, values.data(), values.size_bytes());
+    return b;
+  }
+
+  Buffer(Buffer&& other) noexcept { *this = std::move(other); }
+  Buffer& operator=(Buffer&& other) noexcept {
+    if (this != &other) {
+      owner_ = std::move(other.owner_);
+      host_ = std::exchange(other.host_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+      device_ = std::move(other.device_);
+      host_current_ = std::exchange(other.host_current_, true);
+      device_current_ = std::exchange(other.device_current_, false);
+    }
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;  // copies are explicit: Clone()
+  Buffer& operator=(const Buffer&) = delete;
+
+  Buffer Clone() const { return CopyOf(Host()); }
+
+  size_t size() const { return size_; }
+  size_t bytes() const { return size_ * sizeof(T); }
+  bool empty() const { return size_ == 0; }
+
+  // Host view for reading; brings the host copy up to date first.
+  std::span<const T> Host() const {
+    SyncToHost();
+    return {host_, size_};
+  }
+  // Host view for writing; the device mirror becomes stale.
+  std::span<T> MutableHost() {
+    SyncToHost();
+    device_current_ = false;
+    host_current_ = true;
+    return {host_, size_};
+  }
+  const T& operator[](size_t i) const { return Host()[i]; }
+
+  // Device pointer for reading (allocates and uploads when needed). CUDA builds only; throws otherwise.
+  const T* Device() const {
+    SyncToDevice();
+    return static_cast<const T*>(device_.get());
+  }
+  // Device pointer for writing; the host copy becomes stale.
+  T* MutableDevice() {
+    SyncToDevice();
+    host_current_ = false;
+    device_current_ = true;
+    return static_cast<T*>(device_.get());
+  }
+  bool HostCurrent() const { return host_current_; }
+  bool DeviceCurrent() const { return device_current_ && device_ != nullptr; }
+
+  std::vector<T> ToVector() const {
+    auto h = Host();
+    return std::vector<T>(h.begin(), h.end());
+  }
+
+ private:
+  struct DeviceFree {
+    void operator()(void* p) const noexcept { device::Free(p); }
+  };
+
+  void Allocate(size_t n, bool zero) {
+    std::shared_ptr<T[]> mem(new T[n]);
+    if (zero && n > 0) std::memset(static_cast<void*>(mem.get()), 0, n * sizeof(T));
+    host_ = mem.get();
+    size_ = n;
+    owner_ = std::move(mem);
+  }
+  void SyncToHost() const {
+    if (host_current_) return;
+    if (size_ > 0) device::CopyToHost(host_, device_.get(), bytes());
+    host_current_ = true;
+  }
+  void SyncToDevice() const {
+    if (!device_) {
+      device_.reset(device::Malloc(std::max<size_t>(bytes(), 1)));
+      device_current_ = false;
+    }
+    if (device_current_) return;
+    if (size_ > 0) device::CopyToDevice(device_.get(), host_, bytes());
+    device_current_ = true;
+  }
+
+  std::shared_ptr<void> owner_;
+  T* host_ = nullptr;
+  size_t size_ = 0;
+  mutable std::unique_ptr<void, DeviceFree> device_;
+  mutable bool host_current_ = true;
+  mutable bool device_current_ = false;
+};
+
+}  // namespace tessel

@@ -1,0 +1,45 @@
+// Context: where and how a computation runs (device, seed, threads, rank) and Dispatch(cpu_fn, cuda_fn).
+// A CPU-only build compiles every caller; asking it for CUDA fails at run time with "built without CUDA".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "core/device.h"
+#include "core/error.h"
+
+namespace tessel {
+
+enum class Device { kCpu, kCuda };
+
+Device ParseDevice(std::string_view name);  // "cpu" | "cuda"; throws naming the accepted values
+std::string_view DeviceName(Device device);
+
+struct Context {
+  Device device = Device::kCpu;
+  int device_id = 0;  // CUDA device ordinal (one GPU per rank: local rank -> device)
+  uint64_t seed = 0;  // root of every RNG stream of the run
+  int threads = 0;    // 0 = all hardware threads
+  int rank = 0;
+  int world_size = 1;
+
+  bool IsCuda() const { return device == Device::kCuda; }
+
+  // Calls cpu_fn() or cuda_fn() by device and returns its result. Throws when CUDA is asked for and this
+  // build or machine has none, before cuda_fn runs.
+  template <typename CpuFn, typename CudaFn>
+  decltype(auto) Dispatch(CpuFn&& cpu_fn, CudaFn&& cuda_fn) const {
+    if (device == Device::kCuda) {
+      RequireCuda();
+      return std::forward<CudaFn>(cuda_fn)();
+    }
+    return std::forward<CpuFn>(cpu_fn)();
+  }
+
+  // Throws tessel::Error unless this build has CUDA and device_id names an existing device.
+  void RequireCuda() const;
+};
+
+}  // namespace tessel

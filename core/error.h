@@ -1,0 +1,32 @@
+// tessel::Error, the one exception type library code throws, and the TESSEL_CHECK macro.
+// Messages carry context: "file:line: what is wrong" for input files, "what: why (fix)" otherwise.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include <fmt/format.h>
+
+namespace tessel {
+
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string& message) : std::runtime_error(message) {}
+
+  // An error in an input file at a 1-based line ("cora.cites:1042: node id 'x7' is not an integer").
+  static Error AtLine(std::string_view file, int64_t line, std::string_view what) {
+    return Error(fmt::format("{}:{}: {}", file, line, what));
+  }
+  // An error about a whole file ("data/manifest.json: missing key 'num_nodes'").
+  static Error InFile(std::string_view file, std::string_view what) { return Error(fmt::format("{}: {}", file, what)); }
+};
+
+}  // namespace tessel
+
+// Throws tessel::Error with a fmt-formatted message when `cond` is false.
+#define TESSEL_CHECK(cond, ...)                                   \
+  do {                                                            \
+    if (!(cond)) throw ::tessel::Error(fmt::format(__VA_ARGS__)); \
+  } while (0)

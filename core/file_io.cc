@@ -1,0 +1,154 @@
+// POSIX implementation of core/file_io.h: mmap(MAP_PRIVATE), fsync'd temporary files, rename(2).
+// Every failure names the path and the system's reason.
+#include "core/file_io.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace tessel {
+namespace fs = std::filesystem;
+namespace {
+
+std::string SysError() { return std::strerror(errno); }
+
+struct Fd {
+  int fd = -1;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::string UniqueSuffix() {
+  static thread_local std::mt19937_64 gen(std::random_device{}());
+  return fmt::format("{:x}.{}", gen(), ::getpid());
+}
+
+}  // namespace
+
+std::shared_ptr<MappedFile> MappedFile::Open(const fs::path& path) {
+  Fd f;
+  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (f.fd < 0) throw Error::InFile(path.string(), "cannot open: " + SysError());
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) throw Error::InFile(path.string(), "cannot stat: " + SysError());
+  std::shared_ptr<MappedFile> m(new MappedFile());
+  m->path_ = path;
+  m->size_ = static_cast<size_t>(st.st_size);
+  if (m->size_ > 0) {
+    void* p = ::mmap(nullptr, m->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, f.fd, 0);
+    if (p == MAP_FAILED) throw Error::InFile(path.string(), "cannot mmap: " + SysError());
+    m->data_ = static_cast<std::byte*>(p);
+  }
+  return m;
+}
+
+MappedFile::~MappedFile() {
+  if (data_ != nullptr) ::munmap(data_, size_);
+}
+
+std::string ReadFileToString(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error::InFile(path.string(), "cannot open: " + SysError());
+  std::string s;
+  in.seekg(0, std::ios::end);
+  const auto size = in.tellg();
+  if (size < 0) throw Error::InFile(path.string(), "cannot read: " + SysError());
+  s.resize(static_cast<size_t>(size));
+  in.seekg(0);
+  in.read(s.data(), static_cast<std::streamsize>(s.size()));
+  if (!in) throw Error::InFile(path.string(), "read failed: " + SysError());
+  return s;
+}
+
+void WriteFileAtomic(const fs::path& path, std::span<const std::byte> bytes) {
+  const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), UniqueSuffix());
+  {
+    Fd f;
+    f.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (f.fd < 0) throw Error::InFile(path.string(), "cannot create: " + SysError());
+    const std::byte* p = bytes.data();
+    size_t left = bytes.size();
+    while (left > 0) {
+      const ssize_t n = ::write(f.fd, p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const std::string why = SysError();
+        ::unlink(tmp.c_str());
+        throw Error::InFile(path.string(), "write failed: " + why);
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    if (::fsync(f.fd) != 0) {
+      const std::string why = SysError();
+      ::unlink(tmp.c_str());
+      throw Error::InFile(path.string(), "fsync failed: " + why);
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const std::string why = SysError();
+    ::unlink(tmp.c_str());
+    throw Error::InFile(path.string(), "cannot rename into place: " + why);
+  }
+}
+
+void WriteFileAtomic(const fs::path& path, std::string_view text) {
+  WriteFileAtomic(path, std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
+AtomicDirectory::AtomicDirectory(fs::path final_path, bool overwrite)
+    : final_path_(std::move(final_path)), overwrite_(overwrite) {
+  if (final_path_.filename().empty()) final_path_ = final_path_.parent_path();
+  std::error_code ec;
+  if (fs::exists(final_path_, ec) && !overwrite_) {
+    throw Error::InFile(final_path_.string(), "already exists; pass --force to replace it");
+  }
+  fs::path parent = final_path_.parent_path();
+  if (parent.empty()) parent = ".";
+  if (!fs::is_directory(parent, ec)) {
+    throw Error::InFile(final_path_.string(), "parent folder '" + parent.string() + "' does not exist");
+  }
+  temp_path_ = parent / fmt::format(".{}.tmp.{}", final_path_.filename().string(), UniqueSuffix());
+  if (!fs::create_directory(temp_path_, ec)) {
+    throw Error::InFile(temp_path_.string(), "cannot create temporary folder: " + ec.message());
+  }
+}
+
+AtomicDirectory::~AtomicDirectory() {
+  if (!committed_) {
+    std::error_code ec;
+    fs::remove_all(temp_path_, ec);
+  }
+}
+
+void AtomicDirectory::Commit() {
+  std::error_code ec;
+  fs::path old;
+  if (fs::exists(final_path_, ec)) {
+    if (!overwrite_) throw Error::InFile(final_path_.string(), "already exists; pass --force to replace it");
+    old = final_path_.parent_path() / fmt::format(".{}.old.{}", final_path_.filename().string(), UniqueSuffix());
+    fs::rename(final_path_, old, ec);
+    if (ec) throw Error::InFile(final_path_.string(), "cannot move the old output aside: " + ec.message());
+  }
+  fs::rename(temp_path_, final_path_, ec);
+  if (ec) {
+    if (!old.empty()) fs::rename(old, final_path_, ec);
+    throw Error::InFile(final_path_.string(), "cannot rename the new output into place: " + ec.message());
+  }
+  committed_ = true;
+  if (!old.empty()) fs::remove_all(old, ec);
+}
+
+}  // namespace tessel

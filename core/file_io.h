@@ -1,0 +1,62 @@
+// Files: read-only/copy-on-write memory maps, whole-file reads, and atomic outputs (write to a temporary
+// name in the same folder, then rename), so a crash or an error never leaves a half-written result.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace tessel {
+
+// A private (copy-on-write) mapping of a whole file; writes through it never reach the file.
+class MappedFile {
+ public:
+  static std::shared_ptr<MappedFile> Open(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  std::byte* data() { return data_; }
+  const std::byte* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+  std::filesystem::path path_;
+  std::byte* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+std::string ReadFileToString(const std::filesystem::path& path);
+
+// Writes `bytes` to `path` atomically (temporary file + fsync + rename).
+void WriteFileAtomic(const std::filesystem::path& path, std::span<const std::byte> bytes);
+void WriteFileAtomic(const std::filesystem::path& path, std::string_view text);
+
+// An output folder built under a temporary name beside `final_path` and renamed into place by Commit().
+// Destroyed without Commit(), it removes the temporary folder. With overwrite=false an existing
+// final_path is an error ("exists; pass --force to replace it") raised by the constructor.
+class AtomicDirectory {
+ public:
+  AtomicDirectory(std::filesystem::path final_path, bool overwrite);
+  ~AtomicDirectory();
+  AtomicDirectory(const AtomicDirectory&) = delete;
+  AtomicDirectory& operator=(const AtomicDirectory&) = delete;
+
+  // Where to write files now.
+  const std::filesystem::path& path() const { return temp_path_; }
+  const std::filesystem::path& final_path() const { return final_path_; }
+  void Commit();
+
+ private:
+  std::filesystem::path final_path_;
+  std::filesystem::path temp_path_;
+  bool overwrite_;
+  bool committed_ = false;
+};
+
+}  // namespace tessel

@@ -1,0 +1,65 @@
+// The in-memory datasets: NodeDataset (graph + node features, labels, splits) for GCN, and SparseRowDataset
+// (CSR rows + labels, LIBSVM's data model) for SVM. Both are what readers produce and the native format stores.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/buffer.h"
+#include "datasets/csr_graph.h"
+
+namespace tessel::datasets {
+
+// Node features: dense row-major [num_rows x dim] or sparse CSR rows; float32 either way.
+struct Features {
+  int64_t num_rows = 0;
+  int64_t dim = 0;
+  bool sparse = false;
+  Buffer<float> dense;      // num_rows * dim values when !sparse
+  Buffer<int64_t> indptr;   // num_rows + 1 offsets when sparse
+  Buffer<int32_t> indices;  // column ids when sparse, sorted within a row
+  Buffer<float> values;     // one per index when sparse
+
+  bool empty() const { return num_rows == 0 || dim == 0; }
+  int64_t NonZeros() const;  // stored entries (sparse) or non-zero values (dense)
+  // Throws unless the arrays agree with the shape, columns are in [0, dim) and values are finite.
+  void Validate(std::string_view what = "features") const;
+};
+
+// Labels are int32 class ids in [0, num_classes) or -1 for "no label".
+inline constexpr int32_t kNoLabel = -1;
+
+struct NodeDataset {
+  std::string name;
+  AnyGraph graph;
+  Features features;       // empty when the dataset has none
+  Buffer<int32_t> labels;  // num_nodes entries, or empty
+  int32_t num_classes = 0;
+  Buffer<int64_t> train;  // node ids, sorted ascending
+  Buffer<int64_t> val;
+  Buffer<int64_t> test;
+
+  int64_t num_nodes() const { return NumNodes(graph); }
+  bool has_labels() const { return !labels.empty(); }
+  bool has_split() const { return !train.empty() || !val.empty() || !test.empty(); }
+  // Throws unless the graph is valid and features, labels and split lists agree with it: lengths, label
+  // range, split ids in range, sorted and unique, and the three lists disjoint.
+  void Validate() const;
+};
+
+// LIBSVM's data model: sparse rows with real labels (class ids for classification, targets for regression).
+// Values are float64, as in LIBSVM, so kernels and objectives can match it exactly.
+struct SparseRowDataset {
+  std::string name;
+  int64_t num_rows = 0;
+  int64_t num_features = 0;  // one more than the largest 0-based feature index (or as declared)
+  Buffer<int64_t> indptr;    // num_rows + 1
+  Buffer<int32_t> indices;   // 0-based feature ids, strictly ascending within a row
+  Buffer<double> values;
+  Buffer<double> labels;  // num_rows
+
+  int64_t NonZeros() const { return static_cast<int64_t>(indices.size()); }
+  void Validate() const;
+};
+
+}  // namespace tessel::datasets

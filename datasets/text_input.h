@@ -1,0 +1,107 @@
+// Text input for every reader: a whole file in memory (mapped, or decompressed from .gz/.bz2 by magic bytes),
+// a line cursor that knows its 1-based line number, and from_chars-based field parsing.
+// Errors are "file:line: what is wrong" through LineCursor::Fail.
+#pragma once
+
+#include <charconv>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/error.h"
+#include "core/file_io.h"
+
+namespace tessel::datasets {
+
+enum class Compression { kNone, kGzip, kBzip2 };
+
+class TextFile {
+ public:
+  // Opens `path`; gzip and bzip2 are recognised by their magic bytes, whatever the file name.
+  static TextFile Open(const std::filesystem::path& path);
+  // For tests and in-memory inputs.
+  static TextFile FromString(std::string name, std::string text);
+
+  std::string_view text() const { return text_; }
+  const std::string& name() const { return name_; }
+  Compression compression() const { return compression_; }
+
+ private:
+  std::string name_;
+  std::shared_ptr<MappedFile> mapping_;
+  std::string owned_;
+  std::string_view text_;
+  Compression compression_ = Compression::kNone;
+};
+
+// Returns `base` if it exists, else base + ".gz", else base + ".bz2"; throws naming all three otherwise.
+std::filesystem::path FindWithCompression(const std::filesystem::path& base);
+
+// Whitespace = space, tab, \r (line ends are handled by the cursor).
+constexpr bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+// Splits one line into fields separated by runs of whitespace, or by a single delimiter character (CSV).
+class Fields {
+ public:
+  explicit Fields(std::string_view line, char delimiter = 0) : rest_(line), delim_(delimiter) {}
+  // Next field; false at the end of the line. With a delimiter, fields are trimmed of whitespace and may be empty.
+  bool Next(std::string_view* field);
+  bool AtEnd() const;
+
+ private:
+  std::string_view rest_;
+  char delim_;
+  bool done_ = false;
+};
+
+// Iterates lines; strips "\r\n"; counts lines from 1.
+class LineCursor {
+ public:
+  explicit LineCursor(const TextFile& file) : name_(file.name()), rest_(file.text()) {}
+  LineCursor(std::string name, std::string_view text) : name_(std::move(name)), rest_(text) {}
+
+  bool Next(std::string_view* line) {
+    if (rest_.empty()) return false;
+    const size_t nl = rest_.find('\n');
+    std::string_view l = nl == std::string_view::npos ? rest_ : rest_.substr(0, nl);
+    rest_.remove_prefix(nl == std::string_view::npos ? rest_.size() : nl + 1);
+    if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+    ++line_;
+    *line = l;
+    return true;
+  }
+  // Next line that is not blank and does not start (after whitespace) with one of `comment_chars`.
+  bool NextContent(std::string_view* line, std::string_view comment_chars = "#%");
+  int64_t line_number() const { return line_; }
+  const std::string& name() const { return name_; }
+  std::string_view remaining() const { return rest_; }
+
+  [[noreturn]] void Fail(std::string_view what) const { throw Error::AtLine(name_, line_, what); }
+  template <typename... Args>
+  [[noreturn]] void Fail(fmt::format_string<Args...> f, Args&&... args) const {
+    throw Error::AtLine(name_, line_, fmt::format(f, std::forward<Args>(args)...));
+  }
+
+  // Field parsers: on failure, Fail() with "<what> '<token>' is not an integer/a number".
+  int64_t ParseInt(std::string_view token, std::string_view what) const;
+  double ParseDouble(std::string_view token, std::string_view what) const;
+  float ParseFloat(std::string_view token, std::string_view what) const;
+
+ private:
+  std::string name_;
+  std::string_view rest_;
+  int64_t line_ = 0;
+};
+
+// Non-throwing parses of a whole token.
+inline bool ParseInt64(std::string_view s, int64_t* out) {
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
+}
+bool ParseDouble(std::string_view s, double* out);
+bool ParseFloat(std::string_view s, float* out);
+
+}  // namespace tessel::datasets

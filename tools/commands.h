@@ -1,0 +1,19 @@
+// The subcommand registry of the `tessel` binary: each tools/cmd_*.cc adds its CLI11 subcommand and the
+// function that runs it. main.cc only calls RegisterCommands and RunSelected.
+#pragma once
+
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace tessel::tools {
+
+// Adds every subcommand to `app`.
+void RegisterCommands(CLI::App& app);
+// Runs the subcommand that the parsed command line selected.
+void RunSelected(CLI::App& app);
+
+// Used by the cmd_*.cc files: remember `run` as the action of `sub`.
+void SetAction(CLI::App* sub, std::function<void()> run);
+
+}  // namespace tessel::tools
