@@ -1,0 +1,47 @@
+// The native on-disk formats (DESIGN.md §3): a folder with manifest.json (format version, kind, counts, dtypes,
+// split sizes, one XXH3 checksum per array) and one raw little-endian file per array, loaded with mmap.
+// Written into a temporary folder and renamed, so a failure never leaves a half-written dataset.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/dataset.h"
+
+namespace tessel::datasets {
+
+namespace fs = std::filesystem;
+
+inline constexpr int kNativeFormatVersion = 1;
+
+enum class DatasetKind { kNode, kSparseRows };
+
+struct WriteOptions {
+  bool overwrite = false;  // replace an existing folder (--force)
+};
+void WriteNodeDataset(const NodeDataset& data, const fs::path& dir, const WriteOptions& options = {});
+void WriteSparseRowDataset(const SparseRowDataset& data, const fs::path& dir, const WriteOptions& options = {});
+
+struct LoadOptions {
+  bool verify_checksums = true;  // hash every array on load (several GB/s)
+  bool validate = true;          // run the structural Validate() of the dataset
+};
+// Throws naming the folder and the fix when it is not a native dataset, the version is unknown, a file is
+// missing or has the wrong size, or a checksum disagrees.
+DatasetKind PeekKind(const fs::path& dir);
+NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options = {});
+SparseRowDataset LoadSparseRowDataset(const fs::path& dir, const LoadOptions& options = {});
+nlohmann::json ReadManifest(const fs::path& dir);
+
+struct ArrayCheck {
+  std::string name;
+  bool ok = false;
+  std::string detail;  // "ok" or what is wrong
+};
+// Checks every array of the folder against its manifest entry, without throwing on a mismatch.
+std::vector<ArrayCheck> VerifyChecksums(const fs::path& dir);
+
+}  // namespace tessel::datasets
