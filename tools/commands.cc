@@ -16,6 +16,13 @@ std::map<const CLI::App*, std::function<void()>>& Actions() {
 
 void SetAction(CLI::App* sub, std::function<void()> run) { Actions()[sub] = std::move(run); }
 
+CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description) {
+  for (CLI::App* sub : app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; })) return sub;
+  CLI::App* group = app.add_subcommand(name, description);
+  group->require_subcommand(1);
+  return group;
+}
+
 void RegisterCommands(CLI::App& app) {
   // One line per subcommand file (tools/cmd_*.cc).
   (void)app;

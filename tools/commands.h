@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -15,5 +16,8 @@ void RunSelected(CLI::App& app);
 
 // Used by the cmd_*.cc files: remember `run` as the action of `sub`.
 void SetAction(CLI::App* sub, std::function<void()> run);
+// The group subcommand `name` ("train", "predict"), created on first use, so `train gcn` and `train svm` can
+// live in different files.
+CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description);
 
 }  // namespace tessel::tools
