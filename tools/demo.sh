@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The README's demo: convert the bundled Cora (tests/data/cora) into a native dataset and print `tessel info`.
+# Usage: tools/demo.sh BUILD_DIR. Outputs go to BUILD_DIR/demo/.
+set -euo pipefail
+build=${1:-build}
+tessel="$build/tools/tessel"
+out="$build/demo"
+mkdir -p "$out"
+"$tessel" convert --from nodetable tests/data/cora/cora --name cora --output "$out/cora" --force
+"$tessel" info "$out/cora"
