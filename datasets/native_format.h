@@ -5,10 +5,12 @@
 
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "datasets/array_store.h"
 #include "datasets/dataset.h"
 
 namespace tessel::datasets {
@@ -20,8 +22,12 @@ inline constexpr int kNativeFormatVersion = 1;
 enum class DatasetKind { kNode, kSparseRows };
 
 struct WriteOptions {
-  bool overwrite = false;  // replace an existing folder (--force)
+  bool overwrite = false;  // replace an existing dataset folder (--force); other folders are never replaced
 };
+// Throws unless `dir` can be written with `options`: it must not exist, or (with overwrite) be an empty folder or a
+// tessel dataset; any other existing folder or file is never replaced. Commands call it before reading inputs.
+void CheckOutputFolder(const fs::path& dir, const WriteOptions& options);
+// Both writers check the output folder, validate the dataset and leave nothing behind when they fail.
 void WriteNodeDataset(const NodeDataset& data, const fs::path& dir, const WriteOptions& options = {});
 void WriteSparseRowDataset(const SparseRowDataset& data, const fs::path& dir, const WriteOptions& options = {});
 
@@ -32,16 +38,13 @@ struct LoadOptions {
 // Throws naming the folder and the fix when it is not a native dataset, the version is unknown, a file is
 // missing or has the wrong size, or a checksum disagrees.
 DatasetKind PeekKind(const fs::path& dir);
+std::string_view KindName(DatasetKind kind);  // "node" or "sparse_rows"
 NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options = {});
 SparseRowDataset LoadSparseRowDataset(const fs::path& dir, const LoadOptions& options = {});
 nlohmann::json ReadManifest(const fs::path& dir);
 
-struct ArrayCheck {
-  std::string name;
-  bool ok = false;
-  std::string detail;  // "ok" or what is wrong
-};
-// Checks every array of the folder against its manifest entry, without throwing on a mismatch.
+// Checks every array of the folder against its manifest entry (file present, size, XXH3), in parallel, without
+// throwing on a mismatch (ArrayCheck is in datasets/array_store.h). Throws only when the manifest is unreadable.
 std::vector<ArrayCheck> VerifyChecksums(const fs::path& dir);
 
 }  // namespace tessel::datasets

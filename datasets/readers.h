@@ -57,11 +57,11 @@ NodeDataset ReadNodeTable(const NodeTablePaths& paths);
 
 // ---- OGB node-property folder (raw CSV): raw/edge.csv(.gz), raw/node-feat.csv(.gz), raw/node-label.csv(.gz),
 // raw/num-node-list.csv(.gz) when present, split/<split_name>/{train,valid,test}.csv(.gz). `dir` may be the
-// dataset folder or its raw/ folder's parent; split_name empty = the only folder under split/.
+// dataset folder or its raw/ folder; split_name empty = the only folder under split/.
 NodeDataset ReadOgbNodeFolder(const fs::path& dir, const std::string& split_name = "");
 
 // ---- LIBSVM sparse text: "<label> <index>:<value> ..." with 1-based increasing indices; '#' starts a comment.
-// num_features < 0: the largest index seen; otherwise indices above it are errors.
+// num_features < 0: the largest index seen; otherwise indices above it are errors. Blank lines are skipped.
 SparseRowDataset ReadLibsvm(const fs::path& path, int64_t num_features = -1);
 
 }  // namespace tessel::datasets

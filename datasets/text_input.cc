@@ -98,14 +98,14 @@ TextFile TextFile::Open(const fs::path& path) {
   const std::string_view raw(reinterpret_cast<const char*>(f.mapping_->data()), f.mapping_->size());
   if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b) {
     f.compression_ = Compression::kGzip;
-    f.owned_ = Gunzip(f.name_, raw);
+    f.owned_ = std::make_shared<const std::string>(Gunzip(f.name_, raw));
   } else if (raw.size() >= 3 && raw.substr(0, 3) == "BZh") {
     f.compression_ = Compression::kBzip2;
-    f.owned_ = Bunzip2(f.name_, raw);
+    f.owned_ = std::make_shared<const std::string>(Bunzip2(f.name_, raw));
   }
   if (f.compression_ != Compression::kNone) {
     f.mapping_.reset();
-    f.text_ = f.owned_;
+    f.text_ = *f.owned_;
   } else {
     f.text_ = raw;
   }
@@ -115,8 +115,8 @@ TextFile TextFile::Open(const fs::path& path) {
 TextFile TextFile::FromString(std::string name, std::string text) {
   TextFile f;
   f.name_ = std::move(name);
-  f.owned_ = std::move(text);
-  f.text_ = f.owned_;
+  f.owned_ = std::make_shared<const std::string>(std::move(text));
+  f.text_ = *f.owned_;
   return f;
 }
 

@@ -31,7 +31,7 @@ class TextFile {
  private:
   std::string name_;
   std::shared_ptr<MappedFile> mapping_;
-  std::string owned_;
+  std::shared_ptr<const std::string> owned_;  // decompressed text; shared so copies and moves stay valid
   std::string_view text_;
   Compression compression_ = Compression::kNone;
 };

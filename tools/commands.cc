@@ -23,8 +23,25 @@ CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string
   return group;
 }
 
+void RegisterTrainSvm(CLI::App& app);    // tools/cmd_train_svm.cc
+void RegisterPredictSvm(CLI::App& app);  // tools/cmd_predict_svm.cc
+void RegisterGenerate(CLI::App& app);    // tools/cmd_generate.cc
+void RegisterPartition(CLI::App& app);   // tools/cmd_partition.cc
+void RegisterConvert(CLI::App& app);     // tools/cmd_convert.cc
+void RegisterInfo(CLI::App& app);        // tools/cmd_info.cc
+void RegisterTrainGcn(CLI::App& app);    // tools/cmd_train_gcn.cc
+void RegisterPredictGcn(CLI::App& app);  // tools/cmd_predict_gcn.cc
+
 void RegisterCommands(CLI::App& app) {
   // One line per subcommand file (tools/cmd_*.cc).
+  RegisterTrainSvm(app);
+  RegisterPredictSvm(app);
+  RegisterGenerate(app);
+  RegisterPartition(app);
+  RegisterConvert(app);
+  RegisterInfo(app);
+  RegisterTrainGcn(app);
+  RegisterPredictGcn(app);
   (void)app;
 }
 

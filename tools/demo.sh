@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's demo: convert the bundled Cora (tests/data/cora) into a native dataset and print `tessel info`.
+# The README's demo: convert the bundled Cora (tests/data/cora) into a native dataset, print `tessel info`, then
+# train a GCN on it (paper settings) and print its test accuracy.
 # Usage: tools/demo.sh BUILD_DIR. Outputs go to BUILD_DIR/demo/.
 set -euo pipefail
 build=${1:-build}
@@ -8,3 +9,4 @@ out="$build/demo"
 mkdir -p "$out"
 "$tessel" convert --from nodetable tests/data/cora/cora --name cora --output "$out/cora" --force
 "$tessel" info "$out/cora"
+"$tessel" train gcn --dataset "$out/cora" --checkpoint "$out/cora-gcn"

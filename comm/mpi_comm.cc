@@ -1,0 +1,381 @@
+// MPI backend: MPI_Init_thread(FUNNELED) only when needed, collectives on a private duplicate of MPI_COMM_WORLD
+// with MPI_ERRORS_RETURN, int-count splitting, user ops for (value, index) loc reductions, and the abort guard.
+#include "comm/mpi_comm.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace tessel::comm {
+namespace {
+
+constexpr int kPairwiseTag = 7301;  // the chunked point-to-point fallback; our communicator is private (a dup)
+bool g_owned = false;               // EnsureMpiInitialized called MPI_Init_thread
+
+std::string MpiErrorString(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return fmt::format("MPI error {}", code);
+  return std::string(text, static_cast<size_t>(length));
+}
+
+Status Check(int rc, std::string_view call) {
+  return rc == MPI_SUCCESS ? Status::Ok() : Status::Failed(fmt::format("{}: {}", call, MpiErrorString(rc)));
+}
+
+MPI_Datatype ScalarType(DataType type) {
+  switch (type) {
+    case DataType::kInt8:
+      return MPI_INT8_T;
+    case DataType::kUInt8:
+      return MPI_UINT8_T;
+    case DataType::kInt32:
+      return MPI_INT32_T;
+    case DataType::kUInt32:
+      return MPI_UINT32_T;
+    case DataType::kInt64:
+      return MPI_INT64_T;
+    case DataType::kUInt64:
+      return MPI_UINT64_T;
+    case DataType::kFloat32:
+      return MPI_FLOAT;
+    case DataType::kFloat64:
+      return MPI_DOUBLE;
+    default:
+      return MPI_DATATYPE_NULL;
+  }
+}
+
+MPI_Op ScalarOp(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return MPI_SUM;
+    case ReduceOp::kMin:
+      return MPI_MIN;
+    case ReduceOp::kMax:
+      return MPI_MAX;
+    default:
+      return MPI_OP_NULL;
+  }
+}
+
+// MPI user op for the (value, index) types: the same kernel as the other backends (ties -> smaller index).
+template <typename T, ReduceOp kOp>
+void LocOp(void* in, void* inout, int* len, MPI_Datatype*) {
+  ReduceInto(inout, in, *len, DataTypeOf<ValueIndex<T>>(), kOp);
+}
+
+int ToInt(int64_t v) { return static_cast<int>(v); }  // callers keep v <= max_message_bytes <= INT_MAX
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator(MPI_Comm comm, int rank, int size, const MpiOptions& options)
+      : Communicator(rank, size), comm_(comm), options_(options) {
+    options_.max_message_bytes = std::clamp<int64_t>(options_.max_message_bytes, 16, INT_MAX);
+    for (int f = 0; f < 2; ++f) {
+      const size_t bytes = f == 0 ? sizeof(ValueIndex<float>) : sizeof(ValueIndex<double>);
+      MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &loc_type_[f]);
+      MPI_Type_commit(&loc_type_[f]);
+    }
+    MPI_Op_create(&LocOp<float, ReduceOp::kMinLoc>, 1, &loc_op_[0][0]);
+    MPI_Op_create(&LocOp<float, ReduceOp::kMaxLoc>, 1, &loc_op_[0][1]);
+    MPI_Op_create(&LocOp<double, ReduceOp::kMinLoc>, 1, &loc_op_[1][0]);
+    MPI_Op_create(&LocOp<double, ReduceOp::kMaxLoc>, 1, &loc_op_[1][1]);
+  }
+  ~MpiCommunicator() override {
+    if (!MpiInitialized()) return;
+    for (auto& ops : loc_op_) {
+      for (MPI_Op& op : ops) MPI_Op_free(&op);
+    }
+    for (MPI_Datatype& t : loc_type_) MPI_Type_free(&t);
+    MPI_Comm_free(&comm_);
+  }
+  MpiCommunicator(const MpiCommunicator&) = delete;
+  MpiCommunicator& operator=(const MpiCommunicator&) = delete;
+
+  std::string_view Backend() const override { return "mpi"; }
+
+ protected:
+  Status DoAllreduce(void* data, int64_t count, DataType type, ReduceOp op) override {
+    Status s = CheckArguments(1, count, static_cast<int64_t>(type) * 16 + static_cast<int64_t>(op), {});
+    if (!s.ok() || count == 0) return s;
+    MPI_Datatype dtype = ScalarType(type);
+    MPI_Op mpi_op = ScalarOp(op);
+    if (IsIndexType(type)) {
+      const int f = type == DataType::kFloat64Index ? 1 : 0;
+      dtype = loc_type_[f];
+      mpi_op = loc_op_[f][op == ReduceOp::kMaxLoc ? 1 : 0];
+    }
+    const int64_t element = static_cast<int64_t>(DataTypeSize(type));
+    const int64_t chunk = std::max<int64_t>(1, options_.max_message_bytes / element);
+    auto* p = static_cast<std::byte*>(data);
+    for (int64_t off = 0; off < count; off += chunk) {
+      const int64_t n = std::min(chunk, count - off);
+      s = Check(MPI_Allreduce(MPI_IN_PLACE, p + off * element, ToInt(n), dtype, mpi_op, comm_), "MPI_Allreduce");
+      if (!s.ok()) return s;
+    }
+    return s;
+  }
+
+  Status DoBroadcast(void* data, int64_t bytes, int root) override {
+    Status s = CheckArguments(2, bytes, root, {});
+    if (!s.ok()) return s;
+    auto* p = static_cast<std::byte*>(data);
+    for (int64_t off = 0; off < bytes; off += options_.max_message_bytes) {
+      const int64_t n = std::min(options_.max_message_bytes, bytes - off);
+      s = Check(MPI_Bcast(p + off, ToInt(n), MPI_BYTE, root, comm_), "MPI_Bcast");
+      if (!s.ok()) return s;
+    }
+    return s;
+  }
+
+  Status DoAllgatherv(const void* send, int64_t send_bytes, void* recv, std::span<const int64_t> recv_bytes) override {
+    std::vector<int64_t> mine(static_cast<size_t>(Size()), send_bytes);  // the same block goes to every peer
+    Status s = CheckArguments(3, 0, 0, {mine, recv_bytes, /*gather=*/true});
+    if (!s.ok()) return s;
+    const std::vector<int64_t> rdispl = Displacements(recv_bytes);
+    if (rdispl.back() <= options_.max_message_bytes) {  // recv_bytes is the same on every rank: the same path
+      std::vector<int> counts = Ints(recv_bytes);
+      std::vector<int> displs = Ints(std::span(rdispl).first(recv_bytes.size()));
+      return Check(
+          MPI_Allgatherv(send, ToInt(send_bytes), MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE, comm_),
+          "MPI_Allgatherv");
+    }
+    const std::vector<int64_t> sdispl(static_cast<size_t>(Size()), 0);
+    return Pairwise(static_cast<const std::byte*>(send), mine, sdispl, static_cast<std::byte*>(recv), recv_bytes,
+                    rdispl);
+  }
+
+  Status DoAlltoallv(const void* send, std::span<const int64_t> send_bytes, void* recv,
+                     std::span<const int64_t> recv_bytes) override {
+    Status s = CheckArguments(4, 0, 0, {send_bytes, recv_bytes, /*gather=*/false});
+    if (!s.ok()) return s;
+    const std::vector<int64_t> sdispl = Displacements(send_bytes);
+    const std::vector<int64_t> rdispl = Displacements(recv_bytes);
+    // Every rank must take the same path, and each sees only its own sizes: agree with one tiny allreduce.
+    int split = sdispl.back() > options_.max_message_bytes || rdispl.back() > options_.max_message_bytes ? 1 : 0;
+    s = Check(MPI_Allreduce(MPI_IN_PLACE, &split, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce (alltoallv path)");
+    if (!s.ok()) return s;
+    if (split == 0) {
+      std::vector<int> scounts = Ints(send_bytes);
+      std::vector<int> sdispls = Ints(std::span(sdispl).first(send_bytes.size()));
+      std::vector<int> rcounts = Ints(recv_bytes);
+      std::vector<int> rdispls = Ints(std::span(rdispl).first(recv_bytes.size()));
+      return Check(MPI_Alltoallv(send, scounts.data(), sdispls.data(), MPI_BYTE, recv, rcounts.data(), rdispls.data(),
+                                 MPI_BYTE, comm_),
+                   "MPI_Alltoallv");
+    }
+    return Pairwise(static_cast<const std::byte*>(send), send_bytes, sdispl, static_cast<std::byte*>(recv), recv_bytes,
+                    rdispl);
+  }
+
+  Status DoBarrier() override {
+    Status s = CheckArguments(5, 0, 0, {});
+    if (!s.ok()) return s;
+    return Check(MPI_Barrier(comm_), "MPI_Barrier");
+  }
+
+ private:
+  struct Sizes {
+    std::span<const int64_t> send;
+    std::span<const int64_t> recv;
+    bool gather = false;  // every peer's recv[j] must equal rank j's send[*] (allgatherv) or send[r] (alltoallv)
+  };
+
+  // Exclusive prefix sums with the total appended (Size() + 1 entries).
+  static std::vector<int64_t> Displacements(std::span<const int64_t> sizes) {
+    std::vector<int64_t> d(sizes.size() + 1, 0);
+    for (size_t j = 0; j < sizes.size(); ++j) d[j + 1] = d[j] + sizes[j];
+    return d;
+  }
+  static std::vector<int> Ints(std::span<const int64_t> v) {
+    std::vector<int> out(v.size());
+    for (size_t j = 0; j < v.size(); ++j) out[j] = ToInt(v[j]);
+    return out;
+  }
+
+  // FUNNELED allows MPI calls from the initialising thread only: a local contract, so it throws.
+  static void CheckThread() {
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    if (level >= MPI_THREAD_SERIALIZED) return;
+    int is_main = 0;
+    MPI_Is_thread_main(&is_main);
+    TESSEL_CHECK(is_main != 0,
+                 "comm: an MPI collective was called from a thread other than the one that "
+                 "initialised MPI (MPI_THREAD_FUNNELED); call collectives from the main thread");
+  }
+
+  // With options_.check_arguments: the ranks agree on (kind, a, b) and the v-sizes mirror each other, or every
+  // rank gets the same failed Status.
+  Status CheckArguments(int64_t kind, int64_t a, int64_t b, Sizes sizes) {
+    CheckThread();
+    if (!options_.check_arguments) return Status::Ok();
+    int64_t v[6] = {kind, a, b, -kind, -a, -b};
+    Status s = Check(MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce (check)");
+    if (!s.ok()) return s;
+    if (v[0] != -v[3] || v[1] != -v[4] || v[2] != -v[5]) {
+      return Status::Failed(
+          fmt::format("ranks called different collectives or passed different sizes, roots or "
+                      "ops (rank {} called collective kind {} with ({}, {}))",
+                      Rank(), kind, a, b));
+    }
+    if (sizes.send.empty()) return Status::Ok();
+    // What each peer sends to this rank, to compare with what this rank expects.
+    std::vector<int64_t> incoming(static_cast<size_t>(Size()));
+    s = Check(MPI_Alltoall(sizes.send.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_),
+              "MPI_Alltoall (check)");
+    if (!s.ok()) return s;
+    int64_t bad = -1;  // the first peer whose size disagrees, or -1
+    for (size_t j = 0; j < incoming.size() && bad < 0; ++j) {
+      if (incoming[j] != sizes.recv[j]) bad = static_cast<int64_t>(j);
+    }
+    int64_t worst[2] = {bad >= 0 ? 1 : 0, bad};
+    s = Check(MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce (check)");
+    if (!s.ok()) return s;
+    if (worst[0] != 0) {
+      return Status::Failed(fmt::format(
+          "{}: the receive sizes do not mirror the send sizes{}", sizes.gather ? "Allgatherv" : "Alltoallv",
+          bad >= 0 ? fmt::format(" (rank {} expects {} bytes from rank {}, which sends "
+                                 "{})",
+                                 Rank(), sizes.recv[static_cast<size_t>(bad)], bad, incoming[static_cast<size_t>(bad)])
+                   : std::string(" on another rank")));
+    }
+    return Status::Ok();
+  }
+
+  // Point-to-point exchange in messages of at most max_message_bytes (MPI keeps same-tag messages between two
+  // ranks in order, so chunk k matches receive k). For transfers whose sizes or offsets exceed an int.
+  Status Pairwise(const std::byte* send, std::span<const int64_t> send_bytes, std::span<const int64_t> sdispl,
+                  std::byte* recv, std::span<const int64_t> recv_bytes, std::span<const int64_t> rdispl) {
+    const int64_t chunk = options_.max_message_bytes;
+    std::vector<MPI_Request> requests;
+    Status s;
+    for (int j = 0; j < Size() && s.ok(); ++j) {
+      if (j == Rank()) continue;
+      const auto jj = static_cast<size_t>(j);
+      for (int64_t off = 0; off < recv_bytes[jj] && s.ok(); off += chunk) {
+        requests.emplace_back();
+        s = Check(MPI_Irecv(recv + rdispl[jj] + off, ToInt(std::min(chunk, recv_bytes[jj] - off)), MPI_BYTE, j,
+                            kPairwiseTag, comm_, &requests.back()),
+                  "MPI_Irecv");
+      }
+    }
+    for (int j = 0; j < Size() && s.ok(); ++j) {
+      if (j == Rank()) continue;
+      const auto jj = static_cast<size_t>(j);
+      for (int64_t off = 0; off < send_bytes[jj] && s.ok(); off += chunk) {
+        requests.emplace_back();
+        s = Check(MPI_Isend(send + sdispl[jj] + off, ToInt(std::min(chunk, send_bytes[jj] - off)), MPI_BYTE, j,
+                            kPairwiseTag, comm_, &requests.back()),
+                  "MPI_Isend");
+      }
+    }
+    if (!s.ok()) return s;
+    const auto me = static_cast<size_t>(Rank());
+    if (send_bytes[me] > 0) std::memcpy(recv + rdispl[me], send + sdispl[me], static_cast<size_t>(send_bytes[me]));
+    return Check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
+
+  MPI_Comm comm_;
+  MpiOptions options_;
+  MPI_Datatype loc_type_[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};  // ValueIndex<float>, ValueIndex<double>
+  MPI_Op loc_op_[2][2] = {};                                           // [float|double][min|max]
+};
+
+}  // namespace
+
+bool MpiInitialized() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  return initialized != 0 && finalized == 0;
+}
+
+void EnsureMpiInitialized() {
+  int initialized = 0;
+  int finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  TESSEL_CHECK(finalized == 0, "comm: MPI was already finalised; create communicators before the program ends");
+  if (initialized != 0) {
+    int level = MPI_THREAD_SINGLE;
+    MPI_Query_thread(&level);
+    TESSEL_CHECK(level >= MPI_THREAD_FUNNELED,
+                 "comm: MPI was initialised at thread level {}, but tessel needs "
+                 "MPI_THREAD_FUNNELED or better (oneTBB runs worker threads); use MPI_Init_thread",
+                 level);
+    return;
+  }
+  int provided = MPI_THREAD_SINGLE;
+  const int rc = MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+  TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Init_thread failed: {}", MpiErrorString(rc));
+  g_owned = true;
+  std::atexit(FinalizeMpiIfOwned);  // a program that never calls it still finalises when it exits normally
+  TESSEL_CHECK(provided >= MPI_THREAD_FUNNELED,
+               "comm: the MPI library provides thread level {}, but tessel needs "
+               "MPI_THREAD_FUNNELED (oneTBB runs worker threads); use an MPI built with thread support",
+               provided);
+}
+
+void FinalizeMpiIfOwned() {
+  if (g_owned && MpiInitialized()) MPI_Finalize();
+}
+
+std::unique_ptr<Communicator> MakeMpiCommunicator(const MpiOptions& options) {
+  EnsureMpiInitialized();
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+  TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Comm_dup failed: {}", MpiErrorString(rc));
+  MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+  int rank = 0;
+  int size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  log::SetRank(rank, size);
+  return std::make_unique<MpiCommunicator>(comm, rank, size, options);
+}
+
+void AbortJob(std::string_view message, int exit_code) {
+  const bool mpi = MpiInitialized();
+  int rank = 0;
+  if (mpi) MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  std::fflush(stdout);
+  if (mpi) {
+    std::fprintf(stderr, "error: [rank %d] %.*s\n", rank, static_cast<int>(message.size()), message.data());
+  } else {
+    std::fprintf(stderr, "error: %.*s\n", static_cast<int>(message.size()), message.data());
+  }
+  std::fflush(stderr);
+  if (mpi) MPI_Abort(MPI_COMM_WORLD, exit_code);
+  std::exit(exit_code);
+}
+
+int RunMain(const std::function<int(Communicator&)>& fn, const MpiOptions& options) {
+  std::unique_ptr<Communicator> comm;  // outlives the handler: no collective MPI_Comm_free while aborting
+  int status = 0;
+  try {
+    comm = MakeMpiCommunicator(options);
+    status = fn(*comm);
+  } catch (const std::exception& e) {
+    AbortJob(e.what());
+  } catch (...) {
+    AbortJob("unknown exception");
+  }
+  comm.reset();
+  FinalizeMpiIfOwned();
+  return status;
+}
+
+}  // namespace tessel::comm

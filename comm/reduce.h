@@ -1,0 +1,74 @@
+// Element types and reduction operators of the collectives: sum/min/max on scalars and the fused (value, index)
+// max-loc/min-loc on ValueIndex<T> (the SVM picks its working pair with one such allreduce per iteration).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+namespace tessel::comm {
+
+// A value with the global index it came from; the max-loc/min-loc element type.
+template <typename T>
+struct ValueIndex {
+  T value{};
+  int64_t index = 0;
+  bool operator==(const ValueIndex&) const = default;
+};
+
+enum class DataType : uint8_t {
+  kInt8,
+  kUInt8,
+  kInt32,
+  kUInt32,
+  kInt64,
+  kUInt64,
+  kFloat32,
+  kFloat64,
+  kFloat32Index,  // ValueIndex<float>
+  kFloat64Index,  // ValueIndex<double>
+};
+
+// kSum, kMin, kMax apply to scalar types; kMinLoc, kMaxLoc to the ValueIndex types. Loc ops pick the smaller
+// (min) or larger (max) value and, on a tie, the smaller index, so the result does not depend on rank order.
+// NaN values are not ordered: a reduction over NaN gives an unspecified one of the operands.
+enum class ReduceOp : uint8_t { kSum, kMin, kMax, kMinLoc, kMaxLoc };
+
+size_t DataTypeSize(DataType type);
+std::string_view DataTypeName(DataType type);
+std::string_view ReduceOpName(ReduceOp op);
+bool IsIndexType(DataType type);
+// Whether `op` applies to `type` (scalar ops on scalars, loc ops on ValueIndex types).
+bool OpFits(DataType type, ReduceOp op);
+
+// inout[i] = op(inout[i], in[i]) for i in [0, count). Throws tessel::Error when op does not fit type.
+void ReduceInto(void* inout, const void* in, int64_t count, DataType type, ReduceOp op);
+
+template <typename T>
+constexpr DataType DataTypeOf() {
+  if constexpr (std::is_same_v<T, int8_t>)
+    return DataType::kInt8;
+  else if constexpr (std::is_same_v<T, uint8_t>)
+    return DataType::kUInt8;
+  else if constexpr (std::is_same_v<T, int32_t>)
+    return DataType::kInt32;
+  else if constexpr (std::is_same_v<T, uint32_t>)
+    return DataType::kUInt32;
+  else if constexpr (std::is_same_v<T, int64_t>)
+    return DataType::kInt64;
+  else if constexpr (std::is_same_v<T, uint64_t>)
+    return DataType::kUInt64;
+  else if constexpr (std::is_same_v<T, float>)
+    return DataType::kFloat32;
+  else if constexpr (std::is_same_v<T, double>)
+    return DataType::kFloat64;
+  else if constexpr (std::is_same_v<T, ValueIndex<float>>)
+    return DataType::kFloat32Index;
+  else if constexpr (std::is_same_v<T, ValueIndex<double>>)
+    return DataType::kFloat64Index;
+  else
+    static_assert(sizeof(T) == 0, "no comm::DataType for this element type");
+}
+
+}  // namespace tessel::comm

@@ -1,0 +1,23 @@
+// ThreadGroup: K ranks as threads of one process, each with its own Communicator, for tests and single-node
+// experiments. A rank that throws (or returns early) wakes every rank blocked in a collective instead of a hang.
+#pragma once
+
+#include <functional>
+
+#include "comm/communicator.h"
+
+namespace tessel::comm {
+
+class ThreadGroup {
+ public:
+  static constexpr int kMaxRanks = 256;
+
+  // Runs fn(comm) for ranks 0..num_ranks-1, each on its own thread, and returns once every rank has returned.
+  // When a rank throws, every other rank blocked in (or later entering) a collective gets the failed Status
+  // "rank r failed: <what>", and Run rethrows the first failure as tessel::Error("rank r failed: <what>").
+  // A rank that returns while its peers wait in a collective fails them too (the ranks called different
+  // collectives). The thread backend checks that all ranks pass matching arguments and fails every rank if not.
+  static void Run(int num_ranks, const std::function<void(Communicator&)>& fn);
+};
+
+}  // namespace tessel::comm

@@ -1,0 +1,223 @@
+// ReadMetisGraph: the METIS .graph format (METIS 5 manual, section 4.1.1) into a CsrGraph64 with sorted rows.
+// Checks what gpmetis checks (counts, id bounds, weight signs) plus symmetry, self-loops and duplicates.
+//
+// The vertex lines already are the CSR rows, so the graph is built directly (no GraphBuilder pass): each row is
+// sorted, and a duplicate or self-loop is reported with its line rather than silently cleaned, because METIS
+// rejects such files or, worse, partitions them wrongly.
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "core/parallel.h"
+#include "datasets/readers.h"
+#include "datasets/text_input.h"
+
+namespace tessel::datasets {
+namespace {
+
+// Edge weights are stored as float32; integers up to 2^24 are exact there.
+constexpr int64_t kMaxExactWeight = int64_t{1} << 24;
+
+bool IsCommentOrBlank(std::string_view line, bool* blank) {
+  size_t i = 0;
+  while (i < line.size() && IsSpace(line[i])) ++i;
+  *blank = i == line.size();
+  return !*blank && line[i] == '%';
+}
+
+struct Header {
+  int64_t n = 0;
+  int64_t m = 0;
+  bool sizes = false;
+  bool vertex_weights = false;
+  bool edge_weights = false;
+  int ncon = 0;
+  int64_t line = 0;
+};
+
+Header ReadHeader(LineCursor& cur) {
+  std::string_view line;
+  bool blank = false;
+  while (cur.Next(&line)) {
+    if (IsCommentOrBlank(line, &blank) || blank) continue;
+    Header h;
+    h.line = cur.line_number();
+    Fields fields(line);
+    std::string_view tok[5];
+    int k = 0;
+    while (k < 5 && fields.Next(&tok[k])) ++k;
+    if (k < 2 || k > 4) {
+      cur.Fail("the header must be 'n m [fmt [ncon]]' (vertices, edges, format, constraints), found {} fields",
+               k == 5 ? "5 or more" : std::to_string(k));
+    }
+    h.n = cur.ParseInt(tok[0], "vertex count");
+    h.m = cur.ParseInt(tok[1], "edge count");
+    if (h.n < 1) cur.Fail("vertex count {} must be at least 1", h.n);
+    if (h.m < 0) cur.Fail("edge count {} must not be negative", h.m);
+    if (k >= 3) {
+      const std::string_view fmt = tok[2];
+      const bool ok =
+          fmt.size() <= 3 && std::all_of(fmt.begin(), fmt.end(), [](char c) { return c == '0' || c == '1'; });
+      if (!ok) {
+        cur.Fail("fmt '{}' must be up to three 0/1 digits: vertex sizes, vertex weights, edge weights (e.g. 1, 10, 11)",
+                 fmt);
+      }
+      const std::string padded = std::string(3 - fmt.size(), '0') + std::string(fmt);
+      h.sizes = padded[0] == '1';
+      h.vertex_weights = padded[1] == '1';
+      h.edge_weights = padded[2] == '1';
+    }
+    if (k == 4) {
+      const int64_t ncon = cur.ParseInt(tok[3], "ncon");
+      if (!h.vertex_weights)
+        cur.Fail("ncon {} is given but fmt '{}' has no vertex weights (use fmt 10 or 11)", ncon, tok[2]);
+      if (ncon < 1 || ncon > 1024) cur.Fail("ncon {} must be in [1, 1024]", ncon);
+      h.ncon = static_cast<int>(ncon);
+    } else if (h.vertex_weights) {
+      h.ncon = 1;
+    }
+    return h;
+  }
+  throw Error::InFile(cur.name(), "no header line 'n m [fmt [ncon]]' (the file is empty or holds only comments)");
+}
+
+}  // namespace
+
+MetisGraph ReadMetisGraph(const fs::path& path) {
+  const TextFile file = TextFile::Open(path);
+  LineCursor cur(file);
+  const Header h = ReadHeader(cur);
+  const int64_t n = h.n;
+  const int64_t entries = 2 * h.m;
+  TESSEL_CHECK(h.m <= (int64_t{1} << 61), "{}:{}: edge count {} is too large", file.name(), h.line, h.m);
+  // 2m entries need at least 2 bytes each in the file; a header claiming more is caught when the lines run out.
+  const auto bytes = static_cast<int64_t>(file.text().size());
+  TESSEL_CHECK(n <= bytes + 1, "{}:{}: the header declares {} vertices but the file has only {} bytes", file.name(),
+               h.line, n, bytes);
+
+  MetisGraph out;
+  out.ncon = h.ncon;
+  std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
+  std::vector<int64_t> indices;
+  std::vector<float> weights;
+  indices.reserve(static_cast<size_t>(std::min(entries, bytes / 2 + 1)));
+  if (h.edge_weights) weights.reserve(indices.capacity());
+  if (h.sizes) out.vertex_sizes.resize(static_cast<size_t>(n));
+  if (h.ncon > 0) out.vertex_weights.resize(static_cast<size_t>(n * h.ncon));
+  std::vector<int64_t> line_of(static_cast<size_t>(n));
+
+  std::string_view line;
+  bool blank = false;
+  for (int64_t i = 0; i < n; ++i) {
+    do {
+      if (!cur.Next(&line)) {
+        cur.Fail("the file ends after {} of the {} vertex lines the header (line {}) declares", i, n, h.line);
+      }
+    } while (IsCommentOrBlank(line, &blank));
+    line_of[i] = cur.line_number();
+    Fields fields(line);
+    std::string_view tok;
+    if (h.sizes) {
+      if (!fields.Next(&tok)) cur.Fail("vertex {} has no vertex size (fmt says sizes come first)", i + 1);
+      const int64_t s = cur.ParseInt(tok, "vertex size");
+      if (s < 0) cur.Fail("vertex {} has size {}; sizes must be >= 0", i + 1, s);
+      out.vertex_sizes[i] = s;
+    }
+    for (int c = 0; c < h.ncon; ++c) {
+      if (!fields.Next(&tok)) cur.Fail("vertex {} has {} of its {} vertex weights", i + 1, c, h.ncon);
+      const int64_t w = cur.ParseInt(tok, "vertex weight");
+      if (w < 0) cur.Fail("vertex {} has weight {} for constraint {}; weights must be >= 0", i + 1, w, c);
+      out.vertex_weights[i * h.ncon + c] = w;
+    }
+    while (fields.Next(&tok)) {
+      const int64_t v = cur.ParseInt(tok, "neighbour");
+      if (v < 1 || v > n) cur.Fail("neighbour {} of vertex {} is outside [1, {}]", v, i + 1, n);
+      if (v == i + 1) cur.Fail("vertex {} lists itself as a neighbour (METIS graphs have no self-loops)", i + 1);
+      if (static_cast<int64_t>(indices.size()) == entries) {
+        cur.Fail("more adjacency entries than the 2 * {} = {} that the header (line {}) declares", h.m, entries,
+                 h.line);
+      }
+      indices.push_back(v - 1);
+      if (h.edge_weights) {
+        if (!fields.Next(&tok)) cur.Fail("neighbour {} of vertex {} has no edge weight (fmt says it has)", v, i + 1);
+        const int64_t w = cur.ParseInt(tok, "edge weight");
+        if (w <= 0) cur.Fail("edge ({}, {}) has weight {}; edge weights must be positive", i + 1, v, w);
+        if (w > kMaxExactWeight) {
+          cur.Fail("edge ({}, {}) has weight {}, above 2^24 = {}, the largest integer float32 holds exactly", i + 1, v,
+                   w, kMaxExactWeight);
+        }
+        weights.push_back(static_cast<float>(w));
+      }
+    }
+    indptr[i + 1] = static_cast<int64_t>(indices.size());
+  }
+  while (cur.Next(&line)) {
+    if (!IsCommentOrBlank(line, &blank) && !blank) {
+      cur.Fail("extra line after the {} vertex lines that the header (line {}) declares", n, h.line);
+    }
+  }
+  if (static_cast<int64_t>(indices.size()) != entries) {
+    const auto found = static_cast<int64_t>(indices.size());
+    throw Error::AtLine(
+        file.name(), h.line,
+        fmt::format("declares {} edges but the vertex lines hold {} adjacency entries, i.e. {} edges{}", h.m, found,
+                    static_cast<double>(found) / 2.0,
+                    found == h.m && found % 2 == 0 ? " (m counts each undirected edge once, not twice)" : ""));
+  }
+
+  // Sort each row (with its weights), then find the first vertex whose row has a duplicate or an unmatched edge.
+  parallel_for<int64_t>(0, n, 256, [&](int64_t u) {
+    const int64_t b = indptr[u];
+    const int64_t e = indptr[u + 1];
+    if (!h.edge_weights) {
+      std::sort(indices.begin() + b, indices.begin() + e);
+      return;
+    }
+    std::vector<std::pair<int64_t, float>> row(static_cast<size_t>(e - b));
+    for (int64_t k = b; k < e; ++k) row[k - b] = {indices[k], weights[k]};
+    std::sort(row.begin(), row.end());
+    for (int64_t k = b; k < e; ++k) std::tie(indices[k], weights[k]) = row[k - b];
+  });
+  // Returns "" when row u is fine.
+  auto problem = [&](int64_t u) -> std::string {
+    const auto row_begin = indices.begin() + indptr[u];
+    const auto row_end = indices.begin() + indptr[u + 1];
+    for (auto it = row_begin; it != row_end; ++it) {
+      const int64_t v = *it;
+      if (it + 1 != row_end && it[1] == v) return fmt::format("vertex {} lists neighbour {} twice", u + 1, v + 1);
+      const auto vb = indices.begin() + indptr[v];
+      const auto ve = indices.begin() + indptr[v + 1];
+      const auto back = std::lower_bound(vb, ve, u);
+      if (back == ve || *back != u) {
+        return fmt::format("vertex {} lists neighbour {}, but vertex {} (line {}) does not list {}", u + 1, v + 1,
+                           v + 1, line_of[v], u + 1);
+      }
+      if (h.edge_weights && weights[it - indices.begin()] != weights[back - indices.begin()]) {
+        return fmt::format("edge ({}, {}) has weight {} here but weight {} on line {} (vertex {})", u + 1, v + 1,
+                           weights[it - indices.begin()], weights[back - indices.begin()], line_of[v], v + 1);
+      }
+    }
+    return {};
+  };
+  std::atomic<int64_t> first_bad{n};
+  parallel_for_chunks<int64_t>(0, n, 1024, [&](int64_t b, int64_t e) {
+    for (int64_t u = b; u < e && u < first_bad.load(std::memory_order_relaxed); ++u) {
+      if (problem(u).empty()) continue;
+      int64_t seen = first_bad.load();
+      while (u < seen && !first_bad.compare_exchange_weak(seen, u)) {
+      }
+      return;
+    }
+  });
+  if (first_bad.load() < n) {
+    const int64_t u = first_bad.load();
+    throw Error::AtLine(file.name(), line_of[u], problem(u));
+  }
+
+  out.graph = CsrGraph64(Buffer<int64_t>(std::move(indptr)), Buffer<int64_t>(std::move(indices)),
+                         Buffer<float>(std::move(weights)));
+  return out;
+}
+
+}  // namespace tessel::datasets

@@ -1,0 +1,297 @@
+// The native dataset folder (docs/formats.md): manifest.json with format, version, kind, counts and one
+// {file, dtype, count, bytes, xxh3} entry per array; arrays written atomically and mapped back without copies.
+#include "datasets/native_format.h"
+
+#include <type_traits>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "core/build_config.h"
+#include "core/error.h"
+#include "core/file_io.h"
+
+namespace tessel::datasets {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+
+constexpr const char* kFormatName = "tessel-dataset";
+constexpr const char* kFix = "re-run tessel convert to rebuild the dataset";
+
+// Typed access to manifest keys; every failure names the manifest, the key and the fix.
+class Manifest {
+ public:
+  Manifest(const nlohmann::json& j, const fs::path& dir) : j_(j), file_((dir / "manifest.json").string()) {}
+
+  const nlohmann::json& Get(const char* key) const {
+    if (!j_.contains(key)) throw Error::InFile(file_, fmt::format("missing key '{}'; {}", key, kFix));
+    return j_[key];
+  }
+  int64_t Int(const char* key, int64_t min_value = 0) const {
+    const auto& v = Get(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < min_value) {
+      throw Error::InFile(file_,
+                          fmt::format("'{}' must be an integer >= {}, not {}; {}", key, min_value, v.dump(), kFix));
+    }
+    return v.get<int64_t>();
+  }
+  bool Bool(const char* key) const {
+    const auto& v = Get(key);
+    if (!v.is_boolean()) throw Error::InFile(file_, fmt::format("'{}' must be true or false; {}", key, kFix));
+    return v.get<bool>();
+  }
+  std::string String(const char* key) const {
+    const auto& v = Get(key);
+    if (!v.is_string()) throw Error::InFile(file_, fmt::format("'{}' must be a string; {}", key, kFix));
+    return v.get<std::string>();
+  }
+  int64_t SplitSize(const char* list) const {
+    const auto& s = Get("split");
+    if (!s.is_object() || !s.contains(list) || !s[list].is_number_integer() || s[list].get<int64_t>() < 0) {
+      throw Error::InFile(file_, fmt::format("'split' must hold integer sizes for train, val and test; {}", kFix));
+    }
+    return s[list].get<int64_t>();
+  }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw Error::InFile(file_, fmt::format("{}; {}", what, kFix));
+  }
+
+ private:
+  const nlohmann::json& j_;
+  std::string file_;
+};
+
+OrderedJson Header(DatasetKind kind, const std::string& name) {
+  OrderedJson m;
+  m["format"] = kFormatName;
+  m["version"] = kNativeFormatVersion;
+  m["kind"] = KindName(kind);
+  m["name"] = name;
+  return m;
+}
+
+void Finish(AtomicDirectory& out, OrderedJson manifest, const ArrayWriter& writer) {
+  manifest["arrays"] = writer.entries();
+  manifest["created_by"] = fmt::format("tessel {}", TESSEL_VERSION);
+  WriteFileAtomic(out.path() / "manifest.json", manifest.dump(2) + "\n");
+  out.Commit();
+}
+
+// Hashes every array in parallel and throws the first failure (used by the loaders).
+void VerifyAll(const ArrayReader& reader) {
+  for (const ArrayCheck& c : reader.CheckAll()) {
+    if (!c.ok) throw Error(c.detail);
+  }
+}
+
+template <typename IdT>
+AnyGraph LoadGraph(const ArrayReader& r, int64_t n, int64_t entries) {
+  Buffer<int64_t> indptr = r.Map<int64_t>("indptr", false, n + 1);
+  Buffer<IdT> indices = r.Map<IdT>("indices", false, entries);
+  Buffer<float> weights;
+  if (r.Has("weights")) weights = r.Map<float>("weights", false, entries);
+  return CsrGraph<IdT>(std::move(indptr), std::move(indices), std::move(weights));
+}
+
+void RunValidate(const fs::path& dir, const auto& data) {
+  try {
+    data.Validate();
+  } catch (const Error& e) {
+    throw Error::InFile(dir.string(), fmt::format("invalid dataset: {}; {}", e.what(), kFix));
+  }
+}
+
+}  // namespace
+
+void CheckOutputFolder(const fs::path& dir, const WriteOptions& options) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) return;
+  if (!options.overwrite) throw Error::InFile(dir.string(), "already exists; pass --force to replace it");
+  const bool empty_dir = fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
+  if (!empty_dir && !fs::exists(dir / "manifest.json", ec)) {
+    throw Error::InFile(dir.string(),
+                        "exists and is not a tessel dataset, so it is not replaced even with --force; remove it "
+                        "yourself or choose another output folder");
+  }
+}
+
+std::string_view KindName(DatasetKind kind) { return kind == DatasetKind::kNode ? "node" : "sparse_rows"; }
+
+nlohmann::json ReadManifest(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) throw Error::InFile(dir.string(), "no such dataset folder");
+  if (!fs::is_directory(dir, ec)) {
+    throw Error::InFile(dir.string(), "not a tessel dataset (a dataset is a folder made by tessel convert)");
+  }
+  const fs::path file = dir / "manifest.json";
+  if (!fs::exists(file, ec)) {
+    throw Error::InFile(dir.string(), "not a tessel dataset (no manifest.json); create one with tessel convert");
+  }
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ReadFileToString(file));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error::InFile(file.string(), fmt::format("not valid JSON ({}); {}", e.what(), kFix));
+  }
+  if (!j.is_object()) throw Error::InFile(file.string(), fmt::format("must hold a JSON object; {}", kFix));
+  const Manifest m(j, dir);
+  if (m.String("format") != kFormatName) {
+    m.Fail(fmt::format("\"format\" is \"{}\", not \"{}\": not a tessel dataset", m.String("format"), kFormatName));
+  }
+  const auto& version = m.Get("version");
+  if (!version.is_number_integer() || version.get<int64_t>() < 1) {
+    m.Fail(fmt::format("\"version\" must be a positive integer, not {}", version.dump()));
+  }
+  if (version.get<int64_t>() > kNativeFormatVersion) {
+    throw Error::InFile(file.string(),
+                        fmt::format("format version {} is newer than this tessel reads (up to {}); upgrade tessel, "
+                                    "or re-run tessel convert with this version",
+                                    version.get<int64_t>(), kNativeFormatVersion));
+  }
+  const std::string kind = m.String("kind");
+  if (kind != "node" && kind != "sparse_rows") {
+    m.Fail(fmt::format("unknown kind \"{}\" (expected \"node\" or \"sparse_rows\")", kind));
+  }
+  if (!m.Get("arrays").is_object()) m.Fail("\"arrays\" must be an object");
+  return j;
+}
+
+DatasetKind PeekKind(const fs::path& dir) {
+  return ReadManifest(dir)["kind"].get<std::string>() == "node" ? DatasetKind::kNode : DatasetKind::kSparseRows;
+}
+
+void WriteNodeDataset(const NodeDataset& data, const fs::path& dir, const WriteOptions& options) {
+  CheckOutputFolder(dir, options);
+  data.Validate();
+  AtomicDirectory out(dir, options.overwrite);
+  ArrayWriter w(out.path());
+  OrderedJson m = Header(DatasetKind::kNode, data.name);
+  m["num_nodes"] = data.num_nodes();
+  m["num_entries"] = NumEntries(data.graph);
+  std::visit(
+      [&](const auto& g) {
+        using Id = typename std::decay_t<decltype(g)>::Id;
+        m["id_dtype"] = DTypeName(DTypeOf<Id>());
+        m["weighted"] = g.has_weights();
+        w.Add("indptr", g.indptr());
+        w.Add("indices", g.indices());
+        if (g.has_weights()) w.Add("weights", g.weights());
+      },
+      data.graph);
+  const Features& f = data.features;
+  const bool has_features = !f.empty();
+  m["feature_dim"] = has_features ? f.dim : 0;
+  m["features_sparse"] = has_features && f.sparse;
+  m["feature_nnz"] = has_features ? f.NonZeros() : 0;
+  if (has_features && f.sparse) {
+    w.Add("feat_indptr", f.indptr);
+    w.Add("feat_indices", f.indices);
+    w.Add("feat_values", f.values);
+  } else if (has_features) {
+    w.Add("features", f.dense);
+  }
+  m["num_classes"] = data.has_labels() ? data.num_classes : 0;
+  if (data.has_labels()) w.Add("labels", data.labels);
+  m["split"] = {{"train", data.train.size()}, {"val", data.val.size()}, {"test", data.test.size()}};
+  if (data.has_split()) {
+    w.Add("train", data.train);
+    w.Add("val", data.val);
+    w.Add("test", data.test);
+  }
+  Finish(out, std::move(m), w);
+}
+
+void WriteSparseRowDataset(const SparseRowDataset& data, const fs::path& dir, const WriteOptions& options) {
+  CheckOutputFolder(dir, options);
+  data.Validate();
+  AtomicDirectory out(dir, options.overwrite);
+  ArrayWriter w(out.path());
+  OrderedJson m = Header(DatasetKind::kSparseRows, data.name);
+  m["num_rows"] = data.num_rows;
+  m["num_features"] = data.num_features;
+  m["nnz"] = data.NonZeros();
+  w.Add("indptr", data.indptr);
+  w.Add("indices", data.indices);
+  w.Add("values", data.values);
+  w.Add("labels", data.labels);
+  Finish(out, std::move(m), w);
+}
+
+NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
+  const nlohmann::json j = ReadManifest(dir);
+  const Manifest m(j, dir);
+  if (m.String("kind") != "node") {
+    throw Error::InFile(dir.string(),
+                        "is a sparse_rows dataset (LIBSVM-style rows for SVM), not a node dataset (graph)");
+  }
+  const ArrayReader r(dir, j["arrays"], kFix);
+  if (options.verify_checksums) VerifyAll(r);
+  NodeDataset d;
+  d.name = m.String("name");
+  const int64_t n = m.Int("num_nodes");
+  const int64_t entries = m.Int("num_entries");
+  const std::string id_dtype = m.String("id_dtype");
+  if (id_dtype == "int32") {
+    d.graph = LoadGraph<int32_t>(r, n, entries);
+  } else if (id_dtype == "int64") {
+    d.graph = LoadGraph<int64_t>(r, n, entries);
+  } else {
+    m.Fail(fmt::format("\"id_dtype\" is \"{}\"; expected int32 or int64", id_dtype));
+  }
+  if (m.Bool("weighted") != r.Has("weights")) m.Fail("\"weighted\" disagrees with the presence of array 'weights'");
+  const int64_t dim = m.Int("feature_dim");
+  if (dim > 0) {
+    d.features.num_rows = n;
+    d.features.dim = dim;
+    d.features.sparse = m.Bool("features_sparse");
+    if (d.features.sparse) {
+      const int64_t nnz = m.Int("feature_nnz");
+      d.features.indptr = r.Map<int64_t>("feat_indptr", false, n + 1);
+      d.features.indices = r.Map<int32_t>("feat_indices", false, nnz);
+      d.features.values = r.Map<float>("feat_values", false, nnz);
+    } else {
+      d.features.dense = r.Map<float>("features", false, n * dim);
+    }
+  }
+  d.num_classes = static_cast<int32_t>(m.Int("num_classes"));
+  if (r.Has("labels")) {
+    if (d.num_classes <= 0) m.Fail("array 'labels' is present but \"num_classes\" is 0");
+    d.labels = r.Map<int32_t>("labels", false, n);
+  }
+  if (r.Has("train") || r.Has("val") || r.Has("test")) {
+    d.train = r.Map<int64_t>("train", false, m.SplitSize("train"));
+    d.val = r.Map<int64_t>("val", false, m.SplitSize("val"));
+    d.test = r.Map<int64_t>("test", false, m.SplitSize("test"));
+  }
+  if (options.validate) RunValidate(dir, d);
+  return d;
+}
+
+SparseRowDataset LoadSparseRowDataset(const fs::path& dir, const LoadOptions& options) {
+  const nlohmann::json j = ReadManifest(dir);
+  const Manifest m(j, dir);
+  if (m.String("kind") != "sparse_rows") {
+    throw Error::InFile(dir.string(), "is a node dataset (graph), not a sparse_rows dataset (LIBSVM-style rows)");
+  }
+  const ArrayReader r(dir, j["arrays"], kFix);
+  if (options.verify_checksums) VerifyAll(r);
+  SparseRowDataset d;
+  d.name = m.String("name");
+  d.num_rows = m.Int("num_rows");
+  d.num_features = m.Int("num_features");
+  const int64_t nnz = m.Int("nnz");
+  d.indptr = r.Map<int64_t>("indptr", false, d.num_rows + 1);
+  d.indices = r.Map<int32_t>("indices", false, nnz);
+  d.values = r.Map<double>("values", false, nnz);
+  d.labels = r.Map<double>("labels", false, d.num_rows);
+  if (options.validate) RunValidate(dir, d);
+  return d;
+}
+
+std::vector<ArrayCheck> VerifyChecksums(const fs::path& dir) {
+  const nlohmann::json j = ReadManifest(dir);
+  return ArrayReader(dir, j["arrays"], kFix).CheckAll();
+}
+
+}  // namespace tessel::datasets

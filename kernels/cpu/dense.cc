@@ -1,0 +1,167 @@
+// CPU dense kernels: GEMM through OpenBLAS (cblas_sgemm), bias, ReLU and inverted dropout on oneTBB.
+// Dropout draws come from per-chunk seeded streams (core/rng.h), so results do not depend on scheduling.
+#include "kernels/dense.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/parallel.h"
+
+namespace tessel::kernels {
+namespace {
+
+// Rows per parallel chunk so that one chunk touches about 16K values.
+int64_t RowGrain(int64_t cols) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)); }
+
+constexpr int64_t kDropoutChunk = 4096;  // values per RNG stream in Dropout
+
+void GemmCpu(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
+  const int64_t m = trans_a ? a.cols : a.rows;
+  const int64_t k = trans_a ? a.rows : a.cols;
+  const int64_t kb = trans_b ? b.cols : b.rows;
+  const int64_t n = trans_b ? b.rows : b.cols;
+  TESSEL_CHECK(k == kb, "Gemm: inner dimensions differ ({}x{}{} times {}x{}{})", a.rows, a.cols, trans_a ? "^T" : "",
+               b.rows, b.cols, trans_b ? "^T" : "");
+  if (beta == 0.0F) {
+    c->Resize(m, n);
+  } else {
+    TESSEL_CHECK(c->rows == m && c->cols == n, "Gemm: c is {}x{}, expected {}x{}", c->rows, c->cols, m, n);
+  }
+  auto cv = c->Mut();
+  if (m == 0 || n == 0) return;
+  if (k == 0) {
+    for (float& v : cv) v = beta == 0.0F ? 0.0F : v * beta;
+    return;
+  }
+  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a.View().data(),
+              static_cast<int>(a.cols), b.View().data(), static_cast<int>(b.cols), beta, cv.data(),
+              static_cast<int>(n));
+}
+
+}  // namespace
+
+void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
+          Matrix* c) {
+  ctx.Dispatch([&] { GemmCpu(a, trans_a, b, trans_b, alpha, beta, c); }, [] { NotOnCuda("Gemm"); });
+}
+
+void SetBlasThreads(int threads) {
+  if (threads > 0) openblas_set_num_threads(threads);
+}
+
+void AddBias(const Context& ctx, const Matrix& bias, Matrix* y) {
+  TESSEL_CHECK(bias.rows == 1 && bias.cols == y->cols, "AddBias: bias is {}x{}, expected 1x{}", bias.rows, bias.cols,
+               y->cols);
+  ctx.Dispatch(
+      [&] {
+        auto b = bias.View();
+        auto yv = y->Mut();
+        const int64_t cols = y->cols;
+        parallel_for<int64_t>(0, y->rows, RowGrain(cols), [&](int64_t i) {
+          float* row = yv.data() + i * cols;
+          for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
+        });
+      },
+      [] { NotOnCuda("AddBias"); });
+}
+
+void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias) {
+  ctx.Dispatch(
+      [&] {
+        const int64_t cols = grad_y.cols;
+        grad_bias->Resize(1, cols);
+        auto g = grad_y.View();
+        auto out = grad_bias->Mut();
+        // Column sums in fixed row chunks, combined in chunk order (deterministic for any thread count).
+        constexpr int64_t kChunk = 1024;
+        const int64_t chunks = (grad_y.rows + kChunk - 1) / kChunk;
+        std::vector<double> partial(static_cast<size_t>(chunks * cols), 0.0);
+        parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
+          double* acc = partial.data() + c * cols;
+          const int64_t end = std::min(grad_y.rows, (c + 1) * kChunk);
+          for (int64_t i = c * kChunk; i < end; ++i) {
+            for (int64_t j = 0; j < cols; ++j) acc[j] += g[static_cast<size_t>(i * cols + j)];
+          }
+        });
+        for (int64_t j = 0; j < cols; ++j) {
+          double s = 0;
+          for (int64_t c = 0; c < chunks; ++c) s += partial[static_cast<size_t>(c * cols + j)];
+          out[static_cast<size_t>(j)] = static_cast<float>(s);
+        }
+      },
+      [] { NotOnCuda("BiasGrad"); });
+}
+
+void Relu(const Context& ctx, const Matrix& x, Matrix* y) {
+  ctx.Dispatch(
+      [&] {
+        if (y != &x) y->Resize(x.rows, x.cols);
+        auto xv = x.View();
+        auto yv = y->Mut();
+        parallel_for<int64_t>(0, x.size(), 16384, [&](int64_t i) { yv[i] = std::max(xv[i], 0.0F); });
+      },
+      [] { NotOnCuda("Relu"); });
+}
+
+void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
+  TESSEL_CHECK(y.rows == grad_y.rows && y.cols == grad_y.cols, "ReluBackward: output {}x{} but gradient {}x{}", y.rows,
+               y.cols, grad_y.rows, grad_y.cols);
+  ctx.Dispatch(
+      [&] {
+        if (grad_x != &grad_y) grad_x->Resize(y.rows, y.cols);
+        auto yv = y.View();
+        auto gy = grad_y.View();
+        auto gx = grad_x->Mut();
+        parallel_for<int64_t>(0, y.size(), 16384, [&](int64_t i) { gx[i] = yv[i] > 0.0F ? gy[i] : 0.0F; });
+      },
+      [] { NotOnCuda("ReluBackward"); });
+}
+
+void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y,
+             Buffer<uint8_t>* mask) {
+  TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
+  ctx.Dispatch(
+      [&] {
+        const auto n = static_cast<int64_t>(x.size());
+        if (y != &x && static_cast<int64_t>(y->size()) != n) *y = Buffer<float>(static_cast<size_t>(n));
+        if (static_cast<int64_t>(mask->size()) != n) *mask = Buffer<uint8_t>(static_cast<size_t>(n));
+        auto xv = x.Host();
+        auto yv = y->MutableHost();
+        auto mv = mask->MutableHost();
+        const float scale = 1.0F / (1.0F - p);
+        const uint64_t base = Rng(key)();
+        const int64_t chunks = (n + kDropoutChunk - 1) / kDropoutChunk;
+        parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
+          Rng rng(Mix64(base ^ Mix64(static_cast<uint64_t>(c))));
+          const int64_t end = std::min(n, (c + 1) * kDropoutChunk);
+          for (int64_t i = c * kDropoutChunk; i < end; ++i) {
+            const bool keep = p == 0.0F || rng.Uniform() >= static_cast<double>(p);
+            mv[i] = keep ? 1 : 0;
+            yv[i] = keep ? xv[i] * scale : 0.0F;
+          }
+        });
+      },
+      [] { NotOnCuda("Dropout"); });
+}
+
+void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
+                     Buffer<float>* grad_x) {
+  TESSEL_CHECK(grad_y.size() == mask.size(), "DropoutBackward: {} gradients but {} mask entries", grad_y.size(),
+               mask.size());
+  ctx.Dispatch(
+      [&] {
+        if (grad_x != &grad_y && grad_x->size() != grad_y.size()) *grad_x = Buffer<float>(grad_y.size());
+        auto gy = grad_y.Host();
+        auto mv = mask.Host();
+        auto gx = grad_x->MutableHost();
+        const float scale = 1.0F / (1.0F - p);
+        parallel_for<int64_t>(0, static_cast<int64_t>(gy.size()), 16384,
+                              [&](int64_t i) { gx[i] = mv[i] != 0 ? gy[i] * scale : 0.0F; });
+      },
+      [] { NotOnCuda("DropoutBackward"); });
+}
+
+}  // namespace tessel::kernels

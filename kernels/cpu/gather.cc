@@ -1,0 +1,76 @@
+// CPU gather/scatter of dense rows on oneTBB, and the dispatch of GatherRows to its CUDA kernel.
+// ScatterAddRows groups targets by a counting sort, so repeated ids add in index order (deterministic).
+#include "kernels/gather.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/build_config.h"
+#include "core/parallel.h"
+#include "kernels/cuda/gather_cuda.h"
+
+namespace tessel::kernels {
+namespace {
+
+void CheckIds(std::span<const int64_t> ids, int64_t rows, std::string_view what) {
+  for (int64_t id : ids) TESSEL_CHECK(id >= 0 && id < rows, "{}: row id {} outside [0, {})", what, id, rows);
+}
+
+}  // namespace
+
+void GatherRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
+  TESSEL_CHECK(out != &src, "GatherRows: output must not alias the source");
+  CheckIds(ids.Host(), src.rows, "GatherRows");
+  const auto n = static_cast<int64_t>(ids.size());
+  const int64_t cols = src.cols;
+  out->Resize(n, cols);
+  ctx.Dispatch(
+      [&] {
+        auto iv = ids.Host();
+        auto sv = src.View();
+        auto ov = out->Mut();
+        parallel_for<int64_t>(0, n, std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1)), [&](int64_t i) {
+          std::memcpy(ov.data() + i * cols, sv.data() + iv[i] * cols, static_cast<size_t>(cols) * sizeof(float));
+        });
+      },
+      [&] {
+#if TESSEL_HAVE_CUDA
+        cuda::GatherRows(src.data.Device(), cols, ids.Device(), n, out->data.MutableDevice());
+#else
+        NotOnCuda("GatherRows");
+#endif
+      });
+}
+
+void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
+  TESSEL_CHECK(static_cast<int64_t>(ids.size()) == src.rows, "ScatterAddRows: {} ids for {} rows", ids.size(),
+               src.rows);
+  TESSEL_CHECK(src.cols == out->cols, "ScatterAddRows: source has {} columns, output {}", src.cols, out->cols);
+  TESSEL_CHECK(out != &src, "ScatterAddRows: output must not alias the source");
+  auto iv = ids.Host();
+  CheckIds(iv, out->rows, "ScatterAddRows");
+  ctx.Dispatch(
+      [&] {
+        // Group source rows by target: order[start[t] .. start[t+1]) lists the i with ids[i] == t, ascending.
+        std::vector<int64_t> start(static_cast<size_t>(out->rows + 1), 0);
+        for (int64_t t : iv) ++start[static_cast<size_t>(t) + 1];
+        for (int64_t t = 0; t < out->rows; ++t) start[t + 1] += start[t];
+        std::vector<int64_t> next(start.begin(), start.end() - 1);
+        std::vector<int64_t> order(iv.size());
+        for (size_t i = 0; i < iv.size(); ++i) order[next[iv[i]]++] = static_cast<int64_t>(i);
+        const int64_t cols = src.cols;
+        auto sv = src.View();
+        auto ov = out->Mut();
+        parallel_for<int64_t>(0, out->rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1)), [&](int64_t t) {
+          float* dst = ov.data() + t * cols;
+          for (int64_t k = start[t]; k < start[t + 1]; ++k) {
+            const float* row = sv.data() + order[k] * cols;
+            for (int64_t j = 0; j < cols; ++j) dst[j] += row[j];
+          }
+        });
+      },
+      [] { NotOnCuda("ScatterAddRows"); });
+}
+
+}  // namespace tessel::kernels

@@ -1,0 +1,139 @@
+// CPU sparse kernels: CSR x dense (row-parallel, so each output row is written by one thread and results do
+// not depend on the thread count), CSR transpose by counting sort, and row gathers of a CSR matrix.
+#include "kernels/sparse.h"
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "core/parallel.h"
+
+namespace tessel::kernels {
+namespace {
+
+void SpMMCpu(const SparseMatrix& a, const Matrix& x, Matrix* y) {
+  TESSEL_CHECK(a.cols == x.rows, "SpMM: sparse {}x{} times dense {}x{}", a.rows, a.cols, x.rows, x.cols);
+  TESSEL_CHECK(y != &x, "SpMM: output must not alias the input");
+  const int64_t n = x.cols;
+  y->Resize(a.rows, n);
+  auto p = a.indptr.Host();
+  auto idx = a.indices.Host();
+  auto val = a.values.Host();
+  const bool weighted = a.has_values();
+  auto xv = x.View();
+  auto yv = y->Mut();
+  const int64_t avg = a.rows > 0 ? (a.nnz() / a.rows + 1) * std::max<int64_t>(n, 1) : 1;
+  const int64_t grain = std::max<int64_t>(1, 32768 / avg);
+  parallel_for<int64_t>(0, a.rows, grain, [&](int64_t i) {
+    float* out = yv.data() + i * n;
+    std::fill(out, out + n, 0.0F);
+    for (int64_t e = p[i]; e < p[i + 1]; ++e) {
+      const float w = weighted ? val[e] : 1.0F;
+      const float* in = xv.data() + static_cast<int64_t>(idx[e]) * n;
+      for (int64_t j = 0; j < n; ++j) out[j] += w * in[j];
+    }
+  });
+}
+
+SparseMatrix TransposeCpu(const SparseMatrix& a) {
+  TESSEL_CHECK(a.rows <= INT32_MAX, "Transpose: {} rows do not fit 32-bit column ids", a.rows);
+  auto p = a.indptr.Host();
+  auto idx = a.indices.Host();
+  auto val = a.values.Host();
+  std::vector<int64_t> tp(static_cast<size_t>(a.cols + 1), 0);
+  for (int32_t c : idx) ++tp[static_cast<size_t>(c) + 1];
+  for (int64_t c = 0; c < a.cols; ++c) tp[c + 1] += tp[c];
+  std::vector<int64_t> next(tp.begin(), tp.end() - 1);
+  std::vector<int32_t> ti(idx.size());
+  std::vector<float> tv(a.has_values() ? idx.size() : 0);
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (int64_t e = p[r]; e < p[r + 1]; ++e) {
+      const int64_t dst = next[static_cast<size_t>(idx[e])]++;
+      ti[dst] = static_cast<int32_t>(r);
+      if (a.has_values()) tv[dst] = val[e];
+    }
+  }
+  return SparseMatrix{a.cols, a.rows, Buffer<int64_t>(std::move(tp)), Buffer<int32_t>(std::move(ti)),
+                      Buffer<float>(std::move(tv))};
+}
+
+SparseMatrix GatherSparseRowsCpu(const SparseMatrix& a, std::span<const int64_t> ids) {
+  auto p = a.indptr.Host();
+  std::vector<int64_t> out_p(ids.size() + 1, 0);
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int64_t r = ids[i];
+    TESSEL_CHECK(r >= 0 && r < a.rows, "GatherSparseRows: row {} outside [0, {})", r, a.rows);
+    out_p[i + 1] = out_p[i] + (p[r + 1] - p[r]);
+  }
+  auto idx = a.indices.Host();
+  auto val = a.values.Host();
+  std::vector<int32_t> out_i(static_cast<size_t>(out_p.back()));
+  std::vector<float> out_v(a.has_values() ? out_i.size() : 0);
+  parallel_for<int64_t>(0, static_cast<int64_t>(ids.size()), 256, [&](int64_t i) {
+    const int64_t r = ids[i];
+    const int64_t len = p[r + 1] - p[r];
+    if (len == 0) return;
+    std::memcpy(out_i.data() + out_p[i], idx.data() + p[r], static_cast<size_t>(len) * sizeof(int32_t));
+    if (a.has_values())
+      std::memcpy(out_v.data() + out_p[i], val.data() + p[r], static_cast<size_t>(len) * sizeof(float));
+  });
+  return SparseMatrix{static_cast<int64_t>(ids.size()), a.cols, Buffer<int64_t>(std::move(out_p)),
+                      Buffer<int32_t>(std::move(out_i)), Buffer<float>(std::move(out_v))};
+}
+
+}  // namespace
+
+void SpMM(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
+  ctx.Dispatch([&] { SpMMCpu(a, x, y); }, [] { NotOnCuda("SpMM"); });
+}
+
+void SpMMTranspose(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
+  TESSEL_CHECK(a.rows == x.rows, "SpMMTranspose: sparse {}x{} transposed times dense {}x{}", a.rows, a.cols, x.rows,
+               x.cols);
+  // Small outputs (weight gradients of sparse features): scatter rows of x into one accumulator per fixed chunk
+  // of a's rows and add the chunks in order; no transpose is built and the result is thread-count independent.
+  const int64_t n = x.cols;
+  const int64_t out_size = a.cols * n;
+  if (ctx.IsCuda() || out_size > (int64_t{1} << 20)) {
+    SpMM(ctx, Transpose(ctx, a), x, y);
+    return;
+  }
+  TESSEL_CHECK(y != &x, "SpMMTranspose: output must not alias the input");
+  const int64_t chunks = std::clamp<int64_t>(a.nnz() * n / (out_size * 4 + 1), 1, 16);
+  const int64_t rows_per = (a.rows + chunks - 1) / chunks;
+  std::vector<float> acc(static_cast<size_t>((chunks - 1) * out_size), 0.0F);
+  y->Resize(a.cols, n);
+  auto yv = y->Mut();
+  std::fill(yv.begin(), yv.end(), 0.0F);
+  auto p = a.indptr.Host();
+  auto idx = a.indices.Host();
+  auto val = a.values.Host();
+  auto xv = x.View();
+  parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
+    float* out = c == 0 ? yv.data() : acc.data() + (c - 1) * out_size;
+    const int64_t end = std::min(a.rows, (c + 1) * rows_per);
+    for (int64_t r = c * rows_per; r < end; ++r) {
+      const float* in = xv.data() + r * n;
+      for (int64_t e = p[r]; e < p[r + 1]; ++e) {
+        const float w = a.has_values() ? val[e] : 1.0F;
+        float* dst = out + static_cast<int64_t>(idx[e]) * n;
+        for (int64_t j = 0; j < n; ++j) dst[j] += w * in[j];
+      }
+    }
+  });
+  for (int64_t c = 1; c < chunks; ++c) {
+    const float* src = acc.data() + (c - 1) * out_size;
+    parallel_for<int64_t>(0, out_size, 16384, [&](int64_t i) { yv[i] += src[i]; });
+  }
+}
+
+SparseMatrix Transpose(const Context& ctx, const SparseMatrix& a) {
+  return ctx.Dispatch([&] { return TransposeCpu(a); }, []() -> SparseMatrix { NotOnCuda("Transpose"); });
+}
+
+SparseMatrix GatherSparseRows(const Context& ctx, const SparseMatrix& a, std::span<const int64_t> ids) {
+  return ctx.Dispatch([&] { return GatherSparseRowsCpu(a, ids); },
+                      []() -> SparseMatrix { NotOnCuda("GatherSparseRows"); });
+}
+
+}  // namespace tessel::kernels

@@ -1,0 +1,232 @@
+// CPU SVM kernels: LIBSVM's kernel formulas and parallel kernel rows over sparse float64 rows.
+// Each K(i, c) is a sparse gather of row c against a dense copy of row i, summed in feature order.
+#include "kernels/svm_kernel.h"
+
+#include <algorithm>
+#include <atomic>
+#include <bit>
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace tessel::kernels {
+
+std::string_view SvmKernelName(SvmKernelType type) {
+  switch (type) {
+    case SvmKernelType::kLinear:
+      return "linear";
+    case SvmKernelType::kPolynomial:
+      return "polynomial";
+    case SvmKernelType::kRbf:
+      return "rbf";
+    case SvmKernelType::kSigmoid:
+      return "sigmoid";
+  }
+  return "unknown";
+}
+
+SvmKernelType ParseSvmKernel(std::string_view name) {
+  if (name == "linear" || name == "0") return SvmKernelType::kLinear;
+  if (name == "polynomial" || name == "poly" || name == "1") return SvmKernelType::kPolynomial;
+  if (name == "rbf" || name == "2") return SvmKernelType::kRbf;
+  if (name == "sigmoid" || name == "3") return SvmKernelType::kSigmoid;
+  throw Error(fmt::format(
+      "unknown SVM kernel '{}': use linear (0), polynomial (1), rbf (2) or sigmoid (3); precomputed kernels are not "
+      "supported",
+      name));
+}
+
+double SparseDot(std::span<const int32_t> a_idx, std::span<const double> a_val, std::span<const int32_t> b_idx,
+                 std::span<const double> b_val) {
+  double sum = 0;
+  size_t p = 0;
+  size_t q = 0;
+  while (p < a_idx.size() && q < b_idx.size()) {
+    if (a_idx[p] == b_idx[q]) {
+      sum += a_val[p] * b_val[q];
+      ++p;
+      ++q;
+    } else if (a_idx[p] > b_idx[q]) {
+      ++q;
+    } else {
+      ++p;
+    }
+  }
+  return sum;
+}
+
+double KernelFromDot(const SvmKernelParams& params, double dot, double sq_a, double sq_b) {
+  switch (params.type) {
+    case SvmKernelType::kLinear:
+      return dot;
+    case SvmKernelType::kPolynomial:
+      return std::pow(params.gamma * dot + params.coef0, params.degree);
+    case SvmKernelType::kRbf:
+      return std::exp(-params.gamma * (sq_a + sq_b - 2 * dot));
+    case SvmKernelType::kSigmoid:
+      return std::tanh(params.gamma * dot + params.coef0);
+  }
+  return 0;
+}
+
+double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx, std::span<const double> a_val,
+                   std::span<const int32_t> b_idx, std::span<const double> b_val) {
+  if (params.type != SvmKernelType::kRbf) return KernelFromDot(params, SparseDot(a_idx, a_val, b_idx, b_val), 0, 0);
+  double sum = 0;
+  size_t p = 0;
+  size_t q = 0;
+  while (p < a_idx.size() && q < b_idx.size()) {
+    if (a_idx[p] == b_idx[q]) {
+      const double d = a_val[p] - b_val[q];
+      sum += d * d;
+      ++p;
+      ++q;
+    } else if (a_idx[p] > b_idx[q]) {
+      sum += b_val[q] * b_val[q];
+      ++q;
+    } else {
+      sum += a_val[p] * a_val[p];
+      ++p;
+    }
+  }
+  for (; p < a_idx.size(); ++p) sum += a_val[p] * a_val[p];
+  for (; q < b_idx.size(); ++q) sum += b_val[q] * b_val[q];
+  return std::exp(-params.gamma * sum);
+}
+
+SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params)
+    : rows_(rows), params_(params), dense_(static_cast<size_t>(rows.num_features), 0.0) {
+  if (params_.type == SvmKernelType::kRbf) {
+    squared_norms_.resize(static_cast<size_t>(rows_.num_rows()));
+    parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
+      const auto idx = rows_.RowIndices(r);
+      const auto val = rows_.RowValues(r);
+      squared_norms_[r] = SparseDot(idx, val, idx, val);
+    });
+  }
+  const int64_t words = (rows_.num_features + 63) / 64;
+  const bool all_ones = std::all_of(rows_.values.begin(), rows_.values.end(), [](double v) { return v == 1.0; });
+  if (all_ones && words >= 1 && words <= kMaxBitWords) {
+    bit_words_ = words;
+    bits_.assign(static_cast<size_t>(rows_.num_rows() * words), 0);
+    parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
+      for (const int32_t f : rows_.RowIndices(r)) bits_[r * words + f / 64] |= uint64_t{1} << (f % 64);
+    });
+    // Every kernel value is a function of one small integer (the distance |x|^2 + |z|^2 - 2 x.z for RBF, x.z
+    // otherwise), so it is tabulated with the very expression KernelFromDot evaluates: bit-identical values.
+    nnz_.resize(static_cast<size_t>(rows_.num_rows()));
+    for (int64_t r = 0; r < rows_.num_rows(); ++r)
+      nnz_[r] = static_cast<int32_t>(rows_.indptr[r + 1] - rows_.indptr[r]);
+    const int64_t max_arg = 2 * rows_.num_features;
+    table_.resize(static_cast<size_t>(max_arg + 1));
+    for (int64_t m = 0; m <= max_arg; ++m) {
+      const auto v = static_cast<double>(m);
+      table_[m] =
+          params_.type == SvmKernelType::kRbf ? KernelFromDot(params_, 0.0, v, 0.0) : KernelFromDot(params_, v, 0, 0);
+    }
+  }
+}
+
+double SvmKernelRows::Diagonal(int64_t i) const {
+  const auto idx = rows_.RowIndices(i);
+  const auto val = rows_.RowValues(i);
+  const double sq = squared_norms_.empty() ? SparseDot(idx, val, idx, val) : squared_norms_[i];
+  return KernelFromDot(params_, sq, sq, sq);
+}
+
+template <typename Out, typename Store>
+void SvmKernelRows::Row(int64_t i, std::span<const int32_t> cols, Out* out, Store store) {
+  const auto i_idx = rows_.RowIndices(i);
+  const auto i_val = rows_.RowValues(i);
+  if (bits_.empty())
+    for (size_t k = 0; k < i_idx.size(); ++k) dense_[i_idx[k]] = i_val[k];
+  const double* dense = dense_.data();
+  const int64_t* indptr = rows_.indptr.data();
+  const int32_t* indices = rows_.indices.data();
+  const double* values = rows_.values.data();
+  const double* sq = squared_norms_.empty() ? nullptr : squared_norms_.data();
+  const double sq_i = sq == nullptr ? 0.0 : sq[i];
+  const SvmKernelParams params = params_;
+  const auto n = static_cast<int64_t>(cols.size());
+  if (!bits_.empty()) {
+    // Binary rows: x.z = popcount(x & z), the same integer the float64 sum of 1 * 1 products gives.
+    const int64_t words = bit_words_;
+    const uint64_t* bits = bits_.data();
+    const uint64_t* bi = bits + i * words;
+    const double* table = table_.data();
+    const int32_t* nnz = nnz_.data();
+    const int32_t nnz_i = nnz_[i];
+    const bool rbf = params.type == SvmKernelType::kRbf;
+    parallel_for_chunks<int64_t>(0, n, 1024, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        const int32_t c = cols[p];
+        const uint64_t* bc = bits + c * words;
+        int32_t count = 0;
+        for (int64_t w = 0; w < words; ++w) count += std::popcount(bi[w] & bc[w]);
+        store(out, p, table[rbf ? nnz_i + nnz[c] - 2 * count : count]);
+      }
+    });
+    evaluations_.fetch_add(n, std::memory_order_relaxed);
+    return;
+  }
+  // Rows of ~10-1000 non-zeros: chunks of 256 columns amortise the scheduling. Each dot product is one chain of
+  // dependent additions (feature order, as LIBSVM), so four columns are interleaved to overlap their latencies.
+  const auto gather = [&](int64_t p) {
+    const int32_t c = cols[p];
+    double dot = 0;
+    for (int64_t k = indptr[c]; k < indptr[c + 1]; ++k) dot += values[k] * dense[indices[k]];
+    store(out, p, KernelFromDot(params, dot, sq_i, sq == nullptr ? 0.0 : sq[c]));
+  };
+  parallel_for_chunks<int64_t>(0, n, 256, [&](int64_t begin, int64_t end) {
+    int64_t p = begin;
+    for (; p + 4 <= end; p += 4) {
+      int64_t k[4];
+      int64_t e[4];
+      double dot[4] = {0, 0, 0, 0};
+      for (int t = 0; t < 4; ++t) {
+        k[t] = indptr[cols[p + t]];
+        e[t] = indptr[cols[p + t] + 1];
+      }
+      const int64_t common = std::min(std::min(e[0] - k[0], e[1] - k[1]), std::min(e[2] - k[2], e[3] - k[3]));
+      for (int64_t m = 0; m < common; ++m) {
+        dot[0] += values[k[0] + m] * dense[indices[k[0] + m]];
+        dot[1] += values[k[1] + m] * dense[indices[k[1] + m]];
+        dot[2] += values[k[2] + m] * dense[indices[k[2] + m]];
+        dot[3] += values[k[3] + m] * dense[indices[k[3] + m]];
+      }
+      for (int t = 0; t < 4; ++t) {
+        for (int64_t q = k[t] + common; q < e[t]; ++q) dot[t] += values[q] * dense[indices[q]];
+        const int32_t c = cols[p + t];
+        store(out, p + t, KernelFromDot(params, dot[t], sq_i, sq == nullptr ? 0.0 : sq[c]));
+      }
+    }
+    for (; p < end; ++p) gather(p);
+  });
+  for (const int32_t f : i_idx) dense_[f] = 0;
+  evaluations_.fetch_add(n, std::memory_order_relaxed);
+}
+
+void SvmKernelRows::QRow(int64_t i, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs,
+                         std::span<float> out) {
+  TESSEL_CHECK(out.size() >= cols.size(), "QRow: output holds {} values for {} columns", out.size(), cols.size());
+  TESSEL_CHECK(signs.empty() || signs.size() == cols.size(), "QRow: {} signs for {} columns", signs.size(),
+               cols.size());
+  if (signs.empty()) {
+    Row(i, cols, out.data(),
+        [sign_i](float* o, int64_t p, double k) { o[p] = static_cast<float>(static_cast<double>(sign_i) * k); });
+  } else {
+    const int8_t* s = signs.data();
+    Row(i, cols, out.data(), [sign_i, s](float* o, int64_t p, double k) {
+      o[p] = static_cast<float>(static_cast<double>(sign_i * s[p]) * k);
+    });
+  }
+}
+
+void SvmKernelRows::KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out) {
+  TESSEL_CHECK(out.size() >= cols.size(), "KRow: output holds {} values for {} columns", out.size(), cols.size());
+  Row(i, cols, out.data(), [](double* o, int64_t p, double k) { o[p] = k; });
+}
+
+}  // namespace tessel::kernels

@@ -1,0 +1,39 @@
+// Dense GCN kernels: GEMM (OpenBLAS on the CPU), bias add and its gradient, ReLU and dropout with their
+// backward passes. Each takes a Context and dispatches by device; outputs are resized by the callee.
+#pragma once
+
+#include <cstdint>
+
+#include "core/context.h"
+#include "core/rng.h"
+#include "kernels/matrix.h"
+
+namespace tessel::kernels {
+
+// c = alpha * op(a) * op(b) + beta * c, op(x) = x or x^T. With beta == 0, c is resized and its contents ignored.
+void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
+          Matrix* c);
+
+// y[i, :] += bias (bias is [1 x y.cols]).
+void AddBias(const Context& ctx, const Matrix& bias, Matrix* y);
+// grad_bias[0, j] = sum over rows i of grad_y[i, j] (overwrites; resized to [1 x cols]).
+void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias);
+
+// y = max(x, 0). y may be x.
+void Relu(const Context& ctx, const Matrix& x, Matrix* y);
+// grad_x = grad_y where y > 0, else 0 (y is the ReLU output). grad_x may be grad_y.
+void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
+
+// Inverted dropout on a flat array: keeps each value with probability 1 - p and scales it by 1 / (1 - p);
+// mask[i] = 1 where kept. Draws come from the stream `key` in fixed chunks, so the result does not depend on
+// the thread count. y may be x. p = 0 copies x and sets every mask entry.
+void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y,
+             Buffer<uint8_t>* mask);
+// grad_x = grad_y * mask / (1 - p). grad_x may be grad_y.
+void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
+                     Buffer<float>* grad_x);
+
+// Caps the BLAS library's own worker threads (0 = its default); --threads sets it beside oneTBB's limit.
+void SetBlasThreads(int threads);
+
+}  // namespace tessel::kernels

@@ -1,0 +1,98 @@
+// SVM kernel functions (linear, polynomial, RBF, sigmoid with LIBSVM's parameter meanings) and kernel rows
+// over a block of sparse float64 rows, computed in parallel with a dense scratch copy of the fixed row.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+namespace tessel::kernels {
+
+// The values are LIBSVM's kernel_type numbers (-t 0..3).
+enum class SvmKernelType : int { kLinear = 0, kPolynomial = 1, kRbf = 2, kSigmoid = 3 };
+
+// LIBSVM's model-file names: "linear", "polynomial", "rbf", "sigmoid".
+std::string_view SvmKernelName(SvmKernelType type);
+// Accepts the model-file names, "poly", and LIBSVM's digits "0".."3"; throws naming the accepted values.
+SvmKernelType ParseSvmKernel(std::string_view name);
+
+// K(x, z): linear x.z; polynomial (gamma x.z + coef0)^degree; RBF exp(-gamma |x - z|^2);
+// sigmoid tanh(gamma x.z + coef0).
+struct SvmKernelParams {
+  SvmKernelType type = SvmKernelType::kRbf;
+  int degree = 3;
+  double gamma = 0;
+  double coef0 = 0;
+};
+
+// A read-only view of CSR rows: 0-based feature ids strictly ascending within a row.
+struct SparseRowsView {
+  std::span<const int64_t> indptr;  // num_rows + 1 offsets
+  std::span<const int32_t> indices;
+  std::span<const double> values;
+  int64_t num_features = 0;
+
+  int64_t num_rows() const { return indptr.empty() ? 0 : static_cast<int64_t>(indptr.size()) - 1; }
+  std::span<const int32_t> RowIndices(int64_t r) const {
+    return indices.subspan(static_cast<size_t>(indptr[r]), static_cast<size_t>(indptr[r + 1] - indptr[r]));
+  }
+  std::span<const double> RowValues(int64_t r) const {
+    return values.subspan(static_cast<size_t>(indptr[r]), static_cast<size_t>(indptr[r + 1] - indptr[r]));
+  }
+};
+
+// Sparse dot product by merging the two index lists (the summation order of LIBSVM's Kernel::dot).
+double SparseDot(std::span<const int32_t> a_idx, std::span<const double> a_val, std::span<const int32_t> b_idx,
+                 std::span<const double> b_val);
+
+// The training-time kernel value from a dot product and the two squared norms (LIBSVM's Kernel member
+// functions: RBF as exp(-gamma (|x|^2 + |z|^2 - 2 x.z))).
+double KernelFromDot(const SvmKernelParams& params, double dot, double sq_a, double sq_b);
+
+// The prediction-time kernel value (LIBSVM's k_function: RBF from the sum of squared differences).
+double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx, std::span<const double> a_val,
+                   std::span<const int32_t> b_idx, std::span<const double> b_val);
+
+// Kernel rows K(i, c) over a fixed set of rows. The fixed row i is scattered into a dense float64 scratch
+// vector once per call, so each K(i, c) costs O(nnz of row c). Squared norms are precomputed for RBF.
+// When every stored value is 1 (binary features such as a9a, w8a) and there are at most 64 * kMaxBitWords
+// features, rows are also kept as bit sets and x.z is a popcount of their AND (exact: the same integer).
+// One object serves one caller at a time (the scratch vector is shared); work inside a call is parallel.
+class SvmKernelRows {
+ public:
+  static constexpr int64_t kMaxBitWords = 16;
+
+  SvmKernelRows(SparseRowsView rows, SvmKernelParams params);
+
+  // out[p] = float(sign_i * signs[p] * K(i, cols[p])) for every p (LIBSVM's Q matrix entries, Qfloat = float).
+  // `signs` may be empty (all +1).
+  void QRow(int64_t i, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs, std::span<float> out);
+  // out[p] = K(i, cols[p]) in float64.
+  void KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out);
+  bool binary() const { return !bits_.empty(); }
+  // K(i, i).
+  double Diagonal(int64_t i) const;
+
+  const SparseRowsView& rows() const { return rows_; }
+  const SvmKernelParams& params() const { return params_; }
+  // Kernel values computed so far by QRow/KRow.
+  int64_t evaluations() const { return evaluations_.load(std::memory_order_relaxed); }
+
+ private:
+  template <typename Out, typename Store>
+  void Row(int64_t i, std::span<const int32_t> cols, Out* out, Store store);
+
+  SparseRowsView rows_;
+  SvmKernelParams params_;
+  std::vector<double> squared_norms_;  // per row (RBF only)
+  std::vector<double> dense_;          // scratch: the fixed row, dense
+  std::vector<uint64_t> bits_;         // num_rows * bit_words_ words when the rows are binary, else empty
+  int64_t bit_words_ = 0;
+  std::vector<int32_t> nnz_;   // per row, binary rows only
+  std::vector<double> table_;  // binary rows: the kernel value per integer argument (see the constructor)
+  std::atomic<int64_t> evaluations_{0};
+};
+
+}  // namespace tessel::kernels

@@ -1,0 +1,407 @@
+// Writing and loading the partition folder: PartitionToFolder (assignment -> stats -> one part at a time ->
+// arrays through datasets/array_store -> partitions.json -> rename) and LoadPart with its consistency checks.
+#include "partition/partition_format.h"
+
+#include <chrono>
+#include <ctime>
+#include <utility>
+#include <variant>
+
+#include <fmt/format.h>
+
+#include "core/build_config.h"
+#include "core/checksum.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/log.h"
+#include "datasets/array_store.h"
+
+namespace tessel::partition {
+namespace {
+
+using OrderedJson = nlohmann::ordered_json;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kFormatName = "tessel-partition";
+constexpr const char* kPartFormatName = "tessel-partition-part";
+constexpr const char* kFix = "re-run tessel partition";
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+std::string PartDirName(int32_t k) { return fmt::format("part-{}", k); }
+
+// Typed access to a JSON object read from `file`; every failure names the file, the key and the fix.
+class Keys {
+ public:
+  Keys(const nlohmann::json& j, std::string file) : j_(j), file_(std::move(file)) {}
+  const nlohmann::json& At(const std::string& key) const {
+    if (!j_.is_object() || !j_.contains(key)) Fail(fmt::format("missing key '{}'", key));
+    return j_.at(key);
+  }
+  int64_t Int(const std::string& key, int64_t min_value = 0) const {
+    const nlohmann::json& v = At(key);
+    if (!v.is_number_integer() || v.get<int64_t>() < min_value) {
+      Fail(fmt::format("'{}' must be an integer >= {}, not {}", key, min_value, v.dump()));
+    }
+    return v.get<int64_t>();
+  }
+  bool Bool(const std::string& key) const {
+    const nlohmann::json& v = At(key);
+    if (!v.is_boolean()) Fail(fmt::format("'{}' must be true or false", key));
+    return v.get<bool>();
+  }
+  std::string String(const std::string& key) const {
+    const nlohmann::json& v = At(key);
+    if (!v.is_string()) Fail(fmt::format("'{}' must be a string", key));
+    return v.get<std::string>();
+  }
+  [[noreturn]] void Fail(const std::string& what) const {
+    throw Error::InFile(file_, fmt::format("{}; {}", what, kFix));
+  }
+
+ private:
+  const nlohmann::json& j_;
+  std::string file_;
+};
+
+nlohmann::json ParseJsonFile(const fs::path& file, const std::string& text) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error::InFile(file.string(), fmt::format("not valid JSON ({}); {}", e.what(), kFix));
+  }
+}
+
+// An existing output is replaced (with --force) only when it is a partition folder or empty.
+void CheckReplaceable(const fs::path& dir, bool overwrite) {
+  std::error_code ec;
+  if (!overwrite || !fs::exists(dir, ec)) return;  // AtomicDirectory reports "exists; pass --force"
+  const bool empty_dir = fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
+  if (!empty_dir && !fs::exists(dir / "partitions.json", ec)) {
+    throw Error::InFile(dir.string(),
+                        "exists and is not a partition folder, so it is not replaced even with --force; remove it "
+                        "yourself or choose another --output");
+  }
+}
+
+OrderedJson DatasetJson(const datasets::NodeDataset& data, const PartitionStats& stats) {
+  const bool weighted = std::visit([](const auto& g) { return g.has_weights(); }, data.graph);
+  return {{"name", data.name},
+          {"num_nodes", data.num_nodes()},
+          {"num_entries", datasets::NumEntries(data.graph)},
+          {"symmetric", stats.symmetric},
+          {"weighted", weighted},
+          {"feature_dim", data.features.dim},
+          {"features_sparse", data.features.sparse},
+          {"num_classes", data.num_classes},
+          {"train", data.train.size()},
+          {"val", data.val.size()},
+          {"test", data.test.size()}};
+}
+
+// Writes one part's arrays and manifest into `dir`; returns the manifest text's checksum.
+std::string WritePart(const LocalPart& p, const fs::path& dir) {
+  fs::create_directory(dir);
+  datasets::ArrayWriter w(dir);
+  w.Add("indptr", p.graph.indptr());
+  w.Add("indices", p.graph.indices());
+  if (p.graph.has_weights()) w.Add("weights", p.graph.weights());
+  w.Add("owned_ids", p.owned_ids);
+  w.Add("halo_ids", p.halo_ids);
+  w.Add("halo_owner", p.halo_owner);
+  w.Add("halo_remote", p.halo_remote);
+  if (p.features.num_rows > 0 || p.features.dim > 0) {
+    if (p.features.sparse) {
+      w.Add("feature_indptr", p.features.indptr);
+      w.Add("feature_indices", p.features.indices);
+      w.Add("feature_values", p.features.values);
+    } else {
+      w.Add("features", p.features.dense);
+    }
+  }
+  if (!p.labels.empty()) w.Add("labels", p.labels);
+  w.Add("train", p.train);
+  w.Add("val", p.val);
+  w.Add("test", p.test);
+  OrderedJson m;
+  m["format"] = kPartFormatName;
+  m["version"] = kPartitionFormatVersion;
+  m["part"] = p.part;
+  m["num_parts"] = p.num_parts;
+  m["global_offset"] = p.global_offset;
+  m["num_owned"] = p.num_owned;
+  m["num_halo"] = p.num_halo;
+  m["num_entries"] = p.graph.num_entries();
+  m["dataset_nodes"] = p.dataset_nodes;
+  m["weighted"] = p.graph.has_weights();
+  m["has_features"] = p.features.num_rows > 0 || p.features.dim > 0;
+  m["feature_dim"] = p.features.dim;
+  m["features_sparse"] = p.features.sparse;
+  m["num_classes"] = p.num_classes;
+  m["arrays"] = w.entries();
+  const std::string text = m.dump(2) + "\n";
+  WriteFileAtomic(dir / "manifest.json", text);
+  return ChecksumHex(text.data(), text.size());
+}
+
+}  // namespace
+
+PartitionResult PartitionToFolder(const datasets::NodeDataset& data, const PartitionOptions& options,
+                                  const fs::path& dir, bool overwrite) {
+  const auto start = Clock::now();
+  const std::clock_t cpu_start = std::clock();
+  ValidateOptions(data, options);
+  CheckReplaceable(dir, overwrite);
+  AtomicDirectory out(dir, overwrite);  // fails now, before any work, when dir exists without --force
+
+  PartitionResult result;
+  auto t = Clock::now();
+  Assignment a = ComputeAssignment(data, options);
+  result.timings.assign = Seconds(t);
+  result.timings.prepare = a.prepare_seconds;
+  result.timings.metis = a.metis_seconds;
+  result.timings.metis_cpu = a.metis_cpu_seconds;
+  result.algorithm = a.algorithm;
+  result.metis_objective = a.metis_objective;
+  const int32_t k = options.num_parts;
+
+  t = Clock::now();
+  result.stats = ComputeStats(data, a.part, k, a.symmetric);
+  result.timings.stats = Seconds(t);
+
+  const std::vector<Constraint> balance = a.balance;
+  const PartitionPlan plan = MakePlan(std::move(a.part), k);
+  PartBuilder builder(data, plan);
+  std::vector<int64_t> halos(static_cast<size_t>(k), 0);
+  std::vector<std::string> manifest_sums(static_cast<size_t>(k));
+  const bool chatty = datasets::NumEntries(data.graph) >= 1000000;
+  for (int32_t p = 0; p < k; ++p) {
+    t = Clock::now();
+    const LocalPart part = builder.Build(p);
+    result.timings.build += Seconds(t);
+    t = Clock::now();
+    manifest_sums[p] = WritePart(part, out.path() / PartDirName(p));
+    result.timings.write += Seconds(t);
+    halos[p] = part.num_halo;
+    if (chatty) {
+      log::Info("partition: part {}/{} written ({} owned, {} halo, {} entries)", p + 1, k, part.num_owned,
+                part.num_halo, part.graph.num_entries());
+    }
+  }
+  SetHalo(&result.stats, halos);
+
+  t = Clock::now();
+  OrderedJson j;
+  j["format"] = kFormatName;
+  j["version"] = kPartitionFormatVersion;
+  j["dataset"] = DatasetJson(data, result.stats);
+  j["method"] = MethodName(options.method);
+  j["algorithm"] = result.algorithm;
+  j["num_parts"] = k;
+  j["seed"] = options.seed;
+  j["objective"] = ObjectiveName(options.objective);
+  OrderedJson bal = OrderedJson::array();
+  for (Constraint c : balance) bal.push_back(ConstraintName(c));
+  j["balance"] = bal;
+  j["imbalance_tolerance"] = options.imbalance;
+  j["metis_objective"] = result.metis_objective;
+  j["node_ranges"] = plan.offsets;
+  OrderedJson stats = StatsToJson(result.stats);
+  for (int32_t p = 0; p < k; ++p) {
+    OrderedJson& e = stats["parts"][static_cast<size_t>(p)];
+    e["dir"] = PartDirName(p);
+    e["manifest_xxh3"] = manifest_sums[p];
+  }
+  for (auto& [key, value] : stats.items()) j[key] = value;
+  j["created_by"] = fmt::format("tessel {}", TESSEL_VERSION);
+  WriteFileAtomic(out.path() / "partitions.json", j.dump(2) + "\n");
+  out.Commit();
+  result.timings.write += Seconds(t);
+  result.description = std::move(j);
+  result.timings.total = Seconds(start);
+  result.timings.cpu_total = static_cast<double>(std::clock() - cpu_start) / CLOCKS_PER_SEC;
+  return result;
+}
+
+nlohmann::json ReadPartitionsJson(const fs::path& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) throw Error::InFile(dir.string(), "no such partition folder");
+  const fs::path file = dir / "partitions.json";
+  if (!fs::exists(file, ec)) {
+    throw Error::InFile(dir.string(), "not a partition folder (no partitions.json); create one with tessel partition");
+  }
+  nlohmann::json j = ParseJsonFile(file, ReadFileToString(file));
+  const Keys keys(j, file.string());
+  if (keys.String("format") != kFormatName) {
+    keys.Fail(fmt::format("\"format\" is \"{}\", not \"{}\"", keys.String("format"), kFormatName));
+  }
+  const int64_t version = keys.Int("version", 1);
+  if (version > kPartitionFormatVersion) {
+    throw Error::InFile(file.string(), fmt::format("format version {} is newer than this tessel reads (up to {}); "
+                                                   "upgrade tessel",
+                                                   version, kPartitionFormatVersion));
+  }
+  const int64_t k = keys.Int("num_parts", 1);
+  const nlohmann::json& parts = keys.At("parts");
+  if (!parts.is_array() || static_cast<int64_t>(parts.size()) != k) {
+    keys.Fail(fmt::format("'parts' must list {} parts", k));
+  }
+  const nlohmann::json& ranges = keys.At("node_ranges");
+  if (!ranges.is_array() || static_cast<int64_t>(ranges.size()) != k + 1) {
+    keys.Fail(fmt::format("'node_ranges' must hold {} offsets", k + 1));
+  }
+  return j;
+}
+
+bool IsPartitionFolder(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_directory(dir, ec) && fs::exists(dir / "partitions.json", ec);
+}
+
+LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& options) {
+  const nlohmann::json top = ReadPartitionsJson(dir);
+  const std::string top_file = (dir / "partitions.json").string();
+  const Keys top_keys(top, top_file);
+  const auto k = static_cast<int32_t>(top_keys.Int("num_parts", 1));
+  TESSEL_CHECK(rank >= 0 && rank < k, "{}: rank {} has no part: the folder holds {} parts (0..{}); run {} ranks",
+               dir.string(), rank, k, k - 1, k);
+  const nlohmann::json& entry = top["parts"][static_cast<size_t>(rank)];
+  const Keys entry_keys(entry, top_file);
+  const std::string sub = entry_keys.String("dir");
+  if (sub != PartDirName(rank)) entry_keys.Fail(fmt::format("part {} must live in '{}'", rank, PartDirName(rank)));
+  const fs::path part_dir = dir / sub;
+  const fs::path manifest_file = part_dir / "manifest.json";
+  std::error_code ec;
+  if (!fs::exists(manifest_file, ec)) {
+    throw Error::InFile(manifest_file.string(), fmt::format("missing; the partition folder is incomplete; {}", kFix));
+  }
+  const std::string text = ReadFileToString(manifest_file);
+  const std::string sum = ChecksumHex(text.data(), text.size());
+  if (sum != entry_keys.String("manifest_xxh3")) {
+    throw Error::InFile(manifest_file.string(),
+                        fmt::format("checksum {} differs from {} in partitions.json: the part was modified or comes "
+                                    "from another run; {}",
+                                    sum, entry_keys.String("manifest_xxh3"), kFix));
+  }
+  const nlohmann::json m = ParseJsonFile(manifest_file, text);
+  const Keys mk(m, manifest_file.string());
+  if (mk.String("format") != kPartFormatName || mk.Int("part") != rank || mk.Int("num_parts", 1) != k) {
+    mk.Fail(fmt::format("not part {} of {} of a tessel partition", rank, k));
+  }
+  LocalPart p;
+  p.part = rank;
+  p.num_parts = k;
+  p.global_offset = mk.Int("global_offset");
+  p.num_owned = mk.Int("num_owned");
+  p.num_halo = mk.Int("num_halo");
+  p.dataset_nodes = mk.Int("dataset_nodes");
+  p.num_classes = static_cast<int32_t>(mk.Int("num_classes"));
+  const int64_t entries = mk.Int("num_entries");
+  // The part must agree with the summary the other ranks read.
+  const int64_t range_begin = top["node_ranges"][static_cast<size_t>(rank)].get<int64_t>();
+  const int64_t range_end = top["node_ranges"][static_cast<size_t>(rank) + 1].get<int64_t>();
+  if (p.global_offset != range_begin || p.num_owned != range_end - range_begin ||
+      p.num_owned != entry_keys.Int("nodes") || p.num_halo != entry_keys.Int("halo") ||
+      entries != entry_keys.Int("edges")) {
+    mk.Fail("counts disagree with partitions.json");
+  }
+  const datasets::ArrayReader r(part_dir, m.contains("arrays") ? m["arrays"] : nlohmann::json(), kFix);
+  const bool verify = options.verify_checksums;
+  const int64_t local = p.num_local();
+  p.graph =
+      datasets::CsrGraph32(r.Map<int64_t>("indptr", verify, local + 1), r.Map<int32_t>("indices", verify, entries),
+                           mk.Bool("weighted") ? r.Map<float>("weights", verify, entries) : Buffer<float>());
+  p.owned_ids = r.Map<int64_t>("owned_ids", verify, p.num_owned);
+  p.halo_ids = r.Map<int64_t>("halo_ids", verify, p.num_halo);
+  p.halo_owner = r.Map<int32_t>("halo_owner", verify, p.num_halo);
+  p.halo_remote = r.Map<int64_t>("halo_remote", verify, p.num_halo);
+  if (mk.Bool("has_features")) {
+    p.features.num_rows = p.num_owned;
+    p.features.dim = mk.Int("feature_dim");
+    p.features.sparse = mk.Bool("features_sparse");
+    if (p.features.sparse) {
+      p.features.indptr = r.Map<int64_t>("feature_indptr", verify, p.num_owned + 1);
+      p.features.indices = r.Map<int32_t>("feature_indices", verify);
+      p.features.values = r.Map<float>("feature_values", verify, static_cast<int64_t>(p.features.indices.size()));
+    } else {
+      p.features.dense = r.Map<float>("features", verify, p.num_owned * p.features.dim);
+    }
+  }
+  if (r.Has("labels")) p.labels = r.Map<int32_t>("labels", verify, p.num_owned);
+  p.train = r.Map<int64_t>("train", verify, entry_keys.Int("train"));
+  p.val = r.Map<int64_t>("val", verify, entry_keys.Int("val"));
+  p.test = r.Map<int64_t>("test", verify, entry_keys.Int("test"));
+  if (options.validate) {
+    try {
+      p.Validate();
+    } catch (const Error& e) {
+      throw Error::InFile(part_dir.string(), fmt::format("invalid part: {}; {}", e.what(), kFix));
+    }
+  }
+  return p;
+}
+
+nlohmann::ordered_json VerifyPartition(const fs::path& dir) {
+  const nlohmann::json top = ReadPartitionsJson(dir);
+  const auto k = top["num_parts"].get<int32_t>();
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (int32_t p = 0; p < k; ++p) {
+    std::string detail = "ok";
+    try {
+      LoadPart(dir, p);
+    } catch (const Error& e) {
+      detail = e.what();
+    }
+    out.push_back({{"part", p}, {"ok", detail == "ok"}, {"detail", detail}});
+  }
+  return out;
+}
+
+nlohmann::json DescribePartition(const fs::path& dir) {
+  nlohmann::json j = ReadPartitionsJson(dir);
+  j["path"] = dir.string();
+  return j;
+}
+
+std::string FormatPartitionSummary(const nlohmann::json& d) {
+  const auto get = [&](const char* key) -> const nlohmann::json& {
+    static const nlohmann::json kNull;
+    return d.contains(key) ? d.at(key) : kNull;
+  };
+  const nlohmann::json& ds = get("dataset");
+  std::string balance;
+  for (const auto& c : get("balance")) {
+    if (!balance.empty()) balance.push_back(',');
+    balance.append(c.get<std::string>());
+  }
+  std::string out;
+  if (d.contains("path")) out += fmt::format("partition   {}\n", d["path"].get<std::string>());
+  out += fmt::format("method      {} ({}), {} parts, seed {}, objective {}, balance {}, imbalance <= {}\n",
+                     get("method").get<std::string>(), get("algorithm").get<std::string>(),
+                     get("num_parts").get<int64_t>(), get("seed").get<uint64_t>(), get("objective").get<std::string>(),
+                     balance, get("imbalance_tolerance").get<double>());
+  out += fmt::format("dataset     {}: {} nodes, {} adjacency entries ({})\n", ds.value("name", std::string()),
+                     ds.value("num_nodes", int64_t{0}), ds.value("num_entries", int64_t{0}),
+                     ds.value("symmetric", true) ? "symmetric" : "directed");
+  out += fmt::format("edge cut    {} {} edges ({:.2f}% of adjacency entries cross parts)\n",
+                     get("edge_cut").get<int64_t>(), ds.value("symmetric", true) ? "undirected" : "directed",
+                     100.0 * get("cut_fraction").get<double>());
+  out += fmt::format("halo        replication {:.4f} ({} halo copies over all parts)\n",
+                     get("halo_replication").get<double>(), get("total_halo").get<int64_t>());
+  std::string imb;
+  for (const char* name : {"nodes", "edges", "train"}) {
+    if (!get("imbalance").contains(name)) continue;
+    imb += fmt::format("{}{} {:.4f}", imb.empty() ? "" : ", ", name, get("imbalance")[name].get<double>());
+  }
+  out += fmt::format("imbalance   {} (largest part / average)\n", imb);
+  out += fmt::format("{:>6} {:>12} {:>14} {:>12} {:>10} {:>10} {:>10}\n", "part", "nodes", "edges", "halo", "train",
+                     "val", "test");
+  for (const auto& p : get("parts")) {
+    out += fmt::format("{:>6} {:>12} {:>14} {:>12} {:>10} {:>10} {:>10}\n", p.value("part", int64_t{0}),
+                       p.value("nodes", int64_t{0}), p.value("edges", int64_t{0}), p.value("halo", int64_t{0}),
+                       p.value("train", int64_t{0}), p.value("val", int64_t{0}), p.value("test", int64_t{0}));
+  }
+  return out;
+}
+
+}  // namespace tessel::partition

@@ -1,0 +1,74 @@
+// The partition folder (DESIGN.md §3, docs/partition.md): partitions.json (method, seed, K, node ranges, edge
+// cut, per-part counts, imbalance, halo replication, one checksum per part manifest) and part-<k>/ with the typed
+// arrays of one LocalPart. Written atomically; LoadPart maps one part back for one rank and validates it.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "datasets/dataset.h"
+#include "partition/partition_build.h"
+#include "partition/partition_stats.h"
+#include "partition/partitioner.h"
+
+namespace tessel::partition {
+
+namespace fs = std::filesystem;
+
+inline constexpr int kPartitionFormatVersion = 1;
+
+// Wall-clock seconds of each step of PartitionToFolder (reported by the CLI, never written to the folder).
+struct PartitionTimings {
+  double prepare = 0;  // METIS input: symmetrise, vertex weights, idx_t copies
+  double metis = 0;    // inside METIS_PartGraph* only
+  double assign = 0;   // the whole assignment step (prepare + metis, or random/hash)
+  double stats = 0;    // edge cut, counts, imbalance
+  double build = 0;    // relabel, halos, local CSR, owned node data
+  double write = 0;    // array files, manifests, partitions.json, rename
+  double total = 0;
+  // Process CPU seconds (all threads): inside METIS, and of the whole call. On a shared machine these stay
+  // meaningful when wall-clock time includes waiting for a core.
+  double metis_cpu = 0;
+  double cpu_total = 0;
+};
+
+struct PartitionResult {
+  PartitionStats stats;
+  std::string algorithm;         // "kway", "recursive", "random", "hash" or "single"
+  int64_t metis_objective = -1;  // METIS's reported edge cut or volume; -1 when METIS did not run
+  PartitionTimings timings;
+  nlohmann::ordered_json description;  // the content of partitions.json
+};
+
+// Partitions `data` and writes the folder `dir`, built under a temporary name and renamed into place. An
+// existing `dir` is an error unless `overwrite`, and even then only a partition folder (or an empty folder) is
+// replaced. Equal inputs give byte-identical folders (no timestamps, no paths).
+PartitionResult PartitionToFolder(const datasets::NodeDataset& data, const PartitionOptions& options,
+                                  const fs::path& dir, bool overwrite);
+
+struct LoadPartOptions {
+  bool verify_checksums = true;  // hash every array of the part (XXH3, several GB/s)
+  bool validate = true;          // LocalPart::Validate() after loading
+};
+
+// Reads partitions.json and checks its format and version; throws naming the file and the fix.
+nlohmann::json ReadPartitionsJson(const fs::path& dir);
+// True when `dir` holds a partitions.json (for `tessel info` to tell partitions from datasets).
+bool IsPartitionFolder(const fs::path& dir);
+// Maps part `rank` (arrays borrowed from the files) and checks it against partitions.json: the part manifest's
+// checksum, counts, node range, and (by option) every array checksum and the structure.
+LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& options = {});
+
+// Loads every part with checksums and validation; one {"part", "ok", "detail"} per part ("ok" or the error).
+// Never throws for a bad part (only when partitions.json itself is unreadable).
+nlohmann::ordered_json VerifyPartition(const fs::path& dir);
+
+// partitions.json plus "path"; what `tessel info PARTITION_DIR --json` prints.
+nlohmann::json DescribePartition(const fs::path& dir);
+// The human-readable summary of a description (settings, cut, halo replication, imbalance, a per-part table).
+std::string FormatPartitionSummary(const nlohmann::json& description);
+
+}  // namespace tessel::partition

@@ -1,0 +1,207 @@
+// Partitioner front end: option names and validation, balance constraints, and the random and hash baselines;
+// METIS itself is in metis_partitioner.cc.
+#include "partition/partitioner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <numeric>
+#include <variant>
+
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/rng.h"
+#include "partition/metis_partitioner.h"
+
+namespace tessel::partition {
+namespace {
+
+constexpr uint64_t kRandomPartitionPurpose = 0x7061727469746e31ULL;  // "partitn1": the stream of --method random
+
+template <typename E, size_t N>
+E ParseName(std::string_view name, const E (&values)[N], std::string_view (*to_name)(E), std::string_view what) {
+  std::string accepted;
+  for (E v : values) {
+    if (to_name(v) == name) return v;
+    if (!accepted.empty()) accepted += ", ";
+    accepted += to_name(v);
+  }
+  throw Error(fmt::format("unknown {} '{}'; accepted: {}", what, name, accepted));
+}
+
+constexpr Method kMethods[] = {Method::kMetis, Method::kRandom, Method::kHash};
+constexpr Objective kObjectives[] = {Objective::kCut, Objective::kVolume};
+constexpr Constraint kConstraints[] = {Constraint::kNodes, Constraint::kEdges, Constraint::kTrain};
+constexpr MetisAlgorithm kAlgorithms[] = {MetisAlgorithm::kAuto, MetisAlgorithm::kKway, MetisAlgorithm::kRecursive};
+
+// Random permutation (Fisher-Yates on one seeded stream) dealt round-robin: part sizes differ by at most one.
+std::vector<int32_t> RandomAssignment(int64_t n, int32_t k, uint64_t seed) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  Rng rng(StreamKey{.seed = seed, .purpose = kRandomPartitionPurpose});
+  for (int64_t i = n - 1; i > 0; --i) {
+    const auto j = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(i) + 1));
+    std::swap(order[i], order[j]);
+  }
+  std::vector<int32_t> part(static_cast<size_t>(n));
+  parallel_for<int64_t>(0, n, 1 << 16, [&](int64_t i) { part[order[i]] = static_cast<int32_t>(i % k); });
+  return part;
+}
+
+std::vector<int32_t> HashAssignment(int64_t n, int32_t k) {
+  std::vector<int32_t> part(static_cast<size_t>(n));
+  parallel_for<int64_t>(0, n, 1 << 16, [&](int64_t u) {
+    part[u] = static_cast<int32_t>(Mix64(static_cast<uint64_t>(u)) % static_cast<uint64_t>(k));
+  });
+  return part;
+}
+
+}  // namespace
+
+std::string_view MethodName(Method method) {
+  switch (method) {
+    case Method::kMetis:
+      return "metis";
+    case Method::kRandom:
+      return "random";
+    case Method::kHash:
+      return "hash";
+  }
+  return "unknown";
+}
+
+std::string_view ObjectiveName(Objective objective) { return objective == Objective::kCut ? "cut" : "vol"; }
+
+std::string_view ConstraintName(Constraint constraint) {
+  switch (constraint) {
+    case Constraint::kNodes:
+      return "nodes";
+    case Constraint::kEdges:
+      return "edges";
+    case Constraint::kTrain:
+      return "train";
+  }
+  return "unknown";
+}
+
+std::string_view MetisAlgorithmName(MetisAlgorithm algorithm) {
+  switch (algorithm) {
+    case MetisAlgorithm::kAuto:
+      return "auto";
+    case MetisAlgorithm::kKway:
+      return "kway";
+    case MetisAlgorithm::kRecursive:
+      return "recursive";
+  }
+  return "unknown";
+}
+
+Method ParseMethod(std::string_view name) { return ParseName(name, kMethods, MethodName, "partition method"); }
+Objective ParseObjective(std::string_view name) {
+  return ParseName(name, kObjectives, ObjectiveName, "METIS objective");
+}
+MetisAlgorithm ParseMetisAlgorithm(std::string_view name) {
+  return ParseName(name, kAlgorithms, MetisAlgorithmName, "METIS algorithm");
+}
+
+std::vector<Constraint> ParseBalance(std::string_view list) {
+  std::vector<Constraint> out;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    const size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string_view item = list.substr(pos, comma - pos);
+    TESSEL_CHECK(!item.empty(), "balance list '{}' has an empty item; write e.g. nodes,edges,train", list);
+    const Constraint c = ParseName(item, kConstraints, ConstraintName, "balance constraint");
+    TESSEL_CHECK(std::find(out.begin(), out.end(), c) == out.end(), "balance list '{}' names '{}' twice", list, item);
+    out.push_back(c);
+    pos = comma + 1;
+  }
+  return out;
+}
+
+std::string BalanceString(const std::vector<Constraint>& balance) {
+  std::string s;
+  for (Constraint c : balance) {
+    if (!s.empty()) s += ',';
+    s += ConstraintName(c);
+  }
+  return s;
+}
+
+void ValidateOptions(const datasets::NodeDataset& data, const PartitionOptions& options) {
+  const int64_t n = data.num_nodes();
+  TESSEL_CHECK(options.num_parts >= 1, "--parts is {}; it must be at least 1", options.num_parts);
+  TESSEL_CHECK(options.num_parts <= n, "--parts is {} but the dataset has only {} nodes; use at most {} parts",
+               options.num_parts, n, n);
+  TESSEL_CHECK(options.imbalance > 1.0 && options.imbalance <= 3.0,
+               "--imbalance is {}; it must be in (1, 3] (1.05 allows parts 5% above the average)", options.imbalance);
+  const bool wants_train =
+      std::find(options.balance.begin(), options.balance.end(), Constraint::kTrain) != options.balance.end();
+  TESSEL_CHECK(!wants_train || !data.train.empty(),
+               "--balance train: dataset '{}' has no training split; drop 'train' from --balance or convert the "
+               "dataset with a split",
+               data.name);
+  TESSEL_CHECK(!(options.method == Method::kMetis && options.objective == Objective::kVolume &&
+                 options.metis_algorithm == MetisAlgorithm::kRecursive),
+               "--objective vol needs METIS k-way; use --metis-algorithm kway (or auto)");
+}
+
+std::vector<int64_t> ConstraintWeights(const datasets::NodeDataset& data, Constraint constraint) {
+  const int64_t n = data.num_nodes();
+  std::vector<int64_t> w(static_cast<size_t>(n), constraint == Constraint::kNodes ? 1 : 0);
+  if (constraint == Constraint::kEdges) {
+    std::visit(
+        [&](const auto& g) {
+          auto p = g.indptr().Host();
+          parallel_for<int64_t>(0, n, 1 << 16, [&](int64_t u) { w[u] = p[u + 1] - p[u]; });
+        },
+        data.graph);
+  } else if (constraint == Constraint::kTrain) {
+    for (int64_t u : data.train.Host()) w[u] = 1;
+  }
+  return w;
+}
+
+std::vector<Constraint> ResolveBalance(const datasets::NodeDataset& data, const PartitionOptions& options) {
+  std::vector<Constraint> balance = options.balance;
+  if (balance.empty()) {
+    balance = {Constraint::kNodes, Constraint::kEdges};
+    if (!data.train.empty()) balance.push_back(Constraint::kTrain);
+  }
+  if (options.method == Method::kMetis) {
+    // METIS divides by each constraint's total weight: leave out the ones that are zero everywhere.
+    std::erase_if(balance, [&](Constraint c) {
+      return (c == Constraint::kEdges && datasets::NumEntries(data.graph) == 0) ||
+             (c == Constraint::kTrain && data.train.empty());
+    });
+    if (balance.empty()) balance = {Constraint::kNodes};
+  }
+  return balance;
+}
+
+Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionOptions& options) {
+  ValidateOptions(data, options);
+  const int64_t n = data.num_nodes();
+  const int32_t k = options.num_parts;
+  Assignment out;
+  out.balance = ResolveBalance(data, options);
+  if (k == 1) {
+    out.part.assign(static_cast<size_t>(n), 0);
+    out.algorithm = "single";
+    return out;
+  }
+  switch (options.method) {
+    case Method::kMetis:
+      return detail::MetisAssignment(data, options, out.balance);
+    case Method::kRandom:
+      out.part = RandomAssignment(n, k, options.seed);
+      out.algorithm = "random";
+      break;
+    case Method::kHash:
+      out.part = HashAssignment(n, k);
+      out.algorithm = "hash";
+      break;
+  }
+  return out;
+}
+
+}  // namespace tessel::partition

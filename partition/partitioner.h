@@ -1,0 +1,74 @@
+// Partitioners: METIS (multi-constraint k-way or recursive bisection), random and hash, each turning a node
+// dataset into an assignment vector node -> part. Options are explicit so the same inputs give the same parts.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "datasets/dataset.h"
+
+namespace tessel::partition {
+
+// metis: METIS_PartGraphKway / METIS_PartGraphRecursive (Karypis & Kumar 1998) with balance constraints.
+// random: a seeded random permutation dealt round-robin (node counts equal to within one).
+// hash: part = Mix64(node id) mod K, computable by anyone from the id alone; the seed is not used.
+enum class Method { kMetis, kRandom, kHash };
+// What METIS minimises: the edge cut or the total communication volume (k-way only).
+enum class Objective { kCut, kVolume };
+// Balance constraints (METIS vertex weights): 1 per node, the node's degree, 1 per training node (DistDGL).
+enum class Constraint { kNodes, kEdges, kTrain };
+// auto: recursive bisection for K <= kRecursiveMaxParts with the cut objective, else k-way.
+enum class MetisAlgorithm { kAuto, kKway, kRecursive };
+
+inline constexpr int32_t kRecursiveMaxParts = 8;
+
+std::string_view MethodName(Method method);
+std::string_view ObjectiveName(Objective objective);
+std::string_view ConstraintName(Constraint constraint);
+std::string_view MetisAlgorithmName(MetisAlgorithm algorithm);
+// Parsers throw tessel::Error naming the accepted values.
+Method ParseMethod(std::string_view name);
+Objective ParseObjective(std::string_view name);
+MetisAlgorithm ParseMetisAlgorithm(std::string_view name);
+// "nodes,edges,train" (any non-empty subset, no repeats) -> constraints in the given order.
+std::vector<Constraint> ParseBalance(std::string_view list);
+std::string BalanceString(const std::vector<Constraint>& balance);
+
+struct PartitionOptions {
+  Method method = Method::kMetis;
+  int32_t num_parts = 2;
+  // Empty: nodes and edges, plus train when the dataset has a training split (DistDGL's choice).
+  std::vector<Constraint> balance;
+  Objective objective = Objective::kCut;
+  MetisAlgorithm metis_algorithm = MetisAlgorithm::kAuto;
+  uint64_t seed = 0;
+  double imbalance = 1.05;  // largest allowed part weight / average part weight, per constraint (METIS ubvec)
+};
+
+// Checks the options against the dataset: 1 <= K <= nodes, imbalance in (1, 3], train balance only with a
+// training split. Throws tessel::Error saying what is wrong and how to fix it.
+void ValidateOptions(const datasets::NodeDataset& data, const PartitionOptions& options);
+// The balance list actually used: the default filled in, and for METIS without constraints whose total weight
+// is zero (edges of an edgeless graph), which METIS cannot balance.
+std::vector<Constraint> ResolveBalance(const datasets::NodeDataset& data, const PartitionOptions& options);
+
+struct Assignment {
+  std::vector<int32_t> part;  // node -> part in [0, K)
+  std::vector<Constraint> balance;
+  std::string algorithm;         // "kway", "recursive", "random", "hash" or "single" (K = 1)
+  int64_t metis_objective = -1;  // METIS's own edge cut or volume; -1 when METIS did not run
+  int8_t symmetric = -1;         // 1/0 when METIS checked the graph's symmetry, -1 when nobody did
+  double prepare_seconds = 0;    // building METIS's input (symmetrise, weights, idx_t copies)
+  double metis_seconds = 0;      // inside METIS_PartGraph* only (wall clock)
+  double metis_cpu_seconds = 0;  // process CPU time inside METIS (METIS is serial: its own CPU time)
+};
+
+// Validates the options and computes the assignment. Deterministic: equal inputs give equal results.
+Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionOptions& options);
+
+// Vertex weights of one constraint for every node (1, out-degree, or 1 for training nodes).
+std::vector<int64_t> ConstraintWeights(const datasets::NodeDataset& data, Constraint constraint);
+
+}  // namespace tessel::partition

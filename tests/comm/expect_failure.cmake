@@ -1,0 +1,18 @@
+# ctest helper: runs COMMAND (arguments separated by '|') and passes only if it exits non-zero within TIMEOUT
+# seconds and its output matches EXPECT. Used for "a failing rank ends the whole MPI job with its message".
+string(REPLACE "|" ";" command "${COMMAND}")
+string(TIMESTAMP start "%s")
+execute_process(COMMAND ${command} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${TIMEOUT})
+string(TIMESTAMP stop "%s")
+math(EXPR seconds "${stop} - ${start}")
+message("${out}${err}")
+message("exit status: ${status} after ${seconds} s")
+if(status MATCHES "timeout")
+  message(FATAL_ERROR "the job did not end within ${TIMEOUT} s (a rank hangs)")
+endif()
+if(status EQUAL 0)
+  message(FATAL_ERROR "the job exited 0, expected a non-zero status")
+endif()
+if(NOT "${out}${err}" MATCHES "${EXPECT}")
+  message(FATAL_ERROR "the output does not contain '${EXPECT}'")
+endif()

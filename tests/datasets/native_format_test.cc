@@ -1,0 +1,369 @@
+// The native dataset folder: random node datasets (int32/int64 ids, weights, dense/sparse features, labels,
+// splits) and sparse-row datasets round-trip exactly; corruption, truncation and manifest problems are errors.
+#include "datasets/native_format.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <tuple>
+
+#include "core/checksum.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/rng.h"
+#include "datasets/graph_builder.h"
+#include "datasets/split.h"
+
+namespace tessel::datasets {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+enum class Feat { kNone, kDense, kSparse };
+
+template <typename IdT>
+CsrGraph<IdT> RandomGraph(Rng& rng, int64_t n, int64_t m, bool weighted) {
+  EdgeList e;
+  e.num_nodes = n;
+  for (int64_t i = 0; i < m; ++i) {
+    e.Add(static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(n))),
+          static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(n))));
+    if (weighted) e.weights.push_back(static_cast<float>(rng.Uniform()));
+  }
+  return GraphBuilder().Build<IdT>(e);
+}
+
+NodeDataset RandomNodeDataset(uint64_t seed, bool int64_ids, bool weighted, Feat feat, bool labels, bool split) {
+  Rng rng(seed);
+  const int64_t n = 40 + static_cast<int64_t>(rng.UniformInt(60));
+  NodeDataset d;
+  d.name = "random-" + std::to_string(seed);
+  if (int64_ids) {
+    d.graph = RandomGraph<int64_t>(rng, n, 3 * n, weighted);
+  } else {
+    d.graph = RandomGraph<int32_t>(rng, n, 3 * n, weighted);
+  }
+  if (feat != Feat::kNone) {
+    d.features.num_rows = n;
+    d.features.dim = 17;
+    d.features.sparse = feat == Feat::kSparse;
+    std::vector<float> dense(static_cast<size_t>(n * 17), 0.0F);
+    std::vector<int64_t> ptr = {0};
+    std::vector<int32_t> idx;
+    std::vector<float> val;
+    for (int64_t r = 0; r < n; ++r) {
+      for (int32_t c = 0; c < 17; ++c) {
+        if (rng.Uniform() < 0.3) {
+          const auto x = static_cast<float>(rng.Normal());
+          dense[static_cast<size_t>(r * 17 + c)] = x;
+          idx.push_back(c);
+          val.push_back(x);
+        }
+      }
+      ptr.push_back(static_cast<int64_t>(idx.size()));
+    }
+    if (d.features.sparse) {
+      d.features.indptr = Buffer<int64_t>(std::move(ptr));
+      d.features.indices = Buffer<int32_t>(std::move(idx));
+      d.features.values = Buffer<float>(std::move(val));
+    } else {
+      d.features.dense = Buffer<float>(std::move(dense));
+    }
+  }
+  if (labels) {
+    d.num_classes = 5;
+    std::vector<int32_t> l(static_cast<size_t>(n));
+    for (auto& x : l) x = rng.Uniform() < 0.1 ? kNoLabel : static_cast<int32_t>(rng.UniformInt(5));
+    d.labels = Buffer<int32_t>(std::move(l));
+  }
+  if (split) AssignRandomSplit(d, {0.5, 0.25, 0.25}, seed);
+  return d;
+}
+
+SparseRowDataset RandomSparseRows(uint64_t seed, int64_t rows) {
+  Rng rng(seed);
+  SparseRowDataset d;
+  d.name = "rows";
+  d.num_rows = rows;
+  d.num_features = 30;
+  std::vector<int64_t> ptr = {0};
+  std::vector<int32_t> idx;
+  std::vector<double> val;
+  std::vector<double> lab;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int32_t c = 0; c < 30; ++c) {
+      if (rng.Uniform() < 0.2) {
+        idx.push_back(c);
+        val.push_back(rng.Normal());
+      }
+    }
+    ptr.push_back(static_cast<int64_t>(idx.size()));
+    lab.push_back(rng.Uniform() < 0.5 ? -1.0 : 1.0);
+  }
+  d.indptr = Buffer<int64_t>(std::move(ptr));
+  d.indices = Buffer<int32_t>(std::move(idx));
+  d.values = Buffer<double>(std::move(val));
+  d.labels = Buffer<double>(std::move(lab));
+  return d;
+}
+
+template <typename T>
+void ExpectSame(const Buffer<T>& a, const Buffer<T>& b, const char* what) {
+  EXPECT_EQ(a.ToVector(), b.ToVector()) << what;
+}
+
+void ExpectSameDataset(const NodeDataset& a, const NodeDataset& b) {
+  EXPECT_EQ(a.name, b.name);
+  ASSERT_EQ(a.graph.index(), b.graph.index()) << "id width changed";
+  std::visit(
+      [&](const auto& ga) {
+        const auto& gb = std::get<std::decay_t<decltype(ga)>>(b.graph);
+        ExpectSame(ga.indptr(), gb.indptr(), "indptr");
+        ExpectSame(ga.indices(), gb.indices(), "indices");
+        ExpectSame(ga.weights(), gb.weights(), "weights");
+      },
+      a.graph);
+  EXPECT_EQ(a.features.num_rows, b.features.num_rows);
+  EXPECT_EQ(a.features.dim, b.features.dim);
+  EXPECT_EQ(a.features.sparse, b.features.sparse);
+  ExpectSame(a.features.dense, b.features.dense, "dense features");
+  ExpectSame(a.features.indptr, b.features.indptr, "feature indptr");
+  ExpectSame(a.features.indices, b.features.indices, "feature indices");
+  ExpectSame(a.features.values, b.features.values, "feature values");
+  EXPECT_EQ(a.num_classes, b.num_classes);
+  ExpectSame(a.labels, b.labels, "labels");
+  ExpectSame(a.train, b.train, "train");
+  ExpectSame(a.val, b.val, "val");
+  ExpectSame(a.test, b.test, "test");
+}
+
+class NativeFormatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("tessel_native_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    dir_ = root_ / "ds";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  // Entries of root_ other than the dataset itself (temporary folders must never stay behind).
+  std::vector<std::string> Leftovers() const {
+    std::vector<std::string> out;
+    for (const auto& e : fs::directory_iterator(root_)) {
+      if (e.path() != dir_) out.push_back(e.path().filename().string());
+    }
+    return out;
+  }
+  void EditManifest(const std::function<void(nlohmann::json&)>& edit) const {
+    nlohmann::json j = ReadManifest(dir_);
+    edit(j);
+    std::ofstream(dir_ / "manifest.json") << j.dump(2);
+  }
+  std::string LoadError() const {
+    try {
+      LoadNodeDataset(dir_);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  }
+  fs::path root_;
+  fs::path dir_;
+};
+
+class NodeRoundTrip : public NativeFormatTest,
+                      public ::testing::WithParamInterface<std::tuple<bool, bool, Feat, bool, bool>> {};
+
+TEST_P(NodeRoundTrip, WriteThenLoadGivesIdenticalArrays) {
+  const auto [int64_ids, weighted, feat, labels, split] = GetParam();
+  const NodeDataset d = RandomNodeDataset(11, int64_ids, weighted, feat, labels, split);
+  WriteNodeDataset(d, dir_);
+  EXPECT_EQ(PeekKind(dir_), DatasetKind::kNode);
+  ExpectSameDataset(d, LoadNodeDataset(dir_));
+  for (const ArrayCheck& c : VerifyChecksums(dir_)) EXPECT_TRUE(c.ok) << c.name << ": " << c.detail;
+  EXPECT_TRUE(Leftovers().empty());
+
+  const nlohmann::json m = ReadManifest(dir_);
+  EXPECT_EQ(m["format"], "tessel-dataset");
+  EXPECT_EQ(m["version"], kNativeFormatVersion);
+  EXPECT_EQ(m["kind"], "node");
+  EXPECT_EQ(m["num_nodes"], d.num_nodes());
+  EXPECT_EQ(m["num_entries"], NumEntries(d.graph));
+  EXPECT_EQ(m["id_dtype"], int64_ids ? "int64" : "int32");
+  EXPECT_EQ(m["split"]["train"], d.train.size());
+  EXPECT_EQ(m["arrays"].contains("weights"), weighted);
+  EXPECT_EQ(m["arrays"].contains("labels"), labels);
+  EXPECT_EQ(m["arrays"].contains("features"), feat == Feat::kDense);
+  EXPECT_EQ(m["arrays"].contains("feat_values"), feat == Feat::kSparse);
+  if (feat != Feat::kNone) {
+    EXPECT_EQ(m["feature_nnz"], d.features.NonZeros());
+  }
+  // Every entry describes its file exactly.
+  for (const auto& [name, e] : m["arrays"].items()) {
+    const fs::path file = dir_ / e["file"].get<std::string>();
+    ASSERT_TRUE(fs::exists(file)) << name;
+    EXPECT_EQ(fs::file_size(file), e["bytes"].get<uint64_t>()) << name;
+    const std::string bytes = ReadFileToString(file);
+    EXPECT_EQ(ChecksumHex(bytes.data(), bytes.size()), e["xxh3"]) << name;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(AllShapes, NodeRoundTrip,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool(),
+                                            ::testing::Values(Feat::kNone, Feat::kDense, Feat::kSparse),
+                                            ::testing::Bool(), ::testing::Bool()));
+
+TEST_F(NativeFormatTest, SparseRowsRoundTrip) {
+  for (int64_t rows : {0, 1, 57}) {
+    const SparseRowDataset d = RandomSparseRows(static_cast<uint64_t>(rows), rows);
+    WriteSparseRowDataset(d, dir_, {.overwrite = true});
+    EXPECT_EQ(PeekKind(dir_), DatasetKind::kSparseRows);
+    const SparseRowDataset got = LoadSparseRowDataset(dir_);
+    EXPECT_EQ(got.name, d.name);
+    EXPECT_EQ(got.num_rows, d.num_rows);
+    EXPECT_EQ(got.num_features, d.num_features);
+    ExpectSame(got.indptr, d.indptr, "indptr");
+    ExpectSame(got.indices, d.indices, "indices");
+    ExpectSame(got.values, d.values, "values");
+    ExpectSame(got.labels, d.labels, "labels");
+    EXPECT_EQ(ReadManifest(dir_)["nnz"], d.NonZeros());
+  }
+  EXPECT_THAT([&] { LoadNodeDataset(dir_); }, ::testing::ThrowsMessage<Error>(HasSubstr("not a node dataset")));
+  EXPECT_TRUE(Leftovers().empty());
+}
+
+TEST_F(NativeFormatTest, EveryFlippedByteIsAChecksumErrorNamingArrayAndFile) {
+  const NodeDataset d = RandomNodeDataset(3, false, true, Feat::kSparse, true, true);
+  WriteNodeDataset(d, dir_);
+  const nlohmann::json m = ReadManifest(dir_);
+  for (const auto& [name, e] : m["arrays"].items()) {
+    if (e["bytes"].get<int64_t>() == 0) continue;
+    const fs::path file = dir_ / e["file"].get<std::string>();
+    const std::string original = ReadFileToString(file);
+    std::string bad = original;
+    bad[bad.size() / 2] = static_cast<char>(bad[bad.size() / 2] ^ 0x01);
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << bad;
+    const std::string err = LoadError();
+    EXPECT_THAT(err, HasSubstr("checksum mismatch for array '" + name + "'"));
+    EXPECT_THAT(err, HasSubstr(e["file"].get<std::string>()));
+    EXPECT_THAT(err, HasSubstr("re-run tessel convert"));
+    for (const ArrayCheck& c : VerifyChecksums(dir_)) EXPECT_EQ(c.ok, c.name != name) << c.name;
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << original;
+  }
+  EXPECT_NO_THROW(LoadNodeDataset(dir_));
+}
+
+TEST_F(NativeFormatTest, VerifyOffLoadsAQuietlyCorruptedWeight) {
+  const NodeDataset d = RandomNodeDataset(5, false, true, Feat::kNone, false, false);
+  WriteNodeDataset(d, dir_);
+  {
+    std::fstream f(dir_ / "weights.bin", std::ios::in | std::ios::out | std::ios::binary);
+    const char low = static_cast<char>(f.get());  // lowest mantissa byte of weight 0: flipping it keeps it finite
+    f.seekp(0);
+    f.put(static_cast<char>(low ^ 0x01));
+  }
+  EXPECT_THAT(LoadError(), HasSubstr("checksum mismatch for array 'weights'"));
+  const NodeDataset got = LoadNodeDataset(dir_, {.verify_checksums = false});
+  EXPECT_NE(std::get<CsrGraph32>(got.graph).weights()[0], std::get<CsrGraph32>(d.graph).weights()[0]);
+}
+
+TEST_F(NativeFormatTest, TruncatedAndMissingFilesAreSizeErrors) {
+  WriteNodeDataset(RandomNodeDataset(4, true, false, Feat::kDense, true, false), dir_);
+  const std::string features = ReadFileToString(dir_ / "features.bin");
+  fs::resize_file(dir_ / "features.bin", features.size() - 3);
+  EXPECT_THAT(LoadError(), HasSubstr("features.bin: array 'features' has"));
+  EXPECT_THAT(LoadError(), HasSubstr("(truncated or replaced)"));
+  // Without checksum verification the size check still applies.
+  EXPECT_THROW(LoadNodeDataset(dir_, {.verify_checksums = false}), Error);
+  std::ofstream(dir_ / "features.bin", std::ios::binary | std::ios::trunc) << features;
+  fs::remove(dir_ / "labels.bin");
+  EXPECT_THAT(LoadError(), HasSubstr("file of array 'labels' is missing"));
+}
+
+TEST_F(NativeFormatTest, ManifestProblemsNameTheFolderAndTheFix) {
+  EXPECT_THAT(LoadError(), HasSubstr("no such dataset folder"));
+  fs::create_directories(dir_);
+  EXPECT_THAT(LoadError(), HasSubstr("not a tessel dataset (no manifest.json)"));
+  fs::remove_all(dir_);
+  WriteNodeDataset(RandomNodeDataset(6, false, false, Feat::kNone, true, true), dir_);
+  const std::string good = ReadFileToString(dir_ / "manifest.json");
+  auto reset = [&] { std::ofstream(dir_ / "manifest.json") << good; };
+
+  std::ofstream(dir_ / "manifest.json") << "{ not json";
+  EXPECT_THAT(LoadError(), HasSubstr("manifest.json: not valid JSON"));
+  reset();
+  EditManifest([](nlohmann::json& j) { j["format"] = "something-else"; });
+  EXPECT_THAT(LoadError(), HasSubstr("not a tessel dataset"));
+  reset();
+  EditManifest([](nlohmann::json& j) { j["version"] = kNativeFormatVersion + 1; });
+  EXPECT_THAT(LoadError(), HasSubstr("is newer than this tessel reads"));
+  reset();
+  EditManifest([](nlohmann::json& j) { j.erase("num_nodes"); });
+  EXPECT_THAT(LoadError(), HasSubstr("missing key 'num_nodes'; re-run tessel convert"));
+  reset();
+  EditManifest([](nlohmann::json& j) { j["arrays"]["indices"]["dtype"] = "int16"; });
+  EXPECT_THAT(LoadError(), HasSubstr("unknown dtype \"int16\""));
+  reset();
+  EditManifest([](nlohmann::json& j) { j["kind"] = "graph"; });
+  EXPECT_THAT(LoadError(), HasSubstr("unknown kind \"graph\""));
+  reset();
+  EditManifest([](nlohmann::json& j) { j["num_nodes"] = j["num_nodes"].get<int64_t>() + 1; });
+  EXPECT_THAT(LoadError(), HasSubstr("array 'indptr' has"));
+  reset();
+  EXPECT_NO_THROW(LoadNodeDataset(dir_));
+}
+
+TEST_F(NativeFormatTest, ExistingOutputNeedsOverwriteAndOnlyDatasetsAreReplaced) {
+  const NodeDataset a = RandomNodeDataset(8, false, false, Feat::kNone, false, false);
+  const NodeDataset b = RandomNodeDataset(9, true, true, Feat::kDense, true, true);
+  WriteNodeDataset(a, dir_);
+  EXPECT_THAT([&] { WriteNodeDataset(b, dir_); }, ::testing::ThrowsMessage<Error>(HasSubstr("--force")));
+  ExpectSameDataset(a, LoadNodeDataset(dir_));
+  WriteNodeDataset(b, dir_, {.overwrite = true});
+  ExpectSameDataset(b, LoadNodeDataset(dir_));
+  EXPECT_TRUE(Leftovers().empty());
+
+  const fs::path other = root_ / "notes";
+  fs::create_directories(other);
+  std::ofstream(other / "keep.txt") << "mine";
+  EXPECT_THAT([&] { WriteNodeDataset(a, other, {.overwrite = true}); },
+              ::testing::ThrowsMessage<Error>(HasSubstr("is not a tessel dataset")));
+  EXPECT_TRUE(fs::exists(other / "keep.txt"));
+}
+
+TEST_F(NativeFormatTest, FailedWritesLeaveNothingBehind) {
+  NodeDataset bad = RandomNodeDataset(10, false, false, Feat::kNone, true, false);
+  bad.labels.MutableHost()[0] = 99;  // outside [0, num_classes)
+  EXPECT_THROW(WriteNodeDataset(bad, dir_), Error);
+  EXPECT_FALSE(fs::exists(dir_));
+  EXPECT_TRUE(Leftovers().empty());
+
+  // A write that fails half way (file size limit reached) removes its temporary folder.
+  const NodeDataset big = RandomNodeDataset(12, false, false, Feat::kDense, true, true);
+  struct rlimit old {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old), 0);
+  auto* previous = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = old;
+  small.rlim_cur = 1024;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  std::string err;
+  try {
+    WriteNodeDataset(big, dir_);
+  } catch (const Error& e) {
+    err = e.what();
+  }
+  setrlimit(RLIMIT_FSIZE, &old);
+  signal(SIGXFSZ, previous);
+  EXPECT_THAT(err, HasSubstr("write failed"));
+  EXPECT_FALSE(fs::exists(dir_));
+  EXPECT_TRUE(Leftovers().empty()) << ::testing::PrintToString(Leftovers());
+}
+
+}  // namespace
+}  // namespace tessel::datasets

@@ -1,0 +1,246 @@
+// The partition folder: write + LoadPart round trip equals the in-memory build, byte-identical folders for equal
+// seeds, --force rules, nothing half-written on failure, corruption detected on load, and real datasets.
+#include "partition/partition_format.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/parallel.h"
+#include "datasets/readers.h"
+#include "tests/partition/invariants.h"
+#include "tests/partition/test_graphs.h"
+
+namespace tessel::partition {
+namespace {
+
+namespace fs = std::filesystem;
+using fixtures::GraphSpec;
+using fixtures::RandomDataset;
+
+class PartitionFormatTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / fmt::format("tessel-part-{}-{}", ::getpid(),
+                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Every file under `dir`, by relative path, with its bytes.
+  static std::map<std::string, std::string> Files(const fs::path& dir) {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir)) {
+      if (e.is_regular_file()) out[fs::relative(e.path(), dir).string()] = ReadFileToString(e.path());
+    }
+    return out;
+  }
+  // Names in root_ (to find leftovers of a failed write).
+  std::vector<std::string> Entries() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(root_)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+  static std::string ErrorOf(const std::function<void()>& fn) {
+    try {
+      fn();
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  fs::path root_;
+};
+
+PartitionOptions Options(Method m, int32_t k, uint64_t seed = 5) {
+  PartitionOptions o;
+  o.method = m;
+  o.num_parts = k;
+  o.seed = seed;
+  return o;
+}
+
+void ExpectSameGraph(const datasets::CsrGraph32& a, const datasets::CsrGraph32& b) {
+  EXPECT_EQ(a.indptr().ToVector(), b.indptr().ToVector());
+  EXPECT_EQ(a.indices().ToVector(), b.indices().ToVector());
+  EXPECT_EQ(a.weights().ToVector(), b.weights().ToVector());
+}
+
+TEST_F(PartitionFormatTest, LoadedPartsEqualTheInMemoryBuild) {
+  for (int which = 0; which < 2; ++which) {
+    GraphSpec spec;
+    spec.directed = which == 1;
+    spec.weighted = which == 1;
+    spec.self_loops = which == 1;
+    spec.sparse_features = which == 1;
+    const datasets::NodeDataset d = RandomDataset(spec);
+    const fs::path dir = root_ / fmt::format("out{}", which);
+    const PartitionResult r = PartitionToFolder(d, Options(Method::kMetis, 3), dir, false);
+    const Assignment a = ComputeAssignment(d, Options(Method::kMetis, 3));
+    const std::vector<LocalPart> expected = fixtures::BuildAll(d, a.part, 3);
+    std::vector<LocalPart> loaded;
+    for (int32_t p = 0; p < 3; ++p) loaded.push_back(LoadPart(dir, p));
+    fixtures::CheckParts(d, a.part, 3, loaded);
+    for (int32_t p = 0; p < 3; ++p) {
+      const LocalPart& x = loaded[p];
+      const LocalPart& y = expected[p];
+      ExpectSameGraph(x.graph, y.graph);
+      EXPECT_EQ(x.owned_ids.ToVector(), y.owned_ids.ToVector());
+      EXPECT_EQ(x.halo_ids.ToVector(), y.halo_ids.ToVector());
+      EXPECT_EQ(x.halo_owner.ToVector(), y.halo_owner.ToVector());
+      EXPECT_EQ(x.halo_remote.ToVector(), y.halo_remote.ToVector());
+      EXPECT_EQ(x.features.sparse, y.features.sparse);
+      EXPECT_EQ(x.features.dense.ToVector(), y.features.dense.ToVector());
+      EXPECT_EQ(x.features.values.ToVector(), y.features.values.ToVector());
+      EXPECT_EQ(x.labels.ToVector(), y.labels.ToVector());
+      EXPECT_EQ(x.train.ToVector(), y.train.ToVector());
+      EXPECT_EQ(x.test.ToVector(), y.test.ToVector());
+      EXPECT_EQ(x.global_offset, y.global_offset);
+    }
+    // partitions.json agrees with the statistics computed from scratch.
+    const nlohmann::json j = ReadPartitionsJson(dir);
+    PartitionStats s = ComputeStats(d, a.part, 3);
+    EXPECT_EQ(j["edge_cut"].get<int64_t>(), s.edge_cut);
+    EXPECT_EQ(j["num_parts"].get<int>(), 3);
+    EXPECT_EQ(j["method"], "metis");
+    EXPECT_EQ(j["node_ranges"][3].get<int64_t>(), d.num_nodes());
+    EXPECT_EQ(j["dataset"]["symmetric"].get<bool>(), which == 0);
+    EXPECT_EQ(r.stats.edge_cut, s.edge_cut);
+    int64_t halo = 0;
+    for (const LocalPart& p : loaded) halo += p.num_halo;
+    EXPECT_EQ(j["total_halo"].get<int64_t>(), halo);
+    const std::string summary = FormatPartitionSummary(DescribePartition(dir));
+    EXPECT_NE(summary.find("edge cut"), std::string::npos);
+    EXPECT_NE(summary.find("replication"), std::string::npos);
+    EXPECT_TRUE(IsPartitionFolder(dir));
+  }
+}
+
+TEST_F(PartitionFormatTest, SameSeedGivesByteIdenticalFolders) {
+  GraphSpec spec;
+  spec.nodes = 500;
+  spec.edges = 3000;
+  const datasets::NodeDataset d = RandomDataset(spec);
+  for (Method m : {Method::kMetis, Method::kRandom, Method::kHash}) {
+    const std::string name(MethodName(m));
+    PartitionToFolder(d, Options(m, 4, 9), root_ / (name + "a"), false);
+    PartitionToFolder(d, Options(m, 4, 9), root_ / (name + "b"), false);
+    const auto a = Files(root_ / (name + "a"));
+    EXPECT_EQ(a.size(), 1 + 4 * 12U) << name;  // partitions.json + per part manifest and 11 arrays
+    EXPECT_TRUE(a == Files(root_ / (name + "b"))) << name;
+    {
+      const ThreadLimit one_thread(1);  // the output does not depend on the thread count
+      PartitionToFolder(d, Options(m, 4, 9), root_ / (name + "t"), false);
+    }
+    EXPECT_TRUE(a == Files(root_ / (name + "t"))) << name;
+    if (m != Method::kHash) {
+      PartitionToFolder(d, Options(m, 4, 10), root_ / (name + "c"), false);
+      EXPECT_FALSE(a == Files(root_ / (name + "c"))) << name;
+    }
+  }
+}
+
+TEST_F(PartitionFormatTest, ExistingOutputNeedsForceAndOnlyReplacesPartitions) {
+  const datasets::NodeDataset d = RandomDataset(GraphSpec{});
+  const fs::path dir = root_ / "out";
+  PartitionToFolder(d, Options(Method::kHash, 2), dir, false);
+  const auto before = Files(dir);
+  EXPECT_NE(ErrorOf([&] { PartitionToFolder(d, Options(Method::kHash, 4), dir, false); }).find("pass --force"),
+            std::string::npos);
+  EXPECT_TRUE(Files(dir) == before);
+  PartitionToFolder(d, Options(Method::kHash, 4), dir, true);
+  EXPECT_EQ(ReadPartitionsJson(dir)["num_parts"].get<int>(), 4);
+  // A folder that is not a partition is never replaced.
+  const fs::path other = root_ / "other";
+  fs::create_directories(other);
+  WriteFileAtomic(other / "notes.txt", std::string_view("keep me"));
+  EXPECT_NE(ErrorOf([&] { PartitionToFolder(d, Options(Method::kHash, 2), other, true); }).find("not a partition"),
+            std::string::npos);
+  EXPECT_EQ(ReadFileToString(other / "notes.txt"), "keep me");
+  EXPECT_EQ(Entries(), (std::vector<std::string>{"other", "out"}));
+}
+
+TEST_F(PartitionFormatTest, FailuresLeaveNothingBehind) {
+  GraphSpec spec;
+  spec.split = false;
+  const datasets::NodeDataset d = RandomDataset(spec);
+  EXPECT_NE(ErrorOf([&] { PartitionToFolder(d, Options(Method::kMetis, 0), root_ / "a", false); }).find("--parts"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([&] { PartitionToFolder(d, Options(Method::kMetis, 201), root_ / "b", false); }).find("only 200"),
+            std::string::npos);
+  PartitionOptions o = Options(Method::kMetis, 2);
+  o.balance = {Constraint::kTrain};
+  EXPECT_NE(ErrorOf([&] { PartitionToFolder(d, o, root_ / "c", false); }).find("no training split"), std::string::npos);
+  EXPECT_TRUE(Entries().empty());
+}
+
+TEST_F(PartitionFormatTest, LoadDetectsCorruptionAndMismatches) {
+  const datasets::NodeDataset d = RandomDataset(GraphSpec{});
+  const fs::path dir = root_ / "out";
+  PartitionToFolder(d, Options(Method::kMetis, 3), dir, false);
+  // A flipped byte in an array.
+  {
+    std::fstream f(dir / "part-1" / "indices.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5);
+    f.put('\x7f');
+  }
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("indices"), std::string::npos);
+  EXPECT_NO_THROW(LoadPart(dir, 0));
+  const nlohmann::ordered_json checks = VerifyPartition(dir);
+  ASSERT_EQ(checks.size(), 3U);
+  EXPECT_TRUE(checks[0]["ok"].get<bool>());
+  EXPECT_FALSE(checks[1]["ok"].get<bool>());
+  EXPECT_TRUE(checks[2]["ok"].get<bool>());
+  // An edited part manifest.
+  const fs::path m = dir / "part-2" / "manifest.json";
+  std::string text = ReadFileToString(m);
+  text.insert(text.size() - 2, " ");
+  WriteFileAtomic(m, std::string_view(text));
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 2); }).find("differs from"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 3); }).find("holds 3 parts"), std::string::npos);
+  fs::remove_all(dir / "part-0");
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 0); }).find("incomplete"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadPart(root_, 0); }).find("not a partition folder"), std::string::npos);
+  WriteFileAtomic(dir / "partitions.json", std::string_view("{\"format\": 1"));
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 0); }).find("not valid JSON"), std::string::npos);
+}
+
+// Real data (skipped when ../shared/data is absent): Cora and a METIS example mesh.
+TEST_F(PartitionFormatTest, RealGraphsKeepTheInvariants) {
+  const fs::path shared = TESSEL_SHARED_DATA;
+  const fs::path cora = shared / "graphs" / "cora";
+  const fs::path mesh = shared / "graphs" / "metis_examples" / "4elt.graph";
+  if (!fs::exists(cora / "cora.content") || !fs::exists(mesh)) GTEST_SKIP() << "no shared data at " << shared;
+  datasets::NodeDataset c = datasets::ReadLinqs(cora / "cora.content", cora / "cora.cites");
+  datasets::NodeDataset m;
+  m.name = "4elt";
+  m.graph = datasets::ReadMetisGraph(mesh).graph;
+  for (const datasets::NodeDataset* d : {&c, &m}) {
+    for (int32_t k : {4, 8}) {
+      SCOPED_TRACE(::testing::Message() << d->name << " k=" << k);
+      PartitionOptions o = Options(Method::kMetis, k);
+      o.balance = {Constraint::kNodes, Constraint::kEdges};
+      const fs::path dir = root_ / fmt::format("{}-{}", d->name, k);
+      const PartitionResult r = PartitionToFolder(*d, o, dir, false);
+      EXPECT_LE(r.stats.imbalance_nodes, 1.05 + 1e-9);
+      EXPECT_LE(r.stats.imbalance_edges, 1.05 + 1e-9);
+      std::vector<LocalPart> parts;
+      for (int32_t p = 0; p < k; ++p) parts.push_back(LoadPart(dir, p));
+      fixtures::CheckParts(*d, ComputeAssignment(*d, o).part, k, parts);
+      // METIS cuts far fewer edges than hashing on real graphs.
+      EXPECT_LT(r.stats.edge_cut * 2,
+                ComputeStats(*d, ComputeAssignment(*d, Options(Method::kHash, k)).part, k).edge_cut);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tessel::partition

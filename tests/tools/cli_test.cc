@@ -1,0 +1,286 @@
+// The `tessel` binary end to end: `convert` from every input format on tiny files in tests/data/convert, then
+// `info --json` counts checked by hand; option errors, corruption and failed conversions exit non-zero.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+// GCC 12 at -O3 reports a false -Wrestrict inside std::string's "literal" + rvalue (GCC bug 105329).
+#pragma GCC diagnostic ignored "-Wrestrict"
+
+namespace tessel::tools {
+namespace {
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+const fs::path kData = fs::path(TESSEL_TEST_DATA) / "convert";
+
+struct Result {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() /
+            ("tessel_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "out");
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // Runs `tessel ARGS` (arguments are shell words) with stdout and stderr captured.
+  Result Run(const std::string& args) const {
+    const fs::path out = root_ / "stdout.txt";
+    const fs::path err = root_ / "stderr.txt";
+    const std::string cmd =
+        std::string("'") + TESSEL_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
+    const int status = std::system(cmd.c_str());
+    Result r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(out);
+    r.err = Slurp(err);
+    return r;
+  }
+  // Converts and returns `info --json` of the result (failing the test when either step fails).
+  nlohmann::json ConvertAndInfo(const std::string& convert_args, const std::string& name) const {
+    const fs::path dir = Out(name);
+    const Result c = Run("convert " + convert_args + " --output '" + dir.string() + "'");
+    EXPECT_EQ(c.code, 0) << c.err;
+    EXPECT_THAT(c.out, HasSubstr("converted"));
+    const Result i = Run("info --json '" + dir.string() + "'");
+    EXPECT_EQ(i.code, 0) << i.err;
+    try {
+      return nlohmann::json::parse(i.out);
+    } catch (const nlohmann::json::exception& e) {
+      ADD_FAILURE() << "info --json printed no JSON: " << i.out;
+      return {};
+    }
+  }
+  fs::path Out(const std::string& name) const { return root_ / "out" / name; }
+  static std::string In(const std::string& file) { return "'" + (kData / file).string() + "'"; }
+  // Anything in out/ besides the named datasets (temporary folders must not stay behind).
+  size_t EntriesInOut() const {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator(root_ / "out")) ++n;
+    return n;
+  }
+  fs::path root_;
+};
+
+TEST_F(CliTest, HelpListsOptionsWithDefaults) {
+  const Result r = Run("convert --help");
+  EXPECT_EQ(r.code, 0);
+  for (const char* s : {"--from", "--output", "--split", "--resplit", "--ogb-split", "--num-features", "edgelist"}) {
+    EXPECT_THAT(r.out, HasSubstr(s));
+  }
+  EXPECT_THAT(r.out, HasSubstr("--seed UINT=1"));  // defaults are shown
+  const Result i = Run("info --help");
+  EXPECT_EQ(i.code, 0);
+  EXPECT_THAT(i.out, HasSubstr("--no-verify"));
+}
+
+TEST_F(CliTest, EdgeListDefaultsSymmetriseAndDropSelfLoops) {
+  const auto j = ConvertAndInfo("--from edgelist " + In("tiny.edges"), "tiny");
+  EXPECT_EQ(j["kind"], "node");
+  EXPECT_EQ(j["name"], "tiny");
+  EXPECT_EQ(j["num_nodes"], 6);
+  EXPECT_EQ(j["num_edges"], 4);
+  EXPECT_EQ(j["num_entries"], 8);
+  EXPECT_EQ(j["self_loops"], 0);
+  EXPECT_EQ(j["symmetric"], true);
+  EXPECT_EQ(j["id_dtype"], "int32");
+  EXPECT_EQ(j["degree"]["min"], 0);
+  EXPECT_EQ(j["degree"]["max"], 2);
+  EXPECT_EQ(j["degree"]["median"], 1.5);
+  EXPECT_EQ(j["degree"]["isolated"], 1);
+  EXPECT_EQ(j["features"]["dim"], 0);
+  EXPECT_EQ(j["num_classes"], 0);
+  EXPECT_EQ(j["checksums"]["ok"], true);
+  EXPECT_EQ(j["checksums"]["arrays"].size(), 2U);  // indptr, indices
+}
+
+TEST_F(CliTest, EdgeListGraphOptions) {
+  const auto loops = ConvertAndInfo("--from edgelist --keep-self-loops " + In("tiny.edges"), "loops");
+  EXPECT_EQ(loops["num_entries"], 9);
+  EXPECT_EQ(loops["self_loops"], 1);
+  EXPECT_EQ(loops["num_edges"], 5);
+  const auto directed = ConvertAndInfo("--from edgelist --directed " + In("tiny.edges"), "directed");
+  EXPECT_EQ(directed["num_entries"], 5);
+  EXPECT_EQ(directed["symmetric"], false);
+  const auto w = ConvertAndInfo("--from edgelist --one-based --weighted --delimiter ';' " + In("weighted.csv"), "w");
+  EXPECT_EQ(w["num_nodes"], 3);
+  EXPECT_EQ(w["num_edges"], 3);
+  EXPECT_EQ(w["weighted"], true);
+  EXPECT_EQ(w["checksums"]["arrays"].size(), 3U);  // + weights
+}
+
+TEST_F(CliTest, MetisLinqsNodeTableAndLibsvm) {
+  const auto m = ConvertAndInfo("--from metis " + In("square.graph"), "square");
+  EXPECT_EQ(m["name"], "square");
+  EXPECT_EQ(m["num_nodes"], 4);
+  EXPECT_EQ(m["num_edges"], 4);
+  EXPECT_EQ(m["id_dtype"], "int32");
+  EXPECT_EQ(m["degree"]["min"], 2);
+
+  for (const std::string& input : {In("papers"), "'" + kData.string() + "'"}) {  // prefix, then folder
+    const auto l = ConvertAndInfo("--from linqs --force " + input, "papers");
+    EXPECT_EQ(l["num_nodes"], 4);
+    EXPECT_EQ(l["num_edges"], 3);
+    EXPECT_EQ(l["features"]["dim"], 5);
+    EXPECT_EQ(l["features"]["nnz"], 7);
+    EXPECT_EQ(l["features"]["sparse"], true);
+    EXPECT_EQ(l["num_classes"], 2);
+    EXPECT_EQ(l["class_counts"], nlohmann::json({2, 2}));
+  }
+
+  const auto t = ConvertAndInfo("--from nodetable --name mytable " + In("table"), "table");
+  EXPECT_EQ(t["name"], "mytable");
+  EXPECT_EQ(t["num_nodes"], 4);
+  EXPECT_EQ(t["num_edges"], 3);
+  EXPECT_EQ(t["features"]["dim"], 3);
+  EXPECT_EQ(t["features"]["nnz"], 4);
+  EXPECT_EQ(t["class_counts"], nlohmann::json({1, 2}));
+  EXPECT_EQ(t["unlabelled"], 1);
+  EXPECT_EQ(t["split"], nlohmann::json({{"train", 1}, {"val", 1}, {"test", 1}}));
+
+  const auto r = ConvertAndInfo("--from libsvm " + In("rows.libsvm"), "rows");
+  EXPECT_EQ(r["kind"], "sparse_rows");
+  EXPECT_EQ(r["num_rows"], 3);
+  EXPECT_EQ(r["num_features"], 3);
+  EXPECT_EQ(r["nnz"], 6);
+  EXPECT_EQ(r["labels"], nlohmann::json::parse(R"([{"label":-1.0,"count":1},{"label":1.0,"count":2}])"));
+  const auto wide = ConvertAndInfo("--from libsvm --num-features 10 " + In("rows.libsvm"), "wide");
+  EXPECT_EQ(wide["num_features"], 10);
+}
+
+TEST_F(CliTest, OgbFolderWithDenseFeaturesAndItsSplit) {
+  const auto j = ConvertAndInfo("--from ogb --ogb-split random " + In("ogb-mini"), "ogb");
+  EXPECT_EQ(j["name"], "ogb-mini");
+  EXPECT_EQ(j["num_nodes"], 5);
+  EXPECT_EQ(j["num_edges"], 4);
+  EXPECT_EQ(j["degree"]["isolated"], 1);
+  EXPECT_EQ(j["features"], nlohmann::json({{"dim", 2}, {"sparse", false}, {"nnz", 5}, {"density", 0.5}}));
+  EXPECT_EQ(j["class_counts"], nlohmann::json({2, 3}));
+  EXPECT_EQ(j["split"], nlohmann::json({{"train", 2}, {"val", 1}, {"test", 2}}));
+  const Result r = Run("convert --from ogb --ogb-split nosuch " + In("ogb-mini") + " -o '" + Out("x").string() + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("nosuch"));
+}
+
+TEST_F(CliTest, RandomSplitNeedsResplitWhenTheInputHasOneAndIsSeeded) {
+  const Result refused =
+      Run("convert --from nodetable " + In("table") + " --split 0.6,0.2,0.2 --output '" + Out("a").string() + "'");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("already has a split (1 train / 1 val / 1 test); pass --resplit"));
+  EXPECT_FALSE(fs::exists(Out("a")));
+  const std::string args = "--from nodetable " + In("table") + " --split 0.6,0.2,0.2 --resplit --seed 7";
+  const auto a = ConvertAndInfo(args, "a");
+  EXPECT_EQ(a["split"], nlohmann::json({{"train", 2}, {"val", 1}, {"test", 0}}));  // 3 labelled nodes
+  ConvertAndInfo(args, "b");
+  const auto ma = nlohmann::json::parse(Slurp(Out("a") / "manifest.json"));
+  const auto mb = nlohmann::json::parse(Slurp(Out("b") / "manifest.json"));
+  EXPECT_EQ(ma["arrays"]["train"]["xxh3"], mb["arrays"]["train"]["xxh3"]);  // same seed, same split
+  const auto g = ConvertAndInfo("--from edgelist " + In("tiny.edges") + " --split 0.5,0.5,0", "g");
+  EXPECT_EQ(g["split"], nlohmann::json({{"train", 3}, {"val", 3}, {"test", 0}}));  // all 6 nodes: no labels
+}
+
+TEST_F(CliTest, BadOptionsExitNonZeroWithAClearMessage) {
+  const std::string out = " --output '" + Out("x").string() + "'";
+  const std::pair<std::string, std::string> cases[] = {
+      {"convert --from metis --weighted " + In("square.graph") + out, "--weighted applies to --from edgelist only"},
+      {"convert --from edgelist --features f " + In("tiny.edges") + out, "--features applies to --from nodetable"},
+      {"convert --from edgelist --split 0.5,0.5,0.5 " + In("tiny.edges") + out, "sums to 1.5, not 1"},
+      {"convert --from edgelist --split 0.5,0.5 " + In("tiny.edges") + out, "has 2 fractions"},
+      {"convert --from edgelist --seed 3 " + In("tiny.edges") + out, "--seed only seeds the random split"},
+      {"convert --from libsvm --split 0.6,0.2,0.2 " + In("rows.libsvm") + out, "LIBSVM rows have no node split"},
+      {"convert --from libsvm --num-features 0 " + In("rows.libsvm") + out, "--num-features must be >= 1"},
+      {"convert --from edgelist --delimiter ab " + In("tiny.edges") + out, "must be one character"},
+      {"convert --from edgelist " + In("missing.edges") + out, "no such file"},
+      {"convert --from ogb " + In("rows.libsvm") + out, "no such folder"},
+      {"convert --from linqs " + In("nothing") + out, "nothing.content"},
+      {"convert --from bogus " + In("tiny.edges") + out, "--from"},
+      {"convert --from edgelist " + In("tiny.edges"), "--output"},
+      {"info '" + (root_ / "nowhere").string() + "'", "no such dataset folder"},
+      {"info '" + kData.string() + "'", "not a tessel dataset"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = Run(args);
+    EXPECT_NE(r.code, 0) << args;
+    EXPECT_THAT(r.err + r.out, HasSubstr(message)) << args;
+  }
+  EXPECT_EQ(EntriesInOut(), 0U);
+}
+
+TEST_F(CliTest, ExistingOutputNeedsForce) {
+  ConvertAndInfo("--from edgelist " + In("tiny.edges"), "g");
+  const Result again = Run("convert --from metis " + In("square.graph") + " --output '" + Out("g").string() + "'");
+  EXPECT_EQ(again.code, 1);
+  EXPECT_THAT(again.err, HasSubstr("already exists; pass --force"));
+  const auto forced = ConvertAndInfo("--from metis --force " + In("square.graph"), "g");
+  EXPECT_EQ(forced["num_nodes"], 4);
+  std::ofstream(Out("notes.txt")) << "mine";
+  fs::create_directories(Out("mine"));
+  std::ofstream(Out("mine") / "keep.txt") << "mine";
+  const Result refused =
+      Run("convert --from metis --force " + In("square.graph") + " --output '" + Out("mine").string() + "'");
+  EXPECT_EQ(refused.code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("is not a tessel dataset"));
+  EXPECT_TRUE(fs::exists(Out("mine") / "keep.txt"));
+}
+
+TEST_F(CliTest, BadInputReportsFileAndLineAndLeavesNothing) {
+  const Result r = Run("convert --from edgelist " + In("bad.edges") + " --output '" + Out("bad").string() + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("bad.edges:2:"));
+  EXPECT_EQ(EntriesInOut(), 0U);
+}
+
+TEST_F(CliTest, InfoReportsCorruptionAndExitsNonZero) {
+  ConvertAndInfo("--from nodetable " + In("table"), "t");
+  const Result text = Run("info '" + Out("t").string() + "'");
+  EXPECT_EQ(text.code, 0);
+  EXPECT_THAT(text.out, HasSubstr("nodes      4"));
+  EXPECT_THAT(text.out, HasSubstr("split      train 1, val 1, test 1"));
+  EXPECT_THAT(text.out, HasSubstr("checksums  ok (9 arrays verified)"));
+  {
+    std::fstream f(Out("t") / "feat_values.bin", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(0);
+    f.put('\x01');  // 1.0f's low mantissa byte 0x00 -> 0x01: still a finite value
+  }
+  const Result bad = Run("info '" + Out("t").string() + "'");
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_THAT(bad.out, HasSubstr("checksums  FAILED for 1 of 9 arrays"));
+  EXPECT_THAT(bad.out, HasSubstr("feat_values.bin: checksum mismatch for array 'feat_values'"));
+  EXPECT_THAT(bad.err, HasSubstr("1 of 9 arrays failed checksum verification"));
+  const Result json = Run("info --json '" + Out("t").string() + "'");
+  EXPECT_EQ(json.code, 1);
+  const auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["checksums"]["ok"], false);
+  const Result skipped = Run("info --no-verify '" + Out("t").string() + "'");
+  EXPECT_EQ(skipped.code, 0);
+  EXPECT_THAT(skipped.out, HasSubstr("checksums  not verified"));
+  fs::resize_file(Out("t") / "labels.bin", 3);
+  const Result truncated = Run("info --no-verify '" + Out("t").string() + "'");
+  EXPECT_EQ(truncated.code, 1);
+  EXPECT_THAT(truncated.err, HasSubstr("has 3 bytes but the manifest says 16"));
+}
+
+}  // namespace
+}  // namespace tessel::tools

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# SVM benchmarks against Debian's svm-train/svm-predict 3.24 in the same run: conformance (heart_scale, a9a, w8a,
+# usps, letter), speed (a9a, w8a, mnist5000: time ratios) and sample elimination (a9a, w8a at 100/1000 MB).
+# Rewrites the "## SVM: ..." sections of docs/benchmarks.md. Builds nothing.
+#
+# Usage: tools/bench/svm_bench.sh BUILD_DIR [conformance,speed,elimination]
+#   e.g. tools/bench/svm_bench.sh build-svm speed
+# Data comes from $TESSEL_SHARED_DATA/svm (default: ../shared/data beside the checkout). Takes tens of minutes.
+set -euo pipefail
+
+if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
+  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+fi
+build_dir=$1
+parts=${2:-conformance,speed,elimination}
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+tessel="$build_dir/tools/tessel"
+if [[ ! -x "$tessel" ]]; then
+  echo "error: $tessel not found; build it first: ninja -C $build_dir tessel" >&2
+  exit 1
+fi
+for prog in svm-train svm-predict python3; do
+  command -v "$prog" >/dev/null || { echo "error: $prog is not on PATH (apt-get install libsvm-tools)" >&2; exit 1; }
+done
+shared=${TESSEL_SHARED_DATA:-$repo/../shared/data}
+[[ -d "$shared/svm" ]] || { echo "error: $shared/svm not found; set TESSEL_SHARED_DATA" >&2; exit 1; }
+
+exec python3 "$repo/tools/bench/svm_bench.py" --tessel "$(realpath "$tessel")" --shared "$(realpath "$shared/svm")" \
+  --doc "$repo/docs/benchmarks.md" --parts "$parts" --cmdline "tools/bench/svm_bench.sh $build_dir $parts"

@@ -1,0 +1,177 @@
+// `tessel partition DATASET --parts K --output DIR`: METIS, random or hash partitions of a node dataset written as a
+// partition folder (partition/partition_format.h); prints the statistics (text, or JSON with --json) and timings.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "datasets/native_format.h"
+#include "partition/partition_format.h"
+#include "tools/commands.h"
+
+namespace tessel::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct PartitionState {
+  std::string dataset;
+  std::string output;
+  int32_t parts = 0;
+  std::string method = "metis";
+  std::string balance = "auto";
+  std::string objective = "cut";
+  std::string metis_algorithm = "auto";
+  uint64_t seed = 0;
+  double imbalance = 1.05;
+  bool force = false;
+  int threads = 0;
+  bool json = false;
+};
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+int64_t PeakRssBytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+void RunPartition(const PartitionState& s) {
+  partition::PartitionOptions o;
+  o.method = partition::ParseMethod(s.method);
+  o.num_parts = s.parts;
+  if (s.balance != "auto") o.balance = partition::ParseBalance(s.balance);
+  o.objective = partition::ParseObjective(s.objective);
+  o.metis_algorithm = partition::ParseMetisAlgorithm(s.metis_algorithm);
+  o.seed = s.seed;
+  o.imbalance = s.imbalance;
+  TESSEL_CHECK(s.parts >= 1, "--parts is {}; it must be at least 1", s.parts);
+  TESSEL_CHECK(s.threads >= 0, "--threads is {}; use 0 (all cores) or a positive count", s.threads);
+  std::error_code ec;
+  TESSEL_CHECK(s.force || !fs::exists(s.output, ec), "{}: already exists; pass --force to replace it", s.output);
+  ThreadLimit limit(s.threads);
+
+  const auto start = std::chrono::steady_clock::now();
+  TESSEL_CHECK(datasets::PeekKind(s.dataset) == datasets::DatasetKind::kNode,
+               "{}: is a sparse-row (SVM) dataset; tessel partition needs a graph dataset from tessel convert or "
+               "tessel generate",
+               s.dataset);
+  log::Info("partition: loading {}", s.dataset);
+  const datasets::NodeDataset data = datasets::LoadNodeDataset(s.dataset);
+  const double load_s = Seconds(start);
+  log::Info("partition: {} nodes, {} adjacency entries loaded in {:.2f} s; {} into {} parts", data.num_nodes(),
+            datasets::NumEntries(data.graph), load_s, s.method, s.parts);
+
+  const partition::PartitionResult r = partition::PartitionToFolder(data, o, s.output, s.force);
+  const partition::PartitionTimings& t = r.timings;
+  nlohmann::ordered_json j = r.description;
+  j["path"] = fs::absolute(s.output).string();
+  nlohmann::ordered_json timings;
+  timings["load"] = load_s;
+  timings["prepare_metis_input"] = t.prepare;
+  timings["metis"] = t.metis;
+  timings["assign"] = t.assign;
+  timings["stats"] = t.stats;
+  timings["build"] = t.build;
+  timings["write"] = t.write;
+  timings["partition_total"] = t.total;
+  timings["total"] = Seconds(start);
+  j["seconds"] = timings;
+  j["cpu_seconds"] = {{"metis", t.metis_cpu}, {"partition_total", t.cpu_total}};
+  j["metis_share"] = t.total > 0 ? t.metis / t.total : 0.0;
+  j["metis_cpu_share"] = t.cpu_total > 0 ? t.metis_cpu / t.cpu_total : 0.0;
+  j["peak_rss_bytes"] = PeakRssBytes();
+  if (s.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("%s", partition::FormatPartitionSummary(nlohmann::json::parse(j.dump())).c_str());
+  std::printf(
+      "time        %.2f s partitioning (%.2f s assignment of which %.2f s inside METIS = %.0f%%, %.2f s stats, "
+      "%.2f s build, %.2f s write) + %.2f s loading; CPU %.2f s of which METIS %.2f s = %.0f%%; peak memory "
+      "%.0f MiB\n",
+      t.total, t.assign, t.metis, 100.0 * (t.total > 0 ? t.metis / t.total : 0.0), t.stats, t.build, t.write, load_s,
+      t.cpu_total, t.metis_cpu, 100.0 * (t.cpu_total > 0 ? t.metis_cpu / t.cpu_total : 0.0),
+      static_cast<double>(PeakRssBytes()) / (1024.0 * 1024.0));
+}
+
+}  // namespace
+
+// `tessel info PARTITION_DIR` (called by tools/cmd_info.cc when the folder holds partitions.json): the statistics
+// of partitions.json, and with `verify` every part loaded with its checksums and structure checked.
+void PrintPartitionInfo(const std::string& path, bool json, bool verify) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::parse(partition::DescribePartition(path).dump());
+  size_t failed = 0;
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  if (verify) {
+    log::Info("{}: verifying {} parts", path, j["num_parts"].get<int>());
+    checks = partition::VerifyPartition(path);
+    for (const auto& c : checks) failed += c["ok"].get<bool>() ? 0 : 1;
+  }
+  j["checksums"] = {
+      {"verified", verify}, {"ok", verify ? nlohmann::ordered_json(failed == 0) : nullptr}, {"parts", checks}};
+  if (json) {
+    std::printf("%s\n", j.dump(2).c_str());
+  } else {
+    std::printf("%s", partition::FormatPartitionSummary(nlohmann::json::parse(j.dump())).c_str());
+    if (!verify) {
+      std::printf("checksums   not verified (--no-verify)\n");
+    } else if (failed == 0) {
+      std::printf("checksums   ok (%zu parts verified)\n", checks.size());
+    } else {
+      std::printf("checksums   FAILED for %zu of %zu parts:\n", failed, checks.size());
+      for (const auto& c : checks) {
+        if (!c["ok"].get<bool>())
+          std::printf("  part %d: %s\n", c["part"].get<int>(), c["detail"].get<std::string>().c_str());
+      }
+    }
+  }
+  TESSEL_CHECK(failed == 0, "{}: {} of {} parts failed verification; re-run tessel partition", path, failed,
+               checks.size());
+}
+
+void RegisterPartition(CLI::App& app) {
+  auto state = std::make_shared<PartitionState>();
+  PartitionState& s = *state;
+  CLI::App* sub = app.add_subcommand(
+      "partition",
+      "Split a node dataset into K parts (METIS with balance constraints, or random/hash baselines) with 1-hop halos");
+  sub->add_option("dataset", s.dataset, "Native node dataset folder (from tessel convert or tessel generate)")
+      ->required();
+  sub->add_option("--parts,-k", s.parts, "Number of parts K, 1..nodes (one per training rank)")->required();
+  sub->add_option("--output,-o", s.output, "Partition folder to write")->required();
+  sub->add_option("--method", s.method, "metis, random (balanced random) or hash (hash of the node id)")
+      ->capture_default_str();
+  sub->add_option("--balance", s.balance,
+                  "METIS balance constraints, a comma list of nodes, edges, train; auto = nodes,edges plus train "
+                  "when the dataset has a training split")
+      ->capture_default_str();
+  sub->add_option("--objective", s.objective, "What METIS minimises: cut (edge cut) or vol (communication volume)")
+      ->capture_default_str();
+  sub->add_option("--metis-algorithm", s.metis_algorithm,
+                  "auto (recursive bisection for K <= 8 with the cut objective, else k-way), kway or recursive")
+      ->capture_default_str();
+  sub->add_option("--seed", s.seed, "Seed of METIS and of --method random (same seed, same files)")
+      ->capture_default_str();
+  sub->add_option("--imbalance", s.imbalance,
+                  "Largest allowed part weight / average, per balance constraint, in (1, 3]")
+      ->capture_default_str();
+  sub->add_flag("--force", s.force, "Replace an existing partition folder");
+  sub->add_option("--threads", s.threads, "Worker threads (0 = all); the output does not depend on it")
+      ->capture_default_str();
+  sub->add_flag("--json", s.json, "Print the statistics, timings and peak memory as JSON on stdout");
+  SetAction(sub, [state] { RunPartition(*state); });
+}
+
+}  // namespace tessel::tools

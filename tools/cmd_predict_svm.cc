@@ -1,0 +1,75 @@
+// `tessel predict svm`: predicts LIBSVM text data with a LIBSVM C-SVC model (ours or svm-train's), writes one
+// label per line like svm-predict and reports the accuracy (text or --json).
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "datasets/readers.h"
+#include "tools/commands.h"
+#include "train/svm/svm_model.h"
+
+namespace tessel::tools {
+namespace {
+
+struct PredictSvmArgs {
+  std::string model;
+  std::string data;
+  std::string output;
+  int threads = 0;
+  bool json = false;
+};
+
+void RunPredictSvm(const PredictSvmArgs& a) {
+  TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  ThreadLimit limit(a.threads);
+  const train::svm::SvmModel model = train::svm::LoadSvmModel(a.model);
+  const datasets::SparseRowDataset data = datasets::ReadLibsvm(a.data);
+  if (!model.num_features_known && data.num_features > model.num_features)
+    log::Warn(
+        "svm: {} uses feature {} but no support vector of {} does (no {} sidecar records the training "
+        "dimension); those features are ignored",
+        a.data, data.num_features, a.model, train::svm::SidecarPath(a.model));
+  const std::vector<double> pred = train::svm::PredictSvm(model, data);
+  const auto labels = data.labels.Host();
+  int64_t correct = 0;
+  fmt::memory_buffer out;
+  for (int64_t r = 0; r < data.num_rows; ++r) {
+    correct += pred[r] == labels[r];
+    fmt::format_to(std::back_inserter(out), "{:.17g}\n", pred[r]);
+  }
+  if (!a.output.empty()) WriteFileAtomic(a.output, std::string_view(out.data(), out.size()));
+  const double accuracy = 100.0 * static_cast<double>(correct) / static_cast<double>(data.num_rows);
+  if (a.json) {
+    nlohmann::json j{{"accuracy", accuracy}, {"correct", correct}, {"total", data.num_rows}};
+    std::puts(j.dump().c_str());
+  } else {
+    std::printf("Accuracy = %g%% (%lld/%lld) (classification)\n", accuracy, static_cast<long long>(correct),
+                static_cast<long long>(data.num_rows));
+  }
+}
+
+}  // namespace
+
+void RegisterPredictSvm(CLI::App& app) {
+  CLI::App* group = GroupCommand(app, "predict", "Predict with a trained model (gcn, svm)");
+  auto args = std::make_shared<PredictSvmArgs>();
+  CLI::App* sub = group->add_subcommand("svm", "Predict LIBSVM text data with a LIBSVM C-SVC model");
+  sub->add_option("--model", args->model, "Model file (LIBSVM text format, from tessel or svm-train)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--data", args->data, "Data in LIBSVM format (labels are used for the accuracy)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--output", args->output, "Write one predicted label per line here (as svm-predict)");
+  sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  sub->add_flag("--json", args->json, "Print the accuracy as JSON");
+  SetAction(sub, [args] { RunPredictSvm(*args); });
+}
+
+}  // namespace tessel::tools

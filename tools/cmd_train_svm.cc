@@ -1,0 +1,132 @@
+// `tessel train svm`: C-SVC training on LIBSVM text data with svm-train's flag letters (-c -g -t -d -r -e -m -w
+// -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar).
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "datasets/readers.h"
+#include "datasets/text_input.h"
+#include "tools/commands.h"
+#include "train/svm/svm_train.h"
+
+namespace tessel::tools {
+namespace {
+
+struct TrainSvmArgs {
+  std::string data;
+  std::string model;
+  double c = 1;
+  double gamma = 0;
+  std::string kernel = "rbf";
+  int degree = 3;
+  double coef0 = 0;
+  double eps = 1e-3;
+  double cache_mb = 100;
+  std::vector<std::string> weights;  // LABEL WEIGHT pairs
+  std::string shrinking = "periodic";
+  int threads = 0;
+  int64_t max_iter = -1;
+  bool json = false;
+};
+
+std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>& tokens) {
+  TESSEL_CHECK(tokens.size() % 2 == 0, "-w needs a class label and a weight (e.g. -w1 2 or -w 1 2)");
+  std::vector<train::svm::ClassWeight> out;
+  for (size_t k = 0; k < tokens.size(); k += 2) {
+    int64_t label = 0;
+    double weight = 0;
+    TESSEL_CHECK(datasets::ParseInt64(tokens[k], &label) && label >= INT32_MIN && label <= INT32_MAX,
+                 "-w: class label '{}' is not an integer (e.g. -w1 2 weights class 1 by 2)", tokens[k]);
+    TESSEL_CHECK(datasets::ParseDouble(tokens[k + 1], &weight),
+                 "-w: weight '{}' of class {} is not a number (e.g. -w1 2)", tokens[k + 1], label);
+    out.push_back({static_cast<int32_t>(label), weight});
+  }
+  return out;
+}
+
+void RunTrainSvm(const TrainSvmArgs& a) {
+  TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  train::svm::SvmParams p;
+  p.kernel.type = kernels::ParseSvmKernel(a.kernel);
+  p.kernel.degree = a.degree;
+  p.kernel.gamma = a.gamma;
+  p.kernel.coef0 = a.coef0;
+  p.C = a.c;
+  p.eps = a.eps;
+  p.cache_mb = a.cache_mb;
+  p.weights = ParseWeights(a.weights);
+  p.shrinking = train::svm::ParseShrinking(a.shrinking);
+  p.max_iterations = a.max_iter;
+  p.Validate();  // before reading a large file
+
+  ThreadLimit limit(a.threads);
+  log::Info("svm: reading {}", a.data);
+  const datasets::SparseRowDataset data = datasets::ReadLibsvm(a.data);
+  log::Info("svm: {} rows, {} features, {} non-zeros; C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} threads",
+            data.num_rows, data.num_features, data.NonZeros(), p.C, kernels::SvmKernelName(p.kernel.type), p.eps,
+            p.cache_mb, train::svm::ShrinkingName(p.shrinking),
+            a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads);
+  train::svm::TrainReport report;
+  const train::svm::SvmModel model = train::svm::TrainSvm(data, p, &report);
+  train::svm::SaveSvmModel(model, a.model, report.ToJson());
+  log::Info("svm: {} support vectors, {} iterations, {} kernel evaluations, {:.3f} s; model written to {}",
+            model.total_sv(), report.iterations, report.kernel_evaluations, report.seconds, a.model);
+  if (a.json) {
+    std::fputs(report.ToJson().c_str(), stdout);
+    std::fputc('\n', stdout);
+  } else {
+    for (const auto& pr : report.pairs)
+      std::printf("obj = %f, rho = %f\nnSV = %d, nBSV = %d\n", pr.result.obj, pr.result.rho, pr.result.nr_sv,
+                  pr.result.nr_bsv);
+    std::printf("Total nSV = %lld\n", static_cast<long long>(model.total_sv()));
+  }
+}
+
+}  // namespace
+
+void RegisterTrainSvm(CLI::App& app) {
+  CLI::App* group = GroupCommand(app, "train", "Train a model (gcn, svm)");
+  auto args = std::make_shared<TrainSvmArgs>();
+  CLI::App* sub = group->add_subcommand(
+      "svm", "C-SVC (LIBSVM's dual, SMO with second-order working sets and sample elimination) on LIBSVM text data");
+  sub->set_help_flag("--help", "Print this help message and exit");  // -h is svm-train's shrinking flag
+  sub->add_option("--data", args->data, "Training data in LIBSVM format (plain, .gz or .bz2)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  sub->add_option("--model", args->model, "Output model file (LIBSVM text format; FILE.json gets the statistics)")
+      ->required();
+  sub->add_option("-c,--cost", args->c, "C, the penalty of the soft margin (> 0)")->capture_default_str();
+  sub->add_option("-g,--gamma", args->gamma, "gamma of polynomial, RBF and sigmoid kernels; 0 = 1/num_features")
+      ->capture_default_str();
+  sub->add_option("-t,--kernel", args->kernel, "Kernel: linear (0), polynomial (1), rbf (2), sigmoid (3)")
+      ->capture_default_str();
+  sub->add_option("-d,--degree", args->degree, "Degree of the polynomial kernel")->capture_default_str();
+  sub->add_option("-r,--coef0", args->coef0, "coef0 of polynomial and sigmoid kernels")->capture_default_str();
+  sub->add_option("-e,--eps", args->eps, "Stopping tolerance on the maximal violation gap (> 0)")
+      ->capture_default_str();
+  sub->add_option("-m,--cache", args->cache_mb,
+                  "Kernel cache budget in MB (> 0), shared by the binary problems solved at once")
+      ->capture_default_str();
+  sub->add_option("-w,--weight", args->weights,
+                  "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)")
+      ->expected(0, 2)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->allow_extra_args(true);
+  sub->add_option("-h,--shrinking", args->shrinking,
+                  "Sample elimination: off, eager (every iteration), periodic (LIBSVM, every min(l,1000)), lazy "
+                  "(only near convergence); -h 0/1 as svm-train")
+      ->capture_default_str();
+  sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  sub->add_option("--max-iter", args->max_iter, "Iteration limit per binary problem (-1 = max(10^7, 100 l))")
+      ->capture_default_str();
+  sub->add_flag("--json", args->json, "Print the training statistics as JSON on stdout");
+  SetAction(sub, [args] { RunTrainSvm(*args); });
+}
+
+}  // namespace tessel::tools

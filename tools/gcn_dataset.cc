@@ -1,0 +1,35 @@
+// LoadGcnDataset: picks the native reader (mmap, checksummed) or the node-table text reader by what exists.
+// The node-table form lets the bundled tests/data/cora/cora prefix train without a convert step.
+#include "tools/gcn_dataset.h"
+
+#include <filesystem>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "datasets/native_format.h"
+#include "datasets/readers.h"
+
+namespace tessel::tools {
+
+datasets::NodeDataset LoadGcnDataset(const std::string& path) {
+  namespace fs = std::filesystem;
+  if (fs::exists(fs::path(path) / "manifest.json")) {
+    log::Info("loading native dataset {}", path);
+    return datasets::LoadNodeDataset(path);
+  }
+  datasets::NodeTablePaths paths;
+  try {
+    paths = datasets::NodeTableFromPrefix(path);
+  } catch (const Error& e) {
+    throw Error(
+        fmt::format("--dataset {}: neither a native dataset folder (no {}/manifest.json) nor a node-table "
+                    "prefix ({}); convert the data with `tessel convert` first",
+                    path, path, e.what()));
+  }
+  log::Info("loading node table {}.*", path);
+  datasets::NodeDataset d = datasets::ReadNodeTable(paths);
+  if (d.name.empty()) d.name = fs::path(path).filename().string();
+  return d;
+}
+
+}  // namespace tessel::tools

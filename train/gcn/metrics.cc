@@ -1,0 +1,46 @@
+// Accuracy and F1 from a confusion count per class (true positives, false positives, false negatives).
+// F1 = 2·TP / (2·TP + FP + FN); macro-F1 averages it over every class.
+#include "train/gcn/metrics.h"
+
+#include "core/error.h"
+
+namespace tessel::train::gcn {
+
+nlohmann::json ClassMetrics::ToJson() const {
+  return {{"accuracy", accuracy}, {"macro_f1", macro_f1}, {"f1", f1}, {"count", count}};
+}
+
+ClassMetrics Evaluate(std::span<const int32_t> predicted, std::span<const int32_t> labels,
+                      std::span<const int64_t> nodes, int32_t num_classes) {
+  TESSEL_CHECK(num_classes > 0, "Evaluate: num_classes must be > 0");
+  std::vector<int64_t> tp(static_cast<size_t>(num_classes), 0);
+  std::vector<int64_t> fp(tp.size(), 0);
+  std::vector<int64_t> fn(tp.size(), 0);
+  ClassMetrics m;
+  int64_t correct = 0;
+  for (int64_t u : nodes) {
+    const int32_t y = labels[u];
+    const int32_t p = predicted[u];
+    TESSEL_CHECK(y >= 0 && y < num_classes, "Evaluate: node {} has label {} outside [0, {})", u, y, num_classes);
+    ++m.count;
+    if (p == y) {
+      ++correct;
+      ++tp[y];
+    } else {
+      ++fn[y];
+      if (p >= 0 && p < num_classes) ++fp[p];
+    }
+  }
+  m.accuracy = m.count > 0 ? static_cast<double>(correct) / static_cast<double>(m.count) : 0.0;
+  m.f1.resize(tp.size());
+  double sum = 0;
+  for (size_t c = 0; c < tp.size(); ++c) {
+    const int64_t denom = 2 * tp[c] + fp[c] + fn[c];
+    m.f1[c] = denom > 0 ? 2.0 * static_cast<double>(tp[c]) / static_cast<double>(denom) : 0.0;
+    sum += m.f1[c];
+  }
+  m.macro_f1 = sum / static_cast<double>(tp.size());
+  return m;
+}
+
+}  // namespace tessel::train::gcn

@@ -1,0 +1,180 @@
+// Forward and backward passes of the GCN / GraphSAGE-mean stack. Each layer transforms first (T = H·W) and
+// then aggregates (Z = A·T), the cheaper order when features are wide or sparse; the backward pass uses the
+// transposed aggregation (dT = Aᵀ·dZ) and the kernels in kernels/ for everything else.
+#include "train/gcn/model.h"
+
+#include <cmath>
+
+#include "kernels/dense.h"
+#include "kernels/sparse.h"
+
+namespace tessel::train::gcn {
+namespace {
+
+// A matrix viewing the first `rows` rows of m (no copy; writes go to m).
+Matrix RowPrefix(const Matrix& m, int64_t rows) {
+  Matrix v;
+  v.rows = rows;
+  v.cols = m.cols;
+  v.data = Buffer<float>::Borrow(nullptr, const_cast<float*>(m.View().data()), static_cast<size_t>(rows * m.cols));
+  return v;
+}
+
+template <typename T>
+Buffer<T> BorrowAll(const Buffer<T>& b, size_t n) {
+  return Buffer<T>::Borrow(nullptr, const_cast<T*>(b.Host().data()), n);
+}
+
+// The first `rows` rows of a CSR matrix (no copy).
+SparseMatrix SparsePrefix(const SparseMatrix& a, int64_t rows) {
+  const auto nnz = static_cast<size_t>(a.indptr[static_cast<size_t>(rows)]);
+  return SparseMatrix{rows, a.cols, BorrowAll(a.indptr, static_cast<size_t>(rows + 1)), BorrowAll(a.indices, nnz),
+                      a.has_values() ? BorrowAll(a.values, nnz) : Buffer<float>()};
+}
+
+}  // namespace
+
+ModelKind ParseModelKind(std::string_view name) {
+  if (name == "gcn") return ModelKind::kGcn;
+  if (name == "sage") return ModelKind::kSage;
+  throw Error(fmt::format("unknown model '{}' (use gcn or sage)", name));
+}
+
+std::string_view ModelKindName(ModelKind kind) { return kind == ModelKind::kSage ? "sage" : "gcn"; }
+
+void ModelConfig::Validate() const {
+  TESSEL_CHECK(in_dim > 0, "the model needs input features (feature dimension is {})", in_dim);
+  TESSEL_CHECK(num_classes > 1, "the model needs at least 2 classes, got {}", num_classes);
+  TESSEL_CHECK(layers >= 1, "--layers must be >= 1, got {}", layers);
+  TESSEL_CHECK(hidden >= 1 || layers == 1, "--hidden must be >= 1, got {}", hidden);
+  TESSEL_CHECK(dropout >= 0.0F && dropout < 1.0F, "--dropout must be in [0, 1), got {}", dropout);
+}
+
+GcnModel::GcnModel(const ModelConfig& config, uint64_t seed) : config_(config) {
+  config_.Validate();
+  Rng rng(StreamKey{.seed = seed, .purpose = 0x1417});
+  for (int l = 0; l < config_.layers; ++l) {
+    param_index_.push_back(params_.size());
+    const int64_t in = InDim(l);
+    const int64_t out = OutDim(l);
+    auto glorot = [&](const std::string& name) {
+      Param p{name, Matrix(in, out), Matrix(in, out), l == 0};
+      const double limit = std::sqrt(6.0 / static_cast<double>(in + out));
+      for (float& v : p.value.Mut()) v = static_cast<float>((2.0 * rng.Uniform() - 1.0) * limit);
+      params_.push_back(std::move(p));
+    };
+    glorot(fmt::format("layer{}.weight", l));
+    if (config_.kind == ModelKind::kSage) glorot(fmt::format("layer{}.weight_self", l));
+    if (config_.bias) params_.push_back(Param{fmt::format("layer{}.bias", l), Matrix(1, out), Matrix(1, out), l == 0});
+  }
+}
+
+int64_t GcnModel::InDim(int l) const { return l == 0 ? config_.in_dim : config_.hidden; }
+int64_t GcnModel::OutDim(int l) const { return l == config_.layers - 1 ? config_.num_classes : config_.hidden; }
+
+const Matrix& GcnModel::Forward(const Context& ctx, const InputFeatures& x, std::span<const LayerGraph> graphs,
+                                bool training, const StreamKey& dropout_key) {
+  const int layers = config_.layers;
+  TESSEL_CHECK(static_cast<int>(graphs.size()) == layers, "the model has {} layers but {} graphs were given", layers,
+               graphs.size());
+  TESSEL_CHECK(x.cols() == config_.in_dim, "features have {} columns, the model expects {}", x.cols(), config_.in_dim);
+  const bool drop = training && config_.dropout > 0.0F;
+  state_.resize(static_cast<size_t>(layers));
+  for (int l = 0; l < layers; ++l) {
+    LayerState& s = state_[static_cast<size_t>(l)];
+    s.graph = graphs[static_cast<size_t>(l)];
+    const SparseMatrix& a = *s.graph.adj;
+    StreamKey key = dropout_key;
+    key.purpose += static_cast<uint64_t>(l);
+    s.sparse_in = l == 0 && x.sparse != nullptr;
+    const int64_t n_src = l == 0 ? x.rows() : state_[static_cast<size_t>(l - 1)].out.rows;
+    TESSEL_CHECK(a.cols == n_src, "layer {}: aggregation has {} source columns but {} input rows", l, a.cols, n_src);
+    if (s.sparse_in) {
+      const SparseMatrix& xs = *x.sparse;
+      Buffer<float> values;
+      if (drop) {
+        const Buffer<float> ones =
+            xs.has_values() ? Buffer<float>() : Buffer<float>(static_cast<size_t>(xs.nnz()), 1.0F);
+        kernels::Dropout(ctx, xs.has_values() ? xs.values : ones, config_.dropout, key, &values, &s.mask);
+      } else if (xs.has_values()) {
+        values = BorrowAll(xs.values, xs.values.size());
+      }
+      s.in_sp = SparseMatrix{xs.rows, xs.cols, BorrowAll(xs.indptr, xs.indptr.size()),
+                             BorrowAll(xs.indices, xs.indices.size()), std::move(values)};
+    } else {
+      const Matrix& src = l == 0 ? *x.dense : state_[static_cast<size_t>(l - 1)].out;
+      if (drop) {
+        s.in.rows = src.rows;
+        s.in.cols = src.cols;
+        s.in.data = Buffer<float>(src.data.size());  // never reuse: after an eval pass it borrows the input
+        kernels::Dropout(ctx, src.data, config_.dropout, key, &s.in.data, &s.mask);
+      } else {
+        s.in = RowPrefix(src, src.rows);
+      }
+    }
+    Matrix t;
+    if (s.sparse_in) {
+      kernels::SpMM(ctx, s.in_sp, W(l).value, &t);
+    } else {
+      kernels::Gemm(ctx, s.in, false, W(l).value, false, 1.0F, 0.0F, &t);
+    }
+    kernels::SpMM(ctx, a, t, &s.out);
+    if (config_.kind == ModelKind::kSage) {
+      TESSEL_CHECK(a.rows <= n_src, "layer {}: {} destination rows but only {} source rows", l, a.rows, n_src);
+      if (s.sparse_in) {
+        Matrix self;
+        kernels::SpMM(ctx, SparsePrefix(s.in_sp, a.rows), WSelf(l).value, &self);
+        auto sv = self.View();
+        auto ov = s.out.Mut();
+        for (size_t i = 0; i < ov.size(); ++i) ov[i] += sv[i];
+      } else {
+        kernels::Gemm(ctx, RowPrefix(s.in, a.rows), false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
+      }
+    }
+    if (config_.bias) kernels::AddBias(ctx, B(l).value, &s.out);
+    if (l < layers - 1) kernels::Relu(ctx, s.out, &s.out);
+  }
+  has_forward_ = true;
+  last_training_ = drop;
+  return state_.back().out;
+}
+
+void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
+  TESSEL_CHECK(has_forward_, "Backward needs a Forward first");
+  Matrix dz = grad_logits.Clone();
+  for (int l = config_.layers - 1; l >= 0; --l) {
+    LayerState& s = state_[static_cast<size_t>(l)];
+    const SparseMatrix& a = *s.graph.adj;
+    if (l < config_.layers - 1) kernels::ReluBackward(ctx, s.out, dz, &dz);
+    if (config_.bias) kernels::BiasGrad(ctx, dz, &B(l).grad);
+    Matrix dt;
+    if (s.graph.adj_t != nullptr) {
+      kernels::SpMM(ctx, *s.graph.adj_t, dz, &dt);
+    } else {
+      kernels::SpMMTranspose(ctx, a, dz, &dt);
+    }
+    if (s.sparse_in) {
+      kernels::SpMMTranspose(ctx, s.in_sp, dt, &W(l).grad);
+    } else {
+      kernels::Gemm(ctx, s.in, true, dt, false, 1.0F, 0.0F, &W(l).grad);
+    }
+    if (config_.kind == ModelKind::kSage) {
+      if (s.sparse_in) {
+        kernels::SpMMTranspose(ctx, SparsePrefix(s.in_sp, a.rows), dz, &WSelf(l).grad);
+      } else {
+        kernels::Gemm(ctx, RowPrefix(s.in, a.rows), true, dz, false, 1.0F, 0.0F, &WSelf(l).grad);
+      }
+    }
+    if (l == 0) break;
+    Matrix din;
+    kernels::Gemm(ctx, dt, false, W(l).value, true, 1.0F, 0.0F, &din);
+    if (config_.kind == ModelKind::kSage) {
+      Matrix prefix = RowPrefix(din, a.rows);
+      kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &prefix);
+    }
+    if (last_training_) kernels::DropoutBackward(ctx, din.data, s.mask, config_.dropout, &din.data);
+    dz = std::move(din);
+  }
+}
+
+}  // namespace tessel::train::gcn

@@ -1,0 +1,99 @@
+// The GCN model: a stack of graph convolution layers, Kipf & Welling GCN (Z = Â·H·W + b, "Semi-Supervised
+// Classification with Graph Convolutional Networks", ICLR 2017) or GraphSAGE-mean (Hamilton et al., NIPS 2017:
+// Z = H_dst·W_self + mean_j H_j·W_neigh + b), with dropout before every layer and ReLU between layers.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/context.h"
+#include "core/rng.h"
+#include "kernels/matrix.h"
+
+namespace tessel::train::gcn {
+
+using kernels::Matrix;
+using kernels::SparseMatrix;
+
+enum class ModelKind { kGcn, kSage };
+ModelKind ParseModelKind(std::string_view name);  // "gcn" | "sage"; throws naming both otherwise
+std::string_view ModelKindName(ModelKind kind);
+
+struct ModelConfig {
+  ModelKind kind = ModelKind::kGcn;
+  int64_t in_dim = 0;
+  int64_t hidden = 16;
+  int64_t num_classes = 0;
+  int layers = 2;
+  float dropout = 0.5F;
+  bool bias = true;
+  void Validate() const;
+};
+
+// A trainable array with its gradient. `decay` marks the parameters weight decay applies to.
+struct Param {
+  std::string name;
+  Matrix value;
+  Matrix grad;
+  bool decay = true;
+};
+
+// One layer's aggregation: adj is [num_dst x num_src] with the aggregation weights (Â rows for GCN, mean
+// weights for SAGE); adj_t its transpose (may point to adj when it is symmetric and square). For SAGE the
+// first num_dst source rows are the destination nodes themselves (DGL's block convention).
+struct LayerGraph {
+  const SparseMatrix* adj = nullptr;
+  const SparseMatrix* adj_t = nullptr;
+};
+
+// Input features of the first layer's source nodes: exactly one of dense / sparse is set.
+struct InputFeatures {
+  const Matrix* dense = nullptr;
+  const SparseMatrix* sparse = nullptr;
+  int64_t rows() const { return dense != nullptr ? dense->rows : sparse->rows; }
+  int64_t cols() const { return dense != nullptr ? dense->cols : sparse->cols; }
+};
+
+class GcnModel {
+ public:
+  // Glorot-uniform weights and zero biases from the stream (seed, purpose "init").
+  GcnModel(const ModelConfig& config, uint64_t seed);
+
+  // Logits [rows of the last layer's adj x num_classes]. training = dropout on, with masks drawn from
+  // `dropout_key` (layer l uses purpose key.purpose + l). Keeps what Backward needs.
+  const Matrix& Forward(const Context& ctx, const InputFeatures& x, std::span<const LayerGraph> graphs, bool training,
+                        const StreamKey& dropout_key);
+  // Fills every Param::grad from the gradient of the loss with respect to the last logits.
+  void Backward(const Context& ctx, const Matrix& grad_logits);
+
+  std::vector<Param>& params() { return params_; }
+  const std::vector<Param>& params() const { return params_; }
+  const ModelConfig& config() const { return config_; }
+
+ private:
+  struct LayerState {
+    Matrix in;           // dense input after dropout (layers > 0, or dense features)
+    SparseMatrix in_sp;  // sparse input after dropout (layer 0 with sparse features)
+    bool sparse_in = false;
+    Buffer<uint8_t> mask;  // dropout mask of the input
+    Matrix out;            // output after ReLU (hidden layers) or logits (last layer)
+    LayerGraph graph;
+  };
+  int64_t InDim(int l) const;
+  int64_t OutDim(int l) const;
+  Param& W(int l) { return params_[param_index_[l]]; }
+  Param& WSelf(int l) { return params_[param_index_[l] + 1]; }
+  Param& B(int l) { return params_[param_index_[l] + (config_.kind == ModelKind::kSage ? 2 : 1)]; }
+
+  ModelConfig config_;
+  std::vector<Param> params_;
+  std::vector<size_t> param_index_;  // first parameter of each layer
+  std::vector<LayerState> state_;
+  bool has_forward_ = false;
+  bool last_training_ = false;
+};
+
+}  // namespace tessel::train::gcn

@@ -1,0 +1,360 @@
+// GcnTrainer: the epoch loop (full-batch or sampled mini-batch), evaluation by full-graph inference, early
+// stopping with best-weight selection, checkpoints and resume. Streams: (seed, rank, epoch, batch, purpose).
+#include "train/gcn/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+
+#include "core/log.h"
+#include "kernels/gather.h"
+#include "kernels/loss.h"
+#include "kernels/sparse.h"
+#include "sampling/neighbor_sampler.h"
+#include "train/gcn/checkpoint.h"
+
+namespace tessel::train::gcn {
+namespace {
+
+constexpr uint64_t kPurposeDropout = 0x100;  // + layer
+constexpr uint64_t kPurposeShuffle = 0x200;
+constexpr uint64_t kPurposeSample = 0x300;  // + layer
+
+double Seconds(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+InputFeatures Input(const FeatureMatrix& f) {
+  return f.is_sparse ? InputFeatures{nullptr, &f.sparse} : InputFeatures{&f.dense, nullptr};
+}
+
+bool GraphSymmetric(const datasets::AnyGraph& g) {
+  return std::visit([](const auto& x) { return x.IsSymmetric(); }, g);
+}
+
+// The aggregation matrix of full-graph layers and its transpose (empty when symmetric).
+void BuildAdjacency(const Context& ctx, const datasets::AnyGraph& graph, ModelKind kind, SparseMatrix* adj,
+                    SparseMatrix* adj_t) {
+  *adj = kind == ModelKind::kGcn ? GcnNormalizedAdjacency(graph) : MeanAdjacency(graph);
+  if (kind == ModelKind::kSage || !GraphSymmetric(graph)) *adj_t = kernels::Transpose(ctx, *adj);
+}
+
+}  // namespace
+
+void TrainConfig::Validate() const {
+  TESSEL_CHECK(epochs >= 1, "--epochs must be >= 1, got {}", epochs);
+  TESSEL_CHECK(batch_size >= 0, "--batch-size must be >= 0 (0 = full graph), got {}", batch_size);
+  TESSEL_CHECK(patience >= 0, "--patience must be >= 0 (0 = off), got {}", patience);
+  TESSEL_CHECK(checkpoint_every >= 1, "--checkpoint-every must be >= 1, got {}", checkpoint_every);
+  TESSEL_CHECK(!resume || !checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
+  if (batch_size > 0) {
+    TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
+                 "--fanouts gives {} fanouts but the model has {} layers (give one per layer, input layer first, "
+                 "for example --fanouts 10,25 for 2 layers)",
+                 fanouts.size(), model.layers);
+    sampling::SamplerOptions{fanouts, replace, sampling::Aggregation::kGcn}.Validate();
+  }
+  adam.Validate();
+}
+
+nlohmann::json TrainConfig::ToJson() const {
+  return {{"model", ModelKindName(model.kind)},
+          {"in_dim", model.in_dim},
+          {"hidden", model.hidden},
+          {"num_classes", model.num_classes},
+          {"layers", model.layers},
+          {"dropout", model.dropout},
+          {"bias", model.bias},
+          {"lr", adam.lr},
+          {"weight_decay", adam.weight_decay},
+          {"decay_all_layers", decay_all_layers},
+          {"epochs", epochs},
+          {"batch_size", batch_size},
+          {"fanouts", fanouts},
+          {"replace", replace},
+          {"patience", patience},
+          {"row_normalize", row_normalize}};
+}
+
+TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
+  TrainConfig c;
+  c.model.kind = ParseModelKind(j.at("model").get<std::string>());
+  c.model.in_dim = j.at("in_dim").get<int64_t>();
+  c.model.hidden = j.at("hidden").get<int64_t>();
+  c.model.num_classes = j.at("num_classes").get<int64_t>();
+  c.model.layers = j.at("layers").get<int>();
+  c.model.dropout = j.at("dropout").get<float>();
+  c.model.bias = j.at("bias").get<bool>();
+  c.adam.lr = j.at("lr").get<float>();
+  c.adam.weight_decay = j.at("weight_decay").get<float>();
+  c.decay_all_layers = j.at("decay_all_layers").get<bool>();
+  c.epochs = j.at("epochs").get<int>();
+  c.batch_size = j.at("batch_size").get<int64_t>();
+  c.fanouts = j.at("fanouts").get<std::vector<int>>();
+  c.replace = j.at("replace").get<bool>();
+  c.patience = j.at("patience").get<int>();
+  c.row_normalize = j.at("row_normalize").get<bool>();
+  return c;
+}
+
+nlohmann::json EpochStats::ToJson() const {
+  return {{"epoch", epoch},
+          {"loss", loss},
+          {"train_acc", train_acc},
+          {"val_acc", val_acc},
+          {"train_seconds", train_seconds},
+          {"eval_seconds", eval_seconds},
+          {"sample_seconds", sample_seconds},
+          {"cpu_seconds", cpu_seconds},
+          {"seed_nodes", seed_nodes},
+          {"sampled_edges", sampled_edges},
+          {"eta_seconds", eta_seconds}};
+}
+
+nlohmann::json TrainResult::ToJson() const {
+  return {{"best_epoch", best_epoch},    {"stopped_early", stopped_early},
+          {"epochs_run", epochs.size()}, {"train", train.ToJson()},
+          {"val", val.ToJson()},         {"test", test.ToJson()}};
+}
+
+struct GcnTrainer::SamplerHolder {
+  sampling::NeighborSampler sampler;
+};
+
+GcnTrainer::GcnTrainer(const datasets::NodeDataset& data, TrainConfig config, Context ctx)
+    : data_(data),
+      config_([&] {
+        CheckTrainable(data, data.name.empty() ? "dataset" : data.name);
+        config.model.in_dim = data.features.dim;
+        config.model.num_classes = data.num_classes;
+        config.Validate();
+        return config;
+      }()),
+      ctx_(ctx),
+      features_(PrepareFeatures(data.features, config_.row_normalize)),
+      model_(config_.model, ctx.seed),
+      adam_(config_.adam),
+      labels_(data.labels.ToVector()) {
+  BuildAdjacency(ctx_, data.graph, config_.model.kind, &adj_, &adj_t_);
+  const SparseMatrix* t = adj_t_.indptr.empty() ? &adj_ : &adj_t_;
+  full_graphs_.assign(static_cast<size_t>(config_.model.layers), LayerGraph{&adj_, t});
+  if (config_.decay_all_layers) {
+    for (Param& p : model_.params()) p.decay = true;
+  }
+  if (config_.batch_size > 0) {
+    sampler_ = std::make_unique<SamplerHolder>(SamplerHolder{sampling::NeighborSampler(
+        data.graph, sampling::SamplerOptions{config_.fanouts, config_.replace,
+                                             config_.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
+                                                                                   : sampling::Aggregation::kMean})});
+  }
+  if (config_.resume && std::filesystem::exists(config_.checkpoint_dir / "checkpoint.json")) {
+    TrainState s = LoadCheckpoint(config_.checkpoint_dir);
+    nlohmann::json want = config_.ToJson();
+    nlohmann::json have = s.config;
+    want.erase("epochs");
+    have.erase("epochs");
+    want.erase("patience");
+    have.erase("patience");
+    TESSEL_CHECK(want == have,
+                 "--resume: the checkpoint in {} was trained with different settings ({}); use the "
+                 "same options or a new --checkpoint folder",
+                 config_.checkpoint_dir.string(), have.dump());
+    auto& params = model_.params();
+    TESSEL_CHECK(s.params.size() == params.size(), "--resume: checkpoint has {} tensors, the model {}", s.params.size(),
+                 params.size());
+    for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(s.params[i]);
+    adam_.Restore(s.adam_steps, std::move(s.moments));
+    best_params_ = std::move(s.best_params);
+    best_epoch_ = s.best_epoch;
+    best_val_acc_ = s.best_val_acc;
+    epochs_since_best_ = s.epochs_since_best;
+    start_epoch_ = s.epochs_done;
+    log::Info("resuming from {} after epoch {}", config_.checkpoint_dir.string(), start_epoch_);
+  }
+}
+
+GcnTrainer::~GcnTrainer() = default;
+
+double GcnTrainer::TrainFullBatch(int epoch, EpochStats* stats) {
+  const StreamKey key{.seed = ctx_.seed,
+                      .rank = static_cast<uint64_t>(ctx_.rank),
+                      .epoch = static_cast<uint64_t>(epoch),
+                      .batch = 0,
+                      .purpose = kPurposeDropout};
+  const Matrix& logits = model_.Forward(ctx_, Input(features_), full_graphs_, true, key);
+  Matrix grad;
+  const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, labels_, data_.train.Host(), &grad);
+  model_.Backward(ctx_, grad);
+  adam_.Step(ctx_, model_.params());
+  stats->seed_nodes = static_cast<int64_t>(data_.train.size());
+  return loss;
+}
+
+double GcnTrainer::TrainMiniBatch(int epoch, EpochStats* stats) {
+  std::vector<int64_t> order = data_.train.ToVector();
+  Rng shuffle(StreamKey{.seed = ctx_.seed,
+                        .rank = static_cast<uint64_t>(ctx_.rank),
+                        .epoch = static_cast<uint64_t>(epoch),
+                        .batch = 0,
+                        .purpose = kPurposeShuffle});
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle.UniformInt(i)]);
+  const auto n = static_cast<int64_t>(order.size());
+  double loss_sum = 0;
+  for (int64_t b = 0, begin = 0; begin < n; ++b, begin += config_.batch_size) {
+    const int64_t end = std::min(n, begin + config_.batch_size);
+    std::span<const int64_t> seeds(order.data() + begin, static_cast<size_t>(end - begin));
+    const StreamKey key{.seed = ctx_.seed,
+                        .rank = static_cast<uint64_t>(ctx_.rank),
+                        .epoch = static_cast<uint64_t>(epoch),
+                        .batch = static_cast<uint64_t>(b),
+                        .purpose = 0};
+    const auto t0 = std::chrono::steady_clock::now();
+    StreamKey sample_key = key;
+    sample_key.purpose = kPurposeSample;
+    std::vector<sampling::Block> blocks = sampler_->sampler.Sample(seeds, sample_key);
+    stats->sample_seconds += Seconds(t0);
+    for (const auto& blk : blocks) stats->sampled_edges += blk.num_edges();
+    // Input rows of the first block's source nodes.
+    const auto& src = blocks.front().src_nodes;
+    FeatureMatrix x;
+    x.is_sparse = features_.is_sparse;
+    if (x.is_sparse) {
+      x.sparse = kernels::GatherSparseRows(ctx_, features_.sparse, src);
+    } else {
+      kernels::GatherRows(ctx_, features_.dense, Buffer<int64_t>::CopyOf(src), &x.dense);
+    }
+    std::vector<LayerGraph> graphs;
+    for (const auto& blk : blocks) graphs.push_back(LayerGraph{&blk.adj, nullptr});
+    std::vector<int32_t> labels(seeds.size());
+    std::vector<int64_t> rows(seeds.size());
+    for (size_t i = 0; i < seeds.size(); ++i) {
+      labels[i] = labels_[static_cast<size_t>(seeds[i])];
+      rows[i] = static_cast<int64_t>(i);
+    }
+    StreamKey drop_key = key;
+    drop_key.purpose = kPurposeDropout;
+    const Matrix& logits = model_.Forward(ctx_, Input(x), graphs, true, drop_key);
+    Matrix grad;
+    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, labels, rows, &grad);
+    model_.Backward(ctx_, grad);
+    adam_.Step(ctx_, model_.params());
+    loss_sum += loss * static_cast<double>(seeds.size());
+  }
+  stats->seed_nodes = n;
+  return n > 0 ? loss_sum / static_cast<double>(n) : 0.0;
+}
+
+Matrix GcnTrainer::PredictProbabilities() {
+  const Matrix& logits = model_.Forward(ctx_, Input(features_), full_graphs_, false, StreamKey{});
+  Matrix probs;
+  kernels::RowSoftmax(ctx_, logits, &probs);
+  return probs;
+}
+
+void GcnTrainer::SaveState(int epochs_done) const {
+  TrainState s;
+  s.config = config_.ToJson();
+  s.epochs_done = epochs_done;
+  s.best_epoch = best_epoch_;
+  s.best_val_acc = best_val_acc_;
+  s.epochs_since_best = epochs_since_best_;
+  s.adam_steps = adam_.steps();
+  for (const Param& p : model_.params()) s.params.push_back(p.value.Clone());
+  for (const Matrix& m : const_cast<Adam&>(adam_).moments()) s.moments.push_back(m.Clone());
+  for (const Matrix& m : best_params_) s.best_params.push_back(m.Clone());
+  SaveCheckpoint(config_.checkpoint_dir, s);
+}
+
+TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
+  TrainResult result;
+  std::vector<int32_t> pred(labels_.size());
+  double time_sum = 0;
+  auto evaluate = [&] {
+    const Matrix& logits = model_.Forward(ctx_, Input(features_), full_graphs_, false, StreamKey{});
+    kernels::RowArgmax(ctx_, logits, pred);
+  };
+  const int32_t classes = data_.num_classes;
+  for (int epoch = start_epoch_ + 1; epoch <= config_.epochs; ++epoch) {
+    EpochStats st;
+    st.epoch = epoch;
+    const std::clock_t c0 = std::clock();
+    auto t0 = std::chrono::steady_clock::now();
+    st.loss = config_.batch_size > 0 ? TrainMiniBatch(epoch, &st) : TrainFullBatch(epoch, &st);
+    TESSEL_CHECK(std::isfinite(st.loss), "epoch {}: the loss is {} (lower --lr, or check the features)", epoch,
+                 st.loss);
+    st.train_seconds = Seconds(t0);
+    t0 = std::chrono::steady_clock::now();
+    evaluate();
+    st.train_acc = Evaluate(pred, labels_, data_.train.Host(), classes).accuracy;
+    st.val_acc = Evaluate(pred, labels_, data_.val.Host(), classes).accuracy;
+    st.eval_seconds = Seconds(t0);
+    st.cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    if (st.val_acc > best_val_acc_) {
+      best_val_acc_ = st.val_acc;
+      best_epoch_ = epoch;
+      epochs_since_best_ = 0;
+      best_params_.clear();
+      for (const Param& p : model_.params()) best_params_.push_back(p.value.Clone());
+    } else {
+      ++epochs_since_best_;
+    }
+    const bool stop = config_.patience > 0 && epochs_since_best_ >= config_.patience;
+    time_sum += st.train_seconds + st.eval_seconds;
+    const int done = epoch - start_epoch_;
+    st.eta_seconds = stop ? 0.0 : time_sum / done * (config_.epochs - epoch);
+    result.epochs.push_back(st);
+    if (on_epoch) on_epoch(st);
+    if (!config_.checkpoint_dir.empty() && (epoch % config_.checkpoint_every == 0 || epoch == config_.epochs || stop)) {
+      SaveState(epoch);
+    }
+    if (stop) {
+      result.stopped_early = true;
+      break;
+    }
+  }
+  // Evaluate the best-validation weights.
+  auto& params = model_.params();
+  if (best_params_.size() == params.size()) {
+    for (size_t i = 0; i < params.size(); ++i) params[i].value = best_params_[i].Clone();
+  }
+  evaluate();
+  result.best_epoch = best_epoch_;
+  result.train = Evaluate(pred, labels_, data_.train.Host(), classes);
+  result.val = Evaluate(pred, labels_, data_.val.Host(), classes);
+  result.test = Evaluate(pred, labels_, data_.test.Host(), classes);
+  return result;
+}
+
+Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& data, const std::filesystem::path& dir,
+                             TrainConfig* config) {
+  TrainState s = LoadCheckpoint(dir);
+  TrainConfig c = TrainConfig::FromJson(s.config);
+  TESSEL_CHECK(!data.features.empty(), "{}: the dataset has no node features", data.name);
+  TESSEL_CHECK(data.features.dim == c.model.in_dim,
+               "the dataset has {} feature columns but the checkpoint in {} "
+               "was trained on {}",
+               data.features.dim, dir.string(), c.model.in_dim);
+  GcnModel model(c.model, 0);
+  auto& params = model.params();
+  std::vector<Matrix>& weights = s.best_params.empty() ? s.params : s.best_params;
+  TESSEL_CHECK(weights.size() == params.size(), "{}: checkpoint has {} tensors, the model {}", dir.string(),
+               weights.size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    TESSEL_CHECK(weights[i].rows == params[i].value.rows && weights[i].cols == params[i].value.cols,
+                 "{}: tensor {} has the wrong shape", dir.string(), params[i].name);
+    params[i].value = std::move(weights[i]);
+  }
+  FeatureMatrix f = PrepareFeatures(data.features, c.row_normalize);
+  SparseMatrix adj;
+  SparseMatrix adj_t;
+  BuildAdjacency(ctx, data.graph, c.model.kind, &adj, &adj_t);
+  std::vector<LayerGraph> graphs(static_cast<size_t>(c.model.layers), LayerGraph{&adj, &adj});
+  const Matrix& logits = model.Forward(ctx, Input(f), graphs, false, StreamKey{});
+  Matrix probs;
+  kernels::RowSoftmax(ctx, logits, &probs);
+  if (config != nullptr) *config = c;
+  return probs;
+}
+
+}  // namespace tessel::train::gcn

@@ -1,0 +1,55 @@
+// SvmModel (LIBSVM's svm_model for C-SVC: one-vs-one coefficients, rho, labels, support vectors), its text
+// file in LIBSVM's format both ways (svm-predict reads ours, we read svm-train's), and prediction with voting.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "kernels/svm_kernel.h"
+
+namespace tessel::train::svm {
+
+struct SvmModel {
+  kernels::SvmKernelParams kernel;
+  int32_t nr_class = 0;
+  std::vector<int32_t> labels;  // class order: first appearance in the training data (-1/+1 pairs: +1 first)
+  std::vector<double> rho;      // one per pair (i, j), i < j, in LIBSVM's order
+  std::vector<int32_t> nr_sv;   // support vectors per class; the SVs are grouped by class in label order
+  std::vector<double> prob_a;   // kept when a model file has them (never written by tessel)
+  std::vector<double> prob_b;
+  // Support vectors as CSR rows with 0-based feature ids.
+  std::vector<int64_t> sv_indptr{0};
+  std::vector<int32_t> sv_indices;
+  std::vector<double> sv_values;
+  // (nr_class - 1) rows of total_sv() coefficients, row-major (LIBSVM's sv_coef).
+  std::vector<double> sv_coef;
+  // Features of the training data (1 + largest 0-based id); from the sidecar file, else the SVs' largest id.
+  int64_t num_features = 0;
+  bool num_features_known = false;  // true when the training dimension was recorded (not inferred)
+
+  int64_t total_sv() const { return static_cast<int64_t>(sv_indptr.size()) - 1; }
+  kernels::SparseRowsView SupportVectors() const;
+  // Throws unless the arrays agree with nr_class and total_sv.
+  void Validate() const;
+};
+
+// Writes `path` in LIBSVM's text format (svm_save_model: %.17g numbers, %.8g feature values) and the sidecar
+// `path.json` with the training dimension and `extra_json` (training statistics), both atomically.
+void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, const std::string& extra_json = "{}");
+// Reads a LIBSVM C-SVC model (ours or svm-train's); errors name the file and line. Reads `path.json` when present.
+SvmModel LoadSvmModel(const std::filesystem::path& path);
+std::string SidecarPath(const std::filesystem::path& model_path);
+
+// The predicted label of one row (LIBSVM's svm_predict: one-vs-one decision values and voting, ties to the
+// earlier class). `decision_values` (optional) receives the nr_class (nr_class - 1) / 2 values.
+double PredictRow(const SvmModel& model, std::span<const int32_t> indices, std::span<const double> values,
+                  std::vector<double>* decision_values = nullptr);
+
+// Predicts every row in parallel. Throws when the data uses a feature the model was not trained on.
+std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data);
+
+}  // namespace tessel::train::svm

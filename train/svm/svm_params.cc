@@ -1,0 +1,47 @@
+// SvmParams checks (LIBSVM's svm_check_parameter for C-SVC, with the flag to fix in every message) and the
+// names of the sample-elimination policies.
+#include <cmath>
+
+#include "core/error.h"
+#include "train/svm/svm_params.h"
+
+namespace tessel::train::svm {
+
+std::string_view ShrinkingName(ShrinkingPolicy policy) {
+  switch (policy) {
+    case ShrinkingPolicy::kOff:
+      return "off";
+    case ShrinkingPolicy::kEager:
+      return "eager";
+    case ShrinkingPolicy::kPeriodic:
+      return "periodic";
+    case ShrinkingPolicy::kLazy:
+      return "lazy";
+  }
+  return "unknown";
+}
+
+ShrinkingPolicy ParseShrinking(std::string_view name) {
+  if (name == "off" || name == "0") return ShrinkingPolicy::kOff;
+  if (name == "eager") return ShrinkingPolicy::kEager;
+  if (name == "periodic" || name == "1") return ShrinkingPolicy::kPeriodic;
+  if (name == "lazy") return ShrinkingPolicy::kLazy;
+  throw Error(fmt::format("unknown shrinking policy '{}': use off, eager, periodic or lazy", name));
+}
+
+void SvmParams::Validate() const {
+  TESSEL_CHECK(C > 0 && std::isfinite(C), "C = {} must be positive (-c, e.g. -c 1)", C);
+  TESSEL_CHECK(kernel.gamma >= 0 && std::isfinite(kernel.gamma),
+               "gamma = {} must not be negative (-g; 0 means 1/num_features)", kernel.gamma);
+  TESSEL_CHECK(eps > 0 && std::isfinite(eps), "eps = {} must be positive (-e, e.g. -e 0.001)", eps);
+  TESSEL_CHECK(cache_mb > 0 && std::isfinite(cache_mb), "cache size {} MB must be positive (-m, e.g. -m 100)",
+               cache_mb);
+  TESSEL_CHECK(kernel.type != kernels::SvmKernelType::kPolynomial || kernel.degree >= 0,
+               "degree = {} of the polynomial kernel must not be negative (-d)", kernel.degree);
+  TESSEL_CHECK(std::isfinite(kernel.coef0), "coef0 = {} must be finite (-r)", kernel.coef0);
+  for (const auto& w : weights)
+    TESSEL_CHECK(w.weight >= 0 && std::isfinite(w.weight), "weight {} of class {} must not be negative (-w{} WEIGHT)",
+                 w.weight, w.label, w.label);
+}
+
+}  // namespace tessel::train::svm

@@ -1,0 +1,212 @@
+// One-vs-one C-SVC training with LIBSVM's semantics (svm_group_classes, weighted C, svm_train_one, the
+// model's SV grouping and sv_coef layout) and the parameter checks of svm_check_parameter.
+#include "train/svm/svm_train.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include <tbb/global_control.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/parallel.h"
+
+namespace tessel::train::svm {
+
+ClassGroups GroupClasses(const datasets::SparseRowDataset& data) {
+  const auto y = data.labels.Host();
+  ClassGroups g;
+  g.row_class.resize(static_cast<size_t>(data.num_rows));
+  for (int64_t r = 0; r < data.num_rows; ++r) {
+    const double v = y[r];
+    TESSEL_CHECK(std::isfinite(v) && v == std::trunc(v) && std::fabs(v) < 2147483647.0,
+                 "{}: the label {} of row {} is not an integer class id; C-SVC needs integer labels",
+                 data.name.empty() ? "data" : data.name, v, r + 1);
+    const auto label = static_cast<int32_t>(v);
+    size_t c = 0;
+    while (c < g.labels.size() && g.labels[c] != label) ++c;
+    if (c == g.labels.size()) {
+      g.labels.push_back(label);
+      g.count.push_back(0);
+    }
+    ++g.count[c];
+    g.row_class[r] = static_cast<int32_t>(c);
+  }
+  // LIBSVM: for -1/+1 data where -1 comes first, +1 becomes class 0 (the positive side of the binary SVM).
+  if (g.labels.size() == 2 && g.labels[0] == -1 && g.labels[1] == 1) {
+    std::swap(g.labels[0], g.labels[1]);
+    std::swap(g.count[0], g.count[1]);
+    for (auto& c : g.row_class) c = 1 - c;
+  }
+  return g;
+}
+
+std::string TrainReport::ToJson() const {
+  nlohmann::json j;
+  j["gamma"] = gamma;
+  j["iterations"] = iterations;
+  j["kernel_evaluations"] = kernel_evaluations;
+  j["seconds"] = seconds;
+  auto& arr = j["pairs"] = nlohmann::json::array();
+  for (const auto& p : pairs) {
+    const auto& r = p.result;
+    arr.push_back({{"labels", {p.label_i, p.label_j}},
+                   {"samples", p.samples},
+                   {"obj", r.obj},
+                   {"rho", r.rho},
+                   {"gap", r.gap},
+                   {"iterations", r.iterations},
+                   {"kernel_evaluations", r.kernel_evaluations},
+                   {"shrink_checks", r.shrink_checks},
+                   {"reconstructions", r.reconstructions},
+                   {"bound_changes", r.bound_changes},
+                   {"min_active", r.min_active},
+                   {"cache_hits", r.cache_hits},
+                   {"cache_misses", r.cache_misses},
+                   {"nr_sv", r.nr_sv},
+                   {"nr_bsv", r.nr_bsv},
+                   {"seconds", r.seconds}});
+  }
+  return j.dump();
+}
+
+SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report) {
+  const auto start_time = std::chrono::steady_clock::now();
+  params.Validate();
+  TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
+  TESSEL_CHECK(data.num_rows < (int64_t{1} << 31), "{}: {} rows exceed the solver's 32-bit row ids", data.name,
+               data.num_rows);
+  const ClassGroups groups = GroupClasses(data);
+  const auto nr_class = static_cast<int32_t>(groups.labels.size());
+  TESSEL_CHECK(nr_class >= 2,
+               "{}: the training data has a single class (label {}); C-SVC needs samples of at least two classes",
+               data.name.empty() ? "data" : data.name, groups.labels[0]);
+
+  const auto indices = data.indices.Host();
+  int64_t max_index = 0;  // LIBSVM's max_index: the largest 1-based feature id in the training data
+  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, f + 1);
+  SvmParams p = params;
+  if (p.kernel.gamma == 0 && max_index > 0) p.kernel.gamma = 1.0 / static_cast<double>(max_index);
+
+  std::vector<double> weighted_c(static_cast<size_t>(nr_class), p.C);
+  for (const auto& w : p.weights) {
+    size_t c = 0;
+    while (c < groups.labels.size() && groups.labels[c] != w.label) ++c;
+    if (c == groups.labels.size()) {
+      log::Warn("svm: class label {} given a weight (-w) does not occur in the training data", w.label);
+      continue;
+    }
+    weighted_c[c] *= w.weight;
+  }
+
+  // Rows grouped by class, each group in data order (LIBSVM's perm).
+  std::vector<std::vector<int32_t>> members(static_cast<size_t>(nr_class));
+  for (int64_t r = 0; r < data.num_rows; ++r) members[groups.row_class[r]].push_back(static_cast<int32_t>(r));
+
+  const kernels::SparseRowsView rows{data.indptr.Host(), indices, data.values.Host(),
+                                     std::max(data.num_features, max_index)};
+  // Binary problems in LIBSVM's pair order. With several pairs they run concurrently (each with its own kernel
+  // object and an equal share of the cache budget, so -m stays the total); results do not depend on the schedule.
+  std::vector<std::pair<int32_t, int32_t>> tasks;
+  for (int32_t i = 0; i < nr_class; ++i)
+    for (int32_t j = i + 1; j < nr_class; ++j) tasks.emplace_back(i, j);
+  const auto num_tasks = static_cast<int64_t>(tasks.size());
+  const auto workers =
+      static_cast<int64_t>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const int64_t concurrent = std::clamp<int64_t>(workers, 1, num_tasks);
+  SolverOptions opts;
+  opts.eps = p.eps;
+  opts.shrinking = p.shrinking;
+  opts.cache_bytes = static_cast<int64_t>(p.cache_mb * 1024 * 1024) / concurrent;
+  opts.max_iterations = p.max_iterations;
+
+  std::vector<SolverResult> results(tasks.size());
+  const auto solve = [&](int64_t t) {
+    const auto [i, j] = tasks[t];
+    std::vector<int32_t> sub(members[i]);
+    sub.insert(sub.end(), members[j].begin(), members[j].end());
+    std::vector<int8_t> y(members[i].size(), 1);
+    y.resize(sub.size(), -1);
+    kernels::SvmKernelRows kernel(rows, p.kernel);
+    results[t] = SolveBinary({&kernel, sub, y, weighted_c[i], weighted_c[j]}, opts);
+    const SolverResult& res = results[t];
+    log::Info("svm: classes {} vs {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}",
+              groups.labels[i], groups.labels[j], res.obj, res.rho, res.nr_sv, res.nr_bsv, res.iterations);
+  };
+  if (num_tasks == 1) {
+    solve(0);
+  } else {
+    parallel_for<int64_t>(0, num_tasks, 1, solve);
+  }
+
+  TrainReport rep;
+  rep.gamma = p.kernel.gamma;
+  // nonzero[r]: row r is a support vector of some pair (LIBSVM's nonzero[]).
+  std::vector<char> nonzero(static_cast<size_t>(data.num_rows), 0);
+  std::vector<std::vector<double>> pair_alpha;
+  for (int64_t t = 0; t < num_tasks; ++t) {
+    const auto [i, j] = tasks[t];
+    SolverResult& res = results[t];
+    size_t s = 0;
+    for (const int32_t c : {i, j})
+      for (const int32_t r : members[c])
+        if (res.alpha[s++] != 0) nonzero[r] = 1;
+    pair_alpha.push_back(std::move(res.alpha));
+    res.alpha.clear();
+    rep.iterations += res.iterations;
+    rep.kernel_evaluations += res.kernel_evaluations;
+    rep.pairs.push_back({groups.labels[i], groups.labels[j], static_cast<int64_t>(s), std::move(res)});
+  }
+
+  SvmModel m;
+  m.kernel = p.kernel;
+  m.nr_class = nr_class;
+  m.labels = groups.labels;
+  m.num_features = std::max(data.num_features, max_index);
+  m.num_features_known = true;
+  for (const auto& r : rep.pairs) m.rho.push_back(r.result.rho);
+  // Support vectors grouped by class in label order; nz_start[c] = first SV of class c.
+  std::vector<int64_t> nz_start(static_cast<size_t>(nr_class), 0);
+  std::vector<int64_t> sv_pos(static_cast<size_t>(data.num_rows), -1);
+  const auto indptr = data.indptr.Host();
+  const auto values = data.values.Host();
+  for (int32_t c = 0; c < nr_class; ++c) {
+    nz_start[c] = m.total_sv();
+    int32_t n = 0;
+    for (const int32_t r : members[c]) {
+      if (!nonzero[r]) continue;
+      sv_pos[r] = m.total_sv();
+      for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
+        m.sv_indices.push_back(indices[e]);
+        m.sv_values.push_back(values[e]);
+      }
+      m.sv_indptr.push_back(static_cast<int64_t>(m.sv_indices.size()));
+      ++n;
+    }
+    m.nr_sv.push_back(n);
+  }
+  const int64_t l = m.total_sv();
+  m.sv_coef.assign(static_cast<size_t>((nr_class - 1) * l), 0.0);
+  size_t pair = 0;
+  for (int32_t i = 0; i < nr_class; ++i) {
+    for (int32_t j = i + 1; j < nr_class; ++j) {
+      const auto& a = pair_alpha[pair++];
+      size_t s = 0;
+      for (const int32_t r : members[i]) {
+        if (nonzero[r]) m.sv_coef[static_cast<size_t>((j - 1) * l + sv_pos[r])] = a[s];
+        ++s;
+      }
+      for (const int32_t r : members[j]) {
+        if (nonzero[r]) m.sv_coef[static_cast<size_t>(i * l + sv_pos[r])] = a[s];
+        ++s;
+      }
+    }
+  }
+  rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+  if (report != nullptr) *report = std::move(rep);
+  return m;
+}
+
+}  // namespace tessel::train::svm

@@ -1,0 +1,45 @@
+// C-SVC training on one process: LIBSVM's class grouping, class weights and one-vs-one decomposition, each
+// binary problem solved by the SMO solver with sample elimination (train/svm/smo_solver.h).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "train/svm/smo_solver.h"
+#include "train/svm/svm_model.h"
+#include "train/svm/svm_params.h"
+
+namespace tessel::train::svm {
+
+// What happened in one binary problem (class_i against class_j).
+struct PairReport {
+  int32_t label_i = 0;
+  int32_t label_j = 0;
+  int64_t samples = 0;
+  SolverResult result;  // alpha left empty
+};
+
+struct TrainReport {
+  std::vector<PairReport> pairs;
+  double gamma = 0;  // the gamma used (after the 1/num_features default)
+  int64_t iterations = 0;
+  int64_t kernel_evaluations = 0;
+  double seconds = 0;
+  std::string ToJson() const;  // for the model sidecar and `--json`
+};
+
+// The classes of `labels` in LIBSVM's order (first appearance; a -1/+1 pair puts +1 first) and, per row, its
+// class position. Throws unless every label is an integer.
+struct ClassGroups {
+  std::vector<int32_t> labels;
+  std::vector<int32_t> row_class;
+  std::vector<int64_t> count;
+};
+ClassGroups GroupClasses(const datasets::SparseRowDataset& data);
+
+// Trains a C-SVC model. Throws on invalid parameters, labels that are not integers, or a single class.
+SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr);
+
+}  // namespace tessel::train::svm
