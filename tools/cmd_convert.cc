@@ -76,7 +76,7 @@ void ValidateArgs(const CLI::App& sub, const ConvertArgs& a) {
   Require(sub, a, "--directed", {"edgelist", "nodetable"}, "other formats define their own symmetry");
   Require(sub, a, "--keep-self-loops", {"edgelist", "nodetable"}, "other formats build a loop-free graph");
   Require(sub, a, "--one-based", {"edgelist"}, "the other formats fix their id base");
-  Require(sub, a, "--weighted", {"edgelist"}, "METIS files declare weights in their header");
+  Require(sub, a, "--weighted", {"edgelist"}, "the other formats carry their own weights, METIS in its header");
   Require(sub, a, "--delimiter", {"edgelist"}, "the other readers detect theirs");
   for (const char* opt : {"--edges", "--features", "--labels", "--train", "--val", "--test"}) {
     Require(sub, a, opt, {"nodetable"}, "it overrides one file of a node table");

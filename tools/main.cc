@@ -11,6 +11,9 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/log.h"
+#if TESSEL_MPI
+#include "comm/mpi_comm.h"
+#endif
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
@@ -35,6 +38,10 @@ int main(int argc, char** argv) {
     tessel::tools::RunSelected(app);
   } catch (const std::exception& e) {
     std::fflush(stdout);
+#if TESSEL_MPI
+    // Under mpirun one failing rank must end the whole job (MPI_Abort), never leave the others waiting.
+    if (tessel::comm::MpiInitialized()) tessel::comm::AbortJob(e.what());
+#endif
     std::fprintf(stderr, "error: %s\n", e.what());
     return 1;
   }

@@ -6,10 +6,11 @@
 # Usage: tools/bench/svm_bench.sh BUILD_DIR [conformance,speed,elimination]
 #   e.g. tools/bench/svm_bench.sh build-svm speed
 # Data comes from $TESSEL_SHARED_DATA/svm (default: ../shared/data beside the checkout). Takes tens of minutes.
+# TESSEL_SVM_ELIMINATION_SETS=a9a limits the elimination study to some data sets.
 set -euo pipefail
 
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build_dir=$1
@@ -27,4 +28,5 @@ shared=${TESSEL_SHARED_DATA:-$repo/../shared/data}
 [[ -d "$shared/svm" ]] || { echo "error: $shared/svm not found; set TESSEL_SHARED_DATA" >&2; exit 1; }
 
 exec python3 "$repo/tools/bench/svm_bench.py" --tessel "$(realpath "$tessel")" --shared "$(realpath "$shared/svm")" \
-  --doc "$repo/docs/benchmarks.md" --parts "$parts" --cmdline "tools/bench/svm_bench.sh $build_dir $parts"
+  --doc "$repo/docs/benchmarks.md" --parts "$parts" --cmdline "tools/bench/svm_bench.sh $build_dir $parts" \
+  --elimination-sets "${TESSEL_SVM_ELIMINATION_SETS:-a9a,w8a}"

@@ -397,6 +397,8 @@ void Solver::Step(int64_t i, int64_t j) {
       fold_max);
   next_i_valid_ = true;
 
+  // G_bar only serves reconstruction, which never happens when nothing is eliminated.
+  if (policy_ == ShrinkingPolicy::kOff) return;
   if (ui != (status_[i] == kUpper)) UpdateGBar(i, ui ? -c_i : c_i);
   if (uj != (status_[j] == kUpper)) UpdateGBar(j, uj ? -c_j : c_j);
 }
