@@ -4,7 +4,9 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -18,11 +20,17 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+// A folder name per test and process (parameterised test names hold '/'; builds may run the tests at once).
+fs::path UniqueTempDir(const std::string& prefix) {
+  std::string name = prefix + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  return fs::temp_directory_path() / (name + "." + std::to_string(::getpid()));
+}
+
 class ArrayStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("tessel_arrays_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    dir_ = UniqueTempDir("tessel_arrays_");
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }

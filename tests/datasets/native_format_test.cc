@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -23,6 +25,13 @@ namespace tessel::datasets {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+// A folder name per test and process (parameterised test names hold '/'; builds may run the tests at once).
+fs::path UniqueTempDir(const std::string& prefix) {
+  std::string name = prefix + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  return fs::temp_directory_path() / (name + "." + std::to_string(::getpid()));
+}
 
 enum class Feat { kNone, kDense, kSparse };
 
@@ -145,8 +154,7 @@ void ExpectSameDataset(const NodeDataset& a, const NodeDataset& b) {
 class NativeFormatTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("tessel_native_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    root_ = UniqueTempDir("tessel_native_");
     fs::remove_all(root_);
     fs::create_directories(root_);
     dir_ = root_ / "ds";

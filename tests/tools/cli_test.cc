@@ -3,7 +3,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +21,13 @@ namespace tessel::tools {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+
+// A folder name per test and process (parameterised test names hold '/'; builds may run the tests at once).
+fs::path UniqueTempDir(const std::string& prefix) {
+  std::string name = prefix + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  return fs::temp_directory_path() / (name + "." + std::to_string(::getpid()));
+}
 
 const fs::path kData = fs::path(TESSEL_TEST_DATA) / "convert";
 
@@ -38,8 +47,7 @@ std::string Slurp(const fs::path& p) {
 class CliTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() /
-            ("tessel_cli_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    root_ = UniqueTempDir("tessel_cli_");
     fs::remove_all(root_);
     fs::create_directories(root_ / "out");
   }

@@ -2,7 +2,9 @@
 // through `tessel convert` and `tessel info --json`, against the counts of their READMEs. Skips without the data.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +20,13 @@ namespace tessel::tools {
 namespace {
 namespace fs = std::filesystem;
 
+// A folder name per test and process (parameterised test names hold '/'; builds may run the tests at once).
+fs::path UniqueTempDir(const std::string& prefix) {
+  std::string name = prefix + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+  std::replace(name.begin(), name.end(), '/', '_');
+  return fs::temp_directory_path() / (name + "." + std::to_string(::getpid()));
+}
+
 const fs::path kShared = TESSEL_SHARED_DATA;
 
 class RealDataTest : public ::testing::Test {
@@ -26,8 +35,7 @@ class RealDataTest : public ::testing::Test {
     if (!fs::is_directory(kShared / "graphs") || !fs::is_directory(kShared / "svm")) {
       GTEST_SKIP() << "no shared data at " << kShared;
     }
-    root_ = fs::temp_directory_path() /
-            ("tessel_real_" + std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()));
+    root_ = UniqueTempDir("tessel_real_");
     fs::remove_all(root_);
     fs::create_directories(root_);
   }
