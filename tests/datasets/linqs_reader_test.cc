@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "datasets/readers.h"
+#include "tests/datasets/test_util.h"
 
 namespace tessel::datasets {
 namespace {
@@ -19,17 +20,7 @@ using ::testing::ElementsAre;
 using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
 
-std::vector<std::vector<int64_t>> Adjacency(const AnyGraph& graph) {
-  return std::visit(
-      [](const auto& g) {
-        std::vector<std::vector<int64_t>> adj(static_cast<size_t>(g.num_nodes()));
-        for (int64_t u = 0; u < g.num_nodes(); ++u) {
-          for (auto v : g.Neighbors(u)) adj[u].push_back(static_cast<int64_t>(v));
-        }
-        return adj;
-      },
-      graph);
-}
+using testing_util::Adjacency;
 
 std::vector<int32_t> Columns(const Features& f, int64_t row) {
   auto p = f.indptr.Host();
