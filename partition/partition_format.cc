@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "core/rng.h"
 #include "datasets/array_store.h"
 
 namespace tessel::partition {
@@ -84,6 +85,36 @@ void CheckReplaceable(const fs::path& dir, bool overwrite) {
   }
 }
 
+}  // namespace
+
+std::string DatasetFingerprint(const datasets::NodeDataset& data) {
+  uint64_t h = Mix64(static_cast<uint64_t>(data.num_nodes()));
+  auto add = [&h](const auto& buffer) {
+    const auto v = buffer.Host();
+    h = Mix64(h ^ Checksum64(v.data(), v.size_bytes()));
+  };
+  std::visit(
+      [&](const auto& g) {
+        add(g.indptr());
+        add(g.indices());
+        add(g.weights());
+      },
+      data.graph);
+  const datasets::Features& f = data.features;
+  h = Mix64(h ^ static_cast<uint64_t>(f.dim));
+  if (f.sparse) {
+    add(f.indptr);
+    add(f.indices);
+    add(f.values);
+  } else {
+    add(f.dense);
+  }
+  add(data.labels);
+  return fmt::format("{:016x}", h);
+}
+
+namespace {
+
 OrderedJson DatasetJson(const datasets::NodeDataset& data, const PartitionStats& stats) {
   const bool weighted = std::visit([](const auto& g) { return g.has_weights(); }, data.graph);
   return {{"name", data.name},
@@ -96,7 +127,8 @@ OrderedJson DatasetJson(const datasets::NodeDataset& data, const PartitionStats&
           {"num_classes", data.num_classes},
           {"train", data.train.size()},
           {"val", data.val.size()},
-          {"test", data.test.size()}};
+          {"test", data.test.size()},
+          {"fingerprint", DatasetFingerprint(data)}};
 }
 
 // Writes one part's arrays and manifest into `dir`; returns the manifest text's checksum.

@@ -54,6 +54,10 @@ struct LoadPartOptions {
   bool validate = true;          // LocalPart::Validate() after loading
 };
 
+// XXH3-based fingerprint (16 hex digits) of a dataset's graph, features and labels (not its split), stored as
+// "dataset.fingerprint" in partitions.json so training can check that --dataset is the partitioned dataset.
+std::string DatasetFingerprint(const datasets::NodeDataset& data);
+
 // Reads partitions.json and checks its format and version; throws naming the file and the fix.
 nlohmann::json ReadPartitionsJson(const fs::path& dir);
 // True when `dir` holds a partitions.json (for `tessel info` to tell partitions from datasets).

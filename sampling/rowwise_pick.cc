@@ -1,120 +1,49 @@
-// PickRow: uniform and weighted draws with and without replacement for one row (see rowwise_pick.h).
-// Weighted draws without replacement cap inclusion probabilities at 1 and use systematic sampling.
+// PickRow: uniform and weighted draws with and without replacement for one row (see rowwise_pick.h), running the
+// algorithms of sampling/pick_math.h that the CUDA sampler runs too. Weighted draws without replacement cap
+// inclusion probabilities at 1 and use systematic sampling; weighted rows whose probabilities are all equal and
+// positive take the uniform path (the same draws as UniformPolicy).
 #include "sampling/rowwise_pick.h"
 
-#include <algorithm>
-#include <numeric>
-
 #include "core/error.h"
+#include "sampling/pick_math.h"
 
 namespace tessel::sampling {
-namespace {
-
-void PickUniform(int64_t deg, int64_t k, bool replace, Rng& rng, std::vector<Pick>* out) {
-  const double factor = static_cast<double>(deg) / static_cast<double>(k);
-  if (replace) {
-    for (int64_t i = 0; i < k; ++i)
-      out->push_back({static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(deg))), factor});
-    return;
-  }
-  // Floyd's algorithm: k distinct offsets, each k-subset equally likely.
-  const size_t first = out->size();
-  for (int64_t j = deg - k; j < deg; ++j) {
-    const auto t = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(j + 1)));
-    const bool seen = std::any_of(out->begin() + static_cast<std::ptrdiff_t>(first), out->end(),
-                                  [&](const Pick& p) { return p.offset == t; });
-    out->push_back({seen ? j : t, factor});
-  }
-}
-
-void PickWeighted(int64_t row, int64_t row_begin, int64_t deg, int64_t k, bool replace, const PickPolicy& policy,
-                  Rng& rng, std::vector<double>* scratch, std::vector<Pick>* out) {
-  scratch->assign(static_cast<size_t>(deg), 0.0);
-  std::span<double> q(*scratch);
-  policy.Probabilities(row, row_begin, q);
-  double total = 0;
-  int64_t positive = 0;
-  for (double x : q) {
-    TESSEL_CHECK(x >= 0.0 && x < 1e300, "sampling: row {} has a negative or non-finite probability {}", row, x);
-    total += x;
-    positive += x > 0 ? 1 : 0;
-  }
-  if (positive == 0) return;
-  if (!replace && positive <= k) {
-    for (int64_t j = 0; j < deg; ++j) {
-      if (q[j] > 0) out->push_back({j, 1.0});
-    }
-    return;
-  }
-  if (replace) {
-    std::vector<double> cdf(q.size());
-    std::partial_sum(q.begin(), q.end(), cdf.begin());
-    for (int64_t i = 0; i < k; ++i) {
-      const double u = rng.Uniform() * total;
-      auto j = static_cast<int64_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
-      j = std::min(j, deg - 1);
-      while (q[j] == 0) --j;  // u landed on the boundary of a zero-width interval
-      out->push_back({j, total / (static_cast<double>(k) * q[j])});
-    }
-    return;
-  }
-  // Inclusion probabilities pi_j = min(1, c·q_j) with sum k (capping the largest until consistent).
-  std::vector<double> pi(q.begin(), q.end());
-  std::vector<bool> capped(q.size(), false);
-  for (int iter = 0; iter < 64; ++iter) {
-    double free_mass = 0;
-    int64_t fixed = 0;
-    for (size_t j = 0; j < q.size(); ++j) {
-      if (capped[j]) {
-        ++fixed;
-      } else {
-        free_mass += q[j];
-      }
-    }
-    const double c = static_cast<double>(k - fixed) / free_mass;
-    bool changed = false;
-    for (size_t j = 0; j < q.size(); ++j) {
-      if (capped[j]) continue;
-      pi[j] = c * q[j];
-      if (pi[j] >= 1.0) {
-        pi[j] = 1.0;
-        capped[j] = true;
-        changed = true;
-      }
-    }
-    if (!changed) break;
-  }
-  // Systematic sampling over a random order: exactly k distinct picks with P(j picked) = pi_j.
-  std::vector<int64_t> order(static_cast<size_t>(deg));
-  std::iota(order.begin(), order.end(), 0);
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.UniformInt(i)]);
-  double u = rng.Uniform();
-  double cum = 0;
-  for (int64_t j : order) {
-    if (pi[j] <= 0) continue;
-    const double next = cum + pi[j];
-    if (u < next) {
-      out->push_back({j, 1.0 / pi[j]});
-      u += 1.0;
-    }
-    cum = next;
-  }
-}
-
-}  // namespace
 
 void PickRow(int64_t row, int64_t row_begin, int64_t deg, int64_t k, bool replace, const PickPolicy& policy, Rng& rng,
              std::vector<double>* scratch, std::vector<Pick>* out) {
   if (deg <= 0 || k == 0) return;
-  if (k < 0 || (!replace && deg <= k && policy.Uniform())) {
-    for (int64_t j = 0; j < deg; ++j) out->push_back({j, 1.0});
-    return;
+  const bool uniform = k < 0 || policy.Uniform();
+  // Per-thread arrays reused between calls: the picks (offsets, factors) and a weighted row's scratch.
+  thread_local std::vector<int64_t> offsets;
+  thread_local std::vector<double> factors;
+  thread_local std::vector<double> a;
+  thread_local std::vector<uint8_t> capped;
+  thread_local std::vector<int64_t> order;
+  const auto cap = static_cast<size_t>(pick_math::MaxPicks(deg, k, replace, uniform));
+  if (offsets.size() < cap) {
+    offsets.resize(cap);
+    factors.resize(cap);
   }
-  if (policy.Uniform()) {
-    PickUniform(deg, k, replace, rng, out);
-  } else {
-    PickWeighted(row, row_begin, deg, k, replace, policy, rng, scratch, out);
+  const double* q = nullptr;
+  pick_math::Scratch work;
+  if (!uniform) {
+    const auto n = static_cast<size_t>(deg);
+    scratch->assign(n, 0.0);
+    policy.Probabilities(row, row_begin, *scratch);
+    q = scratch->data();
+    if (a.size() < n) {
+      a.resize(n);
+      capped.resize(n);
+      order.resize(n);
+    }
+    work = pick_math::Scratch{a.data(), capped.data(), order.data()};
   }
+  const int64_t picks = pick_math::PickRowArrays(deg, k, replace, q, rng, work, offsets.data(), factors.data());
+  if (picks < 0) {
+    const int64_t j = pick_math::kBadWeight - picks;
+    throw Error(fmt::format("sampling: row {} has a negative or non-finite probability {}", row, q[j]));
+  }
+  for (int64_t i = 0; i < picks; ++i) out->push_back({offsets[i], factors[i]});
 }
 
 }  // namespace tessel::sampling

@@ -27,6 +27,8 @@ struct PredictGcnArgs {
   std::string output;
   bool probabilities = false;
   int threads = 0;
+  std::string device = "cpu";
+  int device_id = 0;
   bool json = false;
 };
 
@@ -58,6 +60,10 @@ void RunPredictGcn(const PredictGcnArgs& a) {
   const std::vector<int64_t> nodes = SelectNodes(data, a.nodes);
   TESSEL_CHECK(!nodes.empty(), "--nodes {}: no nodes to predict (the dataset has no such split?)", a.nodes);
   Context ctx;
+  ctx.device = ParseDevice(a.device);
+  ctx.device_id = a.device_id;
+  ctx.threads = a.threads;
+  if (ctx.IsCuda()) ctx.RequireCuda();
   const kernels::Matrix probs = train::gcn::PredictFromCheckpoint(ctx, data, a.checkpoint);
   const int64_t c = probs.cols;
   auto pv = probs.View();
@@ -108,6 +114,10 @@ void RegisterPredictGcn(CLI::App& app) {
   sub->add_option("--output", args->output, "Output file (\"node<TAB>class\" lines); default stdout");
   sub->add_flag("--probabilities", args->probabilities, "Append the class probabilities to each line");
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
+  sub->add_option("--device", args->device, "cpu or cuda (full-graph inference on one GPU)")->capture_default_str();
+  sub->add_option("--device-id", args->device_id, "CUDA device ordinal")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   sub->add_flag("--json", args->json, "Print a JSON summary (nodes, accuracy) after the predictions");
   SetAction(sub, [args] { RunPredictGcn(*args); });
 }

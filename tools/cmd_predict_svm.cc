@@ -6,12 +6,14 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/context.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "tools/commands.h"
+#include "train/svm/batch_solver.h"
 #include "train/svm/svm_model.h"
 
 namespace tessel::tools {
@@ -22,11 +24,20 @@ struct PredictSvmArgs {
   std::string data;
   std::string output;
   int threads = 0;
+  std::string device = "cpu";
+  int device_id = 0;
   bool json = false;
 };
 
 void RunPredictSvm(const PredictSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  Context ctx;
+  ctx.device = ParseDevice(a.device);
+  ctx.device_id = a.device_id;
+  if (ctx.IsCuda()) {
+    ctx.RequireCuda();
+    device::SetDevice(ctx.device_id);
+  }
   ThreadLimit limit(a.threads);
   const train::svm::SvmModel model = train::svm::LoadSvmModel(a.model);
   const datasets::SparseRowDataset data = datasets::ReadLibsvm(a.data);
@@ -35,7 +46,8 @@ void RunPredictSvm(const PredictSvmArgs& a) {
         "svm: {} uses feature {} but no support vector of {} does (no {} sidecar records the training "
         "dimension); those features are ignored",
         a.data, data.num_features, a.model, train::svm::SidecarPath(a.model));
-  const std::vector<double> pred = train::svm::PredictSvm(model, data);
+  const std::vector<double> pred =
+      ctx.IsCuda() ? train::svm::PredictSvmCuda(model, data) : train::svm::PredictSvm(model, data);
   const auto labels = data.labels.Host();
   int64_t correct = 0;
   fmt::memory_buffer out;
@@ -68,6 +80,9 @@ void RegisterPredictSvm(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--output", args->output, "Write one predicted label per line here (as svm-predict)");
   sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
+  sub->add_option("--device", args->device, "cpu, or cuda (kernel and decision values on the GPU)")
+      ->capture_default_str();
+  sub->add_option("--device-id", args->device_id, "CUDA device ordinal with --device cuda")->capture_default_str();
   sub->add_flag("--json", args->json, "Print the accuracy as JSON");
   SetAction(sub, [args] { RunPredictSvm(*args); });
 }

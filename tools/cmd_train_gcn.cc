@@ -1,14 +1,17 @@
-// `tessel train gcn`: single-process GCN / GraphSAGE training, full-batch or sampled mini-batch, with a line per
-// epoch (loss, accuracies, time, ETA) on stderr, the final test accuracy on stdout (or --json), checkpoints,
-// resume and a JSON-lines metrics file.
+// `tessel train gcn`: single-process GCN / GraphSAGE training (--dataset), full-batch or sampled mini-batch, or
+// distributed training on a partition folder under mpirun (--partitions, one rank per part, skewed sampling), with a
+// line per epoch on stderr, the final test accuracy on stdout (or --json), checkpoints and a JSON-lines metrics file.
 #include <algorithm>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "comm/communicator.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
@@ -16,8 +19,10 @@
 #include "datasets/split.h"
 #include "datasets/text_input.h"
 #include "kernels/dense.h"
+#include "partition/partition_format.h"
 #include "tools/commands.h"
 #include "tools/gcn_dataset.h"
+#include "train/gcn/dist_trainer.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::tools {
@@ -47,6 +52,15 @@ struct TrainGcnArgs {
   std::string random_split;
   bool no_normalize = false;
   bool json = false;
+  // Distributed training (--partitions).
+  std::string partitions;
+  double skew = 1.0;
+  double skew_variance = -1.0;
+  double skew_max = 64.0;
+  int64_t feature_cache = -1;
+  bool skew_given = false;  // set from the parsed command line: --skew and --skew-variance exclude each other
+  bool skew_variance_given = false;
+  bool dist_option_given = false;
 };
 
 std::vector<int> ParseFanouts(const std::string& text) {
@@ -63,7 +77,8 @@ std::vector<int> ParseFanouts(const std::string& text) {
   return out;
 }
 
-void RunTrainGcn(const TrainGcnArgs& a) {
+// The training configuration shared by both modes, checked before any data is loaded.
+train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool distributed) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   train::gcn::TrainConfig c;
   c.model.kind = train::gcn::ParseModelKind(a.model);
@@ -75,7 +90,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   c.decay_all_layers = a.decay_all_layers;
   c.epochs = a.epochs;
   c.batch_size = a.batch_size;
-  if (a.batch_size > 0) c.fanouts = ParseFanouts(a.fanouts);
+  if (a.batch_size > 0 || distributed) c.fanouts = ParseFanouts(a.fanouts);
   c.replace = a.replace;
   c.patience = a.patience;
   c.row_normalize = !a.no_normalize;
@@ -86,6 +101,23 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   TESSEL_CHECK(c.model.hidden >= 1, "--hidden must be >= 1, got {}", c.model.hidden);
   TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "--dropout must be in [0, 1), got {}",
                c.model.dropout);
+  return c;
+}
+
+void RunDistTrainGcn(const TrainGcnArgs& a);
+
+void RunTrainGcn(const TrainGcnArgs& a) {
+  if (!a.partitions.empty()) {
+    RunDistTrainGcn(a);
+    return;
+  }
+  TESSEL_CHECK(!a.dataset.empty(),
+               "give --dataset DIR (one process) or --partitions DIR (distributed: mpirun -np K tessel train gcn "
+               "--partitions DIR, K = the number of parts)");
+  TESSEL_CHECK(!a.dist_option_given,
+               "--skew, --skew-variance, --skew-max and --feature-cache apply to distributed training only; add "
+               "--partitions DIR (made by `tessel partition`) or drop them");
+  train::gcn::TrainConfig c = MakeTrainConfig(a, false);
   c.Validate();  // before loading a large dataset
   Context ctx;
   ctx.device = ParseDevice(a.device);
@@ -149,14 +181,161 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   }
 }
 
+// Runs fn on every rank and shares the outcome: when it throws on any rank, every rank throws the same message
+// naming the failing ranks, so each one reports it before the job ends (main.cc's AbortJob path).
+void OnEveryRankOrFail(comm::Communicator& comm, const std::function<void()>& fn) {
+  std::string error;
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (comm.Size() == 1) {
+    if (!error.empty()) throw Error(error);
+    return;
+  }
+  const std::vector<uint8_t> mine(error.begin(), error.end());
+  std::vector<uint8_t> all;
+  std::vector<int64_t> counts;
+  comm.AllgathervWithCounts<uint8_t>(mine, &all, &counts, "setup").ThrowIfError();
+  std::string message;
+  size_t at = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    const auto n = static_cast<size_t>(counts[r]);
+    if (n > 0) {
+      if (!message.empty()) message += "; ";
+      message += fmt::format("rank {}: {}", r,
+                             std::string(all.begin() + static_cast<std::ptrdiff_t>(at),
+                                         all.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    }
+    at += n;
+  }
+  if (!message.empty()) throw Error(message);
+}
+
+// Throws unless `data` is the dataset partitions.json describes: name, counts, and the fingerprint of graph,
+// features and labels (partitions written before fingerprints existed are checked on name and counts only).
+void CheckPartitionDataset(const nlohmann::json& desc, const std::string& dir, const datasets::NodeDataset& data,
+                           const std::string& path) {
+  const nlohmann::json& d = desc.at("dataset");
+  const auto fail = [&](const std::string& what, const std::string& theirs, const std::string& ours) {
+    throw Error(fmt::format(
+        "--dataset {} is not the dataset the partition {} was made from: {} is {} in the partition but {} in the "
+        "dataset; pass the dataset that was given to `tessel partition`, or partition this one",
+        path, dir, what, theirs, ours));
+  };
+  const std::string name = d.value("name", std::string());
+  if (!name.empty() && !data.name.empty() && name != data.name) fail("the name", name, data.name);
+  const auto count = [&](const char* key, int64_t ours) {
+    if (d.contains(key) && d.at(key).get<int64_t>() != ours) {
+      fail(fmt::format("\"{}\"", key), std::to_string(d.at(key).get<int64_t>()), std::to_string(ours));
+    }
+  };
+  count("num_nodes", data.num_nodes());
+  count("num_entries", datasets::NumEntries(data.graph));
+  count("feature_dim", data.features.dim);
+  count("num_classes", data.num_classes);
+  if (d.contains("fingerprint")) {
+    const std::string ours = partition::DatasetFingerprint(data);
+    if (d.at("fingerprint").get<std::string>() != ours) {
+      fail("the fingerprint of graph, features and labels", d.at("fingerprint").get<std::string>(), ours);
+    }
+  } else {
+    log::Warn("{}: partitions.json has no dataset fingerprint (an older partition); only name and counts checked", dir);
+  }
+}
+
+void RunDistTrainGcn(const TrainGcnArgs& a) {
+  TESSEL_CHECK(a.random_split.empty(),
+               "--random-split cannot be used with --partitions: the split is stored in the parts; make the split "
+               "with `tessel convert --split 0.6,0.2,0.2 --resplit` and partition that dataset");
+  TESSEL_CHECK(!(a.skew_given && a.skew_variance_given),
+               "--skew and --skew-variance exclude each other: give a fixed skew s or a variance budget eps");
+  train::gcn::DistTrainConfig dc;
+  dc.train = MakeTrainConfig(a, true);
+  dc.skew.skew = a.skew;
+  dc.skew.variance_budget = a.skew_variance;
+  dc.skew.max_skew = a.skew_max;
+  dc.feature_cache = a.feature_cache;
+  TESSEL_CHECK(!a.skew_variance_given || a.skew_variance > 0,
+               "--skew-variance must be > 0 (the allowed relative growth of the estimator's second moment, e.g. "
+               "0.5), got {}",
+               a.skew_variance);
+  dc.Validate();  // before starting MPI and loading anything
+  Context ctx;
+  ctx.device = ParseDevice(a.device);
+  ctx.seed = a.seed;
+  ctx.threads = a.threads;
+  ThreadLimit limit(a.threads);
+  kernels::SetBlasThreads(a.threads);
+
+  // MPI starts here when launched by mpirun; from now on an exception on any rank ends the job (main.cc).
+  std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator();
+  const int rank = comm->Rank();
+  const nlohmann::json desc = partition::ReadPartitionsJson(a.partitions);
+  const int parts = desc.at("num_parts").get<int>();
+  TESSEL_CHECK(comm->Size() == parts,
+               "{} has {} parts but {} rank(s) are running: start one rank per part (mpirun -np {} tessel train gcn "
+               "--partitions {} ...), or re-partition into {} parts (tessel partition --parts {})",
+               a.partitions, parts, comm->Size(), parts, a.partitions, comm->Size(), comm->Size());
+  if (!a.dataset.empty()) {  // rank 0 loads the dataset; every rank reports a mismatch
+    OnEveryRankOrFail(*comm, [&] {
+      if (rank == 0) CheckPartitionDataset(desc, a.partitions, LoadGcnDataset(a.dataset), a.dataset);
+    });
+  }
+  partition::LocalPart part;
+  OnEveryRankOrFail(*comm, [&] { part = partition::LoadPart(a.partitions, rank); });
+  const auto offsets = desc.at("node_ranges").get<std::vector<int64_t>>();
+  const nlohmann::json& ds = desc.at("dataset");
+  log::Info(
+      "gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; model "
+      "{} x{} hidden {}, {} epochs, batch {} per rank, fanouts {}, {}",
+      parts, a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim, part.num_owned,
+      part.num_halo, a.model, a.layers, a.hidden, a.epochs, a.batch_size, a.fanouts,
+      a.skew_variance > 0 ? fmt::format("skew from variance budget {} (max {})", a.skew_variance, a.skew_max)
+                          : fmt::format("skew {}", a.skew));
+  train::gcn::DistGcnTrainer trainer(part, offsets, *comm, dc, ctx);
+  std::string metrics_lines;
+  const train::gcn::DistTrainResult r = trainer.Train([&](const train::gcn::DistEpochStats& s) {
+    log::Info(
+        "epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  | sample {:.0f} fetch {:.0f} compute {:.0f} "
+        "allreduce {:.0f} eval {:.0f} ms | features {:.1f} KB  gradients {:.1f} KB  remote share {:.3f}",
+        s.epoch, a.epochs, s.loss, s.train_acc, s.val_acc, 1e3 * s.sample_seconds, 1e3 * s.fetch_seconds,
+        1e3 * s.compute_seconds, 1e3 * s.allreduce_seconds, 1e3 * s.eval_seconds,
+        static_cast<double>(s.feature_bytes) / 1024.0, static_cast<double>(s.gradient_bytes) / 1024.0, s.remote_share);
+    if (rank == 0 && !a.metrics.empty()) metrics_lines += s.ToJson().dump() + "\n";
+  });
+  if (rank != 0) return;
+  nlohmann::json result = r.ToJson();
+  result["dataset"] = ds.value("name", std::string());
+  result["partitions"] = a.partitions;
+  result["ranks"] = parts;
+  result["config"] = dc.ToJson();
+  result["seed"] = a.seed;
+  if (!a.metrics.empty()) {
+    metrics_lines += nlohmann::json{{"final", result}}.dump() + "\n";
+    WriteFileAtomic(a.metrics, metrics_lines);
+  }
+  if (a.json) {
+    std::puts(result.dump().c_str());
+  } else {
+    std::printf(
+        "test accuracy %.4f (macro-F1 %.4f) at best validation epoch %d (val %.4f)%s; %d rank(s), remote features "
+        "%.1f KB per epoch\n",
+        r.test.accuracy, r.test.macro_f1, r.best_epoch, r.val.accuracy, r.stopped_early ? ", stopped early" : "", parts,
+        result["feature_bytes_per_epoch"].get<double>() / 1024.0);
+  }
+}
+
 }  // namespace
 
 void RegisterTrainGcn(CLI::App& app) {
   CLI::App* group = GroupCommand(app, "train", "Train a model (gcn, svm)");
   auto args = std::make_shared<TrainGcnArgs>();
   CLI::App* sub = group->add_subcommand("gcn", "Train a GCN (Kipf & Welling) or GraphSAGE-mean node classifier");
-  sub->add_option("--dataset", args->dataset, "Native dataset folder, or a node-table prefix (tests/data/cora/cora)")
-      ->required();
+  sub->add_option("--dataset", args->dataset,
+                  "Native dataset folder, or a node-table prefix (tests/data/cora/cora); with --partitions: checked "
+                  "to be the partitioned dataset");
   sub->add_option("--model", args->model, "Layer type: gcn or sage")->capture_default_str();
   sub->add_option("--layers", args->layers, "Number of graph convolution layers (>= 1)")->capture_default_str();
   sub->add_option("--hidden", args->hidden, "Hidden units per layer (>= 1)")->capture_default_str();
@@ -187,7 +366,31 @@ void RegisterTrainGcn(CLI::App& app) {
                   "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
   sub->add_flag("--no-normalize-features", args->no_normalize, "Keep feature rows as given (default: L1-normalise)");
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");
-  SetAction(sub, [args] { RunTrainGcn(*args); });
+  const char* dist = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
+  sub->add_option("--partitions", args->partitions,
+                  "Partition folder from `tessel partition`: train on it with one rank per part")
+      ->group(dist);
+  sub->add_option("--skew", args->skew,
+                  "Skewed sampling: owned neighbours weigh s, remote ones 1 (s >= 1; 1 = uniform); unbiased")
+      ->capture_default_str()
+      ->group(dist);
+  sub->add_option("--skew-variance", args->skew_variance,
+                  "Choose s per node from a variance budget eps > 0 instead of --skew (second moment <= (1+eps)x)")
+      ->group(dist);
+  sub->add_option("--skew-max", args->skew_max, "Largest s the variance budget may pick (>= 1)")
+      ->capture_default_str()
+      ->group(dist);
+  sub->add_option("--feature-cache", args->feature_cache,
+                  "Halo feature rows cached per rank: -1 = the whole halo, 0 = none, N = the first N")
+      ->capture_default_str()
+      ->group(dist);
+  SetAction(sub, [args, sub] {
+    args->skew_given = sub->count("--skew") > 0;
+    args->skew_variance_given = sub->count("--skew-variance") > 0;
+    args->dist_option_given = args->skew_given || args->skew_variance_given || sub->count("--skew-max") > 0 ||
+                              sub->count("--feature-cache") > 0;
+    RunTrainGcn(*args);
+  });
 }
 
 }  // namespace tessel::tools

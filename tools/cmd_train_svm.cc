@@ -2,17 +2,20 @@
 // -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar).
 #include <cmath>
 #include <cstdio>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/context.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
 #include "tools/commands.h"
+#include "train/svm/batch_solver.h"
 #include "train/svm/svm_train.h"
 
 namespace tessel::tools {
@@ -32,6 +35,10 @@ struct TrainSvmArgs {
   std::string shrinking = "periodic";
   int threads = 0;
   int64_t max_iter = -1;
+  std::string device = "cpu";
+  int device_id = 0;
+  std::string solver = "smo";
+  int working_set = 0;  // 0: 256 on the CPU, 1024 on CUDA
   bool json = false;
 };
 
@@ -65,15 +72,49 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   p.max_iterations = a.max_iter;
   p.Validate();  // before reading a large file
 
+  Context ctx;
+  ctx.device = ParseDevice(a.device);
+  ctx.device_id = a.device_id;
+  TESSEL_CHECK(a.solver == "smo" || a.solver == "batch",
+               "--solver '{}': use smo (LIBSVM's SMO) or batch (ThunderSVM's "
+               "batched working sets)",
+               a.solver);
+  train::svm::BatchOptions batch;
+  batch.working_set = a.working_set > 0 ? a.working_set : (ctx.IsCuda() ? 1024 : 256);
+  TESSEL_CHECK(a.working_set >= 0 && batch.working_set % 2 == 0 && batch.working_set >= 2,
+               "--working-set {} must be an even number >= 2 (or 0 for the default)", a.working_set);
+  TESSEL_CHECK(!ctx.IsCuda() || batch.working_set <= 1024,
+               "--working-set {} exceeds 1024, the most one CUDA thread block solves", batch.working_set);
+  if (ctx.IsCuda()) {
+    ctx.RequireCuda();  // before reading a large file
+    device::SetDevice(ctx.device_id);
+  }
+  train::svm::BinarySolver solver;
+  auto gpu_lock = std::make_shared<std::mutex>();
+  if (ctx.IsCuda()) {
+    // --device cuda always runs the batched solver; binary problems take the GPU one at a time.
+    solver = [batch, gpu_lock](const train::svm::BinaryProblem& problem, const train::svm::SolverOptions& o) {
+      std::lock_guard<std::mutex> hold(*gpu_lock);
+      return train::svm::SolveBinaryBatchedCuda(problem, o, batch);
+    };
+  } else if (a.solver == "batch") {
+    solver = [batch](const train::svm::BinaryProblem& problem, const train::svm::SolverOptions& o) {
+      return train::svm::SolveBinaryBatched(problem, o, batch);
+    };
+  }
+
   ThreadLimit limit(a.threads);
   log::Info("svm: reading {}", a.data);
   const datasets::SparseRowDataset data = datasets::ReadLibsvm(a.data);
-  log::Info("svm: {} rows, {} features, {} non-zeros; C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} threads",
-            data.num_rows, data.num_features, data.NonZeros(), p.C, kernels::SvmKernelName(p.kernel.type), p.eps,
-            p.cache_mb, train::svm::ShrinkingName(p.shrinking),
-            a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads);
+  log::Info(
+      "svm: {} rows, {} features, {} non-zeros; C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} threads, "
+      "solver {} on {}",
+      data.num_rows, data.num_features, data.NonZeros(), p.C, kernels::SvmKernelName(p.kernel.type), p.eps, p.cache_mb,
+      train::svm::ShrinkingName(p.shrinking), a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads,
+      ctx.IsCuda() || a.solver == "batch" ? fmt::format("batch (q = {})", batch.working_set) : "smo",
+      DeviceName(ctx.device));
   train::svm::TrainReport report;
-  const train::svm::SvmModel model = train::svm::TrainSvm(data, p, &report);
+  const train::svm::SvmModel model = train::svm::TrainSvm(data, p, &report, solver);
   train::svm::SaveSvmModel(model, a.model, report.ToJson());
   log::Info("svm: {} support vectors, {} iterations, {} kernel evaluations, {:.3f} s; model written to {}",
             model.total_sv(), report.iterations, report.kernel_evaluations, report.seconds, a.model);
@@ -124,6 +165,17 @@ void RegisterTrainSvm(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
   sub->add_option("--max-iter", args->max_iter, "Iteration limit per binary problem (-1 = max(10^7, 100 l))")
+      ->capture_default_str();
+  sub->add_option("--device", args->device,
+                  "cpu, or cuda (the batched solver on the GPU: kernel rows by cuSPARSE, subproblems in one block)")
+      ->capture_default_str();
+  sub->add_option("--device-id", args->device_id, "CUDA device ordinal with --device cuda")->capture_default_str();
+  sub->add_option("--solver", args->solver,
+                  "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets) on the CPU; "
+                  "--device cuda always runs batch")
+      ->capture_default_str();
+  sub->add_option("--working-set", args->working_set,
+                  "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 there)")
       ->capture_default_str();
   sub->add_flag("--json", args->json, "Print the training statistics as JSON on stdout");
   SetAction(sub, [args] { RunTrainSvm(*args); });

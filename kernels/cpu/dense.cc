@@ -1,5 +1,6 @@
-// CPU dense kernels: GEMM through OpenBLAS (cblas_sgemm), bias, ReLU and inverted dropout on oneTBB.
-// Dropout draws come from per-chunk seeded streams (core/rng.h), so results do not depend on scheduling.
+// CPU dense kernels: GEMM through OpenBLAS (cblas_sgemm), bias, ReLU and inverted dropout on oneTBB, and their
+// dispatch to the CUDA twins (kernels/cuda/dense.cu). Dropout draws come from per-chunk seeded streams
+// (core/rng.h) that the CUDA kernel replays, so the mask does not depend on scheduling or device.
 #include "kernels/dense.h"
 
 #include <cblas.h>
@@ -7,7 +8,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "core/build_config.h"
 #include "core/parallel.h"
+#include "kernels/cuda/dense_cuda.h"
 
 namespace tessel::kernels {
 namespace {
@@ -17,7 +20,12 @@ int64_t RowGrain(int64_t cols) { return std::max<int64_t>(1, 16384 / std::max<in
 
 constexpr int64_t kDropoutChunk = 4096;  // values per RNG stream in Dropout
 
-void GemmCpu(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
+struct GemmDims {
+  int64_t m, n, k;
+};
+
+// Checks the shapes and sizes c (beta == 0) or checks it (beta != 0).
+GemmDims GemmShape(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float beta, Matrix* c) {
   const int64_t m = trans_a ? a.cols : a.rows;
   const int64_t k = trans_a ? a.rows : a.cols;
   const int64_t kb = trans_b ? b.cols : b.rows;
@@ -29,6 +37,11 @@ void GemmCpu(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float
   } else {
     TESSEL_CHECK(c->rows == m && c->cols == n, "Gemm: c is {}x{}, expected {}x{}", c->rows, c->cols, m, n);
   }
+  return {m, n, k};
+}
+
+void GemmCpu(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
+  const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
   auto cv = c->Mut();
   if (m == 0 || n == 0) return;
   if (k == 0) {
@@ -45,7 +58,16 @@ void GemmCpu(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float
 
 void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
           Matrix* c) {
-  ctx.Dispatch([&] { GemmCpu(a, trans_a, b, trans_b, alpha, beta, c); }, [] { NotOnCuda("Gemm"); });
+  ctx.Dispatch([&] { GemmCpu(a, trans_a, b, trans_b, alpha, beta, c); },
+               [&] {
+#if TESSEL_HAVE_CUDA
+                 const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
+                 cuda::Gemm(a.data.Device(), a.cols, trans_a, b.data.Device(), b.cols, trans_b, m, n, k, alpha, beta,
+                            c->data.MutableDevice());
+#else
+                 NotOnCuda("Gemm");
+#endif
+               });
 }
 
 void SetBlasThreads(int threads) {
@@ -65,7 +87,13 @@ void AddBias(const Context& ctx, const Matrix& bias, Matrix* y) {
           for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
         });
       },
-      [] { NotOnCuda("AddBias"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        cuda::AddBias(bias.data.Device(), y->rows, y->cols, y->data.MutableDevice());
+#else
+        NotOnCuda("AddBias");
+#endif
+      });
 }
 
 void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias) {
@@ -92,7 +120,14 @@ void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias) {
           out[static_cast<size_t>(j)] = static_cast<float>(s);
         }
       },
-      [] { NotOnCuda("BiasGrad"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        grad_bias->Resize(1, grad_y.cols);
+        cuda::BiasGrad(grad_y.data.Device(), grad_y.rows, grad_y.cols, grad_bias->data.MutableDevice());
+#else
+        NotOnCuda("BiasGrad");
+#endif
+      });
 }
 
 void Relu(const Context& ctx, const Matrix& x, Matrix* y) {
@@ -103,7 +138,15 @@ void Relu(const Context& ctx, const Matrix& x, Matrix* y) {
         auto yv = y->Mut();
         parallel_for<int64_t>(0, x.size(), 16384, [&](int64_t i) { yv[i] = std::max(xv[i], 0.0F); });
       },
-      [] { NotOnCuda("Relu"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        if (y != &x) y->Resize(x.rows, x.cols);
+        const float* in = x.data.Device();  // before MutableDevice: y may be x
+        cuda::Relu(in, x.size(), y->data.MutableDevice());
+#else
+        NotOnCuda("Relu");
+#endif
+      });
 }
 
 void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
@@ -117,7 +160,16 @@ void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Mat
         auto gx = grad_x->Mut();
         parallel_for<int64_t>(0, y.size(), 16384, [&](int64_t i) { gx[i] = yv[i] > 0.0F ? gy[i] : 0.0F; });
       },
-      [] { NotOnCuda("ReluBackward"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        if (grad_x != &grad_y) grad_x->Resize(y.rows, y.cols);
+        const float* yd = y.data.Device();
+        const float* gy = grad_y.data.Device();
+        cuda::ReluBackward(yd, gy, y.size(), grad_x->data.MutableDevice());
+#else
+        NotOnCuda("ReluBackward");
+#endif
+      });
 }
 
 void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y,
@@ -144,7 +196,17 @@ void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKe
           }
         });
       },
-      [] { NotOnCuda("Dropout"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        const auto n = static_cast<int64_t>(x.size());
+        if (y != &x && static_cast<int64_t>(y->size()) != n) *y = Buffer<float>(static_cast<size_t>(n));
+        if (static_cast<int64_t>(mask->size()) != n) *mask = Buffer<uint8_t>(static_cast<size_t>(n));
+        const float* in = x.Device();
+        cuda::Dropout(in, n, p, Rng(key)(), kDropoutChunk, y->MutableDevice(), mask->MutableDevice());
+#else
+        NotOnCuda("Dropout");
+#endif
+      });
 }
 
 void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
@@ -161,7 +223,16 @@ void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buff
         parallel_for<int64_t>(0, static_cast<int64_t>(gy.size()), 16384,
                               [&](int64_t i) { gx[i] = mv[i] != 0 ? gy[i] * scale : 0.0F; });
       },
-      [] { NotOnCuda("DropoutBackward"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        if (grad_x != &grad_y && grad_x->size() != grad_y.size()) *grad_x = Buffer<float>(grad_y.size());
+        const float* gy = grad_y.Device();
+        const uint8_t* mv = mask.Device();
+        cuda::DropoutBackward(gy, mv, static_cast<int64_t>(grad_y.size()), p, grad_x->MutableDevice());
+#else
+        NotOnCuda("DropoutBackward");
+#endif
+      });
 }
 
 }  // namespace tessel::kernels

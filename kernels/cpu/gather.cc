@@ -1,5 +1,5 @@
-// CPU gather/scatter of dense rows on oneTBB, and the dispatch of GatherRows to its CUDA kernel.
-// ScatterAddRows groups targets by a counting sort, so repeated ids add in index order (deterministic).
+// CPU gather/scatter of dense rows on oneTBB, and their dispatch to the CUDA kernels (kernels/cuda/gather.cu).
+// ScatterAddRows groups targets by a counting sort, so repeated ids add in index order (deterministic) on both.
 #include "kernels/gather.h"
 
 #include <algorithm>
@@ -15,6 +15,17 @@ namespace {
 
 void CheckIds(std::span<const int64_t> ids, int64_t rows, std::string_view what) {
   for (int64_t id : ids) TESSEL_CHECK(id >= 0 && id < rows, "{}: row id {} outside [0, {})", what, id, rows);
+}
+
+// order[start[t] .. start[t+1]) lists the i with ids[i] == t, ascending (a counting sort by target).
+void GroupByTarget(std::span<const int64_t> iv, int64_t targets, std::vector<int64_t>* start,
+                   std::vector<int64_t>* order) {
+  start->assign(static_cast<size_t>(targets + 1), 0);
+  for (int64_t t : iv) ++(*start)[static_cast<size_t>(t) + 1];
+  for (int64_t t = 0; t < targets; ++t) (*start)[t + 1] += (*start)[t];
+  std::vector<int64_t> next(start->begin(), start->end() - 1);
+  order->resize(iv.size());
+  for (size_t i = 0; i < iv.size(); ++i) (*order)[next[iv[i]]++] = static_cast<int64_t>(i);
 }
 
 }  // namespace
@@ -52,13 +63,9 @@ void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>
   CheckIds(iv, out->rows, "ScatterAddRows");
   ctx.Dispatch(
       [&] {
-        // Group source rows by target: order[start[t] .. start[t+1]) lists the i with ids[i] == t, ascending.
-        std::vector<int64_t> start(static_cast<size_t>(out->rows + 1), 0);
-        for (int64_t t : iv) ++start[static_cast<size_t>(t) + 1];
-        for (int64_t t = 0; t < out->rows; ++t) start[t + 1] += start[t];
-        std::vector<int64_t> next(start.begin(), start.end() - 1);
-        std::vector<int64_t> order(iv.size());
-        for (size_t i = 0; i < iv.size(); ++i) order[next[iv[i]]++] = static_cast<int64_t>(i);
+        std::vector<int64_t> start;
+        std::vector<int64_t> order;
+        GroupByTarget(iv, out->rows, &start, &order);
         const int64_t cols = src.cols;
         auto sv = src.View();
         auto ov = out->Mut();
@@ -70,7 +77,19 @@ void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>
           }
         });
       },
-      [] { NotOnCuda("ScatterAddRows"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        std::vector<int64_t> start;
+        std::vector<int64_t> order;
+        GroupByTarget(iv, out->rows, &start, &order);
+        const Buffer<int64_t> start_buf(std::move(start));
+        const Buffer<int64_t> order_buf(std::move(order));
+        cuda::ScatterAddRows(src.data.Device(), src.cols, order_buf.Device(), start_buf.Device(), out->rows,
+                             out->data.MutableDevice());
+#else
+        NotOnCuda("ScatterAddRows");
+#endif
+      });
 }
 
 }  // namespace tessel::kernels

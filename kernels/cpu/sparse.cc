@@ -1,21 +1,35 @@
 // CPU sparse kernels: CSR x dense (row-parallel, so each output row is written by one thread and results do
-// not depend on the thread count), CSR transpose by counting sort, and row gathers of a CSR matrix.
+// not depend on the thread count), CSR transpose by counting sort, row gathers of a CSR matrix; and the dispatch
+// of SpMM and Transpose to cuSPARSE (kernels/cuda/sparse.cu). Row gathers stay on the host on every device.
 #include "kernels/sparse.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "core/build_config.h"
 #include "core/parallel.h"
+#include "kernels/cuda/sparse_cuda.h"
 
 namespace tessel::kernels {
 namespace {
 
-void SpMMCpu(const SparseMatrix& a, const Matrix& x, Matrix* y) {
+void SpMMShape(const SparseMatrix& a, const Matrix& x, Matrix* y) {
   TESSEL_CHECK(a.cols == x.rows, "SpMM: sparse {}x{} times dense {}x{}", a.rows, a.cols, x.rows, x.cols);
   TESSEL_CHECK(y != &x, "SpMM: output must not alias the input");
+  y->Resize(a.rows, x.cols);
+}
+
+#if TESSEL_HAVE_CUDA
+cuda::DeviceCsr OnDevice(const SparseMatrix& a) {
+  return cuda::DeviceCsr{
+      &a, a.rows, a.cols, a.nnz(), a.indptr.Device(), a.indices.Device(), a.has_values() ? a.values.Device() : nullptr};
+}
+#endif
+
+void SpMMCpu(const SparseMatrix& a, const Matrix& x, Matrix* y) {
+  SpMMShape(a, x, y);
   const int64_t n = x.cols;
-  y->Resize(a.rows, n);
   auto p = a.indptr.Host();
   auto idx = a.indices.Host();
   auto val = a.values.Host();
@@ -84,7 +98,17 @@ SparseMatrix GatherSparseRowsCpu(const SparseMatrix& a, std::span<const int64_t>
 }  // namespace
 
 void SpMM(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
-  ctx.Dispatch([&] { SpMMCpu(a, x, y); }, [] { NotOnCuda("SpMM"); });
+  ctx.Dispatch([&] { SpMMCpu(a, x, y); },
+               [&] {
+#if TESSEL_HAVE_CUDA
+                 SpMMShape(a, x, y);
+                 TESSEL_CHECK(a.indptr.size() == static_cast<size_t>(a.rows + 1), "SpMM: {} offsets for {} rows",
+                              a.indptr.size(), a.rows);
+                 cuda::SpMM(OnDevice(a), x.data.Device(), x.cols, y->data.MutableDevice());
+#else
+                 NotOnCuda("SpMM");
+#endif
+               });
 }
 
 void SpMMTranspose(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
@@ -128,12 +152,25 @@ void SpMMTranspose(const Context& ctx, const SparseMatrix& a, const Matrix& x, M
 }
 
 SparseMatrix Transpose(const Context& ctx, const SparseMatrix& a) {
-  return ctx.Dispatch([&] { return TransposeCpu(a); }, []() -> SparseMatrix { NotOnCuda("Transpose"); });
+  return ctx.Dispatch([&] { return TransposeCpu(a); },
+                      [&]() -> SparseMatrix {
+#if TESSEL_HAVE_CUDA
+                        SparseMatrix t{a.cols, a.rows, Buffer<int64_t>(static_cast<size_t>(a.cols + 1)),
+                                       Buffer<int32_t>(static_cast<size_t>(a.nnz())),
+                                       Buffer<float>(a.has_values() ? static_cast<size_t>(a.nnz()) : 0)};
+                        cuda::Transpose(OnDevice(a), t.indptr.MutableDevice(), t.indices.MutableDevice(),
+                                        a.has_values() ? t.values.MutableDevice() : nullptr);
+                        return t;
+#else
+                        NotOnCuda("Transpose");
+#endif
+                      });
 }
 
 SparseMatrix GatherSparseRows(const Context& ctx, const SparseMatrix& a, std::span<const int64_t> ids) {
-  return ctx.Dispatch([&] { return GatherSparseRowsCpu(a, ids); },
-                      []() -> SparseMatrix { NotOnCuda("GatherSparseRows"); });
+  // On CUDA too the rows are gathered on the host (the ids come from the host-side sampler); the result is
+  // uploaded by the first kernel that reads it.
+  return ctx.Dispatch([&] { return GatherSparseRowsCpu(a, ids); }, [&] { return GatherSparseRowsCpu(a, ids); });
 }
 
 }  // namespace tessel::kernels

@@ -1,5 +1,5 @@
-// CUDA row gather: out[i, :] = src[ids[i], :], one thread per output value (grid-stride loop).
-// The CPU twin in kernels/cpu/gather.cc is the test oracle (tests/kernels/gather_test.cc).
+// CUDA row gather (out[i, :] = src[ids[i], :]) and scatter-add (out[t, :] += src[i, :] for ids[i] = t, grouped by
+// target so repeats add in index order), one thread per output value. CPU twins in kernels/cpu/gather.cc.
 #include "core/cuda_check.h"
 #include "kernels/cuda/gather_cuda.h"
 
@@ -17,6 +17,20 @@ __global__ void GatherRowsKernel(const float* __restrict__ src, int64_t cols, co
   }
 }
 
+// Thread (t, j) adds the source rows of target t in their index order: the same float sequence as the CPU.
+__global__ void ScatterAddRowsKernel(const float* __restrict__ src, int64_t cols, const int64_t* __restrict__ order,
+                                     const int64_t* __restrict__ start, int64_t targets, float* __restrict__ out) {
+  const int64_t total = targets * cols;
+  for (int64_t q = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; q < total;
+       q += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t t = q / cols;
+    const int64_t j = q - t * cols;
+    float acc = out[q];
+    for (int64_t k = start[t]; k < start[t + 1]; ++k) acc += src[order[k] * cols + j];
+    out[q] = acc;
+  }
+}
+
 }  // namespace
 
 void GatherRows(const float* src, int64_t cols, const int64_t* ids, int64_t n, float* out) {
@@ -27,7 +41,17 @@ void GatherRows(const float* src, int64_t cols, const int64_t* ids, int64_t n, f
   const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
   GatherRowsKernel<<<grid, kThreads>>>(src, cols, ids, n, out);
   TESSEL_CUDA_CHECK_LAUNCH();
-  TESSEL_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+void ScatterAddRows(const float* src, int64_t cols, const int64_t* order, const int64_t* start, int64_t targets,
+                    float* out) {
+  const int64_t total = targets * cols;
+  if (total == 0) return;
+  constexpr int kThreads = 256;
+  const int64_t blocks = (total + kThreads - 1) / kThreads;
+  const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
+  ScatterAddRowsKernel<<<grid, kThreads>>>(src, cols, order, start, targets, out);
+  TESSEL_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace tessel::kernels::cuda

@@ -1,5 +1,5 @@
-// Host-side declaration of the CUDA row gather (kernels/cuda/gather.cu); no CUDA headers, so the CPU file
-// that dispatches to it compiles in every build. Pointers are device pointers.
+// Host-side declarations of the CUDA row gather and scatter-add (kernels/cuda/gather.cu); no CUDA headers, so
+// the CPU file that dispatches to them compiles in every build. Pointers are device pointers.
 #pragma once
 
 #include <cstdint>
@@ -8,5 +8,8 @@ namespace tessel::kernels::cuda {
 
 // out[i, :] = src[ids[i], :] for i in [0, n); ids already checked to lie in range.
 void GatherRows(const float* src, int64_t cols, const int64_t* ids, int64_t n, float* out);
+// out[t, :] += src[order[k], :] for k in [start[t], start[t + 1]), t in [0, targets), k ascending.
+void ScatterAddRows(const float* src, int64_t cols, const int64_t* order, const int64_t* start, int64_t targets,
+                    float* out);
 
 }  // namespace tessel::kernels::cuda

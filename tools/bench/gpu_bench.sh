@@ -142,8 +142,8 @@ kb=$build/tools/bench/tessel_gpu_kernels_bench
 sb=$build/tools/bench/tessel_gpu_sampler_bench
 svm=$repo/tools/bench/gpu_svm_bench.sh
 run_bench gpu_kernels "$kb" "$kb" --nodes "$nodes"
-run_bench gpu_sampler "$sb" "$sb" --nodes "$nodes"
-run_bench gpu_svm "$svm" bash "$svm" "$build" "$carry/data"
+run_bench gpu_sampler "$sb" "$sb" --nodes "$nodes" --edges "$((nodes * 10))"
+run_bench gpu_svm "$svm" env TESSEL_SHARED_DATA="$carry/data" bash "$svm" "$build"
 
 echo
 cat "$table"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepares what tools/bench/gpu_bench.sh needs on a GPU machine that has CUDA, CMake and ninja but no Debian
 # packages and no network: downloads the Debian 12 packages of the build into CARRY/debs and copies a9a and w8a
-# (from ../shared/data) into CARRY/data. Run here (with network), then carry CARRY along (under 64 MiB).
+# (from ../shared/data) into CARRY/data/svm (the layout of ../shared/data). Run here (with network), then carry CARRY along (under 64 MiB).
 #
 # Usage: tools/bench/gpu_bench_prepare.sh [CARRY (.gpu-carry)]
 set -euo pipefail
@@ -25,7 +25,7 @@ packages=(
   zlib1g-dev zlib1g libbz2-dev libbz2-1.0 libxxhash-dev libxxhash0 libquadmath0
   libsvm-tools libsvm3
 )
-mkdir -p "$carry/debs" "$carry/data"
+mkdir -p "$carry/debs" "$carry/data/svm/a9a" "$carry/data/svm/w8a"
 (
   cd "$carry/debs"
   rm -f ./*.deb
@@ -33,7 +33,7 @@ mkdir -p "$carry/debs" "$carry/data"
 )
 for f in a9a/a9a a9a/a9a.t w8a/w8a; do
   if [[ -f "$shared/svm/$f" ]]; then
-    cp "$shared/svm/$f" "$carry/data/"
+    cp "$shared/svm/$f" "$carry/data/svm/$f"
   else
     echo "warning: $shared/svm/$f not found; the SVM benchmark will skip it" >&2
   fi

@@ -5,7 +5,10 @@
 
 #include <cmath>
 
+#include <numeric>
+
 #include "kernels/dense.h"
+#include "kernels/gather.h"
 #include "kernels/sparse.h"
 
 namespace tessel::train::gcn {
@@ -103,20 +106,23 @@ const Matrix& GcnModel::Forward(const Context& ctx, const InputFeatures& x, std:
                              BorrowAll(xs.indices, xs.indices.size()), std::move(values)};
     } else {
       const Matrix& src = l == 0 ? *x.dense : state_[static_cast<size_t>(l - 1)].out;
+      s.in_ref = nullptr;
       if (drop) {
         s.in.rows = src.rows;
         s.in.cols = src.cols;
         s.in.data = Buffer<float>(src.data.size());  // never reuse: after an eval pass it borrows the input
         kernels::Dropout(ctx, src.data, config_.dropout, key, &s.in.data, &s.mask);
       } else {
-        s.in = RowPrefix(src, src.rows);
+        s.in = Matrix();
+        s.in_ref = &src;  // read in place: no host round trip of a device-resident input
       }
     }
+    const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
     Matrix t;
     if (s.sparse_in) {
       kernels::SpMM(ctx, s.in_sp, W(l).value, &t);
     } else {
-      kernels::Gemm(ctx, s.in, false, W(l).value, false, 1.0F, 0.0F, &t);
+      kernels::Gemm(ctx, in, false, W(l).value, false, 1.0F, 0.0F, &t);
     }
     kernels::SpMM(ctx, a, t, &s.out);
     if (config_.kind == ModelKind::kSage) {
@@ -128,7 +134,9 @@ const Matrix& GcnModel::Forward(const Context& ctx, const InputFeatures& x, std:
         auto ov = s.out.Mut();
         for (size_t i = 0; i < ov.size(); ++i) ov[i] += sv[i];
       } else {
-        kernels::Gemm(ctx, RowPrefix(s.in, a.rows), false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
+        Matrix prefix;
+        const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
+        kernels::Gemm(ctx, self_in, false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
       }
     }
     if (config_.bias) kernels::AddBias(ctx, B(l).value, &s.out);
@@ -141,11 +149,14 @@ const Matrix& GcnModel::Forward(const Context& ctx, const InputFeatures& x, std:
 
 void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
   TESSEL_CHECK(has_forward_, "Backward needs a Forward first");
-  Matrix dz = grad_logits.Clone();
+  // The top layer reads grad_logits in place (no copy, so it can stay on the device); lower layers own dz.
+  Matrix dz_own;
   for (int l = config_.layers - 1; l >= 0; --l) {
     LayerState& s = state_[static_cast<size_t>(l)];
     const SparseMatrix& a = *s.graph.adj;
-    if (l < config_.layers - 1) kernels::ReluBackward(ctx, s.out, dz, &dz);
+    if (l < config_.layers - 1) kernels::ReluBackward(ctx, s.out, dz_own, &dz_own);
+    const Matrix& dz = l < config_.layers - 1 ? dz_own : grad_logits;
+    const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
     if (config_.bias) kernels::BiasGrad(ctx, dz, &B(l).grad);
     Matrix dt;
     if (s.graph.adj_t != nullptr) {
@@ -156,24 +167,37 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
     if (s.sparse_in) {
       kernels::SpMMTranspose(ctx, s.in_sp, dt, &W(l).grad);
     } else {
-      kernels::Gemm(ctx, s.in, true, dt, false, 1.0F, 0.0F, &W(l).grad);
+      kernels::Gemm(ctx, in, true, dt, false, 1.0F, 0.0F, &W(l).grad);
     }
     if (config_.kind == ModelKind::kSage) {
       if (s.sparse_in) {
         kernels::SpMMTranspose(ctx, SparsePrefix(s.in_sp, a.rows), dz, &WSelf(l).grad);
       } else {
-        kernels::Gemm(ctx, RowPrefix(s.in, a.rows), true, dz, false, 1.0F, 0.0F, &WSelf(l).grad);
+        Matrix prefix;
+        const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
+        kernels::Gemm(ctx, self_in, true, dz, false, 1.0F, 0.0F, &WSelf(l).grad);
       }
     }
     if (l == 0) break;
     Matrix din;
     kernels::Gemm(ctx, dt, false, W(l).value, true, 1.0F, 0.0F, &din);
     if (config_.kind == ModelKind::kSage) {
-      Matrix prefix = RowPrefix(din, a.rows);
-      kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &prefix);
+      if (a.rows == din.rows) {
+        kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &din);
+      } else if (ctx.IsCuda()) {
+        // A borrowed prefix would only update its own device mirror: add the rows through a scatter instead.
+        Matrix self;
+        kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 0.0F, &self);
+        std::vector<int64_t> first(static_cast<size_t>(a.rows));
+        std::iota(first.begin(), first.end(), int64_t{0});
+        kernels::ScatterAddRows(ctx, self, Buffer<int64_t>(std::move(first)), &din);
+      } else {
+        Matrix prefix = RowPrefix(din, a.rows);
+        kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &prefix);
+      }
     }
     if (last_training_) kernels::DropoutBackward(ctx, din.data, s.mask, config_.dropout, &din.data);
-    dz = std::move(din);
+    dz_own = std::move(din);
   }
 }
 

@@ -75,8 +75,9 @@ class GcnModel {
 
  private:
   struct LayerState {
-    Matrix in;           // dense input after dropout (layers > 0, or dense features)
-    SparseMatrix in_sp;  // sparse input after dropout (layer 0 with sparse features)
+    Matrix in;                       // dense input after dropout (layers > 0, or dense features)
+    const Matrix* in_ref = nullptr;  // without dropout: the input itself (no copy, stays on the device)
+    SparseMatrix in_sp;              // sparse input after dropout (layer 0 with sparse features)
     bool sparse_in = false;
     Buffer<uint8_t> mask;  // dropout mask of the input
     Matrix out;            // output after ReLU (hidden layers) or logits (last layer)

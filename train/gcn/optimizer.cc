@@ -1,10 +1,13 @@
-// Adam update on oneTBB: g += wd·w for decayed parameters, m and v updated in place, bias-corrected step.
-// Computed in float32 with float64 bias corrections, element-wise, so the result is thread-count independent.
+// Adam update on oneTBB or CUDA (kernels/cuda/dense.cu): g += wd·w for decayed parameters, m and v updated in
+// place, bias-corrected step. Float32 with float64 bias corrections, element-wise and in the same operation
+// order on both devices, so the result is thread-count independent; on CUDA everything stays on the device.
 #include "train/gcn/optimizer.h"
 
 #include <cmath>
 
+#include "core/build_config.h"
 #include "core/parallel.h"
+#include "kernels/cuda/dense_cuda.h"
 
 namespace tessel::train::gcn {
 
@@ -48,7 +51,22 @@ void Adam::Step(const Context& ctx, std::vector<Param>& params) {
           });
         }
       },
-      [] { kernels::NotOnCuda("Adam"); });
+      [&] {
+#if TESSEL_HAVE_CUDA
+        for (size_t k = 0; k < params.size(); ++k) {
+          Param& p = params[k];
+          TESSEL_CHECK(p.grad.size() == p.value.size(), "Adam: parameter {} has {} values but {} gradients", p.name,
+                       p.value.size(), p.grad.size());
+          const float wd = p.decay ? config_.weight_decay : 0.0F;
+          kernels::cuda::AdamStep(p.value.data.MutableDevice(), p.grad.data.Device(),
+                                  moments_[2 * k].data.MutableDevice(), moments_[2 * k + 1].data.MutableDevice(),
+                                  p.value.size(), wd, config_.beta1, config_.beta2, step_size, inv_sqrt_c2,
+                                  config_.eps);
+        }
+#else
+        kernels::NotOnCuda("Adam");
+#endif
+      });
 }
 
 }  // namespace tessel::train::gcn

@@ -72,7 +72,8 @@ std::string TrainReport::ToJson() const {
   return j.dump();
 }
 
-SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report) {
+SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
+                  const BinarySolver& solver) {
   const auto start_time = std::chrono::steady_clock::now();
   params.Validate();
   TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
@@ -130,7 +131,8 @@ SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& param
     std::vector<int8_t> y(members[i].size(), 1);
     y.resize(sub.size(), -1);
     kernels::SvmKernelRows kernel(rows, p.kernel);
-    results[t] = SolveBinary({&kernel, sub, y, weighted_c[i], weighted_c[j]}, opts);
+    const BinaryProblem problem{&kernel, sub, y, weighted_c[i], weighted_c[j]};
+    results[t] = solver ? solver(problem, opts) : SolveBinary(problem, opts);
     const SolverResult& res = results[t];
     log::Info("svm: classes {} vs {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}",
               groups.labels[i], groups.labels[j], res.obj, res.rho, res.nr_sv, res.nr_bsv, res.iterations);

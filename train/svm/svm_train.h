@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,7 +40,12 @@ struct ClassGroups {
 };
 ClassGroups GroupClasses(const datasets::SparseRowDataset& data);
 
+// Solves one binary problem (SolveBinary, SolveBinaryBatched, SolveBinaryBatchedCuda, ...).
+using BinarySolver = std::function<SolverResult(const BinaryProblem&, const SolverOptions&)>;
+
 // Trains a C-SVC model. Throws on invalid parameters, labels that are not integers, or a single class.
-SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr);
+// `solver` (default SolveBinary) solves each binary problem; one that is not thread-safe must serialise itself.
+SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr,
+                  const BinarySolver& solver = {});
 
 }  // namespace tessel::train::svm

@@ -1,0 +1,25 @@
+// Host-side declarations of the CUDA dense kernels (kernels/cuda/dense.cu): cuBLAS GEMM, bias, ReLU, dropout
+// and the Adam update. No CUDA headers; every pointer is a device pointer; shapes are checked by the callers.
+#pragma once
+
+#include <cstdint>
+
+namespace tessel::kernels::cuda {
+
+// Row-major c[m x n] = alpha * op(a) * op(b) + beta * c (lda = a's column count, ldb = b's); k may be 0.
+void Gemm(const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb, bool trans_b, int64_t m, int64_t n,
+          int64_t k, float alpha, float beta, float* c);
+void AddBias(const float* bias, int64_t rows, int64_t cols, float* y);
+// grad_bias[j] = sum_i grad_y[i, j], accumulated in float64 in row order per column (deterministic).
+void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias);
+void Relu(const float* x, int64_t n, float* y);
+void ReluBackward(const float* y, const float* grad_y, int64_t n, float* grad_x);
+// The CPU's chunked stream (kernels/cpu/dense.cc): chunk c of `chunk` values draws from
+// Rng(Mix64(base ^ Mix64(c))) in order, so the mask is bit-identical to the CPU's.
+void Dropout(const float* x, int64_t n, float p, uint64_t base, int64_t chunk, float* y, uint8_t* mask);
+void DropoutBackward(const float* grad_y, const uint8_t* mask, int64_t n, float p, float* grad_x);
+// Adam: g' = g + wd·w; m = b1·m + (1-b1)·g'; v = b2·v + (1-b2)·g'²; w -= step·m / (sqrt(v)·inv_sqrt_c2 + eps).
+void AdamStep(float* w, const float* g, float* m, float* v, int64_t n, float wd, float beta1, float beta2,
+              float step_size, float inv_sqrt_c2, float eps);
+
+}  // namespace tessel::kernels::cuda

@@ -1,0 +1,66 @@
+// Per-thread cuBLAS / cuSPARSE handles and grow-only device scratch for the CUDA kernels (launch_cuda.h).
+// Lifetime: created lazily on the calling thread's current device, released when the thread exits.
+#include <array>
+
+#include "kernels/cuda/launch_cuda.h"
+
+namespace tessel::kernels::cuda {
+namespace {
+
+struct ThreadResources {
+  cublasHandle_t cublas = nullptr;
+  cusparseHandle_t cusparse = nullptr;
+  std::array<void*, static_cast<size_t>(ScratchSlot::kCount)> scratch{};
+  std::array<size_t, static_cast<size_t>(ScratchSlot::kCount)> scratch_bytes{};
+
+  ThreadResources() = default;
+  ThreadResources(const ThreadResources&) = delete;
+  ThreadResources& operator=(const ThreadResources&) = delete;
+  // Statuses are ignored: at process exit the runtime may already be unloading, and a destructor must not throw.
+  ~ThreadResources() {
+    if (cublas != nullptr) cublasDestroy(cublas);
+    if (cusparse != nullptr) cusparseDestroy(cusparse);
+    for (void* p : scratch) {
+      if (p != nullptr) cudaFree(p);
+    }
+  }
+};
+
+ThreadResources& Resources() {
+  thread_local ThreadResources r;
+  return r;
+}
+
+}  // namespace
+
+cublasHandle_t CublasHandle() {
+  ThreadResources& r = Resources();
+  if (r.cublas == nullptr) {
+    TESSEL_CUBLAS_CHECK(cublasCreate(&r.cublas));
+    // Plain FP32 (no TF32 tensor-core rounding), so results stay within float32 error of the CPU oracle.
+    TESSEL_CUBLAS_CHECK(cublasSetMathMode(r.cublas, CUBLAS_PEDANTIC_MATH));
+  }
+  return r.cublas;
+}
+
+cusparseHandle_t CusparseHandle() {
+  ThreadResources& r = Resources();
+  if (r.cusparse == nullptr) TESSEL_CUSPARSE_CHECK(cusparseCreate(&r.cusparse));
+  return r.cusparse;
+}
+
+void* Scratch(ScratchSlot slot, size_t bytes) {
+  ThreadResources& r = Resources();
+  const auto k = static_cast<size_t>(slot);
+  if (r.scratch_bytes[k] < bytes || r.scratch[k] == nullptr) {
+    if (r.scratch[k] != nullptr) TESSEL_CUDA_CHECK(cudaFree(r.scratch[k]));
+    r.scratch[k] = nullptr;
+    r.scratch_bytes[k] = 0;
+    const size_t grown = bytes + bytes / 4 + 256;  // headroom so slowly growing sizes do not reallocate each call
+    TESSEL_CUDA_CHECK(cudaMalloc(&r.scratch[k], grown));
+    r.scratch_bytes[k] = grown;
+  }
+  return r.scratch[k];
+}
+
+}  // namespace tessel::kernels::cuda

@@ -1,0 +1,121 @@
+// CUDA softmax cross-entropy, row softmax and arg-max: one warp per row, max in float32 and the softmax
+// denominator in float64, the same formulas as the CPU twin (kernels/cpu/loss.cc).
+#include "kernels/cuda/launch_cuda.h"
+#include "kernels/cuda/loss_cuda.h"
+
+namespace tessel::kernels::cuda {
+namespace {
+
+constexpr int kWarp = 32;
+constexpr int kRowsPerBlock = kThreads / kWarp;
+
+__device__ float WarpMax(float v) {
+  for (int o = kWarp / 2; o > 0; o /= 2) v = fmaxf(v, __shfl_xor_sync(0xffffffffU, v, o));
+  return v;
+}
+__device__ double WarpSum(double v) {
+  for (int o = kWarp / 2; o > 0; o /= 2) v += __shfl_xor_sync(0xffffffffU, v, o);
+  return v;
+}
+// Row max and log of sum_j exp(z_j - max) for the warp's row.
+__device__ void RowStats(const float* z, int64_t c, int lane, float* mx, double* log_denom) {
+  float m = -INFINITY;
+  for (int64_t j = lane; j < c; j += kWarp) m = fmaxf(m, z[j]);
+  m = WarpMax(m);
+  double d = 0;
+  for (int64_t j = lane; j < c; j += kWarp) d += exp(static_cast<double>(z[j] - m));
+  *mx = m;
+  *log_denom = log(WarpSum(d));
+}
+
+__global__ void CrossEntropyKernel(const float* __restrict__ logits, int64_t c, const int32_t* __restrict__ labels,
+                                   const int64_t* __restrict__ rows, int64_t m, double inv_m,
+                                   double* __restrict__ row_loss, float* __restrict__ grad) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / kWarp; k < m; k += warps) {
+    const int64_t r = rows[k];
+    const float* z = logits + r * c;
+    const int32_t y = labels[r];
+    float mx = 0;
+    double log_denom = 0;
+    RowStats(z, c, lane, &mx, &log_denom);
+    if (lane == 0) row_loss[k] = log_denom - static_cast<double>(z[y] - mx);
+    if (grad != nullptr) {
+      float* g = grad + r * c;
+      for (int64_t j = lane; j < c; j += kWarp) {
+        const double prob = exp(static_cast<double>(z[j] - mx) - log_denom);
+        g[j] = static_cast<float>((prob - (j == y ? 1.0 : 0.0)) * inv_m);
+      }
+    }
+  }
+}
+
+__global__ void RowSoftmaxKernel(const float* logits, int64_t n_rows, int64_t c, float* probs) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / kWarp; r < n_rows; r += warps) {
+    const float* z = logits + r * c;
+    float mx = 0;
+    double log_denom = 0;
+    RowStats(z, c, lane, &mx, &log_denom);
+    const double denom = exp(log_denom);
+    __syncwarp();  // every lane has read the row before any lane overwrites it (probs may be logits)
+    float* out = probs + r * c;
+    for (int64_t j = lane; j < c; j += kWarp) out[j] = static_cast<float>(exp(static_cast<double>(z[j] - mx)) / denom);
+  }
+}
+
+__global__ void RowArgmaxKernel(const float* x, int64_t n_rows, int64_t c, int32_t* out) {
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
+  for (int64_t r = blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / kWarp; r < n_rows; r += warps) {
+    const float* z = x + r * c;
+    float best = -INFINITY;
+    int64_t best_j = c;  // "none yet": loses every tie
+    for (int64_t j = lane; j < c; j += kWarp) {
+      if (best_j == c || z[j] > best) {
+        best = z[j];
+        best_j = j;
+      }
+    }
+    for (int o = kWarp / 2; o > 0; o /= 2) {
+      const float ov = __shfl_xor_sync(0xffffffffU, best, o);
+      const int64_t oj = __shfl_xor_sync(0xffffffffU, best_j, o);
+      const bool other_valid = oj < c;
+      if (other_valid && (best_j == c || ov > best || (ov == best && oj < best_j))) {
+        best = ov;
+        best_j = oj;
+      }
+    }
+    if (lane == 0) out[r] = static_cast<int32_t>(best_j == c ? 0 : best_j);
+  }
+}
+
+int RowBlocks(int64_t rows) { return Blocks(rows, kRowsPerBlock); }
+
+}  // namespace
+
+void SoftmaxCrossEntropy(const float* logits, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
+                         int64_t m, double inv_m, double* row_loss, float* grad) {
+  if (grad != nullptr && n_rows * c > 0) {
+    TESSEL_CUDA_CHECK(cudaMemset(grad, 0, static_cast<size_t>(n_rows * c) * sizeof(float)));
+  }
+  if (m == 0) return;
+  CrossEntropyKernel<<<RowBlocks(m), kThreads>>>(logits, c, labels, rows, m, inv_m, row_loss, grad);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+void RowSoftmax(const float* logits, int64_t n_rows, int64_t c, float* probs) {
+  if (n_rows == 0 || c == 0) return;
+  RowSoftmaxKernel<<<RowBlocks(n_rows), kThreads>>>(logits, n_rows, c, probs);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+void RowArgmax(const float* x, int64_t n_rows, int64_t c, int32_t* out) {
+  if (n_rows == 0) return;
+  RowArgmaxKernel<<<RowBlocks(n_rows), kThreads>>>(x, n_rows, c, out);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace tessel::kernels::cuda

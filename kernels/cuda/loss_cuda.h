@@ -1,0 +1,19 @@
+// Host-side declarations of the CUDA loss kernels (kernels/cuda/loss.cu): softmax cross-entropy, row softmax
+// and row arg-max, one warp per row. No CUDA headers; every pointer is a device pointer.
+#pragma once
+
+#include <cstdint>
+
+namespace tessel::kernels::cuda {
+
+// For k in [0, m): r = rows[k], row_loss[k] = log sum_j exp(z[r, j] - max) - (z[r, labels[r]] - max) (float64).
+// When grad is not null it is zeroed ([n_rows x c]) and the selected rows get (softmax - onehot) * inv_m.
+// Rows and labels are checked by the caller.
+void SoftmaxCrossEntropy(const float* logits, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
+                         int64_t m, double inv_m, double* row_loss, float* grad);
+// probs[i] = softmax(logits[i]); probs may equal logits.
+void RowSoftmax(const float* logits, int64_t n_rows, int64_t c, float* probs);
+// out[i] = index of the largest value of row i (first on ties).
+void RowArgmax(const float* x, int64_t n_rows, int64_t c, int32_t* out);
+
+}  // namespace tessel::kernels::cuda

@@ -1,0 +1,31 @@
+// Host-side declarations of the CUDA sparse kernels (kernels/cuda/sparse.cu): CSR x dense through cuSPARSE's
+// generic SpMM and CSR transposition through cusparseCsr2cscEx2. No CUDA headers; pointers are device pointers.
+#pragma once
+
+#include <cstdint>
+
+namespace tessel::kernels::cuda {
+
+// A CSR matrix in device memory as kernels/matrix.h stores it (int64 offsets, int32 columns, values or null
+// for all-ones). `key` identifies the host object for the descriptor cache (any stable address; see SpMM).
+struct DeviceCsr {
+  const void* key = nullptr;
+  int64_t rows = 0;
+  int64_t cols = 0;
+  int64_t nnz = 0;
+  const int64_t* indptr = nullptr;
+  const int32_t* indices = nullptr;
+  const float* values = nullptr;
+};
+
+// y[a.rows x n] = a * x[a.cols x n], row-major dense. Descriptors are cached per thread by (key, shape, n) and
+// only re-pointed at the current arrays on each call, so a stale key can never read freed memory; the work
+// buffer is a grow-only per-thread allocation. cuSPARSE needs equal offset and column index types: with
+// nnz < 2^31 the offsets are narrowed to int32 into scratch, otherwise the columns are widened to int64.
+void SpMM(const DeviceCsr& a, const float* x, int64_t n, float* y);
+
+// The transpose as CSR: t_indptr[a.cols + 1], t_indices[nnz], t_values[nnz] (when a has values) are written.
+// Within a row of the result, entries are in increasing column order (the CPU's order). Needs nnz < 2^31.
+void Transpose(const DeviceCsr& a, int64_t* t_indptr, int32_t* t_indices, float* t_values);
+
+}  // namespace tessel::kernels::cuda

@@ -1,0 +1,349 @@
+// DistNeighborSampler (dist_sampler.h): owned rows re-sorted by global id, the halo degree fetch, per-layer
+// request/serve/respond exchanges, and NeighborSampler's relabelling on the requester.
+#include "sampling/dist_sampler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <type_traits>
+#include <utility>
+
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace tessel::sampling {
+
+// A response is, per requested row, one header {row's global id, GCN self weight, number of picks} followed by
+// that many picks {neighbour's global id, weight, 0}.
+struct DistNeighborSampler::WireEntry {
+  int64_t node = 0;
+  float weight = 0;
+  int32_t count = 0;
+};
+
+namespace {
+
+template <typename T>
+std::vector<int64_t> Prefix(const std::vector<T>& counts) {
+  std::vector<int64_t> p(counts.size() + 1, 0);
+  for (size_t j = 0; j < counts.size(); ++j) p[j + 1] = p[j] + static_cast<int64_t>(counts[j]);
+  return p;
+}
+
+}  // namespace
+
+DistNeighborSampler::DistNeighborSampler(const partition::LocalPart& part, std::vector<int64_t> offsets,
+                                         comm::Communicator& comm, SamplerOptions options, SkewOptions skew)
+    : part_(part),
+      offsets_(std::move(offsets)),
+      comm_(comm),
+      options_(std::move(options)),
+      skew_(skew),
+      rank_(static_cast<int32_t>(comm.Rank())) {
+  static_assert(sizeof(WireEntry) == 16 && std::is_trivially_copyable_v<WireEntry>, "sent as raw bytes");
+  options_.Validate();
+  skew_.Validate();
+  const int parts = comm_.Size();
+  TESSEL_CHECK(part_.num_parts == parts && part_.part == rank_,
+               "sampling: rank {} of {} holds part {} of {} (run one rank per part, rank k loading part k)", rank_,
+               parts, part_.part, part_.num_parts);
+  TESSEL_CHECK(static_cast<int>(offsets_.size()) == parts + 1 && offsets_.front() == 0,
+               "sampling: {} node range offsets for {} parts (give partitions.json's node_ranges: K + 1 offsets "
+               "from 0)",
+               offsets_.size(), parts);
+  for (size_t k = 0; k + 1 < offsets_.size(); ++k) {
+    TESSEL_CHECK(offsets_[k] <= offsets_[k + 1], "sampling: node range offsets decrease at part {}", k);
+  }
+  TESSEL_CHECK(offsets_[static_cast<size_t>(rank_)] == part_.global_offset &&
+                   offsets_[static_cast<size_t>(rank_) + 1] - part_.global_offset == part_.num_owned,
+               "sampling: part {} owns [{}, {}) but the node ranges say [{}, {}) (offsets from another partition?)",
+               rank_, part_.global_offset, part_.global_offset + part_.num_owned, offsets_[static_cast<size_t>(rank_)],
+               offsets_[static_cast<size_t>(rank_) + 1]);
+  TESSEL_CHECK(offsets_.back() <= INT32_MAX, "sampling: {} nodes do not fit 32-bit block ids", offsets_.back());
+  const int64_t num_local = part_.num_local();
+  auto indptr = part_.graph.indptr().Host();
+  auto indices = part_.graph.indices().Host();
+  auto halo_owner = part_.halo_owner.Host();
+  TESSEL_CHECK(part_.graph.num_nodes() == num_local && static_cast<int64_t>(halo_owner.size()) == part_.num_halo &&
+                   static_cast<int64_t>(part_.halo_remote.size()) == part_.num_halo,
+               "sampling: part {} has inconsistent sizes (load it with LoadPart, which validates it)", rank_);
+
+  // Global ids of the local nodes; owned rows with columns sorted by global id, and the owner of every entry.
+  auto halo_remote = part_.halo_remote.Host();
+  global_of_.resize(static_cast<size_t>(num_local));
+  for (int64_t u = 0; u < num_local; ++u) {
+    if (u < part_.num_owned) {
+      global_of_[static_cast<size_t>(u)] = part_.global_offset + u;
+      continue;
+    }
+    const auto h = static_cast<size_t>(u - part_.num_owned);
+    const int32_t o = halo_owner[h];
+    TESSEL_CHECK(o >= 0 && o < parts && o != rank_ && halo_remote[h] >= 0 &&
+                     halo_remote[h] < offsets_[static_cast<size_t>(o) + 1] - offsets_[static_cast<size_t>(o)],
+                 "sampling: halo node {} of part {} names owner {} and remote id {}, outside the node ranges "
+                 "(offsets from another partition?)",
+                 h, rank_, o, halo_remote[h]);
+    global_of_[static_cast<size_t>(u)] = offsets_[static_cast<size_t>(o)] + halo_remote[h];
+  }
+  const int64_t owned_entries = indptr[part_.num_owned];
+  cols_.resize(static_cast<size_t>(owned_entries));
+  edge_owner_.resize(static_cast<size_t>(owned_entries));
+  norm_degree_.assign(static_cast<size_t>(num_local), 0.0);
+  const double plus = options_.aggregation == Aggregation::kGcn ? 1.0 : 0.0;
+  parallel_for<int64_t>(0, part_.num_owned, 1024, [&](int64_t u) {
+    const auto begin = static_cast<size_t>(indptr[u]);
+    const auto end = static_cast<size_t>(indptr[u + 1]);
+    std::copy(indices.begin() + static_cast<std::ptrdiff_t>(begin), indices.begin() + static_cast<std::ptrdiff_t>(end),
+              cols_.begin() + static_cast<std::ptrdiff_t>(begin));
+    std::sort(
+        cols_.begin() + static_cast<std::ptrdiff_t>(begin), cols_.begin() + static_cast<std::ptrdiff_t>(end),
+        [&](int32_t a, int32_t b) { return global_of_[static_cast<size_t>(a)] < global_of_[static_cast<size_t>(b)]; });
+    int64_t d = 0;
+    for (size_t e = begin; e < end; ++e) {
+      const int32_t c = cols_[e];
+      edge_owner_[e] = c < part_.num_owned ? rank_ : halo_owner[static_cast<size_t>(c - part_.num_owned)];
+      d += c != u ? 1 : 0;
+    }
+    norm_degree_[static_cast<size_t>(u)] = static_cast<double>(d) + plus;
+  });
+  FetchHaloDegrees();
+
+  const SkewedPolicy mine(edge_owner_, rank_, skew_);
+  for (int32_t j = 0; j < parts; ++j) policies_.push_back(mine.WithLocalPart(j));
+  local_id_.assign(static_cast<size_t>(offsets_.back()), -1);
+}
+
+int32_t DistNeighborSampler::OwnerOf(int64_t global_id) const {
+  TESSEL_CHECK(global_id >= 0 && global_id < offsets_.back(), "sampling: node {} outside [0, {})", global_id,
+               offsets_.back());
+  return static_cast<int32_t>(std::upper_bound(offsets_.begin(), offsets_.end(), global_id) - offsets_.begin() - 1);
+}
+
+void DistNeighborSampler::FetchHaloDegrees() {
+  const auto parts = static_cast<size_t>(comm_.Size());
+  auto halo_owner = part_.halo_owner.Host();
+  auto halo_remote = part_.halo_remote.Host();
+  std::vector<int64_t> counts(parts, 0);
+  for (int32_t o : halo_owner) ++counts[static_cast<size_t>(o)];  // checked in the constructor
+  const std::vector<int64_t> start = Prefix(counts);
+  std::vector<int64_t> request(halo_owner.size());
+  std::vector<int64_t> slot(halo_owner.size());  // halo j -> position in request (grouped by owner)
+  std::vector<int64_t> fill(start.begin(), start.end() - 1);
+  for (size_t j = 0; j < halo_owner.size(); ++j) {
+    const auto pos = static_cast<size_t>(fill[static_cast<size_t>(halo_owner[j])]++);
+    request[pos] = halo_remote[j];
+    slot[j] = static_cast<int64_t>(pos);
+  }
+  std::vector<int64_t> asked;
+  std::vector<int64_t> asked_counts;
+  comm_.AlltoallvWithCounts<int64_t>(request, counts, &asked, &asked_counts, kSamplingPurpose).ThrowIfError();
+  std::vector<int64_t> degrees(asked.size());
+  const double plus = options_.aggregation == Aggregation::kGcn ? 1.0 : 0.0;
+  for (size_t i = 0; i < asked.size(); ++i) {
+    TESSEL_CHECK(asked[i] >= 0 && asked[i] < part_.num_owned,
+                 "sampling: a peer asked part {} for local node {} of {} (the parts come from different partitions)",
+                 rank_, asked[i], part_.num_owned);
+    degrees[i] = static_cast<int64_t>(norm_degree_[static_cast<size_t>(asked[i])] - plus);
+  }
+  std::vector<int64_t> answers(request.size());
+  comm_.Alltoallv<int64_t>(degrees, asked_counts, answers, counts, kSamplingPurpose).ThrowIfError();
+  for (size_t j = 0; j < halo_owner.size(); ++j) {
+    norm_degree_[static_cast<size_t>(part_.num_owned) + j] =
+        static_cast<double>(answers[static_cast<size_t>(slot[j])]) + plus;
+  }
+}
+
+void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester, const StreamKey& layer_key,
+                                int fanout, std::vector<WireEntry>* out) const {
+  const auto m = static_cast<int64_t>(rows.size());
+  if (m == 0) return;
+  const bool gcn = options_.aggregation == Aggregation::kGcn;
+  auto indptr = part_.graph.indptr().Host();
+  StreamKey k = layer_key;
+  k.rank = static_cast<uint64_t>(requester);
+  const uint64_t base = Rng(k)();
+  const SkewedPolicy& policy = policies_[static_cast<size_t>(requester)];
+  constexpr int64_t kChunk = 64;
+  const int64_t chunks = (m + kChunk - 1) / kChunk;
+  std::vector<std::vector<WireEntry>> parts(static_cast<size_t>(chunks));
+  parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
+    std::vector<double> scratch;
+    std::vector<Pick> picks;
+    std::vector<WireEntry>& dst = parts[static_cast<size_t>(c)];
+    for (int64_t i = c * kChunk; i < std::min(m, (c + 1) * kChunk); ++i) {
+      const int64_t u = rows[static_cast<size_t>(i)];
+      const int64_t gu = part_.global_offset + u;
+      Rng rng(Mix64(base ^ Mix64(static_cast<uint64_t>(gu))));
+      picks.clear();
+      PickRow(u, indptr[u], indptr[u + 1] - indptr[u], fanout, options_.replace, policy, rng, &scratch, &picks);
+      const double du = norm_degree_[static_cast<size_t>(u)];
+      const size_t header = dst.size();
+      dst.push_back({gu, gcn ? static_cast<float>(1.0 / du) : 0.0F, 0});
+      for (const Pick& p : picks) {
+        const int32_t v = cols_[static_cast<size_t>(indptr[u] + p.offset)];
+        if (v == u) continue;  // self-loops are not neighbours (the GCN self term is exact)
+        const double a = gcn ? 1.0 / std::sqrt(du * norm_degree_[static_cast<size_t>(v)]) : 1.0 / du;
+        dst.push_back({global_of_[static_cast<size_t>(v)], static_cast<float>(a * p.factor), 0});
+      }
+      dst[header].count = static_cast<int32_t>(dst.size() - header - 1);
+    }
+  });
+  size_t total = out->size();
+  for (const auto& p : parts) total += p.size();
+  out->reserve(total);
+  for (const auto& p : parts) out->insert(out->end(), p.begin(), p.end());
+}
+
+std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key) {
+  TESSEL_CHECK(key.rank == static_cast<uint64_t>(rank_),
+               "sampling: the stream key names rank {} but this is rank {} (owners sample a requester's rows with "
+               "the requester's rank in the key: set key.rank = comm.Rank())",
+               key.rank, rank_);
+  const int64_t end = part_.global_offset + part_.num_owned;
+  for (int64_t s : seeds) {
+    TESSEL_CHECK(s >= part_.global_offset && s < end, "sampling: seed node {} is not owned by rank {} ([{}, {}))", s,
+                 rank_, part_.global_offset, end);
+  }
+  stats_ = SampleStats{};
+  stats_.seeds = static_cast<int64_t>(seeds.size());
+  const int layers = static_cast<int>(options_.fanouts.size());
+  std::vector<Block> blocks(static_cast<size_t>(layers));
+  std::vector<int64_t> dst(seeds.begin(), seeds.end());
+  for (int l = layers - 1; l >= 0; --l) {
+    StreamKey k = key;
+    k.purpose += static_cast<uint64_t>(l);
+    blocks[static_cast<size_t>(l)] = SampleLayer(dst, options_.fanouts[static_cast<size_t>(l)], k);
+    dst = blocks[static_cast<size_t>(l)].src_nodes;
+  }
+  const Block& input = blocks.front();
+  stats_.input_nodes = input.num_src();
+  for (int64_t v : input.src_nodes) stats_.remote_input_nodes += v >= part_.global_offset && v < end ? 0 : 1;
+  stats_.remote_pick_share = stats_.sampled_edges > 0
+                                 ? static_cast<double>(stats_.remote_picks) / static_cast<double>(stats_.sampled_edges)
+                                 : 0.0;
+  return blocks;
+}
+
+Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key) {
+  const auto m = static_cast<int64_t>(dst.size());
+  const auto parts = static_cast<size_t>(comm_.Size());
+  const bool gcn = options_.aggregation == Aggregation::kGcn;
+
+  // Rows grouped by owner (dst order within each group); the own group stays here as local ids. Destination
+  // rows get block ids 0 .. m-1 first (checked distinct before any exchange).
+  std::vector<int32_t> owner(static_cast<size_t>(m));
+  std::vector<int64_t> counts(parts, 0);
+  for (int64_t i = 0; i < m; ++i) {
+    owner[static_cast<size_t>(i)] = OwnerOf(dst[static_cast<size_t>(i)]);
+    int32_t& lid = local_id_[static_cast<size_t>(dst[static_cast<size_t>(i)])];
+    if (lid >= 0) {
+      for (int64_t j = 0; j < i; ++j) local_id_[static_cast<size_t>(dst[static_cast<size_t>(j)])] = -1;
+      throw Error(fmt::format("sampling: destination node {} is listed twice", dst[static_cast<size_t>(i)]));
+    }
+    lid = static_cast<int32_t>(i);
+    ++counts[static_cast<size_t>(owner[static_cast<size_t>(i)])];
+  }
+  std::vector<int64_t> own_rows;
+  own_rows.reserve(static_cast<size_t>(counts[static_cast<size_t>(rank_)]));
+  std::vector<int64_t> fill = Prefix(counts);
+  std::vector<int64_t> request(static_cast<size_t>(fill.back() - counts[static_cast<size_t>(rank_)]));
+  for (size_t j = static_cast<size_t>(rank_) + 1; j < fill.size(); ++j) fill[j] -= counts[static_cast<size_t>(rank_)];
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t o = owner[static_cast<size_t>(i)];
+    if (o == rank_) {
+      own_rows.push_back(dst[static_cast<size_t>(i)] - part_.global_offset);
+    } else {
+      request[static_cast<size_t>(fill[static_cast<size_t>(o)]++)] = dst[static_cast<size_t>(i)];
+    }
+  }
+  counts[static_cast<size_t>(rank_)] = 0;
+  stats_.remote_rows += static_cast<int64_t>(request.size());
+
+  // Requests out, rows served per requester, responses back.
+  const uint64_t bytes0 = comm_.Bytes().Bytes(kSamplingPurpose);
+  std::vector<int64_t> asked;
+  std::vector<int64_t> asked_counts;
+  comm_.AlltoallvWithCounts<int64_t>(request, counts, &asked, &asked_counts, kSamplingPurpose).ThrowIfError();
+  const uint64_t bytes1 = comm_.Bytes().Bytes(kSamplingPurpose);
+  std::vector<WireEntry> answer;
+  std::vector<int64_t> answer_counts(parts, 0);
+  size_t pos = 0;
+  for (size_t j = 0; j < parts; ++j) {
+    const auto n = static_cast<size_t>(asked_counts[j]);
+    std::span<int64_t> rows(asked.data() + pos, n);
+    for (int64_t& g : rows) {
+      TESSEL_CHECK(g >= part_.global_offset && g < part_.global_offset + part_.num_owned,
+                   "sampling: rank {} asked rank {} for node {}, which it does not own", j, rank_, g);
+      g -= part_.global_offset;
+    }
+    const size_t before = answer.size();
+    Serve(rows, static_cast<int32_t>(j), layer_key, fanout, &answer);
+    answer_counts[j] = static_cast<int64_t>(answer.size() - before);
+    stats_.served_rows += static_cast<int64_t>(n);
+    pos += n;
+  }
+  std::vector<WireEntry> received;
+  std::vector<int64_t> received_counts;
+  comm_.AlltoallvWithCounts<WireEntry>(answer, answer_counts, &received, &received_counts, kSamplingPurpose)
+      .ThrowIfError();
+  stats_.request_bytes += bytes1 - bytes0;
+  stats_.response_bytes += comm_.Bytes().Bytes(kSamplingPurpose) - bytes1;
+  std::vector<WireEntry> own;
+  Serve(own_rows, rank_, layer_key, fanout, &own);
+
+  // Relabel in dst order, reading each row's header and picks from its owner's response (or from `own`).
+  const std::vector<int64_t> ends = Prefix(received_counts);
+  std::vector<int64_t> cursor(ends.begin(), ends.end() - 1);
+  size_t own_cursor = 0;
+  Block block;
+  block.num_dst = m;
+  block.src_nodes.assign(dst.begin(), dst.end());
+  std::vector<int64_t> out_p(static_cast<size_t>(m + 1), 0);
+  std::vector<int32_t> out_i;
+  std::vector<float> out_v;
+  out_i.reserve(received.size() + own.size());
+  out_v.reserve(out_i.capacity());
+  const int64_t own_begin = part_.global_offset;
+  const int64_t own_end = own_begin + part_.num_owned;
+  for (int64_t i = 0; i < m; ++i) {
+    const int32_t o = owner[static_cast<size_t>(i)];
+    const size_t at = o == rank_ ? own_cursor : static_cast<size_t>(cursor[static_cast<size_t>(o)]);
+    const size_t avail = o == rank_ ? own.size() - at : static_cast<size_t>(ends[static_cast<size_t>(o) + 1]) - at;
+    const WireEntry* e = avail > 0 ? (o == rank_ ? own.data() : received.data()) + at : nullptr;
+    TESSEL_CHECK(e != nullptr && e->node == dst[static_cast<size_t>(i)] && e->count >= 0 &&
+                     static_cast<size_t>(e->count) < avail,
+                 "sampling: rank {} sent a malformed answer for node {} (ranks out of step?)", o,
+                 dst[static_cast<size_t>(i)]);
+    const auto n = static_cast<size_t>(e->count) + 1;
+    if (o == rank_) {
+      own_cursor += n;
+    } else {
+      cursor[static_cast<size_t>(o)] += static_cast<int64_t>(n);
+    }
+    if (gcn) {
+      out_i.push_back(static_cast<int32_t>(i));
+      out_v.push_back(e->weight);
+    }
+    for (size_t q = 1; q < n; ++q) {
+      const int64_t v = e[q].node;
+      TESSEL_CHECK(v >= 0 && v < offsets_.back(), "sampling: rank {} returned node {} outside [0, {})", o, v,
+                   offsets_.back());
+      int32_t& lid = local_id_[static_cast<size_t>(v)];
+      if (lid < 0) {
+        lid = static_cast<int32_t>(block.src_nodes.size());
+        block.src_nodes.push_back(v);
+      }
+      out_i.push_back(lid);
+      out_v.push_back(e[q].weight);
+      stats_.remote_picks += v >= own_begin && v < own_end ? 0 : 1;
+    }
+    stats_.sampled_edges += e->count;
+    out_p[static_cast<size_t>(i) + 1] = static_cast<int64_t>(out_i.size());
+  }
+  for (int64_t v : block.src_nodes) local_id_[static_cast<size_t>(v)] = -1;
+  block.adj = kernels::SparseMatrix{m, block.num_src(), Buffer<int64_t>(std::move(out_p)),
+                                    Buffer<int32_t>(std::move(out_i)), Buffer<float>(std::move(out_v))};
+  return block;
+}
+
+}  // namespace tessel::sampling

@@ -1,0 +1,116 @@
+// Distributed node-wise neighbour sampling over a partitioned graph: each rank samples the rows it owns and asks
+// the owners of the other rows in one batched exchange per layer, giving exactly NeighborSampler's blocks.
+//
+// Design (issue 6; the trainer and docs/sampling.md build on it):
+//
+// * Ids. Blocks carry the partition's NEW global ids: part k owns [offsets[k], offsets[k+1]) (partitions.json
+//   "node_ranges"; LocalPart::global_offset is this part's start). A halo node's global id is
+//   offsets[halo_owner] + halo_remote. Rank r serves part r (comm.Rank() == part.part, comm.Size() == parts).
+// * Rows in global order. LocalPart keeps each owned row sorted by LOCAL id (owned first, then halo by original
+//   id); the sampler keeps a copy of the owned rows' columns sorted by GLOBAL id, plus the owner of every entry
+//   (the per-edge owner array of SkewedPolicy). Row-wise picks are offsets into a row, so this order is what
+//   makes the draws equal to those on the whole relabelled graph.
+// * Degrees. At construction one exchange (purpose "sampling") fetches the degree (entries other than the node
+//   itself) of every halo node from its owner, so the GCN weight 1/sqrt((d_u+1)(d_v+1)) of every neighbour of an
+//   owned node is known locally.
+// * Sample(seeds, key), layer by layer from the seeds backwards: destination rows owned here are sampled here;
+//   the other rows are sent as global ids to their owners in one alltoallv per layer (plus one for the counts);
+//   the owner samples them and returns, per row, a header (the row's GCN self weight and the number of picks) and
+//   the picks as (global neighbour id, float weight = aggregation weight x estimator factor), in one alltoallv
+//   (plus counts). The requester then relabels exactly as NeighborSampler does (destination rows first, new
+//   source nodes in order of appearance). Four collectives per layer, also when a rank has nothing to send.
+// * Streams. The row stream is NeighborSampler's: base = Rng(k)() with k = key, k.purpose += layer, and the row
+//   of global id u draws from Rng(Mix64(base ^ Mix64(u))). k.rank is the REQUESTER's rank: an owner serving rank
+//   j's rows uses its own key with rank = j. Nothing but the ids travels, so every rank must pass the same key
+//   except for `rank`, which must equal comm.Rank() (checked) -- all ranks are at the same seed, epoch, batch.
+// * Skew. Skewed sampling (SkewedPolicy) prefers neighbours owned by the REQUESTER, not by the rank that happens
+//   to sample the row: the owner serving rank j uses SkewedPolicy::WithLocalPart(j).
+// * Oracle. For rank r, Sample(seeds, key) returns blocks identical (same source order, same float weights) to
+//   NeighborSampler on the whole graph in new global ids (each row sorted by global id) with a SkewedPolicy whose
+//   edge_owner is the part of each neighbour and local_part = r, called with the same key (key.rank = r).
+// * Collective: every rank calls Sample the same number of times per step, in the same order; an empty seed
+//   list is allowed. One Sample at a time per sampler (it keeps scratch); the sampler is tied to its comm.
+//   After Sample throws (or a peer fails) the ranks are out of step: discard the sampler.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/rng.h"
+#include "partition/partition_build.h"
+#include "sampling/block.h"
+#include "sampling/neighbor_sampler.h"
+#include "sampling/skewed_policy.h"
+
+namespace tessel::sampling {
+
+// The byte-counter purpose of every sampling exchange (requests, responses, their counts, the degree fetch).
+inline constexpr std::string_view kSamplingPurpose = "sampling";
+
+// What one Sample call did, seen from the calling rank (the requester).
+struct SampleStats {
+  int64_t seeds = 0;
+  // Neighbour picks kept in all blocks (the entries of adj other than the GCN self terms; picks of a node's own
+  // self-loop are dropped, as in NeighborSampler).
+  int64_t sampled_edges = 0;
+  // Of those, picks whose neighbour is owned by another rank; remote_pick_share = remote_picks / sampled_edges
+  // (0 when nothing was picked). This is the quantity skewed sampling lowers: P_R / (s·P_L + P_R) per draw.
+  int64_t remote_picks = 0;
+  double remote_pick_share = 0;
+  // Source nodes of the input layer (blocks[0]), and how many of them are owned by another rank: the rows whose
+  // features the step must fetch.
+  int64_t input_nodes = 0;
+  int64_t remote_input_nodes = 0;
+  int64_t remote_rows = 0;  // destination rows this rank sent to their owners (all layers)
+  int64_t served_rows = 0;  // rows this rank sampled on behalf of other ranks (all layers)
+  // Bytes this rank sent to other ranks under kSamplingPurpose during the call: the id requests (with their
+  // counts) and the pick responses (with their counts). Also counted by comm.Bytes().
+  uint64_t request_bytes = 0;
+  uint64_t response_bytes = 0;
+};
+
+class DistNeighborSampler {
+ public:
+  // Keeps references to `part` and `comm` (both must outlive the sampler). `offsets` are the parts' node ranges
+  // (K + 1 entries, partitions.json "node_ranges"). COLLECTIVE: exchanges the halo degrees. `skew` inactive (the
+  // default) samples uniformly; evaluation should pass SkewOptions{}.
+  DistNeighborSampler(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
+                      SamplerOptions options, SkewOptions skew = {});
+
+  // Blocks for layers 0 .. L-1 (blocks.back().num_dst == seeds.size(), in seed order); src_nodes are global ids.
+  // Seeds are distinct global ids owned by this rank; key.rank must equal comm.Rank(). COLLECTIVE (see above).
+  std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key);
+
+  const SampleStats& last_stats() const { return stats_; }
+  const SamplerOptions& options() const { return options_; }
+  const SkewOptions& skew() const { return skew_; }
+  const std::vector<int64_t>& offsets() const { return offsets_; }
+  int32_t OwnerOf(int64_t global_id) const;  // the part owning a global id (throws when out of range)
+
+ private:
+  struct WireEntry;  // one header or pick of a response (dist_sampler.cc)
+
+  void FetchHaloDegrees();
+  // Samples owned rows (local ids) on behalf of `requester`, appending one header + picks per row to *out.
+  void Serve(std::span<const int64_t> rows, int32_t requester, const StreamKey& layer_key, int fanout,
+             std::vector<WireEntry>* out) const;
+  Block SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key);
+
+  const partition::LocalPart& part_;
+  std::vector<int64_t> offsets_;
+  comm::Communicator& comm_;
+  SamplerOptions options_;
+  SkewOptions skew_;
+  int32_t rank_ = 0;
+  std::vector<int64_t> global_of_;      // local id -> global id (owned and halo)
+  std::vector<int32_t> cols_;           // owned rows' columns (local ids), each row sorted by global id
+  std::vector<int32_t> edge_owner_;     // part owning cols_[e]
+  std::vector<double> norm_degree_;     // per local node: degree without self-loops (+1 for GCN)
+  std::vector<SkewedPolicy> policies_;  // policies_[j]: skew toward requester j
+  std::vector<int32_t> local_id_;       // scratch: global id -> id in the block being built, -1 elsewhere
+  SampleStats stats_;
+};
+
+}  // namespace tessel::sampling

@@ -1,0 +1,256 @@
+// The steps of one sampled layer of the GPU sampler on raw arrays, one call per row or per pick slot, as TESSEL_HD
+// code: cuda/gpu_sampler.cu runs each step as a kernel, EmulateGpuSample (gpu_sampler.cc) runs them in serial loops.
+//
+// Layout: row i of the layer owns pick slots [slot[i], slot[i+1]) (pick_math::MaxPicks of them); a slot holds the
+// picked node (-1: empty or a self-loop) and its estimator factor. New source nodes are numbered in order of first
+// appearance over the slots (NeighborSampler's order) via first[v] = the smallest slot holding v (an atomic minimum,
+// so the result does not depend on thread order) and an exclusive scan of "slot p is first[v]" flags. Only C++17.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "core/rng.h"
+#include "sampling/pick_math.h"
+
+namespace tessel::sampling::gpu_steps {
+
+constexpr int64_t kLocalDegree = 32;  // weighted rows up to this degree keep their scratch in per-thread arrays
+constexpr unsigned long long kNone = ~0ULL;
+
+// The atomics the kernels need; plain operations when run serially on the host.
+TESSEL_HD inline int32_t CompareAndSwap(int32_t* p, int32_t expected, int32_t desired) {
+#if defined(__CUDA_ARCH__)
+  return atomicCAS(p, expected, desired);
+#else
+  const int32_t old = *p;
+  if (old == expected) *p = desired;
+  return old;
+#endif
+}
+TESSEL_HD inline void StoreMin(unsigned long long* p, unsigned long long value) {
+#if defined(__CUDA_ARCH__)
+  atomicMin(p, value);
+#else
+  if (value < *p) *p = value;
+#endif
+}
+TESSEL_HD inline void Report(unsigned long long* flag, unsigned long long value) {
+#if defined(__CUDA_ARCH__)
+  atomicExch(flag, value);
+#else
+  *flag = value;
+#endif
+}
+
+template <typename IdT>
+struct Graph {
+  const int64_t* indptr;
+  const IdT* indices;
+  const double* norm_degree;  // per node: NeighborSampler's aggregation degree
+  const double* row_skew;     // per node: the skewed policy's s (1 = uniform row); nullptr: uniform sampling
+  const int32_t* edge_owner;  // with row_skew
+  int32_t local_part;
+};
+
+// One layer's arrays (filled step by step: slots, new_rank and the outputs are sized from the scans).
+struct Layer {
+  const int64_t* dst;  // m destination nodes
+  int64_t m;
+  int64_t k;  // fanout (-1 = all)
+  bool replace;
+  bool gcn;
+  uint64_t base;              // row u draws from Rng(Mix64(base ^ Mix64(u)))
+  int32_t* local_id;          // per node: id in this block, -1 elsewhere (all -1 between layers)
+  unsigned long long* first;  // per node: first slot of a new source node, kNone elsewhere (idem)
+  unsigned long long* flags;  // [duplicated destination node, row with a bad probability], kNone = none
+  int64_t* slot;              // m + 1: slot counts, then (scanned) slot offsets
+  int64_t* scratch_begin;     // m + 1: global scratch counts, then offsets
+  double* scratch_q;          // global scratch of weighted rows above kLocalDegree
+  double* scratch_a;
+  uint8_t* scratch_capped;
+  int64_t* scratch_order;
+  int64_t slots;        // total slots (after the scan)
+  int64_t* slot_node;   // slots
+  double* slot_factor;  // slots
+  int64_t* new_rank;    // slots + 1: "first appearance" flags, then their exclusive scan
+  int64_t* src;         // m + new nodes: destinations, then new source nodes
+  int64_t* out_indptr;  // m + 1: row lengths, then offsets
+  int32_t* out_indices;
+  float* out_values;
+  int64_t num_src;  // m + new source nodes (after AssignNew)
+};
+
+template <typename IdT>
+TESSEL_HD inline bool UniformRow(const Graph<IdT>& g, int64_t u) {
+  return g.row_skew == nullptr || g.row_skew[u] == 1.0;
+}
+
+// i in [0, m]: slot and scratch counts of row i (0 at i = m, so the scans end with the totals); marks dst[i].
+template <typename IdT>
+TESSEL_HD inline void PlanRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+  if (i == l.m) {
+    l.slot[i] = 0;
+    l.scratch_begin[i] = 0;
+    return;
+  }
+  const int64_t u = l.dst[i];
+  const int64_t deg = g.indptr[u + 1] - g.indptr[u];
+  const bool uniform = UniformRow(g, u);
+  l.slot[i] = pick_math::MaxPicks(deg, l.k, l.replace, uniform);
+  l.scratch_begin[i] = pick_math::NeedsScratch(deg, l.k, uniform) && deg > kLocalDegree ? deg : 0;
+  if (CompareAndSwap(&l.local_id[u], -1, static_cast<int32_t>(i)) != -1) {
+    Report(&l.flags[0], static_cast<unsigned long long>(u));
+  }
+}
+
+// i in [0, m): the picks of row i into its slots, as node ids (self-loops and unused slots -1).
+template <typename IdT>
+TESSEL_HD inline void PickRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+  const int64_t u = l.dst[i];
+  const int64_t row_begin = g.indptr[u];
+  const int64_t deg = g.indptr[u + 1] - row_begin;
+  const bool uniform = UniformRow(g, u);
+  Rng rng(Mix64(l.base ^ Mix64(static_cast<uint64_t>(u))));
+  int64_t* offsets = l.slot_node + l.slot[i];
+  double* factors = l.slot_factor + l.slot[i];
+  const int64_t slots = l.slot[i + 1] - l.slot[i];
+  int64_t n = 0;
+  if (pick_math::NeedsScratch(deg, l.k, uniform)) {
+    double local_q[kLocalDegree];
+    double local_a[kLocalDegree];
+    uint8_t local_capped[kLocalDegree];
+    int64_t local_order[kLocalDegree];
+    double* q = local_q;
+    pick_math::Scratch scratch{local_a, local_capped, local_order};
+    if (deg > kLocalDegree) {
+      const int64_t s = l.scratch_begin[i];
+      q = l.scratch_q + s;
+      scratch = pick_math::Scratch{l.scratch_a + s, l.scratch_capped + s, l.scratch_order + s};
+    }
+    const double skew = g.row_skew[u];  // SkewedPolicy::Probabilities: s for owned neighbours, 1 for the rest
+    for (int64_t j = 0; j < deg; ++j) q[j] = g.edge_owner[row_begin + j] == g.local_part ? skew : 1.0;
+    n = pick_math::PickRowArrays(deg, l.k, l.replace, q, rng, scratch, offsets, factors);
+  } else {
+    n = pick_math::PickRowArrays(deg, l.k, l.replace, nullptr, rng, pick_math::Scratch{}, offsets, factors);
+  }
+  if (n < 0) {
+    Report(&l.flags[1], static_cast<unsigned long long>(u));
+    n = 0;
+  }
+  for (int64_t p = 0; p < n; ++p) {
+    const auto v = static_cast<int64_t>(g.indices[row_begin + offsets[p]]);
+    offsets[p] = v == u ? -1 : v;  // self-loops are not neighbours (the GCN self term is exact)
+  }
+  for (int64_t p = n; p < slots; ++p) offsets[p] = -1;
+}
+
+// p in [0, slots): first[v] = min over the slots holding v, for v not a destination.
+TESSEL_HD inline void FirstSeen(const Layer& l, int64_t p) {
+  const int64_t v = l.slot_node[p];
+  if (v >= 0 && l.local_id[v] < 0) StoreMin(&l.first[v], static_cast<unsigned long long>(p));
+}
+
+// p in [0, slots]: new_rank[p] = 1 when slot p is the first appearance of a new source node.
+TESSEL_HD inline void MarkNew(const Layer& l, int64_t p) {
+  const int64_t v = p < l.slots ? l.slot_node[p] : -1;
+  l.new_rank[p] = v >= 0 && l.local_id[v] < 0 && l.first[v] == static_cast<unsigned long long>(p) ? 1 : 0;
+}
+
+// p in [0, slots), after the scan of new_rank: new source nodes get ids m + rank (src[0, m) = destinations).
+TESSEL_HD inline void AssignNew(const Layer& l, int64_t p) {
+  if (l.new_rank[p + 1] == l.new_rank[p]) return;
+  const int64_t v = l.slot_node[p];
+  const int64_t id = l.m + l.new_rank[p];
+  l.src[id] = v;
+  l.local_id[v] = static_cast<int32_t>(id);
+}
+
+// i in [0, m]: entries of output row i (the GCN self term plus the kept picks; 0 at i = m).
+TESSEL_HD inline void RowLength(const Layer& l, int64_t i) {
+  if (i == l.m) {
+    l.out_indptr[i] = 0;
+    return;
+  }
+  int64_t c = l.gcn ? 1 : 0;
+  for (int64_t p = l.slot[i]; p < l.slot[i + 1]; ++p) c += l.slot_node[p] >= 0 ? 1 : 0;
+  l.out_indptr[i] = c;
+}
+
+// i in [0, m): row i of the block with NeighborSampler's weights and double arithmetic.
+template <typename IdT>
+TESSEL_HD inline void WriteRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+  const double du = g.norm_degree[l.dst[i]];
+  int64_t e = l.out_indptr[i];
+  if (l.gcn) {
+    l.out_indices[e] = static_cast<int32_t>(i);
+    l.out_values[e] = static_cast<float>(1.0 / du);
+    ++e;
+  }
+  for (int64_t p = l.slot[i]; p < l.slot[i + 1]; ++p) {
+    const int64_t v = l.slot_node[p];
+    if (v < 0) continue;
+    const double a = l.gcn ? 1.0 / std::sqrt(du * g.norm_degree[v]) : 1.0 / du;
+    l.out_indices[e] = l.local_id[v];
+    l.out_values[e] = static_cast<float>(a * l.slot_factor[p]);
+    ++e;
+  }
+}
+
+// p in [0, max(num_src, slots)): clears local_id of the block's nodes and first of the picked nodes.
+TESSEL_HD inline void ResetMaps(const Layer& l, int64_t p) {
+  if (p < l.num_src) l.local_id[l.src[p]] = -1;
+  if (p < l.slots && l.slot_node[p] >= 0) l.first[l.slot_node[p]] = kNone;
+}
+
+// i in [0, m): undoes PlanRow's mark of dst[i] (after a duplicated destination stopped the layer).
+TESSEL_HD inline void ClearDestination(const Layer& l, int64_t i) { l.local_id[l.dst[i]] = -1; }
+
+// The steps in pipeline order, with the index range each runs over.
+enum class Step : int {
+  kPlanRow,           // [0, m]; then scan slot and scratch_begin
+  kPickRow,           // [0, m)
+  kFirstSeen,         // [0, slots)
+  kMarkNew,           // [0, slots]; then scan new_rank
+  kAssignNew,         // [0, slots)
+  kRowLength,         // [0, m]; then scan out_indptr
+  kWriteRow,          // [0, m)
+  kResetMaps,         // [0, max(num_src, slots))
+  kClearDestination,  // [0, m), only after a duplicated destination
+};
+
+// Runs `step` for index i (one kernel thread, or one iteration of a host loop).
+template <typename IdT>
+TESSEL_HD inline void Run(Step step, const Graph<IdT>& g, const Layer& l, int64_t i) {
+  switch (step) {
+    case Step::kPlanRow:
+      PlanRow(g, l, i);
+      break;
+    case Step::kPickRow:
+      PickRow(g, l, i);
+      break;
+    case Step::kFirstSeen:
+      FirstSeen(l, i);
+      break;
+    case Step::kMarkNew:
+      MarkNew(l, i);
+      break;
+    case Step::kAssignNew:
+      AssignNew(l, i);
+      break;
+    case Step::kRowLength:
+      RowLength(l, i);
+      break;
+    case Step::kWriteRow:
+      WriteRow(g, l, i);
+      break;
+    case Step::kResetMaps:
+      ResetMaps(l, i);
+      break;
+    case Step::kClearDestination:
+      ClearDestination(l, i);
+      break;
+  }
+}
+
+}  // namespace tessel::sampling::gpu_steps

@@ -1,0 +1,55 @@
+// GpuNeighborSampler: node-wise neighbour sampling on a CUDA device with the graph resident in device memory. It
+// draws exactly what NeighborSampler draws for the same key (uniform or skewed picks; identical blocks).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/rng.h"
+#include "datasets/csr_graph.h"
+#include "sampling/block.h"
+#include "sampling/cuda/gpu_sampler_cuda.h"
+#include "sampling/neighbor_sampler.h"
+#include "sampling/skewed_policy.h"
+
+namespace tessel::sampling {
+
+// The skewed local-preferring policy (SkewedPolicy's arguments); the owners are copied to the device.
+struct GpuSkew {
+  std::span<const int32_t> edge_owner;  // per stored edge: the part owning the neighbour
+  int32_t local_part = 0;
+  SkewOptions options;
+};
+
+class GpuNeighborSampler {
+ public:
+  // Copies the graph (offsets, ids, aggregation degrees and, with skew, the edge owners and each row's s) to
+  // device `device_id`; the graph need not outlive the sampler. Without skew (or with an inactive one) picks are
+  // uniform, as NeighborSampler's default policy. Throws "built without CUDA" in CPU builds and names the
+  // problem when the device does not exist.
+  GpuNeighborSampler(const datasets::AnyGraph& graph, SamplerOptions options,
+                     std::optional<GpuSkew> skew = std::nullopt, int device_id = 0);
+
+  // NeighborSampler::Sample's contract and result: the blocks are identical to the CPU sampler's for the same
+  // seeds and key (with NeighborSampler given the same SkewedPolicy, or none). Not reentrant.
+  std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key);
+
+  const SamplerOptions& options() const { return options_; }
+  int device_id() const { return device_id_; }
+
+ private:
+  SamplerOptions options_;
+  int device_id_ = 0;
+  int64_t num_nodes_ = 0;
+  cuda::DeviceSamplerPtr device_;
+};
+
+// The device pipeline (sampling/gpu_sample_steps.h, the code each CUDA kernel runs) in serial host loops, from the
+// same prepared arrays: the blocks GpuNeighborSampler returns, computed without a GPU. For tests; slow.
+std::vector<Block> EmulateGpuSample(const datasets::AnyGraph& graph, const SamplerOptions& options,
+                                    const std::optional<GpuSkew>& skew, std::span<const int64_t> seeds,
+                                    const StreamKey& key);
+
+}  // namespace tessel::sampling

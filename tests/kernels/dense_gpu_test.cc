@@ -1,0 +1,138 @@
+// Dense kernels on {cpu, cuda}: GEMM (every transpose, beta 0 and 1, odd and empty shapes) against a float64
+// product, bias/ReLU/dropout and their backward passes against serial loops; cuda against the CPU twin.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/dense.h"
+#include "tests/kernels/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace tessel::kernels {
+namespace {
+
+using testing::DotTolerance;
+using testing::Poisoned;
+using testing::RandomMatrix;
+
+class DenseOnDevice : public testing::OnDevice {};
+
+TEST_P(DenseOnDevice, GemmMatchesFloat64ProductForEveryTransposeAndShape) {
+  struct Shape {
+    int64_t m, n, k;
+  };
+  uint64_t seed = 100;
+  for (const Shape s :
+       {Shape{33, 7, 65}, Shape{1, 1, 1}, Shape{0, 5, 3}, Shape{4, 0, 3}, Shape{5, 3, 0}, Shape{70, 33, 31}}) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        for (const float beta : {0.0F, 1.0F}) {
+          const Matrix a = ta ? RandomMatrix(s.k, s.m, ++seed) : RandomMatrix(s.m, s.k, ++seed);
+          const Matrix b = tb ? RandomMatrix(s.n, s.k, ++seed) : RandomMatrix(s.k, s.n, ++seed);
+          const Matrix c0 = RandomMatrix(s.m, s.n, ++seed);
+          Matrix c = beta == 0.0F ? Poisoned(s.m, s.n) : c0.Clone();
+          const float alpha = 0.75F;
+          Gemm(ctx_, a, ta != 0, b, tb != 0, alpha, beta, &c);
+          ASSERT_EQ(c.rows, s.m);
+          ASSERT_EQ(c.cols, s.n);
+          const auto ad = testing::ToDouble(a);
+          const auto bd = testing::ToDouble(b);
+          std::vector<double> abs_a(ad.size());
+          std::vector<double> abs_b(bd.size());
+          for (size_t i = 0; i < ad.size(); ++i) abs_a[i] = std::fabs(ad[i]);
+          for (size_t i = 0; i < bd.size(); ++i) abs_b[i] = std::fabs(bd[i]);
+          const auto want = testing::RefMatmul(ad, a.rows, a.cols, ta != 0, bd, b.rows, b.cols, tb != 0);
+          const auto bound = testing::RefMatmul(abs_a, a.rows, a.cols, ta != 0, abs_b, b.rows, b.cols, tb != 0);
+          auto got = c.View();
+          auto old = c0.View();
+          for (size_t i = 0; i < want.size(); ++i) {
+            const double expect = alpha * want[i] + (beta != 0.0F ? old[i] : 0.0);
+            ASSERT_NEAR(got[i], expect, DotTolerance(s.k, alpha * bound[i] + std::fabs(old[i])))
+                << "m=" << s.m << " n=" << s.n << " k=" << s.k << " ta=" << ta << " tb=" << tb << " i=" << i;
+          }
+        }
+      }
+    }
+  }
+  Matrix c;
+  EXPECT_THROW(Gemm(ctx_, Matrix(2, 3), false, Matrix(2, 3), false, 1.0F, 0.0F, &c), Error);
+}
+
+TEST_P(DenseOnDevice, BiasAndReluMatchSerialLoops) {
+  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 1}, {257, 33}, {40, 1}}) {
+    const Matrix x = RandomMatrix(rows, cols, 200 + static_cast<uint64_t>(rows + cols));
+    const Matrix bias = RandomMatrix(1, cols, 300 + static_cast<uint64_t>(cols));
+    Matrix y = x.Clone();
+    AddBias(ctx_, bias, &y);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        ASSERT_EQ(y.View()[i * cols + j], x.View()[i * cols + j] + bias.View()[j]) << i << "," << j;
+
+    Matrix r = Poisoned(rows, cols);
+    Relu(ctx_, x, &r);
+    for (int64_t i = 0; i < x.size(); ++i) ASSERT_EQ(r.View()[i], std::max(x.View()[i], 0.0F)) << i;
+    Matrix in_place = x.Clone();
+    Relu(ctx_, in_place, &in_place);
+    for (int64_t i = 0; i < x.size(); ++i) ASSERT_EQ(in_place.View()[i], r.View()[i]) << i;
+
+    const Matrix gy = RandomMatrix(rows, cols, 400 + static_cast<uint64_t>(rows));
+    Matrix gx = Poisoned(rows, cols);
+    ReluBackward(ctx_, r, gy, &gx);
+    for (int64_t i = 0; i < x.size(); ++i) ASSERT_EQ(gx.View()[i], r.View()[i] > 0.0F ? gy.View()[i] : 0.0F) << i;
+
+    Matrix gb = Poisoned(1, cols);
+    BiasGrad(ctx_, gy, &gb);
+    ASSERT_EQ(gb.cols, cols);
+    for (int64_t j = 0; j < cols; ++j) {
+      double s = 0;
+      double abs_sum = 0;
+      for (int64_t i = 0; i < rows; ++i) {
+        s += gy.View()[i * cols + j];
+        abs_sum += std::fabs(gy.View()[i * cols + j]);
+      }
+      // Summed in float64 on both devices: only the final rounding to float32 (half an ulp) separates them.
+      ASSERT_NEAR(gb.View()[j], s, 0x1.0p-23 * std::fabs(s) + 1e-12 * abs_sum) << j;
+    }
+  }
+}
+
+TEST_P(DenseOnDevice, DropoutDrawsTheCpuMaskAndScales) {
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{4095}, int64_t{4096 * 3 + 17}}) {
+    for (const float p : {0.0F, 0.3F, 0.9F}) {
+      const Matrix x = RandomMatrix(1, n, 500 + static_cast<uint64_t>(n));
+      const StreamKey key{.seed = 7, .rank = 1, .epoch = 2, .batch = 3, .purpose = 4};
+      Buffer<float> y(static_cast<size_t>(n), std::numeric_limits<float>::quiet_NaN());
+      Buffer<uint8_t> mask(static_cast<size_t>(n), uint8_t{7});
+      Dropout(ctx_, x.data, p, key, &y, &mask);
+      Buffer<float> y_cpu;
+      Buffer<uint8_t> mask_cpu;
+      Dropout(cpu_, x.data, p, key, &y_cpu, &mask_cpu);
+      const float scale = 1.0F / (1.0F - p);
+      int64_t kept = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<size_t>(i);
+        ASSERT_TRUE(mask[k] == 0 || mask[k] == 1) << i;
+        ASSERT_EQ(mask[k], mask_cpu[k]) << "the CUDA mask must be the CPU's, i=" << i;
+        ASSERT_EQ(y[k], mask[k] != 0 ? x.View()[k] * scale : 0.0F) << i;
+        kept += mask[k];
+      }
+      if (n > 10000) {
+        EXPECT_NEAR(static_cast<double>(kept) / static_cast<double>(n), 1.0 - p, 0.02);
+      }
+      const Matrix gy = RandomMatrix(1, n, 600 + static_cast<uint64_t>(n));
+      Buffer<float> gx(static_cast<size_t>(n), std::numeric_limits<float>::quiet_NaN());
+      DropoutBackward(ctx_, gy.data, mask, p, &gx);
+      for (int64_t i = 0; i < n; ++i) {
+        const auto k = static_cast<size_t>(i);
+        ASSERT_EQ(gx[k], mask[k] != 0 ? gy.View()[k] * scale : 0.0F) << i;
+      }
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, DenseOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
+                         testing::DeviceParamName);
+
+}  // namespace
+}  // namespace tessel::kernels

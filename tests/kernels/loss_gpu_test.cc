@@ -1,0 +1,110 @@
+// Loss kernels on {cpu, cuda}: softmax cross-entropy (loss and gradient), row softmax and arg-max against
+// float64 serial references on random logits, with odd widths, one class column and empty selections.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+#include "core/rng.h"
+#include "kernels/loss.h"
+#include "tests/kernels/gpu_test_util.h"
+#include "tests/kernels/kernel_test_util.h"
+
+namespace tessel::kernels {
+namespace {
+
+using testing::Poisoned;
+using testing::RandomMatrix;
+
+class LossOnDevice : public testing::OnDevice {};
+
+TEST_P(LossOnDevice, CrossEntropyMatchesFloat64Reference) {
+  uint64_t seed = 5000;
+  for (const auto& [rows, c] : std::vector<std::pair<int64_t, int64_t>>{{50, 7}, {1, 1}, {300, 33}, {9, 65}}) {
+    const Matrix logits = RandomMatrix(rows, c, ++seed);
+    Rng rng(++seed);
+    std::vector<int32_t> labels(static_cast<size_t>(rows));
+    for (auto& y : labels) y = static_cast<int32_t>(rng.UniformInt(static_cast<uint64_t>(c)));
+    std::vector<int64_t> sel;
+    for (int64_t r = 0; r < rows; ++r)
+      if (rng.Uniform() < 0.6 || r == 0) sel.push_back(r);
+    Matrix grad = Poisoned(rows, c);
+    const double loss = SoftmaxCrossEntropy(ctx_, logits, labels, sel, &grad);
+    // Reference: float64 log-softmax of the float32 differences z - max (the kernels' contract: the max and the
+    // shift are float32, everything after float64), so only summation order separates it from the kernels.
+    auto z = logits.View();
+    std::vector<double> want_grad(static_cast<size_t>(rows * c), 0.0);
+    double want = 0;
+    const double inv_m = 1.0 / static_cast<double>(sel.size());
+    for (int64_t r : sel) {
+      float mx = -INFINITY;
+      for (int64_t j = 0; j < c; ++j) mx = std::max(mx, z[r * c + j]);
+      auto shifted = [&](int64_t j) { return static_cast<double>(z[r * c + j] - mx); };
+      double denom = 0;
+      for (int64_t j = 0; j < c; ++j) denom += std::exp(shifted(j));
+      want += std::log(denom) - shifted(labels[r]);
+      for (int64_t j = 0; j < c; ++j)
+        want_grad[r * c + j] = (std::exp(shifted(j)) / denom - (j == labels[r] ? 1.0 : 0.0)) * inv_m;
+    }
+    want *= inv_m;
+    EXPECT_NEAR(loss, want, 1e-9 * (1.0 + std::fabs(want)));  // float64 throughout; only summation order differs
+    for (size_t i = 0; i < want_grad.size(); ++i)
+      ASSERT_NEAR(grad.View()[i], want_grad[i], 1e-7 * inv_m + 1e-12) << i;  // float32 rounding of a value <= inv_m
+    EXPECT_NEAR(SoftmaxCrossEntropy(ctx_, logits, labels, sel, nullptr), loss, 1e-12);
+  }
+  // Empty selection: loss 0 and an all-zero gradient.
+  const Matrix logits = RandomMatrix(4, 3, 1);
+  const std::vector<int32_t> labels{0, 1, 2, 0};
+  Matrix grad = Poisoned(4, 3);
+  EXPECT_EQ(SoftmaxCrossEntropy(ctx_, logits, labels, std::vector<int64_t>{}, &grad), 0.0);
+  for (float g : grad.View()) ASSERT_EQ(g, 0.0F);
+  const std::vector<int32_t> bad{0, 3, 2, 0};
+  EXPECT_THROW(SoftmaxCrossEntropy(ctx_, logits, bad, std::vector<int64_t>{1}, &grad), Error);
+  EXPECT_THROW(SoftmaxCrossEntropy(ctx_, logits, labels, std::vector<int64_t>{4}, &grad), Error);
+}
+
+TEST_P(LossOnDevice, RowSoftmaxAndArgmaxMatchSerialReferences) {
+  uint64_t seed = 6000;
+  for (const auto& [rows, c] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 1}, {77, 5}, {40, 70}}) {
+    Matrix logits = RandomMatrix(rows, c, ++seed);
+    if (rows > 2 && c > 3) {  // a tie: the first index must win
+      logits.Mut()[2 * c + 1] = 9.0F;
+      logits.Mut()[2 * c + 3] = 9.0F;
+    }
+    Matrix probs = Poisoned(rows, c);
+    RowSoftmax(ctx_, logits, &probs);
+    std::vector<int32_t> arg(static_cast<size_t>(rows), -1);
+    RowArgmax(ctx_, logits, arg);
+    auto z = logits.View();
+    for (int64_t r = 0; r < rows; ++r) {
+      float mx = -INFINITY;
+      int32_t best = 0;
+      for (int64_t j = 0; j < c; ++j) {
+        if (z[r * c + j] > mx) {
+          mx = z[r * c + j];
+          best = static_cast<int32_t>(j);
+        }
+      }
+      auto shifted = [&](int64_t j) { return static_cast<double>(z[r * c + j] - mx); };
+      double denom = 0;
+      for (int64_t j = 0; j < c; ++j) denom += std::exp(shifted(j));
+      for (int64_t j = 0; j < c; ++j) {
+        const double want = std::exp(shifted(j)) / denom;  // float64; the kernel rounds it once to float32
+        ASSERT_NEAR(probs.View()[r * c + j], want, 0x1.0p-24 * want + 1e-15) << r << "," << j;
+      }
+      ASSERT_EQ(arg[static_cast<size_t>(r)], best) << r;
+    }
+    if (rows > 2 && c > 3) {
+      EXPECT_EQ(arg[2], 1);
+    }
+    Matrix in_place = logits.Clone();
+    RowSoftmax(ctx_, in_place, &in_place);
+    for (int64_t i = 0; i < logits.size(); ++i) ASSERT_EQ(in_place.View()[i], probs.View()[i]) << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Devices, LossOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
+                         testing::DeviceParamName);
+
+}  // namespace
+}  // namespace tessel::kernels

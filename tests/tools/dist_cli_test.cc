@@ -1,0 +1,147 @@
+// `tessel train gcn --partitions DIR` through the binary without mpirun (one rank, a 1-part partition of the
+// bundled Cora): the metrics file, option validation, rank-count and dataset mismatches. mpirun runs are ctest
+// entries (label mpi) in tests/CMakeLists.txt.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int status = 0;
+  std::string output;  // stdout and stderr
+};
+
+RunResult Tessel(const std::string& args) {
+  const std::string cmd = std::string(TESSEL_BINARY) + " " + args + " 2>&1";
+  RunResult r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  char buf[4096];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) r.output.append(buf, n);
+  r.status = pclose(pipe);
+  return r;
+}
+
+class DistCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = fs::path(::testing::TempDir()) / ("tessel_dist_cli_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+    const std::string cora = std::string(TESSEL_TEST_DATA) + "/cora/cora";
+    ASSERT_EQ(Tessel("convert --from nodetable " + cora + " -o " + (root_ / "cora").string() + " --name cora").status,
+              0);
+    ASSERT_EQ(
+        Tessel("convert --from nodetable " + cora + " -o " + (root_ / "directed").string() + " --name cora --directed")
+            .status,
+        0);
+    // Same counts, one label changed: only the fingerprint tells it apart.
+    const std::string alt = (root_ / "alt").string();
+    const std::string shell = "mkdir -p " + alt + " && cp " + cora + ".* " + alt + " && gunzip " + alt +
+                              "/cora.labels.txt.gz && awk 'NR == 1 { $0 = ($0 == \"0\") ? \"1\" : \"0\" } 1' " + alt +
+                              "/cora.labels.txt > " + alt + "/l && mv " + alt + "/l " + alt + "/cora.labels.txt";
+    ASSERT_EQ(std::system(shell.c_str()), 0) << shell;
+    ASSERT_EQ(Tessel("convert --from nodetable " + alt + "/cora -o " + (root_ / "relabelled").string() + " --name cora")
+                  .status,
+              0);
+    ASSERT_EQ(Tessel("partition " + (root_ / "cora").string() + " -k 1 -o " + (root_ / "p1").string()).status, 0);
+    ASSERT_EQ(Tessel("partition " + (root_ / "cora").string() + " -k 2 -o " + (root_ / "p2").string()).status, 0);
+  }
+  static void TearDownTestSuite() { fs::remove_all(root_); }
+  static std::string P(const char* name) { return (root_ / name).string(); }
+  static fs::path root_;
+};
+
+fs::path DistCli::root_;
+
+TEST_F(DistCli, OneRankWritesMetrics) {
+  const std::string metrics = P("m.jsonl");
+  const RunResult r =
+      Tessel("train gcn --partitions " + P("p1") + " --dataset " + P("cora") +
+             " --epochs 3 --batch-size 32 --fanouts 5,5 --lr 0.05 --skew 2 --threads 1 --metrics " + metrics);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("test accuracy"), std::string::npos) << r.output;
+  std::ifstream in(metrics);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(lines.size(), 4U);
+  for (int e = 0; e < 3; ++e) {
+    EXPECT_EQ(lines[e]["epoch"], e + 1);
+    for (const char* key : {"loss", "sample_seconds", "fetch_seconds", "compute_seconds", "allreduce_seconds",
+                            "feature_bytes", "gradient_bytes", "remote_share", "train_acc", "val_acc"}) {
+      EXPECT_TRUE(lines[e].contains(key)) << key;
+    }
+  }
+  const nlohmann::json& f = lines[3]["final"];
+  EXPECT_EQ(f["ranks"], 1);
+  EXPECT_EQ(f["test"]["count"], 1000);
+  EXPECT_GT(f["test"]["accuracy"].get<double>(), 0.2);  // mechanics only: accuracy is tested in dist_trainer_test
+  EXPECT_EQ(f["config"]["skew"], 2.0);
+}
+
+TEST_F(DistCli, RankCountMismatchNamesBothNumbersAndTheFix) {
+  const RunResult r = Tessel("train gcn --partitions " + P("p2") + " --epochs 1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("has 2 parts but 1 rank(s) are running"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("mpirun -np 2"), std::string::npos) << r.output;
+}
+
+TEST_F(DistCli, DatasetFromAnotherPartitionIsRefused) {
+  const RunResult r = Tessel("train gcn --partitions " + P("p1") + " --dataset " + P("directed") + " --epochs 1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("is not the dataset the partition"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("num_entries"), std::string::npos) << r.output;
+}
+
+TEST_F(DistCli, DatasetWithTheSameCountsButOtherLabelsIsRefused) {
+  const RunResult r = Tessel("train gcn --partitions " + P("p1") + " --dataset " + P("relabelled") + " --epochs 1");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.output.find("the fingerprint of graph, features and labels"), std::string::npos) << r.output;
+}
+
+TEST_F(DistCli, OptionsAreValidated) {
+  const std::string p = " --partitions " + P("p1") + " --epochs 1";
+  struct Case {
+    std::string args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {p + " --skew 0.5", "--skew"},
+      {p + " --skew 2 --skew-variance 0.5", "exclude each other"},
+      {p + " --skew-variance 0", "--skew-variance must be > 0"},
+      {p + " --skew-max 0.5", "max"},
+      {p + " --feature-cache -3", "--feature-cache"},
+      {p + " --fanouts 5", "--fanouts gives 1 fanouts"},
+      {p + " --random-split 0.6,0.2,0.2", "--random-split cannot be used with --partitions"},
+      {" --dataset " + P("cora") + " --skew 2 --epochs 1", "apply to distributed training only"},
+      {" --epochs 1", "give --dataset DIR"},
+  };
+  for (const Case& c : cases) {
+    const RunResult r = Tessel("train gcn" + c.args);
+    EXPECT_NE(r.status, 0) << c.args;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+}
+
+TEST_F(DistCli, HelpShowsTheDistributedOptions) {
+  const RunResult r = Tessel("train gcn --help");
+  EXPECT_EQ(r.status, 0);
+  for (const char* opt : {"--partitions", "--skew", "--skew-variance", "--skew-max", "--feature-cache"}) {
+    EXPECT_NE(r.output.find(opt), std::string::npos) << opt;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,21 @@
+# ctest fixture of the distributed GCN tests: converts the bundled Cora, partitions it into 2 and 4 METIS parts
+# under WORK, and copies the 2-part folder with one flipped byte in part 1's labels (an array checksum mismatch).
+foreach(var TESSEL DATA WORK)
+  if(NOT DEFINED ${var})
+    message(FATAL_ERROR "dist_fixture.cmake needs -D${var}=...")
+  endif()
+endforeach()
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT status EQUAL 0)
+    message(FATAL_ERROR "${ARGN} failed (${status}):\n${out}${err}")
+  endif()
+endfunction()
+file(REMOVE_RECURSE "${WORK}")
+file(MAKE_DIRECTORY "${WORK}")
+run("${TESSEL}" convert --from nodetable "${DATA}/cora/cora" -o "${WORK}/cora" --name cora)
+run("${TESSEL}" partition "${WORK}/cora" -k 2 -o "${WORK}/p2")
+run("${TESSEL}" partition "${WORK}/cora" -k 4 -o "${WORK}/p4")
+file(COPY "${WORK}/p2/" DESTINATION "${WORK}/p2_corrupt")
+# Overwrite the first byte of part 1's labels with 0xff (labels are small non-negative int32: the byte changes).
+run(sh -c "printf '\\377' | dd of='${WORK}/p2_corrupt/part-1/labels.bin' bs=1 count=1 conv=notrunc 2>/dev/null")

@@ -1,0 +1,386 @@
+// DistFeatureStore and HaloExchange on thread ranks (1 to 4) over partition folders written and loaded for real:
+// rows equal the single-process PrepareFeatures rows, the cache policy, fetch counts and exact byte accounting.
+#include "train/gcn/dist_features.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/thread_comm.h"
+#include "core/error.h"
+#include "core/rng.h"
+#include "partition/partition_format.h"
+#include "tests/partition/test_graphs.h"
+
+namespace tessel::train::gcn {
+namespace {
+
+namespace fs = std::filesystem;
+using partition::LocalPart;
+
+// One partition folder and what a test needs to check against the single-process rows.
+struct Partitioned {
+  fs::path dir;
+  int32_t parts = 1;
+  datasets::NodeDataset data;
+  FeatureMatrix reference;              // PrepareFeatures(data.features, true): row = original id
+  std::vector<int64_t> offsets;         // partitions.json node_ranges
+  std::vector<int64_t> global_to_orig;  // new global id -> original id
+};
+
+// The partition folders are written once for the whole suite (writing is the slow part) and removed at its end.
+class DistFeaturesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ = fs::temp_directory_path() / fmt::format("tessel-distfeat-{}", ::getpid());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  static void TearDownTestSuite() {
+    cache_.clear();
+    fs::remove_all(root_);
+  }
+
+  // A 200-node random dataset (dense features on an undirected graph, or sparse ones on a directed graph) in
+  // `parts` parts: METIS, except random assignment at 3 parts (more halo, every part talks to every other).
+  static const Partitioned& Make(int32_t parts, bool sparse) {
+    std::unique_ptr<Partitioned>& slot = cache_[{parts, sparse}];
+    if (slot != nullptr) return *slot;
+    partition::fixtures::GraphSpec spec;
+    spec.sparse_features = sparse;
+    spec.directed = sparse;
+    spec.feature_dim = 6;
+    spec.seed = 11 + static_cast<uint64_t>(parts);
+    auto p = std::make_unique<Partitioned>();
+    p->parts = parts;
+    p->data = partition::fixtures::RandomDataset(spec);
+    p->dir = root_ / fmt::format("p{}-{}", parts, sparse ? "sparse" : "dense");
+    partition::PartitionOptions opt;
+    opt.method = parts == 3 ? partition::Method::kRandom : partition::Method::kMetis;
+    opt.num_parts = parts;
+    opt.seed = 3;
+    partition::PartitionToFolder(p->data, opt, p->dir, false);
+    p->reference = PrepareFeatures(p->data.features, true);
+    p->offsets = partition::ReadPartitionsJson(p->dir)["node_ranges"].get<std::vector<int64_t>>();
+    p->global_to_orig.assign(static_cast<size_t>(p->data.num_nodes()), -1);
+    for (int32_t k = 0; k < parts; ++k) {
+      const LocalPart part = partition::LoadPart(p->dir, k);
+      for (int64_t l = 0; l < part.num_owned; ++l) p->global_to_orig[part.global_offset + l] = part.owned_ids[l];
+    }
+    for (int64_t o : p->global_to_orig) EXPECT_GE(o, 0);
+    slot = std::move(p);
+    return *slot;
+  }
+
+  static inline fs::path root_;
+  static inline std::map<std::pair<int32_t, bool>, std::unique_ptr<Partitioned>> cache_;
+};
+
+// Row r of a feature matrix as (columns, values), read straight from the arrays (dense rows list every column).
+std::pair<std::vector<int32_t>, std::vector<float>> RowOf(const FeatureMatrix& m, int64_t r) {
+  std::pair<std::vector<int32_t>, std::vector<float>> row;
+  if (m.is_sparse) {
+    auto p = m.sparse.indptr.Host();
+    for (int64_t e = p[r]; e < p[r + 1]; ++e) {
+      row.first.push_back(m.sparse.indices[e]);
+      row.second.push_back(m.sparse.has_values() ? m.sparse.values[e] : 1.0F);
+    }
+  } else {
+    for (int64_t c = 0; c < m.dense.cols; ++c) {
+      row.first.push_back(static_cast<int32_t>(c));
+      row.second.push_back(m.dense.View()[r * m.dense.cols + c]);
+    }
+  }
+  return row;
+}
+
+// got row i must equal the reference row of original node orig[i], bit for bit.
+void ExpectRows(const FeatureMatrix& got, const FeatureMatrix& ref, const std::vector<int64_t>& orig,
+                const std::string& what) {
+  ASSERT_EQ(got.is_sparse, ref.is_sparse) << what;
+  ASSERT_EQ(got.rows(), static_cast<int64_t>(orig.size())) << what;
+  ASSERT_EQ(got.cols(), ref.cols()) << what;
+  if (got.is_sparse) got.sparse.Validate(what);
+  for (size_t i = 0; i < orig.size(); ++i) {
+    ASSERT_EQ(RowOf(got, static_cast<int64_t>(i)), RowOf(ref, orig[i]))
+        << what << " row " << i << " (node " << orig[i] << ")";
+  }
+}
+
+int64_t RowPayloadBytes(const FeatureMatrix& ref, int64_t orig) {
+  if (!ref.is_sparse) return ref.cols() * 4;
+  return 8 + static_cast<int64_t>(RowOf(ref, orig).first.size()) * 8;  // nnz count + (column id, value) pairs
+}
+
+// The halo nodes a capacity keeps, by brute force: most owned nodes listing the node, ties by smaller global id.
+std::vector<int64_t> ExpectedCache(const LocalPart& part, const std::vector<int64_t>& offsets, int64_t capacity) {
+  std::vector<std::pair<int64_t, int64_t>> order;  // (-owned neighbours, global id)
+  for (int64_t j = 0; j < part.num_halo; ++j) {
+    int64_t owned_neighbours = 0;
+    for (int64_t u = 0; u < part.num_owned; ++u) {
+      auto nb = part.graph.Neighbors(u);
+      owned_neighbours += std::count(nb.begin(), nb.end(), static_cast<int32_t>(part.num_owned + j));
+    }
+    order.emplace_back(-owned_neighbours, offsets[part.halo_owner[j]] + part.halo_remote[j]);
+  }
+  std::sort(order.begin(), order.end());
+  if (capacity >= 0 && capacity < part.num_halo) order.resize(static_cast<size_t>(capacity));
+  std::vector<int64_t> ids;
+  for (const auto& o : order) ids.push_back(o.second);
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// Two steps per rank: A = some owned nodes and every halo node (repeats, shuffled); B = random nodes anywhere,
+// empty on rank 1. Deterministic per (parts, rank).
+std::vector<int64_t> StepIds(const LocalPart& part, const std::vector<int64_t>& offsets, int rank, int step) {
+  Rng rng(StreamKey{.seed = static_cast<uint64_t>(offsets.size()),
+                    .rank = static_cast<uint64_t>(rank),
+                    .purpose = static_cast<uint64_t>(step)});
+  std::vector<int64_t> ids;
+  if (step == 0) {
+    for (int t = 0; t < 12 && part.num_owned > 0; ++t) {
+      ids.push_back(part.global_offset + static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(part.num_owned))));
+    }
+    for (int64_t j = 0; j < part.num_halo; ++j) {
+      const int64_t g = offsets[part.halo_owner[j]] + part.halo_remote[j];
+      ids.push_back(g);
+      if (j % 4 == 0) ids.push_back(g);
+    }
+  } else if (rank != 1) {
+    const auto n = static_cast<uint64_t>(offsets.back());
+    for (int t = 0; t < 40; ++t) ids.push_back(static_cast<int64_t>(rng.UniformInt(n)));
+    ids.push_back(ids.front());
+  }
+  for (size_t i = ids.size(); i > 1; --i) std::swap(ids[i - 1], ids[rng.UniformInt(i)]);
+  return ids;
+}
+
+struct RankRun {
+  std::vector<int64_t> ids[2];
+  FeatureMatrix rows[2];
+  FetchStats after_a;
+  FetchStats after_b;  // accumulated over both steps
+  std::vector<int64_t> cached;
+  int64_t setup_bytes = 0;
+  int64_t cache_rows = 0;
+  uint64_t cache_bytes_sent = 0;
+  uint64_t feature_bytes_sent = 0;
+};
+
+std::vector<RankRun> RunStore(const Partitioned& p, int64_t capacity) {
+  std::vector<RankRun> runs(static_cast<size_t>(p.parts));
+  comm::ThreadGroup::Run(p.parts, [&](comm::Communicator& comm) {
+    const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
+    RankRun& run = runs[static_cast<size_t>(comm.Rank())];
+    DistFeatureStore store(Context{}, part, p.offsets, comm, true, FeatureCacheOptions{capacity});
+    EXPECT_EQ(store.num_owned(), part.num_owned);
+    EXPECT_EQ(store.cols(), p.data.features.dim);
+    EXPECT_EQ(store.is_sparse(), p.data.features.sparse);
+    run.cached.assign(store.cached_ids().begin(), store.cached_ids().end());
+    run.setup_bytes = store.setup_bytes();
+    run.cache_rows = store.cache_rows();
+    run.cache_bytes_sent = comm.Bytes().Bytes("feature_cache");
+    FetchStats stats;
+    for (int step = 0; step < 2; ++step) {
+      run.ids[step] = StepIds(part, p.offsets, comm.Rank(), step);
+      run.rows[step] = store.Fetch(run.ids[step], &stats);
+      if (step == 0) run.after_a = stats;
+    }
+    run.after_b = stats;
+    run.feature_bytes_sent = comm.Bytes().Bytes("features");
+  });
+  return runs;
+}
+
+void CheckStore(const Partitioned& p, int64_t capacity) {
+  const std::string what =
+      fmt::format("{} parts, {} features, capacity {}", p.parts, p.reference.is_sparse ? "sparse" : "dense", capacity);
+  std::vector<RankRun> runs = RunStore(p, capacity);
+  const auto ranks = static_cast<uint64_t>(p.parts);
+  const uint64_t count_exchanges = p.reference.is_sparse ? 2 : 1;  // AlltoallvWithCounts calls per request
+  uint64_t sent = 0;
+  uint64_t expected_sent = 0;
+  uint64_t cache_sent = 0;
+  uint64_t expected_cache_sent = 0;
+  for (int32_t r = 0; r < p.parts; ++r) {
+    const RankRun& run = runs[static_cast<size_t>(r)];
+    const LocalPart part = partition::LoadPart(p.dir, r);
+    const std::vector<int64_t> cached = ExpectedCache(part, p.offsets, capacity);
+    EXPECT_EQ(run.cached, cached) << what << ", rank " << r;
+    EXPECT_EQ(run.cache_rows, static_cast<int64_t>(cached.size())) << what;
+    if (capacity == 0) {
+      EXPECT_EQ(run.setup_bytes, 0) << what;
+    }
+    EXPECT_EQ(static_cast<uint64_t>(run.setup_bytes), run.cache_bytes_sent) << what;
+    cache_sent += run.cache_bytes_sent;
+    if (capacity != 0) expected_cache_sent += (ranks - 1) * 8 * count_exchanges + cached.size() * 8;
+    for (int64_t g : cached)
+      expected_cache_sent += static_cast<uint64_t>(RowPayloadBytes(p.reference, p.global_to_orig[g]));
+
+    FetchStats expect[2];
+    for (int step = 0; step < 2; ++step) {
+      const std::vector<int64_t>& ids = run.ids[step];
+      std::vector<int64_t> orig;
+      std::set<int64_t> remote;
+      for (int64_t g : ids) {
+        orig.push_back(p.global_to_orig[g]);
+        if (g >= part.global_offset && g < part.global_offset + part.num_owned) {
+          ++expect[step].local_rows;
+        } else if (std::binary_search(cached.begin(), cached.end(), g)) {
+          ++expect[step].cache_hits;
+        } else {
+          remote.insert(g);
+        }
+      }
+      expect[step].requested_rows = static_cast<int64_t>(ids.size());
+      expect[step].fetched_rows = static_cast<int64_t>(remote.size());
+      for (int64_t g : remote) expect[step].fetched_bytes += RowPayloadBytes(p.reference, p.global_to_orig[g]);
+      ExpectRows(run.rows[step], p.reference, orig, fmt::format("{}, rank {}, step {}", what, r, step));
+      expected_sent +=
+          (ranks - 1) * 8 * count_exchanges + remote.size() * 8 + static_cast<uint64_t>(expect[step].fetched_bytes);
+    }
+    if (capacity == -1) {
+      EXPECT_EQ(expect[0].fetched_rows, 0) << "owned + halo requests never leave the rank";
+    }
+    if (r == 1) {
+      EXPECT_EQ(expect[1].requested_rows, 0);
+    }
+    const FetchStats& a = run.after_a;
+    const FetchStats& b = run.after_b;
+    EXPECT_EQ(a.requested_rows, expect[0].requested_rows) << what << ", rank " << r;
+    EXPECT_EQ(a.local_rows, expect[0].local_rows) << what << ", rank " << r;
+    EXPECT_EQ(a.cache_hits, expect[0].cache_hits) << what << ", rank " << r;
+    EXPECT_EQ(a.fetched_rows, expect[0].fetched_rows) << what << ", rank " << r;
+    EXPECT_EQ(a.fetched_bytes, expect[0].fetched_bytes) << what << ", rank " << r;
+    EXPECT_EQ(b.requested_rows, expect[0].requested_rows + expect[1].requested_rows) << what << ", rank " << r;
+    EXPECT_EQ(b.local_rows, expect[0].local_rows + expect[1].local_rows) << what << ", rank " << r;
+    EXPECT_EQ(b.cache_hits, expect[0].cache_hits + expect[1].cache_hits) << what << ", rank " << r;
+    EXPECT_EQ(b.fetched_rows, expect[0].fetched_rows + expect[1].fetched_rows) << what << ", rank " << r;
+    EXPECT_EQ(b.fetched_bytes, expect[0].fetched_bytes + expect[1].fetched_bytes) << what << ", rank " << r;
+    sent += run.feature_bytes_sent;
+  }
+  // Bytes sent by all ranks = bytes asked for (ids) and received (rows) by all ranks, plus the count exchanges.
+  if (p.parts == 1) expected_sent = 0;
+  if (p.parts == 1) expected_cache_sent = 0;
+  EXPECT_EQ(sent, expected_sent) << what;
+  EXPECT_EQ(cache_sent, expected_cache_sent) << what;
+}
+
+TEST_F(DistFeaturesTest, FetchEqualsSingleProcessRowsForEveryCachePolicy) {
+  for (int32_t parts = 1; parts <= 4; ++parts) {
+    for (bool sparse : {false, true}) {
+      const Partitioned& p = Make(parts, sparse);
+      for (int64_t capacity : {-1, 0, 5}) CheckStore(p, capacity);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_F(DistFeaturesTest, RemoteRowsAreFetchedFromTheirOwnersWithoutCache) {
+  // Without a cache, every halo request of step A goes to its owner (a positive check that fetches happen).
+  const Partitioned& p = Make(2, false);
+  std::vector<RankRun> runs = RunStore(p, 0);
+  for (int32_t r = 0; r < 2; ++r) {
+    const LocalPart part = partition::LoadPart(p.dir, r);
+    EXPECT_EQ(runs[static_cast<size_t>(r)].after_a.fetched_rows, part.num_halo);
+    EXPECT_EQ(runs[static_cast<size_t>(r)].after_a.fetched_bytes, part.num_halo * p.reference.cols() * 4);
+    EXPECT_GT(part.num_halo, 0);
+  }
+}
+
+// Per-node matrices of the whole graph (row = original id) and their owned slices exchanged across the halo.
+TEST_F(DistFeaturesTest, HaloExchangeEqualsTheGlobalRows) {
+  for (int32_t parts = 1; parts <= 4; ++parts) {
+    for (bool sparse : {false, true}) {
+      const Partitioned& p = Make(parts, sparse);
+      const int64_t n = p.data.num_nodes();
+      const int64_t c = 3;
+      std::vector<float> global(static_cast<size_t>(n * c));
+      Rng rng(42);
+      for (float& x : global) x = static_cast<float>(rng.Normal());
+      FeatureMatrix global_m;
+      global_m.dense = kernels::Matrix(n, c, global);
+      comm::ThreadGroup::Run(parts, [&](comm::Communicator& comm) {
+        const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
+        const std::string what = fmt::format("{} parts, rank {}", parts, comm.Rank());
+        std::vector<int64_t> owned_orig(part.owned_ids.Host().begin(), part.owned_ids.Host().end());
+        std::vector<int64_t> local_orig;
+        for (int64_t l = 0; l < part.num_local(); ++l) local_orig.push_back(part.ToOriginal(l));
+        kernels::Matrix owned(part.num_owned, c);
+        for (int64_t l = 0; l < part.num_owned; ++l) {
+          std::copy_n(global.data() + owned_orig[l] * c, c, owned.Mut().data() + l * c);
+        }
+        // The one-shot form, then an exchanger reused twice: one alltoallv per dense exchange.
+        FeatureMatrix got;
+        got.dense = HaloExchange(part, comm, owned);
+        ExpectRows(got, global_m, local_orig, what + " one-shot");
+        const HaloExchanger exchanger(part, comm);
+        const uint64_t calls = comm.Bytes().ByPurpose().at("halo_exchange").calls;
+        for (int round = 0; round < 2; ++round) {
+          got.dense = exchanger.Exchange(owned);
+          ExpectRows(got, global_m, local_orig, what + " exchanger");
+        }
+        EXPECT_EQ(comm.Bytes().ByPurpose().at("halo_exchange").calls, calls + 2) << what;
+        // Input features, sparse kept sparse.
+        const FeatureMatrix prepared = PrepareFeatures(part.features, true);
+        const FeatureMatrix all = HaloExchange(part, comm, prepared);
+        EXPECT_EQ(all.is_sparse, sparse);
+        ExpectRows(all, p.reference, local_orig, what + " features");
+      });
+    }
+  }
+}
+
+std::string ErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST_F(DistFeaturesTest, BadArgumentsFailWithTheFix) {
+  const Partitioned& p = Make(2, false);
+  auto store = [&](std::vector<int64_t> offsets, int64_t capacity, std::vector<int64_t> ids) {
+    comm::ThreadGroup::Run(2, [&](comm::Communicator& comm) {
+      const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
+      DistFeatureStore s(Context{}, part, offsets, comm, true, FeatureCacheOptions{capacity});
+      (void)s.Fetch(ids, nullptr);
+    });
+  };
+  EXPECT_NE(ErrorOf([&] { store(p.offsets, -2, {}); }).find("cache capacity -2 is invalid"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { store({0, 7, 200}, -1, {}); }).find("offsets give"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { store({0, 200}, -1, {}); }).find("node_ranges"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] {
+              store(p.offsets, -1, {3, 200});
+            }).find("global id 200 is outside [0, 200)"),
+            std::string::npos);
+  // One rank per part.
+  const std::string wrong_size = ErrorOf([&] {
+    comm::ThreadGroup::Run(1, [&](comm::Communicator& comm) {
+      const LocalPart part = partition::LoadPart(p.dir, 0);
+      (void)HaloExchange(part, comm, kernels::Matrix(part.num_owned, 2));
+    });
+  });
+  EXPECT_NE(wrong_size.find("1 ranks for a partition of 2 parts"), std::string::npos) << wrong_size;
+  const std::string wrong_rows = ErrorOf([&] {
+    comm::ThreadGroup::Run(2, [&](comm::Communicator& comm) {
+      const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
+      (void)HaloExchanger(part, comm).Exchange(kernels::Matrix(part.num_owned + 1, 2));
+    });
+  });
+  EXPECT_NE(wrong_rows.find("rows given for the"), std::string::npos) << wrong_rows;
+}
+
+}  // namespace
+}  // namespace tessel::train::gcn

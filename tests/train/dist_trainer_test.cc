@@ -1,0 +1,447 @@
+// The distributed GCN trainer on the thread backend (1 to 4 ranks) over the bundled Cora, partitioned in the
+// test: accuracy against the single-process trainer, equality with it at one rank, identical views across ranks,
+// exact gradient averaging (against one model over the union batch), skew lowering remote features, bad input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "comm/thread_comm.h"
+#include "datasets/readers.h"
+#include "kernels/loss.h"
+#include "partition/partition_format.h"
+#include "tests/comm/comm_test_util.h"
+#include "train/gcn/data.h"
+#include "train/gcn/dist_trainer.h"
+#include "train/gcn/trainer.h"
+
+namespace tessel::train::gcn {
+namespace {
+
+namespace fs = std::filesystem;
+using comm::testing::WithWatchdog;
+
+const datasets::NodeDataset& Cora() {
+  static const datasets::NodeDataset data = [] {
+    auto d = datasets::ReadNodeTable(datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
+    d.name = "cora";
+    return d;
+  }();
+  return data;
+}
+
+// Cora in K parts (METIS or random), written once per process under the test temp folder.
+fs::path Parts(int k, partition::Method method = partition::Method::kMetis) {
+  static std::mutex mu;
+  static std::map<std::pair<int, int>, fs::path> made;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& dir = made[{k, static_cast<int>(method)}];
+  if (dir.empty()) {
+    dir = fs::path(::testing::TempDir()) / ("tessel_dist_trainer_" + std::to_string(::getpid()) + "_" +
+                                            std::string(partition::MethodName(method)) + std::to_string(k));
+    partition::PartitionOptions o;
+    o.method = method;
+    o.num_parts = k;
+    o.seed = 3;
+    partition::PartitionToFolder(Cora(), o, dir, true);
+  }
+  return dir;
+}
+
+DistTrainConfig Config(int epochs, int64_t batch, std::vector<int> fanouts) {
+  DistTrainConfig c;
+  c.train.model.layers = 2;
+  c.train.model.hidden = 16;
+  c.train.epochs = epochs;
+  c.train.batch_size = batch;
+  c.train.fanouts = std::move(fanouts);
+  return c;
+}
+
+// Trains on K thread ranks; returns every rank's result.
+std::vector<DistTrainResult> TrainRanks(int k, const fs::path& dir, const DistTrainConfig& config, uint64_t seed) {
+  std::vector<DistTrainResult> results(static_cast<size_t>(k));
+  WithWatchdog(std::chrono::seconds(240), [&] {
+    comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
+      const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
+      const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+      Context ctx;
+      ctx.seed = seed;
+      ctx.threads = 1;
+      DistGcnTrainer trainer(part, offsets, comm, config, ctx);
+      results[static_cast<size_t>(comm.Rank())] = trainer.Train();
+    });
+  });
+  return results;
+}
+
+// K ranks reach the single-process mini-batch accuracy. The union batch (per-rank batch x K) is kept near the
+// single-process batch so both take about the same number of Adam steps. Tolerance 0.03: the test accuracy over
+// Cora's 1000 test nodes has a binomial standard error of about 0.013 at 0.8, and different sampled batches move
+// it by about as much again between seeds, so 0.03 is about two standard deviations of the difference.
+TEST(DistGcnTrainer, RanksReachSingleProcessAccuracy) {
+  TrainConfig single;
+  single.epochs = 40;
+  single.batch_size = 32;
+  single.fanouts = {10, 10};
+  Context ctx;
+  ctx.seed = 5;
+  GcnTrainer reference(Cora(), single, ctx);
+  const double ref = reference.Train().test.accuracy;
+  EXPECT_GE(ref, 0.74);
+  for (int k = 1; k <= 4; ++k) {
+    const DistTrainConfig c = Config(40, (32 + k - 1) / k, {10, 10});
+    const auto results = TrainRanks(k, Parts(k), c, 5);
+    const DistTrainResult& r = results[0];
+    EXPECT_EQ(r.test.count, 1000) << k;
+    EXPECT_EQ(r.train.count, 140) << k;
+    EXPECT_NEAR(r.test.accuracy, ref, 0.03) << k << " ranks vs single-process " << ref;
+    EXPECT_GE(r.test.accuracy, 0.74) << k;
+    EXPECT_EQ(r.epochs.back().seed_nodes, 140) << k;
+    if (k > 1) {
+      EXPECT_GT(r.epochs.back().gradient_bytes, 0U) << k;
+    }
+  }
+}
+
+// One rank, every neighbour: the sampled blocks are the whole 2-hop neighbourhoods, the shuffle and dropout
+// streams are the single-process trainer's, so losses and accuracies agree up to float summation order.
+TEST(DistGcnTrainer, OneRankFullFanoutsEqualsSingleProcess) {
+  TrainConfig single;
+  single.epochs = 8;
+  single.batch_size = 32;
+  single.fanouts = {-1, -1};
+  Context ctx;
+  ctx.seed = 11;
+  GcnTrainer reference(Cora(), single, ctx);
+  const TrainResult ref = reference.Train();
+  DistTrainConfig c;
+  c.train = single;
+  const DistTrainResult r = TrainRanks(1, Parts(1), c, 11)[0];
+  ASSERT_EQ(r.epochs.size(), ref.epochs.size());
+  for (size_t e = 0; e < r.epochs.size(); ++e) {
+    EXPECT_NEAR(r.epochs[e].loss, ref.epochs[e].loss, 1e-4 * ref.epochs[e].loss) << "epoch " << e + 1;
+    EXPECT_NEAR(r.epochs[e].val_acc, ref.epochs[e].val_acc, 0.0021) << "epoch " << e + 1;  // one node of 500
+    EXPECT_NEAR(r.epochs[e].train_acc, ref.epochs[e].train_acc, 0.0072) << "epoch " << e + 1;
+  }
+  EXPECT_EQ(r.best_epoch, ref.best_epoch);
+  EXPECT_NEAR(r.test.accuracy, ref.test.accuracy, 0.0011);
+  EXPECT_EQ(r.epochs.back().remote_share, 0.0);
+  EXPECT_EQ(r.epochs.back().feature_bytes, 0U);
+}
+
+// Every rank reports the same losses and accuracies and ends with bit-identical weights.
+TEST(DistGcnTrainer, RanksAgreeOnLossesAndWeights) {
+  const int k = 3;
+  const fs::path dir = Parts(k);
+  const DistTrainConfig c = Config(4, 16, {5, 5});
+  std::vector<DistTrainResult> results(k);
+  std::vector<std::vector<float>> weights(k);
+  WithWatchdog(std::chrono::seconds(120), [&] {
+    comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
+      const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
+      const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+      Context ctx;
+      ctx.seed = 2;
+      ctx.threads = 1;
+      DistGcnTrainer trainer(part, offsets, comm, c, ctx);
+      results[static_cast<size_t>(comm.Rank())] = trainer.Train();
+      for (const Param& p : trainer.model().params()) {
+        weights[static_cast<size_t>(comm.Rank())].insert(weights[static_cast<size_t>(comm.Rank())].end(),
+                                                         p.value.View().begin(), p.value.View().end());
+      }
+    });
+  });
+  for (int r = 1; r < k; ++r) {
+    ASSERT_EQ(results[r].epochs.size(), results[0].epochs.size());
+    for (size_t e = 0; e < results[0].epochs.size(); ++e) {
+      EXPECT_EQ(results[r].epochs[e].loss, results[0].epochs[e].loss) << "rank " << r << " epoch " << e + 1;
+      EXPECT_EQ(results[r].epochs[e].val_acc, results[0].epochs[e].val_acc);
+      EXPECT_EQ(results[r].epochs[e].feature_bytes, results[0].epochs[e].feature_bytes);
+    }
+    EXPECT_EQ(results[r].test.accuracy, results[0].test.accuracy);
+    EXPECT_EQ(weights[r], weights[0]) << "rank " << r;
+  }
+}
+
+// AverageGradients leaves sum_r (b_r / B) g_r on every rank; a rank with no seeds contributes nothing.
+TEST(DistGcnTrainer, AverageGradientsIsTheWeightedMean) {
+  const int k = 3;
+  const std::vector<int64_t> counts = {0, 5, 7};
+  const int64_t total = 12;
+  auto grad_of = [](int r) { return comm::testing::Doubles(9, r, 1, 20); };
+  WithWatchdog(std::chrono::seconds(60), [&] {
+    comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
+      const int r = comm.Rank();
+      std::vector<Param> params(2);
+      params[0].value = Matrix(3, 4);
+      params[1].value = Matrix(1, 8);
+      const std::vector<double> g = grad_of(r);
+      params[0].grad = Matrix(3, 4, std::vector<float>(g.begin(), g.begin() + 12));
+      params[1].grad = r == 0 ? Matrix() : Matrix(1, 8, std::vector<float>(g.begin() + 12, g.end()));
+      AverageGradients(comm, params, counts[static_cast<size_t>(r)], total);
+      for (size_t i = 0; i < 20; ++i) {
+        double want = 0;
+        for (int q = 0; q < k; ++q) {
+          want += static_cast<double>(counts[static_cast<size_t>(q)]) / static_cast<double>(total) *
+                  static_cast<float>(grad_of(q)[i]);
+        }
+        const float have = i < 12 ? params[0].grad.View()[i] : params[1].grad.View()[i - 12];
+        EXPECT_NEAR(have, want, 1e-6 * (1.0 + std::abs(want))) << "rank " << r << " entry " << i;
+      }
+    });
+  });
+}
+
+// End to end: with every neighbour and no dropout, the averaged gradient of K ranks' steps equals the gradient of
+// one full-graph model over the union of their seeds (original ids), the mean loss over the union batch.
+TEST(DistGcnTrainer, StepGradientEqualsUnionBatchGradient) {
+  for (int k : {2, 4}) {
+    const fs::path dir = Parts(k);
+    DistTrainConfig c = Config(1, 10, {-1, -1});
+    c.train.model.dropout = 0.0F;
+    c.feature_cache = 0;
+    std::mutex mu;
+    std::vector<int64_t> union_original;
+    std::vector<std::vector<float>> grads(static_cast<size_t>(k));
+    WithWatchdog(std::chrono::seconds(120), [&] {
+      comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
+        const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
+        const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+        Context ctx;
+        ctx.seed = 4;
+        ctx.threads = 1;
+        DistGcnTrainer trainer(part, offsets, comm, c, ctx);
+        // Rank r takes its first 3 + r training nodes (rank 1 of 4 ranks takes none: an empty step).
+        const int64_t want = comm.Rank() == 1 && k == 4 ? 0 : 3 + comm.Rank();
+        std::vector<int64_t> seeds;
+        for (int64_t i = 0; i < want && i < static_cast<int64_t>(part.train.size()); ++i) {
+          seeds.push_back(part.global_offset + part.train[static_cast<size_t>(i)]);
+        }
+        int64_t total = static_cast<int64_t>(seeds.size());
+        comm.Allreduce<int64_t>(std::span<int64_t>(&total, 1)).ThrowIfError();
+        trainer.Step(seeds, total, 1, 0, false);
+        std::lock_guard<std::mutex> lock(mu);
+        for (int64_t s : seeds) union_original.push_back(part.ToOriginal(s - part.global_offset));
+        for (const Param& p : trainer.model().params()) {
+          auto& g = grads[static_cast<size_t>(comm.Rank())];
+          g.insert(g.end(), p.grad.View().begin(), p.grad.View().end());
+        }
+      });
+    });
+    // The reference: one model (same seed, same initial weights) over the whole graph.
+    ModelConfig mc = c.train.model;
+    mc.in_dim = Cora().features.dim;
+    mc.num_classes = Cora().num_classes;
+    GcnModel model(mc, 4);
+    const FeatureMatrix x = PrepareFeatures(Cora().features, true);
+    const SparseMatrix adj = GcnNormalizedAdjacency(Cora().graph);
+    const std::vector<LayerGraph> graphs(2, LayerGraph{&adj, &adj});
+    Context ctx;
+    const Matrix& logits =
+        model.Forward(ctx, x.is_sparse ? InputFeatures{nullptr, &x.sparse} : InputFeatures{&x.dense, nullptr}, graphs,
+                      false, StreamKey{});
+    Matrix grad;
+    const std::vector<int32_t> labels = Cora().labels.ToVector();
+    kernels::SoftmaxCrossEntropy(ctx, logits, labels, union_original, &grad);
+    model.Backward(ctx, grad);
+    std::vector<float> want;
+    for (const Param& p : model.params()) want.insert(want.end(), p.grad.View().begin(), p.grad.View().end());
+    for (int r = 0; r < k; ++r) {
+      ASSERT_EQ(grads[static_cast<size_t>(r)].size(), want.size());
+      double max_err = 0;
+      double max_abs = 0;
+      for (size_t i = 0; i < want.size(); ++i) {
+        max_err = std::max(max_err, std::abs(static_cast<double>(grads[static_cast<size_t>(r)][i]) - want[i]));
+        max_abs = std::max(max_abs, std::abs(static_cast<double>(want[i])));
+      }
+      EXPECT_LE(max_err, 1e-5 * max_abs) << k << " ranks, rank " << r << " (largest gradient " << max_abs << ")";
+    }
+  }
+}
+
+// Skewed sampling on a random 2-way partition (about half of every neighbourhood is remote): s = 8 sends far fewer
+// remote feature rows and picks than s = 1 with the same seeds, and still learns.
+TEST(DistGcnTrainer, SkewReducesRemoteFeatures) {
+  const fs::path dir = Parts(2, partition::Method::kRandom);
+  DistTrainConfig c = Config(3, 16, {3, 3});
+  c.train.replace = true;  // every row draws, so every mixed row feels the skew (Cora's median degree is 3)
+  c.feature_cache = 0;     // every remote input row is fetched
+  const DistTrainResult base = TrainRanks(2, dir, c, 7)[0];
+  c.skew.skew = 8.0;
+  const DistTrainResult skewed = TrainRanks(2, dir, c, 7)[0];
+  uint64_t base_bytes = 0;
+  uint64_t skew_bytes = 0;
+  for (const auto& e : base.epochs) base_bytes += e.feature_bytes;
+  for (const auto& e : skewed.epochs) skew_bytes += e.feature_bytes;
+  EXPECT_GT(base.epochs.back().remote_share, 0.3);
+  EXPECT_LT(skewed.epochs.back().remote_share, 0.6 * base.epochs.back().remote_share);
+  EXPECT_LT(static_cast<double>(skew_bytes), 0.7 * static_cast<double>(base_bytes));
+  EXPECT_GT(skew_bytes, 0U);
+  std::printf("remote share %.3f -> %.3f, feature bytes %llu -> %llu\n", base.epochs.back().remote_share,
+              skewed.epochs.back().remote_share, static_cast<unsigned long long>(base_bytes),
+              static_cast<unsigned long long>(skew_bytes));
+}
+
+// Distributed evaluation (owned rows, one halo exchange per layer) predicts what one process predicts with the
+// same weights on the whole graph, for GCN (Â) and GraphSAGE-mean (mean + self weight), sparse Cora features.
+TEST(DistGcnTrainer, DistributedEvaluationEqualsFullGraphInference) {
+  const int k = 3;
+  const fs::path dir = Parts(k);
+  for (ModelKind kind : {ModelKind::kGcn, ModelKind::kSage}) {
+    DistTrainConfig c = Config(3, 16, {5, 5});
+    c.train.model.kind = kind;
+    const auto n = static_cast<size_t>(Cora().num_nodes());
+    std::vector<int32_t> pred(n, -1);
+    std::vector<Matrix> weights;
+    WithWatchdog(std::chrono::seconds(120), [&] {
+      comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
+        const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
+        const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+        Context ctx;
+        ctx.seed = 8;
+        ctx.threads = 1;
+        DistGcnTrainer trainer(part, offsets, comm, c, ctx);
+        trainer.Train();
+        const std::vector<int32_t> mine = trainer.PredictOwned();
+        for (int64_t u = 0; u < part.num_owned; ++u) pred[static_cast<size_t>(part.ToOriginal(u))] = mine[u];
+        if (comm.Rank() == 0) {
+          for (const Param& p : trainer.model().params()) weights.push_back(p.value.Clone());
+        }
+      });
+    });
+    ModelConfig mc = c.train.model;
+    mc.in_dim = Cora().features.dim;
+    mc.num_classes = Cora().num_classes;
+    GcnModel model(mc, 0);
+    ASSERT_EQ(weights.size(), model.params().size());
+    for (size_t i = 0; i < weights.size(); ++i) model.params()[i].value = weights[i].Clone();
+    const FeatureMatrix x = PrepareFeatures(Cora().features, true);
+    ASSERT_TRUE(x.is_sparse);
+    const SparseMatrix adj =
+        kind == ModelKind::kGcn ? GcnNormalizedAdjacency(Cora().graph) : MeanAdjacency(Cora().graph);
+    const std::vector<LayerGraph> graphs(2, LayerGraph{&adj, &adj});
+    Context ctx;
+    const Matrix& logits = model.Forward(ctx, InputFeatures{nullptr, &x.sparse}, graphs, false, StreamKey{});
+    std::vector<int32_t> want(n);
+    kernels::RowArgmax(ctx, logits, want);
+    int64_t differ = 0;
+    for (size_t u = 0; u < n; ++u) differ += pred[u] != want[u] ? 1 : 0;
+    EXPECT_LE(differ, 2) << ModelKindName(kind) << ": predictions differ on " << differ << " of " << n
+                         << " nodes (only float near-ties may)";
+  }
+}
+
+// Checkpoints come from rank 0 in the single-process format; resuming on every rank continues exactly: 2 + 2
+// epochs end with the weights of 4 epochs in one run.
+TEST(DistGcnTrainer, ResumedRunEndsWithTheSameWeights) {
+  const int k = 2;
+  const fs::path dir = Parts(k);
+  const fs::path ckpt = fs::path(::testing::TempDir()) / ("tessel_dist_ckpt_" + std::to_string(::getpid()));
+  fs::remove_all(ckpt);
+  auto run = [&](int epochs, bool checkpoint, bool resume) {
+    DistTrainConfig c = Config(epochs, 16, {5, 5});
+    if (checkpoint) c.train.checkpoint_dir = ckpt;
+    c.train.checkpoint_every = 2;
+    c.train.resume = resume;
+    std::vector<float> w;
+    size_t epochs_run = 0;
+    WithWatchdog(std::chrono::seconds(120), [&] {
+      comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
+        const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
+        const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+        Context ctx;
+        ctx.seed = 6;
+        ctx.threads = 1;
+        DistGcnTrainer trainer(part, offsets, comm, c, ctx);
+        const DistTrainResult r = trainer.Train();
+        if (comm.Rank() == 0) {
+          epochs_run = r.epochs.size();
+          for (const Param& p : trainer.model().params()) {
+            w.insert(w.end(), p.value.View().begin(), p.value.View().end());
+          }
+        }
+      });
+    });
+    return std::make_pair(w, epochs_run);
+  };
+  const auto straight = run(4, false, false);
+  run(2, true, false);
+  EXPECT_TRUE(fs::exists(ckpt / "checkpoint.json"));
+  const auto resumed = run(4, true, true);
+  EXPECT_EQ(resumed.second, 2U) << "the resumed run must start after epoch 2";
+  EXPECT_EQ(resumed.first, straight.first);
+  // The checkpoint also serves single-process prediction (same format as `tessel train gcn --dataset`).
+  const Matrix probs = PredictFromCheckpoint(Context{}, Cora(), ckpt);
+  EXPECT_EQ(probs.rows, Cora().num_nodes());
+  fs::remove_all(ckpt);
+}
+
+// A rank that throws mid-training (here in its epoch callback) fails every other rank at its next collective: the
+// group ends with that rank's message instead of hanging (the watchdog aborts on a hang).
+TEST(DistGcnTrainer, RankThatThrowsEndsEveryRank) {
+  const fs::path dir = Parts(3);
+  std::string what = "(no error)";
+  try {
+    WithWatchdog(std::chrono::seconds(60), [&] {
+      comm::ThreadGroup::Run(3, [&](comm::Communicator& comm) {
+        const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
+        const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+        DistGcnTrainer trainer(part, offsets, comm, Config(5, 8, {5, 5}), Context{});
+        trainer.Train([&](const DistEpochStats& s) {
+          if (comm.Rank() == 1 && s.epoch == 2) throw Error("injected failure on purpose");
+        });
+      });
+    });
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("rank 1 failed: injected failure on purpose"), std::string::npos) << what;
+}
+
+TEST(DistGcnTrainer, BadInputIsReported) {
+  const fs::path dir = Parts(2);
+  auto error_of = [&](const DistTrainConfig& c) {
+    std::string what = "(no error)";
+    try {
+      TrainRanks(2, dir, c, 1);
+    } catch (const Error& e) {
+      what = e.what();
+    }
+    return what;
+  };
+  EXPECT_NE(error_of(Config(1, 8, {5})).find("--fanouts gives 1 fanouts but the model has 2 layers"),
+            std::string::npos);
+  DistTrainConfig c = Config(1, 8, {5, 5});
+  c.feature_cache = -2;
+  EXPECT_NE(error_of(c).find("--feature-cache"), std::string::npos);
+  c = Config(1, 8, {5, 5});
+  c.skew.skew = 0.5;
+  EXPECT_NE(error_of(c).find("--skew"), std::string::npos);
+  // Three ranks on a two-part partition: part 0 loads, but the trainer refuses the mismatch.
+  std::string what = "(no error)";
+  try {
+    WithWatchdog(std::chrono::seconds(60), [&] {
+      comm::ThreadGroup::Run(3, [&](comm::Communicator& comm) {
+        const partition::LocalPart part = partition::LoadPart(dir, comm.Rank() % 2);
+        const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+        DistGcnTrainer trainer(part, offsets, comm, Config(1, 8, {5, 5}), Context{});
+      });
+    });
+  } catch (const Error& e) {
+    what = e.what();
+  }
+  EXPECT_NE(what.find("mpirun -np 2"), std::string::npos) << what;
+}
+
+}  // namespace
+}  // namespace tessel::train::gcn

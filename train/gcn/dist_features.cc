@@ -1,0 +1,480 @@
+// DistFeatureStore and HaloExchanger: owned feature rows, a static halo cache chosen by in-part degree, batched
+// row requests to the owners (ids by one alltoallv, rows back by another; sparse rows travel as CSR) and halo exchange.
+#include "train/gcn/dist_features.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+#include <utility>
+
+#include "core/error.h"
+#include "core/parallel.h"
+
+namespace tessel::train::gcn {
+namespace {
+
+constexpr std::string_view kCachePurpose = "feature_cache";
+constexpr std::string_view kFetchPurpose = "features";
+constexpr std::string_view kHaloPurpose = "halo_exchange";
+constexpr int64_t kGrain = 512;
+
+// Where one output row comes from: row `row` of source matrix `source`.
+struct RowRef {
+  int32_t source = 0;
+  int64_t row = 0;
+};
+
+int64_t Sum(std::span<const int64_t> v) {
+  int64_t s = 0;
+  for (int64_t x : v) s += x;
+  return s;
+}
+
+size_t Index(int64_t i) { return static_cast<size_t>(i); }
+
+kernels::SparseMatrix EmptySparse(int64_t cols) {
+  return kernels::SparseMatrix{0, cols, Buffer<int64_t>(1), Buffer<int32_t>(), Buffer<float>()};
+}
+
+FeatureMatrix EmptyRows(int64_t cols, bool sparse) {
+  FeatureMatrix m;
+  m.is_sparse = sparse;
+  if (sparse) {
+    m.sparse = EmptySparse(cols);
+  } else {
+    m.dense = kernels::Matrix(0, cols);
+  }
+  return m;
+}
+
+// Throws unless every id a peer asked this rank for is one of its owned rows.
+void CheckServed(std::span<const int64_t> ids, int64_t num_owned, int rank) {
+  for (int64_t id : ids) {
+    TESSEL_CHECK(id >= 0 && id < num_owned,
+                 "features: rank {} was asked for its owned row {} but owns {} rows (did every rank load the same "
+                 "partition folder, rank r loading part r?)",
+                 rank, id, num_owned);
+  }
+}
+
+// ---- Shipping rows: `serve` holds owned row ids grouped by requesting rank (serve_counts[k] for rank k); this rank
+// receives want_counts[k] rows from rank k. The result holds the received rows, sending ranks in order.
+
+kernels::Matrix ShipDense(comm::Communicator& comm, const kernels::Matrix& mine, std::span<const int64_t> serve,
+                          std::span<const int64_t> serve_counts, std::span<const int64_t> want_counts,
+                          std::string_view purpose, int64_t* received_bytes) {
+  const int64_t c = mine.cols;
+  auto src = mine.View();
+  const auto n = static_cast<int64_t>(serve.size());
+  std::vector<float> send(Index(n * c));
+  parallel_for<int64_t>(0, c > 0 ? n : 0, kGrain,
+                        [&](int64_t i) { std::copy_n(src.data() + serve[Index(i)] * c, c, send.data() + i * c); });
+  std::vector<int64_t> send_counts(serve_counts.begin(), serve_counts.end());
+  std::vector<int64_t> recv_counts(want_counts.begin(), want_counts.end());
+  for (int64_t& x : send_counts) x *= c;
+  for (int64_t& x : recv_counts) x *= c;
+  kernels::Matrix out(Sum(want_counts), c);
+  comm.Alltoallv<float>(send, send_counts, out.Mut(), recv_counts, purpose).ThrowIfError();
+  *received_bytes += out.size() * static_cast<int64_t>(sizeof(float));
+  return out;
+}
+
+// Each block (one per destination) is [row nnz: int64 x rows][column ids: int32 x nnz][values: float x nnz], so the
+// receiver rebuilds CSR rows with one copy per block. Block sizes travel in a count exchange first.
+kernels::SparseMatrix ShipSparse(comm::Communicator& comm, const kernels::SparseMatrix& mine,
+                                 std::span<const int64_t> serve, std::span<const int64_t> serve_counts,
+                                 std::span<const int64_t> want_counts, std::string_view purpose,
+                                 int64_t* received_bytes) {
+  const auto num_ranks = static_cast<size_t>(comm.Size());
+  auto p = mine.indptr.Host();
+  auto idx = mine.indices.Host();
+  auto val = mine.values.Host();
+  const bool ones = !mine.has_values();
+  const auto n = static_cast<int64_t>(serve.size());
+
+  std::vector<int64_t> nnz_prefix(Index(n) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t r = serve[Index(i)];
+    nnz_prefix[Index(i) + 1] = nnz_prefix[Index(i)] + p[Index(r) + 1] - p[Index(r)];
+  }
+  std::vector<int64_t> row_begin(num_ranks + 1, 0);
+  std::vector<int64_t> send_bytes(num_ranks, 0);
+  std::vector<int64_t> byte_begin(num_ranks + 1, 0);
+  std::vector<int32_t> dest(Index(n));
+  for (size_t k = 0; k < num_ranks; ++k) {
+    row_begin[k + 1] = row_begin[k] + serve_counts[k];
+    const int64_t nnz = nnz_prefix[Index(row_begin[k + 1])] - nnz_prefix[Index(row_begin[k])];
+    send_bytes[k] = serve_counts[k] * 8 + nnz * 8;
+    byte_begin[k + 1] = byte_begin[k] + send_bytes[k];
+    for (int64_t i = row_begin[k]; i < row_begin[k + 1]; ++i) dest[Index(i)] = static_cast<int32_t>(k);
+  }
+  std::vector<uint8_t> send(Index(byte_begin[num_ranks]));
+  parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
+    const auto k = Index(dest[Index(i)]);
+    const int64_t rows_k = serve_counts[k];
+    const int64_t nnz_k = nnz_prefix[Index(row_begin[k + 1])] - nnz_prefix[Index(row_begin[k])];
+    const int64_t e = nnz_prefix[Index(i)] - nnz_prefix[Index(row_begin[k])];
+    const int64_t r = serve[Index(i)];
+    const int64_t len = p[Index(r) + 1] - p[Index(r)];
+    uint8_t* base = send.data() + byte_begin[k];
+    std::memcpy(base + (i - row_begin[k]) * 8, &len, 8);
+    if (len == 0) return;
+    std::memcpy(base + rows_k * 8 + e * 4, idx.data() + p[Index(r)], Index(len) * 4);
+    uint8_t* values = base + rows_k * 8 + nnz_k * 4 + e * 4;
+    if (!ones) {
+      std::memcpy(values, val.data() + p[Index(r)], Index(len) * 4);
+    } else {
+      const float one = 1.0F;
+      for (int64_t t = 0; t < len; ++t) std::memcpy(values + t * 4, &one, 4);
+    }
+  });
+
+  std::vector<uint8_t> recv;
+  std::vector<int64_t> recv_bytes;
+  comm.AlltoallvWithCounts<uint8_t>(send, send_bytes, &recv, &recv_bytes, purpose).ThrowIfError();
+  *received_bytes += static_cast<int64_t>(recv.size());
+
+  const int64_t rows = Sum(want_counts);
+  std::vector<int64_t> indptr(Index(rows) + 1, 0);
+  std::vector<int64_t> block_nnz(num_ranks, 0);
+  int64_t row = 0;
+  int64_t offset = 0;
+  for (size_t k = 0; k < num_ranks; ++k) {
+    const int64_t rows_k = want_counts[k];
+    TESSEL_CHECK(recv_bytes[k] >= rows_k * 8, "features: rank {} sent {} bytes for {} rows", k, recv_bytes[k], rows_k);
+    for (int64_t i = 0; i < rows_k; ++i, ++row) {
+      int64_t len = 0;
+      std::memcpy(&len, recv.data() + offset + i * 8, 8);
+      TESSEL_CHECK(len >= 0, "features: rank {} sent a row of {} entries", k, len);
+      indptr[Index(row) + 1] = indptr[Index(row)] + len;
+      block_nnz[k] += len;
+    }
+    TESSEL_CHECK(recv_bytes[k] == rows_k * 8 + block_nnz[k] * 8,
+                 "features: rank {} sent {} bytes for {} rows of {} entries", k, recv_bytes[k], rows_k, block_nnz[k]);
+    offset += recv_bytes[k];
+  }
+  std::vector<int32_t> out_idx(Index(indptr.back()));
+  std::vector<float> out_val(Index(indptr.back()));
+  offset = 0;
+  int64_t e = 0;
+  for (size_t k = 0; k < num_ranks; ++k) {
+    if (block_nnz[k] > 0) {
+      const uint8_t* block = recv.data() + offset;
+      const int64_t head = want_counts[k] * 8;
+      std::memcpy(out_idx.data() + e, block + head, Index(block_nnz[k]) * 4);
+      std::memcpy(out_val.data() + e, block + head + block_nnz[k] * 4, Index(block_nnz[k]) * 4);
+      e += block_nnz[k];
+    }
+    offset += recv_bytes[k];
+  }
+  kernels::SparseMatrix out{rows, mine.cols, Buffer<int64_t>(std::move(indptr)), Buffer<int32_t>(std::move(out_idx)),
+                            Buffer<float>(std::move(out_val))};
+  out.Validate("features received from other ranks");
+  return out;
+}
+
+FeatureMatrix ShipRows(comm::Communicator& comm, const FeatureMatrix& mine, std::span<const int64_t> serve,
+                       std::span<const int64_t> serve_counts, std::span<const int64_t> want_counts,
+                       std::string_view purpose, int64_t* received_bytes) {
+  FeatureMatrix out;
+  out.is_sparse = mine.is_sparse;
+  if (mine.is_sparse) {
+    out.sparse = ShipSparse(comm, mine.sparse, serve, serve_counts, want_counts, purpose, received_bytes);
+  } else {
+    out.dense = ShipDense(comm, mine.dense, serve, serve_counts, want_counts, purpose, received_bytes);
+  }
+  return out;
+}
+
+// One batched request: `want` holds owner-local row ids grouped by owner rank (want_counts[k] for rank k); the ids
+// go out by one alltoallv (with its count exchange), the rows come back by one more.
+FeatureMatrix RequestRows(comm::Communicator& comm, const FeatureMatrix& mine, std::span<const int64_t> want,
+                          std::span<const int64_t> want_counts, std::string_view purpose, int64_t* received_bytes) {
+  std::vector<int64_t> serve;
+  std::vector<int64_t> serve_counts;
+  comm.AlltoallvWithCounts<int64_t>(want, want_counts, &serve, &serve_counts, purpose).ThrowIfError();
+  CheckServed(serve, mine.rows(), comm.Rank());
+  return ShipRows(comm, mine, serve, serve_counts, want_counts, purpose, received_bytes);
+}
+
+// ---- Assembling output rows from several sources.
+
+kernels::Matrix AssembleDense(std::span<const kernels::Matrix* const> sources, std::span<const RowRef> refs,
+                              int64_t cols) {
+  std::vector<const float*> base;
+  for (const kernels::Matrix* m : sources) base.push_back(m->View().data());
+  const auto n = static_cast<int64_t>(refs.size());
+  kernels::Matrix out(n, cols);
+  float* o = out.Mut().data();
+  parallel_for<int64_t>(0, cols > 0 ? n : 0, kGrain, [&](int64_t i) {
+    const RowRef r = refs[Index(i)];
+    std::copy_n(base[Index(r.source)] + r.row * cols, cols, o + i * cols);
+  });
+  return out;
+}
+
+kernels::SparseMatrix AssembleSparse(std::span<const kernels::SparseMatrix* const> sources,
+                                     std::span<const RowRef> refs, int64_t cols) {
+  struct View {
+    std::span<const int64_t> p;
+    std::span<const int32_t> idx;
+    std::span<const float> val;  // empty: every value is 1
+  };
+  std::vector<View> views;
+  for (const kernels::SparseMatrix* m : sources)
+    views.push_back({m->indptr.Host(), m->indices.Host(), m->values.Host()});
+  const auto n = static_cast<int64_t>(refs.size());
+  std::vector<int64_t> indptr(Index(n) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    const RowRef r = refs[Index(i)];
+    const View& v = views[Index(r.source)];
+    indptr[Index(i) + 1] = indptr[Index(i)] + v.p[Index(r.row) + 1] - v.p[Index(r.row)];
+  }
+  std::vector<int32_t> idx(Index(indptr.back()));
+  std::vector<float> val(Index(indptr.back()));
+  parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
+    const RowRef r = refs[Index(i)];
+    const View& v = views[Index(r.source)];
+    const int64_t begin = v.p[Index(r.row)];
+    const int64_t len = v.p[Index(r.row) + 1] - begin;
+    const int64_t at = indptr[Index(i)];
+    if (len == 0) return;
+    std::copy_n(v.idx.data() + begin, len, idx.data() + at);
+    if (v.val.empty()) {
+      std::fill_n(val.data() + at, len, 1.0F);
+    } else {
+      std::copy_n(v.val.data() + begin, len, val.data() + at);
+    }
+  });
+  return kernels::SparseMatrix{n, cols, Buffer<int64_t>(std::move(indptr)), Buffer<int32_t>(std::move(idx)),
+                               Buffer<float>(std::move(val))};
+}
+
+FeatureMatrix Assemble(std::span<const FeatureMatrix* const> sources, std::span<const RowRef> refs, int64_t cols,
+                       bool sparse) {
+  FeatureMatrix out;
+  out.is_sparse = sparse;
+  if (sparse) {
+    std::vector<const kernels::SparseMatrix*> s;
+    for (const FeatureMatrix* m : sources) s.push_back(&m->sparse);
+    out.sparse = AssembleSparse(s, refs, cols);
+  } else {
+    std::vector<const kernels::Matrix*> s;
+    for (const FeatureMatrix* m : sources) s.push_back(&m->dense);
+    out.dense = AssembleDense(s, refs, cols);
+  }
+  return out;
+}
+
+void CheckRanks(const partition::LocalPart& part, const comm::Communicator& comm, std::string_view what) {
+  TESSEL_CHECK(comm.Size() == part.num_parts,
+               "{}: {} ranks for a partition of {} parts (run one rank per part: mpirun -np {})", what, comm.Size(),
+               part.num_parts, part.num_parts);
+  TESSEL_CHECK(comm.Rank() == part.part, "{}: rank {} holds part {} (rank r must load part r)", what, comm.Rank(),
+               part.part);
+}
+
+// Halo indices j to cache. All of them for capacity -1 (or a capacity at least the halo size). Otherwise the ones
+// with the most owned neighbours (entries in the owned rows of the local graph), ties by smaller global id. Why:
+// a mini-batch reaches a halo node only when an owned neighbour samples it, and each owned neighbour that lists it
+// is one more chance per step, so the expected number of requests grows with this in-part degree; keeping the
+// highest ones maximises expected hits per cached row (PaGraph's and DistDGL's degree-ordered static caches). A
+// static choice also needs no bookkeeping per step and gives the same cache, and the same bytes, on every run.
+std::vector<int64_t> ChooseCached(const partition::LocalPart& part, std::span<const int64_t> halo_gid,
+                                  int64_t capacity) {
+  std::vector<int64_t> chosen(Index(part.num_halo));
+  for (int64_t j = 0; j < part.num_halo; ++j) chosen[Index(j)] = j;
+  if (capacity < 0 || capacity >= part.num_halo) return chosen;
+  std::vector<int64_t> degree(Index(part.num_halo), 0);
+  for (int32_t v : part.graph.indices().Host()) {
+    if (v >= part.num_owned) ++degree[Index(v - part.num_owned)];
+  }
+  std::partial_sort(chosen.begin(), chosen.begin() + capacity, chosen.end(), [&](int64_t a, int64_t b) {
+    if (degree[Index(a)] != degree[Index(b)]) return degree[Index(a)] > degree[Index(b)];
+    return halo_gid[Index(a)] < halo_gid[Index(b)];
+  });
+  chosen.resize(Index(capacity));
+  return chosen;
+}
+
+}  // namespace
+
+// ---- DistFeatureStore
+
+DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::LocalPart& part,
+                                   std::vector<int64_t> offsets, comm::Communicator& comm, bool row_normalize,
+                                   FeatureCacheOptions cache)
+    : comm_(&comm), offsets_(std::move(offsets)), global_offset_(part.global_offset) {
+  CheckRanks(part, comm, "features");
+  const int32_t k = part.part;
+  TESSEL_CHECK(static_cast<int64_t>(offsets_.size()) == part.num_parts + 1,
+               "features: {} node-range offsets for {} parts (pass partitions.json's node_ranges: parts + 1 entries)",
+               offsets_.size(), part.num_parts);
+  TESSEL_CHECK(offsets_.front() == 0 && std::is_sorted(offsets_.begin(), offsets_.end()),
+               "features: node-range offsets must start at 0 and never decrease");
+  TESSEL_CHECK(
+      offsets_[Index(k)] == part.global_offset && offsets_[Index(k) + 1] - offsets_[Index(k)] == part.num_owned,
+      "features: part {} owns {} nodes from global id {}, but the offsets give [{}, {}) (offsets and part "
+      "come from different partition folders?)",
+      k, part.num_owned, part.global_offset, offsets_[Index(k)], offsets_[Index(k) + 1]);
+  TESSEL_CHECK(cache.capacity >= -1,
+               "features: cache capacity {} is invalid; use -1 (every halo node), 0 (no cache) or a row count",
+               cache.capacity);
+  TESSEL_CHECK(part.features.dim > 0 && part.features.num_rows == part.num_owned,
+               "features: part {} has {} feature rows of dimension {} for {} owned nodes (GCN training needs node "
+               "features; partition a dataset that has them)",
+               k, part.features.num_rows, part.features.dim, part.num_owned);
+  owned_ = PrepareFeatures(part.features, row_normalize);
+  cache_ = EmptyRows(owned_.cols(), owned_.is_sparse);
+  if (cache.capacity == 0) return;
+
+  auto owner = part.halo_owner.Host();
+  auto remote = part.halo_remote.Host();
+  std::vector<int64_t> halo_gid(Index(part.num_halo));
+  for (int64_t j = 0; j < part.num_halo; ++j) {
+    halo_gid[Index(j)] = offsets_[Index(owner[Index(j)])] + remote[Index(j)];
+  }
+  std::vector<int64_t> chosen = ChooseCached(part, halo_gid, cache.capacity);
+  // Ascending global id groups the requests by owner rank, as RequestRows needs.
+  std::sort(chosen.begin(), chosen.end(),
+            [&](int64_t a, int64_t b) { return halo_gid[Index(a)] < halo_gid[Index(b)]; });
+  std::vector<int64_t> want(chosen.size());
+  std::vector<int64_t> want_counts(Index(part.num_parts), 0);
+  cached_ids_.resize(chosen.size());
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    const auto j = Index(chosen[i]);
+    want[i] = remote[j];
+    ++want_counts[Index(owner[j])];
+    cached_ids_[i] = halo_gid[j];
+  }
+  const uint64_t before = comm.Bytes().Bytes(kCachePurpose);
+  int64_t received = 0;
+  cache_ = RequestRows(comm, owned_, want, want_counts, kCachePurpose, &received);
+  setup_bytes_ = static_cast<int64_t>(comm.Bytes().Bytes(kCachePurpose) - before);
+}
+
+FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, FetchStats* stats) {
+  constexpr int32_t kOwned = 0;
+  constexpr int32_t kCached = 1;
+  constexpr int32_t kRemote = 2;
+  const auto n = static_cast<int64_t>(global_ids.size());
+  const int64_t total = offsets_.back();
+  const int64_t owned_end = global_offset_ + num_owned();
+  std::vector<RowRef> refs(Index(n));
+  parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
+    const int64_t g = global_ids[Index(i)];
+    TESSEL_CHECK(g >= 0 && g < total, "features: requested global id {} is outside [0, {})", g, total);
+    if (g >= global_offset_ && g < owned_end) {
+      refs[Index(i)] = {kOwned, g - global_offset_};
+      return;
+    }
+    auto it = std::lower_bound(cached_ids_.begin(), cached_ids_.end(), g);
+    if (it != cached_ids_.end() && *it == g) {
+      refs[Index(i)] = {kCached, it - cached_ids_.begin()};
+    } else {
+      refs[Index(i)] = {kRemote, -1};
+    }
+  });
+  int64_t local_rows = 0;
+  int64_t cache_hits = 0;
+  std::vector<int64_t> remote;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t s = refs[Index(i)].source;
+    if (s == kOwned) ++local_rows;
+    if (s == kCached) ++cache_hits;
+    if (s == kRemote) remote.push_back(global_ids[Index(i)]);
+  }
+  // Distinct remote ids, ascending, are grouped by owner rank (owners hold contiguous ranges in rank order).
+  std::sort(remote.begin(), remote.end());
+  remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
+  std::vector<int64_t> want(remote.size());
+  std::vector<int64_t> want_counts(offsets_.size() - 1, 0);
+  for (size_t i = 0; i < remote.size(); ++i) {
+    const auto owner =
+        static_cast<size_t>(std::upper_bound(offsets_.begin(), offsets_.end(), remote[i]) - offsets_.begin() - 1);
+    want[i] = remote[i] - offsets_[owner];
+    ++want_counts[owner];
+  }
+  parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
+    RowRef& r = refs[Index(i)];
+    if (r.source == kRemote) {
+      r.row = std::lower_bound(remote.begin(), remote.end(), global_ids[Index(i)]) - remote.begin();
+    }
+  });
+  int64_t received = 0;
+  const FeatureMatrix fetched = RequestRows(*comm_, owned_, want, want_counts, kFetchPurpose, &received);
+  const FeatureMatrix* sources[] = {&owned_, &cache_, &fetched};
+  FeatureMatrix out = Assemble(sources, refs, cols(), is_sparse());
+  if (stats != nullptr) {
+    stats->requested_rows += n;
+    stats->local_rows += local_rows;
+    stats->cache_hits += cache_hits;
+    stats->fetched_rows += static_cast<int64_t>(remote.size());
+    stats->fetched_bytes += received;
+  }
+  return out;
+}
+
+// ---- HaloExchanger
+
+HaloExchanger::HaloExchanger(const partition::LocalPart& part, comm::Communicator& comm) : part_(&part), comm_(&comm) {
+  CheckRanks(part, comm, "halo exchange");
+  auto owner = part.halo_owner.Host();
+  auto remote = part.halo_remote.Host();
+  want_counts_.assign(Index(part.num_parts), 0);
+  for (int32_t o : owner) ++want_counts_[Index(o)];
+  // Halo indices grouped by owner rank (stable: ascending j within an owner).
+  std::vector<int64_t> next(Index(part.num_parts), 0);
+  for (size_t k = 1; k < next.size(); ++k) next[k] = next[k - 1] + want_counts_[k - 1];
+  halo_order_.resize(Index(part.num_halo));
+  std::vector<int64_t> want(Index(part.num_halo));
+  for (int64_t j = 0; j < part.num_halo; ++j) {
+    const int64_t at = next[Index(owner[Index(j)])]++;
+    halo_order_[Index(at)] = j;
+    want[Index(at)] = remote[Index(j)];
+  }
+  comm.AlltoallvWithCounts<int64_t>(want, want_counts_, &serve_ids_, &serve_counts_, kHaloPurpose).ThrowIfError();
+  CheckServed(serve_ids_, part.num_owned, comm.Rank());
+}
+
+namespace {
+
+// Output row l < num_owned is owned row l; halo row j is received row i where halo_order[i] = j.
+std::vector<RowRef> HaloRefs(const partition::LocalPart& part, std::span<const int64_t> halo_order) {
+  std::vector<RowRef> refs(Index(part.num_local()));
+  for (int64_t l = 0; l < part.num_owned; ++l) refs[Index(l)] = {0, l};
+  for (size_t i = 0; i < halo_order.size(); ++i)
+    refs[Index(part.num_owned + halo_order[i])] = {1, static_cast<int64_t>(i)};
+  return refs;
+}
+
+}  // namespace
+
+kernels::Matrix HaloExchanger::Exchange(const kernels::Matrix& owned) const {
+  TESSEL_CHECK(owned.rows == part_->num_owned, "halo exchange: {} rows given for the {} owned nodes of part {}",
+               owned.rows, part_->num_owned, part_->part);
+  int64_t received = 0;
+  const kernels::Matrix halo =
+      ShipDense(*comm_, owned, serve_ids_, serve_counts_, want_counts_, kHaloPurpose, &received);
+  const kernels::Matrix* sources[] = {&owned, &halo};
+  return AssembleDense(sources, HaloRefs(*part_, halo_order_), owned.cols);
+}
+
+FeatureMatrix HaloExchanger::Exchange(const FeatureMatrix& owned) const {
+  TESSEL_CHECK(owned.rows() == part_->num_owned, "halo exchange: {} rows given for the {} owned nodes of part {}",
+               owned.rows(), part_->num_owned, part_->part);
+  int64_t received = 0;
+  const FeatureMatrix halo = ShipRows(*comm_, owned, serve_ids_, serve_counts_, want_counts_, kHaloPurpose, &received);
+  const FeatureMatrix* sources[] = {&owned, &halo};
+  return Assemble(sources, HaloRefs(*part_, halo_order_), owned.cols(), owned.is_sparse);
+}
+
+kernels::Matrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const kernels::Matrix& owned) {
+  return HaloExchanger(part, comm).Exchange(owned);
+}
+
+FeatureMatrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const FeatureMatrix& owned) {
+  return HaloExchanger(part, comm).Exchange(owned);
+}
+
+}  // namespace tessel::train::gcn

@@ -1,0 +1,96 @@
+// Distributed input features for GCN training on one partition per rank: owned rows kept locally, a cache of
+// halo rows filled once, every other row fetched from its owner by one batched all-to-all per step; and halo exchange.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/context.h"
+#include "kernels/matrix.h"
+#include "partition/partition_build.h"
+#include "train/gcn/data.h"
+
+namespace tessel::train::gcn {
+
+// Global ids below are the partition's new global ids: part k owns [offsets[k], offsets[k+1]) (partitions.json
+// "node_ranges"); a halo node's global id is offsets[halo_owner[j]] + halo_remote[j].
+
+struct FeatureCacheOptions {
+  int64_t capacity = -1;  // halo rows kept; -1 = every halo node, 0 = no cache
+};
+
+// Counts of Fetch calls; Fetch adds to them, so one struct can sum a whole epoch.
+struct FetchStats {
+  int64_t requested_rows = 0;  // ids asked for, repeats included
+  int64_t local_rows = 0;      // ids served from the owned rows
+  int64_t cache_hits = 0;      // ids served from the halo cache
+  int64_t fetched_rows = 0;    // distinct rows received from other ranks (a repeated remote id is fetched once)
+  int64_t fetched_bytes = 0;   // row payload bytes this rank received (dense: rows x cols x 4; sparse: CSR rows)
+};
+
+class DistFeatureStore {
+ public:
+  // Prepares the owned rows (PrepareFeatures with row_normalize: identical to the single-process trainer's rows)
+  // and, when capacity != 0, fills the halo cache with one batched request (ids to the owners, rows back; bytes
+  // counted under purpose "feature_cache"). Collective: every rank of `comm` constructs its store together.
+  // `offsets` has num_parts + 1 entries and must agree with `part`; `comm` must outlive the store.
+  DistFeatureStore(const Context& ctx, const partition::LocalPart& part, std::vector<int64_t> offsets,
+                   comm::Communicator& comm, bool row_normalize, FeatureCacheOptions cache);
+
+  // Rows for `global_ids` in that order, repeats allowed (owned: local copy; cached halo: copy; others: one batched
+  // alltoallv of ids then one of rows, purpose "features"; each distinct remote id is fetched once). Collective:
+  // every rank calls it once per step, an empty list included. `stats` may be null.
+  FeatureMatrix Fetch(std::span<const int64_t> global_ids, FetchStats* stats);
+
+  int64_t cols() const { return owned_.cols(); }
+  bool is_sparse() const { return owned_.is_sparse; }
+  int64_t cache_rows() const { return static_cast<int64_t>(cached_ids_.size()); }
+  // Global ids of the cached halo rows, ascending.
+  std::span<const int64_t> cached_ids() const { return cached_ids_; }
+  // Bytes this rank sent while filling the cache (purpose "feature_cache"); 0 without a cache.
+  int64_t setup_bytes() const { return setup_bytes_; }
+  int64_t num_owned() const { return owned_.rows(); }
+  int64_t global_offset() const { return global_offset_; }
+  // The owned rows (row i = new global id global_offset() + i).
+  const FeatureMatrix& owned() const { return owned_; }
+
+ private:
+  comm::Communicator* comm_;
+  std::vector<int64_t> offsets_;
+  int64_t global_offset_ = 0;
+  FeatureMatrix owned_;
+  FeatureMatrix cache_;              // row i = cached_ids_[i]
+  std::vector<int64_t> cached_ids_;  // ascending
+  int64_t setup_bytes_ = 0;
+};
+
+// Moves rows of per-node matrices from owners to the ranks that hold those nodes as halo (layer-wise full-graph
+// inference). The request lists are exchanged once at construction (purpose "halo_exchange", collective), so each
+// Exchange of a dense matrix is a single alltoallv. `part` and `comm` must outlive the exchanger.
+class HaloExchanger {
+ public:
+  HaloExchanger(const partition::LocalPart& part, comm::Communicator& comm);
+
+  // owned: [num_owned x c]; returns [num_local x c] = owned rows then the halo rows from their owners. Collective;
+  // every rank passes the same c.
+  kernels::Matrix Exchange(const kernels::Matrix& owned) const;
+  // The same for input features; sparse rows stay sparse (a count exchange, then one alltoallv of CSR rows).
+  FeatureMatrix Exchange(const FeatureMatrix& owned) const;
+
+ private:
+  const partition::LocalPart* part_;
+  comm::Communicator* comm_;
+  std::vector<int64_t> serve_ids_;     // owned local ids this rank sends, grouped by the requesting rank
+  std::vector<int64_t> serve_counts_;  // per requesting rank
+  std::vector<int64_t> want_counts_;   // halo rows this rank receives from each owner
+  std::vector<int64_t> halo_order_;    // received row i (owners in rank order) -> halo index j
+};
+
+// One-shot forms of HaloExchanger (an id exchange, then one alltoallv of rows; purpose "halo_exchange").
+// Collective. Returns [num_local x c] = owned rows then halo rows.
+kernels::Matrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const kernels::Matrix& owned);
+FeatureMatrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const FeatureMatrix& owned);
+
+}  // namespace tessel::train::gcn

@@ -1,0 +1,563 @@
+// Batched working-set SMO for the binary C-SVC dual (ThunderSVM, Wen et al., JMLR 2018) on the host, with LIBSVM's
+// stopping rule, rho and objective and its elimination (shrinking, G_bar reconstruction): the CUDA solver's twin.
+#include "train/svm/batch_solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <utility>
+#include <vector>
+
+#include "core/build_config.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "train/svm/batch_step.h"
+#if TESSEL_HAVE_CUDA
+#include "train/svm/cuda/batch_solver_cuda.h"
+#endif
+
+namespace tessel::train::svm {
+namespace {
+
+using batch::InLow;
+using batch::InUp;
+using batch::kFree;
+using batch::kUpper;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kGrain = 2048;
+
+class BatchSolver {
+ public:
+  BatchSolver(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch)
+      : kernel_(*problem.kernel),
+        l_(static_cast<int64_t>(problem.rows.size())),
+        cp_(problem.Cp),
+        cn_(problem.Cn),
+        eps_(options.eps),
+        policy_(options.shrinking),
+        max_iter_(options.max_iterations),
+        q_(batch.working_set),
+        inner_limit_(batch.inner_limit < 0 ? int64_t{10} * batch.working_set : batch.inner_limit),
+        inner_factor_(batch.inner_factor) {
+    TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatched: {} labels for {} samples",
+                 problem.y.size(), problem.rows.size());
+    rows_.assign(problem.rows.begin(), problem.rows.end());
+    y_.assign(problem.y.begin(), problem.y.end());
+    for (int64_t s = 0; s < l_; ++s)
+      TESSEL_CHECK(y_[s] == 1 || y_[s] == -1, "SolveBinaryBatched: label {} of sample {} is not +1 or -1", y_[s], s);
+    qd_.resize(l_);
+    parallel_for<int64_t>(0, l_, 1024, [&](int64_t s) { qd_[s] = kernel_.Diagonal(rows_[s]); });
+    alpha_.assign(l_, 0.0);
+    status_.assign(l_, batch::kLower);
+    g_.assign(l_, -1.0);
+    g_bar_.assign(l_, 0.0);
+    if (max_iter_ < 0) max_iter_ = std::max<int64_t>(10000000, 100 * l_);
+    SetAllActive();
+  }
+
+  SolverResult Run(BatchStats* stats);
+
+ private:
+  double C(int64_t s) const { return y_[s] > 0 ? cp_ : cn_; }
+  void SetAllActive();
+  void SetActive(std::vector<int32_t> act);
+  // out[t * cols.size() + k] = Q(samples[t], cols[k]) as float.
+  void QRows(std::span<const int32_t> samples, std::span<const int32_t> cols, std::span<const int32_t> col_rows,
+             std::span<const int8_t> col_y, std::vector<float>* out);
+  double Select(std::vector<int32_t>* ws);
+  int64_t SolveSubproblem(std::span<const int32_t> ws, int64_t limit, std::vector<double>* new_alpha);
+  void ReconstructGradient();
+  void DoShrinking();
+  double CalculateRho() const;
+  void Progress(int64_t steps, bool force);
+
+  kernels::SvmKernelRows& kernel_;
+  int64_t l_;
+  double cp_;
+  double cn_;
+  double eps_;
+  ShrinkingPolicy policy_;
+  int64_t max_iter_;
+  int64_t q_;
+  int64_t inner_limit_;
+  double inner_factor_;
+
+  // Per sample (the problem's order).
+  std::vector<int32_t> rows_;
+  std::vector<int8_t> y_;
+  std::vector<double> qd_;
+  std::vector<double> alpha_;
+  std::vector<int8_t> status_;
+  std::vector<double> g_;
+  std::vector<double> g_bar_;
+  std::vector<int32_t> pos_;  // position in act_, or -1 when eliminated
+  // The active samples in increasing order, their dataset rows and labels (the columns of every kernel row).
+  std::vector<int32_t> act_;
+  std::vector<int32_t> act_rows_;
+  std::vector<int8_t> act_y_;
+  std::vector<int32_t> inact_;
+  std::vector<float> ws_rows_;  // q rows over the active columns
+  std::vector<float> scratch_;
+
+  bool unshrink_ = false;
+  double last_gap_ = kInf;
+  int64_t shrink_checks_ = 0;
+  int64_t reconstructions_ = 0;
+  int64_t bound_changes_ = 0;
+  int64_t min_active_ = 0;
+  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_log_ = start_;
+};
+
+void BatchSolver::SetAllActive() {
+  std::vector<int32_t> all(static_cast<size_t>(l_));
+  for (int64_t s = 0; s < l_; ++s) all[s] = static_cast<int32_t>(s);
+  SetActive(std::move(all));
+}
+
+void BatchSolver::SetActive(std::vector<int32_t> act) {
+  act_ = std::move(act);
+  pos_.assign(static_cast<size_t>(l_), -1);
+  act_rows_.resize(act_.size());
+  act_y_.resize(act_.size());
+  for (size_t k = 0; k < act_.size(); ++k) {
+    pos_[act_[k]] = static_cast<int32_t>(k);
+    act_rows_[k] = rows_[act_[k]];
+    act_y_[k] = y_[act_[k]];
+  }
+  inact_.clear();
+  for (int64_t s = 0; s < l_; ++s)
+    if (pos_[s] < 0) inact_.push_back(static_cast<int32_t>(s));
+}
+
+void BatchSolver::QRows(std::span<const int32_t> samples, std::span<const int32_t> cols,
+                        std::span<const int32_t> col_rows, std::span<const int8_t> col_y, std::vector<float>* out) {
+  const size_t n = cols.size();
+  out->resize(samples.size() * n);
+  for (size_t t = 0; t < samples.size(); ++t)
+    kernel_.QRow(rows_[samples[t]], y_[samples[t]], col_rows, col_y, {out->data() + t * n, n});
+}
+
+// The working set: up to q/2 samples of I_up with the largest -y G, then samples of I_low with the smallest -y G
+// until there are q (then I_up again). Ties go to the smaller sample id. Returns the active set's gap
+// max_{I_up} -y G - min_{I_low} -y G (-inf when a side is empty).
+double BatchSolver::Select(std::vector<int32_t>* ws) {
+  std::vector<std::pair<double, int32_t>> up;
+  std::vector<std::pair<double, int32_t>> low;
+  for (const int32_t s : act_) {
+    const double v = -y_[s] * g_[s];
+    if (InUp(y_[s], status_[s])) up.emplace_back(v, s);
+    if (InLow(y_[s], status_[s])) low.emplace_back(v, s);
+  }
+  ws->clear();
+  if (up.empty() || low.empty()) return -kInf;
+  const auto up_first = [](const auto& a, const auto& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  const auto low_first = [](const auto& a, const auto& b) {
+    return a.first < b.first || (a.first == b.first && a.second < b.second);
+  };
+  const auto take_up = std::min<size_t>(up.size(), static_cast<size_t>(q_));
+  const auto take_low = std::min<size_t>(low.size(), static_cast<size_t>(q_));
+  std::partial_sort(up.begin(), up.begin() + static_cast<std::ptrdiff_t>(take_up), up.end(), up_first);
+  std::partial_sort(low.begin(), low.begin() + static_cast<std::ptrdiff_t>(take_low), low.end(), low_first);
+  const double gap = up[0].first - low[0].first;
+  std::vector<char> chosen(static_cast<size_t>(l_), 0);
+  size_t u = 0;
+  size_t w = 0;
+  const auto q = static_cast<size_t>(q_);
+  for (; u < take_up && ws->size() < q / 2; ++u) {
+    ws->push_back(up[u].second);
+    chosen[up[u].second] = 1;
+  }
+  for (; w < take_low && ws->size() < q; ++w) {
+    if (chosen[low[w].second]) continue;
+    ws->push_back(low[w].second);
+    chosen[low[w].second] = 1;
+  }
+  for (; u < take_up && ws->size() < q; ++u) {
+    if (chosen[up[u].second]) continue;
+    ws->push_back(up[u].second);
+    chosen[up[u].second] = 1;
+  }
+  return gap;
+}
+
+// SMO on the working set with its rows in ws_rows_: LIBSVM's pair (max -y G over I_up, then the second-order
+// partner over I_low) and update, the local gradient updated inside. Returns the steps taken.
+int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit, std::vector<double>* new_alpha) {
+  const auto m = static_cast<int64_t>(ws.size());
+  const auto n = static_cast<int64_t>(act_.size());
+  std::vector<double> a(static_cast<size_t>(m));
+  std::vector<double> g(static_cast<size_t>(m));
+  std::vector<int8_t> st(static_cast<size_t>(m));
+  std::vector<int32_t> col(static_cast<size_t>(m));
+  for (int64_t t = 0; t < m; ++t) {
+    a[t] = alpha_[ws[t]];
+    g[t] = g_[ws[t]];
+    st[t] = status_[ws[t]];
+    col[t] = pos_[ws[t]];
+  }
+  const auto Q = [&](int64_t t, int64_t u) { return ws_rows_[static_cast<size_t>(t * n + col[u])]; };
+  double local_eps = eps_;
+  int64_t steps = 0;
+  for (; steps < limit; ++steps) {
+    double gmax = -kInf;
+    int64_t i = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      const int8_t yt = y_[ws[t]];
+      if (InUp(yt, st[t]) && -yt * g[t] >= gmax) {
+        gmax = -yt * g[t];
+        i = t;
+      }
+    }
+    if (i < 0) break;
+    const int32_t si = ws[i];
+    double gmax2 = -kInf;
+    double best = kInf;
+    int64_t j = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      const int8_t yt = y_[ws[t]];
+      if (!InLow(yt, st[t])) continue;
+      const double v = yt * g[t];
+      if (v >= gmax2) gmax2 = v;
+      const double grad_diff = gmax + v;
+      if (grad_diff <= 0) continue;
+      const double gain = batch::PairGain(y_[si], yt, qd_[si], qd_[ws[t]], Q(i, t), grad_diff);
+      if (gain <= best) {
+        best = gain;
+        j = t;
+      }
+    }
+    const double gap = gmax + gmax2;
+    if (steps == 0) local_eps = std::max(eps_, inner_factor_ * gap);
+    if (gap < local_eps || j < 0) break;
+    const int32_t sj = ws[j];
+    const double old_i = a[i];
+    const double old_j = a[j];
+    batch::UpdatePair(y_[si], y_[sj], qd_[si], qd_[sj], Q(i, j), g[i], g[j], C(si), C(sj), &a[i], &a[j]);
+    const double d_i = a[i] - old_i;
+    const double d_j = a[j] - old_j;
+    st[i] = batch::StatusOf(a[i], C(si));
+    st[j] = batch::StatusOf(a[j], C(sj));
+    for (int64_t t = 0; t < m; ++t) g[t] += Q(i, t) * d_i + Q(j, t) * d_j;
+  }
+  *new_alpha = std::move(a);
+  return steps;
+}
+
+// G of the eliminated samples from G_bar (the part of the samples at C) plus the free samples' rows, summed in
+// increasing sample order (the free samples are all active).
+void BatchSolver::ReconstructGradient() {
+  if (inact_.empty()) return;
+  ++reconstructions_;
+  for (const int32_t s : inact_) g_[s] = g_bar_[s] - 1.0;
+  std::vector<int32_t> free;
+  for (const int32_t s : act_)
+    if (status_[s] == kFree) free.push_back(s);
+  std::vector<int32_t> in_rows(inact_.size());
+  std::vector<int8_t> in_y(inact_.size());
+  for (size_t k = 0; k < inact_.size(); ++k) {
+    in_rows[k] = rows_[inact_[k]];
+    in_y[k] = y_[inact_[k]];
+  }
+  const auto n = static_cast<int64_t>(inact_.size());
+  for (size_t b = 0; b < free.size(); b += static_cast<size_t>(q_)) {
+    const auto chunk = std::span<const int32_t>(free).subspan(b, std::min(free.size() - b, static_cast<size_t>(q_)));
+    QRows(chunk, inact_, in_rows, in_y, &scratch_);
+    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
+      double v = g_[inact_[k]];
+      for (size_t t = 0; t < chunk.size(); ++t) v += alpha_[chunk[t]] * scratch_[t * static_cast<size_t>(n) + k];
+      g_[inact_[k]] = v;
+    });
+  }
+}
+
+void BatchSolver::DoShrinking() {
+  ++shrink_checks_;
+  double gmax1 = -kInf;  // max { -y G : I_up }
+  double gmax2 = -kInf;  // max { y G : I_low }
+  for (const int32_t s : act_) {
+    if (InUp(y_[s], status_[s])) gmax1 = std::max(gmax1, -y_[s] * g_[s]);
+    if (InLow(y_[s], status_[s])) gmax2 = std::max(gmax2, y_[s] * g_[s]);
+  }
+  if (!unshrink_ && gmax1 + gmax2 <= eps_ * 10) {
+    unshrink_ = true;
+    ReconstructGradient();
+    SetAllActive();
+  }
+  std::vector<int32_t> keep;
+  for (const int32_t s : act_)
+    if (!batch::BeShrunk(y_[s], status_[s], g_[s], gmax1, gmax2)) keep.push_back(s);
+  if (keep.size() != act_.size()) SetActive(std::move(keep));
+  min_active_ = std::min(min_active_, static_cast<int64_t>(act_.size()));
+}
+
+double BatchSolver::CalculateRho() const {
+  int64_t nr_free = 0;
+  double ub = kInf;
+  double lb = -kInf;
+  double sum_free = 0;
+  for (int64_t s = 0; s < l_; ++s) {
+    const double yg = y_[s] * g_[s];
+    if (status_[s] == kUpper) {
+      if (y_[s] == -1)
+        ub = std::min(ub, yg);
+      else
+        lb = std::max(lb, yg);
+    } else if (status_[s] == batch::kLower) {
+      if (y_[s] == 1)
+        ub = std::min(ub, yg);
+      else
+        lb = std::max(lb, yg);
+    } else {
+      ++nr_free;
+      sum_free += yg;
+    }
+  }
+  return nr_free > 0 ? sum_free / static_cast<double>(nr_free) : (ub + lb) / 2;
+}
+
+void BatchSolver::Progress(int64_t steps, bool force) {
+  const auto now = std::chrono::steady_clock::now();
+  if (!force && now - last_log_ < std::chrono::seconds(2)) return;
+  last_log_ = now;
+  log::Info("svm batch: {} steps, gap {:.6g} (tolerance {:g}), active {}/{}, kernel evaluations {}", steps, last_gap_,
+            eps_, act_.size(), l_, kernel_.evaluations());
+}
+
+SolverResult BatchSolver::Run(BatchStats* stats) {
+  const int64_t evals_before = kernel_.evaluations();
+  min_active_ = l_;
+  const int64_t period = std::min<int64_t>(l_, 1000);
+  int64_t since_check = 0;
+  int64_t steps = 0;
+  int64_t rounds = 0;
+  bool hit_limit = false;
+  std::vector<int32_t> ws;
+  std::vector<double> new_alpha;
+  while (true) {
+    if (steps >= max_iter_) {
+      hit_limit = true;
+      break;
+    }
+    if (policy_ != ShrinkingPolicy::kOff && (policy_ == ShrinkingPolicy::kEager || since_check >= period)) {
+      since_check = 0;
+      if (policy_ != ShrinkingPolicy::kLazy || last_gap_ <= kLazyGapFactor * eps_) DoShrinking();
+    }
+    last_gap_ = Select(&ws);
+    if (last_gap_ < eps_) {
+      if (inact_.empty()) break;
+      ReconstructGradient();
+      SetAllActive();
+      last_gap_ = Select(&ws);
+      if (last_gap_ < eps_) break;
+      since_check = period;  // eliminate again at the next round
+    }
+    ++rounds;
+    QRows(ws, act_, act_rows_, act_y_, &ws_rows_);
+    const int64_t taken = SolveSubproblem(ws, std::min(inner_limit_, max_iter_ - steps), &new_alpha);
+    steps += taken;
+    since_check += taken;
+    // G += sum_t d_t Q_t over the active samples, t in working-set order.
+    std::vector<std::pair<size_t, double>> moved;
+    for (size_t t = 0; t < ws.size(); ++t)
+      if (new_alpha[t] != alpha_[ws[t]]) moved.emplace_back(t, new_alpha[t] - alpha_[ws[t]]);
+    const auto n = static_cast<int64_t>(act_.size());
+    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
+      double v = g_[act_[k]];
+      for (const auto& [t, d] : moved) v += d * ws_rows_[t * static_cast<size_t>(n) + static_cast<size_t>(k)];
+      g_[act_[k]] = v;
+    });
+    for (const auto& [t, d] : moved) {
+      const int32_t s = ws[t];
+      const bool was_upper = status_[s] == kUpper;
+      alpha_[s] = new_alpha[t];
+      status_[s] = batch::StatusOf(alpha_[s], C(s));
+      // G_bar (the gradient part of the samples at C) only serves reconstruction.
+      if (policy_ == ShrinkingPolicy::kOff || was_upper == (status_[s] == kUpper)) continue;
+      ++bound_changes_;
+      const double c = was_upper ? -C(s) : C(s);
+      const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
+      parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { g_bar_[act_[k]] += c * row[k]; });
+      if (!inact_.empty()) {
+        std::vector<int32_t> in_rows(inact_.size());
+        std::vector<int8_t> in_y(inact_.size());
+        for (size_t k = 0; k < inact_.size(); ++k) {
+          in_rows[k] = rows_[inact_[k]];
+          in_y[k] = y_[inact_[k]];
+        }
+        const int32_t one[1] = {s};
+        QRows(one, inact_, in_rows, in_y, &scratch_);
+        for (size_t k = 0; k < inact_.size(); ++k) g_bar_[inact_[k]] += c * scratch_[k];
+      }
+    }
+    Progress(steps, false);
+  }
+  if (hit_limit) {
+    if (!inact_.empty()) {
+      ReconstructGradient();
+      SetAllActive();
+    }
+    log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
+              max_iter_);
+  }
+  Progress(steps, true);
+
+  SolverResult r;
+  r.rho = CalculateRho();
+  double v = 0;
+  for (int64_t s = 0; s < l_; ++s) v += alpha_[s] * (g_[s] - 1.0);
+  r.obj = v / 2;
+  r.alpha.resize(static_cast<size_t>(l_));
+  for (int64_t s = 0; s < l_; ++s) {
+    r.alpha[s] = alpha_[s] * y_[s];
+    if (std::fabs(alpha_[s]) > 0) {
+      ++r.nr_sv;
+      if (std::fabs(alpha_[s]) >= C(s)) ++r.nr_bsv;
+    }
+  }
+  r.gap = last_gap_;
+  r.iterations = steps;
+  r.kernel_evaluations = kernel_.evaluations() - evals_before;
+  r.shrink_checks = shrink_checks_;
+  r.reconstructions = reconstructions_;
+  r.bound_changes = bound_changes_;
+  r.min_active = min_active_;
+  r.hit_iteration_limit = hit_limit;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (stats != nullptr) stats->rounds = rounds;
+  return r;
+}
+
+}  // namespace
+
+void BatchOptions::Validate() const {
+  TESSEL_CHECK(working_set >= 2 && working_set % 2 == 0,
+               "batch solver: working set size {} must be an even number >= 2 (e.g. 256)", working_set);
+  TESSEL_CHECK(inner_limit == -1 || inner_limit >= 1, "batch solver: inner step limit {} must be -1 (10 q) or positive",
+               inner_limit);
+  TESSEL_CHECK(inner_factor >= 0 && inner_factor < 1, "batch solver: inner factor {} must lie in [0, 1)", inner_factor);
+}
+
+SolverResult SolveBinaryBatched(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
+                                BatchStats* stats) {
+  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched: no kernel");
+  TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched: no samples");
+  batch.Validate();
+  BatchSolver solver(problem, options, batch);
+  return solver.Run(stats);
+}
+
+#if TESSEL_HAVE_CUDA
+SolverResult SolveBinaryBatchedCuda(const BinaryProblem& problem, const SolverOptions& options,
+                                    const BatchOptions& batch, BatchStats* stats) {
+  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatchedCuda: no kernel");
+  TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatchedCuda: no samples");
+  TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatchedCuda: {} labels for {} samples",
+               problem.y.size(), problem.rows.size());
+  batch.Validate();
+  TESSEL_CHECK(batch.working_set <= 1024, "--working-set {} exceeds the CUDA solver's 1024 (one thread block)",
+               batch.working_set);
+  const kernels::SparseRowsView& v = problem.kernel->rows();
+  const kernels::SvmKernelParams& k = problem.kernel->params();
+  cuda::BatchCudaProblem p;
+  p.rows = {v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_features};
+  p.kernel = {static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
+  p.sample_rows = problem.rows.data();
+  p.y = problem.y.data();
+  p.l = static_cast<int64_t>(problem.rows.size());
+  p.cp = problem.Cp;
+  p.cn = problem.Cn;
+  p.eps = options.eps;
+  p.shrinking = static_cast<int>(options.shrinking);
+  p.max_iterations = options.max_iterations;
+  p.working_set = batch.working_set;
+  p.inner_limit = batch.inner_limit;
+  p.inner_factor = batch.inner_factor;
+  const auto start = std::chrono::steady_clock::now();
+  cuda::BatchCudaResult c = cuda::SolveBatchCuda(p);
+  SolverResult r;
+  r.alpha = std::move(c.alpha);
+  r.obj = c.obj;
+  r.rho = c.rho;
+  r.gap = c.gap;
+  r.iterations = c.iterations;
+  r.kernel_evaluations = c.kernel_evaluations;
+  r.shrink_checks = c.shrink_checks;
+  r.reconstructions = c.reconstructions;
+  r.bound_changes = c.bound_changes;
+  r.min_active = c.min_active;
+  r.nr_sv = c.nr_sv;
+  r.nr_bsv = c.nr_bsv;
+  r.hit_iteration_limit = c.hit_iteration_limit;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (stats != nullptr) stats->rounds = c.rounds;
+  return r;
+}
+
+std::vector<double> PredictSvmCuda(const SvmModel& model, const datasets::SparseRowDataset& data) {
+  model.Validate();
+  const auto indices = data.indices.Host();
+  for (const int32_t f : indices)
+    TESSEL_CHECK(f < model.num_features || !model.num_features_known,
+                 "{}: feature {} was not in the training data ({} features)", data.name, f + 1, model.num_features);
+  // One CSR: the query rows, then the support vectors.
+  const auto q_ptr = data.indptr.Host();
+  const auto values = data.values.Host();
+  std::vector<int64_t> indptr(q_ptr.begin(), q_ptr.end());
+  std::vector<int32_t> idx(indices.begin(), indices.end());
+  std::vector<double> val(values.begin(), values.end());
+  const int64_t base = indptr.back();
+  for (size_t s = 1; s < model.sv_indptr.size(); ++s) indptr.push_back(base + model.sv_indptr[s]);
+  idx.insert(idx.end(), model.sv_indices.begin(), model.sv_indices.end());
+  val.insert(val.end(), model.sv_values.begin(), model.sv_values.end());
+  int64_t dim = std::max<int64_t>(model.num_features, 1);
+  for (const int32_t f : idx) dim = std::max<int64_t>(dim, int64_t{f} + 1);
+  const int64_t l = model.total_sv();
+  const int32_t nc = model.nr_class;
+  const int64_t pairs = int64_t{nc} * (nc - 1) / 2;
+  // coef[p][s]: LIBSVM's sv_coef entries of pair p = (i, j) for the SVs of classes i and j, 0 elsewhere.
+  std::vector<int64_t> start(static_cast<size_t>(nc), 0);
+  for (int32_t c = 1; c < nc; ++c) start[c] = start[c - 1] + model.nr_sv[c - 1];
+  std::vector<double> coef(static_cast<size_t>(pairs * l), 0.0);
+  int64_t p = 0;
+  for (int32_t i = 0; i < nc; ++i) {
+    for (int32_t j = i + 1; j < nc; ++j, ++p) {
+      for (int64_t k = 0; k < model.nr_sv[i]; ++k)
+        coef[p * l + start[i] + k] = model.sv_coef[static_cast<size_t>((j - 1) * l + start[i] + k)];
+      for (int64_t k = 0; k < model.nr_sv[j]; ++k)
+        coef[p * l + start[j] + k] = model.sv_coef[static_cast<size_t>(i * l + start[j] + k)];
+    }
+  }
+  const int64_t n = data.num_rows;
+  const kernels::cuda::HostCsr csr{indptr.data(), idx.data(), val.data(), n + l, dim};
+  const kernels::cuda::KernelSpec spec{static_cast<int>(model.kernel.type), model.kernel.degree, model.kernel.gamma,
+                                       model.kernel.coef0};
+  const std::vector<double> dec = cuda::DecisionValuesCuda(csr, n, spec, coef.data(), pairs, model.rho.data());
+  std::vector<double> out(static_cast<size_t>(n));
+  parallel_for<int64_t>(0, n, 1024, [&](int64_t r) {
+    std::vector<int32_t> vote(static_cast<size_t>(nc), 0);
+    int64_t pp = 0;
+    for (int32_t i = 0; i < nc; ++i)
+      for (int32_t j = i + 1; j < nc; ++j, ++pp) ++vote[dec[static_cast<size_t>(pp * n + r)] > 0 ? i : j];
+    int32_t best = 0;
+    for (int32_t c = 1; c < nc; ++c)
+      if (vote[c] > vote[best]) best = c;
+    out[r] = model.labels[best];
+  });
+  return out;
+}
+#else
+SolverResult SolveBinaryBatchedCuda(const BinaryProblem&, const SolverOptions&, const BatchOptions&, BatchStats*) {
+  throw Error("--device cuda: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON and nvcc on PATH)");
+}
+std::vector<double> PredictSvmCuda(const SvmModel&, const datasets::SparseRowDataset&) {
+  throw Error("--device cuda: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON and nvcc on PATH)");
+}
+#endif
+
+}  // namespace tessel::train::svm
