@@ -2,6 +2,9 @@
 // Kept out of the header so callers do not pull in the device runtime.
 #include "core/context.h"
 
+#include <cstdlib>
+#include <string>
+
 #include <fmt/format.h>
 
 namespace tessel {
@@ -13,6 +16,24 @@ Device ParseDevice(std::string_view name) {
 }
 
 std::string_view DeviceName(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
+
+int LocalRankFromEnvironment() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMI_LOCAL_RANK"}) {
+    const char* v = std::getenv(name);
+    if (v == nullptr || *v == '\0') continue;
+    char* end = nullptr;
+    const long r = std::strtol(v, &end, 10);
+    if (*end == '\0' && r >= 0 && r < (1L << 30)) return static_cast<int>(r);
+  }
+  return -1;
+}
+
+int ChooseCudaDevice(int requested) {
+  if (requested >= 0) return requested;
+  const int local = LocalRankFromEnvironment();
+  const int count = device::CudaDeviceCount();
+  return (local >= 0 && count > 0) ? local % count : 0;
+}
 
 void Context::RequireCuda() const {
   if (!device::BuiltWithCuda()) {

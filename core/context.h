@@ -14,7 +14,13 @@ namespace tessel {
 
 enum class Device { kCpu, kCuda };
 
-Device ParseDevice(std::string_view name);  // "cpu" | "cuda"; throws naming the accepted values
+Device ParseDevice(std::string_view name);
+// The rank's index among the ranks of its node, from the launcher's environment (Open MPI's
+// OMPI_COMM_WORLD_LOCAL_RANK, MPICH's MPI_LOCALRANKID, Slurm's SLURM_LOCALID); -1 when not launched by one.
+int LocalRankFromEnvironment();
+// The CUDA device of this rank: `requested` when >= 0, else local rank modulo the visible devices (one GPU per
+// rank on a node; ranks share GPUs round-robin when there are more ranks than GPUs), else 0.
+int ChooseCudaDevice(int requested);  // "cpu" | "cuda"; throws naming the accepted values
 std::string_view DeviceName(Device device);
 
 struct Context {

@@ -28,7 +28,7 @@ struct PredictGcnArgs {
   bool probabilities = false;
   int threads = 0;
   std::string device = "cpu";
-  int device_id = 0;
+  int device_id = -1;
   bool json = false;
 };
 
@@ -61,7 +61,7 @@ void RunPredictGcn(const PredictGcnArgs& a) {
   TESSEL_CHECK(!nodes.empty(), "--nodes {}: no nodes to predict (the dataset has no such split?)", a.nodes);
   Context ctx;
   ctx.device = ParseDevice(a.device);
-  ctx.device_id = a.device_id;
+  ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.threads = a.threads;
   if (ctx.IsCuda()) ctx.RequireCuda();
   const kernels::Matrix probs = train::gcn::PredictFromCheckpoint(ctx, data, a.checkpoint);
@@ -115,9 +115,9 @@ void RegisterPredictGcn(CLI::App& app) {
   sub->add_flag("--probabilities", args->probabilities, "Append the class probabilities to each line");
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
   sub->add_option("--device", args->device, "cpu or cuda (full-graph inference on one GPU)")->capture_default_str();
-  sub->add_option("--device-id", args->device_id, "CUDA device ordinal")
+  sub->add_option("--device-id", args->device_id, "CUDA device ordinal; -1 = local rank modulo the visible GPUs")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(-1, 1 << 20));
   sub->add_flag("--json", args->json, "Print a JSON summary (nodes, accuracy) after the predictions");
   SetAction(sub, [args] { RunPredictGcn(*args); });
 }

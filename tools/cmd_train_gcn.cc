@@ -45,6 +45,7 @@ struct TrainGcnArgs {
   uint64_t seed = 0;
   int threads = 0;
   std::string device = "cpu";
+  int device_id = -1;
   std::string checkpoint;
   int checkpoint_every = 10;
   bool resume = false;
@@ -121,6 +122,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   c.Validate();  // before loading a large dataset
   Context ctx;
   ctx.device = ParseDevice(a.device);
+  ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.seed = a.seed;
   ctx.threads = a.threads;
   ThreadLimit limit(a.threads);
@@ -264,6 +266,7 @@ void RunDistTrainGcn(const TrainGcnArgs& a) {
   dc.Validate();  // before starting MPI and loading anything
   Context ctx;
   ctx.device = ParseDevice(a.device);
+  ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.seed = a.seed;
   ctx.threads = a.threads;
   ThreadLimit limit(a.threads);
@@ -357,6 +360,10 @@ void RegisterTrainGcn(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
   sub->add_option("--device", args->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--device-id", args->device_id,
+                  "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)")
+      ->capture_default_str()
+      ->check(CLI::Range(-1, 1 << 20));
   sub->add_option("--checkpoint", args->checkpoint, "Checkpoint folder, replaced atomically");
   sub->add_option("--checkpoint-every", args->checkpoint_every, "Epochs between checkpoints (>= 1)")
       ->capture_default_str();

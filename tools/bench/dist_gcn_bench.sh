@@ -7,14 +7,15 @@
 #
 # Usage: tools/bench/dist_gcn_bench.sh BUILD_DIR
 # Settings (environment, defaults = the full experiment):
-#   GRAPHS="facebook csbm"  METHODS="metis random"  SKEWS="1 2 4 8"  VARIANCE=0.5 (empty = skip the budget mode)
+#   GRAPHS="facebook csbm"  METHODS="metis random"  SKEWS="1 2 4 8"  VARIANCE=2 (empty = skip the budget mode)
 #   SEEDS=5  EPOCHS=20  RANKS=4  BATCH=512 (seeds per rank and step)  FANOUTS=10,10
 #   CACHE=0 (--feature-cache: 0 = every remote row is fetched, as in Jiang & Rumi; -1 caches the 1-hop halo)
-#   CSBM_NODES=1000000  CSBM_DEGREE=20  CSBM_FEATURES=128  THREADS=1 (per rank)  OUT=  DATA=../shared/data
+#   CSBM_NODES=1000000  CSBM_DEGREE=20  CSBM_FEATURES=128  CSBM_SPLIT=0.6,0.2,0.2  THREADS=1 (per rank)  OUT=
+#   DATA=../shared/data
 # Reduced smoke run: GRAPHS=facebook METHODS=metis SKEWS="1 4" SEEDS=1 EPOCHS=2 tools/bench/dist_gcn_bench.sh B
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build=$1
@@ -25,7 +26,7 @@ command -v mpirun >/dev/null || { echo "error: mpirun not found (apt-get install
 GRAPHS=${GRAPHS:-facebook csbm}
 METHODS=${METHODS:-metis random}
 SKEWS=${SKEWS:-1 2 4 8}
-VARIANCE=${VARIANCE-0.5}
+VARIANCE=${VARIANCE-2}
 SEEDS=${SEEDS:-5}
 EPOCHS=${EPOCHS:-20}
 RANKS=${RANKS:-4}
@@ -35,6 +36,7 @@ CACHE=${CACHE:-0}
 CSBM_NODES=${CSBM_NODES:-1000000}
 CSBM_DEGREE=${CSBM_DEGREE:-20}
 CSBM_FEATURES=${CSBM_FEATURES:-128}
+CSBM_SPLIT=${CSBM_SPLIT:-0.6,0.2,0.2}
 THREADS=${THREADS:-1}
 DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -58,7 +60,7 @@ dataset() {
           -o "$dir" >/dev/null ;;
       csbm)
         "$tessel" --log-level warn generate csbm --nodes "$CSBM_NODES" --avg-degree "$CSBM_DEGREE" \
-          --features "$CSBM_FEATURES" --classes 8 --seed 1 --output "$dir" >/dev/null ;;
+          --features "$CSBM_FEATURES" --classes 8 --split "$CSBM_SPLIT" --seed 1 --output "$dir" >/dev/null ;;
       *) echo "error: unknown graph '$name' (facebook or csbm)" >&2; exit 1 ;;
     esac
   fi
@@ -97,7 +99,7 @@ $table
 
 $RANKS ranks (\`mpirun -np $RANKS --oversubscribe\`, $THREADS thread(s) each), $EPOCHS epochs, batch $BATCH seeds per
 rank and step, fanouts $FANOUTS, --feature-cache $CACHE, $SEEDS seed(s); graphs: $GRAPHS (csbm: $CSBM_NODES nodes,
-average degree $CSBM_DEGREE, $CSBM_FEATURES features). Bytes are remote input-feature bytes per epoch summed over
+average degree $CSBM_DEGREE, $CSBM_FEATURES features, split $CSBM_SPLIT). Bytes are remote input-feature bytes per epoch summed over
 ranks ("features" purpose: ids and rows); Δ columns compare with s = 1 on the same partition. Machine: $cpu_model,
 $(nproc) cores; commit $commit.
 EOF
