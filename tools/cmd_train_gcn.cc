@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -105,6 +106,34 @@ train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool distributed)
   return c;
 }
 
+// The run context of both modes (device, seed, threads).
+Context MakeContext(const TrainGcnArgs& a) {
+  Context ctx;
+  ctx.device = ParseDevice(a.device);
+  ctx.device_id = ChooseCudaDevice(a.device_id);
+  ctx.seed = a.seed;
+  ctx.threads = a.threads;
+  return ctx;
+}
+
+// "test accuracy ... at best validation epoch ...": the first part of the final line of both modes.
+std::string ResultLine(const train::gcn::ClassMetrics& test, const train::gcn::ClassMetrics& val, int best_epoch,
+                       bool stopped_early) {
+  return fmt::format("test accuracy {:.4f} (macro-F1 {:.4f}) at best validation epoch {} (val {:.4f}){}", test.accuracy,
+                     test.macro_f1, best_epoch, val.accuracy, stopped_early ? ", stopped early" : "");
+}
+
+// Writes the metrics file (the epoch lines and a final line) when --metrics is given, then prints the result:
+// one JSON object with --json, else `line`.
+void FinishRun(const TrainGcnArgs& a, const nlohmann::json& result, std::string metrics_lines,
+               const std::string& line) {
+  if (!a.metrics.empty()) {
+    metrics_lines += nlohmann::json{{"final", result}}.dump() + "\n";
+    WriteFileAtomic(a.metrics, metrics_lines);
+  }
+  std::puts(a.json ? result.dump().c_str() : line.c_str());
+}
+
 void RunDistTrainGcn(const TrainGcnArgs& a);
 
 void RunTrainGcn(const TrainGcnArgs& a) {
@@ -120,11 +149,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
                "--partitions DIR (made by `tessel partition`) or drop them");
   train::gcn::TrainConfig c = MakeTrainConfig(a, false);
   c.Validate();  // before loading a large dataset
-  Context ctx;
-  ctx.device = ParseDevice(a.device);
-  ctx.device_id = ChooseCudaDevice(a.device_id);
-  ctx.seed = a.seed;
-  ctx.threads = a.threads;
+  const Context ctx = MakeContext(a);
   ThreadLimit limit(a.threads);
   kernels::SetBlasThreads(a.threads);
 
@@ -171,16 +196,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   for (const auto& e : r.epochs) epoch_s.push_back(e.train_seconds + e.eval_seconds);
   std::sort(epoch_s.begin(), epoch_s.end());
   result["median_epoch_seconds"] = epoch_s.empty() ? 0.0 : epoch_s[epoch_s.size() / 2];
-  if (!a.metrics.empty()) {
-    metrics_lines += nlohmann::json{{"final", result}}.dump() + "\n";
-    WriteFileAtomic(a.metrics, metrics_lines);
-  }
-  if (a.json) {
-    std::puts(result.dump().c_str());
-  } else {
-    std::printf("test accuracy %.4f (macro-F1 %.4f) at best validation epoch %d (val %.4f)%s\n", r.test.accuracy,
-                r.test.macro_f1, r.best_epoch, r.val.accuracy, r.stopped_early ? ", stopped early" : "");
-  }
+  FinishRun(a, result, std::move(metrics_lines), ResultLine(r.test, r.val, r.best_epoch, r.stopped_early));
 }
 
 // Runs fn on every rank and shares the outcome: when it throws on any rank, every rank throws the same message
@@ -264,11 +280,7 @@ void RunDistTrainGcn(const TrainGcnArgs& a) {
                "0.5), got {}",
                a.skew_variance);
   dc.Validate();  // before starting MPI and loading anything
-  Context ctx;
-  ctx.device = ParseDevice(a.device);
-  ctx.device_id = ChooseCudaDevice(a.device_id);
-  ctx.seed = a.seed;
-  ctx.threads = a.threads;
+  const Context ctx = MakeContext(a);
   ThreadLimit limit(a.threads);
   kernels::SetBlasThreads(a.threads);
 
@@ -315,19 +327,10 @@ void RunDistTrainGcn(const TrainGcnArgs& a) {
   result["ranks"] = parts;
   result["config"] = dc.ToJson();
   result["seed"] = a.seed;
-  if (!a.metrics.empty()) {
-    metrics_lines += nlohmann::json{{"final", result}}.dump() + "\n";
-    WriteFileAtomic(a.metrics, metrics_lines);
-  }
-  if (a.json) {
-    std::puts(result.dump().c_str());
-  } else {
-    std::printf(
-        "test accuracy %.4f (macro-F1 %.4f) at best validation epoch %d (val %.4f)%s; %d rank(s), remote features "
-        "%.1f KB per epoch\n",
-        r.test.accuracy, r.test.macro_f1, r.best_epoch, r.val.accuracy, r.stopped_early ? ", stopped early" : "", parts,
-        result["feature_bytes_per_epoch"].get<double>() / 1024.0);
-  }
+  FinishRun(a, result, std::move(metrics_lines),
+            ResultLine(r.test, r.val, r.best_epoch, r.stopped_early) +
+                fmt::format("; {} rank(s), remote features {:.1f} KB per epoch", parts,
+                            result["feature_bytes_per_epoch"].get<double>() / 1024.0));
 }
 
 }  // namespace

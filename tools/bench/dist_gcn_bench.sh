@@ -11,7 +11,7 @@
 #   SEEDS=5  EPOCHS=20  RANKS=4  BATCH=512 (seeds per rank and step)  FANOUTS=10,10
 #   CACHE=0 (--feature-cache: 0 = every remote row is fetched, as in Jiang & Rumi; -1 caches the 1-hop halo)
 #   CSBM_NODES=1000000  CSBM_DEGREE=20  CSBM_FEATURES=128  CSBM_SPLIT=0.6,0.2,0.2  THREADS=1 (per rank)  OUT=
-#   DATA=../shared/data
+#   DATA=../shared/data  EXTRA="" (more `train gcn` flags for every run, e.g. --no-normalize-features --lr 0.02)
 # Reduced smoke run: GRAPHS=facebook METHODS=metis SKEWS="1 4" SEEDS=1 EPOCHS=2 tools/bench/dist_gcn_bench.sh B
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
@@ -38,6 +38,7 @@ CSBM_DEGREE=${CSBM_DEGREE:-20}
 CSBM_FEATURES=${CSBM_FEATURES:-128}
 CSBM_SPLIT=${CSBM_SPLIT:-0.6,0.2,0.2}
 THREADS=${THREADS:-1}
+EXTRA=${EXTRA:-}
 DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 work=$(mktemp -d "${TMPDIR:-/tmp}/tessel_dist_bench.XXXXXX")
@@ -84,7 +85,7 @@ for graph in $GRAPHS; do
         echo "   $mode, seed $seed" >&2
         json=$(mpirun -np "$RANKS" --oversubscribe "$tessel" --log-level warn train gcn --partitions "$parts" \
           --epochs "$EPOCHS" --batch-size "$BATCH" --fanouts "$FANOUTS" --feature-cache "$CACHE" \
-          --threads "$THREADS" --seed "$seed" "$flag" "$value" --json)
+          --threads "$THREADS" --seed "$seed" "$flag" "$value" $EXTRA --json)
         echo "{\"graph\": \"$graph\", \"method\": \"$method\", \"mode\": \"$kind\", \"value\": $value, \"seed\": $seed, \"result\": $json}" >>"$results"
       done
     done
@@ -98,7 +99,7 @@ report=$(cat <<EOF
 $table
 
 $RANKS ranks (\`mpirun -np $RANKS --oversubscribe\`, $THREADS thread(s) each), $EPOCHS epochs, batch $BATCH seeds per
-rank and step, fanouts $FANOUTS, --feature-cache $CACHE, $SEEDS seed(s); graphs: $GRAPHS (csbm: $CSBM_NODES nodes,
+rank and step, fanouts $FANOUTS, --feature-cache $CACHE${EXTRA:+, $EXTRA}, $SEEDS seed(s); graphs: $GRAPHS (csbm: $CSBM_NODES nodes,
 average degree $CSBM_DEGREE, $CSBM_FEATURES features, split $CSBM_SPLIT). Bytes are remote input-feature bytes per epoch summed over
 ranks ("features" purpose: ids and rows); Δ columns compare with s = 1 on the same partition. Machine: $cpu_model,
 $(nproc) cores; commit $commit.

@@ -1,77 +1,27 @@
 // DistGcnTrainer: the per-rank epoch loop of distributed GCN training (sample, fetch, compute, gradient allreduce,
-// Adam), distributed layer-wise full-neighbour evaluation, early stopping, rank-0 checkpoints. docs/distributed.md.
+// Adam), early stopping, rank-0 checkpoints; evaluation is dist_eval.h's. docs/distributed.md.
 #include "train/gcn/dist_trainer.h"
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
+#include <string_view>
 #include <utility>
 
-#include "core/log.h"
-#include "kernels/dense.h"
-#include "kernels/loss.h"
-#include "kernels/sparse.h"
 #include "sampling/dist_sampler.h"
 #include "train/gcn/checkpoint.h"
+#include "train/gcn/dist_eval.h"
 #include "train/gcn/dist_features.h"
 
 namespace tessel::train::gcn {
 namespace {
 
-// The same stream purposes as the single-process trainer, so one rank with full fanouts draws what it draws.
-constexpr uint64_t kPurposeDropout = 0x100;  // + layer
-constexpr uint64_t kPurposeShuffle = 0x200;
-constexpr uint64_t kPurposeSample = 0x300;  // + layer
 constexpr std::string_view kStatsPurpose = "stats";
 constexpr std::string_view kSetupPurpose = "setup";
 
 using Clock = std::chrono::steady_clock;
 
-double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
-
-InputFeatures Input(const FeatureMatrix& f) {
-  return f.is_sparse ? InputFeatures{nullptr, &f.sparse} : InputFeatures{&f.dense, nullptr};
-}
-
 // Bytes this rank has sent so far, all purposes.
 uint64_t SentBytes(const comm::Communicator& comm) { return comm.Bytes().Total(); }
-
-// Per-class confusion counts of one split, laid out for one allreduce: [count, correct, tp[C], fp[C], fn[C]].
-void CountSplit(std::span<const int32_t> pred, std::span<const int32_t> labels, std::span<const int64_t> nodes,
-                int32_t classes, std::span<int64_t> out) {
-  const auto c = static_cast<size_t>(classes);
-  for (int64_t u : nodes) {
-    const int32_t y = labels[static_cast<size_t>(u)];
-    const int32_t p = pred[static_cast<size_t>(u)];
-    TESSEL_CHECK(y >= 0 && y < classes, "node {} has label {} outside [0, {})", u, y, classes);
-    ++out[0];
-    if (p == y) {
-      ++out[1];
-      ++out[2 + static_cast<size_t>(y)];
-    } else {
-      ++out[2 + 2 * c + static_cast<size_t>(y)];
-      if (p >= 0 && p < classes) ++out[2 + c + static_cast<size_t>(p)];
-    }
-  }
-}
-
-// ClassMetrics from summed counts, with metrics.cc's definitions (F1 = 2TP / (2TP + FP + FN), macro average).
-ClassMetrics MetricsFromCounts(std::span<const int64_t> in, int32_t classes) {
-  const auto c = static_cast<size_t>(classes);
-  ClassMetrics m;
-  m.count = in[0];
-  m.accuracy = m.count > 0 ? static_cast<double>(in[1]) / static_cast<double>(m.count) : 0.0;
-  m.f1.resize(c);
-  double sum = 0;
-  for (size_t k = 0; k < c; ++k) {
-    const int64_t tp = in[2 + k];
-    const int64_t denom = 2 * tp + in[2 + c + k] + in[2 + 2 * c + k];
-    m.f1[k] = denom > 0 ? 2.0 * static_cast<double>(tp) / static_cast<double>(denom) : 0.0;
-    sum += m.f1[k];
-  }
-  m.macro_f1 = sum / static_cast<double>(c);
-  return m;
-}
 
 std::vector<float> Flatten(const std::vector<Param>& params) {
   std::vector<float> out;
@@ -181,8 +131,7 @@ void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int6
 struct DistGcnTrainer::Impl {
   sampling::DistNeighborSampler sampler;
   DistFeatureStore features;
-  HaloExchanger halo;
-  SparseMatrix eval_adj;              // [num_owned x num_local]: Â (GCN) or mean (SAGE) rows of the owned nodes
+  DistEvaluator eval;
   std::vector<int32_t> labels;        // per owned node (-1 where unlabelled)
   std::vector<int64_t> train_counts;  // training nodes per rank
   int64_t steps = 0;                  // steps per epoch (max over ranks)
@@ -196,47 +145,6 @@ struct DistGcnTrainer::Impl {
     seeds = edges = remote_picks = remote_inputs = 0;
   }
 };
-
-namespace {
-
-// Â or mean-aggregation rows of the owned nodes over local ids, with the halo degrees from their owners (one
-// HaloExchanger round). Entry order and weights follow data.cc's Normalized: self term first for GCN.
-SparseMatrix EvalAdjacency(const partition::LocalPart& part, const HaloExchanger& halo, bool gcn) {
-  const int64_t n = part.num_owned;
-  const auto p = part.graph.indptr().Host();
-  const auto idx = part.graph.indices().Host();
-  Matrix own_deg(n, 1);
-  auto od = own_deg.Mut();
-  for (int64_t u = 0; u < n; ++u) {
-    int64_t d = 0;
-    for (int64_t e = p[u]; e < p[u + 1]; ++e) d += idx[e] != u ? 1 : 0;
-    od[u] = static_cast<float>(d);
-  }
-  const Matrix deg_all = halo.Exchange(own_deg);  // [num_local x 1]; degrees < 2^24 are exact in float
-  const auto dv = deg_all.View();
-  auto deg = [&](int64_t v) { return static_cast<double>(dv[static_cast<size_t>(v)]) + (gcn ? 1.0 : 0.0); };
-  std::vector<int64_t> out_p(static_cast<size_t>(n + 1), 0);
-  for (int64_t u = 0; u < n; ++u) out_p[u + 1] = out_p[u] + static_cast<int64_t>(od[u]) + (gcn ? 1 : 0);
-  std::vector<int32_t> out_i(static_cast<size_t>(out_p.back()));
-  std::vector<float> out_v(out_i.size());
-  for (int64_t u = 0; u < n; ++u) {
-    int64_t k = out_p[u];
-    if (gcn) {
-      out_i[k] = static_cast<int32_t>(u);
-      out_v[k++] = static_cast<float>(1.0 / deg(u));
-    }
-    for (int64_t e = p[u]; e < p[u + 1]; ++e) {
-      const int64_t v = idx[e];
-      if (v == u) continue;
-      out_i[k] = static_cast<int32_t>(v);
-      out_v[k++] = static_cast<float>(gcn ? 1.0 / std::sqrt(deg(u) * deg(v)) : 1.0 / deg(u));
-    }
-  }
-  return SparseMatrix{n, part.num_local(), Buffer<int64_t>(std::move(out_p)), Buffer<int32_t>(std::move(out_i)),
-                      Buffer<float>(std::move(out_v))};
-}
-
-}  // namespace
 
 DistGcnTrainer::DistGcnTrainer(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
                                DistTrainConfig config, Context ctx)
@@ -275,12 +183,10 @@ DistGcnTrainer::DistGcnTrainer(const partition::LocalPart& part, std::vector<int
   impl_.reset(new Impl{sampling::DistNeighborSampler(part_, offsets_, comm_, so, config_.skew),
                        DistFeatureStore(ctx_, part_, offsets_, comm_, config_.train.row_normalize,
                                         FeatureCacheOptions{config_.feature_cache}),
-                       HaloExchanger(part_, comm_),
-                       SparseMatrix{},
+                       DistEvaluator(part_, comm_, config_.train.model.kind),
                        part_.labels.ToVector(),
                        {},
                        0});
-  impl_->eval_adj = EvalAdjacency(part_, impl_->halo, gcn);
   // Training nodes per rank (every rank derives the union batch size of every step from these) and steps.
   const auto n_train = static_cast<int64_t>(part_.train.size());
   impl_->train_counts.assign(static_cast<size_t>(comm_.Size()), 0);
@@ -304,30 +210,7 @@ DistGcnTrainer::DistGcnTrainer(const partition::LocalPart& part, std::vector<int
   for (Param& p : model_.params()) {
     for (float& v : p.value.Mut()) v = w[k++];
   }
-  if (config_.train.resume && std::filesystem::exists(config_.train.checkpoint_dir / "checkpoint.json")) {
-    TrainState s = LoadCheckpoint(config_.train.checkpoint_dir);
-    nlohmann::json want = config_.ToJson();
-    nlohmann::json have = s.config;
-    for (const char* key : {"epochs", "patience"}) {
-      want.erase(key);
-      have.erase(key);
-    }
-    TESSEL_CHECK(want == have,
-                 "--resume: the checkpoint in {} was trained with different settings ({}); use the same options or "
-                 "a new --checkpoint folder",
-                 config_.train.checkpoint_dir.string(), have.dump());
-    auto& params = model_.params();
-    TESSEL_CHECK(s.params.size() == params.size(), "--resume: checkpoint has {} tensors, the model {}", s.params.size(),
-                 params.size());
-    for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(s.params[i]);
-    adam_.Restore(s.adam_steps, std::move(s.moments));
-    best_params_ = std::move(s.best_params);
-    best_epoch_ = s.best_epoch;
-    best_val_acc_ = s.best_val_acc;
-    epochs_since_best_ = s.epochs_since_best;
-    start_epoch_ = s.epochs_done;
-    log::Info("resuming from {} after epoch {}", config_.train.checkpoint_dir.string(), start_epoch_);
-  }
+  start_epoch_ = ResumeIfAsked(config_.train, config_.ToJson(), &best_, &model_, &adam_);
   setup_bytes_ = SentBytes(comm_) - setup0;
 }
 
@@ -336,17 +219,10 @@ DistGcnTrainer::~DistGcnTrainer() = default;
 double DistGcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch,
                             bool update) {
   Impl& m = *impl_;
-  const StreamKey key{.seed = ctx_.seed,
-                      .rank = static_cast<uint64_t>(ctx_.rank),
-                      .epoch = static_cast<uint64_t>(epoch),
-                      .batch = static_cast<uint64_t>(batch),
-                      .purpose = 0};
   auto t0 = Clock::now();
   uint64_t b0 = SentBytes(comm_);
-  StreamKey sample_key = key;
-  sample_key.purpose = kPurposeSample;
-  std::vector<sampling::Block> blocks = m.sampler.Sample(seeds, sample_key);
-  m.sample_s += Seconds(t0);
+  std::vector<sampling::Block> blocks = m.sampler.Sample(seeds, TrainKey(ctx_, epoch, batch, kPurposeSample));
+  m.sample_s += SecondsSince(t0);
   const sampling::SampleStats& ss = m.sampler.last_stats();
   m.edges += ss.sampled_edges;
   m.remote_picks += ss.remote_picks;
@@ -359,124 +235,54 @@ double DistGcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds,
   const std::span<const int64_t> inputs =
       blocks.empty() ? std::span<const int64_t>() : std::span<const int64_t>(blocks.front().src_nodes);
   FeatureMatrix x = m.features.Fetch(inputs, nullptr);
-  m.fetch_s += Seconds(t0);
+  m.fetch_s += SecondsSince(t0);
   b0 = SentBytes(comm_);
   m.fetch_b += b0 - b1;
 
   t0 = Clock::now();
   double loss_sum = 0;
   if (!seeds.empty()) {
-    std::vector<LayerGraph> graphs;
-    for (const auto& blk : blocks) graphs.push_back(LayerGraph{&blk.adj, nullptr});
     std::vector<int32_t> labels(seeds.size());
-    std::vector<int64_t> rows(seeds.size());
     for (size_t i = 0; i < seeds.size(); ++i) {
       const int64_t local = seeds[i] - part_.global_offset;
       TESSEL_CHECK(local >= 0 && local < part_.num_owned, "seed {} is not owned by rank {}", seeds[i], ctx_.rank);
       labels[i] = m.labels[static_cast<size_t>(local)];
-      rows[i] = static_cast<int64_t>(i);
     }
-    StreamKey drop_key = key;
-    drop_key.purpose = kPurposeDropout;
-    const Matrix& logits = model_.Forward(ctx_, Input(x), graphs, true, drop_key);
-    Matrix grad;
-    loss_sum = kernels::SoftmaxCrossEntropy(ctx_, logits, labels, rows, &grad) * static_cast<double>(seeds.size());
-    model_.Backward(ctx_, grad);
+    loss_sum = BlocksForwardBackward(ctx_, model_, x, blocks, labels, TrainKey(ctx_, epoch, batch, kPurposeDropout)) *
+               static_cast<double>(seeds.size());
   }
-  m.compute_s += Seconds(t0);
+  m.compute_s += SecondsSince(t0);
 
   t0 = Clock::now();
   b0 = SentBytes(comm_);
   AverageGradients(comm_, model_.params(), static_cast<int64_t>(seeds.size()), total_seeds);
-  m.allreduce_s += Seconds(t0);
+  m.allreduce_s += SecondsSince(t0);
   m.grad_b += SentBytes(comm_) - b0;
 
   if (update) {
     t0 = Clock::now();
     adam_.Step(ctx_, model_.params());
-    m.compute_s += Seconds(t0);
+    m.compute_s += SecondsSince(t0);
   }
   return loss_sum;
 }
 
 std::vector<int32_t> DistGcnTrainer::PredictOwned() {
-  Impl& m = *impl_;
-  const ModelConfig& mc = config_.train.model;
-  const bool sage = mc.kind == ModelKind::kSage;
-  const auto& params = model_.params();
-  const size_t per_layer = 1 + (sage ? 1 : 0) + (mc.bias ? 1 : 0);
-  const FeatureMatrix& x = m.features.owned();
-  Matrix h;  // owned rows of the previous layer's output
-  for (int l = 0; l < mc.layers; ++l) {
-    const size_t first = static_cast<size_t>(l) * per_layer;
-    const Matrix& w = params[first].value;
-    const bool sparse_in = l == 0 && x.is_sparse;
-    const Matrix& in = l == 0 && !x.is_sparse ? x.dense : h;
-    Matrix t;  // [num_owned x out]: transform first, then aggregate (model.cc's order)
-    if (sparse_in) {
-      kernels::SpMM(ctx_, x.sparse, w, &t);
-    } else {
-      kernels::Gemm(ctx_, in, false, w, false, 1.0F, 0.0F, &t);
-    }
-    const Matrix t_all = m.halo.Exchange(t);  // [num_local x out]
-    Matrix z;
-    kernels::SpMM(ctx_, m.eval_adj, t_all, &z);
-    if (sage) {
-      const Matrix& w_self = params[first + 1].value;
-      if (sparse_in) {
-        Matrix self;
-        kernels::SpMM(ctx_, x.sparse, w_self, &self);
-        auto sv = self.View();
-        auto zv = z.Mut();
-        for (size_t i = 0; i < zv.size(); ++i) zv[i] += sv[i];
-      } else {
-        kernels::Gemm(ctx_, in, false, w_self, false, 1.0F, 1.0F, &z);
-      }
-    }
-    if (mc.bias) kernels::AddBias(ctx_, params[first + per_layer - 1].value, &z);
-    if (l < mc.layers - 1) kernels::Relu(ctx_, z, &z);
-    h = std::move(z);
-  }
-  std::vector<int32_t> pred(static_cast<size_t>(part_.num_owned));
-  kernels::RowArgmax(ctx_, h, pred);
-  return pred;
+  return impl_->eval.Predict(ctx_, model_, impl_->features.owned());
 }
 
 void DistGcnTrainer::SaveState(int epochs_done) const {
   if (comm_.Rank() != 0) return;
-  TrainState s;
-  s.config = config_.ToJson();
-  s.epochs_done = epochs_done;
-  s.best_epoch = best_epoch_;
-  s.best_val_acc = best_val_acc_;
-  s.epochs_since_best = epochs_since_best_;
-  s.adam_steps = adam_.steps();
-  for (const Param& p : model_.params()) s.params.push_back(p.value.Clone());
-  for (const Matrix& mm : const_cast<Adam&>(adam_).moments()) s.moments.push_back(mm.Clone());
-  for (const Matrix& mm : best_params_) s.best_params.push_back(mm.Clone());
-  SaveCheckpoint(config_.train.checkpoint_dir, s);
+  SaveCheckpoint(config_.train.checkpoint_dir, CaptureState(config_.ToJson(), epochs_done, best_, model_, adam_));
 }
 
 DistTrainResult DistGcnTrainer::Train(const std::function<void(const DistEpochStats&)>& on_epoch) {
   Impl& m = *impl_;
   DistTrainResult result;
   result.setup_bytes = setup_bytes_;
-  const int32_t classes = part_.num_classes;
-  const size_t split_len = 2 + 3 * static_cast<size_t>(classes);
   // Global metrics of the current weights over the three splits: one prediction pass, one count allreduce.
   auto evaluate = [&](ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) {
-    const std::vector<int32_t> pred = PredictOwned();
-    std::vector<int64_t> counts(3 * split_len, 0);
-    const Buffer<int64_t>* splits[3] = {&part_.train, &part_.val, &part_.test};
-    for (size_t s = 0; s < 3; ++s) {
-      CountSplit(pred, m.labels, splits[s]->Host(), classes,
-                 std::span<int64_t>(counts).subspan(s * split_len, split_len));
-    }
-    comm_.Allreduce<int64_t>(counts, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
-    ClassMetrics* out[3] = {train, val, test};
-    for (size_t s = 0; s < 3; ++s) {
-      *out[s] = MetricsFromCounts(std::span<const int64_t>(counts).subspan(s * split_len, split_len), classes);
-    }
+    m.eval.Metrics(PredictOwned(), m.labels, train, val, test);
   };
   const int64_t bs = config_.train.batch_size;
   const auto n_own = static_cast<int64_t>(part_.train.size());
@@ -487,12 +293,7 @@ DistTrainResult DistGcnTrainer::Train(const std::function<void(const DistEpochSt
     // This rank's training nodes in global ids, shuffled by the (seed, rank, epoch) stream.
     std::vector<int64_t> order = part_.train.ToVector();
     for (int64_t& u : order) u += part_.global_offset;
-    Rng shuffle(StreamKey{.seed = ctx_.seed,
-                          .rank = static_cast<uint64_t>(ctx_.rank),
-                          .epoch = static_cast<uint64_t>(epoch),
-                          .batch = 0,
-                          .purpose = kPurposeShuffle});
-    for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle.UniformInt(i)]);
+    ShuffleSeeds(ctx_, epoch, order);
     double loss_sum = 0;
     for (int64_t s = 0; s < m.steps; ++s) {
       auto take = [&](int64_t n) { return bs > 0 ? std::clamp<int64_t>(n - s * bs, 0, bs) : n; };
@@ -503,14 +304,14 @@ DistTrainResult DistGcnTrainer::Train(const std::function<void(const DistEpochSt
                                            static_cast<size_t>(mine));
       loss_sum += Step(seeds, union_size, epoch, s, true);
     }
-    const double train_seconds = Seconds(epoch_t0);
+    const double train_seconds = SecondsSince(epoch_t0);
     auto t0 = Clock::now();
     const uint64_t eval_b0 = SentBytes(comm_);
     DistEpochStats st;
     ClassMetrics tr, va, te;
     evaluate(&tr, &va, &te);
     const uint64_t eval_b = SentBytes(comm_) - eval_b0;
-    const double eval_seconds = Seconds(t0);
+    const double eval_seconds = SecondsSince(t0);
     // Reduce this epoch's statistics: sums, then maxima of the times.
     std::vector<double> sums = {loss_sum,
                                 static_cast<double>(m.seeds),
@@ -546,36 +347,20 @@ DistTrainResult DistGcnTrainer::Train(const std::function<void(const DistEpochSt
     st.epoch_seconds = maxima[5];
     st.train_acc = tr.accuracy;
     st.val_acc = va.accuracy;
-    TESSEL_CHECK(std::isfinite(st.loss), "epoch {}: the loss is {} (lower --lr, or check the features)", epoch,
-                 st.loss);
+    CheckLoss(epoch, st.loss);
     // Every rank holds the same val accuracy, so every rank takes the same decisions.
-    if (st.val_acc > best_val_acc_) {
-      best_val_acc_ = st.val_acc;
-      best_epoch_ = epoch;
-      epochs_since_best_ = 0;
-      best_params_.clear();
-      for (const Param& p : model_.params()) best_params_.push_back(p.value.Clone());
-    } else {
-      ++epochs_since_best_;
-    }
-    const bool stop = config_.train.patience > 0 && epochs_since_best_ >= config_.train.patience;
+    const bool stop = best_.Update(epoch, st.val_acc, model_.params(), config_.train.patience);
     result.epochs.push_back(st);
     if (on_epoch) on_epoch(st);
-    if (!config_.train.checkpoint_dir.empty() &&
-        (epoch % config_.train.checkpoint_every == 0 || epoch == config_.train.epochs || stop)) {
-      SaveState(epoch);
-    }
+    if (CheckpointDue(config_.train, epoch, stop)) SaveState(epoch);
     if (stop) {
       result.stopped_early = true;
       break;
     }
   }
-  auto& params = model_.params();
-  if (best_params_.size() == params.size()) {
-    for (size_t i = 0; i < params.size(); ++i) params[i].value = best_params_[i].Clone();
-  }
+  best_.Restore(model_.params());
   evaluate(&result.train, &result.val, &result.test);
-  result.best_epoch = best_epoch_;
+  result.best_epoch = best_.epoch;
   return result;
 }
 

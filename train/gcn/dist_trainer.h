@@ -25,6 +25,7 @@
 #include "train/gcn/metrics.h"
 #include "train/gcn/model.h"
 #include "train/gcn/optimizer.h"
+#include "train/gcn/train_common.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
@@ -118,10 +119,7 @@ class DistGcnTrainer {
   GcnModel model_;
   Adam adam_;
   std::unique_ptr<Impl> impl_;
-  std::vector<Matrix> best_params_;
-  int best_epoch_ = 0;
-  double best_val_acc_ = -1.0;
-  int epochs_since_best_ = 0;
+  BestWeights best_;
   int start_epoch_ = 0;
   uint64_t setup_bytes_ = 0;
 };

@@ -4,30 +4,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <ctime>
 
-#include "core/log.h"
 #include "kernels/gather.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
 #include "sampling/neighbor_sampler.h"
-#include "train/gcn/checkpoint.h"
 
 namespace tessel::train::gcn {
 namespace {
-
-constexpr uint64_t kPurposeDropout = 0x100;  // + layer
-constexpr uint64_t kPurposeShuffle = 0x200;
-constexpr uint64_t kPurposeSample = 0x300;  // + layer
-
-double Seconds(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
-InputFeatures Input(const FeatureMatrix& f) {
-  return f.is_sparse ? InputFeatures{nullptr, &f.sparse} : InputFeatures{&f.dense, nullptr};
-}
 
 bool GraphSymmetric(const datasets::AnyGraph& g) {
   return std::visit([](const auto& x) { return x.IsSymmetric(); }, g);
@@ -148,41 +133,14 @@ GcnTrainer::GcnTrainer(const datasets::NodeDataset& data, TrainConfig config, Co
                                              config_.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
                                                                                    : sampling::Aggregation::kMean})});
   }
-  if (config_.resume && std::filesystem::exists(config_.checkpoint_dir / "checkpoint.json")) {
-    TrainState s = LoadCheckpoint(config_.checkpoint_dir);
-    nlohmann::json want = config_.ToJson();
-    nlohmann::json have = s.config;
-    want.erase("epochs");
-    have.erase("epochs");
-    want.erase("patience");
-    have.erase("patience");
-    TESSEL_CHECK(want == have,
-                 "--resume: the checkpoint in {} was trained with different settings ({}); use the "
-                 "same options or a new --checkpoint folder",
-                 config_.checkpoint_dir.string(), have.dump());
-    auto& params = model_.params();
-    TESSEL_CHECK(s.params.size() == params.size(), "--resume: checkpoint has {} tensors, the model {}", s.params.size(),
-                 params.size());
-    for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(s.params[i]);
-    adam_.Restore(s.adam_steps, std::move(s.moments));
-    best_params_ = std::move(s.best_params);
-    best_epoch_ = s.best_epoch;
-    best_val_acc_ = s.best_val_acc;
-    epochs_since_best_ = s.epochs_since_best;
-    start_epoch_ = s.epochs_done;
-    log::Info("resuming from {} after epoch {}", config_.checkpoint_dir.string(), start_epoch_);
-  }
+  start_epoch_ = ResumeIfAsked(config_, config_.ToJson(), &best_, &model_, &adam_);
 }
 
 GcnTrainer::~GcnTrainer() = default;
 
 double GcnTrainer::TrainFullBatch(int epoch, EpochStats* stats) {
-  const StreamKey key{.seed = ctx_.seed,
-                      .rank = static_cast<uint64_t>(ctx_.rank),
-                      .epoch = static_cast<uint64_t>(epoch),
-                      .batch = 0,
-                      .purpose = kPurposeDropout};
-  const Matrix& logits = model_.Forward(ctx_, Input(features_), full_graphs_, true, key);
+  const Matrix& logits =
+      model_.Forward(ctx_, InputOf(features_), full_graphs_, true, TrainKey(ctx_, epoch, 0, kPurposeDropout));
   Matrix grad;
   const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, labels_, data_.train.Host(), &grad);
   model_.Backward(ctx_, grad);
@@ -193,27 +151,15 @@ double GcnTrainer::TrainFullBatch(int epoch, EpochStats* stats) {
 
 double GcnTrainer::TrainMiniBatch(int epoch, EpochStats* stats) {
   std::vector<int64_t> order = data_.train.ToVector();
-  Rng shuffle(StreamKey{.seed = ctx_.seed,
-                        .rank = static_cast<uint64_t>(ctx_.rank),
-                        .epoch = static_cast<uint64_t>(epoch),
-                        .batch = 0,
-                        .purpose = kPurposeShuffle});
-  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle.UniformInt(i)]);
+  ShuffleSeeds(ctx_, epoch, order);
   const auto n = static_cast<int64_t>(order.size());
   double loss_sum = 0;
   for (int64_t b = 0, begin = 0; begin < n; ++b, begin += config_.batch_size) {
     const int64_t end = std::min(n, begin + config_.batch_size);
     std::span<const int64_t> seeds(order.data() + begin, static_cast<size_t>(end - begin));
-    const StreamKey key{.seed = ctx_.seed,
-                        .rank = static_cast<uint64_t>(ctx_.rank),
-                        .epoch = static_cast<uint64_t>(epoch),
-                        .batch = static_cast<uint64_t>(b),
-                        .purpose = 0};
     const auto t0 = std::chrono::steady_clock::now();
-    StreamKey sample_key = key;
-    sample_key.purpose = kPurposeSample;
-    std::vector<sampling::Block> blocks = sampler_->sampler.Sample(seeds, sample_key);
-    stats->sample_seconds += Seconds(t0);
+    std::vector<sampling::Block> blocks = sampler_->sampler.Sample(seeds, TrainKey(ctx_, epoch, b, kPurposeSample));
+    stats->sample_seconds += SecondsSince(t0);
     for (const auto& blk : blocks) stats->sampled_edges += blk.num_edges();
     // Input rows of the first block's source nodes.
     const auto& src = blocks.front().src_nodes;
@@ -224,20 +170,10 @@ double GcnTrainer::TrainMiniBatch(int epoch, EpochStats* stats) {
     } else {
       kernels::GatherRows(ctx_, features_.dense, Buffer<int64_t>::CopyOf(src), &x.dense);
     }
-    std::vector<LayerGraph> graphs;
-    for (const auto& blk : blocks) graphs.push_back(LayerGraph{&blk.adj, nullptr});
     std::vector<int32_t> labels(seeds.size());
-    std::vector<int64_t> rows(seeds.size());
-    for (size_t i = 0; i < seeds.size(); ++i) {
-      labels[i] = labels_[static_cast<size_t>(seeds[i])];
-      rows[i] = static_cast<int64_t>(i);
-    }
-    StreamKey drop_key = key;
-    drop_key.purpose = kPurposeDropout;
-    const Matrix& logits = model_.Forward(ctx_, Input(x), graphs, true, drop_key);
-    Matrix grad;
-    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, labels, rows, &grad);
-    model_.Backward(ctx_, grad);
+    for (size_t i = 0; i < seeds.size(); ++i) labels[i] = labels_[static_cast<size_t>(seeds[i])];
+    const double loss =
+        BlocksForwardBackward(ctx_, model_, x, blocks, labels, TrainKey(ctx_, epoch, b, kPurposeDropout));
     adam_.Step(ctx_, model_.params());
     loss_sum += loss * static_cast<double>(seeds.size());
   }
@@ -246,24 +182,14 @@ double GcnTrainer::TrainMiniBatch(int epoch, EpochStats* stats) {
 }
 
 Matrix GcnTrainer::PredictProbabilities() {
-  const Matrix& logits = model_.Forward(ctx_, Input(features_), full_graphs_, false, StreamKey{});
+  const Matrix& logits = model_.Forward(ctx_, InputOf(features_), full_graphs_, false, StreamKey{});
   Matrix probs;
   kernels::RowSoftmax(ctx_, logits, &probs);
   return probs;
 }
 
 void GcnTrainer::SaveState(int epochs_done) const {
-  TrainState s;
-  s.config = config_.ToJson();
-  s.epochs_done = epochs_done;
-  s.best_epoch = best_epoch_;
-  s.best_val_acc = best_val_acc_;
-  s.epochs_since_best = epochs_since_best_;
-  s.adam_steps = adam_.steps();
-  for (const Param& p : model_.params()) s.params.push_back(p.value.Clone());
-  for (const Matrix& m : const_cast<Adam&>(adam_).moments()) s.moments.push_back(m.Clone());
-  for (const Matrix& m : best_params_) s.best_params.push_back(m.Clone());
-  SaveCheckpoint(config_.checkpoint_dir, s);
+  SaveCheckpoint(config_.checkpoint_dir, CaptureState(config_.ToJson(), epochs_done, best_, model_, adam_));
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
@@ -271,7 +197,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
   std::vector<int32_t> pred(labels_.size());
   double time_sum = 0;
   auto evaluate = [&] {
-    const Matrix& logits = model_.Forward(ctx_, Input(features_), full_graphs_, false, StreamKey{});
+    const Matrix& logits = model_.Forward(ctx_, InputOf(features_), full_graphs_, false, StreamKey{});
     kernels::RowArgmax(ctx_, logits, pred);
   };
   const int32_t classes = data_.num_classes;
@@ -281,45 +207,30 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const std::clock_t c0 = std::clock();
     auto t0 = std::chrono::steady_clock::now();
     st.loss = config_.batch_size > 0 ? TrainMiniBatch(epoch, &st) : TrainFullBatch(epoch, &st);
-    TESSEL_CHECK(std::isfinite(st.loss), "epoch {}: the loss is {} (lower --lr, or check the features)", epoch,
-                 st.loss);
-    st.train_seconds = Seconds(t0);
+    CheckLoss(epoch, st.loss);
+    st.train_seconds = SecondsSince(t0);
     t0 = std::chrono::steady_clock::now();
     evaluate();
     st.train_acc = Evaluate(pred, labels_, data_.train.Host(), classes).accuracy;
     st.val_acc = Evaluate(pred, labels_, data_.val.Host(), classes).accuracy;
-    st.eval_seconds = Seconds(t0);
+    st.eval_seconds = SecondsSince(t0);
     st.cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
-    if (st.val_acc > best_val_acc_) {
-      best_val_acc_ = st.val_acc;
-      best_epoch_ = epoch;
-      epochs_since_best_ = 0;
-      best_params_.clear();
-      for (const Param& p : model_.params()) best_params_.push_back(p.value.Clone());
-    } else {
-      ++epochs_since_best_;
-    }
-    const bool stop = config_.patience > 0 && epochs_since_best_ >= config_.patience;
+    const bool stop = best_.Update(epoch, st.val_acc, model_.params(), config_.patience);
     time_sum += st.train_seconds + st.eval_seconds;
     const int done = epoch - start_epoch_;
     st.eta_seconds = stop ? 0.0 : time_sum / done * (config_.epochs - epoch);
     result.epochs.push_back(st);
     if (on_epoch) on_epoch(st);
-    if (!config_.checkpoint_dir.empty() && (epoch % config_.checkpoint_every == 0 || epoch == config_.epochs || stop)) {
-      SaveState(epoch);
-    }
+    if (CheckpointDue(config_, epoch, stop)) SaveState(epoch);
     if (stop) {
       result.stopped_early = true;
       break;
     }
   }
   // Evaluate the best-validation weights.
-  auto& params = model_.params();
-  if (best_params_.size() == params.size()) {
-    for (size_t i = 0; i < params.size(); ++i) params[i].value = best_params_[i].Clone();
-  }
+  best_.Restore(model_.params());
   evaluate();
-  result.best_epoch = best_epoch_;
+  result.best_epoch = best_.epoch;
   result.train = Evaluate(pred, labels_, data_.train.Host(), classes);
   result.val = Evaluate(pred, labels_, data_.val.Host(), classes);
   result.test = Evaluate(pred, labels_, data_.test.Host(), classes);
@@ -350,7 +261,7 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
   SparseMatrix adj_t;
   BuildAdjacency(ctx, data.graph, c.model.kind, &adj, &adj_t);
   std::vector<LayerGraph> graphs(static_cast<size_t>(c.model.layers), LayerGraph{&adj, &adj});
-  const Matrix& logits = model.Forward(ctx, Input(f), graphs, false, StreamKey{});
+  const Matrix& logits = model.Forward(ctx, InputOf(f), graphs, false, StreamKey{});
   Matrix probs;
   kernels::RowSoftmax(ctx, logits, &probs);
   if (config != nullptr) *config = c;

@@ -17,6 +17,7 @@
 #include "train/gcn/metrics.h"
 #include "train/gcn/model.h"
 #include "train/gcn/optimizer.h"
+#include "train/gcn/train_common.h"
 
 namespace tessel::train::gcn {
 
@@ -89,10 +90,7 @@ class GcnTrainer {
   GcnModel model_;
   Adam adam_;
   std::vector<int32_t> labels_;
-  std::vector<Matrix> best_params_;
-  int best_epoch_ = 0;
-  double best_val_acc_ = -1.0;
-  int epochs_since_best_ = 0;
+  BestWeights best_;
   int start_epoch_ = 0;
   struct SamplerHolder;
   std::unique_ptr<SamplerHolder> sampler_;

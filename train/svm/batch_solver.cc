@@ -14,6 +14,7 @@
 #include "core/log.h"
 #include "core/parallel.h"
 #include "train/svm/batch_step.h"
+#include "train/svm/solver_common.h"
 #if TESSEL_HAVE_CUDA
 #include "train/svm/cuda/batch_solver_cuda.h"
 #endif
@@ -38,23 +39,18 @@ class BatchSolver {
         cn_(problem.Cn),
         eps_(options.eps),
         policy_(options.shrinking),
-        max_iter_(options.max_iterations),
+        max_iter_(MaxIterations(options.max_iterations, l_)),
         q_(batch.working_set),
         inner_limit_(batch.inner_limit < 0 ? int64_t{10} * batch.working_set : batch.inner_limit),
         inner_factor_(batch.inner_factor) {
-    TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatched: {} labels for {} samples",
-                 problem.y.size(), problem.rows.size());
+    CheckBinaryLabels(problem, "SolveBinaryBatched");
     rows_.assign(problem.rows.begin(), problem.rows.end());
     y_.assign(problem.y.begin(), problem.y.end());
-    for (int64_t s = 0; s < l_; ++s)
-      TESSEL_CHECK(y_[s] == 1 || y_[s] == -1, "SolveBinaryBatched: label {} of sample {} is not +1 or -1", y_[s], s);
-    qd_.resize(l_);
-    parallel_for<int64_t>(0, l_, 1024, [&](int64_t s) { qd_[s] = kernel_.Diagonal(rows_[s]); });
+    qd_ = QDiagonal(kernel_, rows_);
     alpha_.assign(l_, 0.0);
     status_.assign(l_, batch::kLower);
     g_.assign(l_, -1.0);
     g_bar_.assign(l_, 0.0);
-    if (max_iter_ < 0) max_iter_ = std::max<int64_t>(10000000, 100 * l_);
     SetAllActive();
   }
 
@@ -71,7 +67,6 @@ class BatchSolver {
   int64_t SolveSubproblem(std::span<const int32_t> ws, int64_t limit, std::vector<double>* new_alpha);
   void ReconstructGradient();
   void DoShrinking();
-  double CalculateRho() const;
   void Progress(int64_t steps, bool force);
 
   kernels::SvmKernelRows& kernel_;
@@ -103,13 +98,7 @@ class BatchSolver {
   std::vector<float> scratch_;
 
   bool unshrink_ = false;
-  double last_gap_ = kInf;
-  int64_t shrink_checks_ = 0;
-  int64_t reconstructions_ = 0;
-  int64_t bound_changes_ = 0;
-  int64_t min_active_ = 0;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_log_ = start_;
+  SolverTally tally_;
 };
 
 void BatchSolver::SetAllActive() {
@@ -253,7 +242,7 @@ int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit,
 // increasing sample order (the free samples are all active).
 void BatchSolver::ReconstructGradient() {
   if (inact_.empty()) return;
-  ++reconstructions_;
+  ++tally_.reconstructions;
   for (const int32_t s : inact_) g_[s] = g_bar_[s] - 1.0;
   std::vector<int32_t> free;
   for (const int32_t s : act_)
@@ -277,13 +266,11 @@ void BatchSolver::ReconstructGradient() {
 }
 
 void BatchSolver::DoShrinking() {
-  ++shrink_checks_;
-  double gmax1 = -kInf;  // max { -y G : I_up }
-  double gmax2 = -kInf;  // max { y G : I_low }
-  for (const int32_t s : act_) {
-    if (InUp(y_[s], status_[s])) gmax1 = std::max(gmax1, -y_[s] * g_[s]);
-    if (InLow(y_[s], status_[s])) gmax2 = std::max(gmax2, y_[s] * g_[s]);
-  }
+  ++tally_.shrink_checks;
+  ViolationExtremes ext;
+  for (const int32_t s : act_) ext.Add(y_[s], status_[s], g_[s]);
+  const double gmax1 = ext.gmax1;
+  const double gmax2 = ext.gmax2;
   if (!unshrink_ && gmax1 + gmax2 <= eps_ * 10) {
     unshrink_ = true;
     ReconstructGradient();
@@ -293,45 +280,18 @@ void BatchSolver::DoShrinking() {
   for (const int32_t s : act_)
     if (!batch::BeShrunk(y_[s], status_[s], g_[s], gmax1, gmax2)) keep.push_back(s);
   if (keep.size() != act_.size()) SetActive(std::move(keep));
-  min_active_ = std::min(min_active_, static_cast<int64_t>(act_.size()));
-}
-
-double BatchSolver::CalculateRho() const {
-  int64_t nr_free = 0;
-  double ub = kInf;
-  double lb = -kInf;
-  double sum_free = 0;
-  for (int64_t s = 0; s < l_; ++s) {
-    const double yg = y_[s] * g_[s];
-    if (status_[s] == kUpper) {
-      if (y_[s] == -1)
-        ub = std::min(ub, yg);
-      else
-        lb = std::max(lb, yg);
-    } else if (status_[s] == batch::kLower) {
-      if (y_[s] == 1)
-        ub = std::min(ub, yg);
-      else
-        lb = std::max(lb, yg);
-    } else {
-      ++nr_free;
-      sum_free += yg;
-    }
-  }
-  return nr_free > 0 ? sum_free / static_cast<double>(nr_free) : (ub + lb) / 2;
+  tally_.min_active = std::min(tally_.min_active, static_cast<int64_t>(act_.size()));
 }
 
 void BatchSolver::Progress(int64_t steps, bool force) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!force && now - last_log_ < std::chrono::seconds(2)) return;
-  last_log_ = now;
-  log::Info("svm batch: {} steps, gap {:.6g} (tolerance {:g}), active {}/{}, kernel evaluations {}", steps, last_gap_,
-            eps_, act_.size(), l_, kernel_.evaluations());
+  if (!tally_.LogDue(force)) return;
+  log::Info("svm batch: {} steps, gap {:.6g} (tolerance {:g}), active {}/{}, kernel evaluations {}", steps,
+            tally_.last_gap, eps_, act_.size(), l_, kernel_.evaluations());
 }
 
 SolverResult BatchSolver::Run(BatchStats* stats) {
   const int64_t evals_before = kernel_.evaluations();
-  min_active_ = l_;
+  tally_.min_active = l_;
   const int64_t period = std::min<int64_t>(l_, 1000);
   int64_t since_check = 0;
   int64_t steps = 0;
@@ -346,15 +306,15 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
     }
     if (policy_ != ShrinkingPolicy::kOff && (policy_ == ShrinkingPolicy::kEager || since_check >= period)) {
       since_check = 0;
-      if (policy_ != ShrinkingPolicy::kLazy || last_gap_ <= kLazyGapFactor * eps_) DoShrinking();
+      if (policy_ != ShrinkingPolicy::kLazy || tally_.last_gap <= kLazyGapFactor * eps_) DoShrinking();
     }
-    last_gap_ = Select(&ws);
-    if (last_gap_ < eps_) {
+    tally_.last_gap = Select(&ws);
+    if (tally_.last_gap < eps_) {
       if (inact_.empty()) break;
       ReconstructGradient();
       SetAllActive();
-      last_gap_ = Select(&ws);
-      if (last_gap_ < eps_) break;
+      tally_.last_gap = Select(&ws);
+      if (tally_.last_gap < eps_) break;
       since_check = period;  // eliminate again at the next round
     }
     ++rounds;
@@ -379,7 +339,7 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
       status_[s] = batch::StatusOf(alpha_[s], C(s));
       // G_bar (the gradient part of the samples at C) only serves reconstruction.
       if (policy_ == ShrinkingPolicy::kOff || was_upper == (status_[s] == kUpper)) continue;
-      ++bound_changes_;
+      ++tally_.bound_changes;
       const double c = was_upper ? -C(s) : C(s);
       const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
       parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { g_bar_[act_[k]] += c * row[k]; });
@@ -408,27 +368,8 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
   Progress(steps, true);
 
   SolverResult r;
-  r.rho = CalculateRho();
-  double v = 0;
-  for (int64_t s = 0; s < l_; ++s) v += alpha_[s] * (g_[s] - 1.0);
-  r.obj = v / 2;
-  r.alpha.resize(static_cast<size_t>(l_));
-  for (int64_t s = 0; s < l_; ++s) {
-    r.alpha[s] = alpha_[s] * y_[s];
-    if (std::fabs(alpha_[s]) > 0) {
-      ++r.nr_sv;
-      if (std::fabs(alpha_[s]) >= C(s)) ++r.nr_bsv;
-    }
-  }
-  r.gap = last_gap_;
-  r.iterations = steps;
-  r.kernel_evaluations = kernel_.evaluations() - evals_before;
-  r.shrink_checks = shrink_checks_;
-  r.reconstructions = reconstructions_;
-  r.bound_changes = bound_changes_;
-  r.min_active = min_active_;
-  r.hit_iteration_limit = hit_limit;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  FillSolution({y_, status_, alpha_, g_, {}, cp_, cn_}, &r);
+  tally_.Fill(steps, kernel_.evaluations() - evals_before, hit_limit, &r);
   if (stats != nullptr) stats->rounds = rounds;
   return r;
 }

@@ -1,5 +1,5 @@
-// The per-variable and per-pair arithmetic of the batched C-SVC solver, shared by the host reference
-// (batch_solver.cc) and the CUDA solver (cuda/batch_solver.cu) so both take the same steps. No CUDA headers.
+// The per-variable and per-pair arithmetic of the C-SVC dual solvers (LIBSVM's Solver), shared by the SMO solver
+// (smo_solver.cc), the batched host reference (batch_solver.cc) and the CUDA solver (cuda/batch_solver.cu).
 #pragma once
 
 #include <cstdint>
@@ -92,12 +92,16 @@ TESSEL_HOST_DEVICE inline void UpdatePair(int8_t y_i, int8_t y_j, double qd_i, d
   *a_j = aj;
 }
 
-// The second-order gain of the pair (i, j) (Fan, Chen, Lin 2005): -(b_ij^2) / a_ij with a_ij = K_ii + K_jj - 2 K_ij
-// written through the float Q entry, TAU when a_ij <= 0. grad_diff = b_ij > 0.
+// The second-order gain -(b_ij^2) / a_ij of a pair (Fan, Chen, Lin 2005), TAU standing in when a_ij <= 0.
+TESSEL_HOST_DEVICE inline double SecondOrderGain(double grad_diff, double quad_coef) {
+  return -(grad_diff * grad_diff) / (quad_coef > 0 ? quad_coef : kTau);
+}
+
+// The gain of the pair (i, j) with a_ij = K_ii + K_jj - 2 K_ij written through the float Q entry
+// (q_ij = y_i y_j K_ij). grad_diff = b_ij > 0.
 TESSEL_HOST_DEVICE inline double PairGain(int8_t y_i, int8_t y_j, double qd_i, double qd_j, float q_ij,
                                           double grad_diff) {
-  const double quad_coef = qd_i + qd_j - 2.0 * y_i * y_j * static_cast<double>(q_ij);
-  return -(grad_diff * grad_diff) / (quad_coef > 0 ? quad_coef : kTau);
+  return SecondOrderGain(grad_diff, qd_i + qd_j - 2.0 * y_i * y_j * static_cast<double>(q_ij));
 }
 
 }  // namespace tessel::train::svm::batch

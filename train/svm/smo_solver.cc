@@ -3,25 +3,26 @@
 #include "train/svm/smo_solver.h"
 
 #include <algorithm>
-#include <chrono>
-#include <cmath>
 #include <limits>
 #include <utility>
 
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "train/svm/batch_step.h"
 #include "train/svm/kernel_cache.h"
+#include "train/svm/solver_common.h"
 
 namespace tessel::train::svm {
 namespace {
 
-constexpr double kTau = 1e-12;
+using batch::kFree;
+using batch::kLower;
+using batch::kUpper;
+
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kGrain = 4096;  // positions per block in the parallel scans
 constexpr int64_t kMaxBlocks = 64;
-
-enum Status : int8_t { kLower = 0, kUpper = 1, kFree = 2 };
 
 // A (value, position) candidate; blocks are combined in position order so ties go to the larger position,
 // as LIBSVM's serial ">=" / "<=" scans do.
@@ -52,40 +53,33 @@ class Solver {
         eps_(options.eps),
         policy_(options.shrinking),
         cache_(l_, options.cache_bytes),
-        max_iter_(options.max_iterations) {
-    TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinary: {} labels for {} samples", problem.y.size(),
-                 problem.rows.size());
+        max_iter_(MaxIterations(options.max_iterations, l_)) {
+    CheckBinaryLabels(problem, "SolveBinary");
     perm_.assign(problem.rows.begin(), problem.rows.end());
     y_.assign(problem.y.begin(), problem.y.end());
     sample_.resize(l_);
-    qd_.resize(l_);
-    for (int64_t s = 0; s < l_; ++s) {
-      TESSEL_CHECK(y_[s] == 1 || y_[s] == -1, "SolveBinary: label {} of sample {} is not +1 or -1", y_[s], s);
-      sample_[s] = static_cast<int32_t>(s);
-    }
-    parallel_for<int64_t>(0, l_, 1024, [&](int64_t s) { qd_[s] = kernel_.Diagonal(perm_[s]); });
+    for (int64_t s = 0; s < l_; ++s) sample_[s] = static_cast<int32_t>(s);
+    qd_ = QDiagonal(kernel_, perm_);
     alpha_.assign(l_, 0.0);
     status_.assign(l_, kLower);
-    p_.assign(l_, -1.0);
     g_.assign(l_, -1.0);
     g_bar_.assign(l_, 0.0);
     active_size_ = l_;
-    if (max_iter_ < 0) max_iter_ = std::max<int64_t>(10000000, 100 * l_);
   }
 
   SolverResult Run();
 
  private:
   double C(int64_t k) const { return y_[k] > 0 ? cp_ : cn_; }
-  void UpdateStatus(int64_t k) { status_[k] = alpha_[k] >= C(k) ? kUpper : (alpha_[k] <= 0 ? kLower : kFree); }
   const float* GetQ(int64_t pos, int64_t len);
   void SwapIndex(int64_t a, int64_t b);
   void ReconstructGradient();
   Candidate MaxViolator(int64_t begin, int64_t end) const;
   bool SelectWorkingSet(int64_t* out_i, int64_t* out_j);
-  bool BeShrunk(int64_t k, double gmax1, double gmax2) const;
+  bool BeShrunk(int64_t k, double gmax1, double gmax2) const {
+    return batch::BeShrunk(y_[k], status_[k], g_[k], gmax1, gmax2);
+  }
   void DoShrinking();
-  double CalculateRho() const;
   void Step(int64_t i, int64_t j);
   void UpdateGBar(int64_t pos, double c);
   void Progress(int64_t iter, bool force);
@@ -99,14 +93,13 @@ class Solver {
   KernelCache cache_;
   int64_t max_iter_;
 
-  // Per solver position (LIBSVM's permuted order); perm_ maps a position to its dataset row.
+  // Per solver position (LIBSVM's permuted order); perm_ maps a position to its dataset row. LIBSVM's p is -1.
   std::vector<int32_t> perm_;
   std::vector<int32_t> sample_;
   std::vector<int8_t> y_;
   std::vector<double> qd_;
   std::vector<double> alpha_;
   std::vector<int8_t> status_;
-  std::vector<double> p_;
   std::vector<double> g_;
   std::vector<double> g_bar_;
   int64_t active_size_ = 0;
@@ -116,13 +109,7 @@ class Solver {
 
   Candidate next_i_{-kInf, -1};  // the max violator found while updating the gradient
   bool next_i_valid_ = false;
-  double last_gap_ = kInf;
-  int64_t shrink_checks_ = 0;
-  int64_t reconstructions_ = 0;
-  int64_t bound_changes_ = 0;
-  int64_t min_active_ = 0;
-  std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_log_ = start_;
+  SolverTally tally_;
 };
 
 const float* Solver::GetQ(int64_t pos, int64_t len) {
@@ -143,7 +130,6 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   std::swap(qd_[a], qd_[b]);
   std::swap(alpha_[a], alpha_[b]);
   std::swap(status_[a], status_[b]);
-  std::swap(p_[a], p_[b]);
   std::swap(g_[a], g_[b]);
   std::swap(g_bar_[a], g_bar_[b]);
   pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
@@ -155,8 +141,8 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
 void Solver::ReconstructGradient() {
   next_i_valid_ = false;
   if (active_size_ == l_) return;
-  ++reconstructions_;
-  for (int64_t j = active_size_; j < l_; ++j) g_[j] = g_bar_[j] + p_[j];
+  ++tally_.reconstructions;
+  for (int64_t j = active_size_; j < l_; ++j) g_[j] = g_bar_[j] - 1.0;
   int64_t nr_free = 0;
   for (int64_t j = 0; j < active_size_; ++j) nr_free += status_[j] == kFree;
   const int64_t active = active_size_;
@@ -181,11 +167,9 @@ void Solver::ReconstructGradient() {
 Candidate Solver::MaxViolator(int64_t begin, int64_t end) const {
   Candidate c{-kInf, -1};
   for (int64_t t = begin; t < end; ++t) {
-    if (y_[t] == 1) {
-      if (status_[t] != kUpper && -g_[t] >= c.value) c = {-g_[t], t};
-    } else if (status_[t] != kLower && g_[t] >= c.value) {
-      c = {g_[t], t};
-    }
+    if (!batch::InUp(y_[t], status_[t])) continue;
+    const double v = y_[t] == 1 ? -g_[t] : g_[t];  // -y G
+    if (v >= c.value) c = {v, t};
   }
   return c;
 }
@@ -216,22 +200,21 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
       [&](int64_t b, int64_t e) {
         Second s{{kInf, -1}, -kInf};
         for (int64_t j = b; j < e; ++j) {
+          if (!batch::InLow(y_[j], status_[j])) continue;
           double grad_diff;
           double quad_coef;
           if (y_[j] == 1) {
-            if (status_[j] == kLower) continue;
             grad_diff = gmax + g_[j];
             if (g_[j] >= s.gmax2) s.gmax2 = g_[j];
             if (grad_diff <= 0) continue;
             quad_coef = qd_i + qd_[j] - yi2 * q_i[j];
           } else {
-            if (status_[j] == kUpper) continue;
             grad_diff = gmax - g_[j];
             if (-g_[j] >= s.gmax2) s.gmax2 = -g_[j];
             if (grad_diff <= 0) continue;
             quad_coef = qd_i + qd_[j] + yi2 * q_i[j];
           }
-          const double obj_diff = -(grad_diff * grad_diff) / (quad_coef > 0 ? quad_coef : kTau);
+          const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
           if (obj_diff <= s.best.value) s.best = {obj_diff, j};
         }
         return s;
@@ -242,32 +225,19 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
         out.gmax2 = std::max(r.gmax2, p.gmax2);
         return out;
       });
-  last_gap_ = gmax + second.gmax2;
-  if (last_gap_ < eps_ || second.best.index == -1) return true;
+  tally_.last_gap = gmax + second.gmax2;
+  if (tally_.last_gap < eps_ || second.best.index == -1) return true;
   *out_i = i;
   *out_j = second.best.index;
   return false;
 }
 
-bool Solver::BeShrunk(int64_t k, double gmax1, double gmax2) const {
-  if (status_[k] == kUpper) return y_[k] == 1 ? -g_[k] > gmax1 : -g_[k] > gmax2;
-  if (status_[k] == kLower) return y_[k] == 1 ? g_[k] > gmax2 : g_[k] > gmax1;
-  return false;
-}
-
 void Solver::DoShrinking() {
-  ++shrink_checks_;
-  double gmax1 = -kInf;  // max { -y_i grad_i : i in I_up }
-  double gmax2 = -kInf;  // max { y_i grad_i : i in I_low }
-  for (int64_t k = 0; k < active_size_; ++k) {
-    if (y_[k] == 1) {
-      if (status_[k] != kUpper && -g_[k] >= gmax1) gmax1 = -g_[k];
-      if (status_[k] != kLower && g_[k] >= gmax2) gmax2 = g_[k];
-    } else {
-      if (status_[k] != kUpper && -g_[k] >= gmax2) gmax2 = -g_[k];
-      if (status_[k] != kLower && g_[k] >= gmax1) gmax1 = g_[k];
-    }
-  }
+  ++tally_.shrink_checks;
+  ViolationExtremes ext;
+  for (int64_t k = 0; k < active_size_; ++k) ext.Add(y_[k], status_[k], g_[k]);
+  const double gmax1 = ext.gmax1;
+  const double gmax2 = ext.gmax2;
   if (!unshrink_ && gmax1 + gmax2 <= eps_ * 10) {
     unshrink_ = true;
     ReconstructGradient();
@@ -287,32 +257,7 @@ void Solver::DoShrinking() {
   cache_.ApplySwaps(pending_swaps_);
   pending_swaps_.clear();
   next_i_valid_ = false;
-  min_active_ = std::min(min_active_, active_size_);
-}
-
-double Solver::CalculateRho() const {
-  int64_t nr_free = 0;
-  double ub = kInf;
-  double lb = -kInf;
-  double sum_free = 0;
-  for (int64_t k = 0; k < active_size_; ++k) {
-    const double yg = y_[k] * g_[k];
-    if (status_[k] == kUpper) {
-      if (y_[k] == -1)
-        ub = std::min(ub, yg);
-      else
-        lb = std::max(lb, yg);
-    } else if (status_[k] == kLower) {
-      if (y_[k] == 1)
-        ub = std::min(ub, yg);
-      else
-        lb = std::max(lb, yg);
-    } else {
-      ++nr_free;
-      sum_free += yg;
-    }
-  }
-  return nr_free > 0 ? sum_free / static_cast<double>(nr_free) : (ub + lb) / 2;
+  tally_.min_active = std::min(tally_.min_active, active_size_);
 }
 
 // One SMO step on the pair (i, j): the analytic two-variable update clipped to the box (LIBSVM's order of
@@ -325,65 +270,13 @@ void Solver::Step(int64_t i, int64_t j) {
   const double c_j = C(j);
   const double old_alpha_i = alpha_[i];
   const double old_alpha_j = alpha_[j];
-  double& ai = alpha_[i];
-  double& aj = alpha_[j];
-  if (y_[i] != y_[j]) {
-    double quad_coef = qd_[i] + qd_[j] + 2 * q_i[j];
-    if (quad_coef <= 0) quad_coef = kTau;
-    const double delta = (-g_[i] - g_[j]) / quad_coef;
-    const double diff = ai - aj;
-    ai += delta;
-    aj += delta;
-    if (diff > 0) {
-      if (aj < 0) {
-        aj = 0;
-        ai = diff;
-      }
-    } else if (ai < 0) {
-      ai = 0;
-      aj = -diff;
-    }
-    if (diff > c_i - c_j) {
-      if (ai > c_i) {
-        ai = c_i;
-        aj = c_i - diff;
-      }
-    } else if (aj > c_j) {
-      aj = c_j;
-      ai = c_j + diff;
-    }
-  } else {
-    double quad_coef = qd_[i] + qd_[j] - 2 * q_i[j];
-    if (quad_coef <= 0) quad_coef = kTau;
-    const double delta = (g_[i] - g_[j]) / quad_coef;
-    const double sum = ai + aj;
-    ai -= delta;
-    aj += delta;
-    if (sum > c_i) {
-      if (ai > c_i) {
-        ai = c_i;
-        aj = sum - c_i;
-      }
-    } else if (aj < 0) {
-      aj = 0;
-      ai = sum;
-    }
-    if (sum > c_j) {
-      if (aj > c_j) {
-        aj = c_j;
-        ai = sum - c_j;
-      }
-    } else if (ai < 0) {
-      ai = 0;
-      aj = sum;
-    }
-  }
-  const double d_i = ai - old_alpha_i;
-  const double d_j = aj - old_alpha_j;
+  batch::UpdatePair(y_[i], y_[j], qd_[i], qd_[j], q_i[j], g_[i], g_[j], c_i, c_j, &alpha_[i], &alpha_[j]);
+  const double d_i = alpha_[i] - old_alpha_i;
+  const double d_j = alpha_[j] - old_alpha_j;
   const bool ui = status_[i] == kUpper;
   const bool uj = status_[j] == kUpper;
-  UpdateStatus(i);
-  UpdateStatus(j);
+  status_[i] = batch::StatusOf(alpha_[i], c_i);
+  status_[j] = batch::StatusOf(alpha_[j], c_j);
 
   const auto fold_max = [](const Candidate& r, const Candidate& p) {
     return p.index >= 0 && p.value >= r.value ? p : r;
@@ -407,7 +300,7 @@ void Solver::Step(int64_t i, int64_t j) {
 // a scratch row and not cached: a variable that just reached or left C is rarely selected again soon, and a
 // full row would evict many active-length rows. The values are the same either way.
 void Solver::UpdateGBar(int64_t pos, double c) {
-  ++bound_changes_;
+  ++tally_.bound_changes;
   const auto [cached, have] = cache_.Peek(pos);
   const int64_t rest = l_ - have;
   if (rest > 0) {
@@ -425,16 +318,14 @@ void Solver::UpdateGBar(int64_t pos, double c) {
 }
 
 void Solver::Progress(int64_t iter, bool force) {
-  const auto now = std::chrono::steady_clock::now();
-  if (!force && now - last_log_ < std::chrono::seconds(2)) return;
-  last_log_ = now;
-  log::Info("svm: iter {}, gap {:.6g} (tolerance {:g}), active {}/{}, kernel evaluations {}", iter, last_gap_, eps_,
-            active_size_, l_, kernel_.evaluations());
+  if (!tally_.LogDue(force)) return;
+  log::Info("svm: iter {}, gap {:.6g} (tolerance {:g}), active {}/{}, kernel evaluations {}", iter, tally_.last_gap,
+            eps_, active_size_, l_, kernel_.evaluations());
 }
 
 SolverResult Solver::Run() {
   const int64_t evals_before = kernel_.evaluations();
-  min_active_ = l_;
+  tally_.min_active = l_;
   int64_t iter = 0;
   const int64_t period = policy_ == ShrinkingPolicy::kEager ? 1 : std::min<int64_t>(l_, 1000);
   int64_t counter = std::min<int64_t>(l_, 1000) + 1;
@@ -448,7 +339,7 @@ SolverResult Solver::Run() {
     if (--counter == 0) {
       counter = period;
       const bool check = policy_ == ShrinkingPolicy::kEager || policy_ == ShrinkingPolicy::kPeriodic ||
-                         (policy_ == ShrinkingPolicy::kLazy && last_gap_ <= kLazyGapFactor * eps_);
+                         (policy_ == ShrinkingPolicy::kLazy && tally_.last_gap <= kLazyGapFactor * eps_);
       if (check) DoShrinking();
       Progress(iter, false);
     }
@@ -474,29 +365,10 @@ SolverResult Solver::Run() {
   Progress(iter, true);
 
   SolverResult r;
-  r.rho = CalculateRho();
-  double v = 0;
-  for (int64_t k = 0; k < l_; ++k) v += alpha_[k] * (g_[k] + p_[k]);
-  r.obj = v / 2;
-  r.alpha.assign(l_, 0.0);
-  for (int64_t k = 0; k < l_; ++k) r.alpha[sample_[k]] = alpha_[k] * y_[k];
-  for (int64_t k = 0; k < l_; ++k) {
-    if (std::fabs(alpha_[k]) > 0) {
-      ++r.nr_sv;
-      if (std::fabs(alpha_[k]) >= C(k)) ++r.nr_bsv;
-    }
-  }
-  r.gap = last_gap_;
-  r.iterations = iter;
-  r.kernel_evaluations = kernel_.evaluations() - evals_before;
-  r.shrink_checks = shrink_checks_;
-  r.reconstructions = reconstructions_;
-  r.bound_changes = bound_changes_;
-  r.min_active = min_active_;
+  FillSolution({y_, status_, alpha_, g_, sample_, cp_, cn_}, &r);
+  tally_.Fill(iter, kernel_.evaluations() - evals_before, hit_limit, &r);
   r.cache_hits = cache_.hits();
   r.cache_misses = cache_.misses();
-  r.hit_iteration_limit = hit_limit;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   return r;
 }
 

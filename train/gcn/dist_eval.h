@@ -1,0 +1,42 @@
+// Distributed GCN evaluation (DESIGN.md §4 "Distributed GCN"): layer-wise full-neighbour inference of the owned
+// nodes over the 1-hop halo (one halo exchange per layer, no sampling, no skew) and global split metrics.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "core/context.h"
+#include "partition/partition_build.h"
+#include "train/gcn/data.h"
+#include "train/gcn/dist_features.h"
+#include "train/gcn/metrics.h"
+#include "train/gcn/model.h"
+
+namespace tessel::train::gcn {
+
+class DistEvaluator {
+ public:
+  // Collective: builds the halo exchanger and the evaluation adjacency, Â (GCN) or mean (SAGE) rows of the owned
+  // nodes over local ids, with the halo degrees from their owners (one exchange).
+  DistEvaluator(const partition::LocalPart& part, comm::Communicator& comm, ModelKind kind);
+  DistEvaluator(const DistEvaluator&) = delete;
+  DistEvaluator& operator=(const DistEvaluator&) = delete;
+
+  // Predicted class of every owned node from the owned input rows x (no dropout). Collective.
+  std::vector<int32_t> Predict(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const;
+
+  // Metrics over the global train, val and test splits of the owned predictions `pred` (labels per owned node):
+  // per-class counts summed over ranks in one allreduce (purpose "stats"). Collective.
+  void Metrics(std::span<const int32_t> pred, std::span<const int32_t> labels, ClassMetrics* train, ClassMetrics* val,
+               ClassMetrics* test) const;
+
+ private:
+  const partition::LocalPart* part_;
+  comm::Communicator* comm_;
+  HaloExchanger halo_;
+  SparseMatrix adj_;  // [num_owned x num_local]
+};
+
+}  // namespace tessel::train::gcn

@@ -1,0 +1,118 @@
+// Shared pieces of GcnTrainer and DistGcnTrainer (train_common.h): stream keys, shuffle, mini-batch
+// forward/backward, best-weight tracking with early stopping, checkpoint capture and resume.
+#include "train/gcn/train_common.h"
+
+#include <cmath>
+#include <string>
+#include <utility>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "kernels/loss.h"
+#include "train/gcn/trainer.h"
+
+namespace tessel::train::gcn {
+
+double SecondsSince(std::chrono::steady_clock::time_point since) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
+}
+
+InputFeatures InputOf(const FeatureMatrix& f) {
+  return f.is_sparse ? InputFeatures{nullptr, &f.sparse} : InputFeatures{&f.dense, nullptr};
+}
+
+StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose) {
+  return StreamKey{.seed = ctx.seed,
+                   .rank = static_cast<uint64_t>(ctx.rank),
+                   .epoch = static_cast<uint64_t>(epoch),
+                   .batch = static_cast<uint64_t>(batch),
+                   .purpose = purpose};
+}
+
+void ShuffleSeeds(const Context& ctx, int epoch, std::vector<int64_t>& order) {
+  Rng shuffle(TrainKey(ctx, epoch, 0, kPurposeShuffle));
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle.UniformInt(i)]);
+}
+
+double BlocksForwardBackward(const Context& ctx, GcnModel& model, const FeatureMatrix& x,
+                             std::span<const sampling::Block> blocks, std::span<const int32_t> labels,
+                             const StreamKey& drop_key) {
+  std::vector<LayerGraph> graphs;
+  for (const auto& blk : blocks) graphs.push_back(LayerGraph{&blk.adj, nullptr});
+  std::vector<int64_t> rows(labels.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int64_t>(i);
+  const Matrix& logits = model.Forward(ctx, InputOf(x), graphs, true, drop_key);
+  Matrix grad;
+  const double loss = kernels::SoftmaxCrossEntropy(ctx, logits, labels, rows, &grad);
+  model.Backward(ctx, grad);
+  return loss;
+}
+
+void CheckLoss(int epoch, double loss) {
+  TESSEL_CHECK(std::isfinite(loss), "epoch {}: the loss is {} (lower --lr, or check the features)", epoch, loss);
+}
+
+bool BestWeights::Update(int epoch_done, double epoch_val_acc, const std::vector<Param>& current, int patience) {
+  if (epoch_val_acc > val_acc) {
+    val_acc = epoch_val_acc;
+    epoch = epoch_done;
+    epochs_since = 0;
+    params.clear();
+    for (const Param& p : current) params.push_back(p.value.Clone());
+  } else {
+    ++epochs_since;
+  }
+  return patience > 0 && epochs_since >= patience;
+}
+
+void BestWeights::Restore(std::vector<Param>& current) const {
+  if (params.size() != current.size()) return;
+  for (size_t i = 0; i < current.size(); ++i) current[i].value = params[i].Clone();
+}
+
+bool CheckpointDue(const TrainConfig& c, int epoch, bool stop) {
+  return !c.checkpoint_dir.empty() && (epoch % c.checkpoint_every == 0 || epoch == c.epochs || stop);
+}
+
+TrainState CaptureState(nlohmann::json config, int epochs_done, const BestWeights& best, const GcnModel& model,
+                        const Adam& adam) {
+  TrainState s;
+  s.config = std::move(config);
+  s.epochs_done = epochs_done;
+  s.best_epoch = best.epoch;
+  s.best_val_acc = best.val_acc;
+  s.epochs_since_best = best.epochs_since;
+  s.adam_steps = adam.steps();
+  for (const Param& p : model.params()) s.params.push_back(p.value.Clone());
+  for (const Matrix& m : const_cast<Adam&>(adam).moments()) s.moments.push_back(m.Clone());
+  for (const Matrix& m : best.params) s.best_params.push_back(m.Clone());
+  return s;
+}
+
+int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeights* best, GcnModel* model, Adam* adam) {
+  if (!c.resume || !std::filesystem::exists(c.checkpoint_dir / "checkpoint.json")) return 0;
+  TrainState s = LoadCheckpoint(c.checkpoint_dir);
+  nlohmann::json want = config;
+  nlohmann::json have = s.config;
+  for (const char* key : {"epochs", "patience"}) {
+    want.erase(key);
+    have.erase(key);
+  }
+  TESSEL_CHECK(want == have,
+               "--resume: the checkpoint in {} was trained with different settings ({}); use the same options or a "
+               "new --checkpoint folder",
+               c.checkpoint_dir.string(), have.dump());
+  auto& params = model->params();
+  TESSEL_CHECK(s.params.size() == params.size(), "--resume: checkpoint has {} tensors, the model {}", s.params.size(),
+               params.size());
+  for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(s.params[i]);
+  adam->Restore(s.adam_steps, std::move(s.moments));
+  best->params = std::move(s.best_params);
+  best->epoch = s.best_epoch;
+  best->val_acc = s.best_val_acc;
+  best->epochs_since = s.epochs_since_best;
+  log::Info("resuming from {} after epoch {}", c.checkpoint_dir.string(), s.epochs_done);
+  return s.epochs_done;
+}
+
+}  // namespace tessel::train::gcn

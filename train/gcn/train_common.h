@@ -1,0 +1,74 @@
+// What the single-process and the distributed GCN trainers share: the random stream purposes and keys, the seed
+// shuffle, one sampled mini-batch's forward/backward, best-validation weights with early stopping, and checkpoints.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/context.h"
+#include "core/rng.h"
+#include "sampling/block.h"
+#include "train/gcn/checkpoint.h"
+#include "train/gcn/data.h"
+#include "train/gcn/model.h"
+#include "train/gcn/optimizer.h"
+
+namespace tessel::train::gcn {
+
+struct TrainConfig;
+
+// Stream purposes of the training draws, keyed (seed, rank, epoch, batch, purpose). The distributed trainer uses
+// the same ones, so one rank with full fanouts draws what the single-process trainer draws.
+inline constexpr uint64_t kPurposeDropout = 0x100;  // + layer
+inline constexpr uint64_t kPurposeShuffle = 0x200;
+inline constexpr uint64_t kPurposeSample = 0x300;  // + layer
+
+double SecondsSince(std::chrono::steady_clock::time_point since);
+
+InputFeatures InputOf(const FeatureMatrix& f);
+
+// The stream key of one training draw of this rank.
+StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose);
+
+// Shuffles `order` in place (Fisher-Yates) with the (seed, rank, epoch, 0, kPurposeShuffle) stream.
+void ShuffleSeeds(const Context& ctx, int epoch, std::vector<int64_t>& order);
+
+// Forward (dropout on, masks from drop_key) and backward of one sampled mini-batch whose seeds are the rows of the
+// last block, labelled `labels`; x holds the first block's source rows. Returns the mean loss; no update.
+double BlocksForwardBackward(const Context& ctx, GcnModel& model, const FeatureMatrix& x,
+                             std::span<const sampling::Block> blocks, std::span<const int32_t> labels,
+                             const StreamKey& drop_key);
+
+// Throws when an epoch's loss is not finite.
+void CheckLoss(int epoch, double loss);
+
+// Best-validation weights and early stopping.
+struct BestWeights {
+  std::vector<Matrix> params;  // copies of the best weights (empty until the first epoch)
+  int epoch = 0;               // 1-based epoch of the best validation accuracy, 0 = none yet
+  double val_acc = -1.0;
+  int epochs_since = 0;
+  // Records an epoch: keeps a copy of `current` when val_acc is the best so far. Returns true when training should
+  // stop (patience > 0 epochs without a better validation accuracy).
+  bool Update(int epoch_done, double epoch_val_acc, const std::vector<Param>& current, int patience);
+  // Sets `current` to the best weights (unchanged when there are none).
+  void Restore(std::vector<Param>& current) const;
+};
+
+// Whether epoch ends with a checkpoint (every checkpoint_every epochs, the last one, and an early stop).
+bool CheckpointDue(const TrainConfig& c, int epoch, bool stop);
+
+// The checkpoint of the current training state; `config` is the trainer's configuration JSON.
+TrainState CaptureState(nlohmann::json config, int epochs_done, const BestWeights& best, const GcnModel& model,
+                        const Adam& adam);
+
+// When c.resume and c.checkpoint_dir holds a checkpoint: checks that it was trained with `config` (all but epochs
+// and patience), restores weights, Adam and `best`, and returns the epochs done; otherwise returns 0.
+int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeights* best, GcnModel* model, Adam* adam);
+
+}  // namespace tessel::train::gcn

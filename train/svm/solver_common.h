@@ -1,0 +1,142 @@
+// Host-side pieces shared by the C-SVC dual solvers (smo_solver.cc, batch_solver.cc): setup checks, LIBSVM's
+// violation extremes for elimination, rho and objective (Chang, Lin, "LIBSVM", TIST 2011), and result filling.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "core/error.h"
+#include "core/parallel.h"
+#include "kernels/svm_kernel.h"
+#include "train/svm/batch_step.h"
+#include "train/svm/smo_solver.h"
+
+namespace tessel::train::svm {
+
+// Throws unless there is one label per sample and every label is +1 or -1; `who` names the solver.
+inline void CheckBinaryLabels(const BinaryProblem& problem, const char* who) {
+  TESSEL_CHECK(problem.y.size() == problem.rows.size(), "{}: {} labels for {} samples", who, problem.y.size(),
+               problem.rows.size());
+  for (size_t s = 0; s < problem.y.size(); ++s)
+    TESSEL_CHECK(problem.y[s] == 1 || problem.y[s] == -1, "{}: label {} of sample {} is not +1 or -1", who,
+                 problem.y[s], s);
+}
+
+// Q_ii = K(x_i, x_i) of every sample, in float64.
+inline std::vector<double> QDiagonal(kernels::SvmKernelRows& kernel, std::span<const int32_t> rows) {
+  std::vector<double> qd(rows.size());
+  parallel_for<int64_t>(0, static_cast<int64_t>(rows.size()), 1024,
+                        [&](int64_t s) { qd[static_cast<size_t>(s)] = kernel.Diagonal(rows[static_cast<size_t>(s)]); });
+  return qd;
+}
+
+// SolverOptions::max_iterations with -1 resolved to LIBSVM's max(10^7, 100 l).
+inline int64_t MaxIterations(int64_t requested, int64_t l) {
+  return requested < 0 ? std::max<int64_t>(10000000, 100 * l) : requested;
+}
+
+// LIBSVM's gmax1 = max_{I_up} -y G and gmax2 = max_{I_low} y G (do_shrinking), with its ">=" updates.
+struct ViolationExtremes {
+  double gmax1 = -std::numeric_limits<double>::infinity();
+  double gmax2 = -std::numeric_limits<double>::infinity();
+
+  void Add(int8_t y, int8_t status, double g) {
+    const double v = y > 0 ? -g : g;  // -y G
+    if (batch::InUp(y, status) && v >= gmax1) gmax1 = v;
+    if (batch::InLow(y, status) && -v >= gmax2) gmax2 = -v;
+  }
+};
+
+// LIBSVM's calculate_rho: the mean of y G over the free variables, else the middle of the interval that the
+// bound variables leave for rho. Variables are added in the caller's order (the free sum depends on it).
+class RhoAccumulator {
+ public:
+  void Add(int8_t y, int8_t status, double g) {
+    const double yg = y * g;
+    if (status == batch::kFree) {
+      ++nr_free_;
+      sum_free_ += yg;
+    } else if (status == batch::kUpper ? y == -1 : y == 1) {  // y a at its lower end: rho <= y G
+      ub_ = std::min(ub_, yg);
+    } else {
+      lb_ = std::max(lb_, yg);
+    }
+  }
+  double Rho() const { return nr_free_ > 0 ? sum_free_ / static_cast<double>(nr_free_) : (ub_ + lb_) / 2; }
+
+ private:
+  int64_t nr_free_ = 0;
+  double ub_ = std::numeric_limits<double>::infinity();
+  double lb_ = -std::numeric_limits<double>::infinity();
+  double sum_free_ = 0;
+};
+
+// What a solver state holds at the end, in the solver's own order: position k is sample sample[k] (the
+// identity when `sample` is empty). Fills alpha (y a per sample), obj = a^T (G - e) / 2 and rho (both summed in
+// position order, as LIBSVM), nr_sv and nr_bsv.
+struct FinalState {
+  std::span<const int8_t> y;
+  std::span<const int8_t> status;
+  std::span<const double> alpha;
+  std::span<const double> g;
+  std::span<const int32_t> sample;
+  double cp = 1;
+  double cn = 1;
+};
+
+inline void FillSolution(const FinalState& st, SolverResult* r) {
+  const size_t l = st.y.size();
+  RhoAccumulator rho;
+  for (size_t k = 0; k < l; ++k) rho.Add(st.y[k], st.status[k], st.g[k]);
+  r->rho = rho.Rho();
+  double v = 0;
+  for (size_t k = 0; k < l; ++k) v += st.alpha[k] * (st.g[k] - 1.0);
+  r->obj = v / 2;
+  r->alpha.assign(l, 0.0);
+  for (size_t k = 0; k < l; ++k)
+    r->alpha[st.sample.empty() ? k : static_cast<size_t>(st.sample[k])] = st.alpha[k] * st.y[k];
+  for (size_t k = 0; k < l; ++k) {
+    if (std::fabs(st.alpha[k]) > 0) {
+      ++r->nr_sv;
+      if (std::fabs(st.alpha[k]) >= (st.y[k] > 0 ? st.cp : st.cn)) ++r->nr_bsv;
+    }
+  }
+}
+
+// The counters and clocks both solvers keep, and the SolverResult fields they fill.
+struct SolverTally {
+  double last_gap = std::numeric_limits<double>::infinity();
+  int64_t shrink_checks = 0;
+  int64_t reconstructions = 0;
+  int64_t bound_changes = 0;
+  int64_t min_active = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_log = start;
+
+  // True when a progress line is due (forced, or 2 s since the last one); restarts the 2 s.
+  bool LogDue(bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_log < std::chrono::seconds(2)) return false;
+    last_log = now;
+    return true;
+  }
+
+  void Fill(int64_t iterations, int64_t kernel_evaluations, bool hit_limit, SolverResult* r) const {
+    r->gap = last_gap;
+    r->iterations = iterations;
+    r->kernel_evaluations = kernel_evaluations;
+    r->shrink_checks = shrink_checks;
+    r->reconstructions = reconstructions;
+    r->bound_changes = bound_changes;
+    r->min_active = min_active;
+    r->hit_iteration_limit = hit_limit;
+    r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+}  // namespace tessel::train::svm
