@@ -117,7 +117,7 @@ void RegisterPredictGcn(CLI::App& app) {
   sub->add_option("--device", args->device, "cpu or cuda (full-graph inference on one GPU)")->capture_default_str();
   sub->add_option("--device-id", args->device_id, "CUDA device ordinal; -1 = local rank modulo the visible GPUs")
       ->capture_default_str()
-      ->check(CLI::Range(-1, 1 << 20));
+      ->check(CLI::Range(-1, 1 << 20).description(""));
   sub->add_flag("--json", args->json, "Print a JSON summary (nodes, accuracy) after the predictions");
   SetAction(sub, [args] { RunPredictGcn(*args); });
 }

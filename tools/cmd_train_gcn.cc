@@ -366,7 +366,7 @@ void RegisterTrainGcn(CLI::App& app) {
   sub->add_option("--device-id", args->device_id,
                   "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)")
       ->capture_default_str()
-      ->check(CLI::Range(-1, 1 << 20));
+      ->check(CLI::Range(-1, 1 << 20).description(""));
   sub->add_option("--checkpoint", args->checkpoint, "Checkpoint folder, replaced atomically");
   sub->add_option("--checkpoint-every", args->checkpoint_every, "Epochs between checkpoints (>= 1)")
       ->capture_default_str();
