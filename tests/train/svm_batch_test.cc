@@ -16,24 +16,9 @@
 
 namespace tessel::train::svm {
 namespace {
+using testing::MakeProblem;
+using testing::Problem;
 using testing::RandomDataset;
-
-struct Problem {
-  datasets::SparseRowDataset ds;
-  kernels::SparseRowsView view;
-  std::vector<int32_t> rows;
-  std::vector<int8_t> y;
-};
-
-Problem MakeProblem(datasets::SparseRowDataset ds) {
-  Problem p{std::move(ds), {}, {}, {}};
-  p.view = {p.ds.indptr.Host(), p.ds.indices.Host(), p.ds.values.Host(), p.ds.num_features};
-  for (int64_t r = 0; r < p.ds.num_rows; ++r) {
-    p.rows.push_back(static_cast<int32_t>(r));
-    p.y.push_back(p.ds.labels.Host()[r] > 0 ? 1 : -1);
-  }
-  return p;
-}
 
 SolverResult Smo(Problem& p, const kernels::SvmKernelParams& kp, double cp, double cn, const SolverOptions& o) {
   kernels::SvmKernelRows k(p.view, kp);

@@ -15,6 +15,8 @@
 
 namespace tessel::train::svm {
 namespace {
+using testing::MakeProblem;
+using testing::Problem;
 using testing::RandomDataset;
 
 class SvmGpuTest : public ::testing::Test {
@@ -23,23 +25,6 @@ class SvmGpuTest : public ::testing::Test {
     if (device::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
   }
 };
-
-struct Problem {
-  datasets::SparseRowDataset ds;
-  kernels::SparseRowsView view;
-  std::vector<int32_t> rows;
-  std::vector<int8_t> y;
-};
-
-Problem MakeProblem(datasets::SparseRowDataset ds) {
-  Problem p{std::move(ds), {}, {}, {}};
-  p.view = {p.ds.indptr.Host(), p.ds.indices.Host(), p.ds.values.Host(), p.ds.num_features};
-  for (int64_t r = 0; r < p.ds.num_rows; ++r) {
-    p.rows.push_back(static_cast<int32_t>(r));
-    p.y.push_back(p.ds.labels.Host()[r] > 0 ? 1 : -1);
-  }
-  return p;
-}
 
 // Both stop with gap < eps, so each objective is within eps * sum C of the optimum (svm_batch_test.cc).
 void ExpectSameAnswer(const Problem& p, const SolverResult& host, const SolverResult& gpu, double eps, double c) {

@@ -50,6 +50,25 @@ inline datasets::SparseRowDataset RandomDataset(int64_t n, int64_t dim, double d
   return ds;
 }
 
+// A binary problem over every row of a dataset (labels > 0 are +1), with the view the kernel reads; keep it
+// in place while a kernel built on `view` is alive.
+struct Problem {
+  datasets::SparseRowDataset ds;
+  kernels::SparseRowsView view;
+  std::vector<int32_t> rows;
+  std::vector<int8_t> y;
+};
+
+inline Problem MakeProblem(datasets::SparseRowDataset ds) {
+  Problem p{std::move(ds), {}, {}, {}};
+  p.view = {p.ds.indptr.Host(), p.ds.indices.Host(), p.ds.values.Host(), p.ds.num_features};
+  for (int64_t r = 0; r < p.ds.num_rows; ++r) {
+    p.rows.push_back(static_cast<int32_t>(r));
+    p.y.push_back(p.ds.labels.Host()[r] > 0 ? 1 : -1);
+  }
+  return p;
+}
+
 inline std::vector<double> DenseRow(const datasets::SparseRowDataset& ds, int64_t r) {
   std::vector<double> x(static_cast<size_t>(ds.num_features), 0.0);
   const auto ptr = ds.indptr.Host();
