@@ -422,9 +422,7 @@ SolverResult SolveBinaryBatchedCuda(const BinaryProblem& problem, const SolverOp
   const auto start = std::chrono::steady_clock::now();
   cuda::BatchCudaResult c = cuda::SolveBatchCuda(p);
   SolverResult r;
-  r.alpha = std::move(c.alpha);
-  r.obj = c.obj;
-  r.rho = c.rho;
+  FillSolution(FinalState{problem.y, c.status, c.a, c.g, {}, problem.Cp, problem.Cn}, &r);
   r.gap = c.gap;
   r.iterations = c.iterations;
   r.kernel_evaluations = c.kernel_evaluations;
@@ -432,8 +430,6 @@ SolverResult SolveBinaryBatchedCuda(const BinaryProblem& problem, const SolverOp
   r.reconstructions = c.reconstructions;
   r.bound_changes = c.bound_changes;
   r.min_active = c.min_active;
-  r.nr_sv = c.nr_sv;
-  r.nr_bsv = c.nr_bsv;
   r.hit_iteration_limit = c.hit_iteration_limit;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (stats != nullptr) stats->rounds = c.rounds;

@@ -544,40 +544,15 @@ BatchCudaResult DeviceSolver::Run() {
   if (hit_limit) log::Warn("svm cuda: reached the iteration limit ({}) before the gap fell under eps", max_iter_);
   TESSEL_CUDA_CHECK(cudaDeviceSynchronize());
 
-  // rho and the objective on the host, exactly as the host solver.
-  thrust::host_vector<double> a = alpha_;
-  thrust::host_vector<double> g = g_;
-  thrust::host_vector<int8_t> st = st_;
+  // The final state goes back to the host; rho, the objective and the counts are computed there by
+  // FillSolution (train/svm/solver_common.h), the same code as the host solvers.
   BatchCudaResult r;
-  int64_t nr_free = 0;
-  double ub = kInf, lb = -kInf, sum_free = 0, v = 0;
-  r.alpha.resize(static_cast<size_t>(l_));
-  for (int64_t s = 0; s < l_; ++s) {
-    const int8_t y = h_y_[s];
-    const double yg = y * g[s];
-    if (st[s] == batch::kUpper) {
-      if (y == -1)
-        ub = std::min(ub, yg);
-      else
-        lb = std::max(lb, yg);
-    } else if (st[s] == batch::kLower) {
-      if (y == 1)
-        ub = std::min(ub, yg);
-      else
-        lb = std::max(lb, yg);
-    } else {
-      ++nr_free;
-      sum_free += yg;
-    }
-    v += a[s] * (g[s] - 1.0);
-    r.alpha[s] = a[s] * y;
-    if (std::fabs(a[s]) > 0) {
-      ++r.nr_sv;
-      if (std::fabs(a[s]) >= C(y)) ++r.nr_bsv;
-    }
-  }
-  r.rho = nr_free > 0 ? sum_free / static_cast<double>(nr_free) : (ub + lb) / 2;
-  r.obj = v / 2;
+  const thrust::host_vector<double> a = alpha_;
+  const thrust::host_vector<double> g = g_;
+  const thrust::host_vector<int8_t> st = st_;
+  r.a.assign(a.begin(), a.end());
+  r.g.assign(g.begin(), g.end());
+  r.status.assign(st.begin(), st.end());
   r.gap = gap;
   r.iterations = steps;
   r.rounds = rounds;

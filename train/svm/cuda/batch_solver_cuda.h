@@ -26,9 +26,11 @@ struct BatchCudaProblem {
 };
 
 struct BatchCudaResult {
-  std::vector<double> alpha;  // y_i a_i per sample
-  double obj = 0;
-  double rho = 0;
+  // The final state per sample, in sample order: a_i (unsigned), the gradient G_i and the bound status
+  // (batch::BoundStatus); the caller derives alpha, rho and the objective from it (FillSolution).
+  std::vector<double> a;
+  std::vector<double> g;
+  std::vector<int8_t> status;
   double gap = 0;
   int64_t iterations = 0;
   int64_t rounds = 0;
@@ -37,8 +39,6 @@ struct BatchCudaResult {
   int64_t reconstructions = 0;
   int64_t bound_changes = 0;
   int64_t min_active = 0;
-  int nr_sv = 0;
-  int nr_bsv = 0;
   bool hit_iteration_limit = false;
 };
 
