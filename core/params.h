@@ -1,0 +1,74 @@
+// One declaration per user-facing parameter: its JSON name, flag, help text, group and the config field it binds.
+// A config type lists its parameters once, in a static `Params(self, visitor)`; the CLI (tools/cli_params.h) and
+// JSON (core/params_json.h) are visitors over that list, so a parameter is never written twice.
+//
+//   struct ModelConfig {
+//     int64_t hidden = 16;
+//     template <typename Self, typename V> static void Params(Self& c, V&& v) {
+//       v(ParamInfo{"hidden", "Hidden units per layer (>= 1)"}, c.hidden);
+//     }
+//   };
+//
+// Visitors are called as v(const ParamInfo&, Field&) for each parameter, in declaration order; Self is the config
+// type or its const version, so one list serves reading and writing. Enumerations name their values through
+// EnumNames<E> (below), so the CLI accepts and the JSON stores the names, never the numbers.
+#pragma once
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "core/error.h"
+
+namespace tessel {
+
+struct ParamInfo {
+  std::string_view name;        // JSON key, snake_case; the flag is "--" + name with '_' -> '-' unless `flag` is set
+  std::string_view help;        // one line for --help (the default is appended by the CLI)
+  std::string_view flag = {};   // explicit CLI11 names ("-c,--cost") when they are not derived from `name`
+  std::string_view group = {};  // --help section; empty = the subcommand's options
+  bool cli = true;              // false: recorded in JSON (checkpoints, metrics) but not a command-line option
+
+  // The long flag ("--hidden", "--weight-decay") derived from name when `flag` is empty.
+  std::string Flag() const {
+    if (!flag.empty()) return std::string(flag);
+    std::string out = "--";
+    for (char ch : name) out += ch == '_' ? '-' : ch;
+    return out;
+  }
+};
+
+// Specialise for every enumeration that is a parameter:
+//   template <> struct EnumNames<ModelKind> {
+//     static constexpr std::array<std::pair<ModelKind, std::string_view>, 2> kNames{{{ModelKind::kGcn, "gcn"}, ...}};
+//   };
+template <typename E>
+struct EnumNames;
+
+template <typename E>
+std::string_view EnumName(E value) {
+  for (const auto& [v, name] : EnumNames<E>::kNames) {
+    if (v == value) return name;
+  }
+  return "?";
+}
+
+// Parses one of the names of E; throws naming `what` and the accepted values.
+template <typename E>
+E ParseEnum(std::string_view text, std::string_view what) {
+  std::string accepted;
+  for (const auto& [v, name] : EnumNames<E>::kNames) {
+    if (name == text) return v;
+    accepted += accepted.empty() ? "" : ", ";
+    accepted += name;
+  }
+  throw Error(std::string(what) + ": '" + std::string(text) + "' is not one of " + accepted);
+}
+
+template <typename E, typename = void>
+struct HasEnumNames : std::false_type {};
+template <typename E>
+struct HasEnumNames<E, std::void_t<decltype(EnumNames<E>::kNames)>> : std::true_type {};
+
+}  // namespace tessel

@@ -1,0 +1,82 @@
+// The command-line side of core/params.h: AddParams(sub, config) adds one CLI11 option per declared parameter,
+// bound to the config field, with its help text and its default shown; booleans become flags, enumerations accept
+// their names, integer lists are comma-separated. The returned ParamOptions finds an option by parameter name
+// (to ask whether it was given).
+#pragma once
+
+#include <map>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/params.h"
+
+namespace tessel::tools {
+
+class ParamOptions {
+ public:
+  void Add(std::string_view name, CLI::Option* option) { options_[std::string(name)] = option; }
+  // The option declared under `name` (throws when there is none).
+  CLI::Option* operator[](std::string_view name) const;
+  // Whether the option `name` was given on the command line.
+  bool Given(std::string_view name) const { return (*this)[name]->count() > 0; }
+
+ private:
+  std::map<std::string, CLI::Option*, std::less<>> options_;
+};
+
+namespace cli_detail {
+
+std::string JoinInts(const std::vector<int>& values);
+std::vector<int> ParseIntList(const std::string& text, const std::string& flag);
+
+struct CliBinder {
+  CLI::App* app;
+  ParamOptions* options;
+  template <typename T>
+  void operator()(const ParamInfo& p, T& field) const {
+    if (!p.cli) return;
+    const std::string flag = p.Flag();
+    const std::string help(p.help);
+    CLI::Option* o = nullptr;
+    if constexpr (std::is_same_v<T, bool>) {
+      o = app->add_flag(flag, field, help);
+    } else if constexpr (std::is_enum_v<T>) {
+      std::map<std::string, T> names;
+      std::string accepted;
+      for (const auto& [v, name] : EnumNames<T>::kNames) {
+        names.emplace(std::string(name), v);
+        accepted += (accepted.empty() ? "" : "|") + std::string(name);
+      }
+      o = app->add_option(flag, field, help)
+              ->transform(CLI::CheckedTransformer(names).description(""))
+              ->type_name(accepted)
+              ->default_str(std::string(EnumName(field)));
+    } else if constexpr (std::is_same_v<T, std::vector<int>>) {
+      T* target = &field;
+      o = app->add_option_function<std::string>(
+                 flag, [target, flag](const std::string& text) { *target = ParseIntList(text, flag); }, help)
+              ->type_name("N,N,...")
+              ->default_str(JoinInts(field));
+    } else {
+      o = app->add_option(flag, field, help)->capture_default_str();
+    }
+    if (!p.group.empty()) o->group(std::string(p.group));
+    options->Add(p.name, o);
+  }
+};
+
+}  // namespace cli_detail
+
+// Adds every parameter of `config` (Config::Params) to `sub`, bound to the fields of *config (which must outlive
+// parsing), into `options` when given.
+template <typename Config>
+ParamOptions AddParams(CLI::App* sub, Config* config) {
+  ParamOptions options;
+  Config::Params(*config, cli_detail::CliBinder{sub, &options});
+  return options;
+}
+
+}  // namespace tessel::tools
