@@ -30,20 +30,55 @@ std::vector<int64_t> Prefix(const std::vector<T>& counts) {
   return p;
 }
 
+// Typed all-to-alls over the byte exchange (counts in elements, one per rank), on the wire exactly as
+// comm::Communicator::Alltoallv and AlltoallvWithCounts send them: the counts as one int64 per rank pair, then the
+// elements.
+template <typename T>
+void Alltoallv(SampleExchange& ex, std::span<const T> send, std::span<const int64_t> send_counts, std::span<T> recv,
+               std::span<const int64_t> recv_counts) {
+  static_assert(std::is_trivially_copyable_v<T>, "sent as raw bytes");
+  const auto parts = static_cast<size_t>(ex.Size());
+  TESSEL_CHECK(send_counts.size() == parts && recv_counts.size() == parts,
+               "sampling: an exchange needs one count per rank ({}), got {} and {}", parts, send_counts.size(),
+               recv_counts.size());
+  std::vector<int64_t> send_bytes(parts);
+  std::vector<int64_t> recv_bytes(parts);
+  for (size_t j = 0; j < parts; ++j) {
+    send_bytes[j] = send_counts[j] * static_cast<int64_t>(sizeof(T));
+    recv_bytes[j] = recv_counts[j] * static_cast<int64_t>(sizeof(T));
+  }
+  ex.Alltoallv(send.data(), send_bytes, recv.data(), recv_bytes);
+}
+
+template <typename T>
+void AlltoallvWithCounts(SampleExchange& ex, std::span<const T> send, std::span<const int64_t> send_counts,
+                         std::vector<T>* recv, std::vector<int64_t>* recv_counts) {
+  const auto parts = static_cast<size_t>(ex.Size());
+  const std::vector<int64_t> one(parts, 1);
+  recv_counts->assign(parts, 0);
+  Alltoallv<int64_t>(ex, send_counts, one, *recv_counts, one);
+  int64_t total = 0;
+  for (int64_t c : *recv_counts) total += c;
+  recv->resize(static_cast<size_t>(total));
+  Alltoallv<T>(ex, send, send_counts, *recv, *recv_counts);
+}
+
 }  // namespace
 
-DistNeighborSampler::DistNeighborSampler(const partition::LocalPart& part, std::vector<int64_t> offsets,
-                                         comm::Communicator& comm, SamplerOptions options, SkewOptions skew)
+DistNeighborSampler::DistNeighborSampler(const OwnedGraph& part, std::vector<int64_t> offsets,
+                                         std::unique_ptr<SampleExchange> exchange, SamplerOptions options,
+                                         SkewOptions skew)
     : part_(part),
       offsets_(std::move(offsets)),
-      comm_(comm),
+      exchange_(std::move(exchange)),
       options_(std::move(options)),
-      skew_(skew),
-      rank_(static_cast<int32_t>(comm.Rank())) {
+      skew_(skew) {
   static_assert(sizeof(WireEntry) == 16 && std::is_trivially_copyable_v<WireEntry>, "sent as raw bytes");
+  TESSEL_CHECK(exchange_ != nullptr, "sampling: no exchange given");
+  rank_ = exchange_->Rank();
   options_.Validate();
   skew_.Validate();
-  const int parts = comm_.Size();
+  const int parts = exchange_->Size();
   TESSEL_CHECK(part_.num_parts == parts && part_.part == rank_,
                "sampling: rank {} of {} holds part {} of {} (run one rank per part, rank k loading part k)", rank_,
                parts, part_.part, part_.num_parts);
@@ -61,15 +96,17 @@ DistNeighborSampler::DistNeighborSampler(const partition::LocalPart& part, std::
                offsets_[static_cast<size_t>(rank_) + 1]);
   TESSEL_CHECK(offsets_.back() <= INT32_MAX, "sampling: {} nodes do not fit 32-bit block ids", offsets_.back());
   const int64_t num_local = part_.num_local();
-  auto indptr = part_.graph.indptr().Host();
-  auto indices = part_.graph.indices().Host();
-  auto halo_owner = part_.halo_owner.Host();
-  TESSEL_CHECK(part_.graph.num_nodes() == num_local && static_cast<int64_t>(halo_owner.size()) == part_.num_halo &&
+  const std::span<const int64_t> indptr = part_.indptr;
+  const std::span<const int32_t> indices = part_.indices;
+  const std::span<const int32_t> halo_owner = part_.halo_owner;
+  TESSEL_CHECK(static_cast<int64_t>(indptr.size()) == num_local + 1 &&
+                   static_cast<int64_t>(indices.size()) == indptr.back() &&
+                   static_cast<int64_t>(halo_owner.size()) == part_.num_halo &&
                    static_cast<int64_t>(part_.halo_remote.size()) == part_.num_halo,
                "sampling: part {} has inconsistent sizes (load it with LoadPart, which validates it)", rank_);
 
   // Global ids of the local nodes; owned rows with columns sorted by global id, and the owner of every entry.
-  auto halo_remote = part_.halo_remote.Host();
+  const std::span<const int64_t> halo_remote = part_.halo_remote;
   global_of_.resize(static_cast<size_t>(num_local));
   for (int64_t u = 0; u < num_local; ++u) {
     if (u < part_.num_owned) {
@@ -120,9 +157,9 @@ int32_t DistNeighborSampler::OwnerOf(int64_t global_id) const {
 }
 
 void DistNeighborSampler::FetchHaloDegrees() {
-  const auto parts = static_cast<size_t>(comm_.Size());
-  auto halo_owner = part_.halo_owner.Host();
-  auto halo_remote = part_.halo_remote.Host();
+  const auto parts = static_cast<size_t>(exchange_->Size());
+  const std::span<const int32_t> halo_owner = part_.halo_owner;
+  const std::span<const int64_t> halo_remote = part_.halo_remote;
   std::vector<int64_t> counts(parts, 0);
   for (int32_t o : halo_owner) ++counts[static_cast<size_t>(o)];  // checked in the constructor
   const std::vector<int64_t> start = Prefix(counts);
@@ -136,7 +173,7 @@ void DistNeighborSampler::FetchHaloDegrees() {
   }
   std::vector<int64_t> asked;
   std::vector<int64_t> asked_counts;
-  comm_.AlltoallvWithCounts<int64_t>(request, counts, &asked, &asked_counts, kSamplingPurpose).ThrowIfError();
+  AlltoallvWithCounts<int64_t>(*exchange_, request, counts, &asked, &asked_counts);
   std::vector<int64_t> degrees(asked.size());
   const double plus = options_.aggregation == Aggregation::kGcn ? 1.0 : 0.0;
   for (size_t i = 0; i < asked.size(); ++i) {
@@ -146,7 +183,7 @@ void DistNeighborSampler::FetchHaloDegrees() {
     degrees[i] = static_cast<int64_t>(norm_degree_[static_cast<size_t>(asked[i])] - plus);
   }
   std::vector<int64_t> answers(request.size());
-  comm_.Alltoallv<int64_t>(degrees, asked_counts, answers, counts, kSamplingPurpose).ThrowIfError();
+  Alltoallv<int64_t>(*exchange_, degrees, asked_counts, answers, counts);
   for (size_t j = 0; j < halo_owner.size(); ++j) {
     norm_degree_[static_cast<size_t>(part_.num_owned) + j] =
         static_cast<double>(answers[static_cast<size_t>(slot[j])]) + plus;
@@ -158,7 +195,7 @@ void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester
   const auto m = static_cast<int64_t>(rows.size());
   if (m == 0) return;
   const bool gcn = options_.aggregation == Aggregation::kGcn;
-  auto indptr = part_.graph.indptr().Host();
+  const std::span<const int64_t> indptr = part_.indptr;
   StreamKey k = layer_key;
   k.rank = static_cast<uint64_t>(requester);
   const uint64_t base = Rng(k)();
@@ -226,7 +263,7 @@ std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, c
 
 Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key) {
   const auto m = static_cast<int64_t>(dst.size());
-  const auto parts = static_cast<size_t>(comm_.Size());
+  const auto parts = static_cast<size_t>(exchange_->Size());
   const bool gcn = options_.aggregation == Aggregation::kGcn;
 
   // Rows grouped by owner (dst order within each group); the own group stays here as local ids. Destination
@@ -260,11 +297,11 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   stats_.remote_rows += static_cast<int64_t>(request.size());
 
   // Requests out, rows served per requester, responses back.
-  const uint64_t bytes0 = comm_.Bytes().Bytes(kSamplingPurpose);
+  const uint64_t bytes0 = exchange_->SentBytes();
   std::vector<int64_t> asked;
   std::vector<int64_t> asked_counts;
-  comm_.AlltoallvWithCounts<int64_t>(request, counts, &asked, &asked_counts, kSamplingPurpose).ThrowIfError();
-  const uint64_t bytes1 = comm_.Bytes().Bytes(kSamplingPurpose);
+  AlltoallvWithCounts<int64_t>(*exchange_, request, counts, &asked, &asked_counts);
+  const uint64_t bytes1 = exchange_->SentBytes();
   std::vector<WireEntry> answer;
   std::vector<int64_t> answer_counts(parts, 0);
   size_t pos = 0;
@@ -284,10 +321,9 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   }
   std::vector<WireEntry> received;
   std::vector<int64_t> received_counts;
-  comm_.AlltoallvWithCounts<WireEntry>(answer, answer_counts, &received, &received_counts, kSamplingPurpose)
-      .ThrowIfError();
+  AlltoallvWithCounts<WireEntry>(*exchange_, answer, answer_counts, &received, &received_counts);
   stats_.request_bytes += bytes1 - bytes0;
-  stats_.response_bytes += comm_.Bytes().Bytes(kSamplingPurpose) - bytes1;
+  stats_.response_bytes += exchange_->SentBytes() - bytes1;
   std::vector<WireEntry> own;
   Serve(own_rows, rank_, layer_key, fanout, &own);
 

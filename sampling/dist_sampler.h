@@ -1,15 +1,19 @@
 // Distributed node-wise neighbour sampling over a partitioned graph: each rank samples the rows it owns and asks
 // the owners of the other rows in one batched exchange per layer, giving exactly NeighborSampler's blocks.
 //
-// Design (issue 6; the trainer and docs/sampling.md build on it):
+// Design (the trainer and docs/sampling.md build on it):
 //
+// * Layers. The sampler knows neither the communicator nor the partition format: it reads the part it owns as
+//   data (OwnedGraph: spans over the local CSR and the halo map) and exchanges through SampleExchange, an
+//   all-to-all of raw bytes. train/gcn/sample_exchange.h builds both from a partition::LocalPart and a
+//   comm::Communicator (MakeDistSampler), counting every exchange under kSamplingPurpose.
 // * Ids. Blocks carry the partition's NEW global ids: part k owns [offsets[k], offsets[k+1]) (partitions.json
-//   "node_ranges"; LocalPart::global_offset is this part's start). A halo node's global id is
-//   offsets[halo_owner] + halo_remote. Rank r serves part r (comm.Rank() == part.part, comm.Size() == parts).
-// * Rows in global order. LocalPart keeps each owned row sorted by LOCAL id (owned first, then halo by original
-//   id); the sampler keeps a copy of the owned rows' columns sorted by GLOBAL id, plus the owner of every entry
-//   (the per-edge owner array of SkewedPolicy). Row-wise picks are offsets into a row, so this order is what
-//   makes the draws equal to those on the whole relabelled graph.
+//   "node_ranges"; OwnedGraph::global_offset is this part's start). A halo node's global id is
+//   offsets[halo_owner] + halo_remote. Rank r serves part r (exchange.Rank() == part.part, exchange.Size() == K).
+// * Rows in global order. A part's rows may come in any order (partition::LocalPart sorts them by LOCAL id:
+//   owned first, then halo by original id); the sampler keeps a copy of the owned rows' columns sorted by GLOBAL
+//   id, plus the owner of every entry (the per-edge owner array of SkewedPolicy). Row-wise picks are offsets into
+//   a row, so this order is what makes the draws equal to those on the whole relabelled graph.
 // * Degrees. At construction one exchange (purpose "sampling") fetches the degree (entries other than the node
 //   itself) of every halo node from its owner, so the GCN weight 1/sqrt((d_u+1)(d_v+1)) of every neighbour of an
 //   owned node is known locally.
@@ -22,24 +26,24 @@
 // * Streams. The row stream is NeighborSampler's: base = Rng(k)() with k = key, k.purpose += layer, and the row
 //   of global id u draws from Rng(Mix64(base ^ Mix64(u))). k.rank is the REQUESTER's rank: an owner serving rank
 //   j's rows uses its own key with rank = j. Nothing but the ids travels, so every rank must pass the same key
-//   except for `rank`, which must equal comm.Rank() (checked) -- all ranks are at the same seed, epoch, batch.
+//   except for `rank`, which must equal exchange.Rank() (checked) -- all ranks are at the same seed, epoch, batch.
 // * Skew. Skewed sampling (SkewedPolicy) prefers neighbours owned by the REQUESTER, not by the rank that happens
 //   to sample the row: the owner serving rank j uses SkewedPolicy::WithLocalPart(j).
 // * Oracle. For rank r, Sample(seeds, key) returns blocks identical (same source order, same float weights) to
 //   NeighborSampler on the whole graph in new global ids (each row sorted by global id) with a SkewedPolicy whose
 //   edge_owner is the part of each neighbour and local_part = r, called with the same key (key.rank = r).
 // * Collective: every rank calls Sample the same number of times per step, in the same order; an empty seed
-//   list is allowed. One Sample at a time per sampler (it keeps scratch); the sampler is tied to its comm.
+//   list is allowed. One Sample at a time per sampler (it keeps scratch); the sampler is tied to its exchange.
 //   After Sample throws (or a peer fails) the ranks are out of step: discard the sampler.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
-#include "comm/communicator.h"
 #include "core/rng.h"
-#include "partition/partition_build.h"
 #include "sampling/block.h"
 #include "sampling/neighbor_sampler.h"
 #include "sampling/skewed_policy.h"
@@ -48,6 +52,37 @@ namespace tessel::sampling {
 
 // The byte-counter purpose of every sampling exchange (requests, responses, their counts, the degree fetch).
 inline constexpr std::string_view kSamplingPurpose = "sampling";
+
+// The part of the graph one rank owns, as the sampler reads it: views (the arrays must outlive the sampler).
+// Local ids: owned nodes 0 .. num_owned-1 (new global ids global_offset + u), then halo j at num_owned + j.
+struct OwnedGraph {
+  int32_t part = 0;  // this part's index; rank `part` serves it
+  int32_t num_parts = 1;
+  int64_t global_offset = 0;  // new global id of local node 0
+  int64_t num_owned = 0;
+  int64_t num_halo = 0;
+  std::span<const int64_t> indptr;       // num_owned + num_halo + 1 offsets (halo rows empty)
+  std::span<const int32_t> indices;      // columns in local ids, any order within a row
+  std::span<const int32_t> halo_owner;   // part that owns halo j (never this part)
+  std::span<const int64_t> halo_remote;  // local id of halo j inside its owner part
+
+  int64_t num_local() const { return num_owned + num_halo; }
+};
+
+// The collective the sampler runs on, among the ranks that serve the parts (rank k serves part k).
+class SampleExchange {
+ public:
+  virtual ~SampleExchange() = default;
+  virtual int32_t Rank() const = 0;
+  virtual int32_t Size() const = 0;
+  // COLLECTIVE all-to-all of raw bytes: sends send_bytes[j] bytes (consecutive in `send`, in rank order) to rank
+  // j and receives recv_bytes[j] bytes from rank j (consecutive in `recv`, in rank order). Throws on failure;
+  // the ranks are then out of step.
+  virtual void Alltoallv(const void* send, std::span<const int64_t> send_bytes, void* recv,
+                         std::span<const int64_t> recv_bytes) = 0;
+  // Bytes this rank has sent to other ranks through Alltoallv so far (SampleStats reports differences).
+  virtual uint64_t SentBytes() const = 0;
+};
 
 // What one Sample call did, seen from the calling rank (the requester).
 struct SampleStats {
@@ -66,21 +101,21 @@ struct SampleStats {
   int64_t remote_rows = 0;  // destination rows this rank sent to their owners (all layers)
   int64_t served_rows = 0;  // rows this rank sampled on behalf of other ranks (all layers)
   // Bytes this rank sent to other ranks under kSamplingPurpose during the call: the id requests (with their
-  // counts) and the pick responses (with their counts). Also counted by comm.Bytes().
+  // counts) and the pick responses (with their counts), as SampleExchange::SentBytes counts them.
   uint64_t request_bytes = 0;
   uint64_t response_bytes = 0;
 };
 
 class DistNeighborSampler {
  public:
-  // Keeps references to `part` and `comm` (both must outlive the sampler). `offsets` are the parts' node ranges
-  // (K + 1 entries, partitions.json "node_ranges"). COLLECTIVE: exchanges the halo degrees. `skew` inactive (the
-  // default) samples uniformly; evaluation should pass SkewOptions{}.
-  DistNeighborSampler(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
+  // Keeps the views of `part` (its arrays must outlive the sampler) and owns `exchange`. `offsets` are the parts'
+  // node ranges (K + 1 entries, partitions.json "node_ranges"). COLLECTIVE: exchanges the halo degrees. `skew`
+  // inactive (the default) samples uniformly; evaluation should pass SkewOptions{}.
+  DistNeighborSampler(const OwnedGraph& part, std::vector<int64_t> offsets, std::unique_ptr<SampleExchange> exchange,
                       SamplerOptions options, SkewOptions skew = {});
 
   // Blocks for layers 0 .. L-1 (blocks.back().num_dst == seeds.size(), in seed order); src_nodes are global ids.
-  // Seeds are distinct global ids owned by this rank; key.rank must equal comm.Rank(). COLLECTIVE (see above).
+  // Seeds are distinct global ids owned by this rank; key.rank must equal exchange.Rank(). COLLECTIVE (see above).
   std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key);
 
   const SampleStats& last_stats() const { return stats_; }
@@ -98,9 +133,9 @@ class DistNeighborSampler {
              std::vector<WireEntry>* out) const;
   Block SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key);
 
-  const partition::LocalPart& part_;
+  OwnedGraph part_;
   std::vector<int64_t> offsets_;
-  comm::Communicator& comm_;
+  std::unique_ptr<SampleExchange> exchange_;
   SamplerOptions options_;
   SkewOptions skew_;
   int32_t rank_ = 0;

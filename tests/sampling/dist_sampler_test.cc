@@ -1,6 +1,7 @@
 // DistNeighborSampler against its oracle: at 1..4 thread ranks, each rank's blocks equal (same source order, same
 // float weights) NeighborSampler's on the whole relabelled graph with the requester's SkewedPolicy; stats, bytes
-// and the errors for bad calls.
+// and the errors for bad calls. The sampler runs as the trainer builds it (train/gcn/sample_exchange.h: the
+// communicator's exchange and a LocalPart's view).
 #include "sampling/dist_sampler.h"
 
 #include <gtest/gtest.h>
@@ -18,11 +19,13 @@
 #include "core/error.h"
 #include "partition/partition_format.h"
 #include "tests/partition/test_graphs.h"
+#include "train/gcn/sample_exchange.h"
 
 namespace tessel::sampling {
 namespace {
 
 namespace fs = std::filesystem;
+using train::gcn::MakeDistSampler;
 
 struct PartSpec {
   int32_t parts = 1;
@@ -147,8 +150,8 @@ std::vector<RankRun> RunDistributed(const Partitioned& p, const Config& c) {
   std::vector<RankRun> runs(static_cast<size_t>(p.num_parts()));
   comm::ThreadGroup::Run(p.num_parts(), [&](comm::Communicator& comm) {
     const int32_t r = comm.Rank();
-    DistNeighborSampler sampler(p.part(r), p.offsets(), comm, SamplerOptions{c.fanouts, c.replace, c.aggregation},
-                                c.skew);
+    DistNeighborSampler sampler =
+        MakeDistSampler(p.part(r), p.offsets(), comm, SamplerOptions{c.fanouts, c.replace, c.aggregation}, c.skew);
     RankRun& run = runs[static_cast<size_t>(r)];
     for (uint64_t b = 0; b < kBatches; ++b) {
       const uint64_t before = comm.Bytes().Bytes(kSamplingPurpose);
@@ -303,7 +306,7 @@ TEST(DistSampler, RejectsBadCalls) {
   const Partitioned one(PartSpec{1, partition::Method::kMetis, false}, TestName() + "1");
   auto comm = comm::MakeLocalCommunicator();
   const SamplerOptions options{{2, 2}, false, Aggregation::kGcn};
-  DistNeighborSampler sampler(one.part(0), one.offsets(), *comm, options);
+  DistNeighborSampler sampler = MakeDistSampler(one.part(0), one.offsets(), *comm, options);
   const std::vector<int64_t> seeds{3, 5};
   EXPECT_NE(ErrorOf([&] { sampler.Sample(seeds, Key(1, 0)); }).find("set key.rank = comm.Rank()"), std::string::npos);
   const std::vector<int64_t> twice{3, 5, 3};
@@ -313,26 +316,24 @@ TEST(DistSampler, RejectsBadCalls) {
   // The sampler still works after the local checks failed (no exchange had started).
   EXPECT_EQ(sampler.Sample(seeds, Key(0, 0)).back().num_dst, 2);
   EXPECT_NE(ErrorOf([&] {
-              DistNeighborSampler(one.part(0), {0, 100}, *comm, options);
+              MakeDistSampler(one.part(0), {0, 100}, *comm, options);
             }).find("node ranges say"),
             std::string::npos);
-  EXPECT_NE(
-      ErrorOf([&] { DistNeighborSampler(one.part(0), one.offsets(), *comm, SamplerOptions{{0}}); }).find("--fanouts"),
-      std::string::npos);
+  EXPECT_NE(ErrorOf([&] { MakeDistSampler(one.part(0), one.offsets(), *comm, SamplerOptions{{0}}); }).find("--fanouts"),
+            std::string::npos);
   EXPECT_NE(ErrorOf([&] {
-              DistNeighborSampler(one.part(0), one.offsets(), *comm, options, SkewOptions{.skew = 0.5});
+              MakeDistSampler(one.part(0), one.offsets(), *comm, options, SkewOptions{.skew = 0.5});
             }).find("--skew"),
             std::string::npos);
 
   const Partitioned two(PartSpec{2, partition::Method::kMetis, false}, TestName() + "2");
   // A part of a 2-way partition on a 1-rank job.
-  EXPECT_NE(
-      ErrorOf([&] { DistNeighborSampler(two.part(0), two.offsets(), *comm, options); }).find("run one rank per part"),
-      std::string::npos);
+  EXPECT_NE(ErrorOf([&] { MakeDistSampler(two.part(0), two.offsets(), *comm, options); }).find("run one rank per part"),
+            std::string::npos);
   // A seed owned by the other rank: the asking rank fails, and its peer is released with its message.
   const std::string err = ErrorOf([&] {
     comm::ThreadGroup::Run(2, [&](comm::Communicator& c) {
-      DistNeighborSampler s(two.part(c.Rank()), two.offsets(), c, options);
+      DistNeighborSampler s = MakeDistSampler(two.part(c.Rank()), two.offsets(), c, options);
       const std::vector<int64_t> mine{two.offsets()[1]};  // owned by rank 1
       s.Sample(mine, Key(c.Rank(), 0));
     });

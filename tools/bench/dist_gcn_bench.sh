@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The distributed-GCN headline experiment (issue 6): `mpirun -np RANKS tessel train gcn --partitions` on Facebook
+# The distributed-GCN headline experiment: `mpirun -np RANKS tessel train gcn --partitions` on Facebook
 # page-page and a generated CSBM graph, METIS vs random partitions, skew s in SKEWS and the variance-budget mode;
 # mean over SEEDS training seeds of test accuracy, remote-feature bytes per epoch and the remote share of picks.
 # The baseline of every row is s = 1 (uniform sampling) on the same partition in the same run. Writes a Markdown

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# SVM on the GPU (issue 7): the CUDA batched solver vs the CPU SMO solver vs svm-train, and the host batched solver,
+# SVM on the GPU: the CUDA batched solver vs the CPU SMO solver vs svm-train, and the host batched solver,
 # on a9a and w8a at the same eps; prints a markdown table (objective, seconds, test accuracy where a test file exists).
 #
 # Usage: tools/bench/gpu_svm_bench.sh BUILD_DIR [solvers] [sets]

@@ -11,6 +11,7 @@
 #include "train/gcn/checkpoint.h"
 #include "train/gcn/dist_eval.h"
 #include "train/gcn/dist_features.h"
+#include "train/gcn/sample_exchange.h"
 
 namespace tessel::train::gcn {
 namespace {
@@ -180,7 +181,7 @@ DistGcnTrainer::DistGcnTrainer(const partition::LocalPart& part, std::vector<int
   sampling::SamplerOptions so{config_.train.fanouts, config_.train.replace,
                               gcn ? sampling::Aggregation::kGcn : sampling::Aggregation::kMean};
   // Built in place (no moves): the sampler keeps views into its own arrays.
-  impl_.reset(new Impl{sampling::DistNeighborSampler(part_, offsets_, comm_, so, config_.skew),
+  impl_.reset(new Impl{MakeDistSampler(part_, offsets_, comm_, so, config_.skew),
                        DistFeatureStore(ctx_, part_, offsets_, comm_, config_.train.row_normalize,
                                         FeatureCacheOptions{config_.feature_cache}),
                        DistEvaluator(part_, comm_, config_.train.model.kind),

@@ -1,0 +1,176 @@
+// DistNeighborSampler on nothing but sampling's own interfaces: parts given as OwnedGraph views built by hand
+// (contiguous id ranges of one graph, no partition step) and an in-test SampleExchange over threads (no comm
+// library). Blocks must equal NeighborSampler's on the whole graph; bytes are what the exchange counted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "core/rng.h"
+#include "datasets/graph_builder.h"
+#include "sampling/dist_sampler.h"
+#include "sampling/neighbor_sampler.h"
+#include "sampling/skewed_policy.h"
+
+namespace tessel::sampling {
+namespace {
+
+// Shared state of `size` thread ranks: each posts its send buffer, all wait, each copies its pieces, all wait.
+struct ThreadWire {
+  explicit ThreadWire(int32_t n) : size(n), sync(n), send(static_cast<size_t>(n)), send_bytes(static_cast<size_t>(n)) {}
+  int32_t size;
+  std::barrier<> sync;
+  std::vector<const std::byte*> send;
+  std::vector<std::vector<int64_t>> send_bytes;
+};
+
+class ThreadExchange final : public SampleExchange {
+ public:
+  ThreadExchange(ThreadWire& wire, int32_t rank) : wire_(wire), rank_(rank) {}
+  int32_t Rank() const override { return rank_; }
+  int32_t Size() const override { return wire_.size; }
+  void Alltoallv(const void* send, std::span<const int64_t> send_bytes, void* recv,
+                 std::span<const int64_t> recv_bytes) override {
+    const auto r = static_cast<size_t>(rank_);
+    wire_.send[r] = static_cast<const std::byte*>(send);
+    wire_.send_bytes[r].assign(send_bytes.begin(), send_bytes.end());
+    for (size_t j = 0; j < send_bytes.size(); ++j) sent_ += j == r ? 0 : static_cast<uint64_t>(send_bytes[j]);
+    wire_.sync.arrive_and_wait();
+    auto* out = static_cast<std::byte*>(recv);
+    for (size_t j = 0; j < recv_bytes.size(); ++j) {
+      const std::vector<int64_t>& theirs = wire_.send_bytes[j];
+      int64_t at = 0;
+      for (size_t i = 0; i < r; ++i) at += theirs[i];
+      EXPECT_EQ(theirs[r], recv_bytes[j]) << "rank " << j << " -> " << r;
+      if (recv_bytes[j] > 0) std::memcpy(out, wire_.send[j] + at, static_cast<size_t>(recv_bytes[j]));
+      out += recv_bytes[j];
+    }
+    wire_.sync.arrive_and_wait();
+  }
+  uint64_t SentBytes() const override { return sent_; }
+
+ private:
+  ThreadWire& wire_;
+  int32_t rank_;
+  uint64_t sent_ = 0;
+};
+
+// Part k of `parts` owns global ids [offsets[k], offsets[k+1]); its local CSR has the owned rows, columns in local
+// ids (owned, then halo in order of first appearance: any order will do), and the halo map.
+struct HandPart {
+  std::vector<int64_t> indptr{0};
+  std::vector<int32_t> indices;
+  std::vector<int32_t> halo_owner;
+  std::vector<int64_t> halo_remote;
+  OwnedGraph view;
+};
+
+HandPart MakePart(const datasets::CsrGraph32& g, const std::vector<int64_t>& offsets, int32_t k) {
+  HandPart p;
+  const int64_t begin = offsets[static_cast<size_t>(k)];
+  const int64_t owned = offsets[static_cast<size_t>(k) + 1] - begin;
+  std::vector<int32_t> local(static_cast<size_t>(g.num_nodes()), -1);
+  for (int64_t u = 0; u < owned; ++u) local[static_cast<size_t>(begin + u)] = static_cast<int32_t>(u);
+  for (int64_t u = 0; u < owned; ++u) {
+    for (int32_t v : g.Neighbors(begin + u)) {
+      int32_t& l = local[static_cast<size_t>(v)];
+      if (l < 0) {
+        l = static_cast<int32_t>(owned + static_cast<int64_t>(p.halo_owner.size()));
+        const auto o = static_cast<int32_t>(std::upper_bound(offsets.begin(), offsets.end(), v) - offsets.begin() - 1);
+        p.halo_owner.push_back(o);
+        p.halo_remote.push_back(v - offsets[static_cast<size_t>(o)]);
+      }
+      p.indices.push_back(l);
+    }
+    std::reverse(p.indices.end() - g.Degree(begin + u), p.indices.end());  // rows out of order on purpose
+    p.indptr.push_back(static_cast<int64_t>(p.indices.size()));
+  }
+  p.indptr.resize(static_cast<size_t>(owned) + p.halo_owner.size() + 1, p.indptr.back());
+  p.view = OwnedGraph{k,
+                      static_cast<int32_t>(offsets.size() - 1),
+                      begin,
+                      owned,
+                      static_cast<int64_t>(p.halo_owner.size()),
+                      p.indptr,
+                      p.indices,
+                      p.halo_owner,
+                      p.halo_remote};
+  return p;
+}
+
+TEST(DistSamplerStandalone, HandBuiltPartsAndThreadExchangeEqualNeighborSampler) {
+  datasets::EdgeList el;
+  el.num_nodes = 150;
+  Rng rng(9);
+  for (int e = 0; e < 600; ++e)
+    el.Add(static_cast<int64_t>(rng.UniformInt(150)), static_cast<int64_t>(rng.UniformInt(150)));
+  const datasets::AnyGraph graph(datasets::GraphBuilder().Build<int32_t>(el));
+  const auto& g = std::get<datasets::CsrGraph32>(graph);
+  const std::vector<int64_t> offsets{0, 40, 95, 150};
+  const auto parts = static_cast<int32_t>(offsets.size() - 1);
+  std::vector<int32_t> edge_owner;
+  for (int32_t v : g.indices().Host())
+    edge_owner.push_back(
+        static_cast<int32_t>(std::upper_bound(offsets.begin(), offsets.end(), v) - offsets.begin() - 1));
+  const SamplerOptions options{{3, 2}, false, Aggregation::kGcn};
+  const SkewOptions skew{.skew = 4};
+
+  std::vector<HandPart> hand;
+  for (int32_t k = 0; k < parts; ++k) hand.push_back(MakePart(g, offsets, k));
+  ThreadWire wire(parts);
+  std::vector<std::vector<Block>> got(static_cast<size_t>(parts));
+  std::vector<SampleStats> stats(static_cast<size_t>(parts));
+  std::vector<uint64_t> sent(static_cast<size_t>(parts));
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
+  std::vector<std::vector<int64_t>> seeds(static_cast<size_t>(parts));
+  for (int32_t k = 0; k < parts; ++k) {
+    for (int64_t s = offsets[static_cast<size_t>(k)]; s < offsets[static_cast<size_t>(k) + 1]; s += 5)
+      seeds[static_cast<size_t>(k)].push_back(s);
+  }
+  const auto key = [](int32_t r) { return StreamKey{.seed = 3, .rank = static_cast<uint64_t>(r), .batch = 1}; };
+  {
+    std::vector<std::jthread> ranks;
+    for (int32_t r = 0; r < parts; ++r) {
+      ranks.emplace_back([&, r] {
+        const auto i = static_cast<size_t>(r);
+        try {
+          auto exchange = std::make_unique<ThreadExchange>(wire, r);
+          const ThreadExchange* ex = exchange.get();
+          DistNeighborSampler sampler(hand[i].view, offsets, std::move(exchange), options, skew);
+          const uint64_t before = ex->SentBytes();
+          got[i] = sampler.Sample(seeds[i], key(r));
+          stats[i] = sampler.last_stats();
+          sent[i] = ex->SentBytes() - before;
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    }
+  }
+  int64_t remote_rows = 0;
+  for (int32_t r = 0; r < parts; ++r) {
+    const auto i = static_cast<size_t>(r);
+    ASSERT_FALSE(errors[i]) << "rank " << r;
+    NeighborSampler oracle(graph, options, std::make_shared<SkewedPolicy>(edge_owner, r, skew));
+    const std::vector<Block> want = oracle.Sample(seeds[i], key(r));
+    ASSERT_EQ(got[i].size(), want.size());
+    for (size_t l = 0; l < want.size(); ++l) {
+      SCOPED_TRACE("rank " + std::to_string(r) + " layer " + std::to_string(l));
+      EXPECT_EQ(got[i][l].src_nodes, want[l].src_nodes);
+      EXPECT_EQ(got[i][l].adj.indptr.ToVector(), want[l].adj.indptr.ToVector());
+      EXPECT_EQ(got[i][l].adj.indices.ToVector(), want[l].adj.indices.ToVector());
+      EXPECT_EQ(got[i][l].adj.values.ToVector(), want[l].adj.values.ToVector());
+    }
+    EXPECT_EQ(stats[i].request_bytes + stats[i].response_bytes, sent[i]);
+    remote_rows += stats[i].remote_rows;
+  }
+  EXPECT_GT(remote_rows, 0);  // the exchange carried requests
+}
+
+}  // namespace
+}  // namespace tessel::sampling
