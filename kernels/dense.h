@@ -33,6 +33,19 @@ void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKe
 void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
                      Buffer<float>* grad_x);
 
+// One Adam step on a flat parameter (Kingma & Ba): g' = g + wd*w; m = b1*m + (1-b1)*g'; v = b2*v + (1-b2)*g'^2;
+// w -= step_size*m / (sqrt(v)*inv_sqrt_c2 + eps), where step_size = lr / (1 - b1^t) and inv_sqrt_c2 =
+// 1 / sqrt(1 - b2^t) carry the bias corrections. Element-wise in the same operation order on every device.
+struct AdamStepParams {
+  float weight_decay = 0;
+  float beta1 = 0.9F;
+  float beta2 = 0.999F;
+  float step_size = 0;
+  float inv_sqrt_c2 = 1;
+  float eps = 1e-8F;
+};
+void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
+
 // Caps the BLAS library's own worker threads (0 = its default); --threads sets it beside oneTBB's limit.
 void SetBlasThreads(int threads);
 

@@ -5,8 +5,8 @@ The table is docs/design.md §1 ("| folder | what lives there | may include |");
 so the page and the check cannot drift. Rules (docs/design.md states them under the table):
 
   1. A file in folder X includes only X and the folders X's row allows.
-  2. A `cuda/` folder is private to its library: X/.../cuda/... is included only by files of X, and by CUDA sources
-     (.cu, .cuh) inside another library's `cuda/` folder.
+  2. A `cuda/` folder is private to its library: X/.../cuda/... is included only by files of X, and by files inside
+     another library's `cuda/` folder (the CUDA halves, compiled only in CUDA builds, build on each other).
   3. CUDA headers (the toolkit's, and every project header that includes one) are included only by .cu/.cuh files,
      files inside a `cuda/` folder, and the CUDA-only headers the page names.
   4. Every tessel_<folder> that a folder's CMakeLists.txt links is allowed by its row, and every include arrow is
@@ -193,10 +193,10 @@ def check(root, injected):
                 if dst not in allowed[src]:
                     errors.append(f"{where}: {src} -> {dst} ({shown}): {src}/ may include only "
                                   f"{', '.join(sorted(allowed[src])) or 'itself'} (docs/design.md §1)")
-            if in_cuda_folder(target) and dst != src and not (is_cuda_source(rel) and in_cuda_folder(rel)):
+            if in_cuda_folder(target) and dst != src and not in_cuda_folder(rel):
                 errors.append(f"{where}: {src} -> {'/'.join(target.split('/')[:-1])}/ ({shown}): a cuda/ folder is "
-                              f"private to its library; only CUDA sources inside a cuda/ folder may use another "
-                              f"library's (rule 2)")
+                              f"private to its library; only files inside a cuda/ folder may use another library's "
+                              f"(rule 2)")
             if target in cuda and not cuda_ok:
                 errors.append(f"{where}: includes {shown}, a CUDA header (it includes the toolkit's), outside a "
                               f"cuda/ folder (rule 3)")

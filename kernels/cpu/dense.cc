@@ -6,6 +6,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "core/build_config.h"
@@ -231,6 +232,32 @@ void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buff
         cuda::DropoutBackward(gy, mv, static_cast<int64_t>(grad_y.size()), p, grad_x->MutableDevice());
 #else
         NotOnCuda("DropoutBackward");
+#endif
+      });
+}
+
+void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
+  TESSEL_CHECK(grad.size() == w->size() && m->size() == w->size() && v->size() == w->size(),
+               "AdamStep: {} values, {} gradients, {} and {} moments", w->size(), grad.size(), m->size(), v->size());
+  ctx.Dispatch(
+      [&] {
+        auto wv = w->Mut();
+        auto g = grad.View();
+        auto mv = m->Mut();
+        auto vv = v->Mut();
+        parallel_for<int64_t>(0, static_cast<int64_t>(wv.size()), 8192, [&](int64_t i) {
+          const float gi = g[i] + hp.weight_decay * wv[i];
+          mv[i] = hp.beta1 * mv[i] + (1.0F - hp.beta1) * gi;
+          vv[i] = hp.beta2 * vv[i] + (1.0F - hp.beta2) * gi * gi;
+          wv[i] -= hp.step_size * mv[i] / (std::sqrt(vv[i]) * hp.inv_sqrt_c2 + hp.eps);
+        });
+      },
+      [&] {
+#if TESSEL_HAVE_CUDA
+        cuda::AdamStep(w->data.MutableDevice(), grad.data.Device(), m->data.MutableDevice(), v->data.MutableDevice(),
+                       w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
+#else
+        NotOnCuda("AdamStep");
 #endif
       });
 }

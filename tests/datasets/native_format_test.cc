@@ -198,13 +198,13 @@ TEST_P(NodeRoundTrip, WriteThenLoadGivesIdenticalArrays) {
   EXPECT_TRUE(Leftovers().empty());
 
   const nlohmann::json m = ReadManifest(dir_);
-  EXPECT_EQ(m["format"], "tessel-dataset");
-  EXPECT_EQ(m["version"], kNativeFormatVersion);
-  EXPECT_EQ(m["kind"], "node");
-  EXPECT_EQ(m["num_nodes"], d.num_nodes());
-  EXPECT_EQ(m["num_entries"], NumEntries(d.graph));
-  EXPECT_EQ(m["id_dtype"], int64_ids ? "int64" : "int32");
-  EXPECT_EQ(m["split"]["train"], d.train.size());
+  EXPECT_EQ(m["format"].get<std::string>(), "tessel-dataset");
+  EXPECT_EQ(m["version"].get<int64_t>(), kNativeFormatVersion);
+  EXPECT_EQ(m["kind"].get<std::string>(), "node");
+  EXPECT_EQ(m["num_nodes"].get<int64_t>(), d.num_nodes());
+  EXPECT_EQ(m["num_entries"].get<int64_t>(), NumEntries(d.graph));
+  EXPECT_EQ(m["id_dtype"].get<std::string>(), int64_ids ? "int64" : "int32");
+  EXPECT_EQ(m["split"]["train"].get<size_t>(), d.train.size());
   EXPECT_EQ(m["arrays"].contains("weights"), weighted);
   EXPECT_EQ(m["arrays"].contains("labels"), labels);
   EXPECT_EQ(m["arrays"].contains("features"), feat == Feat::kDense);

@@ -1,13 +1,10 @@
-// Adam update on oneTBB or CUDA (kernels/cuda/dense.cu): g += wd·w for decayed parameters, m and v updated in
-// place, bias-corrected step. Float32 with float64 bias corrections, element-wise and in the same operation
-// order on both devices, so the result is thread-count independent; on CUDA everything stays on the device.
+// Adam: the bias corrections in float64, then kernels::AdamStep per parameter (weight decay on decayed ones), which
+// runs element-wise in the same operation order on every device, so the result is thread-count independent.
 #include "train/gcn/optimizer.h"
 
 #include <cmath>
 
-#include "core/build_config.h"
-#include "core/parallel.h"
-#include "kernels/cuda/dense_cuda.h"
+#include "kernels/dense.h"
 
 namespace tessel::train::gcn {
 
@@ -32,41 +29,15 @@ void Adam::Step(const Context& ctx, std::vector<Param>& params) {
   const double c2 = 1.0 - std::pow(static_cast<double>(config_.beta2), static_cast<double>(step_));
   const auto step_size = static_cast<float>(static_cast<double>(config_.lr) / c1);
   const auto inv_sqrt_c2 = static_cast<float>(1.0 / std::sqrt(c2));
-  ctx.Dispatch(
-      [&] {
-        for (size_t k = 0; k < params.size(); ++k) {
-          Param& p = params[k];
-          auto w = p.value.Mut();
-          auto g = p.grad.View();
-          TESSEL_CHECK(g.size() == w.size(), "Adam: parameter {} has {} values but {} gradients", p.name, w.size(),
-                       g.size());
-          auto m = moments_[2 * k].Mut();
-          auto v = moments_[2 * k + 1].Mut();
-          const float wd = p.decay ? config_.weight_decay : 0.0F;
-          parallel_for<int64_t>(0, static_cast<int64_t>(w.size()), 8192, [&](int64_t i) {
-            const float grad = g[i] + wd * w[i];
-            m[i] = config_.beta1 * m[i] + (1.0F - config_.beta1) * grad;
-            v[i] = config_.beta2 * v[i] + (1.0F - config_.beta2) * grad * grad;
-            w[i] -= step_size * m[i] / (std::sqrt(v[i]) * inv_sqrt_c2 + config_.eps);
-          });
-        }
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        for (size_t k = 0; k < params.size(); ++k) {
-          Param& p = params[k];
-          TESSEL_CHECK(p.grad.size() == p.value.size(), "Adam: parameter {} has {} values but {} gradients", p.name,
-                       p.value.size(), p.grad.size());
-          const float wd = p.decay ? config_.weight_decay : 0.0F;
-          kernels::cuda::AdamStep(p.value.data.MutableDevice(), p.grad.data.Device(),
-                                  moments_[2 * k].data.MutableDevice(), moments_[2 * k + 1].data.MutableDevice(),
-                                  p.value.size(), wd, config_.beta1, config_.beta2, step_size, inv_sqrt_c2,
-                                  config_.eps);
-        }
-#else
-        kernels::NotOnCuda("Adam");
-#endif
-      });
+  const kernels::AdamStepParams base{0.0F, config_.beta1, config_.beta2, step_size, inv_sqrt_c2, config_.eps};
+  for (size_t k = 0; k < params.size(); ++k) {
+    Param& p = params[k];
+    TESSEL_CHECK(p.grad.size() == p.value.size(), "Adam: parameter {} has {} values but {} gradients", p.name,
+                 p.value.size(), p.grad.size());
+    kernels::AdamStepParams hp = base;
+    hp.weight_decay = p.decay ? config_.weight_decay : 0.0F;
+    kernels::AdamStep(ctx, hp, p.grad, &p.value, &moments_[2 * k], &moments_[2 * k + 1]);
+  }
 }
 
 }  // namespace tessel::train::gcn
