@@ -1,8 +1,13 @@
 // Communicator's non-virtual entry points: local argument checks, then the backend, then byte accounting;
-// plus MakeWorldCommunicator, which picks MPI or local by build and launcher.
+// plus MakeWorldCommunicator, which picks MPI or local by build and launcher, and OnEveryRankOrFail.
 #include "comm/communicator.h"
 
 #include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "core/build_config.h"
 #include "core/error.h"
@@ -95,6 +100,36 @@ std::unique_ptr<Communicator> MakeWorldCommunicator() {
   if (launched || MpiInitialized()) return MakeMpiCommunicator();
 #endif
   return MakeLocalCommunicator();
+}
+
+void OnEveryRankOrFail(Communicator& comm, const std::function<void()>& fn) {
+  std::string error;
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (comm.Size() == 1) {
+    if (!error.empty()) throw Error(error);
+    return;
+  }
+  const std::vector<uint8_t> mine(error.begin(), error.end());
+  std::vector<uint8_t> all;
+  std::vector<int64_t> counts;
+  comm.AllgathervWithCounts<uint8_t>(mine, &all, &counts, "setup").ThrowIfError();
+  std::string message;
+  size_t at = 0;
+  for (size_t r = 0; r < counts.size(); ++r) {
+    const auto n = static_cast<size_t>(counts[r]);
+    if (n > 0) {
+      if (!message.empty()) message += "; ";
+      message += fmt::format("rank {}: {}", r,
+                             std::string(all.begin() + static_cast<std::ptrdiff_t>(at),
+                                         all.begin() + static_cast<std::ptrdiff_t>(at + n)));
+    }
+    at += n;
+  }
+  if (!message.empty()) throw Error(message);
 }
 
 }  // namespace tessel::comm

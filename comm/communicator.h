@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -123,6 +124,11 @@ std::unique_ptr<Communicator> MakeLocalCommunicator();
 // The world communicator of this process: MPI's when built with MPI and launched by mpirun/srun (or MPI is already
 // initialised), otherwise a local one. The MPI case initialises MPI if needed (see comm/mpi_comm.h).
 std::unique_ptr<Communicator> MakeWorldCommunicator();
+
+// Runs fn on every rank and shares the outcome (collective: one allgatherv of the error texts, purpose "setup"):
+// when fn throws on any rank, every rank throws the same Error naming the failing ranks and their messages, so
+// each one reports it before the job ends instead of some ranks waiting in the next collective.
+void OnEveryRankOrFail(Communicator& comm, const std::function<void()>& fn);
 
 // ---- Template definitions.
 

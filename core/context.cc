@@ -1,4 +1,4 @@
-// Device parsing and the CUDA availability check behind Context::Dispatch.
+// Device parsing and the CUDA availability check behind SelectOps (core/device_ops.h).
 // Kept out of the header so callers do not pull in the device runtime.
 #include "core/context.h"
 

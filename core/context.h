@@ -1,5 +1,6 @@
-// Context: where and how a computation runs (device, seed, threads, rank) and Dispatch(cpu_fn, cuda_fn).
-// A CPU-only build compiles every caller; asking it for CUDA fails at run time with "built without CUDA".
+// Context: where and how a computation runs (device, seed, threads, rank). Libraries pick their CPU or CUDA
+// operation table from it with SelectOps (core/device_ops.h); asking a CPU-only build for CUDA fails at run time
+// with "built without CUDA".
 #pragma once
 
 #include <cstdint>
@@ -32,17 +33,6 @@ struct Context {
   int world_size = 1;
 
   bool IsCuda() const { return device == Device::kCuda; }
-
-  // Calls cpu_fn() or cuda_fn() by device and returns its result. Throws when CUDA is asked for and this
-  // build or machine has none, before cuda_fn runs.
-  template <typename CpuFn, typename CudaFn>
-  decltype(auto) Dispatch(CpuFn&& cpu_fn, CudaFn&& cuda_fn) const {
-    if (device == Device::kCuda) {
-      RequireCuda();
-      return std::forward<CudaFn>(cuda_fn)();
-    }
-    return std::forward<CpuFn>(cpu_fn)();
-  }
 
   // Throws tessel::Error unless this build has CUDA and device_id names an existing device.
   void RequireCuda() const;

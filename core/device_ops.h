@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string_view>
+#include <type_traits>
 
 #include "core/context.h"
 #include "core/error.h"
@@ -15,7 +16,7 @@ namespace tessel {
 // The table for ctx.device: `cpu`, or *cuda after ctx.RequireCuda() (which throws when this build or machine has
 // no CUDA). `cuda` is null when the library was built without its CUDA half; `what` names the library in errors.
 template <typename Ops>
-const Ops& SelectOps(const Context& ctx, const Ops& cpu, const Ops* cuda, std::string_view what) {
+const Ops& SelectOps(const Context& ctx, const Ops& cpu, const std::type_identity_t<Ops>* cuda, std::string_view what) {
   if (!ctx.IsCuda()) return cpu;
   ctx.RequireCuda();
   TESSEL_CHECK(cuda != nullptr, "{}: this tessel was built without its CUDA implementation", what);

@@ -50,7 +50,4 @@ struct SparseMatrix {
   SparseMatrix Clone() const { return SparseMatrix{rows, cols, indptr.Clone(), indices.Clone(), values.Clone()}; }
 };
 
-// Thrown by the CUDA side of a kernel that has only a CPU implementation so far.
-[[noreturn]] void NotOnCuda(std::string_view kernel);
-
 }  // namespace tessel::kernels

@@ -436,4 +436,34 @@ std::string FormatPartitionSummary(const nlohmann::json& d) {
   return out;
 }
 
+void CheckPartitionDataset(const nlohmann::json& desc, const std::string& dir, const datasets::NodeDataset& data,
+                           const std::string& path) {
+  const nlohmann::json& d = desc.at("dataset");
+  const auto fail = [&](const std::string& what, const std::string& theirs, const std::string& ours) {
+    throw Error(fmt::format(
+        "--dataset {} is not the dataset the partition {} was made from: {} is {} in the partition but {} in the "
+        "dataset; pass the dataset that was given to `tessel partition`, or partition this one",
+        path, dir, what, theirs, ours));
+  };
+  const std::string name = d.value("name", std::string());
+  if (!name.empty() && !data.name.empty() && name != data.name) fail("the name", name, data.name);
+  const auto count = [&](const char* key, int64_t ours) {
+    if (d.contains(key) && d.at(key).get<int64_t>() != ours) {
+      fail(fmt::format("\"{}\"", key), std::to_string(d.at(key).get<int64_t>()), std::to_string(ours));
+    }
+  };
+  count("num_nodes", data.num_nodes());
+  count("num_entries", datasets::NumEntries(data.graph));
+  count("feature_dim", data.features.dim);
+  count("num_classes", data.num_classes);
+  if (d.contains("fingerprint")) {
+    const std::string ours = partition::DatasetFingerprint(data);
+    if (d.at("fingerprint").get<std::string>() != ours) {
+      fail("the fingerprint of graph, features and labels", d.at("fingerprint").get<std::string>(), ours);
+    }
+  } else {
+    log::Warn("{}: partitions.json has no dataset fingerprint (an older partition); only name and counts checked", dir);
+  }
+}
+
 }  // namespace tessel::partition

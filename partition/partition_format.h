@@ -58,6 +58,12 @@ struct LoadPartOptions {
 // "dataset.fingerprint" in partitions.json so training can check that --dataset is the partitioned dataset.
 std::string DatasetFingerprint(const datasets::NodeDataset& data);
 
+// Throws unless `data` is the dataset partitions.json (`desc`, read from `dir`) describes: name, counts, and the
+// fingerprint of graph, features and labels (partitions written before fingerprints existed are checked on name
+// and counts only, with a warning). `path` is how the user named the dataset, for the message.
+void CheckPartitionDataset(const nlohmann::json& desc, const std::string& dir, const datasets::NodeDataset& data,
+                           const std::string& path);
+
 // Reads partitions.json and checks its format and version; throws naming the file and the fix.
 nlohmann::json ReadPartitionsJson(const fs::path& dir);
 // True when `dir` holds a partitions.json (for `tessel info` to tell partitions from datasets).

@@ -176,7 +176,8 @@ cuda::LayerArrays EmulateLayer(const gpu_steps::Graph<IdT>& g, std::vector<int32
 GpuNeighborSampler::GpuNeighborSampler(const datasets::AnyGraph& graph, SamplerOptions options,
                                        std::optional<GpuSkew> skew, int device_id)
     : options_(std::move(options)), device_id_(device_id), num_nodes_(datasets::NumNodes(graph)) {
-  TESSEL_CHECK(device::BuiltWithCuda(),
+  ops_ = cuda::CudaSamplerOps();
+  TESSEL_CHECK(ops_ != nullptr,
                "GPU sampler: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON, or sample on the CPU)");
   const int devices = device::CudaDeviceCount();
   TESSEL_CHECK(device_id >= 0 && device_id < devices,
@@ -184,14 +185,14 @@ GpuNeighborSampler::GpuNeighborSampler(const datasets::AnyGraph& graph, SamplerO
                device_id, devices, devices);
   PreparedGraph prepared;
   Prepare(graph, options_, skew, &prepared);
-  device_ = cuda::CreateDeviceSampler(device_id_, prepared.arrays);
+  device_ = ops_->create(device_id_, prepared.arrays);
 }
 
 std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key) {
   CheckSeeds(seeds, num_nodes_);
-  return ToBlocks(cuda::SampleOnDevice(*device_, seeds.data(), static_cast<int64_t>(seeds.size()), options_.fanouts,
-                                       Bases(key, options_.fanouts.size()), options_.replace,
-                                       options_.aggregation == Aggregation::kGcn));
+  return ToBlocks(ops_->sample(*device_, seeds.data(), static_cast<int64_t>(seeds.size()), options_.fanouts,
+                               Bases(key, options_.fanouts.size()), options_.replace,
+                               options_.aggregation == Aggregation::kGcn));
 }
 
 std::vector<Block> EmulateGpuSample(const datasets::AnyGraph& graph, const SamplerOptions& options,

@@ -43,6 +43,7 @@ class GpuNeighborSampler {
   SamplerOptions options_;
   int device_id_ = 0;
   int64_t num_nodes_ = 0;
+  const cuda::SamplerCudaOps* ops_ = nullptr;
   cuda::DeviceSamplerPtr device_;
 };
 

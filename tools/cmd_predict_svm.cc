@@ -13,8 +13,8 @@
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "tools/commands.h"
-#include "train/svm/batch_solver.h"
 #include "train/svm/svm_model.h"
+#include "train/svm/svm_ops.h"
 
 namespace tessel::tools {
 namespace {
@@ -46,8 +46,7 @@ void RunPredictSvm(const PredictSvmArgs& a) {
         "svm: {} uses feature {} but no support vector of {} does (no {} sidecar records the training "
         "dimension); those features are ignored",
         a.data, data.num_features, a.model, train::svm::SidecarPath(a.model));
-  const std::vector<double> pred =
-      ctx.IsCuda() ? train::svm::PredictSvmCuda(model, data) : train::svm::PredictSvm(model, data);
+  const std::vector<double> pred = train::svm::PredictSvm(ctx, model, data);
   const auto labels = data.labels.Host();
   int64_t correct = 0;
   fmt::memory_buffer out;

@@ -52,7 +52,7 @@ struct TrainGcnArgs {
   bool resume = false;
   std::string metrics;
   std::string random_split;
-  bool no_normalize = false;
+  std::string normalize_features = "none";
   bool json = false;
   // Distributed training (--partitions).
   std::string partitions;
@@ -95,7 +95,7 @@ train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool distributed)
   if (a.batch_size > 0 || distributed) c.fanouts = ParseFanouts(a.fanouts);
   c.replace = a.replace;
   c.patience = a.patience;
-  c.row_normalize = !a.no_normalize;
+  c.normalize_features = train::gcn::ParseFeatureNorm(a.normalize_features);
   c.checkpoint_dir = a.checkpoint;
   c.checkpoint_every = a.checkpoint_every;
   c.resume = a.resume;
@@ -159,10 +159,11 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   }
   log::Info(
       "gcn: {} nodes, {} adjacency entries, {} features ({}), {} classes; split {}/{}/{}; model {} x{} hidden "
-      "{}, {} epochs, {}",
+      "{}, {} epochs, {}; feature scaling {}",
       data.num_nodes(), datasets::NumEntries(data.graph), data.features.dim, data.features.sparse ? "sparse" : "dense",
       data.num_classes, data.train.size(), data.val.size(), data.test.size(), a.model, a.layers, a.hidden, a.epochs,
-      a.batch_size > 0 ? fmt::format("batch {} fanouts {}", a.batch_size, a.fanouts) : "full batch");
+      a.batch_size > 0 ? fmt::format("batch {} fanouts {}", a.batch_size, a.fanouts) : "full batch",
+      a.normalize_features);
   train::gcn::GcnTrainer trainer(data, c, ctx);
   std::string metrics_lines;
   const train::gcn::TrainResult r = trainer.Train([&](const train::gcn::EpochStats& s) {
@@ -199,70 +200,6 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   FinishRun(a, result, std::move(metrics_lines), ResultLine(r.test, r.val, r.best_epoch, r.stopped_early));
 }
 
-// Runs fn on every rank and shares the outcome: when it throws on any rank, every rank throws the same message
-// naming the failing ranks, so each one reports it before the job ends (main.cc's AbortJob path).
-void OnEveryRankOrFail(comm::Communicator& comm, const std::function<void()>& fn) {
-  std::string error;
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  if (comm.Size() == 1) {
-    if (!error.empty()) throw Error(error);
-    return;
-  }
-  const std::vector<uint8_t> mine(error.begin(), error.end());
-  std::vector<uint8_t> all;
-  std::vector<int64_t> counts;
-  comm.AllgathervWithCounts<uint8_t>(mine, &all, &counts, "setup").ThrowIfError();
-  std::string message;
-  size_t at = 0;
-  for (size_t r = 0; r < counts.size(); ++r) {
-    const auto n = static_cast<size_t>(counts[r]);
-    if (n > 0) {
-      if (!message.empty()) message += "; ";
-      message += fmt::format("rank {}: {}", r,
-                             std::string(all.begin() + static_cast<std::ptrdiff_t>(at),
-                                         all.begin() + static_cast<std::ptrdiff_t>(at + n)));
-    }
-    at += n;
-  }
-  if (!message.empty()) throw Error(message);
-}
-
-// Throws unless `data` is the dataset partitions.json describes: name, counts, and the fingerprint of graph,
-// features and labels (partitions written before fingerprints existed are checked on name and counts only).
-void CheckPartitionDataset(const nlohmann::json& desc, const std::string& dir, const datasets::NodeDataset& data,
-                           const std::string& path) {
-  const nlohmann::json& d = desc.at("dataset");
-  const auto fail = [&](const std::string& what, const std::string& theirs, const std::string& ours) {
-    throw Error(fmt::format(
-        "--dataset {} is not the dataset the partition {} was made from: {} is {} in the partition but {} in the "
-        "dataset; pass the dataset that was given to `tessel partition`, or partition this one",
-        path, dir, what, theirs, ours));
-  };
-  const std::string name = d.value("name", std::string());
-  if (!name.empty() && !data.name.empty() && name != data.name) fail("the name", name, data.name);
-  const auto count = [&](const char* key, int64_t ours) {
-    if (d.contains(key) && d.at(key).get<int64_t>() != ours) {
-      fail(fmt::format("\"{}\"", key), std::to_string(d.at(key).get<int64_t>()), std::to_string(ours));
-    }
-  };
-  count("num_nodes", data.num_nodes());
-  count("num_entries", datasets::NumEntries(data.graph));
-  count("feature_dim", data.features.dim);
-  count("num_classes", data.num_classes);
-  if (d.contains("fingerprint")) {
-    const std::string ours = partition::DatasetFingerprint(data);
-    if (d.at("fingerprint").get<std::string>() != ours) {
-      fail("the fingerprint of graph, features and labels", d.at("fingerprint").get<std::string>(), ours);
-    }
-  } else {
-    log::Warn("{}: partitions.json has no dataset fingerprint (an older partition); only name and counts checked", dir);
-  }
-}
-
 void RunDistTrainGcn(const TrainGcnArgs& a) {
   TESSEL_CHECK(a.random_split.empty(),
                "--random-split cannot be used with --partitions: the split is stored in the parts; make the split "
@@ -294,21 +231,22 @@ void RunDistTrainGcn(const TrainGcnArgs& a) {
                "--partitions {} ...), or re-partition into {} parts (tessel partition --parts {})",
                a.partitions, parts, comm->Size(), parts, a.partitions, comm->Size(), comm->Size());
   if (!a.dataset.empty()) {  // rank 0 loads the dataset; every rank reports a mismatch
-    OnEveryRankOrFail(*comm, [&] {
-      if (rank == 0) CheckPartitionDataset(desc, a.partitions, LoadGcnDataset(a.dataset), a.dataset);
+    comm::OnEveryRankOrFail(*comm, [&] {
+      if (rank == 0) partition::CheckPartitionDataset(desc, a.partitions, LoadGcnDataset(a.dataset), a.dataset);
     });
   }
   partition::LocalPart part;
-  OnEveryRankOrFail(*comm, [&] { part = partition::LoadPart(a.partitions, rank); });
+  comm::OnEveryRankOrFail(*comm, [&] { part = partition::LoadPart(a.partitions, rank); });
   const auto offsets = desc.at("node_ranges").get<std::vector<int64_t>>();
   const nlohmann::json& ds = desc.at("dataset");
   log::Info(
       "gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; model "
-      "{} x{} hidden {}, {} epochs, batch {} per rank, fanouts {}, {}",
+      "{} x{} hidden {}, {} epochs, batch {} per rank, fanouts {}, {}; feature scaling {}",
       parts, a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim, part.num_owned,
       part.num_halo, a.model, a.layers, a.hidden, a.epochs, a.batch_size, a.fanouts,
       a.skew_variance > 0 ? fmt::format("skew from variance budget {} (max {})", a.skew_variance, a.skew_max)
-                          : fmt::format("skew {}", a.skew));
+                          : fmt::format("skew {}", a.skew),
+      a.normalize_features);
   train::gcn::DistGcnTrainer trainer(part, offsets, *comm, dc, ctx);
   std::string metrics_lines;
   const train::gcn::DistTrainResult r = trainer.Train([&](const train::gcn::DistEpochStats& s) {
@@ -374,7 +312,11 @@ void RegisterTrainGcn(CLI::App& app) {
   sub->add_option("--metrics", args->metrics, "Write one JSON line per epoch and a final line to FILE.jsonl");
   sub->add_option("--random-split", args->random_split,
                   "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
-  sub->add_flag("--no-normalize-features", args->no_normalize, "Keep feature rows as given (default: L1-normalise)");
+  sub->add_option("--normalize-features", args->normalize_features,
+                  "Input feature scaling: none, l1 (rows to unit L1 norm: the Planetoid/Kipf & Welling "
+                  "preprocessing) or standard (columns to zero mean, unit variance)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"none", "l1", "standard"}));
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");
   const char* dist = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
   sub->add_option("--partitions", args->partitions,

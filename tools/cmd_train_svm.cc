@@ -2,7 +2,6 @@
 // -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar).
 #include <cmath>
 #include <cstdio>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -16,6 +15,7 @@
 #include "datasets/text_input.h"
 #include "tools/commands.h"
 #include "train/svm/batch_solver.h"
+#include "train/svm/svm_ops.h"
 #include "train/svm/svm_train.h"
 
 namespace tessel::tools {
@@ -75,33 +75,15 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   Context ctx;
   ctx.device = ParseDevice(a.device);
   ctx.device_id = a.device_id;
-  TESSEL_CHECK(a.solver == "smo" || a.solver == "batch",
-               "--solver '{}': use smo (LIBSVM's SMO) or batch (ThunderSVM's "
-               "batched working sets)",
-               a.solver);
   train::svm::BatchOptions batch;
   batch.working_set = a.working_set > 0 ? a.working_set : (ctx.IsCuda() ? 1024 : 256);
   TESSEL_CHECK(a.working_set >= 0 && batch.working_set % 2 == 0 && batch.working_set >= 2,
                "--working-set {} must be an even number >= 2 (or 0 for the default)", a.working_set);
   TESSEL_CHECK(!ctx.IsCuda() || batch.working_set <= 1024,
                "--working-set {} exceeds 1024, the most one CUDA thread block solves", batch.working_set);
-  if (ctx.IsCuda()) {
-    ctx.RequireCuda();  // before reading a large file
-    device::SetDevice(ctx.device_id);
-  }
-  train::svm::BinarySolver solver;
-  auto gpu_lock = std::make_shared<std::mutex>();
-  if (ctx.IsCuda()) {
-    // --device cuda always runs the batched solver; binary problems take the GPU one at a time.
-    solver = [batch, gpu_lock](const train::svm::BinaryProblem& problem, const train::svm::SolverOptions& o) {
-      std::lock_guard<std::mutex> hold(*gpu_lock);
-      return train::svm::SolveBinaryBatchedCuda(problem, o, batch);
-    };
-  } else if (a.solver == "batch") {
-    solver = [batch](const train::svm::BinaryProblem& problem, const train::svm::SolverOptions& o) {
-      return train::svm::SolveBinaryBatched(problem, o, batch);
-    };
-  }
+  // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
+  const train::svm::BinarySolver solver = train::svm::MakeBinarySolver(ctx, a.solver, batch);
+  if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
 
   ThreadLimit limit(a.threads);
   log::Info("svm: reading {}", a.data);

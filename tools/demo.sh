@@ -9,4 +9,4 @@ out="$build/demo"
 mkdir -p "$out"
 "$tessel" convert --from nodetable tests/data/cora/cora --name cora --output "$out/cora" --force
 "$tessel" info "$out/cora"
-"$tessel" train gcn --dataset "$out/cora" --checkpoint "$out/cora-gcn"
+"$tessel" train gcn --dataset "$out/cora" --normalize-features l1 --checkpoint "$out/cora-gcn"

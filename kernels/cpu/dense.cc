@@ -1,5 +1,6 @@
-// CPU dense kernels: GEMM through OpenBLAS (cblas_sgemm), bias, ReLU and inverted dropout on oneTBB, and their
-// dispatch to the CUDA twins (kernels/cuda/dense.cu). Dropout draws come from per-chunk seeded streams
+// The dense kernels' public functions (argument checks, then the device table of kernels/ops.h) and their CPU
+// entries: GEMM through OpenBLAS (cblas_sgemm), bias, ReLU, inverted dropout and Adam on oneTBB (the CUDA entries:
+// kernels/cuda/ops.cc over kernels/cuda/dense.cu). Dropout draws come from per-chunk seeded streams
 // (core/rng.h) that the CUDA kernel replays, so the mask does not depend on scheduling or device.
 #include "kernels/dense.h"
 
@@ -8,10 +9,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <vector>
 
-#include "core/build_config.h"
 #include "core/parallel.h"
-#include "kernels/cuda/dense_cuda.h"
+#include "kernels/ops.h"
 
 namespace tessel::kernels {
 namespace {
@@ -19,13 +20,8 @@ namespace {
 // Rows per parallel chunk so that one chunk touches about 16K values.
 int64_t RowGrain(int64_t cols) { return std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1)); }
 
-constexpr int64_t kDropoutChunk = 4096;  // values per RNG stream in Dropout
+}  // namespace
 
-struct GemmDims {
-  int64_t m, n, k;
-};
-
-// Checks the shapes and sizes c (beta == 0) or checks it (beta != 0).
 GemmDims GemmShape(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float beta, Matrix* c) {
   const int64_t m = trans_a ? a.cols : a.rows;
   const int64_t k = trans_a ? a.rows : a.cols;
@@ -41,7 +37,57 @@ GemmDims GemmShape(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b,
   return {m, n, k};
 }
 
-void GemmCpu(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
+// ---- public functions: checks, then the device's entry
+
+void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
+          Matrix* c) {
+  Ops(ctx).gemm(a, trans_a, b, trans_b, alpha, beta, c);
+}
+
+void SetBlasThreads(int threads) {
+  if (threads > 0) openblas_set_num_threads(threads);
+}
+
+void AddBias(const Context& ctx, const Matrix& bias, Matrix* y) {
+  TESSEL_CHECK(bias.rows == 1 && bias.cols == y->cols, "AddBias: bias is {}x{}, expected 1x{}", bias.rows, bias.cols,
+               y->cols);
+  Ops(ctx).add_bias(bias, y);
+}
+
+void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias) { Ops(ctx).bias_grad(grad_y, grad_bias); }
+
+void Relu(const Context& ctx, const Matrix& x, Matrix* y) { Ops(ctx).relu(x, y); }
+
+void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
+  TESSEL_CHECK(y.rows == grad_y.rows && y.cols == grad_y.cols, "ReluBackward: output {}x{} but gradient {}x{}", y.rows,
+               y.cols, grad_y.rows, grad_y.cols);
+  Ops(ctx).relu_backward(y, grad_y, grad_x);
+}
+
+void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y,
+             Buffer<uint8_t>* mask) {
+  TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
+  Ops(ctx).dropout(x, p, Rng(key)(), y, mask);
+}
+
+void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
+                     Buffer<float>* grad_x) {
+  TESSEL_CHECK(grad_y.size() == mask.size(), "DropoutBackward: {} gradients but {} mask entries", grad_y.size(),
+               mask.size());
+  Ops(ctx).dropout_backward(grad_y, mask, p, grad_x);
+}
+
+void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
+  TESSEL_CHECK(grad.size() == w->size() && m->size() == w->size() && v->size() == w->size(),
+               "AdamStep: {} values, {} gradients, {} and {} moments", w->size(), grad.size(), m->size(), v->size());
+  Ops(ctx).adam_step(hp, grad, w, m, v);
+}
+
+// ---- the CPU entries
+
+namespace cpu {
+
+void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
   const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
   auto cv = c->Mut();
   if (m == 0 || n == 0) return;
@@ -55,211 +101,96 @@ void GemmCpu(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float
               static_cast<int>(n));
 }
 
-}  // namespace
-
-void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
-          Matrix* c) {
-  ctx.Dispatch([&] { GemmCpu(a, trans_a, b, trans_b, alpha, beta, c); },
-               [&] {
-#if TESSEL_HAVE_CUDA
-                 const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
-                 cuda::Gemm(a.data.Device(), a.cols, trans_a, b.data.Device(), b.cols, trans_b, m, n, k, alpha, beta,
-                            c->data.MutableDevice());
-#else
-                 NotOnCuda("Gemm");
-#endif
-               });
+void AddBias(const Matrix& bias, Matrix* y) {
+  auto b = bias.View();
+  auto yv = y->Mut();
+  const int64_t cols = y->cols;
+  parallel_for<int64_t>(0, y->rows, RowGrain(cols), [&](int64_t i) {
+    float* row = yv.data() + i * cols;
+    for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
+  });
 }
 
-void SetBlasThreads(int threads) {
-  if (threads > 0) openblas_set_num_threads(threads);
+void BiasGrad(const Matrix& grad_y, Matrix* grad_bias) {
+  const int64_t cols = grad_y.cols;
+  grad_bias->Resize(1, cols);
+  auto g = grad_y.View();
+  auto out = grad_bias->Mut();
+  // Column sums in fixed row chunks, combined in chunk order (deterministic for any thread count).
+  constexpr int64_t kChunk = 1024;
+  const int64_t chunks = (grad_y.rows + kChunk - 1) / kChunk;
+  std::vector<double> partial(static_cast<size_t>(chunks * cols), 0.0);
+  parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
+    double* acc = partial.data() + c * cols;
+    const int64_t end = std::min(grad_y.rows, (c + 1) * kChunk);
+    for (int64_t i = c * kChunk; i < end; ++i) {
+      for (int64_t j = 0; j < cols; ++j) acc[j] += g[static_cast<size_t>(i * cols + j)];
+    }
+  });
+  for (int64_t j = 0; j < cols; ++j) {
+    double s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[static_cast<size_t>(c * cols + j)];
+    out[static_cast<size_t>(j)] = static_cast<float>(s);
+  }
 }
 
-void AddBias(const Context& ctx, const Matrix& bias, Matrix* y) {
-  TESSEL_CHECK(bias.rows == 1 && bias.cols == y->cols, "AddBias: bias is {}x{}, expected 1x{}", bias.rows, bias.cols,
-               y->cols);
-  ctx.Dispatch(
-      [&] {
-        auto b = bias.View();
-        auto yv = y->Mut();
-        const int64_t cols = y->cols;
-        parallel_for<int64_t>(0, y->rows, RowGrain(cols), [&](int64_t i) {
-          float* row = yv.data() + i * cols;
-          for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
-        });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        cuda::AddBias(bias.data.Device(), y->rows, y->cols, y->data.MutableDevice());
-#else
-        NotOnCuda("AddBias");
-#endif
-      });
+void Relu(const Matrix& x, Matrix* y) {
+  if (y != &x) y->Resize(x.rows, x.cols);
+  auto xv = x.View();
+  auto yv = y->Mut();
+  parallel_for<int64_t>(0, x.size(), 16384, [&](int64_t i) { yv[i] = std::max(xv[i], 0.0F); });
 }
 
-void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias) {
-  ctx.Dispatch(
-      [&] {
-        const int64_t cols = grad_y.cols;
-        grad_bias->Resize(1, cols);
-        auto g = grad_y.View();
-        auto out = grad_bias->Mut();
-        // Column sums in fixed row chunks, combined in chunk order (deterministic for any thread count).
-        constexpr int64_t kChunk = 1024;
-        const int64_t chunks = (grad_y.rows + kChunk - 1) / kChunk;
-        std::vector<double> partial(static_cast<size_t>(chunks * cols), 0.0);
-        parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
-          double* acc = partial.data() + c * cols;
-          const int64_t end = std::min(grad_y.rows, (c + 1) * kChunk);
-          for (int64_t i = c * kChunk; i < end; ++i) {
-            for (int64_t j = 0; j < cols; ++j) acc[j] += g[static_cast<size_t>(i * cols + j)];
-          }
-        });
-        for (int64_t j = 0; j < cols; ++j) {
-          double s = 0;
-          for (int64_t c = 0; c < chunks; ++c) s += partial[static_cast<size_t>(c * cols + j)];
-          out[static_cast<size_t>(j)] = static_cast<float>(s);
-        }
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        grad_bias->Resize(1, grad_y.cols);
-        cuda::BiasGrad(grad_y.data.Device(), grad_y.rows, grad_y.cols, grad_bias->data.MutableDevice());
-#else
-        NotOnCuda("BiasGrad");
-#endif
-      });
+void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
+  if (grad_x != &grad_y) grad_x->Resize(y.rows, y.cols);
+  auto yv = y.View();
+  auto gy = grad_y.View();
+  auto gx = grad_x->Mut();
+  parallel_for<int64_t>(0, y.size(), 16384, [&](int64_t i) { gx[i] = yv[i] > 0.0F ? gy[i] : 0.0F; });
 }
 
-void Relu(const Context& ctx, const Matrix& x, Matrix* y) {
-  ctx.Dispatch(
-      [&] {
-        if (y != &x) y->Resize(x.rows, x.cols);
-        auto xv = x.View();
-        auto yv = y->Mut();
-        parallel_for<int64_t>(0, x.size(), 16384, [&](int64_t i) { yv[i] = std::max(xv[i], 0.0F); });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        if (y != &x) y->Resize(x.rows, x.cols);
-        const float* in = x.data.Device();  // before MutableDevice: y may be x
-        cuda::Relu(in, x.size(), y->data.MutableDevice());
-#else
-        NotOnCuda("Relu");
-#endif
-      });
+void Dropout(const Buffer<float>& x, float p, uint64_t base, Buffer<float>* y, Buffer<uint8_t>* mask) {
+  const auto n = static_cast<int64_t>(x.size());
+  if (y != &x && static_cast<int64_t>(y->size()) != n) *y = Buffer<float>(static_cast<size_t>(n));
+  if (static_cast<int64_t>(mask->size()) != n) *mask = Buffer<uint8_t>(static_cast<size_t>(n));
+  auto xv = x.Host();
+  auto yv = y->MutableHost();
+  auto mv = mask->MutableHost();
+  const float scale = 1.0F / (1.0F - p);
+  const int64_t chunks = (n + kDropoutChunk - 1) / kDropoutChunk;
+  parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
+    Rng rng(Mix64(base ^ Mix64(static_cast<uint64_t>(c))));
+    const int64_t end = std::min(n, (c + 1) * kDropoutChunk);
+    for (int64_t i = c * kDropoutChunk; i < end; ++i) {
+      const bool keep = p == 0.0F || rng.Uniform() >= static_cast<double>(p);
+      mv[i] = keep ? 1 : 0;
+      yv[i] = keep ? xv[i] * scale : 0.0F;
+    }
+  });
 }
 
-void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
-  TESSEL_CHECK(y.rows == grad_y.rows && y.cols == grad_y.cols, "ReluBackward: output {}x{} but gradient {}x{}", y.rows,
-               y.cols, grad_y.rows, grad_y.cols);
-  ctx.Dispatch(
-      [&] {
-        if (grad_x != &grad_y) grad_x->Resize(y.rows, y.cols);
-        auto yv = y.View();
-        auto gy = grad_y.View();
-        auto gx = grad_x->Mut();
-        parallel_for<int64_t>(0, y.size(), 16384, [&](int64_t i) { gx[i] = yv[i] > 0.0F ? gy[i] : 0.0F; });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        if (grad_x != &grad_y) grad_x->Resize(y.rows, y.cols);
-        const float* yd = y.data.Device();
-        const float* gy = grad_y.data.Device();
-        cuda::ReluBackward(yd, gy, y.size(), grad_x->data.MutableDevice());
-#else
-        NotOnCuda("ReluBackward");
-#endif
-      });
+void DropoutBackward(const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p, Buffer<float>* grad_x) {
+  if (grad_x != &grad_y && grad_x->size() != grad_y.size()) *grad_x = Buffer<float>(grad_y.size());
+  auto gy = grad_y.Host();
+  auto mv = mask.Host();
+  auto gx = grad_x->MutableHost();
+  const float scale = 1.0F / (1.0F - p);
+  parallel_for<int64_t>(0, static_cast<int64_t>(gy.size()), 16384,
+                        [&](int64_t i) { gx[i] = mv[i] != 0 ? gy[i] * scale : 0.0F; });
 }
 
-void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y,
-             Buffer<uint8_t>* mask) {
-  TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
-  ctx.Dispatch(
-      [&] {
-        const auto n = static_cast<int64_t>(x.size());
-        if (y != &x && static_cast<int64_t>(y->size()) != n) *y = Buffer<float>(static_cast<size_t>(n));
-        if (static_cast<int64_t>(mask->size()) != n) *mask = Buffer<uint8_t>(static_cast<size_t>(n));
-        auto xv = x.Host();
-        auto yv = y->MutableHost();
-        auto mv = mask->MutableHost();
-        const float scale = 1.0F / (1.0F - p);
-        const uint64_t base = Rng(key)();
-        const int64_t chunks = (n + kDropoutChunk - 1) / kDropoutChunk;
-        parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
-          Rng rng(Mix64(base ^ Mix64(static_cast<uint64_t>(c))));
-          const int64_t end = std::min(n, (c + 1) * kDropoutChunk);
-          for (int64_t i = c * kDropoutChunk; i < end; ++i) {
-            const bool keep = p == 0.0F || rng.Uniform() >= static_cast<double>(p);
-            mv[i] = keep ? 1 : 0;
-            yv[i] = keep ? xv[i] * scale : 0.0F;
-          }
-        });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        const auto n = static_cast<int64_t>(x.size());
-        if (y != &x && static_cast<int64_t>(y->size()) != n) *y = Buffer<float>(static_cast<size_t>(n));
-        if (static_cast<int64_t>(mask->size()) != n) *mask = Buffer<uint8_t>(static_cast<size_t>(n));
-        const float* in = x.Device();
-        cuda::Dropout(in, n, p, Rng(key)(), kDropoutChunk, y->MutableDevice(), mask->MutableDevice());
-#else
-        NotOnCuda("Dropout");
-#endif
-      });
+void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
+  auto wv = w->Mut();
+  auto g = grad.View();
+  auto mv = m->Mut();
+  auto vv = v->Mut();
+  parallel_for<int64_t>(0, static_cast<int64_t>(wv.size()), 8192, [&](int64_t i) {
+    const float gi = g[i] + hp.weight_decay * wv[i];
+    mv[i] = hp.beta1 * mv[i] + (1.0F - hp.beta1) * gi;
+    vv[i] = hp.beta2 * vv[i] + (1.0F - hp.beta2) * gi * gi;
+    wv[i] -= hp.step_size * mv[i] / (std::sqrt(vv[i]) * hp.inv_sqrt_c2 + hp.eps);
+  });
 }
 
-void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
-                     Buffer<float>* grad_x) {
-  TESSEL_CHECK(grad_y.size() == mask.size(), "DropoutBackward: {} gradients but {} mask entries", grad_y.size(),
-               mask.size());
-  ctx.Dispatch(
-      [&] {
-        if (grad_x != &grad_y && grad_x->size() != grad_y.size()) *grad_x = Buffer<float>(grad_y.size());
-        auto gy = grad_y.Host();
-        auto mv = mask.Host();
-        auto gx = grad_x->MutableHost();
-        const float scale = 1.0F / (1.0F - p);
-        parallel_for<int64_t>(0, static_cast<int64_t>(gy.size()), 16384,
-                              [&](int64_t i) { gx[i] = mv[i] != 0 ? gy[i] * scale : 0.0F; });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        if (grad_x != &grad_y && grad_x->size() != grad_y.size()) *grad_x = Buffer<float>(grad_y.size());
-        const float* gy = grad_y.Device();
-        const uint8_t* mv = mask.Device();
-        cuda::DropoutBackward(gy, mv, static_cast<int64_t>(grad_y.size()), p, grad_x->MutableDevice());
-#else
-        NotOnCuda("DropoutBackward");
-#endif
-      });
-}
-
-void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
-  TESSEL_CHECK(grad.size() == w->size() && m->size() == w->size() && v->size() == w->size(),
-               "AdamStep: {} values, {} gradients, {} and {} moments", w->size(), grad.size(), m->size(), v->size());
-  ctx.Dispatch(
-      [&] {
-        auto wv = w->Mut();
-        auto g = grad.View();
-        auto mv = m->Mut();
-        auto vv = v->Mut();
-        parallel_for<int64_t>(0, static_cast<int64_t>(wv.size()), 8192, [&](int64_t i) {
-          const float gi = g[i] + hp.weight_decay * wv[i];
-          mv[i] = hp.beta1 * mv[i] + (1.0F - hp.beta1) * gi;
-          vv[i] = hp.beta2 * vv[i] + (1.0F - hp.beta2) * gi * gi;
-          wv[i] -= hp.step_size * mv[i] / (std::sqrt(vv[i]) * hp.inv_sqrt_c2 + hp.eps);
-        });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        cuda::AdamStep(w->data.MutableDevice(), grad.data.Device(), m->data.MutableDevice(), v->data.MutableDevice(),
-                       w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
-#else
-        NotOnCuda("AdamStep");
-#endif
-      });
-}
-
+}  // namespace cpu
 }  // namespace tessel::kernels

@@ -1,14 +1,15 @@
-// CPU gather/scatter of dense rows on oneTBB, and their dispatch to the CUDA kernels (kernels/cuda/gather.cu).
+// Gather/scatter of dense rows: the public functions (checks, the target grouping both devices use, then the
+// device table of kernels/ops.h) and the CPU entries on oneTBB (CUDA: kernels/cuda/ops.cc, kernels/cuda/gather.cu).
 // ScatterAddRows groups targets by a counting sort, so repeated ids add in index order (deterministic) on both.
 #include "kernels/gather.h"
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
-#include "core/build_config.h"
 #include "core/parallel.h"
-#include "kernels/cuda/gather_cuda.h"
+#include "kernels/ops.h"
 
 namespace tessel::kernels {
 namespace {
@@ -33,25 +34,8 @@ void GroupByTarget(std::span<const int64_t> iv, int64_t targets, std::vector<int
 void GatherRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
   TESSEL_CHECK(out != &src, "GatherRows: output must not alias the source");
   CheckIds(ids.Host(), src.rows, "GatherRows");
-  const auto n = static_cast<int64_t>(ids.size());
-  const int64_t cols = src.cols;
-  out->Resize(n, cols);
-  ctx.Dispatch(
-      [&] {
-        auto iv = ids.Host();
-        auto sv = src.View();
-        auto ov = out->Mut();
-        parallel_for<int64_t>(0, n, std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1)), [&](int64_t i) {
-          std::memcpy(ov.data() + i * cols, sv.data() + iv[i] * cols, static_cast<size_t>(cols) * sizeof(float));
-        });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        cuda::GatherRows(src.data.Device(), cols, ids.Device(), n, out->data.MutableDevice());
-#else
-        NotOnCuda("GatherRows");
-#endif
-      });
+  out->Resize(static_cast<int64_t>(ids.size()), src.cols);
+  Ops(ctx).gather_rows(src, ids, out);
 }
 
 void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
@@ -61,35 +45,37 @@ void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>
   TESSEL_CHECK(out != &src, "ScatterAddRows: output must not alias the source");
   auto iv = ids.Host();
   CheckIds(iv, out->rows, "ScatterAddRows");
-  ctx.Dispatch(
-      [&] {
-        std::vector<int64_t> start;
-        std::vector<int64_t> order;
-        GroupByTarget(iv, out->rows, &start, &order);
-        const int64_t cols = src.cols;
-        auto sv = src.View();
-        auto ov = out->Mut();
-        parallel_for<int64_t>(0, out->rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1)), [&](int64_t t) {
-          float* dst = ov.data() + t * cols;
-          for (int64_t k = start[t]; k < start[t + 1]; ++k) {
-            const float* row = sv.data() + order[k] * cols;
-            for (int64_t j = 0; j < cols; ++j) dst[j] += row[j];
-          }
-        });
-      },
-      [&] {
-#if TESSEL_HAVE_CUDA
-        std::vector<int64_t> start;
-        std::vector<int64_t> order;
-        GroupByTarget(iv, out->rows, &start, &order);
-        const Buffer<int64_t> start_buf(std::move(start));
-        const Buffer<int64_t> order_buf(std::move(order));
-        cuda::ScatterAddRows(src.data.Device(), src.cols, order_buf.Device(), start_buf.Device(), out->rows,
-                             out->data.MutableDevice());
-#else
-        NotOnCuda("ScatterAddRows");
-#endif
-      });
+  std::vector<int64_t> start;
+  std::vector<int64_t> order;
+  GroupByTarget(iv, out->rows, &start, &order);
+  Ops(ctx).scatter_add_rows(src, std::move(start), std::move(order), out);
 }
 
+namespace cpu {
+
+void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
+  const auto n = static_cast<int64_t>(ids.size());
+  const int64_t cols = src.cols;
+  auto iv = ids.Host();
+  auto sv = src.View();
+  auto ov = out->Mut();
+  parallel_for<int64_t>(0, n, std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1)), [&](int64_t i) {
+    std::memcpy(ov.data() + i * cols, sv.data() + iv[i] * cols, static_cast<size_t>(cols) * sizeof(float));
+  });
+}
+
+void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out) {
+  const int64_t cols = src.cols;
+  auto sv = src.View();
+  auto ov = out->Mut();
+  parallel_for<int64_t>(0, out->rows, std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1)), [&](int64_t t) {
+    float* dst = ov.data() + t * cols;
+    for (int64_t k = start[t]; k < start[t + 1]; ++k) {
+      const float* row = sv.data() + order[k] * cols;
+      for (int64_t j = 0; j < cols; ++j) dst[j] += row[j];
+    }
+  });
+}
+
+}  // namespace cpu
 }  // namespace tessel::kernels

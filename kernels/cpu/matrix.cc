@@ -26,8 +26,4 @@ void SparseMatrix::Validate(std::string_view what) const {
   }
 }
 
-void NotOnCuda(std::string_view kernel) {
-  throw Error(fmt::format("kernel {} has no CUDA implementation yet (run with --device cpu)", kernel));
-}
-
 }  // namespace tessel::kernels

@@ -1,15 +1,15 @@
-// CPU sparse kernels: CSR x dense (row-parallel, so each output row is written by one thread and results do
-// not depend on the thread count), CSR transpose by counting sort, row gathers of a CSR matrix; and the dispatch
-// of SpMM and Transpose to cuSPARSE (kernels/cuda/sparse.cu). Row gathers stay on the host on every device.
+// Sparse kernels: the public functions (checks, then the device table of kernels/ops.h) and the CPU entries: CSR x
+// dense (row-parallel, so each output row is written by one thread and results do not depend on the thread count),
+// CSR transpose by counting sort, row gathers of a CSR matrix. CUDA: kernels/cuda/ops.cc over cuSPARSE
+// (kernels/cuda/sparse.cu). Row gathers stay on the host on every device.
 #include "kernels/sparse.h"
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
-#include "core/build_config.h"
 #include "core/parallel.h"
-#include "kernels/cuda/sparse_cuda.h"
+#include "kernels/ops.h"
 
 namespace tessel::kernels {
 namespace {
@@ -20,15 +20,13 @@ void SpMMShape(const SparseMatrix& a, const Matrix& x, Matrix* y) {
   y->Resize(a.rows, x.cols);
 }
 
-#if TESSEL_HAVE_CUDA
-cuda::DeviceCsr OnDevice(const SparseMatrix& a) {
-  return cuda::DeviceCsr{
-      &a, a.rows, a.cols, a.nnz(), a.indptr.Device(), a.indices.Device(), a.has_values() ? a.values.Device() : nullptr};
-}
-#endif
+}  // namespace
 
-void SpMMCpu(const SparseMatrix& a, const Matrix& x, Matrix* y) {
-  SpMMShape(a, x, y);
+// ---- the CPU entries (sized y: SpMM's public function calls SpMMShape)
+
+namespace cpu {
+
+void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y) {
   const int64_t n = x.cols;
   auto p = a.indptr.Host();
   auto idx = a.indices.Host();
@@ -49,7 +47,7 @@ void SpMMCpu(const SparseMatrix& a, const Matrix& x, Matrix* y) {
   });
 }
 
-SparseMatrix TransposeCpu(const SparseMatrix& a) {
+SparseMatrix Transpose(const SparseMatrix& a) {
   TESSEL_CHECK(a.rows <= INT32_MAX, "Transpose: {} rows do not fit 32-bit column ids", a.rows);
   auto p = a.indptr.Host();
   auto idx = a.indices.Host();
@@ -70,6 +68,10 @@ SparseMatrix TransposeCpu(const SparseMatrix& a) {
   return SparseMatrix{a.cols, a.rows, Buffer<int64_t>(std::move(tp)), Buffer<int32_t>(std::move(ti)),
                       Buffer<float>(std::move(tv))};
 }
+
+}  // namespace cpu
+
+namespace {
 
 SparseMatrix GatherSparseRowsCpu(const SparseMatrix& a, std::span<const int64_t> ids) {
   auto p = a.indptr.Host();
@@ -98,17 +100,8 @@ SparseMatrix GatherSparseRowsCpu(const SparseMatrix& a, std::span<const int64_t>
 }  // namespace
 
 void SpMM(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
-  ctx.Dispatch([&] { SpMMCpu(a, x, y); },
-               [&] {
-#if TESSEL_HAVE_CUDA
-                 SpMMShape(a, x, y);
-                 TESSEL_CHECK(a.indptr.size() == static_cast<size_t>(a.rows + 1), "SpMM: {} offsets for {} rows",
-                              a.indptr.size(), a.rows);
-                 cuda::SpMM(OnDevice(a), x.data.Device(), x.cols, y->data.MutableDevice());
-#else
-                 NotOnCuda("SpMM");
-#endif
-               });
+  SpMMShape(a, x, y);
+  Ops(ctx).spmm(a, x, y);
 }
 
 void SpMMTranspose(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
@@ -151,26 +144,13 @@ void SpMMTranspose(const Context& ctx, const SparseMatrix& a, const Matrix& x, M
   }
 }
 
-SparseMatrix Transpose(const Context& ctx, const SparseMatrix& a) {
-  return ctx.Dispatch([&] { return TransposeCpu(a); },
-                      [&]() -> SparseMatrix {
-#if TESSEL_HAVE_CUDA
-                        SparseMatrix t{a.cols, a.rows, Buffer<int64_t>(static_cast<size_t>(a.cols + 1)),
-                                       Buffer<int32_t>(static_cast<size_t>(a.nnz())),
-                                       Buffer<float>(a.has_values() ? static_cast<size_t>(a.nnz()) : 0)};
-                        cuda::Transpose(OnDevice(a), t.indptr.MutableDevice(), t.indices.MutableDevice(),
-                                        a.has_values() ? t.values.MutableDevice() : nullptr);
-                        return t;
-#else
-                        NotOnCuda("Transpose");
-#endif
-                      });
-}
+SparseMatrix Transpose(const Context& ctx, const SparseMatrix& a) { return Ops(ctx).transpose(a); }
 
 SparseMatrix GatherSparseRows(const Context& ctx, const SparseMatrix& a, std::span<const int64_t> ids) {
   // On CUDA too the rows are gathered on the host (the ids come from the host-side sampler); the result is
   // uploaded by the first kernel that reads it.
-  return ctx.Dispatch([&] { return GatherSparseRowsCpu(a, ids); }, [&] { return GatherSparseRowsCpu(a, ids); });
+  (void)ctx;
+  return GatherSparseRowsCpu(a, ids);
 }
 
 }  // namespace tessel::kernels

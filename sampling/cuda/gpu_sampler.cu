@@ -239,10 +239,12 @@ class DeviceSampler {
   DeviceArray<float> out_values_;
 };
 
-void DeviceSamplerDeleter::operator()(DeviceSampler* sampler) const noexcept { delete sampler; }
+namespace {
+
+void DestroyDeviceSampler(DeviceSampler* sampler) noexcept { delete sampler; }
 
 DeviceSamplerPtr CreateDeviceSampler(int device_id, const GraphArrays& graph) {
-  return DeviceSamplerPtr(new DeviceSampler(device_id, graph));
+  return DeviceSamplerPtr(new DeviceSampler(device_id, graph), DeviceSamplerDeleter{&DestroyDeviceSampler});
 }
 
 std::vector<LayerArrays> SampleOnDevice(DeviceSampler& sampler, const int64_t* seeds, int64_t num_seeds,
@@ -256,5 +258,10 @@ std::vector<LayerArrays> SampleOnDevice(DeviceSampler& sampler, const int64_t* s
     throw Error(fmt::format("GPU sampler: {}", e.what()));
   }
 }
+
+}  // namespace
+
+extern const SamplerCudaOps kSamplerCudaOps;  // read by sampling/device_registry.cc
+const SamplerCudaOps kSamplerCudaOps{CreateDeviceSampler, SampleOnDevice};
 
 }  // namespace tessel::sampling::cuda

@@ -1,5 +1,6 @@
 // The device side of GpuNeighborSampler (sampling/gpu_sampler.h) seen from host C++: plain arrays in and out, no
-// CUDA headers and only C++17, so gpu_sampler.cc and the CPU-only stub (gpu_sampler_none.cc) compile everywhere.
+// CUDA headers and only C++17, so gpu_sampler.cc compiles everywhere. The device entry points form one table
+// (core/device_ops.h) that sampling/device_registry.cc hands out only when the build compiled gpu_sampler.cu.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +9,7 @@
 
 namespace tessel::sampling::cuda {
 
-// Host arrays copied into device memory by CreateDeviceSampler (none is kept).
+// Host arrays copied into device memory by SamplerCudaOps::create (none is kept).
 struct GraphArrays {
   int64_t num_nodes = 0;
   int64_t num_entries = 0;
@@ -31,18 +32,26 @@ struct LayerArrays {
 
 class DeviceSampler;  // defined in gpu_sampler.cu
 struct DeviceSamplerDeleter {
-  void operator()(DeviceSampler* sampler) const noexcept;
+  void (*destroy)(DeviceSampler* sampler) noexcept = nullptr;  // set by the table's create
+  void operator()(DeviceSampler* sampler) const noexcept {
+    if (destroy != nullptr) destroy(sampler);
+  }
 };
 using DeviceSamplerPtr = std::unique_ptr<DeviceSampler, DeviceSamplerDeleter>;
 
-// Uploads the graph to device `device_id`. Throws tessel::Error ("built without CUDA" in CPU builds).
-DeviceSamplerPtr CreateDeviceSampler(int device_id, const GraphArrays& graph);
+// The device side of the sampler.
+struct SamplerCudaOps {
+  // Uploads the graph to device `device_id`. Throws tessel::Error.
+  DeviceSamplerPtr (*create)(int device_id, const GraphArrays& graph);
+  // Samples layers L-1 .. 0 from the seeds (already checked to lie in range): layer l picks fanouts[l] neighbours
+  // per destination row with the row stream Rng(Mix64(bases[l] ^ Mix64(u))). Returns the layers input layer first.
+  // Throws tessel::Error when a destination node is listed twice.
+  std::vector<LayerArrays> (*sample)(DeviceSampler& sampler, const int64_t* seeds, int64_t num_seeds,
+                                     const std::vector<int>& fanouts, const std::vector<uint64_t>& bases, bool replace,
+                                     bool gcn);
+};
 
-// Samples layers L-1 .. 0 from the seeds (already checked to lie in range): layer l picks fanouts[l] neighbours
-// per destination row with the row stream Rng(Mix64(bases[l] ^ Mix64(u))). Returns the layers input layer first.
-// Throws tessel::Error when a destination node is listed twice.
-std::vector<LayerArrays> SampleOnDevice(DeviceSampler& sampler, const int64_t* seeds, int64_t num_seeds,
-                                        const std::vector<int>& fanouts, const std::vector<uint64_t>& bases,
-                                        bool replace, bool gcn);
+// The table, or null when this build has no CUDA (sampling/device_registry.cc).
+const SamplerCudaOps* CudaSamplerOps();
 
 }  // namespace tessel::sampling::cuda

@@ -1,8 +1,11 @@
-// tessel::Error formats, TESSEL_CHECK, Context::Dispatch and the log-level parser.
-// Dispatch to CUDA in a build or machine without it must throw before the CUDA branch runs.
+// tessel::Error formats, TESSEL_CHECK, SelectOps (the device-table choice) and the log-level parser.
+// Asking for CUDA in a build or machine without it must throw instead of running a CUDA entry.
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "core/context.h"
+#include "core/device_ops.h"
 #include "core/error.h"
 #include "core/log.h"
 
@@ -24,19 +27,34 @@ TEST(Error, CheckThrowsFormattedMessage) {
   EXPECT_NO_THROW(TESSEL_CHECK(true, "never"));
 }
 
-TEST(Context, DispatchCpu) {
-  Context ctx;
-  const int r = ctx.Dispatch([] { return 1; }, [] { return 2; });
-  EXPECT_EQ(r, 1);
+// A device table of two entries, as a library declares one (kernels/ops.h).
+struct TwoOps {
+  int (*id)();
+};
+constexpr TwoOps kCpuTwo{[] { return 1; }};
+constexpr TwoOps kCudaTwo{[] { return 2; }};
+
+TEST(SelectOps, CpuContextGetsTheCpuTable) {
+  const Context ctx;
+  EXPECT_EQ(SelectOps(ctx, kCpuTwo, &kCudaTwo, "test").id(), 1);
+  EXPECT_EQ(SelectOps(ctx, kCpuTwo, nullptr, "test").id(), 1) << "a CPU-only library still serves the CPU";
 }
 
-TEST(Context, DispatchCudaWithoutDeviceThrows) {
-  if (device::CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is present";
+TEST(SelectOps, CudaWithoutDeviceOrTableThrows) {
   Context ctx;
   ctx.device = Device::kCuda;
-  bool ran = false;
-  EXPECT_THROW(ctx.Dispatch([] {}, [&] { ran = true; }), Error);
-  EXPECT_FALSE(ran);
+  if (device::CudaDeviceCount() == 0) {
+    EXPECT_THROW(SelectOps(ctx, kCpuTwo, &kCudaTwo, "test"), Error);  // no device: RequireCuda refuses
+    return;
+  }
+  EXPECT_EQ(SelectOps(ctx, kCpuTwo, &kCudaTwo, "test").id(), 2);
+  try {
+    SelectOps(ctx, kCpuTwo, nullptr, "testlib");
+    FAIL() << "a library without its CUDA half must refuse CUDA";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("testlib: this tessel was built without its CUDA implementation"),
+              std::string::npos);
+  }
 }
 
 TEST(Context, ParseDevice) {

@@ -63,7 +63,7 @@ TEST(Params, JsonRoundTripKeepsEveryField) {
   d.inner.rate = 0.25;
   d.internal = 3;
   const nlohmann::json j = ParamsToJson(d);
-  EXPECT_EQ(j.at("colour"), "blue");
+  EXPECT_EQ(j.at("colour").get<std::string>(), "blue");
   EXPECT_EQ(j.at("learning_rate"), 0.25);
   EXPECT_EQ(j.at("internal"), 3);
   Demo back;

@@ -69,10 +69,10 @@ TEST_F(ArrayStoreTest, EveryDtypeRoundTripsWithItsEntry) {
   EXPECT_THROW(w.Add<int32_t>("a_i32", i32), Error);  // names are unique
 
   const auto& e = w.entries();
-  EXPECT_EQ(e["a_f64"]["dtype"], "float64");
+  EXPECT_EQ(e["a_f64"]["dtype"].get<std::string>(), "float64");
   EXPECT_EQ(e["a_f64"]["count"], 333);
   EXPECT_EQ(e["a_f64"]["bytes"], 333 * 8);
-  EXPECT_EQ(e["a_f64"]["file"], "a_f64.bin");
+  EXPECT_EQ(e["a_f64"]["file"].get<std::string>(), "a_f64.bin");
   EXPECT_EQ(e["a_u8"]["xxh3"], ChecksumHex<uint8_t>(u8));
   EXPECT_EQ(fs::file_size(dir_ / "a_f32.bin"), 4000U);
 

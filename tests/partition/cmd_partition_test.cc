@@ -72,7 +72,7 @@ TEST_F(CmdPartitionTest, WritesAFolderThatLoadsBack) {
   ASSERT_EQ(Run("partition data -k 2 --method random -o parts --force --json"), 0) << err_;
   const nlohmann::json j = nlohmann::json::parse(out_);
   EXPECT_EQ(j["num_parts"].get<int>(), 2);
-  EXPECT_EQ(j["method"], "random");
+  EXPECT_EQ(j["method"].get<std::string>(), "random");
   EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
 }
 

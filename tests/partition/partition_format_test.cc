@@ -110,7 +110,7 @@ TEST_F(PartitionFormatTest, LoadedPartsEqualTheInMemoryBuild) {
     PartitionStats s = ComputeStats(d, a.part, 3);
     EXPECT_EQ(j["edge_cut"].get<int64_t>(), s.edge_cut);
     EXPECT_EQ(j["num_parts"].get<int>(), 3);
-    EXPECT_EQ(j["method"], "metis");
+    EXPECT_EQ(j["method"].get<std::string>(), "metis");
     EXPECT_EQ(j["node_ranges"][3].get<int64_t>(), d.num_nodes());
     EXPECT_EQ(j["dataset"]["symmetric"].get<bool>(), which == 0);
     EXPECT_EQ(r.stats.edge_cut, s.edge_cut);

@@ -106,14 +106,14 @@ TEST_F(CliTest, HelpListsOptionsWithDefaults) {
 
 TEST_F(CliTest, EdgeListDefaultsSymmetriseAndDropSelfLoops) {
   const auto j = ConvertAndInfo("--from edgelist " + In("tiny.edges"), "tiny");
-  EXPECT_EQ(j["kind"], "node");
-  EXPECT_EQ(j["name"], "tiny");
+  EXPECT_EQ(j["kind"].get<std::string>(), "node");
+  EXPECT_EQ(j["name"].get<std::string>(), "tiny");
   EXPECT_EQ(j["num_nodes"], 6);
   EXPECT_EQ(j["num_edges"], 4);
   EXPECT_EQ(j["num_entries"], 8);
   EXPECT_EQ(j["self_loops"], 0);
   EXPECT_EQ(j["symmetric"], true);
-  EXPECT_EQ(j["id_dtype"], "int32");
+  EXPECT_EQ(j["id_dtype"].get<std::string>(), "int32");
   EXPECT_EQ(j["degree"]["min"], 0);
   EXPECT_EQ(j["degree"]["max"], 2);
   EXPECT_EQ(j["degree"]["median"], 1.5);
@@ -141,10 +141,10 @@ TEST_F(CliTest, EdgeListGraphOptions) {
 
 TEST_F(CliTest, MetisLinqsNodeTableAndLibsvm) {
   const auto m = ConvertAndInfo("--from metis " + In("square.graph"), "square");
-  EXPECT_EQ(m["name"], "square");
+  EXPECT_EQ(m["name"].get<std::string>(), "square");
   EXPECT_EQ(m["num_nodes"], 4);
   EXPECT_EQ(m["num_edges"], 4);
-  EXPECT_EQ(m["id_dtype"], "int32");
+  EXPECT_EQ(m["id_dtype"].get<std::string>(), "int32");
   EXPECT_EQ(m["degree"]["min"], 2);
 
   for (const std::string& input : {In("papers"), "'" + kData.string() + "'"}) {  // prefix, then folder
@@ -159,7 +159,7 @@ TEST_F(CliTest, MetisLinqsNodeTableAndLibsvm) {
   }
 
   const auto t = ConvertAndInfo("--from nodetable --name mytable " + In("table"), "table");
-  EXPECT_EQ(t["name"], "mytable");
+  EXPECT_EQ(t["name"].get<std::string>(), "mytable");
   EXPECT_EQ(t["num_nodes"], 4);
   EXPECT_EQ(t["num_edges"], 3);
   EXPECT_EQ(t["features"]["dim"], 3);
@@ -169,7 +169,7 @@ TEST_F(CliTest, MetisLinqsNodeTableAndLibsvm) {
   EXPECT_EQ(t["split"], nlohmann::json({{"train", 1}, {"val", 1}, {"test", 1}}));
 
   const auto r = ConvertAndInfo("--from libsvm " + In("rows.libsvm"), "rows");
-  EXPECT_EQ(r["kind"], "sparse_rows");
+  EXPECT_EQ(r["kind"].get<std::string>(), "sparse_rows");
   EXPECT_EQ(r["num_rows"], 3);
   EXPECT_EQ(r["num_features"], 3);
   EXPECT_EQ(r["nnz"], 6);
@@ -180,7 +180,7 @@ TEST_F(CliTest, MetisLinqsNodeTableAndLibsvm) {
 
 TEST_F(CliTest, OgbFolderWithDenseFeaturesAndItsSplit) {
   const auto j = ConvertAndInfo("--from ogb --ogb-split random " + In("ogb-mini"), "ogb");
-  EXPECT_EQ(j["name"], "ogb-mini");
+  EXPECT_EQ(j["name"].get<std::string>(), "ogb-mini");
   EXPECT_EQ(j["num_nodes"], 5);
   EXPECT_EQ(j["num_edges"], 4);
   EXPECT_EQ(j["degree"]["isolated"], 1);

@@ -6,6 +6,7 @@
 
 #include <unistd.h>
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -31,7 +32,7 @@ struct Partitioned {
   fs::path dir;
   int32_t parts = 1;
   datasets::NodeDataset data;
-  FeatureMatrix reference;              // PrepareFeatures(data.features, true): row = original id
+  FeatureMatrix reference;              // PrepareFeatures(data.features, L1): row = original id
   std::vector<int64_t> offsets;         // partitions.json node_ranges
   std::vector<int64_t> global_to_orig;  // new global id -> original id
 };
@@ -68,7 +69,7 @@ class DistFeaturesTest : public ::testing::Test {
     opt.num_parts = parts;
     opt.seed = 3;
     partition::PartitionToFolder(p->data, opt, p->dir, false);
-    p->reference = PrepareFeatures(p->data.features, true);
+    p->reference = PrepareFeatures(p->data.features, FeatureScaling{FeatureNorm::kL1, {}, {}});
     p->offsets = partition::ReadPartitionsJson(p->dir)["node_ranges"].get<std::vector<int64_t>>();
     p->global_to_orig.assign(static_cast<size_t>(p->data.num_nodes()), -1);
     for (int32_t k = 0; k < parts; ++k) {
@@ -181,7 +182,7 @@ std::vector<RankRun> RunStore(const Partitioned& p, int64_t capacity) {
   comm::ThreadGroup::Run(p.parts, [&](comm::Communicator& comm) {
     const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
     RankRun& run = runs[static_cast<size_t>(comm.Rank())];
-    DistFeatureStore store(Context{}, part, p.offsets, comm, true, FeatureCacheOptions{capacity});
+    DistFeatureStore store(Context{}, part, p.offsets, comm, FeatureNorm::kL1, FeatureCacheOptions{capacity});
     EXPECT_EQ(store.num_owned(), part.num_owned);
     EXPECT_EQ(store.cols(), p.data.features.dim);
     EXPECT_EQ(store.is_sparse(), p.data.features.sparse);
@@ -285,6 +286,35 @@ TEST_F(DistFeaturesTest, FetchEqualsSingleProcessRowsForEveryCachePolicy) {
   }
 }
 
+// Standard scaling is fitted over the rows of every rank (two allreduces): each rank's owned rows equal the
+// single-process rows scaled with the whole dataset's statistics (up to the order of the float64 sums).
+TEST_F(DistFeaturesTest, StandardScalingUsesTheStatisticsOfEveryRank) {
+  for (int32_t parts : {1, 3, 4}) {
+    for (bool sparse : {false, true}) {
+      const Partitioned& p = Make(parts, sparse);
+      const FeatureScaling whole = FitFeatureScaling(p.data.features, FeatureNorm::kStandard);
+      const FeatureMatrix reference = PrepareFeatures(p.data.features, whole);
+      comm::ThreadGroup::Run(parts, [&](comm::Communicator& comm) {
+        const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
+        DistFeatureStore store(Context{}, part, p.offsets, comm, FeatureNorm::kStandard, FeatureCacheOptions{0});
+        ASSERT_EQ(store.scaling().scale.size(), whole.scale.size());
+        for (size_t c = 0; c < whole.scale.size(); ++c) {
+          EXPECT_NEAR(store.scaling().scale[c], whole.scale[c], 1e-12 * whole.scale[c]) << c;
+          EXPECT_NEAR(store.scaling().mean[c], whole.mean[c], 1e-12 * (1 + std::abs(whole.mean[c]))) << c;
+        }
+        for (int64_t l = 0; l < part.num_owned; ++l) {
+          const auto got = RowOf(store.owned(), l);
+          const auto want = RowOf(reference, part.owned_ids[l]);
+          ASSERT_EQ(got.first, want.first) << parts << " parts, row " << l;
+          for (size_t i = 0; i < got.second.size(); ++i) {
+            EXPECT_NEAR(got.second[i], want.second[i], 1e-5 * (1 + std::abs(want.second[i]))) << l;
+          }
+        }
+      });
+    }
+  }
+}
+
 TEST_F(DistFeaturesTest, RemoteRowsAreFetchedFromTheirOwnersWithoutCache) {
   // Without a cache, every halo request of step A goes to its owner (a positive check that fetches happen).
   const Partitioned& p = Make(2, false);
@@ -331,7 +361,7 @@ TEST_F(DistFeaturesTest, HaloExchangeEqualsTheGlobalRows) {
         }
         EXPECT_EQ(comm.Bytes().ByPurpose().at("halo_exchange").calls, calls + 2) << what;
         // Input features, sparse kept sparse.
-        const FeatureMatrix prepared = PrepareFeatures(part.features, true);
+        const FeatureMatrix prepared = PrepareFeatures(part.features, FeatureScaling{FeatureNorm::kL1, {}, {}});
         const FeatureMatrix all = HaloExchange(part, comm, prepared);
         EXPECT_EQ(all.is_sparse, sparse);
         ExpectRows(all, p.reference, local_orig, what + " features");
@@ -354,7 +384,7 @@ TEST_F(DistFeaturesTest, BadArgumentsFailWithTheFix) {
   auto store = [&](std::vector<int64_t> offsets, int64_t capacity, std::vector<int64_t> ids) {
     comm::ThreadGroup::Run(2, [&](comm::Communicator& comm) {
       const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
-      DistFeatureStore s(Context{}, part, offsets, comm, true, FeatureCacheOptions{capacity});
+      DistFeatureStore s(Context{}, part, offsets, comm, FeatureNorm::kL1, FeatureCacheOptions{capacity});
       (void)s.Fetch(ids, nullptr);
     });
   };

@@ -64,6 +64,7 @@ DistTrainConfig Config(int epochs, int64_t batch, std::vector<int> fanouts) {
   c.train.epochs = epochs;
   c.train.batch_size = batch;
   c.train.fanouts = std::move(fanouts);
+  c.train.normalize_features = FeatureNorm::kL1;  // the references below prepare L1 rows
   return c;
 }
 
@@ -92,6 +93,7 @@ TEST(DistGcnTrainer, RanksReachSingleProcessAccuracy) {
   TrainConfig single;
   single.epochs = 40;
   single.batch_size = 32;
+  single.normalize_features = FeatureNorm::kL1;  // as Config()
   single.fanouts = {10, 10};
   Context ctx;
   ctx.seed = 5;
@@ -243,7 +245,7 @@ TEST(DistGcnTrainer, StepGradientEqualsUnionBatchGradient) {
     mc.in_dim = Cora().features.dim;
     mc.num_classes = Cora().num_classes;
     GcnModel model(mc, 4);
-    const FeatureMatrix x = PrepareFeatures(Cora().features, true);
+    const FeatureMatrix x = PrepareFeatures(Cora().features, FeatureScaling{FeatureNorm::kL1, {}, {}});
     const SparseMatrix adj = GcnNormalizedAdjacency(Cora().graph);
     const std::vector<LayerGraph> graphs(2, LayerGraph{&adj, &adj});
     Context ctx;
@@ -325,7 +327,7 @@ TEST(DistGcnTrainer, DistributedEvaluationEqualsFullGraphInference) {
     GcnModel model(mc, 0);
     ASSERT_EQ(weights.size(), model.params().size());
     for (size_t i = 0; i < weights.size(); ++i) model.params()[i].value = weights[i].Clone();
-    const FeatureMatrix x = PrepareFeatures(Cora().features, true);
+    const FeatureMatrix x = PrepareFeatures(Cora().features, FeatureScaling{FeatureNorm::kL1, {}, {}});
     ASSERT_TRUE(x.is_sparse);
     const SparseMatrix adj =
         kind == ModelKind::kGcn ? GcnNormalizedAdjacency(Cora().graph) : MeanAdjacency(Cora().graph);

@@ -3,9 +3,14 @@
 // bad input (unknown model, fanout count, missing labels or split, non-finite features).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "datasets/readers.h"
 #include "train/gcn/trainer.h"
@@ -32,6 +37,7 @@ TrainConfig PaperConfig() {
   c.adam.lr = 0.01F;
   c.adam.weight_decay = 5e-4F;
   c.epochs = 200;
+  c.normalize_features = FeatureNorm::kL1;  // the paper's row normalisation of the bag-of-words features
   return c;
 }
 
@@ -154,6 +160,189 @@ TEST(GcnTrainer, BadInputGivesClearErrors) {
   EXPECT_NE(ErrorOf([&] { GcnTrainer t(no_split, PaperConfig(), ctx); }).find("must be finite"), std::string::npos);
   values.MutableHost()[5] = std::numeric_limits<float>::infinity();
   EXPECT_NE(ErrorOf([&] { GcnTrainer t(no_split, PaperConfig(), ctx); }).find("is inf"), std::string::npos);
+}
+
+// A 5 x 4 feature table: a varied column, a constant column, an all-zero row, a negative column; as dense and as
+// CSR (the zeros left out), so both layouts of every scaling are checked against float64 loops over the table.
+const double kTable[5][4] = {{1, 3, 0, -2}, {2, 3, 4, -1}, {0, 3, 0, 0}, {4, 3, 8, -5}, {0, 3, 0, 0}};
+
+datasets::Features TableFeatures(bool sparse) {
+  datasets::Features f;
+  f.num_rows = 5;
+  f.dim = 4;
+  f.sparse = sparse;
+  std::vector<float> dense;
+  std::vector<int64_t> indptr{0};
+  std::vector<int32_t> indices;
+  std::vector<float> values;
+  for (const auto& row : kTable) {
+    for (int c = 0; c < 4; ++c) {
+      dense.push_back(static_cast<float>(row[c]));
+      if (row[c] != 0) {
+        indices.push_back(c);
+        values.push_back(static_cast<float>(row[c]));
+      }
+    }
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  if (sparse) {
+    f.indptr = Buffer<int64_t>(std::move(indptr));
+    f.indices = Buffer<int32_t>(std::move(indices));
+    f.values = Buffer<float>(std::move(values));
+  } else {
+    f.dense = Buffer<float>(std::move(dense));
+  }
+  return f;
+}
+
+// The prepared matrix as a dense float64 table (sparse: zeros filled in).
+std::vector<std::vector<double>> AsTable(const FeatureMatrix& m) {
+  std::vector<std::vector<double>> t(static_cast<size_t>(m.rows()), std::vector<double>(static_cast<size_t>(m.cols())));
+  if (m.is_sparse) {
+    auto p = m.sparse.indptr.Host();
+    auto idx = m.sparse.indices.Host();
+    auto v = m.sparse.values.Host();
+    for (int64_t r = 0; r < m.rows(); ++r) {
+      for (int64_t e = p[r]; e < p[r + 1]; ++e) t[static_cast<size_t>(r)][static_cast<size_t>(idx[e])] = v[e];
+    }
+  } else {
+    auto v = m.dense.View();
+    for (int64_t r = 0; r < m.rows(); ++r) {
+      for (int64_t c = 0; c < m.cols(); ++c) t[static_cast<size_t>(r)][static_cast<size_t>(c)] = v[r * m.cols() + c];
+    }
+  }
+  return t;
+}
+
+TEST(FeatureScaling, EachNormMatchesItsFloat64Definition) {
+  for (bool sparse : {false, true}) {
+    const datasets::Features f = TableFeatures(sparse);
+    const std::string what = sparse ? "sparse" : "dense";
+    // none: the values as given.
+    auto t = AsTable(PrepareFeatures(f, FitFeatureScaling(f, FeatureNorm::kNone)));
+    for (int r = 0; r < 5; ++r) {
+      for (int c = 0; c < 4; ++c) EXPECT_EQ(t[r][c], kTable[r][c]) << what;
+    }
+    // l1: rows divided by their L1 norm; the all-zero row stays zero.
+    t = AsTable(PrepareFeatures(f, FitFeatureScaling(f, FeatureNorm::kL1)));
+    for (int r = 0; r < 5; ++r) {
+      double l1 = 0;
+      for (double x : kTable[r]) l1 += std::abs(x);
+      for (int c = 0; c < 4; ++c) {
+        EXPECT_NEAR(t[r][c], l1 > 0 ? kTable[r][c] / l1 : 0.0, 1e-7) << what << " l1 " << r << "," << c;
+      }
+    }
+    // standard: population mean and std per column in float64; the constant column is not divided.
+    const FeatureScaling s = FitFeatureScaling(f, FeatureNorm::kStandard);
+    ASSERT_EQ(s.mean.size(), 4U);
+    t = AsTable(PrepareFeatures(f, s));
+    for (int c = 0; c < 4; ++c) {
+      double mean = 0;
+      for (const auto& row : kTable) mean += row[c] / 5;
+      double var = 0;
+      for (const auto& row : kTable) var += (row[c] - mean) * (row[c] - mean) / 5;
+      const double sd = var > 0 ? std::sqrt(var) : 1.0;
+      EXPECT_NEAR(s.scale[c], sd, 1e-12) << what << " column " << c;
+      EXPECT_NEAR(s.mean[c], sparse ? 0.0 : mean, 1e-12) << what << " column " << c;
+      for (int r = 0; r < 5; ++r) {
+        const double want = sparse ? kTable[r][c] / sd : (kTable[r][c] - mean) / sd;
+        EXPECT_NEAR(t[r][c], want, 1e-6) << what << " standard " << r << "," << c;
+      }
+    }
+    // Standardised dense columns have mean 0 and (non-constant ones) variance 1.
+    if (!sparse) {
+      for (int c = 0; c < 4; ++c) {
+        double m = 0, v = 0;
+        for (int r = 0; r < 5; ++r) m += t[r][c] / 5;
+        for (int r = 0; r < 5; ++r) v += (t[r][c] - m) * (t[r][c] - m) / 5;
+        EXPECT_NEAR(m, 0.0, 1e-6) << c;
+        EXPECT_NEAR(v, c == 1 ? 0.0 : 1.0, 1e-5) << c;
+      }
+    }
+  }
+}
+
+// Two halves of the rows fitted as two "ranks" whose sums are exchanged give the one-piece statistics.
+TEST(FeatureScaling, ShardedFitEqualsTheWholeFit) {
+  const datasets::Features f = TableFeatures(false);
+  const FeatureScaling whole = FitFeatureScaling(f, FeatureNorm::kStandard);
+  auto half = [&](int64_t begin, int64_t end) {
+    datasets::Features h;
+    h.num_rows = end - begin;
+    h.dim = 4;
+    auto v = f.dense.Host();
+    h.dense = Buffer<float>(std::vector<float>(v.begin() + begin * 4, v.begin() + end * 4));
+    return h;
+  };
+  const datasets::Features a = half(0, 2);
+  const datasets::Features b = half(2, 5);
+  // Rank b's partial sums of each pass, computed with an identity reduction, then added to rank a's.
+  std::vector<std::vector<double>> b_parts;
+  FitFeatureScaling(b, FeatureNorm::kStandard, [&](std::span<double> x) { b_parts.emplace_back(x.begin(), x.end()); });
+  ASSERT_EQ(b_parts.size(), 2U);
+  // Pass 2 of b used b's own mean; recompute b's deviations around the global mean from the table instead.
+  const double n = 5;
+  std::vector<double> dev_b(4, 0.0);
+  for (int r = 2; r < 5; ++r) {
+    for (int c = 0; c < 4; ++c) {
+      const double mean = (b_parts[0][static_cast<size_t>(c)] + kTable[0][c] + kTable[1][c]) / n;
+      dev_b[static_cast<size_t>(c)] += (kTable[r][c] - mean) * (kTable[r][c] - mean);
+    }
+  }
+  int pass = 0;
+  const FeatureScaling sharded = FitFeatureScaling(a, FeatureNorm::kStandard, [&](std::span<double> x) {
+    const std::vector<double>& other = pass++ == 0 ? b_parts[0] : dev_b;
+    for (size_t i = 0; i < x.size(); ++i) x[i] += other[i];
+  });
+  for (int c = 0; c < 4; ++c) {
+    EXPECT_NEAR(sharded.mean[c], whole.mean[c], 1e-12) << c;
+    EXPECT_NEAR(sharded.scale[c], whole.scale[c], 1e-12) << c;
+  }
+}
+
+TEST(FeatureScaling, NamesJsonAndOldCheckpoints) {
+  EXPECT_EQ(ParseFeatureNorm("standard"), FeatureNorm::kStandard);
+  EXPECT_NE(ErrorOf([] { ParseFeatureNorm("l2"); }).find("choose none"), std::string::npos);
+  const FeatureScaling s = FitFeatureScaling(TableFeatures(false), FeatureNorm::kStandard);
+  const FeatureScaling back = FeatureScaling::FromJson(nlohmann::json::parse(s.ToJson().dump()));
+  EXPECT_EQ(back.mean, s.mean);  // exact: JSON numbers keep every bit of a double
+  EXPECT_EQ(back.scale, s.scale);
+  nlohmann::json bad = s.ToJson();
+  bad["scale"][0] = 0.0;
+  EXPECT_NE(ErrorOf([&] { FeatureScaling::FromJson(bad); }).find("scale > 0"), std::string::npos);
+  // A configuration written before --normalize-features had a bool; true meant L1 rows.
+  nlohmann::json old = PaperConfig().ToJson();
+  old.erase("normalize_features");
+  old["row_normalize"] = true;
+  EXPECT_EQ(TrainConfig::FromJson(old).normalize_features, FeatureNorm::kL1);
+  old["row_normalize"] = false;
+  EXPECT_EQ(TrainConfig::FromJson(old).normalize_features, FeatureNorm::kNone);
+  EXPECT_EQ(TrainConfig().normalize_features, FeatureNorm::kNone) << "the default scales nothing, as PyG";
+}
+
+// Standard scaling is fitted once on the training data and stored with the checkpoint: prediction on the same
+// nodes gives the trainer's probabilities, and prediction on changed features still uses the stored statistics.
+TEST(FeatureScaling, StandardScalingTravelsWithTheCheckpoint) {
+  const fs::path dir = fs::path(testing::TempDir()) / "gcn_standard_ckpt";
+  fs::remove_all(dir);
+  TrainConfig c = PaperConfig();
+  c.epochs = 3;
+  c.normalize_features = FeatureNorm::kStandard;
+  c.checkpoint_dir = dir;
+  Context ctx;
+  ctx.seed = 3;
+  GcnTrainer trainer(Cora(), c, ctx);
+  trainer.Train();
+  std::ifstream in(dir / "checkpoint.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  const FeatureScaling stored = FeatureScaling::FromJson(j.at("config").at("feature_scaling"));
+  const FeatureScaling fitted = FitFeatureScaling(Cora().features, FeatureNorm::kStandard);
+  EXPECT_EQ(stored.scale, fitted.scale);
+  EXPECT_EQ(trainer.PredictProbabilities().data.ToVector(), PredictFromCheckpoint(ctx, Cora(), dir).data.ToVector());
+  TrainConfig loaded;
+  PredictFromCheckpoint(ctx, Cora(), dir, &loaded);
+  EXPECT_EQ(loaded.normalize_features, FeatureNorm::kStandard);
+  fs::remove_all(dir);
 }
 
 }  // namespace

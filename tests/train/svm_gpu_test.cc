@@ -11,6 +11,7 @@
 #include "datasets/readers.h"
 #include "tests/train/svm_test_util.h"
 #include "train/svm/batch_solver.h"
+#include "train/svm/svm_ops.h"
 #include "train/svm/svm_train.h"
 
 namespace tessel::train::svm {
@@ -18,6 +19,12 @@ namespace {
 using testing::MakeProblem;
 using testing::Problem;
 using testing::RandomDataset;
+
+Context Cuda() {
+  Context c;
+  c.device = Device::kCuda;
+  return c;
+}
 
 class SvmGpuTest : public ::testing::Test {
  protected:
@@ -57,7 +64,7 @@ TEST_F(SvmGpuTest, BatchSolverMatchesHostTwinForEveryKernelAndPolicy) {
       b.working_set = 64;
       kernels::SvmKernelRows k(p.view, kp);
       const SolverResult host = SolveBinaryBatched({&k, p.rows, p.y, 1, 1}, o, b);
-      const SolverResult gpu = SolveBinaryBatchedCuda({&k, p.rows, p.y, 1, 1}, o, b);
+      const SolverResult gpu = SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
       SCOPED_TRACE(std::string(SvmKernelName(kp.type)) + " " + std::string(ShrinkingName(policy)));
       ExpectSameAnswer(p, host, gpu, o.eps, 1);
       if (policy == ShrinkingPolicy::kEager) {
@@ -79,7 +86,7 @@ TEST_F(SvmGpuTest, FullBlockWorkingSetAndHeartScale) {
     b.working_set = q;
     kernels::SvmKernelRows k(p.view, kp);
     const SolverResult host = SolveBinaryBatched({&k, p.rows, p.y, 1, 1}, o, b);
-    const SolverResult gpu = SolveBinaryBatchedCuda({&k, p.rows, p.y, 1, 1}, o, b);
+    const SolverResult gpu = SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
     ExpectSameAnswer(p, host, gpu, o.eps, 1);
     EXPECT_EQ(gpu.nr_sv, host.nr_sv);
   }
@@ -94,7 +101,7 @@ TEST_F(SvmGpuTest, DecisionValuesPredictAsTheHost) {
   const SvmModel model = TrainSvm(train, params);
   const std::vector<double> host = PredictSvm(model, test);
   std::vector<double> gpu(host.size(), -12345.0);  // poisoned
-  gpu = PredictSvmCuda(model, test);
+  gpu = PredictSvm(Cuda(), model, test);
   ASSERT_EQ(gpu.size(), host.size());
   int64_t differ = 0;
   for (size_t r = 0; r < host.size(); ++r) differ += host[r] != gpu[r];
@@ -107,7 +114,7 @@ TEST_F(SvmGpuTest, RejectsAWorkingSetBeyondOneBlock) {
   kernels::SvmKernelRows k(p.view, kp);
   BatchOptions b;
   b.working_set = 2048;
-  EXPECT_THROW(SolveBinaryBatchedCuda({&k, p.rows, p.y, 1, 1}, {}, b), Error);
+  EXPECT_THROW(SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, {}, b), Error);
 }
 
 }  // namespace

@@ -160,6 +160,33 @@ TEST(SvmSolverTest, EveryEliminationPolicyReachesTheSameOptimum) {
   }
 }
 
+// The schedule every solver follows: LIBSVM's constants for periodic, every pass for eager, the gap gate for lazy.
+TEST(EliminationScheduleTest, PoliciesCheckWhereTheyPromise) {
+  const double eps = 1e-3;
+  const EliminationSchedule periodic(ShrinkingPolicy::kPeriodic, 5000, eps);
+  EXPECT_EQ(periodic.period(), 1000);  // min(l, 1000)
+  EXPECT_EQ(EliminationSchedule(ShrinkingPolicy::kPeriodic, 300, eps).period(), 300);
+  EXPECT_FALSE(periodic.Due(999));
+  EXPECT_TRUE(periodic.Due(1000));
+  EXPECT_TRUE(periodic.CheckNow(1e9));
+  EXPECT_TRUE(periodic.eliminates());
+  const EliminationSchedule eager(ShrinkingPolicy::kEager, 5000, eps);
+  EXPECT_TRUE(eager.Due(0));
+  EXPECT_TRUE(eager.CheckNow(1e9));
+  const EliminationSchedule lazy(ShrinkingPolicy::kLazy, 5000, eps);
+  EXPECT_FALSE(lazy.Due(10));
+  EXPECT_FALSE(lazy.CheckNow(0.11));  // above 100 eps
+  EXPECT_TRUE(lazy.CheckNow(0.099));
+  const EliminationSchedule off(ShrinkingPolicy::kOff, 5000, eps);
+  EXPECT_TRUE(off.Due(1000)) << "a check point still comes (the SMO solver logs progress there)";
+  EXPECT_FALSE(off.CheckNow(0.0));
+  EXPECT_FALSE(off.eliminates());
+  // Restore once, when gmax1 + gmax2 first falls to 10 eps.
+  EXPECT_FALSE(periodic.Unshrink(false, 0.0101));
+  EXPECT_TRUE(periodic.Unshrink(false, 0.0099));
+  EXPECT_FALSE(periodic.Unshrink(true, 0.0));
+}
+
 TEST(SvmSolverTest, ResultDoesNotDependOnCacheOrThreads) {
   Fixture f = MakeFixture(2500, 23);
   const kernels::SvmKernelParams p{kernels::SvmKernelType::kRbf, 3, 0.1, 0};

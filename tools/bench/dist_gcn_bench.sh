@@ -11,7 +11,7 @@
 #   SEEDS=5  EPOCHS=20  RANKS=4  BATCH=512 (seeds per rank and step)  FANOUTS=10,10
 #   CACHE=0 (--feature-cache: 0 = every remote row is fetched, as in Jiang & Rumi; -1 caches the 1-hop halo)
 #   CSBM_NODES=1000000  CSBM_DEGREE=20  CSBM_FEATURES=128  CSBM_SPLIT=0.6,0.2,0.2  THREADS=1 (per rank)  OUT=
-#   DATA=../shared/data  EXTRA="" (more `train gcn` flags for every run, e.g. --no-normalize-features --lr 0.02)
+#   DATA=../shared/data  EXTRA="" (more `train gcn` flags for every run, e.g. --normalize-features l1 --lr 0.02)
 # Reduced smoke run: GRAPHS=facebook METHODS=metis SKEWS="1 4" SEEDS=1 EPOCHS=2 tools/bench/dist_gcn_bench.sh B
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then

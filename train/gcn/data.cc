@@ -6,6 +6,7 @@
 #include <cmath>
 #include <variant>
 
+#include "core/error.h"
 #include "core/parallel.h"
 
 namespace tessel::train::gcn {
@@ -54,10 +55,131 @@ kernels::SparseMatrix MeanAdjacency(const datasets::AnyGraph& graph) {
   return std::visit([](const auto& g) { return Normalized(g, false); }, graph);
 }
 
-FeatureMatrix PrepareFeatures(const datasets::Features& f, bool row_normalize) {
+std::string_view FeatureNormName(FeatureNorm norm) {
+  switch (norm) {
+    case FeatureNorm::kNone:
+      return "none";
+    case FeatureNorm::kL1:
+      return "l1";
+    case FeatureNorm::kStandard:
+      return "standard";
+  }
+  return "?";
+}
+
+FeatureNorm ParseFeatureNorm(std::string_view name) {
+  for (FeatureNorm n : {FeatureNorm::kNone, FeatureNorm::kL1, FeatureNorm::kStandard}) {
+    if (name == FeatureNormName(n)) return n;
+  }
+  throw Error(
+      fmt::format("feature normalisation '{}' is unknown; choose none (the values as given), l1 (rows "
+                  "divided by their L1 norm, the Planetoid preprocessing) or standard (columns to zero mean "
+                  "and unit variance)",
+                  name));
+}
+
+nlohmann::json FeatureScaling::ToJson() const {
+  nlohmann::json j{{"norm", FeatureNormName(norm)}};
+  if (norm == FeatureNorm::kStandard) {
+    j["mean"] = mean;
+    j["scale"] = scale;
+  }
+  return j;
+}
+
+FeatureScaling FeatureScaling::FromJson(const nlohmann::json& j) {
+  FeatureScaling s;
+  s.norm = ParseFeatureNorm(j.at("norm").get<std::string>());
+  if (s.norm == FeatureNorm::kStandard) {
+    s.mean = j.at("mean").get<std::vector<double>>();
+    s.scale = j.at("scale").get<std::vector<double>>();
+    TESSEL_CHECK(s.mean.size() == s.scale.size(), "feature scaling: {} means but {} scales", s.mean.size(),
+                 s.scale.size());
+    for (size_t c = 0; c < s.scale.size(); ++c) {
+      TESSEL_CHECK(std::isfinite(s.mean[c]) && std::isfinite(s.scale[c]) && s.scale[c] > 0,
+                   "feature scaling: column {} has mean {} and scale {} (need finite values, scale > 0)", c, s.mean[c],
+                   s.scale[c]);
+    }
+  }
+  return s;
+}
+
+FeatureScaling FitFeatureScaling(const datasets::Features& f, FeatureNorm norm,
+                                 const SumAcrossRanks& sum_across_ranks) {
+  FeatureScaling s;
+  s.norm = norm;
+  if (norm != FeatureNorm::kStandard) return s;
+  const auto d = static_cast<size_t>(f.dim);
+  const auto reduce = [&](std::vector<double>* v) {
+    if (sum_across_ranks) sum_across_ranks(std::span<double>(*v));
+  };
+  // Pass 1: row count and column sums (the count travels in the last slot).
+  std::vector<double> acc(d + 1, 0.0);
+  std::vector<double> nnz(d, 0.0);  // sparse: stored entries per column (the others are zeros)
+  if (f.sparse) {
+    auto p = f.indptr.Host();
+    auto idx = f.indices.Host();
+    auto val = f.values.Host();
+    for (int64_t e = 0; e < (f.num_rows > 0 ? p[f.num_rows] : 0); ++e) {
+      acc[static_cast<size_t>(idx[e])] += val[e];
+      nnz[static_cast<size_t>(idx[e])] += 1;
+    }
+  } else {
+    auto v = f.dense.Host();
+    for (int64_t r = 0; r < f.num_rows; ++r) {
+      const float* row = v.data() + r * f.dim;
+      for (size_t c = 0; c < d; ++c) acc[c] += row[c];
+    }
+  }
+  acc[d] = static_cast<double>(f.num_rows);
+  reduce(&acc);
+  const double rows = acc[d];
+  s.mean.assign(d, 0.0);
+  for (size_t c = 0; c < d; ++c) s.mean[c] = rows > 0 ? acc[c] / rows : 0.0;
+  // Pass 2: squared deviations from the mean (sparse: the implicit zeros count as (0 - mean)^2 each).
+  std::vector<double> dev(d, 0.0);
+  if (f.sparse) {
+    auto p = f.indptr.Host();
+    auto idx = f.indices.Host();
+    auto val = f.values.Host();
+    for (int64_t e = 0; e < (f.num_rows > 0 ? p[f.num_rows] : 0); ++e) {
+      const auto c = static_cast<size_t>(idx[e]);
+      const double x = static_cast<double>(val[e]) - s.mean[c];
+      dev[c] += x * x;
+    }
+    for (size_t c = 0; c < d; ++c) dev[c] += (static_cast<double>(f.num_rows) - nnz[c]) * s.mean[c] * s.mean[c];
+  } else {
+    auto v = f.dense.Host();
+    for (int64_t r = 0; r < f.num_rows; ++r) {
+      const float* row = v.data() + r * f.dim;
+      for (size_t c = 0; c < d; ++c) {
+        const double x = static_cast<double>(row[c]) - s.mean[c];
+        dev[c] += x * x;
+      }
+    }
+  }
+  reduce(&dev);
+  s.scale.assign(d, 1.0);
+  for (size_t c = 0; c < d; ++c) {
+    const double sd = rows > 0 ? std::sqrt(dev[c] / rows) : 0.0;
+    // A column that is constant (up to float rounding) is left unscaled instead of blown up.
+    if (sd > 1e-12 * std::max(1.0, std::abs(s.mean[c])) && std::isfinite(sd)) s.scale[c] = sd;
+  }
+  if (f.sparse) std::fill(s.mean.begin(), s.mean.end(), 0.0);
+  return s;
+}
+
+FeatureMatrix PrepareFeatures(const datasets::Features& f, const FeatureScaling& scaling) {
   FeatureMatrix out;
   out.is_sparse = f.sparse;
   TESSEL_CHECK(f.dim <= INT32_MAX, "features: {} columns do not fit 32-bit column ids", f.dim);
+  const bool l1 = scaling.norm == FeatureNorm::kL1;
+  const bool standard = scaling.norm == FeatureNorm::kStandard;
+  TESSEL_CHECK(!standard || (static_cast<int64_t>(scaling.mean.size()) == f.dim &&
+                             static_cast<int64_t>(scaling.scale.size()) == f.dim),
+               "features: standard scaling fitted on {} columns, the features have {} (a checkpoint of another "
+               "dataset?)",
+               scaling.scale.size(), f.dim);
   if (f.sparse) {
     auto p = f.indptr.Host();
     auto idx = f.indices.Host();
@@ -74,8 +196,12 @@ FeatureMatrix PrepareFeatures(const datasets::Features& f, bool row_normalize) {
                      r, idx[e], values[e]);
         sum += std::abs(static_cast<double>(values[e]));
       }
-      if (row_normalize && sum > 0) {
+      if (l1 && sum > 0) {
         for (int64_t e = p[r]; e < p[r + 1]; ++e) values[e] = static_cast<float>(values[e] / sum);
+      } else if (standard) {
+        for (int64_t e = p[r]; e < p[r + 1]; ++e) {
+          values[e] = static_cast<float>(values[e] / scaling.scale[static_cast<size_t>(idx[e])]);
+        }
       }
     }
     out.sparse =
@@ -96,8 +222,13 @@ FeatureMatrix PrepareFeatures(const datasets::Features& f, bool row_normalize) {
                      r, j, row[j]);
         sum += std::abs(static_cast<double>(row[j]));
       }
-      if (row_normalize && sum > 0) {
+      if (l1 && sum > 0) {
         for (int64_t j = 0; j < d; ++j) row[j] = static_cast<float>(row[j] / sum);
+      } else if (standard) {
+        for (int64_t j = 0; j < d; ++j) {
+          const auto c = static_cast<size_t>(j);
+          row[j] = static_cast<float>((row[j] - scaling.mean[c]) / scaling.scale[c]);
+        }
       }
     }
   }

@@ -302,7 +302,7 @@ std::vector<int64_t> ChooseCached(const partition::LocalPart& part, std::span<co
 // ---- DistFeatureStore
 
 DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::LocalPart& part,
-                                   std::vector<int64_t> offsets, comm::Communicator& comm, bool row_normalize,
+                                   std::vector<int64_t> offsets, comm::Communicator& comm, FeatureNorm norm,
                                    FeatureCacheOptions cache)
     : comm_(&comm), offsets_(std::move(offsets)), global_offset_(part.global_offset) {
   CheckRanks(part, comm, "features");
@@ -324,7 +324,10 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
                "features: part {} has {} feature rows of dimension {} for {} owned nodes (GCN training needs node "
                "features; partition a dataset that has them)",
                k, part.features.num_rows, part.features.dim, part.num_owned);
-  owned_ = PrepareFeatures(part.features, row_normalize);
+  scaling_ = FitFeatureScaling(part.features, norm, [&](std::span<double> v) {
+    comm.Allreduce(v, comm::ReduceOp::kSum, "setup").ThrowIfError();
+  });
+  owned_ = PrepareFeatures(part.features, scaling_);
   cache_ = EmptyRows(owned_.cols(), owned_.is_sparse);
   if (cache.capacity == 0) return;
 

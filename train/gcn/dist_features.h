@@ -32,12 +32,13 @@ struct FetchStats {
 
 class DistFeatureStore {
  public:
-  // Prepares the owned rows (PrepareFeatures with row_normalize: identical to the single-process trainer's rows)
+  // Prepares the owned rows (PrepareFeatures with `norm`; standard scaling is fitted on the rows of every rank, so
+  // a row comes out as the single-process trainer's up to the order of the float64 column sums)
   // and, when capacity != 0, fills the halo cache with one batched request (ids to the owners, rows back; bytes
   // counted under purpose "feature_cache"). Collective: every rank of `comm` constructs its store together.
   // `offsets` has num_parts + 1 entries and must agree with `part`; `comm` must outlive the store.
   DistFeatureStore(const Context& ctx, const partition::LocalPart& part, std::vector<int64_t> offsets,
-                   comm::Communicator& comm, bool row_normalize, FeatureCacheOptions cache);
+                   comm::Communicator& comm, FeatureNorm norm, FeatureCacheOptions cache);
 
   // Rows for `global_ids` in that order, repeats allowed (owned: local copy; cached halo: copy; others: one batched
   // alltoallv of ids then one of rows, purpose "features"; each distinct remote id is fetched once). Collective:
@@ -55,11 +56,13 @@ class DistFeatureStore {
   int64_t global_offset() const { return global_offset_; }
   // The owned rows (row i = new global id global_offset() + i).
   const FeatureMatrix& owned() const { return owned_; }
+  const FeatureScaling& scaling() const { return scaling_; }  // what the owned rows were prepared with
 
  private:
   comm::Communicator* comm_;
   std::vector<int64_t> offsets_;
   int64_t global_offset_ = 0;
+  FeatureScaling scaling_;
   FeatureMatrix owned_;
   FeatureMatrix cache_;              // row i = cached_ids_[i]
   std::vector<int64_t> cached_ids_;  // ascending

@@ -55,28 +55,13 @@ nlohmann::json DistTrainConfig::ToJson() const {
   return j;
 }
 
-nlohmann::json DistEpochStats::ToJson() const {
-  return {{"epoch", epoch},
-          {"steps", steps},
-          {"loss", loss},
-          {"train_acc", train_acc},
-          {"val_acc", val_acc},
-          {"sample_seconds", sample_seconds},
-          {"fetch_seconds", fetch_seconds},
-          {"compute_seconds", compute_seconds},
-          {"allreduce_seconds", allreduce_seconds},
-          {"eval_seconds", eval_seconds},
-          {"epoch_seconds", epoch_seconds},
-          {"feature_bytes", feature_bytes},
-          {"sample_bytes", sample_bytes},
-          {"gradient_bytes", gradient_bytes},
-          {"eval_bytes", eval_bytes},
-          {"total_bytes", total_bytes},
-          {"seed_nodes", seed_nodes},
-          {"sampled_edges", sampled_edges},
-          {"remote_input_nodes", remote_input_nodes},
-          {"remote_share", remote_share}};
-}
+// JSON keys are the field names (nlohmann's macro: one list, no hand-written serialiser to fall out of step).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(DistEpochStats, epoch, steps, loss, train_acc, val_acc, sample_seconds,
+                                   fetch_seconds, compute_seconds, allreduce_seconds, eval_seconds, epoch_seconds,
+                                   feature_bytes, sample_bytes, gradient_bytes, eval_bytes, total_bytes, seed_nodes,
+                                   sampled_edges, remote_input_nodes, remote_share)
+
+nlohmann::json DistEpochStats::ToJson() const { return *this; }
 
 nlohmann::json DistTrainResult::ToJson() const {
   nlohmann::json totals = nlohmann::json::object();  // every *_bytes and *_seconds field summed over the epochs
@@ -182,7 +167,7 @@ DistGcnTrainer::DistGcnTrainer(const partition::LocalPart& part, std::vector<int
                               gcn ? sampling::Aggregation::kGcn : sampling::Aggregation::kMean};
   // Built in place (no moves): the sampler keeps views into its own arrays.
   impl_.reset(new Impl{MakeDistSampler(part_, offsets_, comm_, so, config_.skew),
-                       DistFeatureStore(ctx_, part_, offsets_, comm_, config_.train.row_normalize,
+                       DistFeatureStore(ctx_, part_, offsets_, comm_, config_.train.normalize_features,
                                         FeatureCacheOptions{config_.feature_cache}),
                        DistEvaluator(part_, comm_, config_.train.model.kind),
                        part_.labels.ToVector(),
@@ -211,7 +196,8 @@ DistGcnTrainer::DistGcnTrainer(const partition::LocalPart& part, std::vector<int
   for (Param& p : model_.params()) {
     for (float& v : p.value.Mut()) v = w[k++];
   }
-  start_epoch_ = ResumeIfAsked(config_.train, config_.ToJson(), &best_, &model_, &adam_);
+  start_epoch_ = ResumeIfAsked(config_.train, CheckpointConfig(config_.ToJson(), impl_->features.scaling()), &best_,
+                               &model_, &adam_);
   setup_bytes_ = SentBytes(comm_) - setup0;
 }
 
@@ -274,7 +260,9 @@ std::vector<int32_t> DistGcnTrainer::PredictOwned() {
 
 void DistGcnTrainer::SaveState(int epochs_done) const {
   if (comm_.Rank() != 0) return;
-  SaveCheckpoint(config_.train.checkpoint_dir, CaptureState(config_.ToJson(), epochs_done, best_, model_, adam_));
+  SaveCheckpoint(
+      config_.train.checkpoint_dir,
+      CaptureState(CheckpointConfig(config_.ToJson(), impl_->features.scaling()), epochs_done, best_, model_, adam_));
 }
 
 DistTrainResult DistGcnTrainer::Train(const std::function<void(const DistEpochStats&)>& on_epoch) {

@@ -6,9 +6,9 @@
 
 namespace tessel::train::gcn {
 
-nlohmann::json ClassMetrics::ToJson() const {
-  return {{"accuracy", accuracy}, {"macro_f1", macro_f1}, {"f1", f1}, {"count", count}};
-}
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(ClassMetrics, accuracy, macro_f1, f1, count)
+
+nlohmann::json ClassMetrics::ToJson() const { return *this; }
 
 ClassMetrics Evaluate(std::span<const int32_t> predicted, std::span<const int32_t> labels,
                       std::span<const int64_t> nodes, int32_t num_classes) {

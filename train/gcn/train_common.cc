@@ -74,6 +74,11 @@ bool CheckpointDue(const TrainConfig& c, int epoch, bool stop) {
   return !c.checkpoint_dir.empty() && (epoch % c.checkpoint_every == 0 || epoch == c.epochs || stop);
 }
 
+nlohmann::json CheckpointConfig(nlohmann::json config, const FeatureScaling& scaling) {
+  if (scaling.norm == FeatureNorm::kStandard) config["feature_scaling"] = scaling.ToJson();
+  return config;
+}
+
 TrainState CaptureState(nlohmann::json config, int epochs_done, const BestWeights& best, const GcnModel& model,
                         const Adam& adam) {
   TrainState s;

@@ -63,6 +63,10 @@ struct BestWeights {
 // Whether epoch ends with a checkpoint (every checkpoint_every epochs, the last one, and an early stop).
 bool CheckpointDue(const TrainConfig& c, int epoch, bool stop);
 
+// The configuration JSON a checkpoint stores: `config` plus, for standard scaling, the fitted column statistics
+// (key "feature_scaling"), so that prediction scales new nodes as training did and a resume checks them.
+nlohmann::json CheckpointConfig(nlohmann::json config, const FeatureScaling& scaling);
+
 // The checkpoint of the current training state; `config` is the trainer's configuration JSON.
 TrainState CaptureState(nlohmann::json config, int epochs_done, const BestWeights& best, const GcnModel& model,
                         const Adam& adam);

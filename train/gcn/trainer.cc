@@ -59,7 +59,7 @@ nlohmann::json TrainConfig::ToJson() const {
           {"fanouts", fanouts},
           {"replace", replace},
           {"patience", patience},
-          {"row_normalize", row_normalize}};
+          {"normalize_features", FeatureNormName(normalize_features)}};
 }
 
 TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
@@ -79,23 +79,19 @@ TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
   c.fanouts = j.at("fanouts").get<std::vector<int>>();
   c.replace = j.at("replace").get<bool>();
   c.patience = j.at("patience").get<int>();
-  c.row_normalize = j.at("row_normalize").get<bool>();
+  if (j.contains("normalize_features")) {
+    c.normalize_features = ParseFeatureNorm(j.at("normalize_features").get<std::string>());
+  } else {  // checkpoints written before --normalize-features: a bool, true meaning L1 rows
+    c.normalize_features = j.at("row_normalize").get<bool>() ? FeatureNorm::kL1 : FeatureNorm::kNone;
+  }
   return c;
 }
 
-nlohmann::json EpochStats::ToJson() const {
-  return {{"epoch", epoch},
-          {"loss", loss},
-          {"train_acc", train_acc},
-          {"val_acc", val_acc},
-          {"train_seconds", train_seconds},
-          {"eval_seconds", eval_seconds},
-          {"sample_seconds", sample_seconds},
-          {"cpu_seconds", cpu_seconds},
-          {"seed_nodes", seed_nodes},
-          {"sampled_edges", sampled_edges},
-          {"eta_seconds", eta_seconds}};
-}
+// JSON keys are the field names (nlohmann's macro: one list, no hand-written serialiser to fall out of step).
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, loss, train_acc, val_acc, train_seconds, eval_seconds,
+                                   sample_seconds, cpu_seconds, seed_nodes, sampled_edges, eta_seconds)
+
+nlohmann::json EpochStats::ToJson() const { return *this; }
 
 nlohmann::json TrainResult::ToJson() const {
   return {{"best_epoch", best_epoch},    {"stopped_early", stopped_early},
@@ -117,7 +113,8 @@ GcnTrainer::GcnTrainer(const datasets::NodeDataset& data, TrainConfig config, Co
         return config;
       }()),
       ctx_(ctx),
-      features_(PrepareFeatures(data.features, config_.row_normalize)),
+      scaling_(FitFeatureScaling(data.features, config_.normalize_features)),
+      features_(PrepareFeatures(data.features, scaling_)),
       model_(config_.model, ctx.seed),
       adam_(config_.adam),
       labels_(data.labels.ToVector()) {
@@ -133,7 +130,7 @@ GcnTrainer::GcnTrainer(const datasets::NodeDataset& data, TrainConfig config, Co
                                              config_.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
                                                                                    : sampling::Aggregation::kMean})});
   }
-  start_epoch_ = ResumeIfAsked(config_, config_.ToJson(), &best_, &model_, &adam_);
+  start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(config_.ToJson(), scaling_), &best_, &model_, &adam_);
 }
 
 GcnTrainer::~GcnTrainer() = default;
@@ -189,7 +186,8 @@ Matrix GcnTrainer::PredictProbabilities() {
 }
 
 void GcnTrainer::SaveState(int epochs_done) const {
-  SaveCheckpoint(config_.checkpoint_dir, CaptureState(config_.ToJson(), epochs_done, best_, model_, adam_));
+  SaveCheckpoint(config_.checkpoint_dir,
+                 CaptureState(CheckpointConfig(config_.ToJson(), scaling_), epochs_done, best_, model_, adam_));
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
@@ -256,7 +254,15 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
                  "{}: tensor {} has the wrong shape", dir.string(), params[i].name);
     params[i].value = std::move(weights[i]);
   }
-  FeatureMatrix f = PrepareFeatures(data.features, c.row_normalize);
+  // Standard scaling uses the training data's column statistics (saved with the checkpoint); none and l1 need none.
+  const FeatureScaling scaling = s.config.contains("feature_scaling")
+                                     ? FeatureScaling::FromJson(s.config.at("feature_scaling"))
+                                     : FitFeatureScaling(data.features, c.normalize_features);
+  TESSEL_CHECK(scaling.norm == c.normalize_features,
+               "{}: the checkpoint's feature scaling ({}) is not its "
+               "configuration's ({}); the checkpoint is damaged",
+               dir.string(), FeatureNormName(scaling.norm), FeatureNormName(c.normalize_features));
+  FeatureMatrix f = PrepareFeatures(data.features, scaling);
   SparseMatrix adj;
   SparseMatrix adj_t;
   BuildAdjacency(ctx, data.graph, c.model.kind, &adj, &adj_t);

@@ -26,14 +26,14 @@ struct TrainConfig {
   AdamConfig adam;
   bool decay_all_layers = false;  // false: weight decay on the first layer only (Kipf & Welling)
   int epochs = 200;
-  int64_t batch_size = 0;                // seed nodes per mini-batch; 0 = full graph
-  std::vector<int> fanouts;              // one per layer (input layer first) when batch_size > 0; -1 = all neighbours
-  bool replace = false;                  // sample neighbours with replacement
-  int patience = 0;                      // stop after this many epochs without a better validation accuracy; 0 = never
-  bool row_normalize = true;             // divide each feature row by its L1 norm (Kipf & Welling preprocessing)
-  std::filesystem::path checkpoint_dir;  // empty = no checkpoints
-  int checkpoint_every = 10;             // epochs between checkpoints (the last epoch is always saved)
-  bool resume = false;                   // continue from checkpoint_dir when it holds a checkpoint
+  int64_t batch_size = 0;    // seed nodes per mini-batch; 0 = full graph
+  std::vector<int> fanouts;  // one per layer (input layer first) when batch_size > 0; -1 = all neighbours
+  bool replace = false;      // sample neighbours with replacement
+  int patience = 0;          // stop after this many epochs without a better validation accuracy; 0 = never
+  FeatureNorm normalize_features = FeatureNorm::kNone;  // input scaling (data.h); l1 = Kipf & Welling preprocessing
+  std::filesystem::path checkpoint_dir;                 // empty = no checkpoints
+  int checkpoint_every = 10;                            // epochs between checkpoints (the last epoch is always saved)
+  bool resume = false;                                  // continue from checkpoint_dir when it holds a checkpoint
   void Validate() const;
   nlohmann::json ToJson() const;
   static TrainConfig FromJson(const nlohmann::json& j);
@@ -83,6 +83,7 @@ class GcnTrainer {
   const datasets::NodeDataset& data_;
   TrainConfig config_;
   Context ctx_;
+  FeatureScaling scaling_;
   FeatureMatrix features_;
   SparseMatrix adj_;
   SparseMatrix adj_t_;  // empty when adj_ is symmetric

@@ -9,15 +9,11 @@
 #include <utility>
 #include <vector>
 
-#include "core/build_config.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "train/svm/batch_step.h"
 #include "train/svm/solver_common.h"
-#if TESSEL_HAVE_CUDA
-#include "train/svm/cuda/batch_solver_cuda.h"
-#endif
 
 namespace tessel::train::svm {
 namespace {
@@ -38,7 +34,7 @@ class BatchSolver {
         cp_(problem.Cp),
         cn_(problem.Cn),
         eps_(options.eps),
-        policy_(options.shrinking),
+        schedule_(options.shrinking, l_, options.eps),
         max_iter_(MaxIterations(options.max_iterations, l_)),
         q_(batch.working_set),
         inner_limit_(batch.inner_limit < 0 ? int64_t{10} * batch.working_set : batch.inner_limit),
@@ -74,7 +70,7 @@ class BatchSolver {
   double cp_;
   double cn_;
   double eps_;
-  ShrinkingPolicy policy_;
+  EliminationSchedule schedule_;
   int64_t max_iter_;
   int64_t q_;
   int64_t inner_limit_;
@@ -271,7 +267,7 @@ void BatchSolver::DoShrinking() {
   for (const int32_t s : act_) ext.Add(y_[s], status_[s], g_[s]);
   const double gmax1 = ext.gmax1;
   const double gmax2 = ext.gmax2;
-  if (!unshrink_ && gmax1 + gmax2 <= eps_ * 10) {
+  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
     unshrink_ = true;
     ReconstructGradient();
     SetAllActive();
@@ -292,8 +288,7 @@ void BatchSolver::Progress(int64_t steps, bool force) {
 SolverResult BatchSolver::Run(BatchStats* stats) {
   const int64_t evals_before = kernel_.evaluations();
   tally_.min_active = l_;
-  const int64_t period = std::min<int64_t>(l_, 1000);
-  int64_t since_check = 0;
+  int64_t since_check = 0;  // iterations since the last check point of the elimination schedule
   int64_t steps = 0;
   int64_t rounds = 0;
   bool hit_limit = false;
@@ -304,9 +299,9 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
       hit_limit = true;
       break;
     }
-    if (policy_ != ShrinkingPolicy::kOff && (policy_ == ShrinkingPolicy::kEager || since_check >= period)) {
+    if (schedule_.Due(since_check)) {
       since_check = 0;
-      if (policy_ != ShrinkingPolicy::kLazy || tally_.last_gap <= kLazyGapFactor * eps_) DoShrinking();
+      if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
     }
     tally_.last_gap = Select(&ws);
     if (tally_.last_gap < eps_) {
@@ -315,7 +310,7 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
       SetAllActive();
       tally_.last_gap = Select(&ws);
       if (tally_.last_gap < eps_) break;
-      since_check = period;  // eliminate again at the next round
+      since_check = schedule_.period();  // eliminate again at the next round
     }
     ++rounds;
     QRows(ws, act_, act_rows_, act_y_, &ws_rows_);
@@ -338,7 +333,7 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
       alpha_[s] = new_alpha[t];
       status_[s] = batch::StatusOf(alpha_[s], C(s));
       // G_bar (the gradient part of the samples at C) only serves reconstruction.
-      if (policy_ == ShrinkingPolicy::kOff || was_upper == (status_[s] == kUpper)) continue;
+      if (!schedule_.eliminates() || was_upper == (status_[s] == kUpper)) continue;
       ++tally_.bound_changes;
       const double c = was_upper ? -C(s) : C(s);
       const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
@@ -392,109 +387,5 @@ SolverResult SolveBinaryBatched(const BinaryProblem& problem, const SolverOption
   BatchSolver solver(problem, options, batch);
   return solver.Run(stats);
 }
-
-#if TESSEL_HAVE_CUDA
-SolverResult SolveBinaryBatchedCuda(const BinaryProblem& problem, const SolverOptions& options,
-                                    const BatchOptions& batch, BatchStats* stats) {
-  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatchedCuda: no kernel");
-  TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatchedCuda: no samples");
-  TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatchedCuda: {} labels for {} samples",
-               problem.y.size(), problem.rows.size());
-  batch.Validate();
-  TESSEL_CHECK(batch.working_set <= 1024, "--working-set {} exceeds the CUDA solver's 1024 (one thread block)",
-               batch.working_set);
-  const kernels::SparseRowsView& v = problem.kernel->rows();
-  const kernels::SvmKernelParams& k = problem.kernel->params();
-  cuda::BatchCudaProblem p;
-  p.rows = {v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_features};
-  p.kernel = {static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
-  p.sample_rows = problem.rows.data();
-  p.y = problem.y.data();
-  p.l = static_cast<int64_t>(problem.rows.size());
-  p.cp = problem.Cp;
-  p.cn = problem.Cn;
-  p.eps = options.eps;
-  p.shrinking = static_cast<int>(options.shrinking);
-  p.max_iterations = options.max_iterations;
-  p.working_set = batch.working_set;
-  p.inner_limit = batch.inner_limit;
-  p.inner_factor = batch.inner_factor;
-  const auto start = std::chrono::steady_clock::now();
-  cuda::BatchCudaResult c = cuda::SolveBatchCuda(p);
-  SolverResult r;
-  FillSolution(FinalState{problem.y, c.status, c.a, c.g, {}, problem.Cp, problem.Cn}, &r);
-  r.gap = c.gap;
-  r.iterations = c.iterations;
-  r.kernel_evaluations = c.kernel_evaluations;
-  r.shrink_checks = c.shrink_checks;
-  r.reconstructions = c.reconstructions;
-  r.bound_changes = c.bound_changes;
-  r.min_active = c.min_active;
-  r.hit_iteration_limit = c.hit_iteration_limit;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (stats != nullptr) stats->rounds = c.rounds;
-  return r;
-}
-
-std::vector<double> PredictSvmCuda(const SvmModel& model, const datasets::SparseRowDataset& data) {
-  model.Validate();
-  const auto indices = data.indices.Host();
-  for (const int32_t f : indices)
-    TESSEL_CHECK(f < model.num_features || !model.num_features_known,
-                 "{}: feature {} was not in the training data ({} features)", data.name, f + 1, model.num_features);
-  // One CSR: the query rows, then the support vectors.
-  const auto q_ptr = data.indptr.Host();
-  const auto values = data.values.Host();
-  std::vector<int64_t> indptr(q_ptr.begin(), q_ptr.end());
-  std::vector<int32_t> idx(indices.begin(), indices.end());
-  std::vector<double> val(values.begin(), values.end());
-  const int64_t base = indptr.back();
-  for (size_t s = 1; s < model.sv_indptr.size(); ++s) indptr.push_back(base + model.sv_indptr[s]);
-  idx.insert(idx.end(), model.sv_indices.begin(), model.sv_indices.end());
-  val.insert(val.end(), model.sv_values.begin(), model.sv_values.end());
-  int64_t dim = std::max<int64_t>(model.num_features, 1);
-  for (const int32_t f : idx) dim = std::max<int64_t>(dim, int64_t{f} + 1);
-  const int64_t l = model.total_sv();
-  const int32_t nc = model.nr_class;
-  const int64_t pairs = int64_t{nc} * (nc - 1) / 2;
-  // coef[p][s]: LIBSVM's sv_coef entries of pair p = (i, j) for the SVs of classes i and j, 0 elsewhere.
-  std::vector<int64_t> start(static_cast<size_t>(nc), 0);
-  for (int32_t c = 1; c < nc; ++c) start[c] = start[c - 1] + model.nr_sv[c - 1];
-  std::vector<double> coef(static_cast<size_t>(pairs * l), 0.0);
-  int64_t p = 0;
-  for (int32_t i = 0; i < nc; ++i) {
-    for (int32_t j = i + 1; j < nc; ++j, ++p) {
-      for (int64_t k = 0; k < model.nr_sv[i]; ++k)
-        coef[p * l + start[i] + k] = model.sv_coef[static_cast<size_t>((j - 1) * l + start[i] + k)];
-      for (int64_t k = 0; k < model.nr_sv[j]; ++k)
-        coef[p * l + start[j] + k] = model.sv_coef[static_cast<size_t>(i * l + start[j] + k)];
-    }
-  }
-  const int64_t n = data.num_rows;
-  const kernels::cuda::HostCsr csr{indptr.data(), idx.data(), val.data(), n + l, dim};
-  const kernels::cuda::KernelSpec spec{static_cast<int>(model.kernel.type), model.kernel.degree, model.kernel.gamma,
-                                       model.kernel.coef0};
-  const std::vector<double> dec = cuda::DecisionValuesCuda(csr, n, spec, coef.data(), pairs, model.rho.data());
-  std::vector<double> out(static_cast<size_t>(n));
-  parallel_for<int64_t>(0, n, 1024, [&](int64_t r) {
-    std::vector<int32_t> vote(static_cast<size_t>(nc), 0);
-    int64_t pp = 0;
-    for (int32_t i = 0; i < nc; ++i)
-      for (int32_t j = i + 1; j < nc; ++j, ++pp) ++vote[dec[static_cast<size_t>(pp * n + r)] > 0 ? i : j];
-    int32_t best = 0;
-    for (int32_t c = 1; c < nc; ++c)
-      if (vote[c] > vote[best]) best = c;
-    out[r] = model.labels[best];
-  });
-  return out;
-}
-#else
-SolverResult SolveBinaryBatchedCuda(const BinaryProblem&, const SolverOptions&, const BatchOptions&, BatchStats*) {
-  throw Error("--device cuda: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON and nvcc on PATH)");
-}
-std::vector<double> PredictSvmCuda(const SvmModel&, const datasets::SparseRowDataset&) {
-  throw Error("--device cuda: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON and nvcc on PATH)");
-}
-#endif
 
 }  // namespace tessel::train::svm

@@ -34,14 +34,6 @@ struct BatchStats {
 SolverResult SolveBinaryBatched(const BinaryProblem& problem, const SolverOptions& options,
                                 const BatchOptions& batch = {}, BatchStats* stats = nullptr);
 
-// The same algorithm on the current CUDA device (train/svm/cuda/batch_solver.cu): the kernel rows by cuSPARSE,
-// the subproblem in one thread block, selection and elimination on the device; q <= 1024. Throws "built without
-// CUDA" in a CPU build. problem.kernel supplies the rows and kernel parameters (its CPU rows are not used).
-SolverResult SolveBinaryBatchedCuda(const BinaryProblem& problem, const SolverOptions& options,
-                                    const BatchOptions& batch = {}, BatchStats* stats = nullptr);
-
-// PredictSvm with the kernel values and decision values computed on the current CUDA device (float64 dot
-// products by cuSPARSE, RBF through the squared norms); voting as PredictRow. Throws in a CPU build.
-std::vector<double> PredictSvmCuda(const SvmModel& model, const datasets::SparseRowDataset& data);
+// The same algorithm on a CUDA device: SolveBinaryBatched(ctx, ...) in train/svm/svm_ops.h.
 
 }  // namespace tessel::train::svm

@@ -51,7 +51,7 @@ class Solver {
         cp_(problem.Cp),
         cn_(problem.Cn),
         eps_(options.eps),
-        policy_(options.shrinking),
+        schedule_(options.shrinking, l_, options.eps),
         cache_(l_, options.cache_bytes),
         max_iter_(MaxIterations(options.max_iterations, l_)) {
     CheckBinaryLabels(problem, "SolveBinary");
@@ -89,7 +89,7 @@ class Solver {
   double cp_;
   double cn_;
   double eps_;
-  ShrinkingPolicy policy_;
+  EliminationSchedule schedule_;
   KernelCache cache_;
   int64_t max_iter_;
 
@@ -238,7 +238,7 @@ void Solver::DoShrinking() {
   for (int64_t k = 0; k < active_size_; ++k) ext.Add(y_[k], status_[k], g_[k]);
   const double gmax1 = ext.gmax1;
   const double gmax2 = ext.gmax2;
-  if (!unshrink_ && gmax1 + gmax2 <= eps_ * 10) {
+  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
     unshrink_ = true;
     ReconstructGradient();
     active_size_ = l_;
@@ -291,7 +291,7 @@ void Solver::Step(int64_t i, int64_t j) {
   next_i_valid_ = true;
 
   // G_bar only serves reconstruction, which never happens when nothing is eliminated.
-  if (policy_ == ShrinkingPolicy::kOff) return;
+  if (!schedule_.eliminates()) return;
   if (ui != (status_[i] == kUpper)) UpdateGBar(i, ui ? -c_i : c_i);
   if (uj != (status_[j] == kUpper)) UpdateGBar(j, uj ? -c_j : c_j);
 }
@@ -327,20 +327,16 @@ SolverResult Solver::Run() {
   const int64_t evals_before = kernel_.evaluations();
   tally_.min_active = l_;
   int64_t iter = 0;
-  const int64_t period = policy_ == ShrinkingPolicy::kEager ? 1 : std::min<int64_t>(l_, 1000);
-  int64_t counter = std::min<int64_t>(l_, 1000) + 1;
-  if (policy_ == ShrinkingPolicy::kEager) counter = 1;
+  int64_t since = 0;  // iterations since the last check point of the elimination schedule
   bool hit_limit = false;
   while (true) {
     if (iter >= max_iter_) {
       hit_limit = true;
       break;
     }
-    if (--counter == 0) {
-      counter = period;
-      const bool check = policy_ == ShrinkingPolicy::kEager || policy_ == ShrinkingPolicy::kPeriodic ||
-                         (policy_ == ShrinkingPolicy::kLazy && tally_.last_gap <= kLazyGapFactor * eps_);
-      if (check) DoShrinking();
+    if (schedule_.Due(since)) {
+      since = 0;
+      if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
       Progress(iter, false);
     }
     int64_t i = -1;
@@ -349,9 +345,10 @@ SolverResult Solver::Run() {
       ReconstructGradient();
       active_size_ = l_;
       if (SelectWorkingSet(&i, &j)) break;
-      counter = 1;  // eliminate again at the next iteration
+      since = schedule_.period();  // eliminate again at the next iteration
     }
     ++iter;
+    ++since;
     Step(i, j);
   }
   if (hit_limit) {

@@ -7,18 +7,11 @@
 #include <vector>
 
 #include "kernels/svm_kernel.h"
+#include "train/svm/elimination.h"
 
 namespace tessel::train::svm {
 
-// When the solver tries to eliminate (shrink) samples that are bound and unlikely to move:
-//   kOff:      never (every iteration works on all samples);
-//   kEager:    "earliest possible": every iteration;
-//   kPeriodic: every min(l, 1000) iterations, as LIBSVM (-h 1);
-//   kLazy:     every min(l, 1000) iterations once the violation gap is below kLazyGapFactor * eps.
-// Whatever the policy, the solver reconstructs the gradient and checks all samples before it stops.
-enum class ShrinkingPolicy { kOff, kEager, kPeriodic, kLazy };
-inline constexpr double kLazyGapFactor = 100.0;
-
+// ShrinkingPolicy and its schedule: train/svm/elimination.h.
 std::string_view ShrinkingName(ShrinkingPolicy policy);
 // "off" | "eager" | "periodic" | "lazy" (also LIBSVM's -h values "0" = off, "1" = periodic).
 ShrinkingPolicy ParseShrinking(std::string_view name);

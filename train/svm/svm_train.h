@@ -40,7 +40,7 @@ struct ClassGroups {
 };
 ClassGroups GroupClasses(const datasets::SparseRowDataset& data);
 
-// Solves one binary problem (SolveBinary, SolveBinaryBatched, SolveBinaryBatchedCuda, ...).
+// Solves one binary problem (SolveBinary, SolveBinaryBatched, or MakeBinarySolver in svm_ops.h for a device).
 using BinarySolver = std::function<SolverResult(const BinaryProblem&, const SolverOptions&)>;
 
 // Trains a C-SVC model. Throws on invalid parameters, labels that are not integers, or a single class.

@@ -20,6 +20,7 @@
 #include "core/log.h"
 #include "train/svm/batch_step.h"
 #include "train/svm/cuda/batch_solver_cuda.h"
+#include "train/svm/elimination.h"
 
 namespace tessel::train::svm::cuda {
 namespace {
@@ -255,6 +256,7 @@ class DeviceSolver {
   const BatchCudaProblem& p_;
   kernels::cuda::SvmKernelRowsCuda kernel_;
   int64_t l_;
+  EliminationSchedule schedule_;
   int64_t q_;
   int64_t max_iter_;
   int64_t inner_limit_;
@@ -283,6 +285,7 @@ DeviceSolver::DeviceSolver(const BatchCudaProblem& p)
     : p_(p),
       kernel_(p.rows, p.kernel),
       l_(p.l),
+      schedule_(p.shrinking, p.l, p.eps),
       q_(p.working_set),
       max_iter_(p.max_iterations < 0 ? std::max<int64_t>(10000000, 100 * p.l) : p.max_iterations),
       inner_limit_(p.inner_limit < 0 ? int64_t{10} * p.working_set : p.inner_limit) {
@@ -436,7 +439,7 @@ std::pair<double, double> DeviceSolver::Extremes() {
 void DeviceSolver::DoShrinking() {
   ++shrink_checks_;
   const auto [gmax1, gmax2] = Extremes();
-  if (!unshrink_ && gmax1 + gmax2 <= p_.eps * 10) {
+  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
     unshrink_ = true;
     Reconstruct();
     SetAllActive();
@@ -454,9 +457,7 @@ void DeviceSolver::DoShrinking() {
 }
 
 BatchCudaResult DeviceSolver::Run() {
-  const int64_t period = std::min<int64_t>(l_, 1000);
-  const int policy = p_.shrinking;  // 0 off, 1 eager, 2 periodic, 3 lazy
-  int64_t since = 0;
+  int64_t since = 0;  // iterations since the last check point of the elimination schedule
   int64_t steps = 0;
   int64_t rounds = 0;
   double gap = kInf;
@@ -467,9 +468,9 @@ BatchCudaResult DeviceSolver::Run() {
       hit_limit = true;
       break;
     }
-    if (policy != 0 && (policy == 1 || since >= period)) {
+    if (schedule_.Due(since)) {
       since = 0;
-      if (policy != 3 || gap <= 100 * p_.eps) DoShrinking();
+      if (schedule_.CheckNow(gap)) DoShrinking();
     }
     gap = Select(&ws);
     if (gap < p_.eps) {
@@ -478,7 +479,7 @@ BatchCudaResult DeviceSolver::Run() {
       SetAllActive();
       gap = Select(&ws);
       if (gap < p_.eps) break;
-      since = period;
+      since = schedule_.period();  // eliminate again at the next round
     }
     ++rounds;
     const auto m = static_cast<int64_t>(ws.size());
@@ -524,7 +525,7 @@ BatchCudaResult DeviceSolver::Run() {
       const int8_t after = batch::StatusOf(h_new[t], c);
       alpha_[s] = h_new[t];
       st_[s] = after;
-      if (policy == 0 || (before == batch::kUpper) == (after == batch::kUpper)) continue;
+      if (!schedule_.eliminates() || (before == batch::kUpper) == (after == batch::kUpper)) continue;
       ++bound_changes_;
       const double sc = before == batch::kUpper ? -c : c;
       AddRow<<<Blocks(n_act_), kThreads>>>(n_act_, sc, Raw(krows_) + t * n_act_, Raw(act_), Raw(g_bar_));

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/cuda/svm_kernel_cuda.h"
+#include "train/svm/elimination.h"
 
 namespace tessel::train::svm::cuda {
 
@@ -18,7 +19,7 @@ struct BatchCudaProblem {
   double cp = 1;
   double cn = 1;
   double eps = 1e-3;
-  int shrinking = 2;  // 0 off, 1 eager, 2 periodic, 3 lazy (ShrinkingPolicy's order)
+  ShrinkingPolicy shrinking = ShrinkingPolicy::kPeriodic;
   int64_t max_iterations = -1;
   int working_set = 1024;  // q <= 1024: the subproblem runs in one thread block
   int64_t inner_limit = -1;

@@ -1,0 +1,40 @@
+// The kernels library's device registry: the CPU table, and the CUDA table when this build compiled
+// kernels/cuda/ (the one place in the library that asks; see core/device_ops.h).
+#include "kernels/ops.h"
+
+#include "core/build_config.h"
+
+namespace tessel::kernels {
+
+#if TESSEL_HAVE_CUDA
+constexpr const KernelOps* kCudaTable = &cuda::kCudaOps;
+#else
+constexpr const KernelOps* kCudaTable = nullptr;
+#endif
+
+namespace {
+
+constexpr KernelOps kCpuOps{
+    .gemm = cpu::Gemm,
+    .add_bias = cpu::AddBias,
+    .bias_grad = cpu::BiasGrad,
+    .relu = cpu::Relu,
+    .relu_backward = cpu::ReluBackward,
+    .dropout = cpu::Dropout,
+    .dropout_backward = cpu::DropoutBackward,
+    .adam_step = cpu::AdamStep,
+    .gather_rows = cpu::GatherRows,
+    .scatter_add_rows = cpu::ScatterAddRows,
+    .softmax_cross_entropy = cpu::SoftmaxCrossEntropy,
+    .row_softmax = cpu::RowSoftmax,
+    .row_argmax = cpu::RowArgmax,
+    .spmm = cpu::SpMM,
+    .transpose = cpu::Transpose,
+    .topk = cpu::TopK,
+};
+
+}  // namespace
+
+const KernelOps& Ops(const Context& ctx) { return SelectOps(ctx, kCpuOps, kCudaTable, "kernels"); }
+
+}  // namespace tessel::kernels

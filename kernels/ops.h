@@ -1,0 +1,84 @@
+// The kernels library's device table (core/device_ops.h): one entry per device-dependent operation, a CPU
+// instance (kernels/cpu/*.cc) and, in CUDA builds, a CUDA instance (kernels/cuda/ops.cc over the .cu kernels).
+// The public functions of dense.h, gather.h, loss.h, sparse.h and topk.h check their arguments and do the
+// device-independent preparation, then call Ops(ctx).entry(...). Private to the library: callers use the public
+// functions. kernels/ops.cc is the one file that knows whether the CUDA instance was compiled in.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/context.h"
+#include "core/device_ops.h"
+#include "core/rng.h"
+#include "kernels/dense.h"
+#include "kernels/matrix.h"
+
+namespace tessel::kernels {
+
+inline constexpr int64_t kDropoutChunk = 4096;  // values per RNG stream in Dropout (the CUDA kernel replays them)
+inline constexpr int64_t kLossChunk = 256;      // rows per partial sum of the loss (same order on every device)
+
+// Entries are called after the public function's checks; shapes agree, ids are in range.
+struct KernelOps {
+  // dense.h
+  void (*gemm)(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c);
+  void (*add_bias)(const Matrix& bias, Matrix* y);
+  void (*bias_grad)(const Matrix& grad_y, Matrix* grad_bias);
+  void (*relu)(const Matrix& x, Matrix* y);
+  void (*relu_backward)(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
+  void (*dropout)(const Buffer<float>& x, float p, uint64_t base, Buffer<float>* y, Buffer<uint8_t>* mask);
+  void (*dropout_backward)(const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p, Buffer<float>* grad_x);
+  void (*adam_step)(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
+  // gather.h (out is sized; for scatter, order[start[t] .. start[t+1]) lists the source rows of target t)
+  void (*gather_rows)(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
+  void (*scatter_add_rows)(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
+  // loss.h
+  double (*softmax_cross_entropy)(const Matrix& logits, std::span<const int32_t> labels, std::span<const int64_t> rows,
+                                  Matrix* grad);
+  void (*row_softmax)(const Matrix& logits, Matrix* probs);
+  void (*row_argmax)(const Matrix& x, std::span<int32_t> out);
+  // sparse.h (y is sized)
+  void (*spmm)(const SparseMatrix& a, const Matrix& x, Matrix* y);
+  SparseMatrix (*transpose)(const SparseMatrix& a);
+  // topk.h (values and indices are sized)
+  void (*topk)(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices);
+};
+
+// The CPU entries, defined next to the public functions in kernels/cpu/*.cc.
+namespace cpu {
+void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c);
+void AddBias(const Matrix& bias, Matrix* y);
+void BiasGrad(const Matrix& grad_y, Matrix* grad_bias);
+void Relu(const Matrix& x, Matrix* y);
+void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
+void Dropout(const Buffer<float>& x, float p, uint64_t base, Buffer<float>* y, Buffer<uint8_t>* mask);
+void DropoutBackward(const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p, Buffer<float>* grad_x);
+void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
+void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
+void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
+double SoftmaxCrossEntropy(const Matrix& logits, std::span<const int32_t> labels, std::span<const int64_t> rows,
+                           Matrix* grad);
+void RowSoftmax(const Matrix& logits, Matrix* probs);
+void RowArgmax(const Matrix& x, std::span<int32_t> out);
+void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y);
+SparseMatrix Transpose(const SparseMatrix& a);
+void TopK(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices);
+}  // namespace cpu
+
+// The CUDA entries (kernels/cuda/ops.cc), defined only when the build compiles kernels/cuda/.
+namespace cuda {
+extern const KernelOps kCudaOps;
+}  // namespace cuda
+
+// The table for ctx's device; throws "built without CUDA" (or no such device) when CUDA is asked for and absent.
+const KernelOps& Ops(const Context& ctx);
+
+// Row shape of Gemm's output: checks the inner dimensions and sizes c (beta == 0) or checks it (beta != 0).
+struct GemmDims {
+  int64_t m, n, k;
+};
+GemmDims GemmShape(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float beta, Matrix* c);
+
+}  // namespace tessel::kernels

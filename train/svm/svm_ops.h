@@ -1,0 +1,44 @@
+// The SVM solvers' device table (core/device_ops.h): the device-dependent operations of C-SVC training and
+// prediction, a CPU instance (batch_solver.cc, svm_model.cc) and, in CUDA builds, a CUDA instance
+// (train/svm/cuda/svm_ops.cc). train/svm/device_registry.cc is the one file that knows whether it was built.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "core/context.h"
+#include "datasets/dataset.h"
+#include "train/svm/batch_solver.h"
+#include "train/svm/svm_model.h"
+#include "train/svm/svm_train.h"
+
+namespace tessel::train::svm {
+
+struct SvmDeviceOps {
+  // The batched solver (batch_solver.h). The CUDA entry runs on the current CUDA device: kernel rows by cuSPARSE,
+  // the subproblem in one thread block (q <= 1024), selection and elimination on the device; problem.kernel
+  // supplies the rows and kernel parameters.
+  SolverResult (*solve_batched)(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
+                                BatchStats* stats);
+  // Predicted labels (PredictSvm's meaning). CUDA: float64 kernel and decision values on the device (cuSPARSE dot
+  // products, RBF through squared norms), voting on the host.
+  std::vector<double> (*predict)(const SvmModel& model, const datasets::SparseRowDataset& data);
+};
+
+namespace cuda {
+extern const SvmDeviceOps kSvmCudaOps;  // train/svm/cuda/svm_ops.cc, CUDA builds only
+}  // namespace cuda
+
+// The table for ctx's device; throws "built without CUDA" (or no such device) when CUDA is asked for and absent.
+const SvmDeviceOps& SvmOps(const Context& ctx);
+
+// SolveBinaryBatched and PredictSvm on ctx's device.
+SolverResult SolveBinaryBatched(const Context& ctx, const BinaryProblem& problem, const SolverOptions& options,
+                                const BatchOptions& batch = {}, BatchStats* stats = nullptr);
+std::vector<double> PredictSvm(const Context& ctx, const SvmModel& model, const datasets::SparseRowDataset& data);
+
+// `train svm`'s choice of binary solver: "smo" (LIBSVM's SMO, SolveBinary) or "batch" (SolveBinaryBatched) on the
+// CPU; on CUDA always the batched solver, one binary problem on the device at a time. Throws naming the choices.
+BinarySolver MakeBinarySolver(const Context& ctx, std::string_view solver, const BatchOptions& batch);
+
+}  // namespace tessel::train::svm
