@@ -22,7 +22,7 @@ class OnDevice : public ::testing::TestWithParam<Device> {
   }
   bool cuda() const { return ctx_.IsCuda(); }
   Context ctx_;
-  const Context cpu_;  // the CPU twin, the oracle of the CUDA instances
+  const Context cpu_{};  // the CPU twin, the oracle of the CUDA instances
 };
 
 inline std::string DeviceParamName(const ::testing::TestParamInfo<Device>& info) {

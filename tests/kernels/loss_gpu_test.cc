@@ -20,7 +20,9 @@ class LossOnDevice : public testing::OnDevice {};
 
 TEST_P(LossOnDevice, CrossEntropyMatchesFloat64Reference) {
   uint64_t seed = 5000;
-  for (const auto& [rows, c] : std::vector<std::pair<int64_t, int64_t>>{{50, 7}, {1, 1}, {300, 33}, {9, 65}}) {
+  for (const auto& shape : std::vector<std::pair<int64_t, int64_t>>{{50, 7}, {1, 1}, {300, 33}, {9, 65}}) {
+    const int64_t rows = shape.first;
+    const int64_t c = shape.second;  // plain variables: Clang 14 lambdas cannot capture structured bindings
     const Matrix logits = RandomMatrix(rows, c, ++seed);
     Rng rng(++seed);
     std::vector<int32_t> labels(static_cast<size_t>(rows));
@@ -65,7 +67,9 @@ TEST_P(LossOnDevice, CrossEntropyMatchesFloat64Reference) {
 
 TEST_P(LossOnDevice, RowSoftmaxAndArgmaxMatchSerialReferences) {
   uint64_t seed = 6000;
-  for (const auto& [rows, c] : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 1}, {77, 5}, {40, 70}}) {
+  for (const auto& shape : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 1}, {77, 5}, {40, 70}}) {
+    const int64_t rows = shape.first;
+    const int64_t c = shape.second;  // plain variables: Clang 14 lambdas cannot capture structured bindings
     Matrix logits = RandomMatrix(rows, c, ++seed);
     if (rows > 2 && c > 3) {  // a tie: the first index must win
       logits.Mut()[2 * c + 1] = 9.0F;

@@ -301,7 +301,8 @@ void Solver::Step(int64_t i, int64_t j) {
 // full row would evict many active-length rows. The values are the same either way.
 void Solver::UpdateGBar(int64_t pos, double c) {
   ++tally_.bound_changes;
-  const auto [cached, have] = cache_.Peek(pos);
+  const auto [cached, cached_len] = cache_.Peek(pos);
+  const int64_t have = cached_len;  // a plain variable: Clang 14 cannot capture a structured binding in a lambda
   const int64_t rest = l_ - have;
   if (rest > 0) {
     scratch_.resize(static_cast<size_t>(rest));
