@@ -30,6 +30,16 @@ class ParamOptions {
 namespace cli_detail {
 
 std::string JoinInts(const std::vector<int>& values);
+// Runs fn; a tessel::Error it throws becomes CLI::ValidationError, so CLI11 reports the bad value like its own
+// checks (message, --help hint, non-zero exit) instead of the error escaping the parser.
+template <typename Fn>
+void AsValidationError(Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    throw CLI::ValidationError(e.what());
+  }
+}
 std::vector<int> ParseIntList(const std::string& text, const std::string& flag);
 
 struct CliBinder {
@@ -44,20 +54,25 @@ struct CliBinder {
     if constexpr (std::is_same_v<T, bool>) {
       o = app->add_flag(flag, field, help);
     } else if constexpr (std::is_enum_v<T>) {
-      std::map<std::string, T> names;
       std::string accepted;
-      for (const auto& [v, name] : EnumNames<T>::kNames) {
-        names.emplace(std::string(name), v);
-        accepted += (accepted.empty() ? "" : "|") + std::string(name);
-      }
-      o = app->add_option(flag, field, help)
-              ->transform(CLI::CheckedTransformer(names).description(""))
+      for (const auto& [v, name] : EnumNames<T>::kNames) accepted += (accepted.empty() ? "" : "|") + std::string(name);
+      T* target = &field;
+      o = app->add_option_function<std::string>(
+                 flag,
+                 [target, flag](const std::string& text) {
+                   AsValidationError([&] { *target = ParseEnum<T>(text, flag); });
+                 },
+                 help)
               ->type_name(accepted)
               ->default_str(std::string(EnumName(field)));
     } else if constexpr (std::is_same_v<T, std::vector<int>>) {
       T* target = &field;
       o = app->add_option_function<std::string>(
-                 flag, [target, flag](const std::string& text) { *target = ParseIntList(text, flag); }, help)
+                 flag,
+                 [target, flag](const std::string& text) {
+                   AsValidationError([&] { *target = ParseIntList(text, flag); });
+                 },
+                 help)
               ->type_name("N,N,...")
               ->default_str(JoinInts(field));
     } else {

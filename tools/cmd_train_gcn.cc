@@ -21,6 +21,7 @@
 #include "datasets/text_input.h"
 #include "kernels/dense.h"
 #include "partition/partition_format.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "tools/gcn_dataset.h"
 #include "train/gcn/dist_trainer.h"
@@ -31,18 +32,11 @@ namespace {
 
 struct TrainGcnArgs {
   std::string dataset;
-  std::string model = "gcn";
-  int layers = 2;
-  int64_t hidden = 16;
-  int epochs = 200;
-  float lr = 0.01F;
-  float dropout = 0.5F;
-  float weight_decay = 5e-4F;
-  bool decay_all_layers = false;
-  int64_t batch_size = 0;
-  std::string fanouts = "10,10";
-  bool replace = false;
-  int patience = 0;
+  train::gcn::TrainConfig config = [] {  // the training parameters (TrainConfig::Params declares their options)
+    train::gcn::TrainConfig c;
+    c.fanouts = {10, 10};  // the CLI's default; dropped again for full-batch runs (MakeTrainConfig)
+    return c;
+  }();
   uint64_t seed = 0;
   int threads = 0;
   std::string device = "cpu";
@@ -52,7 +46,6 @@ struct TrainGcnArgs {
   bool resume = false;
   std::string metrics;
   std::string random_split;
-  std::string normalize_features = "none";
   bool json = false;
   // Distributed training (--partitions).
   std::string partitions;
@@ -65,37 +58,11 @@ struct TrainGcnArgs {
   bool dist_option_given = false;
 };
 
-std::vector<int> ParseFanouts(const std::string& text) {
-  std::vector<int> out;
-  datasets::Fields fields(text, ',');
-  std::string_view f;
-  while (fields.Next(&f)) {
-    int64_t v = 0;
-    TESSEL_CHECK(datasets::ParseInt64(f, &v) && v >= -1 && v <= INT32_MAX,
-                 "--fanouts: '{}' is not a fanout; give comma-separated counts, one per layer (e.g. 10,25; -1 = all)",
-                 f);
-    out.push_back(static_cast<int>(v));
-  }
-  return out;
-}
-
 // The training configuration shared by both modes, checked before any data is loaded.
 train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool distributed) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
-  train::gcn::TrainConfig c;
-  c.model.kind = train::gcn::ParseModelKind(a.model);
-  c.model.layers = a.layers;
-  c.model.hidden = a.hidden;
-  c.model.dropout = a.dropout;
-  c.adam.lr = a.lr;
-  c.adam.weight_decay = a.weight_decay;
-  c.decay_all_layers = a.decay_all_layers;
-  c.epochs = a.epochs;
-  c.batch_size = a.batch_size;
-  if (a.batch_size > 0 || distributed) c.fanouts = ParseFanouts(a.fanouts);
-  c.replace = a.replace;
-  c.patience = a.patience;
-  c.normalize_features = train::gcn::ParseFeatureNorm(a.normalize_features);
+  train::gcn::TrainConfig c = a.config;
+  if (c.batch_size == 0 && !distributed) c.fanouts.clear();  // full batch: no sampling
   c.checkpoint_dir = a.checkpoint;
   c.checkpoint_every = a.checkpoint_every;
   c.resume = a.resume;
@@ -161,13 +128,14 @@ void RunTrainGcn(const TrainGcnArgs& a) {
       "gcn: {} nodes, {} adjacency entries, {} features ({}), {} classes; split {}/{}/{}; model {} x{} hidden "
       "{}, {} epochs, {}; feature scaling {}",
       data.num_nodes(), datasets::NumEntries(data.graph), data.features.dim, data.features.sparse ? "sparse" : "dense",
-      data.num_classes, data.train.size(), data.val.size(), data.test.size(), a.model, a.layers, a.hidden, a.epochs,
-      a.batch_size > 0 ? fmt::format("batch {} fanouts {}", a.batch_size, a.fanouts) : "full batch",
-      a.normalize_features);
+      data.num_classes, data.train.size(), data.val.size(), data.test.size(), train::gcn::ModelKindName(c.model.kind),
+      c.model.layers, c.model.hidden, c.epochs,
+      c.batch_size > 0 ? fmt::format("batch {} fanouts {}", c.batch_size, fmt::join(c.fanouts, ",")) : "full batch",
+      train::gcn::FeatureNormName(c.normalize_features));
   train::gcn::GcnTrainer trainer(data, c, ctx);
   std::string metrics_lines;
   const train::gcn::TrainResult r = trainer.Train([&](const train::gcn::EpochStats& s) {
-    log::Info("epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  {:.1f} ms  eta {:.1f} s", s.epoch, a.epochs,
+    log::Info("epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  {:.1f} ms  eta {:.1f} s", s.epoch, c.epochs,
               s.loss, s.train_acc, s.val_acc, 1e3 * (s.train_seconds + s.eval_seconds), s.eta_seconds);
     metrics_lines += s.ToJson().dump() + "\n";
   });
@@ -243,17 +211,18 @@ void RunDistTrainGcn(const TrainGcnArgs& a) {
       "gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; model "
       "{} x{} hidden {}, {} epochs, batch {} per rank, fanouts {}, {}; feature scaling {}",
       parts, a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim, part.num_owned,
-      part.num_halo, a.model, a.layers, a.hidden, a.epochs, a.batch_size, a.fanouts,
+      part.num_halo, train::gcn::ModelKindName(dc.train.model.kind), dc.train.model.layers, dc.train.model.hidden,
+      dc.train.epochs, dc.train.batch_size, fmt::join(dc.train.fanouts, ","),
       a.skew_variance > 0 ? fmt::format("skew from variance budget {} (max {})", a.skew_variance, a.skew_max)
                           : fmt::format("skew {}", a.skew),
-      a.normalize_features);
+      train::gcn::FeatureNormName(dc.train.normalize_features));
   train::gcn::DistGcnTrainer trainer(part, offsets, *comm, dc, ctx);
   std::string metrics_lines;
   const train::gcn::DistTrainResult r = trainer.Train([&](const train::gcn::DistEpochStats& s) {
     log::Info(
         "epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  | sample {:.0f} fetch {:.0f} compute {:.0f} "
         "allreduce {:.0f} eval {:.0f} ms | features {:.1f} KB  gradients {:.1f} KB  remote share {:.3f}",
-        s.epoch, a.epochs, s.loss, s.train_acc, s.val_acc, 1e3 * s.sample_seconds, 1e3 * s.fetch_seconds,
+        s.epoch, dc.train.epochs, s.loss, s.train_acc, s.val_acc, 1e3 * s.sample_seconds, 1e3 * s.fetch_seconds,
         1e3 * s.compute_seconds, 1e3 * s.allreduce_seconds, 1e3 * s.eval_seconds,
         static_cast<double>(s.feature_bytes) / 1024.0, static_cast<double>(s.gradient_bytes) / 1024.0, s.remote_share);
     if (rank == 0 && !a.metrics.empty()) metrics_lines += s.ToJson().dump() + "\n";
@@ -280,23 +249,7 @@ void RegisterTrainGcn(CLI::App& app) {
   sub->add_option("--dataset", args->dataset,
                   "Native dataset folder, or a node-table prefix (tests/data/cora/cora); with --partitions: checked "
                   "to be the partitioned dataset");
-  sub->add_option("--model", args->model, "Layer type: gcn or sage")->capture_default_str();
-  sub->add_option("--layers", args->layers, "Number of graph convolution layers (>= 1)")->capture_default_str();
-  sub->add_option("--hidden", args->hidden, "Hidden units per layer (>= 1)")->capture_default_str();
-  sub->add_option("--epochs", args->epochs, "Training epochs (>= 1)")->capture_default_str();
-  sub->add_option("--lr", args->lr, "Adam learning rate (> 0)")->capture_default_str();
-  sub->add_option("--dropout", args->dropout, "Dropout probability before each layer, in [0, 1)")
-      ->capture_default_str();
-  sub->add_option("--weight-decay", args->weight_decay, "L2 weight decay (>= 0), first layer unless --decay-all")
-      ->capture_default_str();
-  sub->add_flag("--decay-all", args->decay_all_layers, "Apply weight decay to every layer, not only the first");
-  sub->add_option("--batch-size", args->batch_size, "Seed nodes per mini-batch; 0 = full graph")->capture_default_str();
-  sub->add_option("--fanouts", args->fanouts,
-                  "Neighbours sampled per layer, input layer first, one per layer (-1 = all); with --batch-size")
-      ->capture_default_str();
-  sub->add_flag("--replace", args->replace, "Sample neighbours with replacement");
-  sub->add_option("--patience", args->patience, "Stop after N epochs without better validation accuracy; 0 = off")
-      ->capture_default_str();
+  AddParams(sub, &args->config);
   sub->add_option("--seed", args->seed, "Seed of every random stream (init, dropout, sampling, shuffling, split)")
       ->capture_default_str();
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
@@ -312,11 +265,6 @@ void RegisterTrainGcn(CLI::App& app) {
   sub->add_option("--metrics", args->metrics, "Write one JSON line per epoch and a final line to FILE.jsonl");
   sub->add_option("--random-split", args->random_split,
                   "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
-  sub->add_option("--normalize-features", args->normalize_features,
-                  "Input feature scaling: none, l1 (rows to unit L1 norm: the Planetoid/Kipf & Welling "
-                  "preprocessing) or standard (columns to zero mean, unit variance)")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"none", "l1", "standard"}));
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");
   const char* dist = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
   sub->add_option("--partitions", args->partitions,

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 
+#include "core/params_json.h"
 #include "kernels/gather.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
@@ -43,45 +44,13 @@ void TrainConfig::Validate() const {
   adam.Validate();
 }
 
-nlohmann::json TrainConfig::ToJson() const {
-  return {{"model", ModelKindName(model.kind)},
-          {"in_dim", model.in_dim},
-          {"hidden", model.hidden},
-          {"num_classes", model.num_classes},
-          {"layers", model.layers},
-          {"dropout", model.dropout},
-          {"bias", model.bias},
-          {"lr", adam.lr},
-          {"weight_decay", adam.weight_decay},
-          {"decay_all_layers", decay_all_layers},
-          {"epochs", epochs},
-          {"batch_size", batch_size},
-          {"fanouts", fanouts},
-          {"replace", replace},
-          {"patience", patience},
-          {"normalize_features", FeatureNormName(normalize_features)}};
-}
+nlohmann::json TrainConfig::ToJson() const { return ParamsToJson(*this); }
 
 TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
   TrainConfig c;
-  c.model.kind = ParseModelKind(j.at("model").get<std::string>());
-  c.model.in_dim = j.at("in_dim").get<int64_t>();
-  c.model.hidden = j.at("hidden").get<int64_t>();
-  c.model.num_classes = j.at("num_classes").get<int64_t>();
-  c.model.layers = j.at("layers").get<int>();
-  c.model.dropout = j.at("dropout").get<float>();
-  c.model.bias = j.at("bias").get<bool>();
-  c.adam.lr = j.at("lr").get<float>();
-  c.adam.weight_decay = j.at("weight_decay").get<float>();
-  c.decay_all_layers = j.at("decay_all_layers").get<bool>();
-  c.epochs = j.at("epochs").get<int>();
-  c.batch_size = j.at("batch_size").get<int64_t>();
-  c.fanouts = j.at("fanouts").get<std::vector<int>>();
-  c.replace = j.at("replace").get<bool>();
-  c.patience = j.at("patience").get<int>();
-  if (j.contains("normalize_features")) {
-    c.normalize_features = ParseFeatureNorm(j.at("normalize_features").get<std::string>());
-  } else {  // checkpoints written before --normalize-features: a bool, true meaning L1 rows
+  ParamsFromJson(j, &c);
+  if (!j.contains("normalize_features") && j.contains("row_normalize")) {
+    // Written before --normalize-features: a bool, true meaning L1 rows.
     c.normalize_features = j.at("row_normalize").get<bool>() ? FeatureNorm::kL1 : FeatureNorm::kNone;
   }
   return c;

@@ -3,21 +3,41 @@
 // atomic checkpoints every few epochs and exact resume: every random draw is keyed by (seed, epoch, batch).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/context.h"
+#include "core/params.h"
 #include "datasets/dataset.h"
 #include "train/gcn/data.h"
 #include "train/gcn/metrics.h"
 #include "train/gcn/model.h"
 #include "train/gcn/optimizer.h"
 #include "train/gcn/train_common.h"
+
+// The names the CLI accepts and the JSON stores for the enumerations among TrainConfig's parameters.
+namespace tessel {
+template <>
+struct EnumNames<train::gcn::ModelKind> {
+  static constexpr std::array<std::pair<train::gcn::ModelKind, std::string_view>, 2> kNames{
+      {{train::gcn::ModelKind::kGcn, "gcn"}, {train::gcn::ModelKind::kSage, "sage"}}};
+};
+template <>
+struct EnumNames<train::gcn::FeatureNorm> {
+  static constexpr std::array<std::pair<train::gcn::FeatureNorm, std::string_view>, 3> kNames{
+      {{train::gcn::FeatureNorm::kNone, "none"},
+       {train::gcn::FeatureNorm::kL1, "l1"},
+       {train::gcn::FeatureNorm::kStandard, "standard"}}};
+};
+}  // namespace tessel
 
 namespace tessel::train::gcn {
 
@@ -35,8 +55,38 @@ struct TrainConfig {
   int checkpoint_every = 10;                            // epochs between checkpoints (the last epoch is always saved)
   bool resume = false;                                  // continue from checkpoint_dir when it holds a checkpoint
   void Validate() const;
-  nlohmann::json ToJson() const;
-  static TrainConfig FromJson(const nlohmann::json& j);
+  nlohmann::json ToJson() const;                         // every parameter below under its name
+  static TrainConfig FromJson(const nlohmann::json& j);  // absent keys keep the defaults
+
+  // The training parameters, declared once (core/params.h): `tessel train gcn` options, the config echo in results
+  // and checkpoints. The checkpoint and resume settings are run control, not part of the echo.
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{"model", "Layer type: gcn (Kipf & Welling) or sage (GraphSAGE-mean)"}, c.model.kind);
+    v(ParamInfo{"layers", "Number of graph convolution layers (>= 1)"}, c.model.layers);
+    v(ParamInfo{"hidden", "Hidden units per layer (>= 1)"}, c.model.hidden);
+    v(ParamInfo{"epochs", "Training epochs (>= 1)"}, c.epochs);
+    v(ParamInfo{"lr", "Adam learning rate (> 0)"}, c.adam.lr);
+    v(ParamInfo{"dropout", "Dropout probability before each layer, in [0, 1)"}, c.model.dropout);
+    v(ParamInfo{"weight_decay", "L2 weight decay (>= 0), first layer unless --decay-all"}, c.adam.weight_decay);
+    v(ParamInfo{"decay_all_layers", "Apply weight decay to every layer, not only the first", "--decay-all"},
+      c.decay_all_layers);
+    v(ParamInfo{"batch_size", "Seed nodes per mini-batch; 0 = full graph"}, c.batch_size);
+    v(ParamInfo{"fanouts",
+                "Neighbours sampled per layer, input layer first, one per layer (-1 = all); with "
+                "--batch-size or --partitions"},
+      c.fanouts);
+    v(ParamInfo{"replace", "Sample neighbours with replacement"}, c.replace);
+    v(ParamInfo{"patience", "Stop after N epochs without better validation accuracy; 0 = off"}, c.patience);
+    v(ParamInfo{"normalize_features",
+                "Input feature scaling: none, l1 (rows to unit L1 norm: the Planetoid/Kipf & Welling "
+                "preprocessing) or standard (columns to zero mean, unit variance)"},
+      c.normalize_features);
+    // From the dataset, recorded in checkpoints.
+    v(ParamInfo{"in_dim", "Input feature width", {}, {}, false}, c.model.in_dim);
+    v(ParamInfo{"num_classes", "Output classes", {}, {}, false}, c.model.num_classes);
+    v(ParamInfo{"bias", "Bias terms in every layer", {}, {}, false}, c.model.bias);
+  }
 };
 
 struct EpochStats {
