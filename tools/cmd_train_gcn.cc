@@ -49,11 +49,9 @@ struct TrainGcnArgs {
   bool json = false;
   // Distributed training (--partitions).
   std::string partitions;
-  double skew = 1.0;
-  double skew_variance = -1.0;
-  double skew_max = 64.0;
-  int64_t feature_cache = -1;
-  bool skew_given = false;  // set from the parsed command line: --skew and --skew-variance exclude each other
+  train::gcn::DistTrainConfig dist;  // skew and cache (DistTrainConfig::Params); dist.train is unused here
+  ParamOptions dist_options;         // to ask which of them were given
+  bool skew_given = false;           // set from the parsed command line: --skew and --skew-variance exclude each other
   bool skew_variance_given = false;
   bool dist_option_given = false;
 };
@@ -176,14 +174,12 @@ void RunDistTrainGcn(const TrainGcnArgs& a) {
                "--skew and --skew-variance exclude each other: give a fixed skew s or a variance budget eps");
   train::gcn::DistTrainConfig dc;
   dc.train = MakeTrainConfig(a, true);
-  dc.skew.skew = a.skew;
-  dc.skew.variance_budget = a.skew_variance;
-  dc.skew.max_skew = a.skew_max;
-  dc.feature_cache = a.feature_cache;
-  TESSEL_CHECK(!a.skew_variance_given || a.skew_variance > 0,
+  dc.skew = a.dist.skew;
+  dc.feature_cache = a.dist.feature_cache;
+  TESSEL_CHECK(!a.skew_variance_given || a.dist.skew.variance_budget > 0,
                "--skew-variance must be > 0 (the allowed relative growth of the estimator's second moment, e.g. "
                "0.5), got {}",
-               a.skew_variance);
+               a.dist.skew.variance_budget);
   dc.Validate();  // before starting MPI and loading anything
   const Context ctx = MakeContext(a);
   ThreadLimit limit(a.threads);
@@ -213,8 +209,9 @@ void RunDistTrainGcn(const TrainGcnArgs& a) {
       parts, a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim, part.num_owned,
       part.num_halo, train::gcn::ModelKindName(dc.train.model.kind), dc.train.model.layers, dc.train.model.hidden,
       dc.train.epochs, dc.train.batch_size, fmt::join(dc.train.fanouts, ","),
-      a.skew_variance > 0 ? fmt::format("skew from variance budget {} (max {})", a.skew_variance, a.skew_max)
-                          : fmt::format("skew {}", a.skew),
+      dc.skew.variance_budget > 0
+          ? fmt::format("skew from variance budget {} (max {})", dc.skew.variance_budget, dc.skew.max_skew)
+          : fmt::format("skew {}", dc.skew.skew),
       train::gcn::FeatureNormName(dc.train.normalize_features));
   train::gcn::DistGcnTrainer trainer(part, offsets, *comm, dc, ctx);
   std::string metrics_lines;
@@ -266,29 +263,15 @@ void RegisterTrainGcn(CLI::App& app) {
   sub->add_option("--random-split", args->random_split,
                   "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");
-  const char* dist = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
   sub->add_option("--partitions", args->partitions,
                   "Partition folder from `tessel partition`: train on it with one rank per part")
-      ->group(dist);
-  sub->add_option("--skew", args->skew,
-                  "Skewed sampling: owned neighbours weigh s, remote ones 1 (s >= 1; 1 = uniform); unbiased")
-      ->capture_default_str()
-      ->group(dist);
-  sub->add_option("--skew-variance", args->skew_variance,
-                  "Choose s per node from a variance budget eps > 0 instead of --skew (second moment <= (1+eps)x)")
-      ->group(dist);
-  sub->add_option("--skew-max", args->skew_max, "Largest s the variance budget may pick (>= 1)")
-      ->capture_default_str()
-      ->group(dist);
-  sub->add_option("--feature-cache", args->feature_cache,
-                  "Halo feature rows cached per rank: -1 = the whole halo, 0 = none, N = the first N")
-      ->capture_default_str()
-      ->group(dist);
-  SetAction(sub, [args, sub] {
-    args->skew_given = sub->count("--skew") > 0;
-    args->skew_variance_given = sub->count("--skew-variance") > 0;
-    args->dist_option_given = args->skew_given || args->skew_variance_given || sub->count("--skew-max") > 0 ||
-                              sub->count("--feature-cache") > 0;
+      ->group(std::string(train::gcn::DistTrainConfig::kGroup));
+  args->dist_options = AddParams(sub, &args->dist);
+  SetAction(sub, [args] {
+    args->skew_given = args->dist_options.Given("skew");
+    args->skew_variance_given = args->dist_options.Given("skew_variance");
+    args->dist_option_given = args->skew_given || args->skew_variance_given || args->dist_options.Given("skew_max") ||
+                              args->dist_options.Given("feature_cache");
     RunTrainGcn(*args);
   });
 }

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/params_json.h"
 #include "sampling/dist_sampler.h"
 #include "train/gcn/checkpoint.h"
 #include "train/gcn/dist_eval.h"
@@ -47,10 +48,7 @@ void DistTrainConfig::Validate() const {
 
 nlohmann::json DistTrainConfig::ToJson() const {
   nlohmann::json j = train.ToJson();
-  j["skew"] = skew.skew;
-  j["skew_variance"] = skew.variance_budget;
-  j["skew_max"] = skew.max_skew;
-  j["feature_cache"] = feature_cache;
+  j.update(ParamsToJson(*this));
   j["distributed"] = true;
   return j;
 }

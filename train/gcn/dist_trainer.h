@@ -14,12 +14,14 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "comm/communicator.h"
 #include "core/context.h"
+#include "core/params.h"
 #include "partition/partition_build.h"
 #include "sampling/skewed_policy.h"
 #include "train/gcn/metrics.h"
@@ -34,10 +36,34 @@ struct DistTrainConfig {
   // Model, optimiser, epochs, patience, checkpoints as in the single-process trainer. batch_size is the number of
   // seed nodes per rank and step (0 = all of the rank's training nodes in one step); fanouts are required.
   TrainConfig train;
-  sampling::SkewOptions skew;  // training only; evaluation never skews
-  int64_t feature_cache = -1;  // halo feature rows cached per rank: -1 = the whole halo, 0 = none
-  void Validate() const;       // throws with the flag name and the fix
-  nlohmann::json ToJson() const;
+  sampling::SkewOptions skew;     // training only; evaluation never skews
+  int64_t feature_cache = -1;     // halo feature rows cached per rank: -1 = the whole halo, 0 = none
+  void Validate() const;          // throws with the flag name and the fix
+  nlohmann::json ToJson() const;  // train's parameters, these, and "distributed": true
+
+  // The --help section of the distributed options.
+  static constexpr std::string_view kGroup = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
+  // The distributed parameters, declared once (core/params.h); TrainConfig::Params declares the rest.
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{"skew",
+                "Skewed sampling: owned neighbours weigh s, remote ones 1 (s >= 1; 1 = uniform); unbiased",
+                {},
+                kGroup},
+      c.skew.skew);
+    v(ParamInfo{"skew_variance",
+                "Choose s per node from a variance budget eps > 0 instead of --skew (second moment <= (1+eps)x); "
+                "-1 = off",
+                {},
+                kGroup},
+      c.skew.variance_budget);
+    v(ParamInfo{"skew_max", "Largest s the variance budget may pick (>= 1)", {}, kGroup}, c.skew.max_skew);
+    v(ParamInfo{"feature_cache",
+                "Halo feature rows cached per rank: -1 = the whole halo, 0 = none, N = the first N",
+                {},
+                kGroup},
+      c.feature_cache);
+  }
 };
 
 // One epoch as every rank sees it (all values are already reduced over ranks, identical on every rank).
