@@ -1,5 +1,6 @@
-// The device runtime seen from host code without CUDA headers: device counts, memory, copies.
-// Implemented in device_cuda.cu in CUDA builds and device_none.cc otherwise (which throws "built without CUDA").
+// The device runtime seen from host code without CUDA headers: device counts, memory, copies. core/device.cc
+// forwards these to the CUDA runtime's table (core/device_cuda.cu) when the build has one; without it the queries
+// answer "none" and memory calls throw "built without CUDA".
 #pragma once
 
 #include <cstddef>
@@ -20,5 +21,17 @@ void Free(void* ptr) noexcept;
 void CopyToDevice(void* dst, const void* src, size_t bytes);
 void CopyToHost(void* dst, const void* src, size_t bytes);
 void Synchronize();
+
+// The CUDA runtime's entry points (core/device_ops.h's table pattern; C++17 for the .cu side).
+struct RuntimeOps {
+  int (*device_count)();
+  std::string (*describe)(int device_id);
+  void (*set_device)(int device_id);
+  void* (*alloc)(size_t bytes);
+  void (*release)(void* ptr) noexcept;
+  void (*copy_to_device)(void* dst, const void* src, size_t bytes);
+  void (*copy_to_host)(void* dst, const void* src, size_t bytes);
+  void (*synchronize)();
+};
 
 }  // namespace tessel::device

@@ -1,15 +1,15 @@
-// The device runtime of a CUDA build (core/device.h): device queries, memory and copies on the CUDA runtime.
-// A machine without a driver or GPU reports 0 devices instead of throwing, so tests can skip cleanly.
+// The CUDA entries of the device runtime (the table core/device.cc forwards core/device.h's functions to): device
+// queries, memory and copies on the CUDA runtime. Compiled only in CUDA builds. A machine without a driver or GPU
+// reports 0 devices instead of throwing, so tests can skip cleanly.
 #include <fmt/format.h>
 
 #include "core/cuda_check.h"
 #include "core/device.h"
 
 namespace tessel::device {
+namespace {
 
-bool BuiltWithCuda() { return true; }
-
-int CudaDeviceCount() {
+int CudaDeviceCountCuda() {
   int count = 0;
   if (cudaGetDeviceCount(&count) != cudaSuccess) {
     cudaGetLastError();  // clear the sticky "no driver" error
@@ -18,7 +18,7 @@ int CudaDeviceCount() {
   return count;
 }
 
-std::string Describe(int device_id) {
+std::string DescribeCuda(int device_id) {
   int count = 0;
   const cudaError_t e = cudaGetDeviceCount(&count);
   if (e != cudaSuccess) {
@@ -32,26 +32,32 @@ std::string Describe(int device_id) {
                      static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
 }
 
-void SetDevice(int device_id) { TESSEL_CUDA_CHECK(cudaSetDevice(device_id)); }
+void SetDeviceCuda(int device_id) { TESSEL_CUDA_CHECK(cudaSetDevice(device_id)); }
 
-void* Malloc(size_t bytes) {
+void* MallocCuda(size_t bytes) {
   void* p = nullptr;
   TESSEL_CUDA_CHECK(cudaMalloc(&p, bytes));
   return p;
 }
 
-void Free(void* ptr) noexcept {
+void FreeCuda(void* ptr) noexcept {
   if (ptr != nullptr) cudaFree(ptr);
 }
 
-void CopyToDevice(void* dst, const void* src, size_t bytes) {
+void CopyToDeviceCuda(void* dst, const void* src, size_t bytes) {
   TESSEL_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
 }
 
-void CopyToHost(void* dst, const void* src, size_t bytes) {
+void CopyToHostCuda(void* dst, const void* src, size_t bytes) {
   TESSEL_CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
 }
 
-void Synchronize() { TESSEL_CUDA_CHECK(cudaDeviceSynchronize()); }
+void SynchronizeCuda() { TESSEL_CUDA_CHECK(cudaDeviceSynchronize()); }
+
+}  // namespace
+
+extern const RuntimeOps kCudaRuntime;  // read by core/device.cc
+const RuntimeOps kCudaRuntime{CudaDeviceCountCuda, DescribeCuda,   SetDeviceCuda,  MallocCuda, FreeCuda,
+                              CopyToDeviceCuda,    CopyToHostCuda, SynchronizeCuda};
 
 }  // namespace tessel::device
