@@ -55,21 +55,11 @@ kernels::SparseMatrix MeanAdjacency(const datasets::AnyGraph& graph) {
   return std::visit([](const auto& g) { return Normalized(g, false); }, graph);
 }
 
-std::string_view FeatureNormName(FeatureNorm norm) {
-  switch (norm) {
-    case FeatureNorm::kNone:
-      return "none";
-    case FeatureNorm::kL1:
-      return "l1";
-    case FeatureNorm::kStandard:
-      return "standard";
-  }
-  return "?";
-}
+std::string_view FeatureNormName(FeatureNorm norm) { return EnumName(norm); }
 
 FeatureNorm ParseFeatureNorm(std::string_view name) {
-  for (FeatureNorm n : {FeatureNorm::kNone, FeatureNorm::kL1, FeatureNorm::kStandard}) {
-    if (name == FeatureNormName(n)) return n;
+  for (const auto& [norm, norm_name] : EnumNames<FeatureNorm>::kNames) {
+    if (name == norm_name) return norm;
   }
   throw Error(
       fmt::format("feature normalisation '{}' is unknown; choose none (the values as given), l1 (rows "

@@ -4,15 +4,18 @@
 // datasets/split.h).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "core/params.h"
 #include "datasets/dataset.h"
 #include "kernels/matrix.h"
 
@@ -39,7 +42,7 @@ enum class FeatureNorm {
   kL1,        // each row divided by its sum of absolute values (all-zero rows stay zero)
   kStandard,  // each column: dense (x - mean) / std, sparse x / std (no centring: keeps the zeros); std over all rows
 };
-std::string_view FeatureNormName(FeatureNorm norm);   // "none", "l1", "standard"
+std::string_view FeatureNormName(FeatureNorm norm);   // "none", "l1", "standard" (the EnumNames list below)
 FeatureNorm ParseFeatureNorm(std::string_view name);  // throws listing the choices
 
 // What PrepareFeatures applies: the kind and, for kStandard, the per-column shift and divisor fitted on the data
@@ -69,3 +72,14 @@ FeatureMatrix PrepareFeatures(const datasets::Features& features, const FeatureS
 void CheckTrainable(const datasets::NodeDataset& data, const std::string& where);
 
 }  // namespace tessel::train::gcn
+
+namespace tessel {
+// The one list of FeatureNorm's names: the CLI, the JSON and FeatureNormName read it (core/params.h).
+template <>
+struct EnumNames<train::gcn::FeatureNorm> {
+  static constexpr std::array<std::pair<train::gcn::FeatureNorm, std::string_view>, 3> kNames{
+      {{train::gcn::FeatureNorm::kNone, "none"},
+       {train::gcn::FeatureNorm::kL1, "l1"},
+       {train::gcn::FeatureNorm::kStandard, "standard"}}};
+};
+}  // namespace tessel

@@ -38,12 +38,13 @@ SparseMatrix SparsePrefix(const SparseMatrix& a, int64_t rows) {
 }  // namespace
 
 ModelKind ParseModelKind(std::string_view name) {
-  if (name == "gcn") return ModelKind::kGcn;
-  if (name == "sage") return ModelKind::kSage;
+  for (const auto& [kind, kind_name] : EnumNames<ModelKind>::kNames) {
+    if (name == kind_name) return kind;
+  }
   throw Error(fmt::format("unknown model '{}' (use gcn or sage)", name));
 }
 
-std::string_view ModelKindName(ModelKind kind) { return kind == ModelKind::kSage ? "sage" : "gcn"; }
+std::string_view ModelKindName(ModelKind kind) { return EnumName(kind); }
 
 void ModelConfig::Validate() const {
   TESSEL_CHECK(in_dim > 0, "the model needs input features (feature dimension is {})", in_dim);

@@ -3,13 +3,16 @@
 // Z = H_dst·W_self + mean_j H_j·W_neigh + b), with dropout before every layer and ReLU between layers.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/context.h"
+#include "core/params.h"
 #include "core/rng.h"
 #include "kernels/matrix.h"
 
@@ -98,3 +101,12 @@ class GcnModel {
 };
 
 }  // namespace tessel::train::gcn
+
+namespace tessel {
+// The one list of ModelKind's names: the CLI, the JSON and ModelKindName read it (core/params.h).
+template <>
+struct EnumNames<train::gcn::ModelKind> {
+  static constexpr std::array<std::pair<train::gcn::ModelKind, std::string_view>, 2> kNames{
+      {{train::gcn::ModelKind::kGcn, "gcn"}, {train::gcn::ModelKind::kSage, "sage"}}};
+};
+}  // namespace tessel

@@ -3,13 +3,11 @@
 // atomic checkpoints every few epochs and exact resume: every random draw is keyed by (seed, epoch, batch).
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -22,22 +20,6 @@
 #include "train/gcn/model.h"
 #include "train/gcn/optimizer.h"
 #include "train/gcn/train_common.h"
-
-// The names the CLI accepts and the JSON stores for the enumerations among TrainConfig's parameters.
-namespace tessel {
-template <>
-struct EnumNames<train::gcn::ModelKind> {
-  static constexpr std::array<std::pair<train::gcn::ModelKind, std::string_view>, 2> kNames{
-      {{train::gcn::ModelKind::kGcn, "gcn"}, {train::gcn::ModelKind::kSage, "sage"}}};
-};
-template <>
-struct EnumNames<train::gcn::FeatureNorm> {
-  static constexpr std::array<std::pair<train::gcn::FeatureNorm, std::string_view>, 3> kNames{
-      {{train::gcn::FeatureNorm::kNone, "none"},
-       {train::gcn::FeatureNorm::kL1, "l1"},
-       {train::gcn::FeatureNorm::kStandard, "standard"}}};
-};
-}  // namespace tessel
 
 namespace tessel::train::gcn {
 
