@@ -22,6 +22,13 @@ class ParamOptions {
   CLI::Option* operator[](std::string_view name) const;
   // Whether the option `name` was given on the command line.
   bool Given(std::string_view name) const { return (*this)[name]->count() > 0; }
+  // Whether any of the options was given.
+  bool Any() const {
+    for (const auto& [name, option] : options_) {
+      if (option->count() > 0) return true;
+    }
+    return false;
+  }
 
  private:
   std::map<std::string, CLI::Option*, std::less<>> options_;

@@ -1,6 +1,7 @@
-// `tessel train gcn`: single-process GCN / GraphSAGE training (--dataset), full-batch or sampled mini-batch, or
-// distributed training on a partition folder under mpirun (--partitions, one rank per part, skewed sampling), with a
-// line per epoch on stderr, the final test accuracy on stdout (or --json), checkpoints and a JSON-lines metrics file.
+// `tessel train gcn`: GCN / GraphSAGE training in one process (--dataset; full-batch or sampled mini-batch) or on a
+// partition folder under mpirun (--partitions, one rank per part, skewed sampling), both through the one
+// GcnTrainer, with a line per epoch on stderr, the final test accuracy on stdout (or --json), checkpoints and a
+// JSON-lines metrics file.
 #include <algorithm>
 #include <cstdio>
 #include <functional>
@@ -24,7 +25,6 @@
 #include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "tools/gcn_dataset.h"
-#include "train/gcn/dist_trainer.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::tools {
@@ -32,7 +32,7 @@ namespace {
 
 struct TrainGcnArgs {
   std::string dataset;
-  train::gcn::TrainConfig config = [] {  // the training parameters (TrainConfig::Params declares their options)
+  train::gcn::TrainConfig config = [] {  // the training parameters (TrainConfig::Params and DistOptions::Params)
     train::gcn::TrainConfig c;
     c.fanouts = {10, 10};  // the CLI's default; dropped again for full-batch runs (MakeTrainConfig)
     return c;
@@ -47,20 +47,15 @@ struct TrainGcnArgs {
   std::string metrics;
   std::string random_split;
   bool json = false;
-  // Distributed training (--partitions).
-  std::string partitions;
-  train::gcn::DistTrainConfig dist;  // skew and cache (DistTrainConfig::Params); dist.train is unused here
-  ParamOptions dist_options;         // to ask which of them were given
-  bool skew_given = false;           // set from the parsed command line: --skew and --skew-variance exclude each other
-  bool skew_variance_given = false;
-  bool dist_option_given = false;
+  std::string partitions;     // distributed training on this partition folder
+  ParamOptions dist_options;  // to ask which distributed options were given
 };
 
-// The training configuration shared by both modes, checked before any data is loaded.
-train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool distributed) {
+// The training configuration of both modes, checked before any data is loaded or MPI starts.
+train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   train::gcn::TrainConfig c = a.config;
-  if (c.batch_size == 0 && !distributed) c.fanouts.clear();  // full batch: no sampling
+  if (c.batch_size == 0 && !partitioned) c.fanouts.clear();  // full batch: no sampling
   c.checkpoint_dir = a.checkpoint;
   c.checkpoint_every = a.checkpoint_every;
   c.resume = a.resume;
@@ -68,173 +63,128 @@ train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool distributed)
   TESSEL_CHECK(c.model.hidden >= 1, "--hidden must be >= 1, got {}", c.model.hidden);
   TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "--dropout must be in [0, 1), got {}",
                c.model.dropout);
+  if (partitioned) {
+    TESSEL_CHECK(a.random_split.empty(),
+                 "--random-split cannot be used with --partitions: the split is stored in the parts; make the split "
+                 "with `tessel convert --split 0.6,0.2,0.2 --resplit` and partition that dataset");
+    TESSEL_CHECK(!(a.dist_options.Given("skew") && a.dist_options.Given("skew_variance")),
+                 "--skew and --skew-variance exclude each other: give a fixed skew s or a variance budget eps");
+    TESSEL_CHECK(!a.dist_options.Given("skew_variance") || c.dist.skew.variance_budget > 0,
+                 "--skew-variance must be > 0 (the allowed relative growth of the estimator's second moment, e.g. "
+                 "0.5), got {}",
+                 c.dist.skew.variance_budget);
+  } else {
+    TESSEL_CHECK(!a.dataset.empty(),
+                 "give --dataset DIR (one process) or --partitions DIR (distributed: mpirun -np K tessel train gcn "
+                 "--partitions DIR, K = the number of parts)");
+    TESSEL_CHECK(!a.dist_options.Any(),
+                 "--skew, --skew-variance, --skew-max and --feature-cache apply to distributed training only; add "
+                 "--partitions DIR (made by `tessel partition`) or drop them");
+  }
+  c.Validate(partitioned);
   return c;
 }
 
-// The run context of both modes (device, seed, threads).
-Context MakeContext(const TrainGcnArgs& a) {
+// One line per epoch on stderr; partitioned runs add where the time and the bytes went.
+std::string EpochLine(const train::gcn::EpochStats& s, int epochs, bool partitioned) {
+  std::string line = fmt::format("epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  {:.1f} ms  eta {:.1f} s",
+                                 s.epoch, epochs, s.loss, s.train_acc, s.val_acc, 1e3 * s.epoch_seconds, s.eta_seconds);
+  if (partitioned) {
+    line += fmt::format(
+        "  | sample {:.0f} fetch {:.0f} compute {:.0f} allreduce {:.0f} eval {:.0f} ms | features {:.1f} KB  "
+        "gradients {:.1f} KB  remote share {:.3f}",
+        1e3 * s.sample_seconds, 1e3 * s.fetch_seconds, 1e3 * s.compute_seconds, 1e3 * s.allreduce_seconds,
+        1e3 * s.eval_seconds, static_cast<double>(s.feature_bytes) / 1024.0,
+        static_cast<double>(s.gradient_bytes) / 1024.0, s.remote_share);
+  }
+  return line;
+}
+
+void RunTrainGcn(const TrainGcnArgs& a) {
+  const bool partitioned = !a.partitions.empty();
+  const train::gcn::TrainConfig c = MakeTrainConfig(a, partitioned);
   Context ctx;
   ctx.device = ParseDevice(a.device);
   ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.seed = a.seed;
   ctx.threads = a.threads;
-  return ctx;
-}
+  ThreadLimit limit(a.threads);
+  kernels::SetBlasThreads(a.threads);
 
-// "test accuracy ... at best validation epoch ...": the first part of the final line of both modes.
-std::string ResultLine(const train::gcn::ClassMetrics& test, const train::gcn::ClassMetrics& val, int best_epoch,
-                       bool stopped_early) {
-  return fmt::format("test accuracy {:.4f} (macro-F1 {:.4f}) at best validation epoch {} (val {:.4f}){}", test.accuracy,
-                     test.macro_f1, best_epoch, val.accuracy, stopped_early ? ", stopped early" : "");
-}
+  // What the run trains on: the whole dataset in this process, or this rank's part of a partition folder.
+  std::unique_ptr<comm::Communicator> comm;
+  datasets::NodeDataset data;
+  partition::LocalPart part;
+  std::unique_ptr<train::gcn::GcnTrainer> trainer;
+  nlohmann::json about;  // the result's description of the data
+  std::string sampling = c.batch_size > 0 || partitioned
+                             ? fmt::format("batch {}{} fanouts {}", c.batch_size, partitioned ? " per rank" : "",
+                                           fmt::join(c.fanouts, ","))
+                             : "full batch";
+  if (!partitioned) {
+    data = LoadGcnDataset(a.dataset);
+    if (!a.random_split.empty()) {
+      datasets::AssignRandomSplit(data, datasets::ParseSplitFractions(a.random_split), a.seed);
+    }
+    log::Info("gcn: {} nodes, {} adjacency entries, {} features ({}), {} classes; split {}/{}/{}", data.num_nodes(),
+              datasets::NumEntries(data.graph), data.features.dim, data.features.sparse ? "sparse" : "dense",
+              data.num_classes, data.train.size(), data.val.size(), data.test.size());
+    trainer = std::make_unique<train::gcn::GcnTrainer>(data, c, ctx);
+    about = {{"dataset", data.name}};
+  } else {
+    // MPI starts here when launched by mpirun; from now on an exception on any rank ends the job (main.cc).
+    comm = comm::MakeWorldCommunicator();
+    const nlohmann::json desc = partition::ReadPartitionsJson(a.partitions);
+    const int parts = desc.at("num_parts").get<int>();
+    TESSEL_CHECK(comm->Size() == parts,
+                 "{} has {} parts but {} rank(s) are running: start one rank per part (mpirun -np {} tessel train "
+                 "gcn --partitions {} ...), or re-partition into {} parts (tessel partition --parts {})",
+                 a.partitions, parts, comm->Size(), parts, a.partitions, comm->Size(), comm->Size());
+    if (!a.dataset.empty()) {  // rank 0 loads the dataset; every rank reports a mismatch
+      comm::OnEveryRankOrFail(*comm, [&] {
+        if (comm->Rank() == 0) {
+          partition::CheckPartitionDataset(desc, a.partitions, LoadGcnDataset(a.dataset), a.dataset);
+        }
+      });
+    }
+    comm::OnEveryRankOrFail(*comm, [&] { part = partition::LoadPart(a.partitions, comm->Rank()); });
+    const nlohmann::json& ds = desc.at("dataset");
+    log::Info("gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; {}", parts,
+              a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim, part.num_owned,
+              part.num_halo,
+              c.dist.skew.variance_budget > 0 ? fmt::format("skew from variance budget {} (max {})",
+                                                            c.dist.skew.variance_budget, c.dist.skew.max_skew)
+                                              : fmt::format("skew {}", c.dist.skew.skew));
+    trainer = std::make_unique<train::gcn::GcnTrainer>(part, desc.at("node_ranges").get<std::vector<int64_t>>(), *comm,
+                                                       c, ctx);
+    about = {{"dataset", ds.value("name", std::string())}, {"partitions", a.partitions}, {"ranks", parts}};
+  }
+  log::Info("gcn: model {} x{} hidden {}, {} epochs, {}; feature scaling {}", train::gcn::ModelKindName(c.model.kind),
+            c.model.layers, c.model.hidden, c.epochs, sampling, train::gcn::FeatureNormName(c.normalize_features));
 
-// Writes the metrics file (the epoch lines and a final line) when --metrics is given, then prints the result:
-// one JSON object with --json, else `line`.
-void FinishRun(const TrainGcnArgs& a, const nlohmann::json& result, std::string metrics_lines,
-               const std::string& line) {
+  const bool lead = comm == nullptr || comm->Rank() == 0;
+  std::string metrics_lines;  // one JSON line per epoch, then the final line (rank 0)
+  const train::gcn::TrainResult r = trainer->Train([&](const train::gcn::EpochStats& s) {
+    log::Info("{}", EpochLine(s, c.epochs, partitioned));
+    if (lead && !a.metrics.empty()) metrics_lines += s.ToJson().dump() + "\n";
+  });
+  if (!lead) return;
+  nlohmann::json result = r.ToJson();
+  result.update(about);
+  result["config"] = trainer->config().ToJson(partitioned);
+  result["seed"] = a.seed;
   if (!a.metrics.empty()) {
     metrics_lines += nlohmann::json{{"final", result}}.dump() + "\n";
     WriteFileAtomic(a.metrics, metrics_lines);
   }
+  std::string line =
+      fmt::format("test accuracy {:.4f} (macro-F1 {:.4f}) at best validation epoch {} (val {:.4f}){}", r.test.accuracy,
+                  r.test.macro_f1, r.best_epoch, r.val.accuracy, r.stopped_early ? ", stopped early" : "");
+  if (partitioned) {
+    line += fmt::format("; {} rank(s), remote features {:.1f} KB per epoch", comm->Size(),
+                        result["feature_bytes_per_epoch"].get<double>() / 1024.0);
+  }
   std::puts(a.json ? result.dump().c_str() : line.c_str());
-}
-
-void RunDistTrainGcn(const TrainGcnArgs& a);
-
-void RunTrainGcn(const TrainGcnArgs& a) {
-  if (!a.partitions.empty()) {
-    RunDistTrainGcn(a);
-    return;
-  }
-  TESSEL_CHECK(!a.dataset.empty(),
-               "give --dataset DIR (one process) or --partitions DIR (distributed: mpirun -np K tessel train gcn "
-               "--partitions DIR, K = the number of parts)");
-  TESSEL_CHECK(!a.dist_option_given,
-               "--skew, --skew-variance, --skew-max and --feature-cache apply to distributed training only; add "
-               "--partitions DIR (made by `tessel partition`) or drop them");
-  train::gcn::TrainConfig c = MakeTrainConfig(a, false);
-  c.Validate();  // before loading a large dataset
-  const Context ctx = MakeContext(a);
-  ThreadLimit limit(a.threads);
-  kernels::SetBlasThreads(a.threads);
-
-  datasets::NodeDataset data = LoadGcnDataset(a.dataset);
-  if (!a.random_split.empty()) {
-    datasets::AssignRandomSplit(data, datasets::ParseSplitFractions(a.random_split), a.seed);
-  }
-  log::Info(
-      "gcn: {} nodes, {} adjacency entries, {} features ({}), {} classes; split {}/{}/{}; model {} x{} hidden "
-      "{}, {} epochs, {}; feature scaling {}",
-      data.num_nodes(), datasets::NumEntries(data.graph), data.features.dim, data.features.sparse ? "sparse" : "dense",
-      data.num_classes, data.train.size(), data.val.size(), data.test.size(), train::gcn::ModelKindName(c.model.kind),
-      c.model.layers, c.model.hidden, c.epochs,
-      c.batch_size > 0 ? fmt::format("batch {} fanouts {}", c.batch_size, fmt::join(c.fanouts, ",")) : "full batch",
-      train::gcn::FeatureNormName(c.normalize_features));
-  train::gcn::GcnTrainer trainer(data, c, ctx);
-  std::string metrics_lines;
-  const train::gcn::TrainResult r = trainer.Train([&](const train::gcn::EpochStats& s) {
-    log::Info("epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  {:.1f} ms  eta {:.1f} s", s.epoch, c.epochs,
-              s.loss, s.train_acc, s.val_acc, 1e3 * (s.train_seconds + s.eval_seconds), s.eta_seconds);
-    metrics_lines += s.ToJson().dump() + "\n";
-  });
-  nlohmann::json result = r.ToJson();
-  result["dataset"] = data.name;
-  result["config"] = c.ToJson();
-  result["seed"] = a.seed;
-  double train_s = 0;
-  double eval_s = 0;
-  double cpu_s = 0;
-  int64_t seeds = 0;
-  int64_t edges = 0;
-  for (const auto& e : r.epochs) {
-    train_s += e.train_seconds;
-    eval_s += e.eval_seconds;
-    cpu_s += e.cpu_seconds;
-    seeds += e.seed_nodes;
-    edges += e.sampled_edges;
-  }
-  const double n = r.epochs.empty() ? 1.0 : static_cast<double>(r.epochs.size());
-  result["mean_epoch_train_seconds"] = train_s / n;
-  result["mean_epoch_seconds"] = (train_s + eval_s) / n;
-  result["mean_epoch_cpu_seconds"] = cpu_s / n;
-  result["train_seed_nodes_per_second"] = train_s > 0 ? static_cast<double>(seeds) / train_s : 0.0;
-  result["sampled_edges_per_second"] = train_s > 0 ? static_cast<double>(edges) / train_s : 0.0;
-  std::vector<double> epoch_s;
-  for (const auto& e : r.epochs) epoch_s.push_back(e.train_seconds + e.eval_seconds);
-  std::sort(epoch_s.begin(), epoch_s.end());
-  result["median_epoch_seconds"] = epoch_s.empty() ? 0.0 : epoch_s[epoch_s.size() / 2];
-  FinishRun(a, result, std::move(metrics_lines), ResultLine(r.test, r.val, r.best_epoch, r.stopped_early));
-}
-
-void RunDistTrainGcn(const TrainGcnArgs& a) {
-  TESSEL_CHECK(a.random_split.empty(),
-               "--random-split cannot be used with --partitions: the split is stored in the parts; make the split "
-               "with `tessel convert --split 0.6,0.2,0.2 --resplit` and partition that dataset");
-  TESSEL_CHECK(!(a.skew_given && a.skew_variance_given),
-               "--skew and --skew-variance exclude each other: give a fixed skew s or a variance budget eps");
-  train::gcn::DistTrainConfig dc;
-  dc.train = MakeTrainConfig(a, true);
-  dc.skew = a.dist.skew;
-  dc.feature_cache = a.dist.feature_cache;
-  TESSEL_CHECK(!a.skew_variance_given || a.dist.skew.variance_budget > 0,
-               "--skew-variance must be > 0 (the allowed relative growth of the estimator's second moment, e.g. "
-               "0.5), got {}",
-               a.dist.skew.variance_budget);
-  dc.Validate();  // before starting MPI and loading anything
-  const Context ctx = MakeContext(a);
-  ThreadLimit limit(a.threads);
-  kernels::SetBlasThreads(a.threads);
-
-  // MPI starts here when launched by mpirun; from now on an exception on any rank ends the job (main.cc).
-  std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator();
-  const int rank = comm->Rank();
-  const nlohmann::json desc = partition::ReadPartitionsJson(a.partitions);
-  const int parts = desc.at("num_parts").get<int>();
-  TESSEL_CHECK(comm->Size() == parts,
-               "{} has {} parts but {} rank(s) are running: start one rank per part (mpirun -np {} tessel train gcn "
-               "--partitions {} ...), or re-partition into {} parts (tessel partition --parts {})",
-               a.partitions, parts, comm->Size(), parts, a.partitions, comm->Size(), comm->Size());
-  if (!a.dataset.empty()) {  // rank 0 loads the dataset; every rank reports a mismatch
-    comm::OnEveryRankOrFail(*comm, [&] {
-      if (rank == 0) partition::CheckPartitionDataset(desc, a.partitions, LoadGcnDataset(a.dataset), a.dataset);
-    });
-  }
-  partition::LocalPart part;
-  comm::OnEveryRankOrFail(*comm, [&] { part = partition::LoadPart(a.partitions, rank); });
-  const auto offsets = desc.at("node_ranges").get<std::vector<int64_t>>();
-  const nlohmann::json& ds = desc.at("dataset");
-  log::Info(
-      "gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; model "
-      "{} x{} hidden {}, {} epochs, batch {} per rank, fanouts {}, {}; feature scaling {}",
-      parts, a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim, part.num_owned,
-      part.num_halo, train::gcn::ModelKindName(dc.train.model.kind), dc.train.model.layers, dc.train.model.hidden,
-      dc.train.epochs, dc.train.batch_size, fmt::join(dc.train.fanouts, ","),
-      dc.skew.variance_budget > 0
-          ? fmt::format("skew from variance budget {} (max {})", dc.skew.variance_budget, dc.skew.max_skew)
-          : fmt::format("skew {}", dc.skew.skew),
-      train::gcn::FeatureNormName(dc.train.normalize_features));
-  train::gcn::DistGcnTrainer trainer(part, offsets, *comm, dc, ctx);
-  std::string metrics_lines;
-  const train::gcn::DistTrainResult r = trainer.Train([&](const train::gcn::DistEpochStats& s) {
-    log::Info(
-        "epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  | sample {:.0f} fetch {:.0f} compute {:.0f} "
-        "allreduce {:.0f} eval {:.0f} ms | features {:.1f} KB  gradients {:.1f} KB  remote share {:.3f}",
-        s.epoch, dc.train.epochs, s.loss, s.train_acc, s.val_acc, 1e3 * s.sample_seconds, 1e3 * s.fetch_seconds,
-        1e3 * s.compute_seconds, 1e3 * s.allreduce_seconds, 1e3 * s.eval_seconds,
-        static_cast<double>(s.feature_bytes) / 1024.0, static_cast<double>(s.gradient_bytes) / 1024.0, s.remote_share);
-    if (rank == 0 && !a.metrics.empty()) metrics_lines += s.ToJson().dump() + "\n";
-  });
-  if (rank != 0) return;
-  nlohmann::json result = r.ToJson();
-  result["dataset"] = ds.value("name", std::string());
-  result["partitions"] = a.partitions;
-  result["ranks"] = parts;
-  result["config"] = dc.ToJson();
-  result["seed"] = a.seed;
-  FinishRun(a, result, std::move(metrics_lines),
-            ResultLine(r.test, r.val, r.best_epoch, r.stopped_early) +
-                fmt::format("; {} rank(s), remote features {:.1f} KB per epoch", parts,
-                            result["feature_bytes_per_epoch"].get<double>() / 1024.0));
 }
 
 }  // namespace
@@ -265,15 +215,9 @@ void RegisterTrainGcn(CLI::App& app) {
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");
   sub->add_option("--partitions", args->partitions,
                   "Partition folder from `tessel partition`: train on it with one rank per part")
-      ->group(std::string(train::gcn::DistTrainConfig::kGroup));
-  args->dist_options = AddParams(sub, &args->dist);
-  SetAction(sub, [args] {
-    args->skew_given = args->dist_options.Given("skew");
-    args->skew_variance_given = args->dist_options.Given("skew_variance");
-    args->dist_option_given = args->skew_given || args->skew_variance_given || args->dist_options.Given("skew_max") ||
-                              args->dist_options.Given("feature_cache");
-    RunTrainGcn(*args);
-  });
+      ->group(std::string(train::gcn::DistOptions::kGroup));
+  args->dist_options = AddParams(sub, &args->config.dist);
+  SetAction(sub, [args] { RunTrainGcn(*args); });
 }
 
 }  // namespace tessel::tools

@@ -1,5 +1,5 @@
-// The distributed GCN trainer on the thread backend (1 to 4 ranks) over the bundled Cora, partitioned in the
-// test: accuracy against the single-process trainer, equality with it at one rank, identical views across ranks,
+// GcnTrainer on the parts of a partition folder, thread backend (1 to 4 ranks), over the bundled Cora, partitioned in
+// the test: accuracy against the single-process trainer, equality with it at one rank, identical views across ranks,
 // exact gradient averaging (against one model over the union batch), skew lowering remote features, bad input.
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -21,7 +21,6 @@
 #include "partition/partition_format.h"
 #include "tests/comm/comm_test_util.h"
 #include "train/gcn/data.h"
-#include "train/gcn/dist_trainer.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
@@ -57,20 +56,20 @@ fs::path Parts(int k, partition::Method method = partition::Method::kMetis) {
   return dir;
 }
 
-DistTrainConfig Config(int epochs, int64_t batch, std::vector<int> fanouts) {
-  DistTrainConfig c;
-  c.train.model.layers = 2;
-  c.train.model.hidden = 16;
-  c.train.epochs = epochs;
-  c.train.batch_size = batch;
-  c.train.fanouts = std::move(fanouts);
-  c.train.normalize_features = FeatureNorm::kL1;  // the references below prepare L1 rows
+TrainConfig Config(int epochs, int64_t batch, std::vector<int> fanouts) {
+  TrainConfig c;
+  c.model.layers = 2;
+  c.model.hidden = 16;
+  c.epochs = epochs;
+  c.batch_size = batch;
+  c.fanouts = std::move(fanouts);
+  c.normalize_features = FeatureNorm::kL1;  // the references below prepare L1 rows
   return c;
 }
 
 // Trains on K thread ranks; returns every rank's result.
-std::vector<DistTrainResult> TrainRanks(int k, const fs::path& dir, const DistTrainConfig& config, uint64_t seed) {
-  std::vector<DistTrainResult> results(static_cast<size_t>(k));
+std::vector<TrainResult> TrainRanks(int k, const fs::path& dir, const TrainConfig& config, uint64_t seed) {
+  std::vector<TrainResult> results(static_cast<size_t>(k));
   WithWatchdog(std::chrono::seconds(240), [&] {
     comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
       const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
@@ -78,7 +77,7 @@ std::vector<DistTrainResult> TrainRanks(int k, const fs::path& dir, const DistTr
       Context ctx;
       ctx.seed = seed;
       ctx.threads = 1;
-      DistGcnTrainer trainer(part, offsets, comm, config, ctx);
+      GcnTrainer trainer(part, offsets, comm, config, ctx);
       results[static_cast<size_t>(comm.Rank())] = trainer.Train();
     });
   });
@@ -89,7 +88,7 @@ std::vector<DistTrainResult> TrainRanks(int k, const fs::path& dir, const DistTr
 // single-process batch so both take about the same number of Adam steps. Tolerance 0.03: the test accuracy over
 // Cora's 1000 test nodes has a binomial standard error of about 0.013 at 0.8, and different sampled batches move
 // it by about as much again between seeds, so 0.03 is about two standard deviations of the difference.
-TEST(DistGcnTrainer, RanksReachSingleProcessAccuracy) {
+TEST(GcnTrainerOnParts, RanksReachSingleProcessAccuracy) {
   TrainConfig single;
   single.epochs = 40;
   single.batch_size = 32;
@@ -101,9 +100,9 @@ TEST(DistGcnTrainer, RanksReachSingleProcessAccuracy) {
   const double ref = reference.Train().test.accuracy;
   EXPECT_GE(ref, 0.74);
   for (int k = 1; k <= 4; ++k) {
-    const DistTrainConfig c = Config(40, (32 + k - 1) / k, {10, 10});
+    const TrainConfig c = Config(40, (32 + k - 1) / k, {10, 10});
     const auto results = TrainRanks(k, Parts(k), c, 5);
-    const DistTrainResult& r = results[0];
+    const TrainResult& r = results[0];
     EXPECT_EQ(r.test.count, 1000) << k;
     EXPECT_EQ(r.train.count, 140) << k;
     EXPECT_NEAR(r.test.accuracy, ref, 0.03) << k << " ranks vs single-process " << ref;
@@ -117,7 +116,7 @@ TEST(DistGcnTrainer, RanksReachSingleProcessAccuracy) {
 
 // One rank, every neighbour: the sampled blocks are the whole 2-hop neighbourhoods, the shuffle and dropout
 // streams are the single-process trainer's, so losses and accuracies agree up to float summation order.
-TEST(DistGcnTrainer, OneRankFullFanoutsEqualsSingleProcess) {
+TEST(GcnTrainerOnParts, OneRankFullFanoutsEqualsSingleProcess) {
   TrainConfig single;
   single.epochs = 8;
   single.batch_size = 32;
@@ -126,9 +125,9 @@ TEST(DistGcnTrainer, OneRankFullFanoutsEqualsSingleProcess) {
   ctx.seed = 11;
   GcnTrainer reference(Cora(), single, ctx);
   const TrainResult ref = reference.Train();
-  DistTrainConfig c;
-  c.train = single;
-  const DistTrainResult r = TrainRanks(1, Parts(1), c, 11)[0];
+  TrainConfig c;
+  c = single;
+  const TrainResult r = TrainRanks(1, Parts(1), c, 11)[0];
   ASSERT_EQ(r.epochs.size(), ref.epochs.size());
   for (size_t e = 0; e < r.epochs.size(); ++e) {
     EXPECT_NEAR(r.epochs[e].loss, ref.epochs[e].loss, 1e-4 * ref.epochs[e].loss) << "epoch " << e + 1;
@@ -142,11 +141,11 @@ TEST(DistGcnTrainer, OneRankFullFanoutsEqualsSingleProcess) {
 }
 
 // Every rank reports the same losses and accuracies and ends with bit-identical weights.
-TEST(DistGcnTrainer, RanksAgreeOnLossesAndWeights) {
+TEST(GcnTrainerOnParts, RanksAgreeOnLossesAndWeights) {
   const int k = 3;
   const fs::path dir = Parts(k);
-  const DistTrainConfig c = Config(4, 16, {5, 5});
-  std::vector<DistTrainResult> results(k);
+  const TrainConfig c = Config(4, 16, {5, 5});
+  std::vector<TrainResult> results(k);
   std::vector<std::vector<float>> weights(k);
   WithWatchdog(std::chrono::seconds(120), [&] {
     comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
@@ -155,7 +154,7 @@ TEST(DistGcnTrainer, RanksAgreeOnLossesAndWeights) {
       Context ctx;
       ctx.seed = 2;
       ctx.threads = 1;
-      DistGcnTrainer trainer(part, offsets, comm, c, ctx);
+      GcnTrainer trainer(part, offsets, comm, c, ctx);
       results[static_cast<size_t>(comm.Rank())] = trainer.Train();
       for (const Param& p : trainer.model().params()) {
         weights[static_cast<size_t>(comm.Rank())].insert(weights[static_cast<size_t>(comm.Rank())].end(),
@@ -176,7 +175,7 @@ TEST(DistGcnTrainer, RanksAgreeOnLossesAndWeights) {
 }
 
 // AverageGradients leaves sum_r (b_r / B) g_r on every rank; a rank with no seeds contributes nothing.
-TEST(DistGcnTrainer, AverageGradientsIsTheWeightedMean) {
+TEST(GcnTrainerOnParts, AverageGradientsIsTheWeightedMean) {
   const int k = 3;
   const std::vector<int64_t> counts = {0, 5, 7};
   const int64_t total = 12;
@@ -206,12 +205,12 @@ TEST(DistGcnTrainer, AverageGradientsIsTheWeightedMean) {
 
 // End to end: with every neighbour and no dropout, the averaged gradient of K ranks' steps equals the gradient of
 // one full-graph model over the union of their seeds (original ids), the mean loss over the union batch.
-TEST(DistGcnTrainer, StepGradientEqualsUnionBatchGradient) {
+TEST(GcnTrainerOnParts, StepGradientEqualsUnionBatchGradient) {
   for (int k : {2, 4}) {
     const fs::path dir = Parts(k);
-    DistTrainConfig c = Config(1, 10, {-1, -1});
-    c.train.model.dropout = 0.0F;
-    c.feature_cache = 0;
+    TrainConfig c = Config(1, 10, {-1, -1});
+    c.model.dropout = 0.0F;
+    c.dist.feature_cache = 0;
     std::mutex mu;
     std::vector<int64_t> union_original;
     std::vector<std::vector<float>> grads(static_cast<size_t>(k));
@@ -222,7 +221,7 @@ TEST(DistGcnTrainer, StepGradientEqualsUnionBatchGradient) {
         Context ctx;
         ctx.seed = 4;
         ctx.threads = 1;
-        DistGcnTrainer trainer(part, offsets, comm, c, ctx);
+        GcnTrainer trainer(part, offsets, comm, c, ctx);
         // Rank r takes its first 3 + r training nodes (rank 1 of 4 ranks takes none: an empty step).
         const int64_t want = comm.Rank() == 1 && k == 4 ? 0 : 3 + comm.Rank();
         std::vector<int64_t> seeds;
@@ -241,7 +240,7 @@ TEST(DistGcnTrainer, StepGradientEqualsUnionBatchGradient) {
       });
     });
     // The reference: one model (same seed, same initial weights) over the whole graph.
-    ModelConfig mc = c.train.model;
+    ModelConfig mc = c.model;
     mc.in_dim = Cora().features.dim;
     mc.num_classes = Cora().num_classes;
     GcnModel model(mc, 4);
@@ -273,14 +272,14 @@ TEST(DistGcnTrainer, StepGradientEqualsUnionBatchGradient) {
 
 // Skewed sampling on a random 2-way partition (about half of every neighbourhood is remote): s = 8 sends far fewer
 // remote feature rows and picks than s = 1 with the same seeds, and still learns.
-TEST(DistGcnTrainer, SkewReducesRemoteFeatures) {
+TEST(GcnTrainerOnParts, SkewReducesRemoteFeatures) {
   const fs::path dir = Parts(2, partition::Method::kRandom);
-  DistTrainConfig c = Config(3, 16, {3, 3});
-  c.train.replace = true;  // every row draws, so every mixed row feels the skew (Cora's median degree is 3)
-  c.feature_cache = 0;     // every remote input row is fetched
-  const DistTrainResult base = TrainRanks(2, dir, c, 7)[0];
-  c.skew.skew = 8.0;
-  const DistTrainResult skewed = TrainRanks(2, dir, c, 7)[0];
+  TrainConfig c = Config(3, 16, {3, 3});
+  c.replace = true;          // every row draws, so every mixed row feels the skew (Cora's median degree is 3)
+  c.dist.feature_cache = 0;  // every remote input row is fetched
+  const TrainResult base = TrainRanks(2, dir, c, 7)[0];
+  c.dist.skew.skew = 8.0;
+  const TrainResult skewed = TrainRanks(2, dir, c, 7)[0];
   uint64_t base_bytes = 0;
   uint64_t skew_bytes = 0;
   for (const auto& e : base.epochs) base_bytes += e.feature_bytes;
@@ -296,12 +295,12 @@ TEST(DistGcnTrainer, SkewReducesRemoteFeatures) {
 
 // Distributed evaluation (owned rows, one halo exchange per layer) predicts what one process predicts with the
 // same weights on the whole graph, for GCN (Â) and GraphSAGE-mean (mean + self weight), sparse Cora features.
-TEST(DistGcnTrainer, DistributedEvaluationEqualsFullGraphInference) {
+TEST(GcnTrainerOnParts, DistributedEvaluationEqualsFullGraphInference) {
   const int k = 3;
   const fs::path dir = Parts(k);
   for (ModelKind kind : {ModelKind::kGcn, ModelKind::kSage}) {
-    DistTrainConfig c = Config(3, 16, {5, 5});
-    c.train.model.kind = kind;
+    TrainConfig c = Config(3, 16, {5, 5});
+    c.model.kind = kind;
     const auto n = static_cast<size_t>(Cora().num_nodes());
     std::vector<int32_t> pred(n, -1);
     std::vector<Matrix> weights;
@@ -312,7 +311,7 @@ TEST(DistGcnTrainer, DistributedEvaluationEqualsFullGraphInference) {
         Context ctx;
         ctx.seed = 8;
         ctx.threads = 1;
-        DistGcnTrainer trainer(part, offsets, comm, c, ctx);
+        GcnTrainer trainer(part, offsets, comm, c, ctx);
         trainer.Train();
         const std::vector<int32_t> mine = trainer.PredictOwned();
         for (int64_t u = 0; u < part.num_owned; ++u) pred[static_cast<size_t>(part.ToOriginal(u))] = mine[u];
@@ -321,7 +320,7 @@ TEST(DistGcnTrainer, DistributedEvaluationEqualsFullGraphInference) {
         }
       });
     });
-    ModelConfig mc = c.train.model;
+    ModelConfig mc = c.model;
     mc.in_dim = Cora().features.dim;
     mc.num_classes = Cora().num_classes;
     GcnModel model(mc, 0);
@@ -345,16 +344,16 @@ TEST(DistGcnTrainer, DistributedEvaluationEqualsFullGraphInference) {
 
 // Checkpoints come from rank 0 in the single-process format; resuming on every rank continues exactly: 2 + 2
 // epochs end with the weights of 4 epochs in one run.
-TEST(DistGcnTrainer, ResumedRunEndsWithTheSameWeights) {
+TEST(GcnTrainerOnParts, ResumedRunEndsWithTheSameWeights) {
   const int k = 2;
   const fs::path dir = Parts(k);
   const fs::path ckpt = fs::path(::testing::TempDir()) / ("tessel_dist_ckpt_" + std::to_string(::getpid()));
   fs::remove_all(ckpt);
   auto run = [&](int epochs, bool checkpoint, bool resume) {
-    DistTrainConfig c = Config(epochs, 16, {5, 5});
-    if (checkpoint) c.train.checkpoint_dir = ckpt;
-    c.train.checkpoint_every = 2;
-    c.train.resume = resume;
+    TrainConfig c = Config(epochs, 16, {5, 5});
+    if (checkpoint) c.checkpoint_dir = ckpt;
+    c.checkpoint_every = 2;
+    c.resume = resume;
     std::vector<float> w;
     size_t epochs_run = 0;
     WithWatchdog(std::chrono::seconds(120), [&] {
@@ -364,8 +363,8 @@ TEST(DistGcnTrainer, ResumedRunEndsWithTheSameWeights) {
         Context ctx;
         ctx.seed = 6;
         ctx.threads = 1;
-        DistGcnTrainer trainer(part, offsets, comm, c, ctx);
-        const DistTrainResult r = trainer.Train();
+        GcnTrainer trainer(part, offsets, comm, c, ctx);
+        const TrainResult r = trainer.Train();
         if (comm.Rank() == 0) {
           epochs_run = r.epochs.size();
           for (const Param& p : trainer.model().params()) {
@@ -390,7 +389,7 @@ TEST(DistGcnTrainer, ResumedRunEndsWithTheSameWeights) {
 
 // A rank that throws mid-training (here in its epoch callback) fails every other rank at its next collective: the
 // group ends with that rank's message instead of hanging (the watchdog aborts on a hang).
-TEST(DistGcnTrainer, RankThatThrowsEndsEveryRank) {
+TEST(GcnTrainerOnParts, RankThatThrowsEndsEveryRank) {
   const fs::path dir = Parts(3);
   std::string what = "(no error)";
   try {
@@ -398,8 +397,8 @@ TEST(DistGcnTrainer, RankThatThrowsEndsEveryRank) {
       comm::ThreadGroup::Run(3, [&](comm::Communicator& comm) {
         const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
         const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
-        DistGcnTrainer trainer(part, offsets, comm, Config(5, 8, {5, 5}), Context{});
-        trainer.Train([&](const DistEpochStats& s) {
+        GcnTrainer trainer(part, offsets, comm, Config(5, 8, {5, 5}), Context{});
+        trainer.Train([&](const EpochStats& s) {
           if (comm.Rank() == 1 && s.epoch == 2) throw Error("injected failure on purpose");
         });
       });
@@ -410,9 +409,9 @@ TEST(DistGcnTrainer, RankThatThrowsEndsEveryRank) {
   EXPECT_NE(what.find("rank 1 failed: injected failure on purpose"), std::string::npos) << what;
 }
 
-TEST(DistGcnTrainer, BadInputIsReported) {
+TEST(GcnTrainerOnParts, BadInputIsReported) {
   const fs::path dir = Parts(2);
-  auto error_of = [&](const DistTrainConfig& c) {
+  auto error_of = [&](const TrainConfig& c) {
     std::string what = "(no error)";
     try {
       TrainRanks(2, dir, c, 1);
@@ -423,11 +422,11 @@ TEST(DistGcnTrainer, BadInputIsReported) {
   };
   EXPECT_NE(error_of(Config(1, 8, {5})).find("--fanouts gives 1 fanouts but the model has 2 layers"),
             std::string::npos);
-  DistTrainConfig c = Config(1, 8, {5, 5});
-  c.feature_cache = -2;
+  TrainConfig c = Config(1, 8, {5, 5});
+  c.dist.feature_cache = -2;
   EXPECT_NE(error_of(c).find("--feature-cache"), std::string::npos);
   c = Config(1, 8, {5, 5});
-  c.skew.skew = 0.5;
+  c.dist.skew.skew = 0.5;
   EXPECT_NE(error_of(c).find("--skew"), std::string::npos);
   // Three ranks on a two-part partition: part 0 loads, but the trainer refuses the mismatch.
   std::string what = "(no error)";
@@ -436,7 +435,7 @@ TEST(DistGcnTrainer, BadInputIsReported) {
       comm::ThreadGroup::Run(3, [&](comm::Communicator& comm) {
         const partition::LocalPart part = partition::LoadPart(dir, comm.Rank() % 2);
         const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
-        DistGcnTrainer trainer(part, offsets, comm, Config(1, 8, {5, 5}), Context{});
+        GcnTrainer trainer(part, offsets, comm, Config(1, 8, {5, 5}), Context{});
       });
     });
   } catch (const Error& e) {

@@ -136,6 +136,14 @@ TEST(GcnTrainer, BadInputGivesClearErrors) {
             std::string::npos);
   c.fanouts = {10, 0};
   EXPECT_NE(ErrorOf([&] { GcnTrainer t(Cora(), c, ctx); }).find("not a fanout"), std::string::npos);
+  // The distributed options belong to partitioned training: one process refuses them rather than ignoring them.
+  c = PaperConfig();
+  c.dist.skew.skew = 4.0;
+  EXPECT_NE(ErrorOf([&] { GcnTrainer t(Cora(), c, ctx); }).find("apply to distributed training only"),
+            std::string::npos);
+  c = PaperConfig();
+  c.dist.feature_cache = 0;
+  EXPECT_NE(ErrorOf([&] { GcnTrainer t(Cora(), c, ctx); }).find("--partitions DIR"), std::string::npos);
 
   datasets::NodeDataset no_split;
   no_split.graph = Cora().graph.index() == 0 ? datasets::AnyGraph(std::get<0>(Cora().graph).Clone())
@@ -318,6 +326,25 @@ TEST(FeatureScaling, NamesJsonAndOldCheckpoints) {
   old["row_normalize"] = false;
   EXPECT_EQ(TrainConfig::FromJson(old).normalize_features, FeatureNorm::kNone);
   EXPECT_EQ(TrainConfig().normalize_features, FeatureNorm::kNone) << "the default scales nothing, as PyG";
+}
+
+// One config type for both modes: the echo of a one-process run names no distributed option, a partitioned run's
+// adds them and "distributed"; reading either back restores every field.
+TEST(GcnTrainer, ConfigJsonOfBothModesRoundTrips) {
+  TrainConfig c = PaperConfig();
+  c.fanouts = {5, 5};
+  c.dist.skew.skew = 3.0;
+  c.dist.feature_cache = 7;
+  const nlohmann::json one = PaperConfig().ToJson(false);
+  EXPECT_FALSE(one.contains("skew"));
+  EXPECT_FALSE(one.contains("distributed"));
+  const nlohmann::json parts = c.ToJson(true);
+  EXPECT_EQ(parts.at("skew").get<double>(), 3.0);
+  EXPECT_EQ(parts.at("feature_cache").get<int64_t>(), 7);
+  EXPECT_TRUE(parts.at("distributed").get<bool>());
+  const TrainConfig back = TrainConfig::FromJson(parts);
+  EXPECT_EQ(back.ToJson(true), parts);
+  EXPECT_EQ(TrainConfig::FromJson(one).ToJson(false), one);
 }
 
 // Standard scaling is fitted once on the training data and stored with the checkpoint: prediction on the same

@@ -93,7 +93,7 @@ SparseMatrix EvalAdjacency(const partition::LocalPart& part, const HaloExchanger
 DistEvaluator::DistEvaluator(const partition::LocalPart& part, comm::Communicator& comm, ModelKind kind)
     : part_(&part), comm_(&comm), halo_(part, comm), adj_(EvalAdjacency(part, halo_, kind == ModelKind::kGcn)) {}
 
-std::vector<int32_t> DistEvaluator::Predict(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const {
+Matrix DistEvaluator::Logits(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const {
   const ModelConfig& mc = model.config();
   const bool sage = mc.kind == ModelKind::kSage;
   const auto& params = model.params();
@@ -129,9 +129,7 @@ std::vector<int32_t> DistEvaluator::Predict(const Context& ctx, const GcnModel& 
     if (l < mc.layers - 1) kernels::Relu(ctx, z, &z);
     h = std::move(z);
   }
-  std::vector<int32_t> pred(static_cast<size_t>(part_->num_owned));
-  kernels::RowArgmax(ctx, h, pred);
-  return pred;
+  return h;
 }
 
 void DistEvaluator::Metrics(std::span<const int32_t> pred, std::span<const int32_t> labels, ClassMetrics* train,

@@ -24,8 +24,9 @@ class DistEvaluator {
   DistEvaluator(const DistEvaluator&) = delete;
   DistEvaluator& operator=(const DistEvaluator&) = delete;
 
-  // Predicted class of every owned node from the owned input rows x (no dropout). Collective.
-  std::vector<int32_t> Predict(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const;
+  // Output rows (logits) [num_owned x classes] of every owned node from the owned input rows x (no dropout).
+  // Collective.
+  Matrix Logits(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const;
 
   // Metrics over the global train, val and test splits of the owned predictions `pred` (labels per owned node):
   // per-class counts summed over ranks in one allreduce (purpose "stats"). Collective.

@@ -1,5 +1,5 @@
-// Shared pieces of GcnTrainer and DistGcnTrainer (train_common.h): stream keys, shuffle, mini-batch
-// forward/backward, best-weight tracking with early stopping, checkpoint capture and resume.
+// Pieces of the GCN trainer (train_common.h): stream keys, shuffle, best-weight tracking with early stopping,
+// checkpoint capture and resume.
 #include "train/gcn/train_common.h"
 
 #include <cmath>
@@ -8,7 +8,6 @@
 
 #include "core/error.h"
 #include "core/log.h"
-#include "kernels/loss.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
@@ -32,20 +31,6 @@ StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpos
 void ShuffleSeeds(const Context& ctx, int epoch, std::vector<int64_t>& order) {
   Rng shuffle(TrainKey(ctx, epoch, 0, kPurposeShuffle));
   for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[shuffle.UniformInt(i)]);
-}
-
-double BlocksForwardBackward(const Context& ctx, GcnModel& model, const FeatureMatrix& x,
-                             std::span<const sampling::Block> blocks, std::span<const int32_t> labels,
-                             const StreamKey& drop_key) {
-  std::vector<LayerGraph> graphs;
-  for (const auto& blk : blocks) graphs.push_back(LayerGraph{&blk.adj, nullptr});
-  std::vector<int64_t> rows(labels.size());
-  for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int64_t>(i);
-  const Matrix& logits = model.Forward(ctx, InputOf(x), graphs, true, drop_key);
-  Matrix grad;
-  const double loss = kernels::SoftmaxCrossEntropy(ctx, logits, labels, rows, &grad);
-  model.Backward(ctx, grad);
-  return loss;
 }
 
 void CheckLoss(int epoch, double loss) {

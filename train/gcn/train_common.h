@@ -1,5 +1,5 @@
-// What the single-process and the distributed GCN trainers share: the random stream purposes and keys, the seed
-// shuffle, one sampled mini-batch's forward/backward, best-validation weights with early stopping, and checkpoints.
+// Pieces of the GCN trainer (trainer.h) that its sources and tests also use: the random stream purposes and keys,
+// the seed shuffle, best-validation weights with early stopping, and checkpoint capture and resume.
 #pragma once
 
 #include <chrono>
@@ -12,7 +12,6 @@
 
 #include "core/context.h"
 #include "core/rng.h"
-#include "sampling/block.h"
 #include "train/gcn/checkpoint.h"
 #include "train/gcn/data.h"
 #include "train/gcn/model.h"
@@ -22,8 +21,8 @@ namespace tessel::train::gcn {
 
 struct TrainConfig;
 
-// Stream purposes of the training draws, keyed (seed, rank, epoch, batch, purpose). The distributed trainer uses
-// the same ones, so one rank with full fanouts draws what the single-process trainer draws.
+// Stream purposes of the training draws, keyed (seed, rank, epoch, batch, purpose). Every source uses the same
+// ones, so one part with full fanouts draws what the whole graph in one process draws.
 inline constexpr uint64_t kPurposeDropout = 0x100;  // + layer
 inline constexpr uint64_t kPurposeShuffle = 0x200;
 inline constexpr uint64_t kPurposeSample = 0x300;  // + layer
@@ -37,12 +36,6 @@ StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpos
 
 // Shuffles `order` in place (Fisher-Yates) with the (seed, rank, epoch, 0, kPurposeShuffle) stream.
 void ShuffleSeeds(const Context& ctx, int epoch, std::vector<int64_t>& order);
-
-// Forward (dropout on, masks from drop_key) and backward of one sampled mini-batch whose seeds are the rows of the
-// last block, labelled `labels`; x holds the first block's source rows. Returns the mean loss; no update.
-double BlocksForwardBackward(const Context& ctx, GcnModel& model, const FeatureMatrix& x,
-                             std::span<const sampling::Block> blocks, std::span<const int32_t> labels,
-                             const StreamKey& drop_key);
 
 // Throws when an epoch's loss is not finite.
 void CheckLoss(int epoch, double loss);

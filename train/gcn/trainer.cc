@@ -1,40 +1,51 @@
-// GcnTrainer: the epoch loop (full-batch or sampled mini-batch), evaluation by full-graph inference, early
-// stopping with best-weight selection, checkpoints and resume. Streams: (seed, rank, epoch, batch, purpose).
+// GcnTrainer: the one epoch loop of GCN training (steps from a GraphSource, gradient averaging over ranks, Adam),
+// evaluation, early stopping with best-weight selection, statistics reduced over ranks, rank-0 checkpoints and
+// resume. The sources are whole_graph_source.cc and part_source.cc.
 #include "train/gcn/trainer.h"
 
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <string>
+#include <utility>
 
 #include "core/params_json.h"
-#include "kernels/gather.h"
 #include "kernels/loss.h"
-#include "kernels/sparse.h"
 #include "sampling/neighbor_sampler.h"
 
 namespace tessel::train::gcn {
 namespace {
 
-bool GraphSymmetric(const datasets::AnyGraph& g) {
-  return std::visit([](const auto& x) { return x.IsSymmetric(); }, g);
-}
+constexpr std::string_view kStatsPurpose = "stats";
+constexpr std::string_view kSetupPurpose = "setup";
 
-// The aggregation matrix of full-graph layers and its transpose (empty when symmetric).
-void BuildAdjacency(const Context& ctx, const datasets::AnyGraph& graph, ModelKind kind, SparseMatrix* adj,
-                    SparseMatrix* adj_t) {
-  *adj = kind == ModelKind::kGcn ? GcnNormalizedAdjacency(graph) : MeanAdjacency(graph);
-  if (kind == ModelKind::kSage || !GraphSymmetric(graph)) *adj_t = kernels::Transpose(ctx, *adj);
-}
+using Clock = std::chrono::steady_clock;
+
+// Bytes this rank has sent so far, all purposes.
+uint64_t SentBytes(const comm::Communicator& comm) { return comm.Bytes().Total(); }
 
 }  // namespace
 
-void TrainConfig::Validate() const {
+void TrainConfig::Validate(bool partitioned) const {
   TESSEL_CHECK(epochs >= 1, "--epochs must be >= 1, got {}", epochs);
   TESSEL_CHECK(batch_size >= 0, "--batch-size must be >= 0 (0 = full graph), got {}", batch_size);
   TESSEL_CHECK(patience >= 0, "--patience must be >= 0 (0 = off), got {}", patience);
   TESSEL_CHECK(checkpoint_every >= 1, "--checkpoint-every must be >= 1, got {}", checkpoint_every);
   TESSEL_CHECK(!resume || !checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
-  if (batch_size > 0) {
+  if (partitioned) {
+    TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
+                 "--fanouts gives {} fanouts but the model has {} layers (distributed training always samples: "
+                 "give one fanout per layer, input layer first, e.g. --fanouts 10,10; -1 = all neighbours)",
+                 fanouts.size(), model.layers);
+    TESSEL_CHECK(dist.feature_cache >= -1,
+                 "--feature-cache must be -1 (the whole halo), 0 (none) or a row count, got {}", dist.feature_cache);
+    dist.skew.Validate();
+  } else {
+    TESSEL_CHECK(ParamsToJson(dist) == ParamsToJson(DistOptions{}),
+                 "--skew, --skew-variance, --skew-max and --feature-cache apply to distributed training only; add "
+                 "--partitions DIR (made by `tessel partition`) or drop them");
+  }
+  if (partitioned || batch_size > 0) {
     TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
                  "--fanouts gives {} fanouts but the model has {} layers (give one per layer, input layer first, "
                  "for example --fanouts 10,25 for 2 layers)",
@@ -44,11 +55,19 @@ void TrainConfig::Validate() const {
   adam.Validate();
 }
 
-nlohmann::json TrainConfig::ToJson() const { return ParamsToJson(*this); }
+nlohmann::json TrainConfig::ToJson(bool partitioned) const {
+  nlohmann::json j = ParamsToJson(*this);
+  if (partitioned) {
+    j.update(ParamsToJson(dist));
+    j["distributed"] = true;
+  }
+  return j;
+}
 
 TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
   TrainConfig c;
   ParamsFromJson(j, &c);
+  ParamsFromJson(j, &c.dist);
   if (!j.contains("normalize_features") && j.contains("row_normalize")) {
     // Written before --normalize-features: a bool, true meaning L1 rows.
     c.normalize_features = j.at("row_normalize").get<bool>() ? FeatureNorm::kL1 : FeatureNorm::kNone;
@@ -57,135 +76,307 @@ TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
 }
 
 // JSON keys are the field names (nlohmann's macro: one list, no hand-written serialiser to fall out of step).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, loss, train_acc, val_acc, train_seconds, eval_seconds,
-                                   sample_seconds, cpu_seconds, seed_nodes, sampled_edges, eta_seconds)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, val_acc, train_seconds, sample_seconds,
+                                   fetch_seconds, compute_seconds, allreduce_seconds, eval_seconds, epoch_seconds,
+                                   cpu_seconds, eta_seconds, feature_bytes, sample_bytes, gradient_bytes, eval_bytes,
+                                   total_bytes, seed_nodes, sampled_edges, remote_input_nodes, remote_share)
 
 nlohmann::json EpochStats::ToJson() const { return *this; }
 
 nlohmann::json TrainResult::ToJson() const {
-  return {{"best_epoch", best_epoch},    {"stopped_early", stopped_early},
-          {"epochs_run", epochs.size()}, {"train", train.ToJson()},
-          {"val", val.ToJson()},         {"test", test.ToJson()}};
+  nlohmann::json totals = nlohmann::json::object();  // every *_bytes and *_seconds field summed over the epochs
+  double share = 0;
+  int64_t seeds = 0;
+  int64_t edges = 0;
+  std::vector<double> epoch_s;
+  for (const EpochStats& e : epochs) {
+    share += e.remote_share;
+    seeds += e.seed_nodes;
+    edges += e.sampled_edges;
+    epoch_s.push_back(e.epoch_seconds);
+    const nlohmann::json j = e.ToJson();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+      const std::string& key = it.key();
+      if (key == "eta_seconds") continue;
+      if (key.ends_with("_bytes")) totals[key] = totals.value(key, uint64_t{0}) + it.value().get<uint64_t>();
+      if (key.ends_with("_seconds")) totals[key] = totals.value(key, 0.0) + it.value().get<double>();
+    }
+  }
+  std::sort(epoch_s.begin(), epoch_s.end());
+  const double n = epochs.empty() ? 1.0 : static_cast<double>(epochs.size());
+  const double train_s = totals.value("train_seconds", 0.0);
+  return {{"best_epoch", best_epoch},
+          {"stopped_early", stopped_early},
+          {"epochs_run", epochs.size()},
+          {"train", train.ToJson()},
+          {"val", val.ToJson()},
+          {"test", test.ToJson()},
+          {"setup_bytes", setup_bytes},
+          {"mean_epoch_seconds", totals.value("epoch_seconds", 0.0) / n},
+          {"median_epoch_seconds", epoch_s.empty() ? 0.0 : epoch_s[epoch_s.size() / 2]},
+          {"mean_epoch_train_seconds", train_s / n},
+          {"mean_epoch_cpu_seconds", totals.value("cpu_seconds", 0.0) / n},
+          {"train_seed_nodes_per_second", train_s > 0 ? static_cast<double>(seeds) / train_s : 0.0},
+          {"sampled_edges_per_second", train_s > 0 ? static_cast<double>(edges) / train_s : 0.0},
+          {"feature_bytes_per_epoch", totals.value("feature_bytes", 0.0) / n},
+          {"remote_share", share / n},
+          {"totals", totals}};
 }
 
-struct GcnTrainer::SamplerHolder {
-  sampling::NeighborSampler sampler;
+void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count) {
+  TESSEL_CHECK(local_count >= 0 && total_count >= local_count && total_count > 0,
+               "AverageGradients: local count {} and total {} (need 0 <= local <= total, total > 0)", local_count,
+               total_count);
+  size_t size = 0;
+  for (const Param& p : params) size += static_cast<size_t>(p.value.size());
+  std::vector<float> buf(size, 0.0F);
+  if (local_count > 0) {
+    const auto w = static_cast<float>(static_cast<double>(local_count) / static_cast<double>(total_count));
+    size_t k = 0;
+    for (const Param& p : params) {
+      TESSEL_CHECK(p.grad.size() == p.value.size(), "AverageGradients: {} has no gradient of its shape", p.name);
+      for (float g : p.grad.View()) buf[k++] = local_count == total_count ? g : g * w;
+    }
+  }
+  comm.Allreduce<float>(buf, comm::ReduceOp::kSum, "gradients").ThrowIfError();
+  size_t k = 0;
+  for (Param& p : params) {
+    p.grad.Resize(p.value.rows, p.value.cols);
+    for (float& g : p.grad.Mut()) g = buf[k++];
+  }
+}
+
+// What the constructors hand to the common one: the communicator, the run context, the checked configuration and
+// the source built from them, and the bytes sent before the source was built.
+struct GcnTrainer::Setup {
+  std::unique_ptr<comm::Communicator> own_comm;
+  comm::Communicator* comm = nullptr;
+  Context ctx;
+  TrainConfig config;
+  std::unique_ptr<GraphSource> source;
+  uint64_t bytes_before = 0;
 };
 
+namespace {
+
+Context RankContext(Context ctx, const comm::Communicator& comm) {
+  ctx.rank = comm.Rank();
+  ctx.world_size = comm.Size();
+  return ctx;
+}
+
+}  // namespace
+
 GcnTrainer::GcnTrainer(const datasets::NodeDataset& data, TrainConfig config, Context ctx)
-    : data_(data),
-      config_([&] {
+    : GcnTrainer([&] {
+        Setup s;
+        s.own_comm = comm::MakeLocalCommunicator();
+        s.comm = s.own_comm.get();
+        s.ctx = RankContext(ctx, *s.comm);
         CheckTrainable(data, data.name.empty() ? "dataset" : data.name);
         config.model.in_dim = data.features.dim;
         config.model.num_classes = data.num_classes;
-        config.Validate();
-        return config;
-      }()),
-      ctx_(ctx),
-      scaling_(FitFeatureScaling(data.features, config_.normalize_features)),
-      features_(PrepareFeatures(data.features, scaling_)),
-      model_(config_.model, ctx.seed),
-      adam_(config_.adam),
-      labels_(data.labels.ToVector()) {
-  BuildAdjacency(ctx_, data.graph, config_.model.kind, &adj_, &adj_t_);
-  const SparseMatrix* t = adj_t_.indptr.empty() ? &adj_ : &adj_t_;
-  full_graphs_.assign(static_cast<size_t>(config_.model.layers), LayerGraph{&adj_, t});
+        config.Validate(false);
+        s.config = std::move(config);
+        s.source = MakeWholeGraphSource(data, s.config, s.ctx);
+        return s;
+      }()) {}
+
+GcnTrainer::GcnTrainer(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
+                       TrainConfig config, Context ctx)
+    : GcnTrainer([&] {
+        TESSEL_CHECK(part.part == comm.Rank() && part.num_parts == comm.Size(),
+                     "rank {} of {} was given part {} of {}: run one rank per part (mpirun -np {})", comm.Rank(),
+                     comm.Size(), part.part, part.num_parts, part.num_parts);
+        TESSEL_CHECK(static_cast<int32_t>(offsets.size()) == part.num_parts + 1 &&
+                         offsets[static_cast<size_t>(part.part)] == part.global_offset,
+                     "node ranges disagree with part {} (partitions.json \"node_ranges\" and the part's offset)",
+                     part.part);
+        TESSEL_CHECK(!part.features.empty(), "part {}: the dataset has no node features", part.part);
+        TESSEL_CHECK(part.labels.size() == static_cast<size_t>(part.num_owned) && part.num_classes > 1,
+                     "part {}: the dataset has no labels (or fewer than 2 classes); a GCN needs labelled nodes",
+                     part.part);
+        Setup s;
+        s.comm = &comm;
+        s.ctx = RankContext(ctx, comm);
+        config.model.in_dim = part.features.dim;
+        config.model.num_classes = part.num_classes;
+        config.Validate(true);
+        s.config = std::move(config);
+        s.bytes_before = SentBytes(comm);
+        s.source = MakePartSource(part, std::move(offsets), comm, s.config, s.ctx);
+        return s;
+      }()) {}
+
+GcnTrainer::GcnTrainer(Setup setup)
+    : own_comm_(std::move(setup.own_comm)),
+      comm_(*setup.comm),
+      ctx_(setup.ctx),
+      config_(std::move(setup.config)),
+      source_(std::move(setup.source)),
+      model_(config_.model, ctx_.seed),
+      adam_(config_.adam) {
   if (config_.decay_all_layers) {
     for (Param& p : model_.params()) p.decay = true;
   }
-  if (config_.batch_size > 0) {
-    sampler_ = std::make_unique<SamplerHolder>(SamplerHolder{sampling::NeighborSampler(
-        data.graph, sampling::SamplerOptions{config_.fanouts, config_.replace,
-                                             config_.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
-                                                                                   : sampling::Aggregation::kMean})});
+  // Training nodes per rank (every rank derives the union batch size of every step from these) and steps.
+  const auto n_train = static_cast<int64_t>(source_->TrainNodes().size());
+  train_counts_.assign(static_cast<size_t>(comm_.Size()), 0);
+  comm_.Allgather<int64_t>(std::span<const int64_t>(&n_train, 1), train_counts_, kSetupPurpose).ThrowIfError();
+  int64_t total = 0;
+  int64_t most = 0;
+  for (int64_t c : train_counts_) {
+    total += c;
+    most = std::max(most, c);
   }
-  start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(config_.ToJson(), scaling_), &best_, &model_, &adam_);
+  TESSEL_CHECK(total > 0, "no rank has training nodes: the partition's dataset has an empty training split");
+  const int64_t bs = config_.batch_size;
+  steps_ = bs > 0 ? (most + bs - 1) / bs : 1;
+  if (comm_.Size() > 1) {
+    // Identical initial weights: the same seed gives them already; rank 0's are broadcast anyway.
+    std::vector<float> w;
+    for (const Param& p : model_.params()) w.insert(w.end(), p.value.View().begin(), p.value.View().end());
+    comm_.Broadcast<float>(w, 0, kSetupPurpose).ThrowIfError();
+    size_t k = 0;
+    for (Param& p : model_.params()) {
+      for (float& v : p.value.Mut()) v = w[k++];
+    }
+  }
+  start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
+  setup_bytes_ = SentBytes(comm_) - setup.bytes_before;
 }
 
 GcnTrainer::~GcnTrainer() = default;
 
-double GcnTrainer::TrainFullBatch(int epoch, EpochStats* stats) {
-  const Matrix& logits =
-      model_.Forward(ctx_, InputOf(features_), full_graphs_, true, TrainKey(ctx_, epoch, 0, kPurposeDropout));
-  Matrix grad;
-  const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, labels_, data_.train.Host(), &grad);
-  model_.Backward(ctx_, grad);
-  adam_.Step(ctx_, model_.params());
-  stats->seed_nodes = static_cast<int64_t>(data_.train.size());
-  return loss;
+nlohmann::json GcnTrainer::ConfigJson() const { return config_.ToJson(source_->Partitioned()); }
+
+double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch, bool update) {
+  source_->MakeBatch(ctx_, seeds, TrainKey(ctx_, epoch, batch, kPurposeSample), &batch_, &counters_);
+  seeds_ += static_cast<int64_t>(seeds.size());
+  auto t0 = Clock::now();
+  double loss_sum = 0;
+  if (!batch_.rows.empty()) {
+    const Matrix& logits =
+        model_.Forward(ctx_, InputOf(*batch_.x), batch_.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
+    Matrix grad;
+    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, batch_.labels, batch_.rows, &grad);
+    model_.Backward(ctx_, grad);
+    loss_sum = loss * static_cast<double>(seeds.size());
+  }
+  compute_s_ += SecondsSince(t0);
+  if (comm_.Size() > 1) {  // one rank's gradient is already the mean over the whole batch
+    t0 = Clock::now();
+    const uint64_t b0 = SentBytes(comm_);
+    AverageGradients(comm_, model_.params(), static_cast<int64_t>(seeds.size()), total_seeds);
+    allreduce_s_ += SecondsSince(t0);
+    gradient_b_ += SentBytes(comm_) - b0;
+  }
+  if (update) {
+    t0 = Clock::now();
+    adam_.Step(ctx_, model_.params());
+    compute_s_ += SecondsSince(t0);
+  }
+  return loss_sum;
 }
 
-double GcnTrainer::TrainMiniBatch(int epoch, EpochStats* stats) {
-  std::vector<int64_t> order = data_.train.ToVector();
-  ShuffleSeeds(ctx_, epoch, order);
-  const auto n = static_cast<int64_t>(order.size());
-  double loss_sum = 0;
-  for (int64_t b = 0, begin = 0; begin < n; ++b, begin += config_.batch_size) {
-    const int64_t end = std::min(n, begin + config_.batch_size);
-    std::span<const int64_t> seeds(order.data() + begin, static_cast<size_t>(end - begin));
-    const auto t0 = std::chrono::steady_clock::now();
-    std::vector<sampling::Block> blocks = sampler_->sampler.Sample(seeds, TrainKey(ctx_, epoch, b, kPurposeSample));
-    stats->sample_seconds += SecondsSince(t0);
-    for (const auto& blk : blocks) stats->sampled_edges += blk.num_edges();
-    // Input rows of the first block's source nodes.
-    const auto& src = blocks.front().src_nodes;
-    FeatureMatrix x;
-    x.is_sparse = features_.is_sparse;
-    if (x.is_sparse) {
-      x.sparse = kernels::GatherSparseRows(ctx_, features_.sparse, src);
-    } else {
-      kernels::GatherRows(ctx_, features_.dense, Buffer<int64_t>::CopyOf(src), &x.dense);
-    }
-    std::vector<int32_t> labels(seeds.size());
-    for (size_t i = 0; i < seeds.size(); ++i) labels[i] = labels_[static_cast<size_t>(seeds[i])];
-    const double loss =
-        BlocksForwardBackward(ctx_, model_, x, blocks, labels, TrainKey(ctx_, epoch, b, kPurposeDropout));
-    adam_.Step(ctx_, model_.params());
-    loss_sum += loss * static_cast<double>(seeds.size());
-  }
-  stats->seed_nodes = n;
-  return n > 0 ? loss_sum / static_cast<double>(n) : 0.0;
+std::vector<int32_t> GcnTrainer::PredictOwned() {
+  std::vector<int32_t> pred(static_cast<size_t>(source_->num_owned()));
+  kernels::RowArgmax(ctx_, source_->Logits(ctx_, model_), pred);
+  return pred;
 }
 
 Matrix GcnTrainer::PredictProbabilities() {
-  const Matrix& logits = model_.Forward(ctx_, InputOf(features_), full_graphs_, false, StreamKey{});
   Matrix probs;
-  kernels::RowSoftmax(ctx_, logits, &probs);
+  kernels::RowSoftmax(ctx_, source_->Logits(ctx_, model_), &probs);
   return probs;
 }
 
 void GcnTrainer::SaveState(int epochs_done) const {
+  if (comm_.Rank() != 0) return;
   SaveCheckpoint(config_.checkpoint_dir,
-                 CaptureState(CheckpointConfig(config_.ToJson(), scaling_), epochs_done, best_, model_, adam_));
+                 CaptureState(CheckpointConfig(ConfigJson(), source_->scaling()), epochs_done, best_, model_, adam_));
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
   TrainResult result;
-  std::vector<int32_t> pred(labels_.size());
+  result.setup_bytes = setup_bytes_;
+  const int64_t bs = config_.batch_size;
+  const std::vector<int64_t> train_nodes = source_->TrainNodes();
+  const auto n_own = static_cast<int64_t>(train_nodes.size());
   double time_sum = 0;
-  auto evaluate = [&] {
-    const Matrix& logits = model_.Forward(ctx_, InputOf(features_), full_graphs_, false, StreamKey{});
-    kernels::RowArgmax(ctx_, logits, pred);
-  };
-  const int32_t classes = data_.num_classes;
   for (int epoch = start_epoch_ + 1; epoch <= config_.epochs; ++epoch) {
+    const auto epoch_t0 = Clock::now();
+    const std::clock_t c0 = std::clock();
+    counters_ = StepCounters{};
+    compute_s_ = allreduce_s_ = 0;
+    gradient_b_ = 0;
+    seeds_ = 0;
+    const uint64_t bytes0 = SentBytes(comm_);
+    // This rank's training nodes, shuffled by the (seed, rank, epoch) stream when steps sample.
+    std::vector<int64_t> order = train_nodes;
+    if (source_->Samples()) ShuffleSeeds(ctx_, epoch, order);
+    double loss_sum = 0;
+    for (int64_t s = 0; s < steps_; ++s) {
+      auto take = [&](int64_t n) { return bs > 0 ? std::clamp<int64_t>(n - s * bs, 0, bs) : n; };
+      int64_t union_size = 0;
+      for (int64_t c : train_counts_) union_size += take(c);
+      const std::span<const int64_t> seeds(order.data() + (bs > 0 ? std::min(n_own, s * bs) : 0),
+                                           static_cast<size_t>(take(n_own)));
+      loss_sum += Step(seeds, union_size, epoch, s, true);
+    }
+    const double train_seconds = SecondsSince(epoch_t0);
+    const auto t0 = Clock::now();
+    const uint64_t eval_b0 = SentBytes(comm_);
+    ClassMetrics tr, va, te;
+    source_->Metrics(PredictOwned(), &tr, &va, &te);
+    const uint64_t eval_b = SentBytes(comm_) - eval_b0;
+    const double eval_seconds = SecondsSince(t0);
+    const double cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    // Reduce this epoch's statistics: sums, then maxima of the times.
+    std::vector<double> sums = {loss_sum,
+                                static_cast<double>(seeds_),
+                                static_cast<double>(counters_.sampled_edges),
+                                static_cast<double>(counters_.remote_picks),
+                                static_cast<double>(counters_.remote_input_nodes),
+                                static_cast<double>(counters_.feature_bytes),
+                                static_cast<double>(counters_.sample_bytes),
+                                static_cast<double>(gradient_b_),
+                                static_cast<double>(eval_b),
+                                static_cast<double>(SentBytes(comm_) - bytes0),
+                                cpu_seconds};
+    comm_.Allreduce<double>(sums, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
+    std::vector<double> maxima = {
+        counters_.sample_seconds,    counters_.fetch_seconds, compute_s_, allreduce_s_, eval_seconds, train_seconds,
+        train_seconds + eval_seconds};
+    comm_.Allreduce<double>(maxima, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
     EpochStats st;
     st.epoch = epoch;
-    const std::clock_t c0 = std::clock();
-    auto t0 = std::chrono::steady_clock::now();
-    st.loss = config_.batch_size > 0 ? TrainMiniBatch(epoch, &st) : TrainFullBatch(epoch, &st);
+    st.steps = steps_;
+    st.seed_nodes = static_cast<int64_t>(sums[1]);
+    st.loss = sums[1] > 0 ? sums[0] / sums[1] : 0.0;
+    st.sampled_edges = static_cast<int64_t>(sums[2]);
+    st.remote_share = sums[2] > 0 ? sums[3] / sums[2] : 0.0;
+    st.remote_input_nodes = static_cast<int64_t>(sums[4]);
+    st.feature_bytes = static_cast<uint64_t>(sums[5]);
+    st.sample_bytes = static_cast<uint64_t>(sums[6]);
+    st.gradient_bytes = static_cast<uint64_t>(sums[7]);
+    st.eval_bytes = static_cast<uint64_t>(sums[8]);
+    st.total_bytes = static_cast<uint64_t>(sums[9]);
+    st.cpu_seconds = sums[10];
+    st.sample_seconds = maxima[0];
+    st.fetch_seconds = maxima[1];
+    st.compute_seconds = maxima[2];
+    st.allreduce_seconds = maxima[3];
+    st.eval_seconds = maxima[4];
+    st.train_seconds = maxima[5];
+    st.epoch_seconds = maxima[6];
+    st.train_acc = tr.accuracy;
+    st.val_acc = va.accuracy;
     CheckLoss(epoch, st.loss);
-    st.train_seconds = SecondsSince(t0);
-    t0 = std::chrono::steady_clock::now();
-    evaluate();
-    st.train_acc = Evaluate(pred, labels_, data_.train.Host(), classes).accuracy;
-    st.val_acc = Evaluate(pred, labels_, data_.val.Host(), classes).accuracy;
-    st.eval_seconds = SecondsSince(t0);
-    st.cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    // Every rank holds the same val accuracy, so every rank takes the same decisions.
     const bool stop = best_.Update(epoch, st.val_acc, model_.params(), config_.patience);
-    time_sum += st.train_seconds + st.eval_seconds;
-    const int done = epoch - start_epoch_;
-    st.eta_seconds = stop ? 0.0 : time_sum / done * (config_.epochs - epoch);
+    time_sum += st.epoch_seconds;
+    st.eta_seconds = stop ? 0.0 : time_sum / (epoch - start_epoch_) * (config_.epochs - epoch);
     result.epochs.push_back(st);
     if (on_epoch) on_epoch(st);
     if (CheckpointDue(config_, epoch, stop)) SaveState(epoch);
@@ -196,51 +387,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
   }
   // Evaluate the best-validation weights.
   best_.Restore(model_.params());
-  evaluate();
+  source_->Metrics(PredictOwned(), &result.train, &result.val, &result.test);
   result.best_epoch = best_.epoch;
-  result.train = Evaluate(pred, labels_, data_.train.Host(), classes);
-  result.val = Evaluate(pred, labels_, data_.val.Host(), classes);
-  result.test = Evaluate(pred, labels_, data_.test.Host(), classes);
   return result;
-}
-
-Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& data, const std::filesystem::path& dir,
-                             TrainConfig* config) {
-  TrainState s = LoadCheckpoint(dir);
-  TrainConfig c = TrainConfig::FromJson(s.config);
-  TESSEL_CHECK(!data.features.empty(), "{}: the dataset has no node features", data.name);
-  TESSEL_CHECK(data.features.dim == c.model.in_dim,
-               "the dataset has {} feature columns but the checkpoint in {} "
-               "was trained on {}",
-               data.features.dim, dir.string(), c.model.in_dim);
-  GcnModel model(c.model, 0);
-  auto& params = model.params();
-  std::vector<Matrix>& weights = s.best_params.empty() ? s.params : s.best_params;
-  TESSEL_CHECK(weights.size() == params.size(), "{}: checkpoint has {} tensors, the model {}", dir.string(),
-               weights.size(), params.size());
-  for (size_t i = 0; i < params.size(); ++i) {
-    TESSEL_CHECK(weights[i].rows == params[i].value.rows && weights[i].cols == params[i].value.cols,
-                 "{}: tensor {} has the wrong shape", dir.string(), params[i].name);
-    params[i].value = std::move(weights[i]);
-  }
-  // Standard scaling uses the training data's column statistics (saved with the checkpoint); none and l1 need none.
-  const FeatureScaling scaling = s.config.contains("feature_scaling")
-                                     ? FeatureScaling::FromJson(s.config.at("feature_scaling"))
-                                     : FitFeatureScaling(data.features, c.normalize_features);
-  TESSEL_CHECK(scaling.norm == c.normalize_features,
-               "{}: the checkpoint's feature scaling ({}) is not its "
-               "configuration's ({}); the checkpoint is damaged",
-               dir.string(), FeatureNormName(scaling.norm), FeatureNormName(c.normalize_features));
-  FeatureMatrix f = PrepareFeatures(data.features, scaling);
-  SparseMatrix adj;
-  SparseMatrix adj_t;
-  BuildAdjacency(ctx, data.graph, c.model.kind, &adj, &adj_t);
-  std::vector<LayerGraph> graphs(static_cast<size_t>(c.model.layers), LayerGraph{&adj, &adj});
-  const Matrix& logits = model.Forward(ctx, InputOf(f), graphs, false, StreamKey{});
-  Matrix probs;
-  kernels::RowSoftmax(ctx, logits, &probs);
-  if (config != nullptr) *config = c;
-  return probs;
 }
 
 }  // namespace tessel::train::gcn

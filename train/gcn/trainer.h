@@ -1,20 +1,28 @@
-// The single-process GCN trainer: full-batch (batch_size 0) or sampled mini-batch training with Adam, early
-// stopping on validation accuracy (the best-validation weights are kept and evaluated), per-epoch statistics,
-// atomic checkpoints every few epochs and exact resume: every random draw is keyed by (seed, epoch, batch).
+// GCN training, one process or K ranks (docs/gcn.md, docs/distributed.md): one config, one epoch loop, one stats
+// type. Where the graph lives is a GraphSource: the whole graph in one process (full-batch or sampled mini-batch
+// steps) or one part of a partition folder per rank (skewed sampling, batched remote feature fetches; Jiang &
+// Rumi, "Communication-Efficient Sampling for Distributed Training of Graph Convolutional Networks", 2021).
+// Adam, early stopping on validation accuracy (the best-validation weights are kept and evaluated), atomic
+// checkpoints and exact resume: every random draw is keyed by (seed, rank, epoch, batch, purpose).
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "comm/communicator.h"
 #include "core/context.h"
 #include "core/params.h"
 #include "datasets/dataset.h"
+#include "partition/partition_build.h"
+#include "sampling/block.h"
+#include "sampling/skewed_policy.h"
 #include "train/gcn/data.h"
 #include "train/gcn/metrics.h"
 #include "train/gcn/model.h"
@@ -23,12 +31,43 @@
 
 namespace tessel::train::gcn {
 
+// The parameters of partitioned (distributed) training only.
+struct DistOptions {
+  sampling::SkewOptions skew;  // training only; evaluation never skews
+  int64_t feature_cache = -1;  // halo feature rows cached per rank: -1 = the whole halo, 0 = none
+
+  // The --help section of the distributed options.
+  static constexpr std::string_view kGroup = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
+  // Declared once (core/params.h): `tessel train gcn` options and the config echo of partitioned runs.
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{"skew",
+                "Skewed sampling: owned neighbours weigh s, remote ones 1 (s >= 1; 1 = uniform); unbiased",
+                {},
+                kGroup},
+      c.skew.skew);
+    v(ParamInfo{"skew_variance",
+                "Choose s per node from a variance budget eps > 0 instead of --skew (second moment <= (1+eps)x); "
+                "-1 = off",
+                {},
+                kGroup},
+      c.skew.variance_budget);
+    v(ParamInfo{"skew_max", "Largest s the variance budget may pick (>= 1)", {}, kGroup}, c.skew.max_skew);
+    v(ParamInfo{"feature_cache",
+                "Halo feature rows cached per rank: -1 = the whole halo, 0 = none, N = the first N",
+                {},
+                kGroup},
+      c.feature_cache);
+  }
+};
+
+// The one configuration of GCN training, one process or K ranks.
 struct TrainConfig {
   ModelConfig model;  // in_dim and num_classes are taken from the dataset
   AdamConfig adam;
   bool decay_all_layers = false;  // false: weight decay on the first layer only (Kipf & Welling)
   int epochs = 200;
-  int64_t batch_size = 0;    // seed nodes per mini-batch; 0 = full graph
+  int64_t batch_size = 0;    // seed nodes per mini-batch (per rank when partitioned); 0 = full graph (all seeds)
   std::vector<int> fanouts;  // one per layer (input layer first) when batch_size > 0; -1 = all neighbours
   bool replace = false;      // sample neighbours with replacement
   int patience = 0;          // stop after this many epochs without a better validation accuracy; 0 = never
@@ -36,8 +75,12 @@ struct TrainConfig {
   std::filesystem::path checkpoint_dir;                 // empty = no checkpoints
   int checkpoint_every = 10;                            // epochs between checkpoints (the last epoch is always saved)
   bool resume = false;                                  // continue from checkpoint_dir when it holds a checkpoint
-  void Validate() const;
-  nlohmann::json ToJson() const;                         // every parameter below under its name
+  DistOptions dist;                                     // partitioned training only (defaults otherwise)
+  // Throws with the flag name and the fix. Partitioned training always samples (fanouts required; batch_size 0 =
+  // all of a rank's seeds per step); one process rejects non-default distributed options.
+  void Validate(bool partitioned = false) const;
+  // Every parameter of Params under its name; partitioned: also dist's and "distributed": true.
+  nlohmann::json ToJson(bool partitioned = false) const;
   static TrainConfig FromJson(const nlohmann::json& j);  // absent keys keep the defaults
 
   // The training parameters, declared once (core/params.h): `tessel train gcn` options, the config echo in results
@@ -71,18 +114,35 @@ struct TrainConfig {
   }
 };
 
+// One epoch as every rank sees it: values are reduced over ranks (sums, or maxima for the seconds), so every rank
+// holds the same numbers. One process is the one-rank case.
 struct EpochStats {
   int epoch = 0;  // 1-based
-  double loss = 0;
+  int64_t steps = 0;
+  double loss = 0;  // mean loss over every rank's seeds
   double train_acc = 0;
   double val_acc = 0;
-  double train_seconds = 0;   // forward, backward, update (and sampling)
-  double eval_seconds = 0;    // full-graph inference for the accuracies
-  double sample_seconds = 0;  // part of train_seconds spent sampling
-  double cpu_seconds = 0;     // process CPU time (all threads) of training and evaluation
-  int64_t seed_nodes = 0;     // training nodes visited
-  int64_t sampled_edges = 0;  // block entries built (mini-batch)
-  double eta_seconds = 0;
+  // Seconds, the maximum over ranks (the slowest rank sets the pace).
+  double train_seconds = 0;      // every step: sampling, fetching, forward, backward, allreduce, update
+  double sample_seconds = 0;     // part of train_seconds spent sampling (with its exchanges)
+  double fetch_seconds = 0;      // part of train_seconds spent gathering / fetching input rows
+  double compute_seconds = 0;    // forward, loss, backward, Adam
+  double allreduce_seconds = 0;  // gradient allreduce (0 on one rank: nothing to average)
+  double eval_seconds = 0;       // full-neighbour inference for the accuracies
+  double epoch_seconds = 0;      // train + eval
+  double cpu_seconds = 0;        // process CPU time (all threads) of training and evaluation, summed over ranks
+  double eta_seconds = 0;        // time left at this epoch's pace (0 after the last or an early stop)
+  // Bytes sent during the epoch, summed over ranks (comm::ByteCounter by purpose); all 0 on one rank.
+  uint64_t feature_bytes = 0;   // remote input features (purpose "features", ids included)
+  uint64_t sample_bytes = 0;    // remote sampling requests and answers
+  uint64_t gradient_bytes = 0;  // purpose "gradients"
+  uint64_t eval_bytes = 0;      // halo exchanges of the evaluation
+  uint64_t total_bytes = 0;     // every purpose
+  // Summed over ranks.
+  int64_t seed_nodes = 0;          // training nodes visited
+  int64_t sampled_edges = 0;       // neighbour picks of the sampled blocks (0 for full-graph steps)
+  int64_t remote_input_nodes = 0;  // first-layer source nodes owned by another rank
+  double remote_share = 0;         // remote picks / all picks of the sampler
   nlohmann::json ToJson() const;
 };
 
@@ -90,43 +150,138 @@ struct TrainResult {
   std::vector<EpochStats> epochs;  // this run's epochs (after a resume, only the new ones)
   int best_epoch = 0;
   bool stopped_early = false;
-  ClassMetrics train, val, test;  // of the best-validation weights
+  ClassMetrics train, val, test;  // of the best-validation weights, over the global splits
+  uint64_t setup_bytes = 0;       // summed over ranks: weight broadcast, degree and cache exchanges
+  // The above plus the per-epoch means and medians, rates and totals over the epochs (every *_bytes and *_seconds).
   nlohmann::json ToJson() const;
 };
 
+// Scales each rank's gradients by local_count / total_count and sums them over ranks (purpose "gradients"), so
+// every rank holds sum_r (b_r / B) g_r: the gradient of the mean loss over the union batch when g_r is the
+// gradient of rank r's mean loss over its b_r seeds. A rank with local_count 0 contributes zeros. Collective.
+void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count);
+
+// What one step computes on: the layer graphs (input layer first), the input rows of the first layer's sources,
+// and the rows of the last layer's output that enter the loss with their labels. Made by a GraphSource; the
+// spans point into the batch itself or into the source, valid until the source's next MakeBatch.
+struct Batch {
+  std::vector<sampling::Block> blocks;  // sampled layer graphs, owned here (empty for a whole-graph step)
+  std::vector<LayerGraph> graphs;       // one per layer
+  FeatureMatrix gathered;               // input rows gathered for this step (unused when x points elsewhere)
+  const FeatureMatrix* x = nullptr;     // the input rows
+  std::vector<int32_t> seed_labels;
+  std::span<const int32_t> labels;  // labels[rows[i]] is the class of loss row i
+  std::vector<int64_t> seed_rows;
+  std::span<const int64_t> rows;  // output rows in the loss (empty: this rank has no seeds in this step)
+};
+
+// What a step's batch cost this rank; MakeBatch adds to it, so one struct sums an epoch.
+struct StepCounters {
+  double sample_seconds = 0, fetch_seconds = 0;
+  uint64_t sample_bytes = 0, feature_bytes = 0;
+  int64_t sampled_edges = 0, remote_picks = 0, remote_input_nodes = 0;
+};
+
+// Where a rank's share of the graph lives and how batches and predictions are made from it: the trainer's only
+// view of the data. Two sources: the whole graph in one process (full-graph or sampled mini-batch steps) and one
+// part of a partition folder per rank (sampled steps, remote rows fetched; MakePartSource). Every call of a
+// partitioned source is collective.
+class GraphSource {
+ public:
+  virtual ~GraphSource() = default;
+  // This rank's training nodes, in the ids MakeBatch takes.
+  virtual std::vector<int64_t> TrainNodes() const = 0;
+  // True when steps sample neighbourhoods of their seeds (and the seeds are shuffled); false when every step is
+  // the whole graph (full batch).
+  virtual bool Samples() const = 0;
+  // True for a part of a partition folder (the distributed parameters apply; configs record "distributed").
+  virtual bool Partitioned() const = 0;
+  // Fills *batch for `seeds` (a slice of TrainNodes(); possibly empty on a partitioned rank), drawing samples from
+  // the streams of `sample_key`.
+  virtual void MakeBatch(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, Batch* batch,
+                         StepCounters* counters) = 0;
+  // Output rows (logits) of every owned node with the current weights: full-neighbour inference, no dropout.
+  virtual const Matrix& Logits(const Context& ctx, GcnModel& model) = 0;
+  // Metrics of the owned nodes' predictions over the train, val and test splits, summed over ranks.
+  virtual void Metrics(std::span<const int32_t> pred, ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) = 0;
+  // The input scaling the source applied (fitted over every rank's rows).
+  virtual const FeatureScaling& scaling() const = 0;
+  virtual int64_t num_owned() const = 0;
+};
+
+// The whole dataset in one process (checked with CheckTrainable): full-graph steps when c.batch_size is 0 (the
+// normalised adjacency and its transpose, every training node in one step), sampled blocks (NeighborSampler)
+// otherwise; evaluation is full-graph inference.
+std::unique_ptr<GraphSource> MakeWholeGraphSource(const datasets::NodeDataset& data, const TrainConfig& c,
+                                                  const Context& ctx);
+// Part comm.Rank() of a partition folder: DistNeighborSampler (skewed by c.dist.skew), DistFeatureStore (halo
+// cache of c.dist.feature_cache rows), DistEvaluator. Training node ids are new global ids. Collective; `part`
+// and `comm` must outlive the source.
+std::unique_ptr<GraphSource> MakePartSource(const partition::LocalPart& part, std::vector<int64_t> offsets,
+                                            comm::Communicator& comm, const TrainConfig& c, const Context& ctx);
+
+// The GCN trainer: one epoch loop for one process and for K ranks. Each step takes this rank's slice of the
+// (shuffled) training nodes, asks the source for its batch, runs forward and backward, averages the gradients over
+// ranks (b_r / B weights, the gradient of the union batch's mean loss; nothing to do on one rank) and applies the
+// same Adam step everywhere. Evaluation is full-neighbour inference; early stopping keeps the best-validation
+// weights; rank 0 writes atomic checkpoints; every random draw is keyed (seed, rank, epoch, batch, purpose), so a
+// resumed run continues exactly. One process is the one-rank case (a local communicator).
 class GcnTrainer {
  public:
-  // Checks the dataset (features, labels, split, finite features) and prepares adjacency and features.
+  // One process over the whole dataset: checks it (features, labels, split, finite features), prepares the
+  // adjacency and features; full-batch steps when batch_size is 0, sampled mini-batches otherwise.
   GcnTrainer(const datasets::NodeDataset& data, TrainConfig config, Context ctx);
+  // Rank r of K on part r of a partition folder (part.part == comm.Rank(), part.num_parts == comm.Size()),
+  // `offsets` the global node ranges (partitions.json "node_ranges"): skewed sampled steps, remote features
+  // fetched in batched all-to-alls (DistFeatureStore), evaluation over the 1-hop halo (DistEvaluator); rank 0's
+  // initial weights are broadcast. batch_size is seeds per rank and step (0 = all of the rank's seeds in one step)
+  // and fanouts are required. Collective; `part` and `comm` must outlive the trainer.
+  GcnTrainer(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
+             TrainConfig config, Context ctx);
   ~GcnTrainer();
+  GcnTrainer(const GcnTrainer&) = delete;
+  GcnTrainer& operator=(const GcnTrainer&) = delete;
 
+  // Collective. on_epoch runs on every rank with the same (reduced) statistics.
   TrainResult Train(const std::function<void(const EpochStats&)>& on_epoch = {});
 
-  // Class probabilities [num_nodes x num_classes] of the current weights (full-graph inference, no dropout).
+  // One collective training step on this rank's seeds (ids of TrainNodes(); may be empty on a partitioned rank)
+  // with union batch size `total_seeds`: batch, forward/backward, AverageGradients, and the Adam update when
+  // `update`. Returns this rank's summed loss (mean loss x its seed count). Exposed for tests.
+  double Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch, bool update);
+
+  // Predicted class of every owned node (full-neighbour inference, no dropout). Collective.
+  std::vector<int32_t> PredictOwned();
+  // Class probabilities [num_owned x num_classes] of the current weights (no dropout). Collective.
   Matrix PredictProbabilities();
+
   GcnModel& model() { return model_; }
   const TrainConfig& config() const { return config_; }
+  const GraphSource& source() const { return *source_; }
 
  private:
-  double TrainFullBatch(int epoch, EpochStats* stats);
-  double TrainMiniBatch(int epoch, EpochStats* stats);
+  struct Setup;
+  explicit GcnTrainer(Setup setup);
   void SaveState(int epochs_done) const;
+  nlohmann::json ConfigJson() const;
 
-  const datasets::NodeDataset& data_;
-  TrainConfig config_;
+  std::unique_ptr<comm::Communicator> own_comm_;  // the local communicator of a one-process run
+  comm::Communicator& comm_;
   Context ctx_;
-  FeatureScaling scaling_;
-  FeatureMatrix features_;
-  SparseMatrix adj_;
-  SparseMatrix adj_t_;  // empty when adj_ is symmetric
-  std::vector<LayerGraph> full_graphs_;
+  TrainConfig config_;
+  std::unique_ptr<GraphSource> source_;
   GcnModel model_;
   Adam adam_;
-  std::vector<int32_t> labels_;
   BestWeights best_;
+  Batch batch_;
+  StepCounters counters_;  // this rank's, this epoch
+  double compute_s_ = 0, allreduce_s_ = 0;
+  uint64_t gradient_b_ = 0;
+  int64_t seeds_ = 0;
+  std::vector<int64_t> train_counts_;  // training nodes per rank
+  int64_t steps_ = 0;                  // steps per epoch (max over ranks)
   int start_epoch_ = 0;
-  struct SamplerHolder;
-  std::unique_ptr<SamplerHolder> sampler_;
+  uint64_t setup_bytes_ = 0;
 };
 
 // Class probabilities [num_nodes x num_classes] for `data` (features and graph only; labels and split are not

@@ -1,0 +1,159 @@
+// The whole graph in one process as a GraphSource (trainer.h): full-graph steps over the normalised adjacency, or
+// sampled mini-batches (NeighborSampler); evaluation by full-graph inference. Also PredictFromCheckpoint.
+#include <chrono>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <utility>
+
+#include "kernels/gather.h"
+#include "kernels/loss.h"
+#include "kernels/sparse.h"
+#include "sampling/neighbor_sampler.h"
+#include "train/gcn/trainer.h"
+
+namespace tessel::train::gcn {
+namespace {
+
+bool GraphSymmetric(const datasets::AnyGraph& g) {
+  return std::visit([](const auto& x) { return x.IsSymmetric(); }, g);
+}
+
+// The aggregation matrix of full-graph layers and its transpose (empty when symmetric).
+void BuildAdjacency(const Context& ctx, const datasets::AnyGraph& graph, ModelKind kind, SparseMatrix* adj,
+                    SparseMatrix* adj_t) {
+  *adj = kind == ModelKind::kGcn ? GcnNormalizedAdjacency(graph) : MeanAdjacency(graph);
+  if (kind == ModelKind::kSage || !GraphSymmetric(graph)) *adj_t = kernels::Transpose(ctx, *adj);
+}
+
+class WholeGraphSource final : public GraphSource {
+ public:
+  WholeGraphSource(const datasets::NodeDataset& data, const TrainConfig& c, const Context& ctx)
+      : data_(data),
+        scaling_(FitFeatureScaling(data.features, c.normalize_features)),
+        features_(PrepareFeatures(data.features, scaling_)),
+        labels_(data.labels.ToVector()) {
+    BuildAdjacency(ctx, data.graph, c.model.kind, &adj_, &adj_t_);
+    const SparseMatrix* t = adj_t_.indptr.empty() ? &adj_ : &adj_t_;
+    full_graphs_.assign(static_cast<size_t>(c.model.layers), LayerGraph{&adj_, t});
+    if (c.batch_size > 0) {
+      sampler_.emplace(data.graph,
+                       sampling::SamplerOptions{c.fanouts, c.replace,
+                                                c.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
+                                                                                : sampling::Aggregation::kMean});
+    }
+  }
+
+  std::vector<int64_t> TrainNodes() const override { return data_.train.ToVector(); }
+  bool Samples() const override { return sampler_.has_value(); }
+  bool Partitioned() const override { return false; }
+
+  void MakeBatch(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, Batch* b,
+                 StepCounters* counters) override {
+    if (!sampler_) {  // the whole graph: every layer over Â, the loss over the seeds' rows
+      b->blocks.clear();
+      b->graphs = full_graphs_;
+      b->x = &features_;
+      b->labels = labels_;
+      b->rows = seeds;
+      return;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    b->blocks = sampler_->Sample(seeds, sample_key);
+    counters->sample_seconds += SecondsSince(t0);
+    b->graphs.clear();
+    for (const auto& blk : b->blocks) {
+      counters->sampled_edges += blk.num_edges();
+      b->graphs.push_back(LayerGraph{&blk.adj, nullptr});
+    }
+    // Input rows of the first block's source nodes.
+    t0 = std::chrono::steady_clock::now();
+    const auto& src = b->blocks.front().src_nodes;
+    FeatureMatrix& x = b->gathered;
+    x.is_sparse = features_.is_sparse;
+    if (x.is_sparse) {
+      x.sparse = kernels::GatherSparseRows(ctx, features_.sparse, src);
+    } else {
+      kernels::GatherRows(ctx, features_.dense, Buffer<int64_t>::CopyOf(src), &x.dense);
+    }
+    counters->fetch_seconds += SecondsSince(t0);
+    b->x = &x;
+    b->seed_labels.resize(seeds.size());
+    b->seed_rows.resize(seeds.size());
+    for (size_t i = 0; i < seeds.size(); ++i) b->seed_labels[i] = labels_[static_cast<size_t>(seeds[i])];
+    std::iota(b->seed_rows.begin(), b->seed_rows.end(), int64_t{0});
+    b->labels = b->seed_labels;
+    b->rows = b->seed_rows;
+  }
+
+  const Matrix& Logits(const Context& ctx, GcnModel& model) override {
+    return model.Forward(ctx, InputOf(features_), full_graphs_, false, StreamKey{});
+  }
+
+  void Metrics(std::span<const int32_t> pred, ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) override {
+    *train = Evaluate(pred, labels_, data_.train.Host(), data_.num_classes);
+    *val = Evaluate(pred, labels_, data_.val.Host(), data_.num_classes);
+    *test = Evaluate(pred, labels_, data_.test.Host(), data_.num_classes);
+  }
+
+  const FeatureScaling& scaling() const override { return scaling_; }
+  int64_t num_owned() const override { return data_.num_nodes(); }
+
+ private:
+  const datasets::NodeDataset& data_;
+  FeatureScaling scaling_;
+  FeatureMatrix features_;
+  std::vector<int32_t> labels_;
+  SparseMatrix adj_;
+  SparseMatrix adj_t_;  // empty when adj_ is symmetric
+  std::vector<LayerGraph> full_graphs_;
+  std::optional<sampling::NeighborSampler> sampler_;  // mini-batch steps
+};
+
+}  // namespace
+
+std::unique_ptr<GraphSource> MakeWholeGraphSource(const datasets::NodeDataset& data, const TrainConfig& c,
+                                                  const Context& ctx) {
+  return std::make_unique<WholeGraphSource>(data, c, ctx);
+}
+
+Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& data, const std::filesystem::path& dir,
+                             TrainConfig* config) {
+  TrainState s = LoadCheckpoint(dir);
+  TrainConfig c = TrainConfig::FromJson(s.config);
+  TESSEL_CHECK(!data.features.empty(), "{}: the dataset has no node features", data.name);
+  TESSEL_CHECK(data.features.dim == c.model.in_dim,
+               "the dataset has {} feature columns but the checkpoint in {} "
+               "was trained on {}",
+               data.features.dim, dir.string(), c.model.in_dim);
+  GcnModel model(c.model, 0);
+  auto& params = model.params();
+  std::vector<Matrix>& weights = s.best_params.empty() ? s.params : s.best_params;
+  TESSEL_CHECK(weights.size() == params.size(), "{}: checkpoint has {} tensors, the model {}", dir.string(),
+               weights.size(), params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    TESSEL_CHECK(weights[i].rows == params[i].value.rows && weights[i].cols == params[i].value.cols,
+                 "{}: tensor {} has the wrong shape", dir.string(), params[i].name);
+    params[i].value = std::move(weights[i]);
+  }
+  // Standard scaling uses the training data's column statistics (saved with the checkpoint); none and l1 need none.
+  const FeatureScaling scaling = s.config.contains("feature_scaling")
+                                     ? FeatureScaling::FromJson(s.config.at("feature_scaling"))
+                                     : FitFeatureScaling(data.features, c.normalize_features);
+  TESSEL_CHECK(scaling.norm == c.normalize_features,
+               "{}: the checkpoint's feature scaling ({}) is not its "
+               "configuration's ({}); the checkpoint is damaged",
+               dir.string(), FeatureNormName(scaling.norm), FeatureNormName(c.normalize_features));
+  FeatureMatrix f = PrepareFeatures(data.features, scaling);
+  SparseMatrix adj;
+  SparseMatrix adj_t;
+  BuildAdjacency(ctx, data.graph, c.model.kind, &adj, &adj_t);
+  std::vector<LayerGraph> graphs(static_cast<size_t>(c.model.layers), LayerGraph{&adj, &adj});
+  const Matrix& logits = model.Forward(ctx, InputOf(f), graphs, false, StreamKey{});
+  Matrix probs;
+  kernels::RowSoftmax(ctx, logits, &probs);
+  if (config != nullptr) *config = c;
+  return probs;
+}
+
+}  // namespace tessel::train::gcn
