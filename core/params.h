@@ -17,6 +17,7 @@
 #include <array>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "core/error.h"
@@ -54,9 +55,17 @@ std::string_view EnumName(E value) {
   return "?";
 }
 
+// An EnumNames specialisation may add `static E Parse(std::string_view)` when more spellings than kNames are
+// accepted (svm-train's digits, say) or its message says more; ParseEnum and the CLI then use it.
+template <typename E, typename = void>
+struct HasEnumParse : std::false_type {};
+template <typename E>
+struct HasEnumParse<E, std::void_t<decltype(EnumNames<E>::Parse(std::string_view{}))>> : std::true_type {};
+
 // Parses one of the names of E; throws naming `what` and the accepted values.
 template <typename E>
 E ParseEnum(std::string_view text, std::string_view what) {
+  if constexpr (HasEnumParse<E>::value) return EnumNames<E>::Parse(text);
   std::string accepted;
   for (const auto& [v, name] : EnumNames<E>::kNames) {
     if (name == text) return v;

@@ -7,6 +7,7 @@
 #include <variant>
 
 #include "core/buffer.h"
+#include "core/csr_view.h"
 
 namespace tessel::datasets {
 
@@ -24,18 +25,11 @@ class CsrGraph {
   int64_t num_entries() const { return static_cast<int64_t>(indices_.size()); }
   bool has_weights() const { return !weights_.empty(); }
 
-  int64_t Degree(int64_t u) const {
-    auto p = indptr_.Host();
-    return p[u + 1] - p[u];
-  }
-  std::span<const IdT> Neighbors(int64_t u) const {
-    auto p = indptr_.Host();
-    return indices_.Host().subspan(static_cast<size_t>(p[u]), static_cast<size_t>(p[u + 1] - p[u]));
-  }
-  std::span<const float> NeighborWeights(int64_t u) const {
-    auto p = indptr_.Host();
-    return weights_.Host().subspan(static_cast<size_t>(p[u]), static_cast<size_t>(p[u + 1] - p[u]));
-  }
+  // The rows as the one CSR view (core/csr_view.h): columns are node ids, values the weights (empty when none).
+  CsrView<IdT, float> View() const { return {indptr_.Host(), indices_.Host(), weights_.Host(), num_nodes()}; }
+  int64_t Degree(int64_t u) const { return View().Degree(u); }
+  std::span<const IdT> Neighbors(int64_t u) const { return View().RowIndices(u); }
+  std::span<const float> NeighborWeights(int64_t u) const { return View().RowValues(u); }  // empty when unweighted
 
   const Buffer<int64_t>& indptr() const { return indptr_; }
   const Buffer<IdT>& indices() const { return indices_; }

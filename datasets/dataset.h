@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/buffer.h"
+#include "core/csr_view.h"
 #include "datasets/csr_graph.h"
 
 namespace tessel::datasets {
@@ -21,6 +22,8 @@ struct Features {
   Buffer<float> values;     // one per index when sparse
 
   bool empty() const { return num_rows == 0 || dim == 0; }
+  // The sparse rows as the one CSR view (core/csr_view.h); empty spans for dense features.
+  CsrView<int32_t, float> SparseRows() const { return {indptr.Host(), indices.Host(), values.Host(), dim}; }
   int64_t NonZeros() const;  // stored entries (sparse) or non-zero values (dense)
   // Throws unless the arrays agree with the shape, columns are in [0, dim) and values are finite.
   void Validate(std::string_view what = "features") const;
@@ -59,6 +62,8 @@ struct SparseRowDataset {
   Buffer<double> labels;  // num_rows
 
   int64_t NonZeros() const { return static_cast<int64_t>(indices.size()); }
+  // The rows as the one CSR view (core/csr_view.h), num_cols = num_features.
+  CsrView<int32_t, double> Rows() const { return {indptr.Host(), indices.Host(), values.Host(), num_features}; }
   void Validate() const;
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/buffer.h"
+#include "core/csr_view.h"
 #include "core/error.h"
 
 namespace tessel::kernels {
@@ -45,6 +46,8 @@ struct SparseMatrix {
 
   int64_t nnz() const { return static_cast<int64_t>(indices.size()); }
   bool has_values() const { return !values.empty(); }
+  // The host arrays as the one CSR view (core/csr_view.h).
+  CsrView<int32_t, float> HostView() const { return {indptr.Host(), indices.Host(), values.Host(), cols}; }
   // Throws unless offsets are monotone from 0 to nnz, columns are in range and values (when given) match nnz.
   void Validate(std::string_view what = "sparse matrix") const;
   SparseMatrix Clone() const { return SparseMatrix{rows, cols, indptr.Clone(), indices.Clone(), values.Clone()}; }

@@ -2,11 +2,16 @@
 // over a block of sparse float64 rows, computed in parallel with a dense scratch copy of the fixed row.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
+
+#include "core/csr_view.h"
+#include "core/params.h"
 
 namespace tessel::kernels {
 
@@ -27,21 +32,9 @@ struct SvmKernelParams {
   double coef0 = 0;
 };
 
-// A read-only view of CSR rows: 0-based feature ids strictly ascending within a row.
-struct SparseRowsView {
-  std::span<const int64_t> indptr;  // num_rows + 1 offsets
-  std::span<const int32_t> indices;
-  std::span<const double> values;
-  int64_t num_features = 0;
-
-  int64_t num_rows() const { return indptr.empty() ? 0 : static_cast<int64_t>(indptr.size()) - 1; }
-  std::span<const int32_t> RowIndices(int64_t r) const {
-    return indices.subspan(static_cast<size_t>(indptr[r]), static_cast<size_t>(indptr[r + 1] - indptr[r]));
-  }
-  std::span<const double> RowValues(int64_t r) const {
-    return values.subspan(static_cast<size_t>(indptr[r]), static_cast<size_t>(indptr[r + 1] - indptr[r]));
-  }
-};
+// The rows the SVM kernels read: the one CSR view with float64 values (LIBSVM's), 0-based feature ids strictly
+// ascending within a row, num_cols = the number of features (SparseRowDataset::Rows, SvmModel::SupportVectors).
+using SparseRowsView = CsrView<int32_t, double>;
 
 // Sparse dot product by merging the two index lists (the summation order of LIBSVM's Kernel::dot).
 double SparseDot(std::span<const int32_t> a_idx, std::span<const double> a_val, std::span<const int32_t> b_idx,
@@ -96,3 +89,16 @@ class SvmKernelRows {
 };
 
 }  // namespace tessel::kernels
+
+namespace tessel {
+// The one list of SvmKernelType's names (LIBSVM's model-file names); Parse also takes "poly" and the digits 0..3.
+template <>
+struct EnumNames<kernels::SvmKernelType> {
+  static constexpr std::array<std::pair<kernels::SvmKernelType, std::string_view>, 4> kNames{
+      {{kernels::SvmKernelType::kLinear, "linear"},
+       {kernels::SvmKernelType::kPolynomial, "polynomial"},
+       {kernels::SvmKernelType::kRbf, "rbf"},
+       {kernels::SvmKernelType::kSigmoid, "sigmoid"}}};
+  static kernels::SvmKernelType Parse(std::string_view name) { return kernels::ParseSvmKernel(name); }
+};
+}  // namespace tessel

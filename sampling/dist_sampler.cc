@@ -96,8 +96,8 @@ DistNeighborSampler::DistNeighborSampler(const OwnedGraph& part, std::vector<int
                offsets_[static_cast<size_t>(rank_) + 1]);
   TESSEL_CHECK(offsets_.back() <= INT32_MAX, "sampling: {} nodes do not fit 32-bit block ids", offsets_.back());
   const int64_t num_local = part_.num_local();
-  const std::span<const int64_t> indptr = part_.indptr;
-  const std::span<const int32_t> indices = part_.indices;
+  const std::span<const int64_t> indptr = part_.adj.indptr;
+  const std::span<const int32_t> indices = part_.adj.indices;
   const std::span<const int32_t> halo_owner = part_.halo_owner;
   TESSEL_CHECK(static_cast<int64_t>(indptr.size()) == num_local + 1 &&
                    static_cast<int64_t>(indices.size()) == indptr.back() &&
@@ -195,7 +195,7 @@ void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester
   const auto m = static_cast<int64_t>(rows.size());
   if (m == 0) return;
   const bool gcn = options_.aggregation == Aggregation::kGcn;
-  const std::span<const int64_t> indptr = part_.indptr;
+  const std::span<const int64_t> indptr = part_.adj.indptr;
   StreamKey k = layer_key;
   k.rank = static_cast<uint64_t>(requester);
   const uint64_t base = Rng(k)();

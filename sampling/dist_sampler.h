@@ -43,6 +43,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/csr_view.h"
 #include "core/rng.h"
 #include "sampling/block.h"
 #include "sampling/neighbor_sampler.h"
@@ -61,8 +62,7 @@ struct OwnedGraph {
   int64_t global_offset = 0;  // new global id of local node 0
   int64_t num_owned = 0;
   int64_t num_halo = 0;
-  std::span<const int64_t> indptr;       // num_owned + num_halo + 1 offsets (halo rows empty)
-  std::span<const int32_t> indices;      // columns in local ids, any order within a row
+  CsrView<int32_t> adj;                  // num_owned + num_halo rows (halo rows empty), columns in local ids
   std::span<const int32_t> halo_owner;   // part that owns halo j (never this part)
   std::span<const int64_t> halo_remote;  // local id of halo j inside its owner part
 

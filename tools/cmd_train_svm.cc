@@ -13,6 +13,7 @@
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "train/svm/batch_solver.h"
 #include "train/svm/svm_ops.h"
@@ -24,17 +25,9 @@ namespace {
 struct TrainSvmArgs {
   std::string data;
   std::string model;
-  double c = 1;
-  double gamma = 0;
-  std::string kernel = "rbf";
-  int degree = 3;
-  double coef0 = 0;
-  double eps = 1e-3;
-  double cache_mb = 100;
+  train::svm::SvmParams params;      // the training parameters (SvmParams::Params declares their options)
   std::vector<std::string> weights;  // LABEL WEIGHT pairs
-  std::string shrinking = "periodic";
   int threads = 0;
-  int64_t max_iter = -1;
   std::string device = "cpu";
   int device_id = 0;
   std::string solver = "smo";
@@ -59,17 +52,8 @@ std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>
 
 void RunTrainSvm(const TrainSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
-  train::svm::SvmParams p;
-  p.kernel.type = kernels::ParseSvmKernel(a.kernel);
-  p.kernel.degree = a.degree;
-  p.kernel.gamma = a.gamma;
-  p.kernel.coef0 = a.coef0;
-  p.C = a.c;
-  p.eps = a.eps;
-  p.cache_mb = a.cache_mb;
+  train::svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
-  p.shrinking = train::svm::ParseShrinking(a.shrinking);
-  p.max_iterations = a.max_iter;
   p.Validate();  // before reading a large file
 
   Context ctx;
@@ -124,30 +108,13 @@ void RegisterTrainSvm(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--model", args->model, "Output model file (LIBSVM text format; FILE.json gets the statistics)")
       ->required();
-  sub->add_option("-c,--cost", args->c, "C, the penalty of the soft margin (> 0)")->capture_default_str();
-  sub->add_option("-g,--gamma", args->gamma, "gamma of polynomial, RBF and sigmoid kernels; 0 = 1/num_features")
-      ->capture_default_str();
-  sub->add_option("-t,--kernel", args->kernel, "Kernel: linear (0), polynomial (1), rbf (2), sigmoid (3)")
-      ->capture_default_str();
-  sub->add_option("-d,--degree", args->degree, "Degree of the polynomial kernel")->capture_default_str();
-  sub->add_option("-r,--coef0", args->coef0, "coef0 of polynomial and sigmoid kernels")->capture_default_str();
-  sub->add_option("-e,--eps", args->eps, "Stopping tolerance on the maximal violation gap (> 0)")
-      ->capture_default_str();
-  sub->add_option("-m,--cache", args->cache_mb,
-                  "Kernel cache budget in MB (> 0), shared by the binary problems solved at once")
-      ->capture_default_str();
+  AddParams(sub, &args->params);
   sub->add_option("-w,--weight", args->weights,
                   "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)")
       ->expected(0, 2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(true);
-  sub->add_option("-h,--shrinking", args->shrinking,
-                  "Sample elimination: off, eager (every iteration), periodic (LIBSVM, every min(l,1000)), lazy "
-                  "(only near convergence); -h 0/1 as svm-train")
-      ->capture_default_str();
   sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
-  sub->add_option("--max-iter", args->max_iter, "Iteration limit per binary problem (-1 = max(10^7, 100 l))")
-      ->capture_default_str();
   sub->add_option("--device", args->device,
                   "cpu, or cuda (the batched solver on the GPU: kernel rows by cuSPARSE, subproblems in one block)")
       ->capture_default_str();

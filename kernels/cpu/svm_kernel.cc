@@ -13,25 +13,14 @@
 
 namespace tessel::kernels {
 
-std::string_view SvmKernelName(SvmKernelType type) {
-  switch (type) {
-    case SvmKernelType::kLinear:
-      return "linear";
-    case SvmKernelType::kPolynomial:
-      return "polynomial";
-    case SvmKernelType::kRbf:
-      return "rbf";
-    case SvmKernelType::kSigmoid:
-      return "sigmoid";
-  }
-  return "unknown";
-}
+std::string_view SvmKernelName(SvmKernelType type) { return EnumName(type); }
 
 SvmKernelType ParseSvmKernel(std::string_view name) {
-  if (name == "linear" || name == "0") return SvmKernelType::kLinear;
-  if (name == "polynomial" || name == "poly" || name == "1") return SvmKernelType::kPolynomial;
-  if (name == "rbf" || name == "2") return SvmKernelType::kRbf;
-  if (name == "sigmoid" || name == "3") return SvmKernelType::kSigmoid;
+  for (const auto& [type, type_name] : EnumNames<SvmKernelType>::kNames) {
+    // The name, or LIBSVM's -t digit (the enum's values are LIBSVM's kernel_type numbers).
+    if (name == type_name || (name.size() == 1 && name[0] - '0' == static_cast<int>(type))) return type;
+  }
+  if (name == "poly") return SvmKernelType::kPolynomial;
   throw Error(fmt::format(
       "unknown SVM kernel '{}': use linear (0), polynomial (1), rbf (2) or sigmoid (3); precomputed kernels are not "
       "supported",
@@ -97,7 +86,7 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
 }
 
 SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params)
-    : rows_(rows), params_(params), dense_(static_cast<size_t>(rows.num_features), 0.0) {
+    : rows_(rows), params_(params), dense_(static_cast<size_t>(rows.num_cols), 0.0) {
   if (params_.type == SvmKernelType::kRbf) {
     squared_norms_.resize(static_cast<size_t>(rows_.num_rows()));
     parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
@@ -106,7 +95,7 @@ SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params)
       squared_norms_[r] = SparseDot(idx, val, idx, val);
     });
   }
-  const int64_t words = (rows_.num_features + 63) / 64;
+  const int64_t words = (rows_.num_cols + 63) / 64;
   const bool all_ones = std::all_of(rows_.values.begin(), rows_.values.end(), [](double v) { return v == 1.0; });
   if (all_ones && words >= 1 && words <= kMaxBitWords) {
     bit_words_ = words;
@@ -119,7 +108,7 @@ SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params)
     nnz_.resize(static_cast<size_t>(rows_.num_rows()));
     for (int64_t r = 0; r < rows_.num_rows(); ++r)
       nnz_[r] = static_cast<int32_t>(rows_.indptr[r + 1] - rows_.indptr[r]);
-    const int64_t max_arg = 2 * rows_.num_features;
+    const int64_t max_arg = 2 * rows_.num_cols;
     table_.resize(static_cast<size_t>(max_arg + 1));
     for (int64_t m = 0; m <= max_arg; ++m) {
       const auto v = static_cast<double>(m);

@@ -19,6 +19,19 @@ struct EnumNames<Colour> {
       {{Colour::kRed, "red"}, {Colour::kBlue, "blue"}}};
 };
 
+// An enumeration with more spellings than names (as svm-train's -t 2): its Parse decides, names stay canonical.
+enum class Size { kSmall, kLarge };
+template <>
+struct EnumNames<Size> {
+  static constexpr std::array<std::pair<Size, std::string_view>, 2> kNames{
+      {{Size::kSmall, "small"}, {Size::kLarge, "large"}}};
+  static Size Parse(std::string_view s) {
+    if (s == "small" || s == "0") return Size::kSmall;
+    if (s == "large" || s == "1") return Size::kLarge;
+    throw Error("size '" + std::string(s) + "': use small (0) or large (1)");
+  }
+};
+
 namespace {
 
 struct Inner {
@@ -129,6 +142,34 @@ TEST(Params, CliRejectsBadValues) {
     tools::AddParams(&app, &d);
     // A bad list is CLI11's validation error (reported by the parser), not an exception escaping it.
     EXPECT_THROW(app.parse("--fanouts 3,x", false), CLI::ValidationError);
+  }
+}
+
+struct Sized {
+  Size size = Size::kSmall;
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{"size", "How big", "-s,--size"}, c.size);
+  }
+};
+
+TEST(Params, EnumParseTakesAliasesAndNamesStayCanonical) {
+  EXPECT_EQ(ParseEnum<Size>("1", "--size"), Size::kLarge);
+  EXPECT_EQ(EnumName(Size::kLarge), "large");
+  CLI::App app("demo");
+  Sized d;
+  tools::AddParams(&app, &d);
+  app.parse("-s 1", false);
+  EXPECT_EQ(d.size, Size::kLarge);
+  EXPECT_EQ(ParamsToJson(d).at("size").get<std::string>(), "large");
+  CLI::App bad("demo");
+  Sized e;
+  tools::AddParams(&bad, &e);
+  try {
+    bad.parse("--size huge", false);
+    FAIL() << "an unknown spelling was accepted";
+  } catch (const CLI::ValidationError& err) {
+    EXPECT_NE(std::string(err.what()).find("use small (0) or large (1)"), std::string::npos) << err.what();
   }
 }
 

@@ -96,8 +96,7 @@ HandPart MakePart(const datasets::CsrGraph32& g, const std::vector<int64_t>& off
                       begin,
                       owned,
                       static_cast<int64_t>(p.halo_owner.size()),
-                      p.indptr,
-                      p.indices,
+                      CsrView<int32_t>{p.indptr, p.indices, {}, owned + static_cast<int64_t>(p.halo_owner.size())},
                       p.halo_owner,
                       p.halo_remote};
   return p;

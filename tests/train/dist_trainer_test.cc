@@ -248,9 +248,7 @@ TEST(GcnTrainerOnParts, StepGradientEqualsUnionBatchGradient) {
     const SparseMatrix adj = GcnNormalizedAdjacency(Cora().graph);
     const std::vector<LayerGraph> graphs(2, LayerGraph{&adj, &adj});
     Context ctx;
-    const Matrix& logits =
-        model.Forward(ctx, x.is_sparse ? InputFeatures{nullptr, &x.sparse} : InputFeatures{&x.dense, nullptr}, graphs,
-                      false, StreamKey{});
+    const Matrix& logits = model.Forward(ctx, x, graphs, false, StreamKey{});
     Matrix grad;
     const std::vector<int32_t> labels = Cora().labels.ToVector();
     kernels::SoftmaxCrossEntropy(ctx, logits, labels, union_original, &grad);
@@ -332,7 +330,7 @@ TEST(GcnTrainerOnParts, DistributedEvaluationEqualsFullGraphInference) {
         kind == ModelKind::kGcn ? GcnNormalizedAdjacency(Cora().graph) : MeanAdjacency(Cora().graph);
     const std::vector<LayerGraph> graphs(2, LayerGraph{&adj, &adj});
     Context ctx;
-    const Matrix& logits = model.Forward(ctx, InputFeatures{nullptr, &x.sparse}, graphs, false, StreamKey{});
+    const Matrix& logits = model.Forward(ctx, x, graphs, false, StreamKey{});
     std::vector<int32_t> want(n);
     kernels::RowArgmax(ctx, logits, want);
     int64_t differ = 0;

@@ -46,9 +46,13 @@ TEST_P(GradientCheck, AnalyticGradientsMatchCentralDifferences) {
   }
   std::vector<LayerGraph> graphs;
   for (const auto& a : adj) graphs.push_back(LayerGraph{&a, nullptr});
-  Matrix xd = RandomMatrix(n[0], in_dim, 5);
-  SparseMatrix xs = RandomSparse(n[0], in_dim, 0.4, true, 6);
-  const InputFeatures x = c.sparse_input ? InputFeatures{nullptr, &xs} : InputFeatures{&xd, nullptr};
+  FeatureMatrix x;
+  x.is_sparse = c.sparse_input;
+  if (x.is_sparse) {
+    x.sparse = RandomSparse(n[0], in_dim, 0.4, true, 6);
+  } else {
+    x.dense = RandomMatrix(n[0], in_dim, 5);
+  }
   const int64_t out_rows = n[static_cast<size_t>(c.layers)];
   std::vector<int32_t> labels(static_cast<size_t>(out_rows));
   std::vector<int64_t> rows(static_cast<size_t>(out_rows));
@@ -100,8 +104,8 @@ TEST(GcnModel, EvalIsDeterministicAndTrainingDropoutDependsOnKey) {
   GcnModel model(mc, 1);
   SparseMatrix a = RandomSparse(10, 10, 0.3, true, 2);
   std::vector<LayerGraph> graphs(2, LayerGraph{&a, nullptr});
-  Matrix x = RandomMatrix(10, 6, 3);
-  const InputFeatures in{&x, nullptr};
+  FeatureMatrix in;
+  in.dense = RandomMatrix(10, 6, 3);
   const auto e1 = model.Forward(ctx, in, graphs, false, StreamKey{.epoch = 1}).data.ToVector();
   const auto e2 = model.Forward(ctx, in, graphs, false, StreamKey{.epoch = 2}).data.ToVector();
   EXPECT_EQ(e1, e2);

@@ -16,9 +16,7 @@ using train::svm::testing::DenseKernel;
 using train::svm::testing::DenseRow;
 using train::svm::testing::RandomDataset;
 
-SparseRowsView View(const datasets::SparseRowDataset& ds) {
-  return {ds.indptr.Host(), ds.indices.Host(), ds.values.Host(), ds.num_features};
-}
+SparseRowsView View(const datasets::SparseRowDataset& ds) { return ds.Rows(); }
 
 std::vector<SvmKernelParams> AllKernels() {
   return {{SvmKernelType::kLinear, 3, 0, 0},

@@ -28,7 +28,7 @@ struct Fixture {
 
 Fixture MakeFixture(int64_t n, uint64_t seed) {
   Fixture f{RandomDataset(n, 20, 0.5, {1, -1}, seed), {}, {}, {}};
-  f.view = {f.ds.indptr.Host(), f.ds.indices.Host(), f.ds.values.Host(), f.ds.num_features};
+  f.view = f.ds.Rows();
   for (int64_t r = 0; r < n; ++r) {
     f.rows.push_back(static_cast<int32_t>(r));
     f.y.push_back(f.ds.labels.Host()[r] > 0 ? 1 : -1);

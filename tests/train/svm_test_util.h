@@ -61,7 +61,7 @@ struct Problem {
 
 inline Problem MakeProblem(datasets::SparseRowDataset ds) {
   Problem p{std::move(ds), {}, {}, {}};
-  p.view = {p.ds.indptr.Host(), p.ds.indices.Host(), p.ds.values.Host(), p.ds.num_features};
+  p.view = p.ds.Rows();
   for (int64_t r = 0; r < p.ds.num_rows; ++r) {
     p.rows.push_back(static_cast<int32_t>(r));
     p.y.push_back(p.ds.labels.Host()[r] > 0 ? 1 : -1);

@@ -16,13 +16,12 @@ template <typename IdT>
 kernels::SparseMatrix Normalized(const datasets::CsrGraph<IdT>& g, bool gcn) {
   const int64_t n = g.num_nodes();
   TESSEL_CHECK(n <= INT32_MAX, "full-graph training needs fewer than 2^31 nodes, the graph has {}", n);
-  auto p = g.indptr().Host();
-  auto idx = g.indices().Host();
+  const CsrView<IdT, float> a = g.View();
   std::vector<double> deg(static_cast<size_t>(n), 0.0);
   std::vector<int64_t> out_p(static_cast<size_t>(n + 1), 0);
   for (int64_t u = 0; u < n; ++u) {
     int64_t d = 0;
-    for (int64_t e = p[u]; e < p[u + 1]; ++e) d += idx[e] != u ? 1 : 0;
+    for (IdT v : a.RowIndices(u)) d += v != u ? 1 : 0;
     deg[u] = static_cast<double>(d) + (gcn ? 1.0 : 0.0);
     out_p[u + 1] = out_p[u] + d + (gcn ? 1 : 0);
   }
@@ -34,8 +33,8 @@ kernels::SparseMatrix Normalized(const datasets::CsrGraph<IdT>& g, bool gcn) {
       out_i[k] = static_cast<int32_t>(u);
       out_v[k++] = static_cast<float>(1.0 / deg[u]);
     }
-    for (int64_t e = p[u]; e < p[u + 1]; ++e) {
-      const int64_t v = idx[e];
+    for (const IdT id : a.RowIndices(u)) {
+      const auto v = static_cast<int64_t>(id);
       if (v == u) continue;
       out_i[k] = static_cast<int32_t>(v);
       out_v[k++] = static_cast<float>(gcn ? 1.0 / std::sqrt(deg[u] * deg[v]) : 1.0 / deg[u]);

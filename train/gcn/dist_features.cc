@@ -215,35 +215,27 @@ kernels::Matrix AssembleDense(std::span<const kernels::Matrix* const> sources, s
 
 kernels::SparseMatrix AssembleSparse(std::span<const kernels::SparseMatrix* const> sources,
                                      std::span<const RowRef> refs, int64_t cols) {
-  struct View {
-    std::span<const int64_t> p;
-    std::span<const int32_t> idx;
-    std::span<const float> val;  // empty: every value is 1
-  };
-  std::vector<View> views;
-  for (const kernels::SparseMatrix* m : sources)
-    views.push_back({m->indptr.Host(), m->indices.Host(), m->values.Host()});
+  std::vector<CsrView<int32_t, float>> views;  // values empty: every value is 1
+  for (const kernels::SparseMatrix* m : sources) views.push_back(m->HostView());
   const auto n = static_cast<int64_t>(refs.size());
   std::vector<int64_t> indptr(Index(n) + 1, 0);
   for (int64_t i = 0; i < n; ++i) {
     const RowRef r = refs[Index(i)];
-    const View& v = views[Index(r.source)];
-    indptr[Index(i) + 1] = indptr[Index(i)] + v.p[Index(r.row) + 1] - v.p[Index(r.row)];
+    indptr[Index(i) + 1] = indptr[Index(i)] + views[Index(r.source)].Degree(r.row);
   }
   std::vector<int32_t> idx(Index(indptr.back()));
   std::vector<float> val(Index(indptr.back()));
   parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
     const RowRef r = refs[Index(i)];
-    const View& v = views[Index(r.source)];
-    const int64_t begin = v.p[Index(r.row)];
-    const int64_t len = v.p[Index(r.row) + 1] - begin;
+    const CsrView<int32_t, float>& v = views[Index(r.source)];
+    const std::span<const int32_t> row = v.RowIndices(r.row);
     const int64_t at = indptr[Index(i)];
-    if (len == 0) return;
-    std::copy_n(v.idx.data() + begin, len, idx.data() + at);
-    if (v.val.empty()) {
-      std::fill_n(val.data() + at, len, 1.0F);
+    std::copy(row.begin(), row.end(), idx.data() + at);
+    if (v.has_values()) {
+      const std::span<const float> values = v.RowValues(r.row);
+      std::copy(values.begin(), values.end(), val.data() + at);
     } else {
-      std::copy_n(v.val.data() + begin, len, val.data() + at);
+      std::fill_n(val.data() + at, row.size(), 1.0F);
     }
   });
   return kernels::SparseMatrix{n, cols, Buffer<int64_t>(std::move(indptr)), Buffer<int32_t>(std::move(idx)),

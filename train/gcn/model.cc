@@ -76,7 +76,7 @@ GcnModel::GcnModel(const ModelConfig& config, uint64_t seed) : config_(config) {
 int64_t GcnModel::InDim(int l) const { return l == 0 ? config_.in_dim : config_.hidden; }
 int64_t GcnModel::OutDim(int l) const { return l == config_.layers - 1 ? config_.num_classes : config_.hidden; }
 
-const Matrix& GcnModel::Forward(const Context& ctx, const InputFeatures& x, std::span<const LayerGraph> graphs,
+const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std::span<const LayerGraph> graphs,
                                 bool training, const StreamKey& dropout_key) {
   const int layers = config_.layers;
   TESSEL_CHECK(static_cast<int>(graphs.size()) == layers, "the model has {} layers but {} graphs were given", layers,
@@ -90,11 +90,11 @@ const Matrix& GcnModel::Forward(const Context& ctx, const InputFeatures& x, std:
     const SparseMatrix& a = *s.graph.adj;
     StreamKey key = dropout_key;
     key.purpose += static_cast<uint64_t>(l);
-    s.sparse_in = l == 0 && x.sparse != nullptr;
+    s.sparse_in = l == 0 && x.is_sparse;
     const int64_t n_src = l == 0 ? x.rows() : state_[static_cast<size_t>(l - 1)].out.rows;
     TESSEL_CHECK(a.cols == n_src, "layer {}: aggregation has {} source columns but {} input rows", l, a.cols, n_src);
     if (s.sparse_in) {
-      const SparseMatrix& xs = *x.sparse;
+      const SparseMatrix& xs = x.sparse;
       Buffer<float> values;
       if (drop) {
         const Buffer<float> ones =
@@ -106,7 +106,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const InputFeatures& x, std:
       s.in_sp = SparseMatrix{xs.rows, xs.cols, BorrowAll(xs.indptr, xs.indptr.size()),
                              BorrowAll(xs.indices, xs.indices.size()), std::move(values)};
     } else {
-      const Matrix& src = l == 0 ? *x.dense : state_[static_cast<size_t>(l - 1)].out;
+      const Matrix& src = l == 0 ? x.dense : state_[static_cast<size_t>(l - 1)].out;
       s.in_ref = nullptr;
       if (drop) {
         s.in.rows = src.rows;

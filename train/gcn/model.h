@@ -15,6 +15,7 @@
 #include "core/params.h"
 #include "core/rng.h"
 #include "kernels/matrix.h"
+#include "train/gcn/data.h"
 
 namespace tessel::train::gcn {
 
@@ -52,14 +53,6 @@ struct LayerGraph {
   const SparseMatrix* adj_t = nullptr;
 };
 
-// Input features of the first layer's source nodes: exactly one of dense / sparse is set.
-struct InputFeatures {
-  const Matrix* dense = nullptr;
-  const SparseMatrix* sparse = nullptr;
-  int64_t rows() const { return dense != nullptr ? dense->rows : sparse->rows; }
-  int64_t cols() const { return dense != nullptr ? dense->cols : sparse->cols; }
-};
-
 class GcnModel {
  public:
   // Glorot-uniform weights and zero biases from the stream (seed, purpose "init").
@@ -67,7 +60,7 @@ class GcnModel {
 
   // Logits [rows of the last layer's adj x num_classes]. training = dropout on, with masks drawn from
   // `dropout_key` (layer l uses purpose key.purpose + l). Keeps what Backward needs.
-  const Matrix& Forward(const Context& ctx, const InputFeatures& x, std::span<const LayerGraph> graphs, bool training,
+  const Matrix& Forward(const Context& ctx, const FeatureMatrix& x, std::span<const LayerGraph> graphs, bool training,
                         const StreamKey& dropout_key);
   // Fills every Param::grad from the gradient of the loss with respect to the last logits.
   void Backward(const Context& ctx, const Matrix& grad_logits);

@@ -25,8 +25,7 @@ sampling::OwnedGraph OwnedGraphOf(const partition::LocalPart& part) {
   g.global_offset = part.global_offset;
   g.num_owned = part.num_owned;
   g.num_halo = part.num_halo;
-  g.indptr = part.graph.indptr().Host();
-  g.indices = part.graph.indices().Host();
+  g.adj = part.graph.View();
   g.halo_owner = part.halo_owner.Host();
   g.halo_remote = part.halo_remote.Host();
   return g;

@@ -29,8 +29,6 @@ inline constexpr uint64_t kPurposeSample = 0x300;  // + layer
 
 double SecondsSince(std::chrono::steady_clock::time_point since);
 
-InputFeatures InputOf(const FeatureMatrix& f);
-
 // The stream key of one training draw of this rank.
 StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose);
 

@@ -257,7 +257,7 @@ double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int
   double loss_sum = 0;
   if (!batch_.rows.empty()) {
     const Matrix& logits =
-        model_.Forward(ctx_, InputOf(*batch_.x), batch_.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
+        model_.Forward(ctx_, *batch_.x, batch_.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
     Matrix grad;
     const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, batch_.labels, batch_.rows, &grad);
     model_.Backward(ctx_, grad);

@@ -87,7 +87,7 @@ class WholeGraphSource final : public GraphSource {
   }
 
   const Matrix& Logits(const Context& ctx, GcnModel& model) override {
-    return model.Forward(ctx, InputOf(features_), full_graphs_, false, StreamKey{});
+    return model.Forward(ctx, features_, full_graphs_, false, StreamKey{});
   }
 
   void Metrics(std::span<const int32_t> pred, ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) override {
@@ -149,7 +149,7 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
   SparseMatrix adj_t;
   BuildAdjacency(ctx, data.graph, c.model.kind, &adj, &adj_t);
   std::vector<LayerGraph> graphs(static_cast<size_t>(c.model.layers), LayerGraph{&adj, &adj});
-  const Matrix& logits = model.Forward(ctx, InputOf(f), graphs, false, StreamKey{});
+  const Matrix& logits = model.Forward(ctx, f, graphs, false, StreamKey{});
   Matrix probs;
   kernels::RowSoftmax(ctx, logits, &probs);
   if (config != nullptr) *config = c;

@@ -7,25 +7,14 @@
 
 namespace tessel::train::svm {
 
-std::string_view ShrinkingName(ShrinkingPolicy policy) {
-  switch (policy) {
-    case ShrinkingPolicy::kOff:
-      return "off";
-    case ShrinkingPolicy::kEager:
-      return "eager";
-    case ShrinkingPolicy::kPeriodic:
-      return "periodic";
-    case ShrinkingPolicy::kLazy:
-      return "lazy";
-  }
-  return "unknown";
-}
+std::string_view ShrinkingName(ShrinkingPolicy policy) { return EnumName(policy); }
 
 ShrinkingPolicy ParseShrinking(std::string_view name) {
-  if (name == "off" || name == "0") return ShrinkingPolicy::kOff;
-  if (name == "eager") return ShrinkingPolicy::kEager;
-  if (name == "periodic" || name == "1") return ShrinkingPolicy::kPeriodic;
-  if (name == "lazy") return ShrinkingPolicy::kLazy;
+  for (const auto& [policy, policy_name] : EnumNames<ShrinkingPolicy>::kNames) {
+    if (name == policy_name) return policy;
+  }
+  if (name == "0") return ShrinkingPolicy::kOff;  // svm-train's -h 0 / -h 1
+  if (name == "1") return ShrinkingPolicy::kPeriodic;
   throw Error(fmt::format("unknown shrinking policy '{}': use off, eager, periodic or lazy", name));
 }
 

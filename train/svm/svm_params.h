@@ -2,10 +2,13 @@
 // sample-elimination (shrinking) policies of Narasimhan, Vishnu, Holder, Hoisie (2014).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "core/params.h"
 #include "kernels/svm_kernel.h"
 #include "train/svm/elimination.h"
 
@@ -21,6 +24,8 @@ struct ClassWeight {
   double weight = 1;  // multiplies C for this class (-wLABEL WEIGHT)
 };
 
+// The training parameters of `tessel train svm`, with svm-train's letters. Params declares the CLI options (flag,
+// help, default) once; the class weights (-w LABEL WEIGHT, also svm-train's -w1 2) are parsed by the command.
 struct SvmParams {
   kernels::SvmKernelParams kernel;   // -t, -d, -g, -r; gamma 0 = 1 / num_features
   double C = 1;                      // -c
@@ -32,6 +37,39 @@ struct SvmParams {
 
   // Throws tessel::Error naming the bad value and the fix (C <= 0, gamma < 0, eps <= 0, ...).
   void Validate() const;
+
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{"cost", "C, the penalty of the soft margin (> 0)", "-c,--cost"}, c.C);
+    v(ParamInfo{"gamma", "gamma of polynomial, RBF and sigmoid kernels; 0 = 1/num_features", "-g,--gamma"},
+      c.kernel.gamma);
+    v(ParamInfo{"kernel", "Kernel: linear (0), polynomial (1), rbf (2), sigmoid (3)", "-t,--kernel"}, c.kernel.type);
+    v(ParamInfo{"degree", "Degree of the polynomial kernel", "-d,--degree"}, c.kernel.degree);
+    v(ParamInfo{"coef0", "coef0 of polynomial and sigmoid kernels", "-r,--coef0"}, c.kernel.coef0);
+    v(ParamInfo{"eps", "Stopping tolerance on the maximal violation gap (> 0)", "-e,--eps"}, c.eps);
+    v(ParamInfo{"cache_mb", "Kernel cache budget in MB (> 0), shared by the binary problems solved at once",
+                "-m,--cache"},
+      c.cache_mb);
+    v(ParamInfo{"shrinking",
+                "Sample elimination: off, eager (every iteration), periodic (LIBSVM, every min(l,1000)), lazy "
+                "(only near convergence); -h 0/1 as svm-train",
+                "-h,--shrinking"},
+      c.shrinking);
+    v(ParamInfo{"max_iter", "Iteration limit per binary problem (-1 = max(10^7, 100 l))"}, c.max_iterations);
+  }
 };
 
 }  // namespace tessel::train::svm
+
+namespace tessel {
+// The one list of ShrinkingPolicy's names; Parse also takes svm-train's -h 0 and 1.
+template <>
+struct EnumNames<train::svm::ShrinkingPolicy> {
+  static constexpr std::array<std::pair<train::svm::ShrinkingPolicy, std::string_view>, 4> kNames{
+      {{train::svm::ShrinkingPolicy::kOff, "off"},
+       {train::svm::ShrinkingPolicy::kEager, "eager"},
+       {train::svm::ShrinkingPolicy::kPeriodic, "periodic"},
+       {train::svm::ShrinkingPolicy::kLazy, "lazy"}}};
+  static train::svm::ShrinkingPolicy Parse(std::string_view name) { return train::svm::ParseShrinking(name); }
+};
+}  // namespace tessel

@@ -27,7 +27,7 @@ SolverResult SolveBatchedCuda(const BinaryProblem& problem, const SolverOptions&
   const kernels::SparseRowsView& v = problem.kernel->rows();
   const kernels::SvmKernelParams& k = problem.kernel->params();
   cuda::BatchCudaProblem p;
-  p.rows = {v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_features};
+  p.rows = {v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
   p.kernel = {static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
   p.sample_rows = problem.rows.data();
   p.y = problem.y.data();
