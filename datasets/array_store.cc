@@ -2,6 +2,7 @@
 // that check the dtype, the byte size and (on request) the checksum against the manifest entry.
 #include "datasets/array_store.h"
 
+#include <limits>
 #include <memory>
 
 #include <fmt/format.h>
@@ -124,6 +125,12 @@ ArrayEntry ArrayReader::Entry(std::string_view name) const {
   }
   e.count = j["count"].get<int64_t>();
   e.bytes = j["bytes"].get<int64_t>();
+  // count x element size must not wrap around: a wrapped product could match a short file and map too few bytes.
+  const auto width = static_cast<int64_t>(DTypeSize(e.dtype));
+  if (e.count > std::numeric_limits<int64_t>::max() / width) {
+    throw fail(fmt::format("\"count\" {} of {} values does not fit in a file (count x {} bytes overflows)", e.count,
+                           DTypeName(e.dtype), width));
+  }
   if (e.bytes != e.count * static_cast<int64_t>(DTypeSize(e.dtype))) {
     throw fail(fmt::format("\"bytes\" is {} but {} {} values take {}", e.bytes, e.count, DTypeName(e.dtype),
                            e.count * static_cast<int64_t>(DTypeSize(e.dtype))));

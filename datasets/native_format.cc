@@ -2,6 +2,8 @@
 // {file, dtype, count, bytes, xxh3} entry per array; arrays written atomically and mapped back without copies.
 #include "datasets/native_format.h"
 
+#include <algorithm>
+#include <limits>
 #include <type_traits>
 #include <variant>
 
@@ -241,6 +243,11 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
   }
   if (m.Bool("weighted") != r.Has("weights")) m.Fail("\"weighted\" disagrees with the presence of array 'weights'");
   const int64_t dim = m.Int("feature_dim");
+  // Kernels index columns with int32, and num_nodes x feature_dim must not wrap around before it is compared.
+  if (dim > std::numeric_limits<int32_t>::max() || (n > 0 && dim > std::numeric_limits<int64_t>::max() / n)) {
+    m.Fail(fmt::format("\"feature_dim\" is {} (with {} nodes); at most {} columns are supported", dim, n,
+                       std::numeric_limits<int32_t>::max()));
+  }
   if (dim > 0) {
     d.features.num_rows = n;
     d.features.dim = dim;
@@ -254,7 +261,15 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
       d.features.dense = r.Map<float>("features", false, n * dim);
     }
   }
-  d.num_classes = static_cast<int32_t>(m.Int("num_classes"));
+  // Classes beyond the node count (and 65536) cannot all occur; such a count is damage, and tools size per-class
+  // tables by it.
+  const int64_t classes = m.Int("num_classes");
+  const int64_t most_classes = std::max<int64_t>(n, 65536);
+  if (classes > most_classes) {
+    m.Fail(fmt::format("\"num_classes\" is {} but the dataset has {} nodes (at most {} classes are accepted)", classes,
+                       n, most_classes));
+  }
+  d.num_classes = static_cast<int32_t>(classes);
   if (r.Has("labels")) {
     if (d.num_classes <= 0) m.Fail("array 'labels' is present but \"num_classes\" is 0");
     d.labels = r.Map<int32_t>("labels", false, n);

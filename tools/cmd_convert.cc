@@ -61,6 +61,10 @@ void Require(const CLI::App& sub, const ConvertArgs& a, const char* option, std:
 
 void CheckFile(const std::string& option, const std::string& path) {
   std::error_code ec;
+  TESSEL_CHECK(!fs::is_directory(path, ec),
+               "{} '{}' is a folder; give the file inside it (for a native dataset folder use tessel info or "
+               "--dataset, not convert)",
+               option, path);
   TESSEL_CHECK(fs::is_regular_file(path, ec), "{} '{}': no such file", option, path);
 }
 

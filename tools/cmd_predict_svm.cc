@@ -9,7 +9,6 @@
 #include "core/context.h"
 #include "core/error.h"
 #include "core/file_io.h"
-#include "core/log.h"
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "tools/commands.h"
@@ -41,11 +40,6 @@ void RunPredictSvm(const PredictSvmArgs& a) {
   ThreadLimit limit(a.threads);
   const train::svm::SvmModel model = train::svm::LoadSvmModel(a.model);
   const datasets::SparseRowDataset data = datasets::ReadLibsvm(a.data);
-  if (!model.num_features_known && data.num_features > model.num_features)
-    log::Warn(
-        "svm: {} uses feature {} but no support vector of {} does (no {} sidecar records the training "
-        "dimension); those features are ignored",
-        a.data, data.num_features, a.model, train::svm::SidecarPath(a.model));
   const std::vector<double> pred = train::svm::PredictSvm(ctx, model, data);
   const auto labels = data.labels.Host();
   int64_t correct = 0;

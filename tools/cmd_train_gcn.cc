@@ -47,8 +47,9 @@ struct TrainGcnArgs {
   std::string metrics;
   std::string random_split;
   bool json = false;
-  std::string partitions;     // distributed training on this partition folder
-  ParamOptions dist_options;  // to ask which distributed options were given
+  std::string partitions;      // distributed training on this partition folder
+  ParamOptions train_options;  // to ask which training options were given
+  ParamOptions dist_options;   // and which distributed ones
 };
 
 // The training configuration of both modes, checked before any data is loaded or MPI starts.
@@ -77,6 +78,9 @@ train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned)
     TESSEL_CHECK(!a.dataset.empty(),
                  "give --dataset DIR (one process) or --partitions DIR (distributed: mpirun -np K tessel train gcn "
                  "--partitions DIR, K = the number of parts)");
+    TESSEL_CHECK(c.batch_size > 0 || !(a.train_options.Given("fanouts") || a.train_options.Given("replace")),
+                 "--fanouts and --replace apply to sampled mini-batches: add --batch-size N (seed nodes per step) or "
+                 "drop them (full-batch training uses every neighbour)");
     TESSEL_CHECK(!a.dist_options.Any(),
                  "--skew, --skew-variance, --skew-max and --feature-cache apply to distributed training only; add "
                  "--partitions DIR (made by `tessel partition`) or drop them");
@@ -196,7 +200,7 @@ void RegisterTrainGcn(CLI::App& app) {
   sub->add_option("--dataset", args->dataset,
                   "Native dataset folder, or a node-table prefix (tests/data/cora/cora); with --partitions: checked "
                   "to be the partitioned dataset");
-  AddParams(sub, &args->config);
+  args->train_options = AddParams(sub, &args->config);
   sub->add_option("--seed", args->seed, "Seed of every random stream (init, dropout, sampling, shuffling, split)")
       ->capture_default_str();
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();

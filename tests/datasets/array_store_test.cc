@@ -137,6 +137,14 @@ TEST_F(ArrayStoreTest, MalformedEntriesAreReported) {
   EXPECT_THAT(message(with("file", "../../etc/passwd")), HasSubstr("inside the dataset folder"));
   EXPECT_THAT(message(with("bytes", 13)), HasSubstr("\"bytes\" is 13 but 3 int32 values take 12"));
   EXPECT_THAT(message(with("count", -1)), HasSubstr("non-negative"));
+  // 2^62 int32 values: 2^64 bytes wraps to 0, which an empty file would match; refused before any mapping.
+  auto wrapped = [&] {
+    nlohmann::json arrays = nlohmann::json::parse(w.entries().dump());
+    arrays["ids"]["count"] = int64_t{1} << 62;
+    arrays["ids"]["bytes"] = 0;
+    return ArrayReader(dir_, arrays, "fix");
+  };
+  EXPECT_THAT(message(wrapped()), HasSubstr("overflows"));
   EXPECT_THAT(message(with("xxh3", nullptr)), HasSubstr("missing key 'xxh3'"));
   EXPECT_THROW(ArrayReader(dir_, nlohmann::json::array(), "fix"), Error);
 }

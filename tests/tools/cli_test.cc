@@ -223,6 +223,7 @@ TEST_F(CliTest, BadOptionsExitNonZeroWithAClearMessage) {
       {"convert --from libsvm --num-features 0 " + In("rows.libsvm") + out, "--num-features must be >= 1"},
       {"convert --from edgelist --delimiter ab " + In("tiny.edges") + out, "must be one character"},
       {"convert --from edgelist " + In("missing.edges") + out, "no such file"},
+      {"convert --from libsvm '" + root_.string() + "'" + out, "is a folder; give the file inside it"},
       {"convert --from ogb " + In("rows.libsvm") + out, "no such folder"},
       {"convert --from linqs " + In("nothing") + out, "nothing.content"},
       {"convert --from bogus " + In("tiny.edges") + out, "--from"},

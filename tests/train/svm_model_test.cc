@@ -1,8 +1,10 @@
 // LIBSVM model files: a model written by svm-train 3.24 is read and predicts exactly svm-predict's labels;
-// our files round-trip (binary and multiclass); malformed files fail with file:line; a data set with
-// features beyond the training dimension is refused at predict time.
+// our files round-trip (binary and multiclass); malformed files fail with file:line (also when a non-linear
+// kernel has no gamma or total_sv disagrees with the rows); features beyond the training dimension enter the
+// kernel as svm-predict uses them.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -118,23 +120,45 @@ TEST_F(SvmModelTest, MalformedFilesNameTheLine) {
   EXPECT_NE(LoadError(head + "label 1 -1\nnr_sv 1 1\n").find("no 'SV' line"), std::string::npos);
 }
 
-TEST_F(SvmModelTest, RefusesDataWithFeaturesBeyondTheTrainingDimension) {
+// A feature the model never saw meets zeros in every support vector: for RBF, K(x + v e, sv) = K(x, sv) exp(-gamma
+// v^2), so every decision value plus rho scales by exp(-gamma v^2), as svm-predict computes it.
+TEST_F(SvmModelTest, FeaturesBeyondTheTrainingDimensionEnterTheKernelAsSvmPredictUsesThem) {
   const auto data = datasets::ReadLibsvm(kData / "heart_scale");
   SaveSvmModel(TrainSvm(data, SvmParams{}), dir_ / "m.model");
   const SvmModel m = LoadSvmModel(dir_ / "m.model");
   EXPECT_EQ(m.num_features, 13);
-  const auto wide = datasets::ReadLibsvm(Write("wide.txt", "1 1:0.5 14:1\n-1 2:0.25\n"));
-  try {
-    PredictSvm(m, wide);
-    FAIL();
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("row 1 uses feature 14 but the model was trained on 13 features"),
-              std::string::npos)
-        << e.what();
-  }
-  // Fewer features than the training data is fine (a test file may not use the last feature).
-  const auto narrow = datasets::ReadLibsvm(Write("narrow.txt", "1 1:0.5\n-1 2:0.25\n"));
-  EXPECT_EQ(PredictSvm(m, narrow).size(), 2u);
+  ASSERT_EQ(m.kernel.type, kernels::SvmKernelType::kRbf);
+  const std::vector<int32_t> idx = {0, 3};
+  const std::vector<double> val = {0.5, -0.25};
+  std::vector<double> base;
+  PredictRow(m, idx, val, &base);
+  const double v = 1.5;
+  std::vector<double> wide;
+  PredictRow(m, std::vector<int32_t>{0, 3, 13}, std::vector<double>{0.5, -0.25, v}, &wide);
+  ASSERT_EQ(base.size(), 1u);
+  ASSERT_EQ(wide.size(), 1u);
+  const double scale = std::exp(-m.kernel.gamma * v * v);
+  EXPECT_NEAR(wide[0] + m.rho[0], scale * (base[0] + m.rho[0]), 1e-12 * (1 + std::abs(base[0])));
+  EXPECT_NE(wide[0], base[0]);  // the extra feature does count
+  const auto file = datasets::ReadLibsvm(Write("wide.txt", "1 1:0.5 14:1\n-1 2:0.25\n"));
+  EXPECT_EQ(RowsBeyondModelFeatures(m, file), 1);
+  EXPECT_EQ(PredictSvm(m, file).size(), 2u);
+}
+
+TEST_F(SvmModelTest, HeaderAndRowsMustAgree) {
+  const std::string header =
+      "svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0.1\nlabel 1 -1\nnr_sv 1 1\nSV\n";
+  const std::string rows = "1 1:0.5\n-1 2:0.25\n";
+  EXPECT_NO_THROW(LoadSvmModel(Write("ok.model", header + rows)));
+  std::string no_gamma = header;
+  no_gamma.replace(no_gamma.find("gamma 0.5\n"), 10, "");
+  EXPECT_NE(LoadError(no_gamma + rows).find("kernel_type rbf needs a 'gamma' line"), std::string::npos);
+  EXPECT_NE(LoadError(header + rows + "1 3:1\n").find("more support vectors than total_sv = 2"), std::string::npos);
+  EXPECT_NE(LoadError(header + rows + "1 3:1\n").find("bad.model:12"), std::string::npos);
+  // A linear model has no gamma, as svm-train writes it.
+  std::string linear = no_gamma;
+  linear.replace(linear.find("rbf"), 3, "linear");
+  EXPECT_NO_THROW(LoadSvmModel(Write("linear.model", linear + rows)));
 }
 
 }  // namespace

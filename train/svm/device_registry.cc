@@ -7,6 +7,7 @@
 #include "core/build_config.h"
 #include "core/device_ops.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "train/svm/svm_ops.h"
 
 namespace tessel::train::svm {
@@ -39,6 +40,14 @@ SolverResult SolveBinaryBatched(const Context& ctx, const BinaryProblem& problem
 }
 
 std::vector<double> PredictSvm(const Context& ctx, const SvmModel& model, const datasets::SparseRowDataset& data) {
+  if (const int64_t wide = RowsBeyondModelFeatures(model, data); wide > 0) {
+    log::Warn(
+        "{}: {} of {} rows use features beyond the model's {} ({}); they enter the kernel as svm-predict uses "
+        "them",
+        data.name.empty() ? "data" : data.name, wide, data.num_rows, model.num_features,
+        model.num_features_known ? "the training data's, from the model's sidecar"
+                                 : "the support vectors' largest feature id: the model has no sidecar");
+  }
   return SvmOps(ctx).predict(model, data);
 }
 

@@ -109,6 +109,7 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
   m.kernel.gamma = 0;
   bool seen_sv = false;
   bool have_type = false;
+  bool have_gamma = false;
   int64_t total_sv = -1;
   std::string_view line;
   while (cur.Next(&line)) {
@@ -136,6 +137,7 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
     } else if (key == "gamma") {
       if (!fields.Next(&val)) cur.Fail("gamma needs a value");
       m.kernel.gamma = cur.ParseDouble(val, "gamma");
+      have_gamma = true;
     } else if (key == "coef0") {
       if (!fields.Next(&val)) cur.Fail("coef0 needs a value");
       m.kernel.coef0 = cur.ParseDouble(val, "coef0");
@@ -173,6 +175,12 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
   if (!seen_sv) throw Error::InFile(file.name(), "no 'SV' line: the model file is truncated");
   if (m.nr_class < 1 || total_sv < 0 || m.labels.empty() || m.nr_sv.empty())
     throw Error::InFile(file.name(), "the header lacks nr_class, total_sv, label or nr_sv");
+  // svm-train always writes gamma for these kernels; without it every kernel value would use gamma 0.
+  if (m.kernel.type != kernels::SvmKernelType::kLinear && !have_gamma) {
+    throw Error::InFile(file.name(), fmt::format("kernel_type {} needs a 'gamma' line in the header (the model file is "
+                                                 "damaged: retrain, or add the gamma it was trained with)",
+                                                 kernels::SvmKernelName(m.kernel.type)));
+  }
   const int32_t ncoef = m.nr_class - 1;
   std::vector<std::vector<double>> coef(static_cast<size_t>(ncoef));
   int64_t max_id = -1;
@@ -197,6 +205,12 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
       max_id = std::max(max_id, idx - 1);
     }
     m.sv_indptr.push_back(static_cast<int64_t>(m.sv_indices.size()));
+  }
+  while (cur.Next(&line)) {  // total_sv must count every support vector line
+    datasets::Fields fields(line);
+    std::string_view tok;
+    if (fields.Next(&tok))
+      cur.Fail("more support vectors than total_sv = {} (the header and the rows disagree)", total_sv);
   }
   for (const auto& c : coef) m.sv_coef.insert(m.sv_coef.end(), c.begin(), c.end());
   m.num_features = max_id + 1;
@@ -253,20 +267,20 @@ double PredictRow(const SvmModel& model, std::span<const int32_t> indices, std::
   return model.labels[best];
 }
 
+int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRowDataset& data) {
+  const auto rows = data.Rows();
+  int64_t count = 0;
+  for (int64_t r = 0; r < rows.num_rows(); ++r) {
+    const auto idx = rows.RowIndices(r);
+    count += !idx.empty() && idx.back() >= model.num_features ? 1 : 0;  // ids ascend within a row
+  }
+  return count;
+}
+
 std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data) {
   const auto indptr = data.indptr.Host();
   const auto indices = data.indices.Host();
   const auto values = data.values.Host();
-  if (model.num_features_known) {
-    for (int64_t r = 0; r < data.num_rows; ++r) {
-      for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
-        TESSEL_CHECK(indices[e] < model.num_features,
-                     "{}: row {} uses feature {} but the model was trained on {} features; predict with data that "
-                     "has the training data's features (or retrain on this data)",
-                     data.name.empty() ? "data" : data.name, r + 1, indices[e] + 1, model.num_features);
-      }
-    }
-  }
   std::vector<double> out(static_cast<size_t>(data.num_rows));
   parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
     const auto b = static_cast<size_t>(indptr[r]);

@@ -49,7 +49,12 @@ std::string SidecarPath(const std::filesystem::path& model_path);
 double PredictRow(const SvmModel& model, std::span<const int32_t> indices, std::span<const double> values,
                   std::vector<double>* decision_values = nullptr);
 
-// Predicts every row in parallel. Throws when the data uses a feature the model was not trained on.
+// Predicts every row in parallel. Features the model was not trained on enter the kernel as given (svm-predict's
+// behaviour: they add to |x|^2 for RBF and meet zeros in the support vectors); PredictSvm(ctx, ...) warns.
 std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data);
+
+// Rows of `data` with a feature id at or beyond the model's num_features (the training dimension from the sidecar,
+// else one past the support vectors' largest feature id).
+int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRowDataset& data);
 
 }  // namespace tessel::train::svm

@@ -95,10 +95,10 @@ SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& param
   for (const auto& w : p.weights) {
     size_t c = 0;
     while (c < groups.labels.size() && groups.labels[c] != w.label) ++c;
-    if (c == groups.labels.size()) {
-      log::Warn("svm: class label {} given a weight (-w) does not occur in the training data", w.label);
-      continue;
-    }
+    // svm-train only warns; a weight that silently does nothing is a typo tessel reports.
+    TESSEL_CHECK(c < groups.labels.size(),
+                 "-w: class label {} does not occur in the training data (its labels: {}); weight one of those",
+                 w.label, fmt::join(groups.labels, ", "));
     weighted_c[c] *= w.weight;
   }
 
