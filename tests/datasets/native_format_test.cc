@@ -326,7 +326,7 @@ TEST_F(NativeFormatTest, ManifestProblemsNameTheFolderAndTheFix) {
   reset();
   // A class count no labels can fill (tools size per-class tables by it) is refused before anything is sized.
   EditManifest([](nlohmann::json& j) { j["num_classes"] = 100000000; });
-  EXPECT_THAT(LoadError(), HasSubstr("\"num_classes\" is 100000000 but the dataset has 6 nodes"));
+  EXPECT_THAT(LoadError(), HasSubstr("\"num_classes\" is 100000000 but the dataset has"));
   reset();
   EditManifest([](nlohmann::json& j) { j["feature_dim"] = int64_t{1} << 40; });
   EXPECT_THAT(LoadError(), HasSubstr("\"feature_dim\" is 1099511627776"));
