@@ -2,6 +2,7 @@
 // -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar).
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@ namespace {
 struct TrainSvmArgs {
   std::string data;
   std::string model;
+  bool force = false;                // replace an existing --model
   train::svm::SvmParams params;      // the training parameters (SvmParams::Params declares their options)
   std::vector<std::string> weights;  // LABEL WEIGHT pairs
   int threads = 0;
@@ -52,6 +54,14 @@ std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>
 
 void RunTrainSvm(const TrainSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  // The output is checked before anything is read: an existing model (or the training data itself) is never
+  // replaced by accident.
+  std::error_code ec;
+  TESSEL_CHECK(!std::filesystem::equivalent(a.model, a.data, ec),
+               "--model {} is the training data (--data); write the model to another path", a.model);
+  TESSEL_CHECK(a.force || !std::filesystem::exists(a.model, ec),
+               "--model {}: already exists; pass --force to replace it (and its .json sidecar) or choose another path",
+               a.model);
   train::svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
   p.Validate();  // before reading a large file
@@ -108,6 +118,7 @@ void RegisterTrainSvm(CLI::App& app) {
       ->check(CLI::ExistingFile);
   sub->add_option("--model", args->model, "Output model file (LIBSVM text format; FILE.json gets the statistics)")
       ->required();
+  sub->add_flag("--force", args->force, "Replace an existing --model file");
   AddParams(sub, &args->params);
   sub->add_option("-w,--weight", args->weights,
                   "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)")

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/file_io.h"
 #include "train/svm/svm_model.h"
 
 namespace tessel::train::svm {
@@ -93,6 +94,14 @@ TEST_F(SvmCliTest, BadInputGivesClearErrors) {
   int status = 0;
   const std::string ok = Tessel("train svm --data " + hs + model, &status);
   ASSERT_EQ(status, 0) << ok;
+  // An existing model is replaced only with --force; the training data never.
+  const std::string before = ReadFileToString(dir_ / "m.model");
+  EXPECT_NE(Fails("train svm -c 2 --data " + hs + model).find("already exists; pass --force"), std::string::npos);
+  EXPECT_EQ(ReadFileToString(dir_ / "m.model"), before);
+  EXPECT_NE(Fails("train svm --force --data " + hs + " --model " + hs).find("is the training data"), std::string::npos);
+  const std::string replaced = Tessel("train svm -c 2 --force --data " + hs + model, &status);
+  ASSERT_EQ(status, 0) << replaced;
+  EXPECT_NE(ReadFileToString(dir_ / "m.model"), before);
   // Features the model never saw are used as svm-predict uses them, with a warning.
   const auto wide = Write("wide.txt", "1 1:0.5 20:1\n");
   const std::string warned = Tessel("predict svm --data " + wide.string() + model, &status);

@@ -48,9 +48,9 @@ for set in ${sets//,/ }; do
     model="$work/$set.$solver.model"
     log="$work/$set.$solver.log"
     case $solver in
-      smo) cmd="$tessel train svm --data $train $flags -e 0.001 -m 1000 --solver smo --model $model"; device=cpu ;;
-      batch) cmd="$tessel train svm --data $train $flags -e 0.001 -m 1000 --solver batch --model $model"; device=cpu ;;
-      cuda) cmd="$tessel train svm --data $train $flags -e 0.001 -m 1000 --device cuda --model $model"; device=cuda ;;
+      smo) cmd="$tessel train svm --data $train $flags -e 0.001 -m 1000 --solver smo --force --model $model"; device=cpu ;;
+      batch) cmd="$tessel train svm --data $train $flags -e 0.001 -m 1000 --solver batch --force --model $model"; device=cpu ;;
+      cuda) cmd="$tessel train svm --data $train $flags -e 0.001 -m 1000 --device cuda --force --model $model"; device=cuda ;;
       libsvm) cmd="svm-train $flags -e 0.001 -m 1000 $train $model"; device=cpu ;;
       *) echo "error: unknown solver '$solver' (use cuda, smo, batch, libsvm)" >&2; exit 1 ;;
     esac

@@ -98,7 +98,7 @@ def run_libsvm(train, test, args, work, cache):
 def run_tessel(tessel, train, test, args, work, cache, threads=0, shrinking="periodic", predict=True):
     model = f"{work}/tessel.model"
     cmd = [tessel, "--log-level", "warn", "train", "svm", "-m", str(cache), "--threads", str(threads),
-           "--shrinking", shrinking, "--json", "--data", train, "--model", model] + args.split()
+           "--shrinking", shrinking, "--json", "--force", "--data", train, "--model", model] + args.split()
     out, wall, cpu = timed(cmd)
     j = json.loads(out)
     pairs = j["pairs"]
