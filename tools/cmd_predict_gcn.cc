@@ -25,6 +25,7 @@ struct PredictGcnArgs {
   std::string checkpoint;
   std::string nodes = "test";
   std::string output;
+  bool force = false;  // replace an existing --output
   bool probabilities = false;
   int threads = 0;
   std::string device = "cpu";
@@ -54,6 +55,7 @@ std::vector<int64_t> SelectNodes(const datasets::NodeDataset& d, const std::stri
 
 void RunPredictGcn(const PredictGcnArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  CheckOutputFile(a.output, a.force, "--output", {a.dataset});
   ThreadLimit limit(a.threads);
   kernels::SetBlasThreads(a.threads);
   const datasets::NodeDataset data = LoadGcnDataset(a.dataset);
@@ -112,6 +114,7 @@ void RegisterPredictGcn(CLI::App& app) {
   sub->add_option("--nodes", args->nodes, "train, val, test, all, or a file with one node id per line")
       ->capture_default_str();
   sub->add_option("--output", args->output, "Output file (\"node<TAB>class\" lines); default stdout");
+  sub->add_flag("--force", args->force, "Replace an existing --output file");
   sub->add_flag("--probabilities", args->probabilities, "Append the class probabilities to each line");
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
   sub->add_option("--device", args->device, "cpu or cuda (full-graph inference on one GPU)")->capture_default_str();

@@ -22,6 +22,7 @@ struct PredictSvmArgs {
   std::string model;
   std::string data;
   std::string output;
+  bool force = false;  // replace an existing --output
   int threads = 0;
   std::string device = "cpu";
   int device_id = 0;
@@ -30,6 +31,7 @@ struct PredictSvmArgs {
 
 void RunPredictSvm(const PredictSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  CheckOutputFile(a.output, a.force, "--output", {a.model, a.data});
   Context ctx;
   ctx.device = ParseDevice(a.device);
   ctx.device_id = a.device_id;
@@ -72,6 +74,7 @@ void RegisterPredictSvm(CLI::App& app) {
       ->required()
       ->check(CLI::ExistingFile);
   sub->add_option("--output", args->output, "Write one predicted label per line here (as svm-predict)");
+  sub->add_flag("--force", args->force, "Replace an existing --output file");
   sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
   sub->add_option("--device", args->device, "cpu, or cuda (kernel and decision values on the GPU)")
       ->capture_default_str();

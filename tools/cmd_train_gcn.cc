@@ -45,6 +45,7 @@ struct TrainGcnArgs {
   int checkpoint_every = 10;
   bool resume = false;
   std::string metrics;
+  bool force = false;  // replace an existing --metrics file
   std::string random_split;
   bool json = false;
   std::string partitions;      // distributed training on this partition folder
@@ -55,6 +56,7 @@ struct TrainGcnArgs {
 // The training configuration of both modes, checked before any data is loaded or MPI starts.
 train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  CheckOutputFile(a.metrics, a.force, "--metrics", {a.dataset});
   train::gcn::TrainConfig c = a.config;
   if (c.batch_size == 0 && !partitioned) c.fanouts.clear();  // full batch: no sampling
   c.checkpoint_dir = a.checkpoint;
@@ -214,6 +216,7 @@ void RegisterTrainGcn(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--resume", args->resume, "Continue from the checkpoint in --checkpoint when there is one");
   sub->add_option("--metrics", args->metrics, "Write one JSON line per epoch and a final line to FILE.jsonl");
+  sub->add_flag("--force", args->force, "Replace an existing --metrics file");
   sub->add_option("--random-split", args->random_split,
                   "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");

@@ -2,7 +2,6 @@
 // -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar).
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -56,12 +55,7 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   // The output is checked before anything is read: an existing model (or the training data itself) is never
   // replaced by accident.
-  std::error_code ec;
-  TESSEL_CHECK(!std::filesystem::equivalent(a.model, a.data, ec),
-               "--model {} is the training data (--data); write the model to another path", a.model);
-  TESSEL_CHECK(a.force || !std::filesystem::exists(a.model, ec),
-               "--model {}: already exists; pass --force to replace it (and its .json sidecar) or choose another path",
-               a.model);
+  CheckOutputFile(a.model, a.force, "--model", {a.data});
   train::svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
   p.Validate();  // before reading a large file

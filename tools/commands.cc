@@ -2,6 +2,7 @@
 // Actions run after parsing, inside main's error handler, so every failure prints "error: ...".
 #include "tools/commands.h"
 
+#include <filesystem>
 #include <map>
 
 #include "core/error.h"
@@ -15,6 +16,18 @@ std::map<const CLI::App*, std::function<void()>>& Actions() {
 }  // namespace
 
 void SetAction(CLI::App* sub, std::function<void()> run) { Actions()[sub] = std::move(run); }
+
+void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
+                     std::initializer_list<std::string_view> inputs) {
+  if (path.empty()) return;
+  std::error_code ec;
+  for (std::string_view input : inputs) {
+    TESSEL_CHECK(input.empty() || !std::filesystem::equivalent(path, input, ec),
+                 "{} {} is an input of this command; write to another path", flag, path);
+  }
+  TESSEL_CHECK(force || !std::filesystem::exists(path, ec),
+               "{} {}: already exists; pass --force to replace it or choose another path", flag, path);
+}
 
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description) {
   for (CLI::App* sub : app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; })) return sub;

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -19,5 +21,10 @@ void SetAction(CLI::App* sub, std::function<void()> run);
 // The group subcommand `name` ("train", "predict"), created on first use, so `train gcn` and `train svm` can
 // live in different files.
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description);
+
+// Checks an output file given by `flag` before any work: it may exist only with --force, and it must not be one
+// of `inputs` (the files the command reads). Empty paths (no output asked for) pass.
+void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
+                     std::initializer_list<std::string_view> inputs = {});
 
 }  // namespace tessel::tools

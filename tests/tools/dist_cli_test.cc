@@ -114,6 +114,8 @@ TEST_F(DistCli, DatasetWithTheSameCountsButOtherLabelsIsRefused) {
 
 TEST_F(DistCli, OptionsAreValidated) {
   const std::string p = " --partitions " + P("p1") + " --epochs 1";
+  const std::string taken = P("taken.jsonl");
+  std::ofstream(taken) << "{}\n";  // an earlier run's metrics: replaced only with --force
   struct Case {
     std::string args;
     std::string message;
@@ -130,6 +132,7 @@ TEST_F(DistCli, OptionsAreValidated) {
       {" --dataset " + P("cora") + " --fanouts 5,5 --epochs 1", "add --batch-size N"},
       {" --dataset " + P("cora") + " --replace --epochs 1", "--fanouts and --replace apply to sampled mini-batches"},
       {" --epochs 1", "give --dataset DIR"},
+      {p + " --metrics " + taken, "--metrics " + taken + ": already exists; pass --force"},
   };
   for (const Case& c : cases) {
     const RunResult r = Tessel("train gcn" + c.args);

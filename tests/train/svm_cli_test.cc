@@ -71,6 +71,16 @@ TEST_F(SvmCliTest, TrainsWithSvmTrainFlagsAndPredicts) {
   ASSERT_EQ(status, 0) << out;
   EXPECT_GT(nlohmann::json::parse(out).at("accuracy").get<double>(), 90.0);
   EXPECT_EQ(fs::file_size(dir_ / "pred.txt") > 0, true);
+  // An existing --output is replaced only with --force; an input never.
+  const std::string predict = "predict svm --model " + model + " --data " + (kData / "heart_scale").string();
+  EXPECT_NE(Tessel(predict + " --output " + (dir_ / "pred.txt").string(), &status).find("already exists"),
+            std::string::npos);
+  EXPECT_NE(status, 0);
+  EXPECT_NE(Tessel(predict + " --force --output " + model, &status).find("is an input of this command"),
+            std::string::npos);
+  EXPECT_NE(status, 0);
+  Tessel(predict + " --force --output " + (dir_ / "pred.txt").string(), &status);
+  EXPECT_EQ(status, 0);
 }
 
 TEST_F(SvmCliTest, BadInputGivesClearErrors) {
@@ -98,7 +108,8 @@ TEST_F(SvmCliTest, BadInputGivesClearErrors) {
   const std::string before = ReadFileToString(dir_ / "m.model");
   EXPECT_NE(Fails("train svm -c 2 --data " + hs + model).find("already exists; pass --force"), std::string::npos);
   EXPECT_EQ(ReadFileToString(dir_ / "m.model"), before);
-  EXPECT_NE(Fails("train svm --force --data " + hs + " --model " + hs).find("is the training data"), std::string::npos);
+  EXPECT_NE(Fails("train svm --force --data " + hs + " --model " + hs).find("is an input of this command"),
+            std::string::npos);
   const std::string replaced = Tessel("train svm -c 2 --force --data " + hs + model, &status);
   ASSERT_EQ(status, 0) << replaced;
   EXPECT_NE(ReadFileToString(dir_ / "m.model"), before);
