@@ -89,7 +89,6 @@ class PartSource final : public GraphSource {
   }
 
   const FeatureScaling& scaling() const override { return features_.scaling(); }
-  int64_t num_owned() const override { return part_.num_owned; }
 
  private:
   const partition::LocalPart& part_;

@@ -5,7 +5,6 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <span>
 #include <vector>
 
 #include <nlohmann/json.hpp>

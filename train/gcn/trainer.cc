@@ -33,10 +33,6 @@ void TrainConfig::Validate(bool partitioned) const {
   TESSEL_CHECK(checkpoint_every >= 1, "--checkpoint-every must be >= 1, got {}", checkpoint_every);
   TESSEL_CHECK(!resume || !checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
   if (partitioned) {
-    TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
-                 "--fanouts gives {} fanouts but the model has {} layers (distributed training always samples: "
-                 "give one fanout per layer, input layer first, e.g. --fanouts 10,10; -1 = all neighbours)",
-                 fanouts.size(), model.layers);
     TESSEL_CHECK(dist.feature_cache >= -1,
                  "--feature-cache must be -1 (the whole halo), 0 (none) or a row count, got {}", dist.feature_cache);
     dist.skew.Validate();
@@ -47,9 +43,9 @@ void TrainConfig::Validate(bool partitioned) const {
   }
   if (partitioned || batch_size > 0) {
     TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
-                 "--fanouts gives {} fanouts but the model has {} layers (give one per layer, input layer first, "
-                 "for example --fanouts 10,25 for 2 layers)",
-                 fanouts.size(), model.layers);
+                 "--fanouts gives {} fanouts but the model has {} layers ({}give one per layer, input layer first, "
+                 "for example --fanouts 10,25 for 2 layers; -1 = all neighbours)",
+                 fanouts.size(), model.layers, partitioned ? "distributed training always samples: " : "");
     sampling::SamplerOptions{fanouts, replace, sampling::Aggregation::kGcn}.Validate();
   }
   adam.Validate();
@@ -280,8 +276,9 @@ double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int
 }
 
 std::vector<int32_t> GcnTrainer::PredictOwned() {
-  std::vector<int32_t> pred(static_cast<size_t>(source_->num_owned()));
-  kernels::RowArgmax(ctx_, source_->Logits(ctx_, model_), pred);
+  const Matrix& logits = source_->Logits(ctx_, model_);
+  std::vector<int32_t> pred(static_cast<size_t>(logits.rows));
+  kernels::RowArgmax(ctx_, logits, pred);
   return pred;
 }
 

@@ -206,7 +206,6 @@ class GraphSource {
   virtual void Metrics(std::span<const int32_t> pred, ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) = 0;
   // The input scaling the source applied (fitted over every rank's rows).
   virtual const FeatureScaling& scaling() const = 0;
-  virtual int64_t num_owned() const = 0;
 };
 
 // The whole dataset in one process (checked with CheckTrainable): full-graph steps when c.batch_size is 0 (the
@@ -257,7 +256,6 @@ class GcnTrainer {
 
   GcnModel& model() { return model_; }
   const TrainConfig& config() const { return config_; }
-  const GraphSource& source() const { return *source_; }
 
  private:
   struct Setup;

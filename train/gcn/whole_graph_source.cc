@@ -97,7 +97,6 @@ class WholeGraphSource final : public GraphSource {
   }
 
   const FeatureScaling& scaling() const override { return scaling_; }
-  int64_t num_owned() const override { return data_.num_nodes(); }
 
  private:
   const datasets::NodeDataset& data_;
