@@ -2,12 +2,9 @@
 // partition folder under mpirun (--partitions, one rank per part, skewed sampling), both through the one
 // GcnTrainer, with a line per epoch on stderr, the final test accuracy on stdout (or --json), checkpoints and a
 // JSON-lines metrics file.
-#include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
