@@ -75,6 +75,12 @@ void LocOp(void* in, void* inout, int* len, MPI_Datatype*) {
   ReduceInto(inout, in, *len, DataTypeOf<ValueIndex<T>>(), kOp);
 }
 
+// MPI user op for the 16-bit float types (MPI has no standard fp16 arithmetic): the shared reduction kernel.
+template <DataType kType, ReduceOp kOp>
+void HalfOp(void* in, void* inout, int* len, MPI_Datatype*) {
+  ReduceInto(inout, in, *len, kType, kOp);
+}
+
 int ToInt(int64_t v) { return static_cast<int>(v); }  // callers keep v <= max_message_bytes <= INT_MAX
 
 class MpiCommunicator final : public Communicator {
@@ -91,10 +97,19 @@ class MpiCommunicator final : public Communicator {
     MPI_Op_create(&LocOp<float, ReduceOp::kMaxLoc>, 1, &loc_op_[0][1]);
     MPI_Op_create(&LocOp<double, ReduceOp::kMinLoc>, 1, &loc_op_[1][0]);
     MPI_Op_create(&LocOp<double, ReduceOp::kMaxLoc>, 1, &loc_op_[1][1]);
+    MPI_Op_create(&HalfOp<DataType::kFloat16, ReduceOp::kSum>, 1, &half_op_[0][0]);
+    MPI_Op_create(&HalfOp<DataType::kFloat16, ReduceOp::kMin>, 1, &half_op_[0][1]);
+    MPI_Op_create(&HalfOp<DataType::kFloat16, ReduceOp::kMax>, 1, &half_op_[0][2]);
+    MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kSum>, 1, &half_op_[1][0]);
+    MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kMin>, 1, &half_op_[1][1]);
+    MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kMax>, 1, &half_op_[1][2]);
   }
   ~MpiCommunicator() override {
     if (!MpiInitialized()) return;
     for (auto& ops : loc_op_) {
+      for (MPI_Op& op : ops) MPI_Op_free(&op);
+    }
+    for (auto& ops : half_op_) {
       for (MPI_Op& op : ops) MPI_Op_free(&op);
     }
     for (MPI_Datatype& t : loc_type_) MPI_Type_free(&t);
@@ -115,6 +130,9 @@ class MpiCommunicator final : public Communicator {
       const int f = type == DataType::kFloat64Index ? 1 : 0;
       dtype = loc_type_[f];
       mpi_op = loc_op_[f][op == ReduceOp::kMaxLoc ? 1 : 0];
+    } else if (type == DataType::kFloat16 || type == DataType::kBFloat16) {
+      dtype = MPI_UINT16_T;  // 2-byte elements; the arithmetic is the user op's
+      mpi_op = half_op_[type == DataType::kBFloat16 ? 1 : 0][static_cast<int>(op)];
     }
     const int64_t element = static_cast<int64_t>(DataTypeSize(type));
     const int64_t chunk = std::max<int64_t>(1, options_.max_message_bytes / element);
@@ -291,6 +309,7 @@ class MpiCommunicator final : public Communicator {
   MpiOptions options_;
   MPI_Datatype loc_type_[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};  // ValueIndex<float>, ValueIndex<double>
   MPI_Op loc_op_[2][2] = {};                                           // [float|double][min|max]
+  MPI_Op half_op_[2][3] = {};                                          // [fp16|bf16][sum|min|max]
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "comm/half.h"
 #include "core/error.h"
 
 namespace tessel::comm {
@@ -36,6 +37,17 @@ void ReduceLoc(ValueIndex<T>* inout, const ValueIndex<T>* in, int64_t n, bool ma
   }
 }
 
+// 16-bit floats: each operation in float, rounded back (what an fp16 allreduce on the wire computes).
+template <typename T, float (*ToFloat)(uint16_t), uint16_t (*FromFloat)(float)>
+void Reduce16(T* inout, const T* in, int64_t n, ReduceOp op) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float a = ToFloat(inout[i].bits);
+    const float b = ToFloat(in[i].bits);
+    const float r = op == ReduceOp::kSum ? a + b : op == ReduceOp::kMin ? std::min(a, b) : std::max(a, b);
+    inout[i].bits = FromFloat(r);
+  }
+}
+
 }  // namespace
 
 size_t DataTypeSize(DataType type) {
@@ -43,6 +55,9 @@ size_t DataTypeSize(DataType type) {
     case DataType::kInt8:
     case DataType::kUInt8:
       return 1;
+    case DataType::kFloat16:
+    case DataType::kBFloat16:
+      return 2;
     case DataType::kInt32:
     case DataType::kUInt32:
     case DataType::kFloat32:
@@ -81,6 +96,10 @@ std::string_view DataTypeName(DataType type) {
       return "(float32, index)";
     case DataType::kFloat64Index:
       return "(float64, index)";
+    case DataType::kFloat16:
+      return "float16";
+    case DataType::kBFloat16:
+      return "bfloat16";
   }
   return "unknown";
 }
@@ -136,6 +155,12 @@ void ReduceInto(void* inout, const void* in, int64_t count, DataType type, Reduc
       return ReduceLoc(static_cast<ValueIndex<float>*>(inout), static_cast<const ValueIndex<float>*>(in), count, max);
     case DataType::kFloat64Index:
       return ReduceLoc(static_cast<ValueIndex<double>*>(inout), static_cast<const ValueIndex<double>*>(in), count, max);
+    case DataType::kFloat16:
+      return Reduce16<Half, HalfToFloat, FloatToHalf>(static_cast<Half*>(inout), static_cast<const Half*>(in), count,
+                                                      op);
+    case DataType::kBFloat16:
+      return Reduce16<BFloat16, BFloat16ToFloat, FloatToBFloat16>(static_cast<BFloat16*>(inout),
+                                                                  static_cast<const BFloat16*>(in), count, op);
   }
 }
 

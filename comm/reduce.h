@@ -9,6 +9,16 @@
 
 namespace tessel::comm {
 
+// 16-bit floating-point wire elements (comm/half.h converts): the summable forms of the fp16 and bf16 compressors.
+struct Half {
+  uint16_t bits = 0;
+  bool operator==(const Half&) const = default;
+};
+struct BFloat16 {
+  uint16_t bits = 0;
+  bool operator==(const BFloat16&) const = default;
+};
+
 // A value with the global index it came from; the max-loc/min-loc element type.
 template <typename T>
 struct ValueIndex {
@@ -28,6 +38,8 @@ enum class DataType : uint8_t {
   kFloat64,
   kFloat32Index,  // ValueIndex<float>
   kFloat64Index,  // ValueIndex<double>
+  kFloat16,       // Half (IEEE binary16): reduced in float, rounded back to nearest even after each addition
+  kBFloat16,      // BFloat16: the same
 };
 
 // kSum, kMin, kMax apply to scalar types; kMinLoc, kMaxLoc to the ValueIndex types. Loc ops pick the smaller
@@ -67,6 +79,10 @@ constexpr DataType DataTypeOf() {
     return DataType::kFloat32Index;
   else if constexpr (std::is_same_v<T, ValueIndex<double>>)
     return DataType::kFloat64Index;
+  else if constexpr (std::is_same_v<T, Half>)
+    return DataType::kFloat16;
+  else if constexpr (std::is_same_v<T, BFloat16>)
+    return DataType::kBFloat16;
   else
     static_assert(sizeof(T) == 0, "no comm::DataType for this element type");
 }

@@ -1,0 +1,767 @@
+// The codecs and compressed allreduces of comm/compress.h. Encoders and decoders are single loops over the data
+// (no allocation inside); the allreduces keep their residual and scratch buffers between calls.
+#include "comm/compress.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <numeric>
+#include <unordered_set>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "comm/half.h"
+#include "core/error.h"
+#include "core/rng.h"
+
+namespace tessel::comm {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+size_t Ix(int64_t i) { return static_cast<size_t>(i); }
+
+int64_t Blocks(int64_t n, int64_t block) { return (n + block - 1) / block; }
+
+// ---- Codecs.
+
+class Fp32Codec final : public Codec {
+ public:
+  std::string_view Name() const override { return "none"; }
+  int64_t EncodedBytes(int64_t n) const override { return n * 4; }
+  void Encode(std::span<const float> x, uint64_t, std::span<std::byte> wire) const override {
+    if (!x.empty()) std::memcpy(wire.data(), x.data(), x.size() * 4);
+  }
+  void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
+    if (!accumulate) {
+      if (!out.empty()) std::memcpy(out.data(), wire.data(), out.size() * 4);
+      return;
+    }
+    for (size_t i = 0; i < out.size(); ++i) {
+      float v;
+      std::memcpy(&v, wire.data() + i * 4, 4);
+      out[i] += v;
+    }
+  }
+  std::optional<DataType> SumType() const override { return DataType::kFloat32; }
+};
+
+template <uint16_t (*kTo)(float), float (*kFrom)(uint16_t)>
+class Half16Codec final : public Codec {
+ public:
+  Half16Codec(std::string_view name, DataType type) : name_(name), type_(type) {}
+  std::string_view Name() const override { return name_; }
+  int64_t EncodedBytes(int64_t n) const override { return n * 2; }
+  void Encode(std::span<const float> x, uint64_t, std::span<std::byte> wire) const override {
+    for (size_t i = 0; i < x.size(); ++i) {
+      const uint16_t h = kTo(x[i]);
+      std::memcpy(wire.data() + i * 2, &h, 2);
+    }
+  }
+  void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
+    for (size_t i = 0; i < out.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, wire.data() + i * 2, 2);
+      out[i] = accumulate ? out[i] + kFrom(h) : kFrom(h);
+    }
+  }
+  std::optional<DataType> SumType() const override { return type_; }
+
+ private:
+  std::string_view name_;
+  DataType type_;
+};
+
+// [scale: float x blocks][q: int8 x n]; x ~ q * scale, scale = max|x| / 127 of the block, q rounded to nearest.
+class Int8Codec final : public Codec {
+ public:
+  explicit Int8Codec(int64_t block) : block_(block) {}
+  std::string_view Name() const override { return "int8"; }
+  int64_t EncodedBytes(int64_t n) const override { return Blocks(n, block_) * 4 + n; }
+  void Encode(std::span<const float> x, uint64_t, std::span<std::byte> wire) const override {
+    const auto n = static_cast<int64_t>(x.size());
+    const int64_t nb = Blocks(n, block_);
+    auto* q = reinterpret_cast<int8_t*>(wire.data() + nb * 4);
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t lo = b * block_;
+      const int64_t hi = std::min(n, lo + block_);
+      float amax = 0;
+      for (int64_t i = lo; i < hi; ++i) amax = std::max(amax, std::fabs(x[Ix(i)]));
+      const float scale = std::isfinite(amax) ? amax / 127.0F : 0.0F;
+      std::memcpy(wire.data() + b * 4, &scale, 4);
+      const float inv = scale > 0 ? 1.0F / scale : 0.0F;
+      for (int64_t i = lo; i < hi; ++i) {
+        float v = x[Ix(i)] * inv;
+        v = v == v ? std::clamp(v, -127.0F, 127.0F) : 0.0F;  // NaN -> 0 (no undefined conversion)
+        q[i] = static_cast<int8_t>(std::nearbyint(v));
+      }
+    }
+  }
+  void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
+    const auto n = static_cast<int64_t>(out.size());
+    const int64_t nb = Blocks(n, block_);
+    const auto* q = reinterpret_cast<const int8_t*>(wire.data() + nb * 4);
+    for (int64_t b = 0; b < nb; ++b) {
+      float scale;
+      std::memcpy(&scale, wire.data() + b * 4, 4);
+      const int64_t hi = std::min(n, (b + 1) * block_);
+      for (int64_t i = b * block_; i < hi; ++i) {
+        const float v = static_cast<float>(q[i]) * scale;
+        out[Ix(i)] = accumulate ? out[Ix(i)] + v : v;
+      }
+    }
+  }
+
+ private:
+  int64_t block_;
+};
+
+// QSGD: [norm: float x blocks][codes: w bits x n, little-endian bit order], code = level << 1 | sign, level in
+// [0, s] drawn so that E[level] = s |x| / norm (unbiased), w = 1 + bit_width(s).
+class QsgdCodec final : public Codec {
+ public:
+  QsgdCodec(int levels, int64_t block)
+      : s_(levels), block_(block), bits_(1 + std::bit_width(static_cast<unsigned>(levels))) {}
+  std::string_view Name() const override { return "qsgd"; }
+  int64_t EncodedBytes(int64_t n) const override { return Blocks(n, block_) * 4 + (n * bits_ + 7) / 8; }
+  void Encode(std::span<const float> x, uint64_t seed, std::span<std::byte> wire) const override {
+    const auto n = static_cast<int64_t>(x.size());
+    const int64_t nb = Blocks(n, block_);
+    std::byte* codes = wire.data() + nb * 4;
+    std::memset(codes, 0, Ix((n * bits_ + 7) / 8));
+    Rng rng(seed);
+    uint64_t acc = 0;  // bit accumulator
+    int filled = 0;
+    int64_t out = 0;
+    uint64_t draws = 0;
+    int have = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      const int64_t lo = b * block_;
+      const int64_t hi = std::min(n, lo + block_);
+      double sq = 0;
+      for (int64_t i = lo; i < hi; ++i) sq += static_cast<double>(x[Ix(i)]) * x[Ix(i)];
+      float norm = static_cast<float>(std::sqrt(sq));
+      if (!std::isfinite(norm)) norm = 0;
+      std::memcpy(wire.data() + b * 4, &norm, 4);
+      const float scale = norm > 0 ? static_cast<float>(s_) / norm : 0.0F;
+      for (int64_t i = lo; i < hi; ++i) {
+        float a = std::fabs(x[Ix(i)]) * scale;
+        a = a == a ? std::min(a, static_cast<float>(s_)) : 0.0F;
+        const auto floor_a = static_cast<uint32_t>(a);
+        if (have == 0) {
+          draws = rng();
+          have = 2;
+        }
+        const auto u = static_cast<float>(static_cast<uint32_t>(draws) >> 8) * 0x1.0p-24F;
+        draws >>= 32;
+        --have;
+        const uint32_t level = floor_a + (u < a - static_cast<float>(floor_a) ? 1U : 0U);
+        const uint64_t code = (static_cast<uint64_t>(level) << 1) | (std::signbit(x[Ix(i)]) && level > 0 ? 1U : 0U);
+        acc |= code << filled;
+        filled += bits_;
+        while (filled >= 8) {
+          codes[out++] = static_cast<std::byte>(acc & 0xffU);
+          acc >>= 8;
+          filled -= 8;
+        }
+      }
+    }
+    if (filled > 0) codes[out] = static_cast<std::byte>(acc & 0xffU);
+  }
+  void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
+    const auto n = static_cast<int64_t>(out.size());
+    const int64_t nb = Blocks(n, block_);
+    const std::byte* codes = wire.data() + nb * 4;
+    const int64_t code_bytes = (n * bits_ + 7) / 8;
+    const uint64_t mask = (uint64_t{1} << bits_) - 1;
+    uint64_t acc = 0;
+    int filled = 0;
+    int64_t in = 0;
+    for (int64_t b = 0; b < nb; ++b) {
+      float norm;
+      std::memcpy(&norm, wire.data() + b * 4, 4);
+      const float unit = norm / static_cast<float>(s_);
+      const int64_t hi = std::min(n, (b + 1) * block_);
+      for (int64_t i = b * block_; i < hi; ++i) {
+        while (filled < bits_ && in < code_bytes) {
+          acc |= static_cast<uint64_t>(codes[in++]) << filled;
+          filled += 8;
+        }
+        const uint64_t code = acc & mask;
+        acc >>= bits_;
+        filled -= bits_;
+        const float mag = static_cast<float>(code >> 1) * unit;
+        const float v = (code & 1U) != 0 ? -mag : mag;
+        out[Ix(i)] = accumulate ? out[Ix(i)] + v : v;
+      }
+    }
+  }
+
+ private:
+  int s_;
+  int64_t block_;
+  int bits_;
+};
+
+// [index: uint32 x k][value: float x k], indices ascending.
+class TopKCodec final : public Codec {
+ public:
+  explicit TopKCodec(double ratio) : ratio_(ratio) {}
+  std::string_view Name() const override { return "topk"; }
+  int64_t EncodedBytes(int64_t n) const override { return KeepCount(n, ratio_) * 8; }
+  void Encode(std::span<const float> x, uint64_t, std::span<std::byte> wire) const override {
+    const int64_t k = KeepCount(static_cast<int64_t>(x.size()), ratio_);
+    const std::vector<uint32_t> idx = TopKIndices(x, k);
+    if (k == 0) return;
+    std::memcpy(wire.data(), idx.data(), Ix(k) * 4);
+    for (int64_t j = 0; j < k; ++j) std::memcpy(wire.data() + (k + j) * 4, &x[idx[Ix(j)]], 4);
+  }
+  void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
+    const auto n = static_cast<int64_t>(out.size());
+    const int64_t k = KeepCount(n, ratio_);
+    if (!accumulate) std::fill(out.begin(), out.end(), 0.0F);
+    for (int64_t j = 0; j < k; ++j) {
+      uint32_t i;
+      float v;
+      std::memcpy(&i, wire.data() + j * 4, 4);
+      std::memcpy(&v, wire.data() + (k + j) * 4, 4);
+      TESSEL_CHECK(i < static_cast<uint64_t>(n), "topk: index {} out of range ({} elements)", i, n);
+      out[i] += v;
+    }
+  }
+
+ private:
+  double ratio_;
+};
+
+// ---- Compressed allreduces.
+
+// Codec-based: summable wire -> one allreduce; otherwise allgather + decode + sum in rank order. Optional error
+// feedback (top-k).
+class CodecAllreduce final : public CompressedAllreduce {
+ public:
+  CodecAllreduce(std::unique_ptr<Codec> codec, bool error_feedback, uint64_t seed)
+      : codec_(std::move(codec)), ef_(error_feedback), seed_(seed) {}
+  std::string Name() const override { return std::string(codec_->Name()); }
+  bool Summable() const override { return codec_->SumType().has_value(); }
+
+  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                   CompressStats* stats) override {
+    const auto n = static_cast<int64_t>(data.size());
+    CompressStats st;
+    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
+    auto t0 = Clock::now();
+    std::span<const float> x = data;
+    if (ef_) {
+      residual_.resize(Ix(n), 0.0F);
+      for (int64_t i = 0; i < n; ++i) residual_[Ix(i)] += data[Ix(i)];  // residual_ now holds x = g + e
+      x = residual_;
+    }
+    const int64_t bytes = codec_->EncodedBytes(n);
+    const uint64_t rank_seed = Mix64(seed_ ^ Mix64(step * 1000003ULL + static_cast<uint64_t>(comm.Rank())));
+    mine_.resize(Ix(bytes));
+    codec_->Encode(x, rank_seed, mine_);
+    if (ef_) {  // e = x - decode(encode(x)); exact for top-k (the kept values are copied)
+      decoded_.resize(Ix(n));
+      codec_->Decode(mine_, decoded_, false);
+      for (int64_t i = 0; i < n; ++i) residual_[Ix(i)] -= decoded_[Ix(i)];
+    }
+    st.encode_seconds = Since(t0);
+    const uint64_t b0 = comm.Bytes().Bytes(purpose);
+    Status s;
+    if (const std::optional<DataType> type = codec_->SumType()) {
+      t0 = Clock::now();
+      s = comm.AllreduceRaw(mine_.data(), n, *type, ReduceOp::kSum, purpose);
+      st.comm_seconds = Since(t0);
+      if (!s.ok()) return s;
+      t0 = Clock::now();
+      codec_->Decode(mine_, data, false);
+      st.decode_seconds = Since(t0);
+    } else {
+      t0 = Clock::now();
+      all_.resize(Ix(bytes) * Ix(comm.Size()));
+      s = comm.Allgather<std::byte>(std::span<const std::byte>(mine_), std::span<std::byte>(all_), purpose);
+      st.comm_seconds = Since(t0);
+      if (!s.ok()) return s;
+      t0 = Clock::now();
+      std::fill(data.begin(), data.end(), 0.0F);
+      for (int r = 0; r < comm.Size(); ++r) {
+        codec_->Decode(std::span<const std::byte>(all_).subspan(Ix(bytes) * Ix(r), Ix(bytes)), data, true);
+      }
+      st.decode_seconds = Since(t0);
+    }
+    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
+    if (stats != nullptr) stats->Add(st);
+    return s;
+  }
+
+ private:
+  std::unique_ptr<Codec> codec_;
+  bool ef_;
+  uint64_t seed_;
+  std::vector<float> residual_, decoded_;
+  std::vector<std::byte> mine_, all_;
+};
+
+// Random-k with a shared seed: every rank draws the same indices, so the values are summable.
+class RandomKAllreduce final : public CompressedAllreduce {
+ public:
+  RandomKAllreduce(double ratio, uint64_t seed) : ratio_(ratio), seed_(seed) {}
+  std::string Name() const override { return "randk"; }
+  bool Summable() const override { return true; }
+  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                   CompressStats* stats) override {
+    const auto n = static_cast<int64_t>(data.size());
+    CompressStats st;
+    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
+    auto t0 = Clock::now();
+    const int64_t k = KeepCount(n, ratio_);
+    const std::vector<uint32_t> idx = RandomKIndices(n, k, Mix64(seed_ ^ Mix64(step)));
+    const float scale = k > 0 ? static_cast<float>(static_cast<double>(n) / static_cast<double>(k)) : 0.0F;
+    values_.resize(Ix(k));
+    for (int64_t j = 0; j < k; ++j) values_[Ix(j)] = data[idx[Ix(j)]] * scale;
+    st.encode_seconds = Since(t0);
+    const uint64_t b0 = comm.Bytes().Bytes(purpose);
+    t0 = Clock::now();
+    Status s = comm.Allreduce<float>(values_, ReduceOp::kSum, purpose);
+    st.comm_seconds = Since(t0);
+    if (!s.ok()) return s;
+    t0 = Clock::now();
+    std::fill(data.begin(), data.end(), 0.0F);
+    for (int64_t j = 0; j < k; ++j) data[idx[Ix(j)]] = values_[Ix(j)];
+    st.decode_seconds = Since(t0);
+    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
+    if (stats != nullptr) stats->Add(st);
+    return s;
+  }
+
+ private:
+  double ratio_;
+  uint64_t seed_;
+  std::vector<float> values_;
+};
+
+// ScaleCom's cyclic local top-k: the leader (step mod P) broadcasts the indices of its top-k of (g + e); every rank
+// sends its (g + e) at those indices through one allreduce and keeps the rest as residual.
+class CltKAllreduce final : public CompressedAllreduce {
+ public:
+  explicit CltKAllreduce(double ratio) : ratio_(ratio) {}
+  std::string Name() const override { return "cltk"; }
+  bool Summable() const override { return true; }
+  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                   CompressStats* stats) override {
+    const auto n = static_cast<int64_t>(data.size());
+    CompressStats st;
+    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
+    const uint64_t b0 = comm.Bytes().Bytes(purpose);
+    auto t0 = Clock::now();
+    residual_.resize(Ix(n), 0.0F);
+    for (int64_t i = 0; i < n; ++i) residual_[Ix(i)] += data[Ix(i)];
+    const int64_t k = KeepCount(n, ratio_);
+    const int leader = static_cast<int>(step % static_cast<uint64_t>(comm.Size()));
+    if (comm.Rank() == leader) {
+      idx_ = TopKIndices(residual_, k);
+    } else {
+      idx_.assign(Ix(k), 0);
+    }
+    st.encode_seconds = Since(t0);
+    t0 = Clock::now();
+    Status s = comm.Broadcast<uint32_t>(idx_, leader, purpose);
+    st.comm_seconds = Since(t0);
+    if (!s.ok()) return s;
+    t0 = Clock::now();
+    values_.resize(Ix(k));
+    for (int64_t j = 0; j < k; ++j) {
+      TESSEL_CHECK(idx_[Ix(j)] < static_cast<uint64_t>(n), "cltk: leader index {} out of range", idx_[Ix(j)]);
+      float& e = residual_[idx_[Ix(j)]];
+      values_[Ix(j)] = e;
+      e = 0;  // sent in full: nothing left over
+    }
+    st.encode_seconds += Since(t0);
+    t0 = Clock::now();
+    s = comm.Allreduce<float>(values_, ReduceOp::kSum, purpose);
+    st.comm_seconds += Since(t0);
+    if (!s.ok()) return s;
+    t0 = Clock::now();
+    std::fill(data.begin(), data.end(), 0.0F);
+    for (int64_t j = 0; j < k; ++j) data[idx_[Ix(j)]] = values_[Ix(j)];
+    st.decode_seconds = Since(t0);
+    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
+    if (stats != nullptr) stats->Add(st);
+    return s;
+  }
+
+ private:
+  double ratio_;
+  std::vector<float> residual_, values_;
+  std::vector<uint32_t> idx_;
+};
+
+// PowerSGD, rank r, one power iteration per step with Q warm-started (Vogels, Karimireddy, Jaggi 2019).
+class PowerSgdAllreduce final : public CompressedAllreduce {
+ public:
+  PowerSgdAllreduce(int rank, std::vector<MatrixShape> shapes, uint64_t seed)
+      : r_(rank), shapes_(std::move(shapes)), seed_(seed) {
+    int64_t off = 0;
+    for (const MatrixShape& m : shapes_) {
+      TESSEL_CHECK(m.rows >= 0 && m.cols >= 0, "powersgd: a matrix of {} x {}", m.rows, m.cols);
+      const bool compress = std::min(m.rows, m.cols) > r_ && (m.rows + m.cols) * r_ < m.rows * m.cols;
+      mats_.push_back({off, m.rows, m.cols, compress, {}});
+      off += m.rows * m.cols;
+    }
+    total_ = off;
+  }
+  std::string Name() const override { return "powersgd"; }
+  bool Summable() const override { return true; }
+
+  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t, std::string_view purpose,
+                   CompressStats* stats) override {
+    const auto n = static_cast<int64_t>(data.size());
+    if (shapes_.empty() && mats_.empty()) {  // no layout given: one row vector, sent uncompressed
+      mats_.push_back({0, 1, n, false, {}});
+      total_ = n;
+    }
+    TESSEL_CHECK(n == total_, "powersgd: the buffer has {} elements, the matrix shapes {}", n, total_);
+    CompressStats st;
+    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
+    const uint64_t b0 = comm.Bytes().Bytes(purpose);
+    auto t0 = Clock::now();
+    residual_.resize(Ix(n), 0.0F);
+    for (int64_t i = 0; i < n; ++i) residual_[Ix(i)] += data[Ix(i)];  // M = g + e
+    // First message: every P = M Q, then the uncompressed matrices.
+    buf_.clear();
+    for (size_t mi = 0; mi < mats_.size(); ++mi) {
+      Mat& m = mats_[mi];
+      if (!m.compress) continue;
+      if (m.q.empty()) {  // the same start on every rank: drawn from the shared seed
+        m.q.resize(Ix(m.cols * r_));
+        Rng rng(Mix64(seed_ ^ Mix64(mi)));
+        for (float& v : m.q) v = static_cast<float>(rng.Uniform() * 2.0 - 1.0);
+      }
+      const size_t p0 = buf_.size();
+      buf_.resize(p0 + Ix(m.rows * r_), 0.0F);
+      const float* M = residual_.data() + m.off;
+      for (int64_t i = 0; i < m.rows; ++i) {
+        for (int64_t j = 0; j < m.cols; ++j) {
+          const float v = M[i * m.cols + j];
+          for (int c = 0; c < r_; ++c) buf_[p0 + Ix(i * r_ + c)] += v * m.q[Ix(j * r_ + c)];
+        }
+      }
+    }
+    for (const Mat& m : mats_) {
+      if (m.compress) continue;
+      buf_.insert(buf_.end(), residual_.begin() + m.off, residual_.begin() + m.off + m.rows * m.cols);
+      std::fill(residual_.begin() + m.off, residual_.begin() + m.off + m.rows * m.cols, 0.0F);  // sent in full
+    }
+    st.encode_seconds = Since(t0);
+    t0 = Clock::now();
+    Status s = comm.Allreduce<float>(buf_, ReduceOp::kSum, purpose);
+    st.comm_seconds = Since(t0);
+    if (!s.ok()) return s;
+    t0 = Clock::now();
+    // Orthonormalise each P (identical on every rank: same input, same order), then Q = M^T P locally.
+    size_t pos = 0;
+    qbuf_.clear();
+    for (Mat& m : mats_) {
+      if (!m.compress) continue;
+      float* P = buf_.data() + pos;
+      Orthonormalise(P, m.rows);
+      const size_t q0 = qbuf_.size();
+      qbuf_.resize(q0 + Ix(m.cols * r_), 0.0F);
+      const float* M = residual_.data() + m.off;
+      for (int64_t i = 0; i < m.rows; ++i) {
+        for (int64_t j = 0; j < m.cols; ++j) {
+          const float v = M[i * m.cols + j];
+          for (int c = 0; c < r_; ++c) qbuf_[q0 + Ix(j * r_ + c)] += v * P[i * r_ + c];
+        }
+      }
+      // e = M - P (M^T P)^T: the part of this rank's M outside span(P), which no rank sends.
+      float* E = residual_.data() + m.off;
+      for (int64_t i = 0; i < m.rows; ++i) {
+        for (int64_t j = 0; j < m.cols; ++j) {
+          float approx = 0;
+          for (int c = 0; c < r_; ++c) approx += P[i * r_ + c] * qbuf_[q0 + Ix(j * r_ + c)];
+          E[i * m.cols + j] -= approx;
+        }
+      }
+      pos += Ix(m.rows * r_);
+    }
+    // The uncompressed matrices arrive summed.
+    for (const Mat& m : mats_) {
+      if (m.compress) continue;
+      std::copy_n(buf_.begin() + static_cast<std::ptrdiff_t>(pos), m.rows * m.cols, data.begin() + m.off);
+      pos += Ix(m.rows * m.cols);
+    }
+    st.encode_seconds += Since(t0);
+    if (!qbuf_.empty()) {
+      t0 = Clock::now();
+      s = comm.Allreduce<float>(qbuf_, ReduceOp::kSum, purpose);
+      st.comm_seconds += Since(t0);
+      if (!s.ok()) return s;
+    }
+    t0 = Clock::now();
+    pos = 0;
+    size_t qpos = 0;
+    for (Mat& m : mats_) {
+      if (!m.compress) continue;
+      const float* P = buf_.data() + pos;
+      const float* Q = qbuf_.data() + qpos;
+      float* D = data.data() + m.off;
+      for (int64_t i = 0; i < m.rows; ++i) {
+        for (int64_t j = 0; j < m.cols; ++j) {
+          float v = 0;
+          for (int c = 0; c < r_; ++c) v += P[i * r_ + c] * Q[j * r_ + c];
+          D[i * m.cols + j] = v;
+        }
+      }
+      m.q.assign(Q, Q + m.cols * r_);  // warm start
+      pos += Ix(m.rows * r_);
+      qpos += Ix(m.cols * r_);
+    }
+    st.decode_seconds = Since(t0);
+    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
+    if (stats != nullptr) stats->Add(st);
+    return s;
+  }
+
+ private:
+  struct Mat {
+    int64_t off, rows, cols;
+    bool compress;
+    std::vector<float> q;  // cols x r, the previous step's summed Q
+  };
+
+  // Modified Gram-Schmidt over the r columns of P (rows x r, row-major), in double; a column that vanishes stays 0.
+  void Orthonormalise(float* P, int64_t rows) const {
+    for (int c = 0; c < r_; ++c) {
+      for (int d = 0; d < c; ++d) {
+        double dot = 0;
+        for (int64_t i = 0; i < rows; ++i) dot += static_cast<double>(P[i * r_ + c]) * P[i * r_ + d];
+        for (int64_t i = 0; i < rows; ++i) P[i * r_ + c] -= static_cast<float>(dot) * P[i * r_ + d];
+      }
+      double norm = 0;
+      for (int64_t i = 0; i < rows; ++i) norm += static_cast<double>(P[i * r_ + c]) * P[i * r_ + c];
+      norm = std::sqrt(norm);
+      const float inv = norm > 1e-30 ? static_cast<float>(1.0 / norm) : 0.0F;
+      for (int64_t i = 0; i < rows; ++i) P[i * r_ + c] *= inv;
+    }
+  }
+
+  int r_;
+  std::vector<MatrixShape> shapes_;
+  uint64_t seed_;
+  std::vector<Mat> mats_;
+  int64_t total_ = 0;
+  std::vector<float> residual_, buf_, qbuf_;
+};
+
+double ParseNumber(std::string_view s, std::string_view what, std::string_view flag, std::string_view text) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  TESSEL_CHECK(ec == std::errc() && p == s.data() + s.size() && std::isfinite(v),
+               "{} {}: '{}' is not a number (the {}; forms: {})", flag, text, s, what, kCompressForms);
+  return v;
+}
+
+}  // namespace
+
+std::string_view CompressMethodName(CompressMethod m) {
+  switch (m) {
+    case CompressMethod::kNone:
+      return "none";
+    case CompressMethod::kFp16:
+      return "fp16";
+    case CompressMethod::kBf16:
+      return "bf16";
+    case CompressMethod::kInt8:
+      return "int8";
+    case CompressMethod::kQsgd:
+      return "qsgd";
+    case CompressMethod::kTopK:
+      return "topk";
+    case CompressMethod::kRandK:
+      return "randk";
+    case CompressMethod::kCltK:
+      return "cltk";
+    case CompressMethod::kPowerSgd:
+      return "powersgd";
+  }
+  return "?";
+}
+
+CompressSpec CompressSpec::Parse(std::string_view text, std::string_view flag) {
+  const size_t colon = text.find(':');
+  const std::string_view name = text.substr(0, colon);
+  const std::optional<std::string_view> param =
+      colon == std::string_view::npos ? std::nullopt : std::optional(text.substr(colon + 1));
+  CompressSpec s;
+  bool found = false;
+  for (int m = 0; m <= static_cast<int>(CompressMethod::kPowerSgd); ++m) {
+    if (CompressMethodName(static_cast<CompressMethod>(m)) == name) {
+      s.method = static_cast<CompressMethod>(m);
+      found = true;
+    }
+  }
+  TESSEL_CHECK(found, "{} {}: unknown method '{}' (one of {})", flag, text, name, kCompressForms);
+  if (!param) return s;
+  switch (s.method) {
+    case CompressMethod::kInt8:
+    case CompressMethod::kQsgd: {
+      const double v =
+          ParseNumber(*param, s.method == CompressMethod::kInt8 ? "block size" : "level count", flag, text);
+      if (s.method == CompressMethod::kInt8) {
+        TESSEL_CHECK(v >= 1 && v <= 1e9 && v == std::floor(v), "{} {}: the block must be a whole number >= 1", flag,
+                     text);
+        s.block = static_cast<int64_t>(v);
+      } else {
+        TESSEL_CHECK(v >= 1 && v <= 127 && v == std::floor(v),
+                     "{} {}: QSGD levels must be a whole number in 1..127 (15 = 5 bits per element)", flag, text);
+        s.levels = static_cast<int>(v);
+      }
+      return s;
+    }
+    case CompressMethod::kTopK:
+    case CompressMethod::kRandK:
+    case CompressMethod::kCltK: {
+      const double v = ParseNumber(*param, "share of elements kept", flag, text);
+      TESSEL_CHECK(v > 0 && v <= 1, "{} {}: the ratio must be in (0, 1] (0.01 keeps 1% of the elements)", flag, text);
+      s.ratio = v;
+      return s;
+    }
+    case CompressMethod::kPowerSgd: {
+      const double v = ParseNumber(*param, "rank", flag, text);
+      TESSEL_CHECK(v >= 1 && v <= 1024 && v == std::floor(v), "{} {}: the PowerSGD rank must be a whole number >= 1",
+                   flag, text);
+      s.rank = static_cast<int>(v);
+      return s;
+    }
+    default:
+      throw Error(fmt::format("{} {}: {} takes no parameter (forms: {})", flag, text, name, kCompressForms));
+  }
+}
+
+std::string CompressSpec::ToString() const {
+  const std::string_view name = CompressMethodName(method);
+  switch (method) {
+    case CompressMethod::kInt8:
+      return block > 0 ? fmt::format("{}:{}", name, block) : std::string(name);
+    case CompressMethod::kQsgd:
+      return fmt::format("{}:{}", name, levels);
+    case CompressMethod::kTopK:
+    case CompressMethod::kRandK:
+    case CompressMethod::kCltK:
+      return fmt::format("{}:{}", name, ratio);
+    case CompressMethod::kPowerSgd:
+      return fmt::format("{}:{}", name, rank);
+    default:
+      return std::string(name);
+  }
+}
+
+void CompressStats::Add(const CompressStats& o) {
+  raw_bytes += o.raw_bytes;
+  wire_bytes += o.wire_bytes;
+  encode_seconds += o.encode_seconds;
+  decode_seconds += o.decode_seconds;
+  comm_seconds += o.comm_seconds;
+}
+
+int64_t KeepCount(int64_t n, double ratio) {
+  if (n <= 0) return 0;
+  const auto k = static_cast<int64_t>(std::ceil(ratio * static_cast<double>(n)));
+  return std::clamp<int64_t>(k, 1, n);
+}
+
+std::vector<uint32_t> TopKIndices(std::span<const float> x, int64_t k) {
+  TESSEL_CHECK(x.size() <= UINT32_MAX, "topk: {} elements exceed the 32-bit index", x.size());
+  k = std::clamp<int64_t>(k, 0, static_cast<int64_t>(x.size()));
+  std::vector<uint32_t> idx(x.size());
+  std::iota(idx.begin(), idx.end(), 0U);
+  auto key = [&](uint32_t i) {
+    const float a = std::fabs(x[i]);
+    return a == a ? a : std::numeric_limits<float>::infinity();  // NaN first: a total order
+  };
+  auto before = [&](uint32_t a, uint32_t b) {
+    const float ka = key(a);
+    const float kb = key(b);
+    return ka > kb || (ka == kb && a < b);
+  };
+  if (k < static_cast<int64_t>(idx.size())) {
+    std::nth_element(idx.begin(), idx.begin() + k, idx.end(), before);
+    idx.resize(Ix(k));
+  }
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+std::vector<uint32_t> RandomKIndices(int64_t n, int64_t k, uint64_t seed) {
+  TESSEL_CHECK(n >= 0 && n <= static_cast<int64_t>(UINT32_MAX) && k >= 0 && k <= n, "randk: k {} of n {}", k, n);
+  std::vector<uint32_t> idx;
+  if (2 * k > n) {  // dense: a partial Fisher-Yates shuffle
+    idx.resize(Ix(n));
+    std::iota(idx.begin(), idx.end(), 0U);
+    Rng rng(seed);
+    for (int64_t i = 0; i < k; ++i) {
+      const auto j = i + static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(n - i)));
+      std::swap(idx[Ix(i)], idx[Ix(j)]);
+    }
+    idx.resize(Ix(k));
+  } else {  // Floyd's algorithm: k draws
+    std::unordered_set<uint32_t> chosen;
+    chosen.reserve(Ix(k) * 2);
+    Rng rng(seed);
+    for (int64_t j = n - k; j < n; ++j) {
+      const auto t = static_cast<uint32_t>(rng.UniformInt(static_cast<uint64_t>(j + 1)));
+      if (!chosen.insert(t).second) chosen.insert(static_cast<uint32_t>(j));
+    }
+    idx.assign(chosen.begin(), chosen.end());
+  }
+  std::sort(idx.begin(), idx.end());
+  return idx;
+}
+
+std::unique_ptr<Codec> MakeCodec(const CompressSpec& spec, int64_t default_block) {
+  const int64_t block = spec.block > 0 ? spec.block : std::max<int64_t>(1, default_block);
+  switch (spec.method) {
+    case CompressMethod::kNone:
+      return std::make_unique<Fp32Codec>();
+    case CompressMethod::kFp16:
+      return std::make_unique<Half16Codec<FloatToHalf, HalfToFloat>>("fp16", DataType::kFloat16);
+    case CompressMethod::kBf16:
+      return std::make_unique<Half16Codec<FloatToBFloat16, BFloat16ToFloat>>("bf16", DataType::kBFloat16);
+    case CompressMethod::kInt8:
+      return std::make_unique<Int8Codec>(block);
+    case CompressMethod::kQsgd:
+      return std::make_unique<QsgdCodec>(spec.levels, block);
+    case CompressMethod::kTopK:
+      return std::make_unique<TopKCodec>(spec.ratio);
+    default:
+      throw Error(
+          fmt::format("{} is a compressed allreduce, not a codec: it cannot compress feature rows (use none, "
+                      "fp16, bf16, int8 or qsgd)",
+                      CompressMethodName(spec.method)));
+  }
+}
+
+std::unique_ptr<CompressedAllreduce> MakeCompressedAllreduce(const CompressSpec& spec, std::vector<MatrixShape> shapes,
+                                                             uint64_t seed) {
+  switch (spec.method) {
+    case CompressMethod::kRandK:
+      return std::make_unique<RandomKAllreduce>(spec.ratio, seed);
+    case CompressMethod::kCltK:
+      return std::make_unique<CltKAllreduce>(spec.ratio);
+    case CompressMethod::kPowerSgd:
+      return std::make_unique<PowerSgdAllreduce>(spec.rank, std::move(shapes), seed);
+    default:
+      return std::make_unique<CodecAllreduce>(MakeCodec(spec, 256), spec.method == CompressMethod::kTopK, seed);
+  }
+}
+
+}  // namespace tessel::comm
