@@ -3,12 +3,16 @@
 #include "train/gcn/dist_features.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <string_view>
 #include <utility>
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/rng.h"
+
+#include <fmt/format.h>
 
 namespace tessel::train::gcn {
 namespace {
@@ -173,11 +177,212 @@ kernels::SparseMatrix ShipSparse(comm::Communicator& comm, const kernels::Sparse
   return out;
 }
 
+// ---- Compressed rows (--feature-compress): each row encoded on its own by the codec (a block is one row, so int8
+// keeps one scale per row). Dense: every row takes the codec's size for `cols` elements, so the receiver knows the
+// block sizes. Sparse: [row length: varint][column ids: zigzag varint deltas][values: the codec's encoding of the
+// row's values], rows back to back; block sizes travel in a count exchange first.
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+uint64_t RowSeed(uint64_t seed, int64_t i) { return Mix64(seed ^ Mix64(static_cast<uint64_t>(i))); }
+
+kernels::Matrix ShipDenseCompressed(comm::Communicator& comm, const kernels::Matrix& mine,
+                                    std::span<const int64_t> serve, std::span<const int64_t> serve_counts,
+                                    std::span<const int64_t> want_counts, std::string_view purpose,
+                                    const RowCompression& z, FetchStats* st) {
+  const int64_t c = mine.cols;
+  const int64_t rb = z.codec->EncodedBytes(c);
+  auto src = mine.View();
+  const auto n = static_cast<int64_t>(serve.size());
+  auto t0 = Clock::now();
+  std::vector<std::byte> send(Index(n * rb));
+  parallel_for<int64_t>(0, rb > 0 ? n : 0, kGrain / 4, [&](int64_t i) {
+    z.codec->Encode(std::span<const float>(src.data() + serve[Index(i)] * c, Index(c)), RowSeed(z.seed, i),
+                    std::span<std::byte>(send.data() + i * rb, Index(rb)));
+  });
+  st->encode_seconds += Since(t0);
+  std::vector<int64_t> send_counts(serve_counts.begin(), serve_counts.end());
+  std::vector<int64_t> recv_counts(want_counts.begin(), want_counts.end());
+  for (int64_t& x : send_counts) x *= rb;
+  for (int64_t& x : recv_counts) x *= rb;
+  const int64_t rows = Sum(want_counts);
+  std::vector<std::byte> recv(Index(rows * rb));
+  comm.Alltoallv<std::byte>(send, send_counts, recv, recv_counts, purpose).ThrowIfError();
+  t0 = Clock::now();
+  kernels::Matrix out(rows, c);
+  auto dst = out.Mut();
+  parallel_for<int64_t>(0, rb > 0 ? rows : 0, kGrain / 4, [&](int64_t i) {
+    z.codec->Decode(std::span<const std::byte>(recv.data() + i * rb, Index(rb)),
+                    std::span<float>(dst.data() + i * c, Index(c)), false);
+  });
+  st->decode_seconds += Since(t0);
+  const auto me = Index(comm.Rank());
+  st->sent_raw_bytes += (n - serve_counts[me]) * c * 4;
+  st->sent_wire_bytes += (n - serve_counts[me]) * rb;
+  st->fetched_bytes += static_cast<int64_t>(recv.size());
+  return out;
+}
+
+int64_t VarintSize(uint64_t v) {
+  int64_t k = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++k;
+  }
+  return k;
+}
+
+std::byte* PutVarint(std::byte* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<std::byte>((v & 0x7f) | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<std::byte>(v);
+  return p;
+}
+
+// Reads a varint at *pos, bounded by end; throws on a truncated or over-long one.
+uint64_t GetVarint(const std::byte* data, int64_t* pos, int64_t end, int rank) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 64; shift += 7) {
+    TESSEL_CHECK(*pos < end, "features: rank {} sent a truncated compressed row block", rank);
+    const auto b = static_cast<uint64_t>(data[(*pos)++]);
+    v |= (b & 0x7f) << shift;
+    if ((b & 0x80) == 0) return v;
+  }
+  throw Error(fmt::format("features: rank {} sent a malformed varint in a compressed row block", rank));
+}
+
+uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kernels::SparseMatrix& mine,
+                                           std::span<const int64_t> serve, std::span<const int64_t> serve_counts,
+                                           std::span<const int64_t> want_counts, std::string_view purpose,
+                                           const RowCompression& z, FetchStats* st) {
+  const auto num_ranks = static_cast<size_t>(comm.Size());
+  auto p = mine.indptr.Host();
+  auto idx = mine.indices.Host();
+  auto val = mine.values.Host();
+  const bool ones = !mine.has_values();
+  const auto n = static_cast<int64_t>(serve.size());
+  auto t0 = Clock::now();
+  // Pass 1: every row's encoded size; pass 2: write the rows at their offsets.
+  std::vector<int64_t> offset(Index(n) + 1, 0);
+  parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
+    const int64_t r = serve[Index(i)];
+    const int64_t len = p[Index(r) + 1] - p[Index(r)];
+    int64_t bytes = VarintSize(static_cast<uint64_t>(len)) + z.codec->EncodedBytes(len);
+    int64_t prev = 0;
+    for (int64_t e = p[Index(r)]; e < p[Index(r) + 1]; ++e) {
+      bytes += VarintSize(ZigZag(idx[Index(e)] - prev));
+      prev = idx[Index(e)];
+    }
+    offset[Index(i) + 1] = bytes;
+  });
+  for (int64_t i = 0; i < n; ++i) offset[Index(i) + 1] += offset[Index(i)];
+  std::vector<std::byte> send(Index(offset.back()));
+  parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
+    const int64_t r = serve[Index(i)];
+    const int64_t b = p[Index(r)];
+    const int64_t len = p[Index(r) + 1] - b;
+    std::byte* w = PutVarint(send.data() + offset[Index(i)], static_cast<uint64_t>(len));
+    int64_t prev = 0;
+    for (int64_t e = b; e < b + len; ++e) {
+      w = PutVarint(w, ZigZag(idx[Index(e)] - prev));
+      prev = idx[Index(e)];
+    }
+    std::vector<float> ones_row;
+    std::span<const float> values;
+    if (ones) {
+      ones_row.assign(Index(len), 1.0F);
+      values = ones_row;
+    } else {
+      values = std::span<const float>(val.data() + b, Index(len));
+    }
+    z.codec->Encode(values, RowSeed(z.seed, i), std::span<std::byte>(w, Index(z.codec->EncodedBytes(len))));
+  });
+  std::vector<int64_t> send_bytes(num_ranks, 0);
+  int64_t row = 0;
+  int64_t raw_nnz = 0;
+  for (size_t k = 0; k < num_ranks; ++k) {
+    send_bytes[k] = offset[Index(row + serve_counts[k])] - offset[Index(row)];
+    if (static_cast<int>(k) != comm.Rank()) {
+      st->sent_wire_bytes += send_bytes[k];
+      for (int64_t i = row; i < row + serve_counts[k]; ++i) {
+        raw_nnz += p[Index(serve[Index(i)]) + 1] - p[Index(serve[Index(i)])];
+      }
+      st->sent_raw_bytes += serve_counts[k] * 8;
+    }
+    row += serve_counts[k];
+  }
+  st->sent_raw_bytes += raw_nnz * 8;
+  st->encode_seconds += Since(t0);
+
+  std::vector<std::byte> recv;
+  std::vector<int64_t> recv_bytes;
+  comm.AlltoallvWithCounts<std::byte>(send, send_bytes, &recv, &recv_bytes, purpose).ThrowIfError();
+  st->fetched_bytes += static_cast<int64_t>(recv.size());
+
+  t0 = Clock::now();
+  const int64_t rows = Sum(want_counts);
+  std::vector<int64_t> indptr(Index(rows) + 1, 0);
+  std::vector<int32_t> out_idx;
+  std::vector<float> out_val;
+  int64_t pos = 0;
+  row = 0;
+  for (size_t k = 0; k < num_ranks; ++k) {
+    const int64_t end = pos + recv_bytes[k];
+    for (int64_t i = 0; i < want_counts[k]; ++i, ++row) {
+      const uint64_t len = GetVarint(recv.data(), &pos, end, static_cast<int>(k));
+      TESSEL_CHECK(len <= static_cast<uint64_t>(mine.cols), "features: rank {} sent a row of {} entries ({} columns)",
+                   k, len, mine.cols);
+      int64_t prev = 0;
+      for (uint64_t e = 0; e < len; ++e) {
+        prev += UnZigZag(GetVarint(recv.data(), &pos, end, static_cast<int>(k)));
+        TESSEL_CHECK(prev >= 0 && prev < mine.cols, "features: rank {} sent column {} ({} columns)", k, prev,
+                     mine.cols);
+        out_idx.push_back(static_cast<int32_t>(prev));
+      }
+      const int64_t vb = z.codec->EncodedBytes(static_cast<int64_t>(len));
+      TESSEL_CHECK(pos + vb <= end, "features: rank {} sent a truncated compressed row block", k);
+      const size_t v0 = out_val.size();
+      out_val.resize(v0 + len);
+      z.codec->Decode(std::span<const std::byte>(recv.data() + pos, Index(vb)),
+                      std::span<float>(out_val.data() + v0, len), false);
+      pos += vb;
+      indptr[Index(row) + 1] = indptr[Index(row)] + static_cast<int64_t>(len);
+    }
+    TESSEL_CHECK(pos == end, "features: rank {} sent {} bytes more than its {} rows", k, end - pos, want_counts[k]);
+  }
+  st->decode_seconds += Since(t0);
+  kernels::SparseMatrix out{rows, mine.cols, Buffer<int64_t>(std::move(indptr)), Buffer<int32_t>(std::move(out_idx)),
+                            Buffer<float>(std::move(out_val))};
+  out.Validate("compressed features received from other ranks");
+  return out;
+}
+
 FeatureMatrix ShipRows(comm::Communicator& comm, const FeatureMatrix& mine, std::span<const int64_t> serve,
                        std::span<const int64_t> serve_counts, std::span<const int64_t> want_counts,
-                       std::string_view purpose, int64_t* received_bytes) {
+                       std::string_view purpose, int64_t* received_bytes, const RowCompression* z = nullptr,
+                       FetchStats* st = nullptr) {
   FeatureMatrix out;
   out.is_sparse = mine.is_sparse;
+  if (z != nullptr) {
+    FetchStats local;
+    FetchStats* s = st != nullptr ? st : &local;
+    const int64_t before = s->fetched_bytes;
+    if (mine.is_sparse) {
+      out.sparse = ShipSparseCompressed(comm, mine.sparse, serve, serve_counts, want_counts, purpose, *z, s);
+    } else {
+      out.dense = ShipDenseCompressed(comm, mine.dense, serve, serve_counts, want_counts, purpose, *z, s);
+    }
+    *received_bytes += s->fetched_bytes - before;
+    s->fetched_bytes = before;  // the caller adds *received_bytes
+    return out;
+  }
   if (mine.is_sparse) {
     out.sparse = ShipSparse(comm, mine.sparse, serve, serve_counts, want_counts, purpose, received_bytes);
   } else {
@@ -189,12 +394,13 @@ FeatureMatrix ShipRows(comm::Communicator& comm, const FeatureMatrix& mine, std:
 // One batched request: `want` holds owner-local row ids grouped by owner rank (want_counts[k] for rank k); the ids
 // go out by one alltoallv (with its count exchange), the rows come back by one more.
 FeatureMatrix RequestRows(comm::Communicator& comm, const FeatureMatrix& mine, std::span<const int64_t> want,
-                          std::span<const int64_t> want_counts, std::string_view purpose, int64_t* received_bytes) {
+                          std::span<const int64_t> want_counts, std::string_view purpose, int64_t* received_bytes,
+                          const RowCompression* z = nullptr, FetchStats* st = nullptr) {
   std::vector<int64_t> serve;
   std::vector<int64_t> serve_counts;
   comm.AlltoallvWithCounts<int64_t>(want, want_counts, &serve, &serve_counts, purpose).ThrowIfError();
   CheckServed(serve, mine.rows(), comm.Rank());
-  return ShipRows(comm, mine, serve, serve_counts, want_counts, purpose, received_bytes);
+  return ShipRows(comm, mine, serve, serve_counts, want_counts, purpose, received_bytes, z, st);
 }
 
 // ---- Assembling output rows from several sources.
@@ -348,7 +554,24 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
   setup_bytes_ = static_cast<int64_t>(comm.Bytes().Bytes(kCachePurpose) - before);
 }
 
-FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, FetchStats* stats) {
+void DistFeatureStore::SetCompression(const comm::CompressSpec& spec, uint64_t seed) {
+  if (spec.method == comm::CompressMethod::kNone) {
+    codec_.reset();
+    return;
+  }
+  TESSEL_CHECK(spec.method == comm::CompressMethod::kFp16 || spec.method == comm::CompressMethod::kBf16 ||
+                   spec.method == comm::CompressMethod::kInt8 || spec.method == comm::CompressMethod::kQsgd,
+               "--feature-compress {}: feature rows take none, fp16, bf16, int8 or qsgd[:LEVELS] (one scale per row)",
+               spec.ToString());
+  comm::CompressSpec row = spec;
+  row.block = 0;  // one block per row
+  codec_ = comm::MakeCodec(row, std::max<int64_t>(1, cols()));
+  codec_seed_ = seed;
+}
+
+DistFeatureStore::~DistFeatureStore() = default;
+
+FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, FetchStats* stats, uint64_t step) {
   constexpr int32_t kOwned = 0;
   constexpr int32_t kCached = 1;
   constexpr int32_t kRemote = 2;
@@ -397,7 +620,11 @@ FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, Fetch
     }
   });
   int64_t received = 0;
-  const FeatureMatrix fetched = RequestRows(*comm_, owned_, want, want_counts, kFetchPurpose, &received);
+  FetchStats z_stats;
+  // Rows are encoded with the (seed, step, rank) stream, so QSGD's draws are reproducible.
+  const RowCompression z{codec_.get(), Mix64(codec_seed_ ^ Mix64(step * 7919 + static_cast<uint64_t>(comm_->Rank())))};
+  const FeatureMatrix fetched = RequestRows(*comm_, owned_, want, want_counts, kFetchPurpose, &received,
+                                            codec_ ? &z : nullptr, &z_stats);
   const FeatureMatrix* sources[] = {&owned_, &cache_, &fetched};
   FeatureMatrix out = Assemble(sources, refs, cols(), is_sparse());
   if (stats != nullptr) {
@@ -406,6 +633,10 @@ FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, Fetch
     stats->cache_hits += cache_hits;
     stats->fetched_rows += static_cast<int64_t>(remote.size());
     stats->fetched_bytes += received;
+    stats->sent_raw_bytes += z_stats.sent_raw_bytes;
+    stats->sent_wire_bytes += z_stats.sent_wire_bytes;
+    stats->encode_seconds += z_stats.encode_seconds;
+    stats->decode_seconds += z_stats.decode_seconds;
   }
   return out;
 }

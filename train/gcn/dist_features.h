@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/compress.h"
 #include "core/context.h"
 #include "kernels/matrix.h"
 #include "partition/partition_build.h"
@@ -28,6 +30,20 @@ struct FetchStats {
   int64_t cache_hits = 0;      // ids served from the halo cache
   int64_t fetched_rows = 0;    // distinct rows received from other ranks (a repeated remote id is fetched once)
   int64_t fetched_bytes = 0;   // row payload bytes this rank received (dense: rows x cols x 4; sparse: CSR rows)
+  // With compression (SetCompression): row payload this rank sent to other ranks, uncompressed (what the plain
+  // format would have sent: dense rows x cols x 4; sparse rows x 8 + nnz x 8) and on the wire; seconds spent
+  // encoding the rows it served and decoding the rows it received.
+  int64_t sent_raw_bytes = 0;
+  int64_t sent_wire_bytes = 0;
+  double encode_seconds = 0;
+  double decode_seconds = 0;
+};
+
+// How fetched rows are compressed: a codec whose block is one row (so int8 keeps a scale per row), and the seed of
+// this exchange's stochastic rounding.
+struct RowCompression {
+  const comm::Codec* codec = nullptr;
+  uint64_t seed = 0;
 };
 
 class DistFeatureStore {
@@ -39,11 +55,21 @@ class DistFeatureStore {
   // `offsets` has num_parts + 1 entries and must agree with `part`; `comm` must outlive the store.
   DistFeatureStore(const Context& ctx, const partition::LocalPart& part, std::vector<int64_t> offsets,
                    comm::Communicator& comm, FeatureNorm norm, FeatureCacheOptions cache);
+  ~DistFeatureStore();
+  DistFeatureStore(const DistFeatureStore&) = delete;
+  DistFeatureStore& operator=(const DistFeatureStore&) = delete;
+
+  // Compress the rows Fetch receives from other ranks (--feature-compress): none (the default), fp16, bf16, int8
+  // (one scale per row) or qsgd (one norm per row, stochastic rounding keyed by seed, step and rank). Sparse rows
+  // travel as varint lengths and zigzag-delta varint column ids with the values encoded. The cache (filled at
+  // construction) and the evaluation's halo exchanges stay exact. Every rank must set the same spec.
+  void SetCompression(const comm::CompressSpec& spec, uint64_t seed);
 
   // Rows for `global_ids` in that order, repeats allowed (owned: local copy; cached halo: copy; others: one batched
   // alltoallv of ids then one of rows, purpose "features"; each distinct remote id is fetched once). Collective:
-  // every rank calls it once per step, an empty list included. `stats` may be null.
-  FeatureMatrix Fetch(std::span<const int64_t> global_ids, FetchStats* stats);
+  // every rank calls it once per step, an empty list included. `stats` may be null. `step` keys the stochastic
+  // rounding of a compressed fetch (the same on every rank).
+  FeatureMatrix Fetch(std::span<const int64_t> global_ids, FetchStats* stats, uint64_t step = 0);
 
   int64_t cols() const { return owned_.cols(); }
   bool is_sparse() const { return owned_.is_sparse; }
@@ -67,6 +93,8 @@ class DistFeatureStore {
   FeatureMatrix cache_;              // row i = cached_ids_[i]
   std::vector<int64_t> cached_ids_;  // ascending
   int64_t setup_bytes_ = 0;
+  std::unique_ptr<comm::Codec> codec_;  // null: fetched rows travel as float32
+  uint64_t codec_seed_ = 0;
 };
 
 // Moves rows of per-node matrices from owners to the ranks that hold those nodes as halo (layer-wise full-graph

@@ -34,7 +34,10 @@ class PartSource final : public GraphSource {
                             c.dist.skew)),
         features_(ctx, part, std::move(offsets), comm, c.normalize_features, FeatureCacheOptions{c.dist.feature_cache}),
         eval_(part, comm, c.model.kind),
-        labels_(part.labels.ToVector()) {}
+        labels_(part.labels.ToVector()) {
+    features_.SetCompression(comm::CompressSpec::Parse(c.dist.feature_compress, "--feature-compress"),
+                             Mix64(ctx.seed ^ 0x66656174ULL));
+  }
 
   std::vector<int64_t> TrainNodes() const override {
     std::vector<int64_t> ids = part_.train.ToVector();
@@ -62,10 +65,16 @@ class PartSource final : public GraphSource {
     t0 = Clock::now();
     const std::span<const int64_t> inputs =
         b->blocks.empty() ? std::span<const int64_t>() : std::span<const int64_t>(b->blocks.front().src_nodes);
-    b->gathered = features_.Fetch(inputs, nullptr);
+    FetchStats fs;
+    b->gathered = features_.Fetch(inputs, &fs, sample_key.epoch * 1000003ULL + sample_key.batch);
     b->x = &b->gathered;
     counters->fetch_seconds += SecondsSince(t0);
-    counters->feature_bytes += comm_.Bytes().Total() - b1;
+    const uint64_t fetch_bytes = comm_.Bytes().Total() - b1;
+    counters->feature_bytes += fetch_bytes;
+    counters->feature_raw_bytes += fetch_bytes - static_cast<uint64_t>(fs.sent_wire_bytes) +
+                                   static_cast<uint64_t>(fs.sent_raw_bytes);
+    counters->compress_seconds += fs.encode_seconds;
+    counters->decompress_seconds += fs.decode_seconds;
 
     b->seed_labels.resize(seeds.size());
     b->seed_rows.resize(seeds.size());

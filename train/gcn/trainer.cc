@@ -36,10 +36,20 @@ void TrainConfig::Validate(bool partitioned) const {
     TESSEL_CHECK(dist.feature_cache >= -1,
                  "--feature-cache must be -1 (the whole halo), 0 (none) or a row count, got {}", dist.feature_cache);
     dist.skew.Validate();
+    (void)comm::CompressSpec::Parse(dist.grad_compress, "--grad-compress");
+    const comm::CompressSpec f = comm::CompressSpec::Parse(dist.feature_compress, "--feature-compress");
+    TESSEL_CHECK(f.method == comm::CompressMethod::kNone || f.method == comm::CompressMethod::kFp16 ||
+                     f.method == comm::CompressMethod::kBf16 || f.method == comm::CompressMethod::kInt8 ||
+                     f.method == comm::CompressMethod::kQsgd,
+                 "--feature-compress {}: feature rows take none, fp16, bf16, int8 or qsgd[:LEVELS] ({} applies to "
+                 "gradients: --grad-compress)",
+                 dist.feature_compress, comm::CompressMethodName(f.method));
+    TESSEL_CHECK(f.block == 0, "--feature-compress {}: feature rows keep one scale per row; drop the block size",
+                 dist.feature_compress);
   } else {
     TESSEL_CHECK(ParamsToJson(dist) == ParamsToJson(DistOptions{}),
-                 "--skew, --skew-variance, --skew-max and --feature-cache apply to distributed training only; add "
-                 "--partitions DIR (made by `tessel partition`) or drop them");
+                 "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress and --feature-compress apply "
+                 "to distributed training only; add --partitions DIR (made by `tessel partition`) or drop them");
   }
   if (partitioned || batch_size > 0) {
     TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
@@ -75,7 +85,8 @@ TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, val_acc, train_seconds, sample_seconds,
                                    fetch_seconds, compute_seconds, allreduce_seconds, eval_seconds, epoch_seconds,
                                    cpu_seconds, eta_seconds, feature_bytes, sample_bytes, gradient_bytes, eval_bytes,
-                                   total_bytes, seed_nodes, sampled_edges, remote_input_nodes, remote_share)
+                                   total_bytes, feature_raw_bytes, gradient_raw_bytes, compress_seconds,
+                                   decompress_seconds, seed_nodes, sampled_edges, remote_input_nodes, remote_share)
 
 nlohmann::json EpochStats::ToJson() const { return *this; }
 
@@ -119,7 +130,8 @@ nlohmann::json TrainResult::ToJson() const {
           {"totals", totals}};
 }
 
-void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count) {
+void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count,
+                      comm::CompressedAllreduce* compress, uint64_t step, comm::CompressStats* stats) {
   TESSEL_CHECK(local_count >= 0 && total_count >= local_count && total_count > 0,
                "AverageGradients: local count {} and total {} (need 0 <= local <= total, total > 0)", local_count,
                total_count);
@@ -134,7 +146,11 @@ void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int6
       for (float g : p.grad.View()) buf[k++] = local_count == total_count ? g : g * w;
     }
   }
-  comm.Allreduce<float>(buf, comm::ReduceOp::kSum, "gradients").ThrowIfError();
+  if (compress != nullptr) {
+    compress->Allreduce(comm, buf, step, "gradients", stats).ThrowIfError();
+  } else {
+    comm.Allreduce<float>(buf, comm::ReduceOp::kSum, "gradients").ThrowIfError();
+  }
   size_t k = 0;
   for (Param& p : params) {
     p.grad.Resize(p.value.rows, p.value.cols);
@@ -238,6 +254,12 @@ GcnTrainer::GcnTrainer(Setup setup)
       for (float& v : p.value.Mut()) v = w[k++];
     }
   }
+  const comm::CompressSpec grad_spec = comm::CompressSpec::Parse(config_.dist.grad_compress, "--grad-compress");
+  if (comm_.Size() > 1 && grad_spec.method != comm::CompressMethod::kNone) {
+    std::vector<comm::MatrixShape> shapes;
+    for (const Param& p : model_.params()) shapes.push_back({p.value.rows, p.value.cols});
+    grad_compress_ = comm::MakeCompressedAllreduce(grad_spec, std::move(shapes), Mix64(ctx_.seed ^ 0x67726164ULL));
+  }
   start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
   setup_bytes_ = SentBytes(comm_) - setup.bytes_before;
 }
@@ -263,7 +285,9 @@ double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int
   if (comm_.Size() > 1) {  // one rank's gradient is already the mean over the whole batch
     t0 = Clock::now();
     const uint64_t b0 = SentBytes(comm_);
-    AverageGradients(comm_, model_.params(), static_cast<int64_t>(seeds.size()), total_seeds);
+    const uint64_t call = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(batch);
+    AverageGradients(comm_, model_.params(), static_cast<int64_t>(seeds.size()), total_seeds, grad_compress_.get(),
+                     call, &grad_stats_);
     allreduce_s_ += SecondsSince(t0);
     gradient_b_ += SentBytes(comm_) - b0;
   }
@@ -307,6 +331,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     counters_ = StepCounters{};
     compute_s_ = allreduce_s_ = 0;
     gradient_b_ = 0;
+    grad_stats_ = comm::CompressStats{};
     seeds_ = 0;
     const uint64_t bytes0 = SentBytes(comm_);
     // This rank's training nodes, shuffled by the (seed, rank, epoch) stream when steps sample.
@@ -340,11 +365,19 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
                                 static_cast<double>(gradient_b_),
                                 static_cast<double>(eval_b),
                                 static_cast<double>(SentBytes(comm_) - bytes0),
-                                cpu_seconds};
+                                cpu_seconds,
+                                static_cast<double>(counters_.feature_raw_bytes),
+                                static_cast<double>(grad_compress_ ? grad_stats_.raw_bytes : gradient_b_)};
     comm_.Allreduce<double>(sums, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
-    std::vector<double> maxima = {
-        counters_.sample_seconds,    counters_.fetch_seconds, compute_s_, allreduce_s_, eval_seconds, train_seconds,
-        train_seconds + eval_seconds};
+    std::vector<double> maxima = {counters_.sample_seconds,
+                                  counters_.fetch_seconds,
+                                  compute_s_,
+                                  allreduce_s_,
+                                  eval_seconds,
+                                  train_seconds,
+                                  train_seconds + eval_seconds,
+                                  counters_.compress_seconds + grad_stats_.encode_seconds,
+                                  counters_.decompress_seconds + grad_stats_.decode_seconds};
     comm_.Allreduce<double>(maxima, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
     EpochStats st;
     st.epoch = epoch;
@@ -360,6 +393,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.eval_bytes = static_cast<uint64_t>(sums[8]);
     st.total_bytes = static_cast<uint64_t>(sums[9]);
     st.cpu_seconds = sums[10];
+    st.feature_raw_bytes = static_cast<uint64_t>(sums[11]);
+    st.gradient_raw_bytes = static_cast<uint64_t>(sums[12]);
+    st.compress_seconds = maxima[7];
+    st.decompress_seconds = maxima[8];
     st.sample_seconds = maxima[0];
     st.fetch_seconds = maxima[1];
     st.compute_seconds = maxima[2];

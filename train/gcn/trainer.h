@@ -11,12 +11,14 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "comm/communicator.h"
+#include "comm/compress.h"
 #include "core/context.h"
 #include "core/params.h"
 #include "datasets/dataset.h"
@@ -35,6 +37,8 @@ namespace tessel::train::gcn {
 struct DistOptions {
   sampling::SkewOptions skew;  // training only; evaluation never skews
   int64_t feature_cache = -1;  // halo feature rows cached per rank: -1 = the whole halo, 0 = none
+  std::string grad_compress = "none";     // comm::CompressSpec of the gradient allreduce
+  std::string feature_compress = "none";  // comm::CompressSpec (a codec) of the remote feature rows
 
   // The --help section of the distributed options.
   static constexpr std::string_view kGroup = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
@@ -58,6 +62,17 @@ struct DistOptions {
                 {},
                 kGroup},
       c.feature_cache);
+    v(ParamInfo{"grad_compress",
+                "Gradient allreduce compression: none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], "
+                "randk[:RATIO], cltk[:RATIO] or powersgd[:RANK] (docs/compression.md)",
+                {},
+                kGroup},
+      c.grad_compress);
+    v(ParamInfo{"feature_compress",
+                "Remote feature row compression: none, fp16, bf16, int8 (a scale per row) or qsgd[:LEVELS]",
+                {},
+                kGroup},
+      c.feature_compress);
   }
 };
 
@@ -138,6 +153,12 @@ struct EpochStats {
   uint64_t gradient_bytes = 0;  // purpose "gradients"
   uint64_t eval_bytes = 0;      // halo exchanges of the evaluation
   uint64_t total_bytes = 0;     // every purpose
+  // What feature_bytes and gradient_bytes would have been without --feature-compress / --grad-compress (equal to
+  // them when off), and the seconds spent encoding and decoding (maximum over ranks).
+  uint64_t feature_raw_bytes = 0;
+  uint64_t gradient_raw_bytes = 0;
+  double compress_seconds = 0;
+  double decompress_seconds = 0;
   // Summed over ranks.
   int64_t seed_nodes = 0;          // training nodes visited
   int64_t sampled_edges = 0;       // neighbour picks of the sampled blocks (0 for full-graph steps)
@@ -159,7 +180,11 @@ struct TrainResult {
 // Scales each rank's gradients by local_count / total_count and sums them over ranks (purpose "gradients"), so
 // every rank holds sum_r (b_r / B) g_r: the gradient of the mean loss over the union batch when g_r is the
 // gradient of rank r's mean loss over its b_r seeds. A rank with local_count 0 contributes zeros. Collective.
-void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count);
+// With `compress` the sum goes through that compressed allreduce (call number `step`; `stats` collects its bytes
+// and seconds); without, through a plain float32 allreduce.
+void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count,
+                      comm::CompressedAllreduce* compress = nullptr, uint64_t step = 0,
+                      comm::CompressStats* stats = nullptr);
 
 // What one step computes on: the layer graphs (input layer first), the input rows of the first layer's sources,
 // and the rows of the last layer's output that enter the loss with their labels. Made by a GraphSource; the
@@ -179,6 +204,8 @@ struct Batch {
 struct StepCounters {
   double sample_seconds = 0, fetch_seconds = 0;
   uint64_t sample_bytes = 0, feature_bytes = 0;
+  uint64_t feature_raw_bytes = 0;  // feature_bytes as if the rows travelled uncompressed
+  double compress_seconds = 0, decompress_seconds = 0;
   int64_t sampled_edges = 0, remote_picks = 0, remote_input_nodes = 0;
 };
 
@@ -269,6 +296,8 @@ class GcnTrainer {
   TrainConfig config_;
   std::unique_ptr<GraphSource> source_;
   GcnModel model_;
+  std::unique_ptr<comm::CompressedAllreduce> grad_compress_;  // null: plain float32 gradient allreduce
+  comm::CompressStats grad_stats_;                            // this rank's, this epoch
   Adam adam_;
   BestWeights best_;
   Batch batch_;
