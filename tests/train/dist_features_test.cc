@@ -326,7 +326,8 @@ TEST_F(DistFeaturesTest, CompressedFetchDeliversEachRowsCodecRoundTrip) {
             }
             remote.insert(g);
             auto codec = comm::MakeCodec(spec, static_cast<int64_t>(want.second.size()));
-            std::vector<std::byte> w(static_cast<size_t>(codec->EncodedBytes(static_cast<int64_t>(want.second.size()))));
+            std::vector<std::byte> w(
+                static_cast<size_t>(codec->EncodedBytes(static_cast<int64_t>(want.second.size()))));
             codec->Encode(want.second, 0, w);
             std::vector<float> trip(want.second.size());
             codec->Decode(w, trip, false);

@@ -623,8 +623,8 @@ FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, Fetch
   FetchStats z_stats;
   // Rows are encoded with the (seed, step, rank) stream, so QSGD's draws are reproducible.
   const RowCompression z{codec_.get(), Mix64(codec_seed_ ^ Mix64(step * 7919 + static_cast<uint64_t>(comm_->Rank())))};
-  const FeatureMatrix fetched = RequestRows(*comm_, owned_, want, want_counts, kFetchPurpose, &received,
-                                            codec_ ? &z : nullptr, &z_stats);
+  const FeatureMatrix fetched =
+      RequestRows(*comm_, owned_, want, want_counts, kFetchPurpose, &received, codec_ ? &z : nullptr, &z_stats);
   const FeatureMatrix* sources[] = {&owned_, &cache_, &fetched};
   FeatureMatrix out = Assemble(sources, refs, cols(), is_sparse());
   if (stats != nullptr) {

@@ -71,8 +71,8 @@ class PartSource final : public GraphSource {
     counters->fetch_seconds += SecondsSince(t0);
     const uint64_t fetch_bytes = comm_.Bytes().Total() - b1;
     counters->feature_bytes += fetch_bytes;
-    counters->feature_raw_bytes += fetch_bytes - static_cast<uint64_t>(fs.sent_wire_bytes) +
-                                   static_cast<uint64_t>(fs.sent_raw_bytes);
+    counters->feature_raw_bytes +=
+        fetch_bytes - static_cast<uint64_t>(fs.sent_wire_bytes) + static_cast<uint64_t>(fs.sent_raw_bytes);
     counters->compress_seconds += fs.encode_seconds;
     counters->decompress_seconds += fs.decode_seconds;
 

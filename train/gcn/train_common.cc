@@ -80,9 +80,14 @@ int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeight
   TrainState s = LoadCheckpoint(c.checkpoint_dir);
   nlohmann::json want = config;
   nlohmann::json have = s.config;
-  for (const char* key : {"epochs", "patience"}) {
+  for (const char* key : {"epochs", "patience", "overlap"}) {  // neither changes what a step computes
     want.erase(key);
     have.erase(key);
+  }
+  // Parameters added after the checkpoint was written count as their defaults there.
+  nlohmann::json defaults = TrainConfig{}.ToJson(true);
+  for (auto it = defaults.begin(); it != defaults.end(); ++it) {
+    if (!have.contains(it.key()) && want.contains(it.key()) && want[it.key()] == it.value()) want.erase(it.key());
   }
   TESSEL_CHECK(want == have,
                "--resume: the checkpoint in {} was trained with different settings ({}); use the same options or a "

@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <exception>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "core/params_json.h"
@@ -268,35 +270,51 @@ GcnTrainer::~GcnTrainer() = default;
 
 nlohmann::json GcnTrainer::ConfigJson() const { return config_.ToJson(source_->Partitioned()); }
 
-double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch, bool update) {
-  source_->MakeBatch(ctx_, seeds, TrainKey(ctx_, epoch, batch, kPurposeSample), &batch_, &counters_);
+void GcnTrainer::Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b) {
+  source_->MakeBatch(ctx_, seeds, TrainKey(ctx_, epoch, batch, kPurposeSample), b, &counters_);
   seeds_ += static_cast<int64_t>(seeds.size());
-  auto t0 = Clock::now();
+}
+
+double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_t batch) {
+  const auto t0 = Clock::now();
   double loss_sum = 0;
-  if (!batch_.rows.empty()) {
-    const Matrix& logits =
-        model_.Forward(ctx_, *batch_.x, batch_.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
+  if (!b.rows.empty()) {
+    const Matrix& logits = model_.Forward(ctx_, *b.x, b.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
     Matrix grad;
-    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, batch_.labels, batch_.rows, &grad);
+    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, b.labels, b.rows, &grad);
     model_.Backward(ctx_, grad);
-    loss_sum = loss * static_cast<double>(seeds.size());
+    loss_sum = loss * static_cast<double>(seed_count);
   }
   compute_s_ += SecondsSince(t0);
+  return loss_sum;
+}
+
+void GcnTrainer::Finish(int64_t seed_count, int64_t total_seeds, int epoch, int64_t batch, bool update) {
   if (comm_.Size() > 1) {  // one rank's gradient is already the mean over the whole batch
-    t0 = Clock::now();
+    const auto t0 = Clock::now();
     const uint64_t b0 = SentBytes(comm_);
     const uint64_t call = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(batch);
-    AverageGradients(comm_, model_.params(), static_cast<int64_t>(seeds.size()), total_seeds, grad_compress_.get(),
-                     call, &grad_stats_);
+    AverageGradients(comm_, model_.params(), seed_count, total_seeds, grad_compress_.get(), call, &grad_stats_);
     allreduce_s_ += SecondsSince(t0);
     gradient_b_ += SentBytes(comm_) - b0;
   }
   if (update) {
-    t0 = Clock::now();
+    const auto t0 = Clock::now();
     adam_.Step(ctx_, model_.params());
     compute_s_ += SecondsSince(t0);
   }
+}
+
+double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch, bool update) {
+  Prepare(seeds, epoch, batch, &batches_[0]);
+  const auto n = static_cast<int64_t>(seeds.size());
+  const double loss_sum = Compute(batches_[0], n, epoch, batch);
+  Finish(n, total_seeds, epoch, batch, update);
   return loss_sum;
+}
+
+bool GcnTrainer::Overlaps() const {
+  return config_.overlap && source_->Samples() && steps_ > 1 && !ctx_.IsCuda() && ctx_.threads != 1;
 }
 
 std::vector<int32_t> GcnTrainer::PredictOwned() {
@@ -338,13 +356,46 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     std::vector<int64_t> order = train_nodes;
     if (source_->Samples()) ShuffleSeeds(ctx_, epoch, order);
     double loss_sum = 0;
-    for (int64_t s = 0; s < steps_; ++s) {
-      auto take = [&](int64_t n) { return bs > 0 ? std::clamp<int64_t>(n - s * bs, 0, bs) : n; };
+    auto take = [&](int64_t n, int64_t s) { return bs > 0 ? std::clamp<int64_t>(n - s * bs, 0, bs) : n; };
+    auto seeds_of = [&](int64_t s) {
+      return std::span<const int64_t>(order.data() + (bs > 0 ? std::min(n_own, s * bs) : 0),
+                                      static_cast<size_t>(take(n_own, s)));
+    };
+    auto union_of = [&](int64_t s) {
       int64_t union_size = 0;
-      for (int64_t c : train_counts_) union_size += take(c);
-      const std::span<const int64_t> seeds(order.data() + (bs > 0 ? std::min(n_own, s * bs) : 0),
-                                           static_cast<size_t>(take(n_own)));
-      loss_sum += Step(seeds, union_size, epoch, s, true);
+      for (int64_t c : train_counts_) union_size += take(c, s);
+      return union_size;
+    };
+    if (!Overlaps()) {
+      for (int64_t s = 0; s < steps_; ++s) loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
+    } else {
+      // A pipeline of width two: while a second thread runs forward/backward of step s, this thread (the one that
+      // owns the communicator) samples and fetches step s + 1. Sampling and fetching never read the weights and
+      // every draw is keyed by (epoch, step), so the result is the sequential order's.
+      Prepare(seeds_of(0), epoch, 0, &batches_[0]);
+      for (int64_t s = 0; s < steps_; ++s) {
+        const Batch& cur = batches_[s % 2];
+        const auto n = static_cast<int64_t>(seeds_of(s).size());
+        double loss = 0;
+        std::exception_ptr failed;
+        std::thread worker([&] {
+          try {
+            loss = Compute(cur, n, epoch, s);
+          } catch (...) {
+            failed = std::current_exception();
+          }
+        });
+        try {
+          if (s + 1 < steps_) Prepare(seeds_of(s + 1), epoch, s + 1, &batches_[(s + 1) % 2]);
+        } catch (...) {
+          worker.join();
+          throw;
+        }
+        worker.join();
+        if (failed) std::rethrow_exception(failed);
+        loss_sum += loss;
+        Finish(n, union_of(s), epoch, s, true);
+      }
     }
     const double train_seconds = SecondsSince(epoch_t0);
     const auto t0 = Clock::now();

@@ -35,8 +35,8 @@ namespace tessel::train::gcn {
 
 // The parameters of partitioned (distributed) training only.
 struct DistOptions {
-  sampling::SkewOptions skew;  // training only; evaluation never skews
-  int64_t feature_cache = -1;  // halo feature rows cached per rank: -1 = the whole halo, 0 = none
+  sampling::SkewOptions skew;             // training only; evaluation never skews
+  int64_t feature_cache = -1;             // halo feature rows cached per rank: -1 = the whole halo, 0 = none
   std::string grad_compress = "none";     // comm::CompressSpec of the gradient allreduce
   std::string feature_compress = "none";  // comm::CompressSpec (a codec) of the remote feature rows
 
@@ -90,7 +90,8 @@ struct TrainConfig {
   std::filesystem::path checkpoint_dir;                 // empty = no checkpoints
   int checkpoint_every = 10;                            // epochs between checkpoints (the last epoch is always saved)
   bool resume = false;                                  // continue from checkpoint_dir when it holds a checkpoint
-  DistOptions dist;                                     // partitioned training only (defaults otherwise)
+  bool overlap = true;  // sample and fetch the next mini-batch while the current one computes (same results)
+  DistOptions dist;     // partitioned training only (defaults otherwise)
   // Throws with the flag name and the fix. Partitioned training always samples (fanouts required; batch_size 0 =
   // all of a rank's seeds per step); one process rejects non-default distributed options.
   void Validate(bool partitioned = false) const;
@@ -118,6 +119,11 @@ struct TrainConfig {
       c.fanouts);
     v(ParamInfo{"replace", "Sample neighbours with replacement"}, c.replace);
     v(ParamInfo{"patience", "Stop after N epochs without better validation accuracy; 0 = off"}, c.patience);
+    v(ParamInfo{"overlap",
+                "Sample and fetch the next mini-batch while the current one computes (a second thread; the same "
+                "results as --no-overlap for a given seed; CPU, --threads other than 1)",
+                "--overlap,!--no-overlap"},
+      c.overlap);
     v(ParamInfo{"normalize_features",
                 "Input feature scaling: none, l1 (rows to unit L1 norm: the Planetoid/Kipf & Welling "
                 "preprocessing) or standard (columns to zero mean, unit variance)"},
@@ -275,6 +281,10 @@ class GcnTrainer {
   // with union batch size `total_seeds`: batch, forward/backward, AverageGradients, and the Adam update when
   // `update`. Returns this rank's summed loss (mean loss x its seed count). Exposed for tests.
   double Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch, bool update);
+  // Whether Train overlaps the next batch's sampling and fetching with the current step's compute: asked for
+  // (config.overlap), sampled steps, more than one step per epoch, CPU, and more than one thread (--threads 1 keeps
+  // one thread per rank busy, so a rank never competes with its own communication for a core).
+  bool Overlaps() const;
 
   // Predicted class of every owned node (full-neighbour inference, no dropout). Collective.
   std::vector<int32_t> PredictOwned();
@@ -288,6 +298,11 @@ class GcnTrainer {
   struct Setup;
   explicit GcnTrainer(Setup setup);
   void SaveState(int epochs_done) const;
+  // The three parts of a step: the batch (sampling and fetching: collective), forward/backward on it (local; may
+  // run on a second thread), and the gradient average and update (collective).
+  void Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b);
+  double Compute(const Batch& b, int64_t seed_count, int epoch, int64_t batch);
+  void Finish(int64_t seed_count, int64_t total_seeds, int epoch, int64_t batch, bool update);
   nlohmann::json ConfigJson() const;
 
   std::unique_ptr<comm::Communicator> own_comm_;  // the local communicator of a one-process run
@@ -300,7 +315,7 @@ class GcnTrainer {
   comm::CompressStats grad_stats_;                            // this rank's, this epoch
   Adam adam_;
   BestWeights best_;
-  Batch batch_;
+  Batch batches_[2];       // the current step's and, when overlapping, the next step's (batches point into themselves)
   StepCounters counters_;  // this rank's, this epoch
   double compute_s_ = 0, allreduce_s_ = 0;
   uint64_t gradient_b_ = 0;
