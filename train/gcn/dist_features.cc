@@ -258,6 +258,15 @@ uint64_t GetVarint(const std::byte* data, int64_t* pos, int64_t end, int rank) {
 uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
 int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
+// A row whose values are all exactly 1 (binary features) travels without values: a flag in its length word.
+bool AllOnes(bool no_values, std::span<const float> val, int64_t begin, int64_t len) {
+  if (no_values) return true;
+  for (int64_t e = begin; e < begin + len; ++e) {
+    if (val[Index(e)] != 1.0F) return false;
+  }
+  return true;
+}
+
 kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kernels::SparseMatrix& mine,
                                            std::span<const int64_t> serve, std::span<const int64_t> serve_counts,
                                            std::span<const int64_t> want_counts, std::string_view purpose,
@@ -274,7 +283,8 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
   parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
     const int64_t r = serve[Index(i)];
     const int64_t len = p[Index(r) + 1] - p[Index(r)];
-    int64_t bytes = VarintSize(static_cast<uint64_t>(len)) + z.codec->EncodedBytes(len);
+    const bool unit = AllOnes(ones, val, p[Index(r)], len);
+    int64_t bytes = VarintSize(static_cast<uint64_t>(len) * 2) + (unit ? 0 : z.codec->EncodedBytes(len));
     int64_t prev = 0;
     for (int64_t e = p[Index(r)]; e < p[Index(r) + 1]; ++e) {
       bytes += VarintSize(ZigZag(idx[Index(e)] - prev));
@@ -288,21 +298,17 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
     const int64_t r = serve[Index(i)];
     const int64_t b = p[Index(r)];
     const int64_t len = p[Index(r) + 1] - b;
-    std::byte* w = PutVarint(send.data() + offset[Index(i)], static_cast<uint64_t>(len));
+    const bool unit = AllOnes(ones, val, b, len);
+    std::byte* w = PutVarint(send.data() + offset[Index(i)], static_cast<uint64_t>(len) * 2 + (unit ? 1 : 0));
     int64_t prev = 0;
     for (int64_t e = b; e < b + len; ++e) {
       w = PutVarint(w, ZigZag(idx[Index(e)] - prev));
       prev = idx[Index(e)];
     }
-    std::vector<float> ones_row;
-    std::span<const float> values;
-    if (ones) {
-      ones_row.assign(Index(len), 1.0F);
-      values = ones_row;
-    } else {
-      values = std::span<const float>(val.data() + b, Index(len));
+    if (!unit) {
+      z.codec->Encode(std::span<const float>(val.data() + b, Index(len)), RowSeed(z.seed, i),
+                      std::span<std::byte>(w, Index(z.codec->EncodedBytes(len))));
     }
-    z.codec->Encode(values, RowSeed(z.seed, i), std::span<std::byte>(w, Index(z.codec->EncodedBytes(len))));
   });
   std::vector<int64_t> send_bytes(num_ranks, 0);
   int64_t row = 0;
@@ -336,7 +342,9 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
   for (size_t k = 0; k < num_ranks; ++k) {
     const int64_t end = pos + recv_bytes[k];
     for (int64_t i = 0; i < want_counts[k]; ++i, ++row) {
-      const uint64_t len = GetVarint(recv.data(), &pos, end, static_cast<int>(k));
+      const uint64_t head = GetVarint(recv.data(), &pos, end, static_cast<int>(k));
+      const uint64_t len = head >> 1;
+      const bool unit = (head & 1) != 0;
       TESSEL_CHECK(len <= static_cast<uint64_t>(mine.cols), "features: rank {} sent a row of {} entries ({} columns)",
                    k, len, mine.cols);
       int64_t prev = 0;
@@ -346,13 +354,17 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
                      mine.cols);
         out_idx.push_back(static_cast<int32_t>(prev));
       }
-      const int64_t vb = z.codec->EncodedBytes(static_cast<int64_t>(len));
-      TESSEL_CHECK(pos + vb <= end, "features: rank {} sent a truncated compressed row block", k);
       const size_t v0 = out_val.size();
-      out_val.resize(v0 + len);
-      z.codec->Decode(std::span<const std::byte>(recv.data() + pos, Index(vb)),
-                      std::span<float>(out_val.data() + v0, len), false);
-      pos += vb;
+      if (unit) {
+        out_val.resize(v0 + len, 1.0F);
+      } else {
+        const int64_t vb = z.codec->EncodedBytes(static_cast<int64_t>(len));
+        TESSEL_CHECK(pos + vb <= end, "features: rank {} sent a truncated compressed row block", k);
+        out_val.resize(v0 + len);
+        z.codec->Decode(std::span<const std::byte>(recv.data() + pos, Index(vb)),
+                        std::span<float>(out_val.data() + v0, len), false);
+        pos += vb;
+      }
       indptr[Index(row) + 1] = indptr[Index(row)] + static_cast<int64_t>(len);
     }
     TESSEL_CHECK(pos == end, "features: rank {} sent {} bytes more than its {} rows", k, end - pos, want_counts[k]);
@@ -391,6 +403,47 @@ FeatureMatrix ShipRows(comm::Communicator& comm, const FeatureMatrix& mine, std:
   return out;
 }
 
+// The row ids of a compressed request as zigzag varint deltas per destination (ids ascend within an owner, so most
+// deltas take one or two bytes instead of eight).
+void RequestIdsCompressed(comm::Communicator& comm, std::span<const int64_t> want, std::span<const int64_t> want_counts,
+                          std::vector<int64_t>* serve, std::vector<int64_t>* serve_counts, std::string_view purpose,
+                          FetchStats* st) {
+  const auto num_ranks = static_cast<size_t>(comm.Size());
+  std::vector<std::byte> send(want.size() * 10);
+  std::vector<int64_t> send_bytes(num_ranks, 0);
+  std::byte* w = send.data();
+  size_t i = 0;
+  for (size_t k = 0; k < num_ranks; ++k) {
+    std::byte* start = w;
+    int64_t prev = 0;
+    for (int64_t j = 0; j < want_counts[k]; ++j, ++i) {
+      w = PutVarint(w, ZigZag(want[i] - prev));
+      prev = want[i];
+    }
+    send_bytes[k] = w - start;
+    if (static_cast<int>(k) != comm.Rank()) {
+      st->sent_raw_bytes += want_counts[k] * 8;
+      st->sent_wire_bytes += send_bytes[k];
+    }
+  }
+  send.resize(static_cast<size_t>(w - send.data()));
+  std::vector<std::byte> recv;
+  std::vector<int64_t> recv_bytes;
+  comm.AlltoallvWithCounts<std::byte>(send, send_bytes, &recv, &recv_bytes, purpose).ThrowIfError();
+  serve->clear();
+  serve_counts->assign(num_ranks, 0);
+  int64_t pos = 0;
+  for (size_t k = 0; k < num_ranks; ++k) {
+    const int64_t end = pos + recv_bytes[k];
+    int64_t prev = 0;
+    while (pos < end) {
+      prev += UnZigZag(GetVarint(recv.data(), &pos, end, static_cast<int>(k)));
+      serve->push_back(prev);
+      ++(*serve_counts)[k];
+    }
+  }
+}
+
 // One batched request: `want` holds owner-local row ids grouped by owner rank (want_counts[k] for rank k); the ids
 // go out by one alltoallv (with its count exchange), the rows come back by one more.
 FeatureMatrix RequestRows(comm::Communicator& comm, const FeatureMatrix& mine, std::span<const int64_t> want,
@@ -398,7 +451,11 @@ FeatureMatrix RequestRows(comm::Communicator& comm, const FeatureMatrix& mine, s
                           const RowCompression* z = nullptr, FetchStats* st = nullptr) {
   std::vector<int64_t> serve;
   std::vector<int64_t> serve_counts;
-  comm.AlltoallvWithCounts<int64_t>(want, want_counts, &serve, &serve_counts, purpose).ThrowIfError();
+  if (z == nullptr) {
+    comm.AlltoallvWithCounts<int64_t>(want, want_counts, &serve, &serve_counts, purpose).ThrowIfError();
+  } else {
+    RequestIdsCompressed(comm, want, want_counts, &serve, &serve_counts, purpose, st);
+  }
   CheckServed(serve, mine.rows(), comm.Rank());
   return ShipRows(comm, mine, serve, serve_counts, want_counts, purpose, received_bytes, z, st);
 }
