@@ -184,6 +184,82 @@ class Int8Codec final : public Codec {
   int64_t block_;
 };
 
+// murmur3's 32-bit finaliser: a bijective mixer, vectorisable (32-bit multiplies).
+inline uint32_t Fmix32(uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85ebca6bU;
+  h ^= h >> 13;
+  h *= 0xc2b2ae35U;
+  h ^= h >> 16;
+  return h;
+}
+
+// Fixed-width codes packed little-endian into bytes through a 64-bit accumulator (one store per 32 bits).
+class BitWriter {
+ public:
+  BitWriter(std::byte* out, int bits) : out_(out), bits_(bits) {}
+  void Put(uint32_t code) {
+    acc_ |= static_cast<uint64_t>(code) << filled_;
+    filled_ += bits_;
+    if (filled_ >= 32) {
+      const auto word = static_cast<uint32_t>(acc_);
+      std::memcpy(out_, &word, 4);
+      out_ += 4;
+      acc_ >>= 32;
+      filled_ -= 32;
+    }
+  }
+  void Flush() {
+    while (filled_ > 0) {
+      *out_++ = static_cast<std::byte>(acc_ & 0xffU);
+      acc_ >>= 8;
+      filled_ -= 8;
+    }
+  }
+
+ private:
+  std::byte* out_;
+  int bits_;
+  uint64_t acc_ = 0;
+  int filled_ = 0;
+};
+
+class BitReader {
+ public:
+  BitReader(const std::byte* in, int64_t bytes, int bits)
+      : in_(in), left_(bytes), bits_(bits), mask_((uint64_t{1} << bits) - 1) {}
+  uint32_t Get() {
+    if (filled_ < bits_) {
+      if (left_ >= 4) {
+        uint32_t word;
+        std::memcpy(&word, in_, 4);
+        in_ += 4;
+        left_ -= 4;
+        acc_ |= static_cast<uint64_t>(word) << filled_;
+        filled_ += 32;
+      } else {
+        while (left_ > 0 && filled_ < bits_) {
+          acc_ |= static_cast<uint64_t>(*in_++) << filled_;
+          --left_;
+          filled_ += 8;
+        }
+      }
+    }
+    const auto code = static_cast<uint32_t>(acc_ & mask_);
+    acc_ >>= bits_;
+    filled_ -= bits_;
+    return code;
+  }
+
+ private:
+  const std::byte* in_;
+  int64_t left_;
+  int bits_;
+  uint64_t mask_;
+  uint64_t acc_ = 0;
+  int filled_ = 0;
+};
+
 // QSGD: [norm: float x blocks][codes: w bits x n, little-endian bit order], code = level << 1 | sign, level in
 // [0, s] drawn so that E[level] = s |x| / norm (unbiased), w = 1 + bit_width(s).
 class QsgdCodec final : public Codec {
@@ -195,14 +271,10 @@ class QsgdCodec final : public Codec {
   void Encode(std::span<const float> x, uint64_t seed, std::span<std::byte> wire) const override {
     const auto n = static_cast<int64_t>(x.size());
     const int64_t nb = Blocks(n, block_);
-    std::byte* codes = wire.data() + nb * 4;
-    std::memset(codes, 0, Ix((n * bits_ + 7) / 8));
-    Rng rng(seed);
-    uint64_t acc = 0;  // bit accumulator
-    int filled = 0;
-    int64_t out = 0;
-    uint64_t draws = 0;
-    int have = 0;
+    const auto key = static_cast<uint32_t>(Mix64(seed));
+    const auto key2 = static_cast<uint32_t>(Mix64(seed) >> 32);
+    std::vector<uint8_t> codes(static_cast<size_t>(std::min(n, block_)));
+    BitWriter out(wire.data() + nb * 4, bits_);
     for (int64_t b = 0; b < nb; ++b) {
       const int64_t lo = b * block_;
       const int64_t hi = std::min(n, lo + block_);
@@ -212,52 +284,36 @@ class QsgdCodec final : public Codec {
       if (!std::isfinite(norm)) norm = 0;
       std::memcpy(wire.data() + b * 4, &norm, 4);
       const float scale = norm > 0 ? static_cast<float>(s_) / norm : 0.0F;
+      const auto top = static_cast<float>(s_);
+      // One counter-based uniform per element (two murmur3 finalisers of the element's index and the key), so the
+      // loop has no carried state and vectorises.
       for (int64_t i = lo; i < hi; ++i) {
-        float a = std::fabs(x[Ix(i)]) * scale;
-        a = a == a ? std::min(a, static_cast<float>(s_)) : 0.0F;
-        const auto floor_a = static_cast<uint32_t>(a);
-        if (have == 0) {
-          draws = rng();
-          have = 2;
-        }
-        const auto u = static_cast<float>(static_cast<uint32_t>(draws) >> 8) * 0x1.0p-24F;
-        draws >>= 32;
-        --have;
-        const uint32_t level = floor_a + (u < a - static_cast<float>(floor_a) ? 1U : 0U);
-        const uint64_t code = (static_cast<uint64_t>(level) << 1) | (std::signbit(x[Ix(i)]) && level > 0 ? 1U : 0U);
-        acc |= code << filled;
-        filled += bits_;
-        while (filled >= 8) {
-          codes[out++] = static_cast<std::byte>(acc & 0xffU);
-          acc >>= 8;
-          filled -= 8;
-        }
+        const float v = x[Ix(i)];
+        float a = std::fabs(v) * scale;
+        a = a < top ? a : top;  // NaN -> top (its block's norm is 0, so it decodes to 0)
+        const float floor_a = static_cast<float>(static_cast<int32_t>(a));
+        const uint32_t h = Fmix32(Fmix32(static_cast<uint32_t>(i) ^ key) + key2);
+        const float u = static_cast<float>(h >> 8) * 0x1.0p-24F;
+        const float level = floor_a + (u < a - floor_a ? 1.0F : 0.0F);
+        const auto l = static_cast<uint32_t>(static_cast<int32_t>(level));
+        const uint32_t sign = (std::bit_cast<uint32_t>(v) >> 31) & static_cast<uint32_t>(l != 0);
+        codes[Ix(i - lo)] = static_cast<uint8_t>((l << 1) | sign);
       }
+      for (int64_t i = lo; i < hi; ++i) out.Put(codes[Ix(i - lo)]);
     }
-    if (filled > 0) codes[out] = static_cast<std::byte>(acc & 0xffU);
+    out.Flush();
   }
   void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
     const auto n = static_cast<int64_t>(out.size());
     const int64_t nb = Blocks(n, block_);
-    const std::byte* codes = wire.data() + nb * 4;
-    const int64_t code_bytes = (n * bits_ + 7) / 8;
-    const uint64_t mask = (uint64_t{1} << bits_) - 1;
-    uint64_t acc = 0;
-    int filled = 0;
-    int64_t in = 0;
+    BitReader in(wire.data() + nb * 4, (n * bits_ + 7) / 8, bits_);
     for (int64_t b = 0; b < nb; ++b) {
       float norm;
       std::memcpy(&norm, wire.data() + b * 4, 4);
       const float unit = norm / static_cast<float>(s_);
       const int64_t hi = std::min(n, (b + 1) * block_);
       for (int64_t i = b * block_; i < hi; ++i) {
-        while (filled < bits_ && in < code_bytes) {
-          acc |= static_cast<uint64_t>(codes[in++]) << filled;
-          filled += 8;
-        }
-        const uint64_t code = acc & mask;
-        acc >>= bits_;
-        filled -= bits_;
+        const uint32_t code = in.Get();
         const float mag = static_cast<float>(code >> 1) * unit;
         const float v = (code & 1U) != 0 ? -mag : mag;
         out[Ix(i)] = accumulate ? out[Ix(i)] + v : v;
