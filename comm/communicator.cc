@@ -1,10 +1,13 @@
 // Communicator's non-virtual entry points: local argument checks, then the backend, then byte accounting;
-// plus MakeWorldCommunicator, which picks MPI or local by build and launcher, and OnEveryRankOrFail.
+// messages to this rank itself (queued here, for every backend); MakeWorldCommunicator, which picks MPI or local
+// by build and launcher, and OnEveryRankOrFail.
 #include "comm/communicator.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -91,6 +94,80 @@ Status Communicator::AlltoallvRaw(const void* send, std::span<const int64_t> sen
 }
 
 Status Communicator::Barrier() { return DoBarrier(); }  // sends no payload; not counted
+
+void Communicator::CheckPeer(std::string_view call, std::string_view role, int peer, int tag, int64_t bytes) const {
+  TESSEL_CHECK(peer >= 0 && peer < size_, "comm: {} {} {} is not a rank (0..{})", call, role, peer, size_ - 1);
+  TESSEL_CHECK(tag >= 0 && tag <= kMaxTag, "comm: {} tag {} is outside 0..{}", call, tag, kMaxTag);
+  TESSEL_CHECK(bytes >= 0, "comm: {} size {} is negative", call, bytes);
+}
+
+void Communicator::PushToSelf(const void* data, int64_t bytes, int tag) {
+  const auto* p = static_cast<const std::byte*>(data);
+  to_self_[tag].emplace_back(p, p + bytes);
+}
+
+Status Communicator::PopFromSelf(void* data, int64_t bytes, int tag) {
+  auto it = to_self_.find(tag);
+  TESSEL_CHECK(it != to_self_.end() && !it->second.empty(),
+               "comm: rank {} receives from itself with tag {}, but no message to itself is pending (it would wait "
+               "forever; send to yourself before receiving)",
+               rank_, tag);
+  const std::vector<std::byte> message = std::move(it->second.front());
+  it->second.pop_front();
+  if (it->second.empty()) to_self_.erase(it);
+  if (static_cast<int64_t>(message.size()) != bytes) {
+    return Status::Failed(
+        fmt::format("RecvRaw: rank {} expects {} bytes from rank {} with tag {}, but the message has {}", rank_, bytes,
+                    rank_, tag, message.size()));
+  }
+  if (bytes > 0) std::memcpy(data, message.data(), static_cast<size_t>(bytes));
+  return Status::Ok();
+}
+
+Status Communicator::SendRaw(const void* data, int64_t bytes, int dest, int tag, std::string_view purpose) {
+  CheckPeer("SendRaw", "destination", dest, tag, bytes);
+  if (dest == rank_) {
+    PushToSelf(data, bytes, tag);
+    bytes_.Add(purpose, 0);
+    return Status::Ok();
+  }
+  Status s = DoSend(data, bytes, dest, tag);
+  if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes));
+  return s;
+}
+
+Status Communicator::RecvRaw(void* data, int64_t bytes, int source, int tag) {
+  CheckPeer("RecvRaw", "source", source, tag, bytes);
+  if (source == rank_) return PopFromSelf(data, bytes, tag);
+  return DoRecv(data, bytes, source, tag);  // receiving sends nothing: not counted
+}
+
+Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes,
+                                 int source, int tag, std::string_view purpose) {
+  CheckPeer("SendRecvRaw", "destination", dest, tag, send_bytes);
+  CheckPeer("SendRecvRaw", "source", source, tag, recv_bytes);
+  const auto s0 = reinterpret_cast<uintptr_t>(send);
+  const auto r0 = reinterpret_cast<uintptr_t>(recv);
+  TESSEL_CHECK(send_bytes == 0 || recv_bytes == 0 || s0 + static_cast<uintptr_t>(send_bytes) <= r0 ||
+                   r0 + static_cast<uintptr_t>(recv_bytes) <= s0,
+               "comm: SendRecvRaw send and recv buffers overlap");
+  Status s;
+  if (dest == rank_ && source == rank_) {
+    PushToSelf(send, send_bytes, tag);
+    s = PopFromSelf(recv, recv_bytes, tag);
+  } else if (dest == rank_) {
+    PushToSelf(send, send_bytes, tag);
+    s = DoRecv(recv, recv_bytes, source, tag);
+  } else if (source == rank_) {
+    s = PopFromSelf(recv, recv_bytes, tag);             // throws before anything is sent when none is pending
+    Status sent = DoSend(send, send_bytes, dest, tag);  // sent even after a size mismatch: dest is waiting for it
+    if (s.ok()) s = std::move(sent);
+  } else {
+    s = DoSendRecv(send, send_bytes, dest, recv, recv_bytes, source, tag);
+  }
+  if (s.ok()) bytes_.Add(purpose, dest == rank_ ? 0 : static_cast<uint64_t>(send_bytes));
+  return s;
+}
 
 std::unique_ptr<Communicator> MakeWorldCommunicator() {
 #if TESSEL_MPI

@@ -1,9 +1,13 @@
 // Communicator: the collectives of distributed training (allreduce, broadcast, allgather(v), alltoall(v), barrier)
-// behind one interface with local, thread (tests) and MPI backends, and per-purpose byte accounting. docs/comm.md.
+// and point-to-point messages (send, recv, sendrecv) behind one interface with local, thread (tests) and MPI
+// backends, and per-purpose byte accounting. docs/comm.md.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <span>
 #include <string_view>
@@ -22,8 +26,24 @@ namespace tessel::comm {
 // thread at a time. The typed helpers below check sizes locally and throw tessel::Error on a bad call; the
 // collective itself returns a failed Status when a peer fails or leaves, the transport fails, or the ranks'
 // arguments disagree (always checked by the thread backend; by MPI only with MpiOptions::check_arguments).
+//
+// Point-to-point messages (SendRaw, RecvRaw, SendRecvRaw and the typed Send, Recv, SendRecv) are matched by
+// (source, destination, tag); messages with the same triple arrive in send order (MPI's non-overtaking rule), and
+// different tags are independent. The receiver knows the size: a message whose size differs from the receive's is
+// a failed Status (on MPI: MPI's truncation error when the message is longer). A failed Status also comes when the
+// peer failed or left (thread backend: with no matching message pending) or the transport failed; a peer rank out
+// of range, a tag outside 0..kMaxTag or a negative size throws tessel::Error. Sending may block until the receiver
+// posts its receive (MPI's standard mode; the thread backend buffers every send), so two ranks that exchange data
+// call SendRecvRaw, which never deadlocks with the matching SendRecvRaw (or SendRaw and RecvRaw) on the peers.
+// Messages to this rank itself are allowed in every backend, the local one included: the communicator queues them
+// (per tag, in order) without the transport, and a receive from itself takes the oldest pending one; receiving from
+// itself with none pending would wait forever and throws tessel::Error instead.
 class Communicator {
  public:
+  // Tags of point-to-point messages are 0..kMaxTag (MPI guarantees tags up to 32767 in every implementation). The
+  // MPI backend sends them on a communicator of their own, so they never meet the collectives' internal messages.
+  static constexpr int kMaxTag = 32767;
+
   virtual ~Communicator() = default;
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -49,6 +69,16 @@ class Communicator {
   Status AlltoallvRaw(const void* send, std::span<const int64_t> send_bytes, void* recv,
                       std::span<const int64_t> recv_bytes, std::string_view purpose = kUntagged);
   Status Barrier();
+
+  // ---- Byte-level point-to-point (not collective: only the two ranks take part; see the class comment).
+  // Sends `bytes` bytes at data to rank dest with `tag`. Counted under purpose as `bytes` (0 when dest is this rank).
+  Status SendRaw(const void* data, int64_t bytes, int dest, int tag, std::string_view purpose = kUntagged);
+  // Receives the next message from rank source with `tag` into data, which must be exactly `bytes` bytes long.
+  Status RecvRaw(void* data, int64_t bytes, int source, int tag);
+  // Sends to dest and receives from source at once (MPI_Sendrecv): the step of a ring or a pairwise exchange, free
+  // of deadlock whatever the message sizes. send and recv must not overlap. Counted like SendRaw.
+  Status SendRecvRaw(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int source,
+                     int tag, std::string_view purpose = kUntagged);
 
   // ---- Typed helpers (counts in elements).
   template <typename T>
@@ -92,6 +122,22 @@ class Communicator {
   Status AlltoallvWithCounts(std::span<const T> send, std::span<const int64_t> send_counts, std::vector<T>* recv,
                              std::vector<int64_t>* recv_counts, std::string_view purpose = kUntagged);
 
+  // Point-to-point on spans; the receive span's size is the expected message size.
+  template <typename T>
+  Status Send(std::span<const T> data, int dest, int tag, std::string_view purpose = kUntagged) {
+    return SendRaw(data.data(), ByteSize<T>(data.size()), dest, tag, purpose);
+  }
+  template <typename T>
+  Status Recv(std::span<T> data, int source, int tag) {
+    return RecvRaw(data.data(), ByteSize<T>(data.size()), source, tag);
+  }
+  template <typename T>
+  Status SendRecv(std::span<const T> send, int dest, std::span<T> recv, int source, int tag,
+                  std::string_view purpose = kUntagged) {
+    return SendRecvRaw(send.data(), ByteSize<T>(send.size()), dest, recv.data(), ByteSize<T>(recv.size()), source, tag,
+                       purpose);
+  }
+
  protected:
   Communicator(int rank, int size);
 
@@ -103,6 +149,12 @@ class Communicator {
   virtual Status DoAlltoallv(const void* send, std::span<const int64_t> send_bytes, void* recv,
                              std::span<const int64_t> recv_bytes) = 0;
   virtual Status DoBarrier() = 0;
+  // Point-to-point with a peer: dest/source is another rank (messages to this rank never reach the backend), the
+  // tag is in 0..kMaxTag and sizes are >= 0. A received message of another size is a failed Status.
+  virtual Status DoSend(const void* data, int64_t bytes, int dest, int tag) = 0;
+  virtual Status DoRecv(void* data, int64_t bytes, int source, int tag) = 0;
+  virtual Status DoSendRecv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int source,
+                            int tag) = 0;
 
  private:
   template <typename T>
@@ -112,10 +164,16 @@ class Communicator {
   // Element counts -> byte counts; throws on a negative count or a wrong number of entries.
   std::vector<int64_t> ToBytes(std::span<const int64_t> counts, size_t element_size, std::string_view what) const;
   static void CheckSize(size_t have, int64_t want, std::string_view what);
+  // Local checks of a point-to-point call: peer in 0..Size()-1, tag in 0..kMaxTag, bytes >= 0.
+  void CheckPeer(std::string_view call, std::string_view role, int peer, int tag, int64_t bytes) const;
+  // Messages to this rank itself, by tag, oldest first.
+  void PushToSelf(const void* data, int64_t bytes, int tag);
+  Status PopFromSelf(void* data, int64_t bytes, int tag);
 
   int rank_;
   int size_;
   ByteCounter bytes_;
+  std::map<int, std::deque<std::vector<std::byte>>> to_self_;
 };
 
 // A one-rank communicator: collectives are copies or no-ops.

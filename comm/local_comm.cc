@@ -1,8 +1,9 @@
 // The one-rank local communicator: every collective is a copy or a no-op, so single-process runs use the same
-// code paths as distributed ones.
+// code paths as distributed ones. Point-to-point messages can only go to itself, which Communicator handles.
 #include <cstring>
 
 #include "comm/communicator.h"
+#include "core/error.h"
 
 namespace tessel::comm {
 namespace {
@@ -25,6 +26,13 @@ class LocalCommunicator final : public Communicator {
     return Status::Ok();
   }
   Status DoBarrier() override { return Status::Ok(); }
+  // The only rank is this one, and Communicator queues messages to itself without the backend.
+  Status DoSend(const void*, int64_t, int, int) override { return NoPeer(); }
+  Status DoRecv(void*, int64_t, int, int) override { return NoPeer(); }
+  Status DoSendRecv(const void*, int64_t, int, void*, int64_t, int, int) override { return NoPeer(); }
+
+ private:
+  [[noreturn]] static Status NoPeer() { throw Error("comm: the local backend has no peer to message (one rank)"); }
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
 // MPI backend: MPI_Init_thread(FUNNELED) only when needed, collectives on a private duplicate of MPI_COMM_WORLD
-// with MPI_ERRORS_RETURN, int-count splitting, user ops for (value, index) loc reductions, and the abort guard.
+// with MPI_ERRORS_RETURN, int-count splitting, user ops for (value, index) loc reductions, point-to-point messages on
+// a second duplicate (so user tags never meet the collectives' internal messages), and the abort guard.
 #include "comm/mpi_comm.h"
 
 #include <mpi.h>
@@ -83,6 +84,54 @@ void HalfOp(void* in, void* inout, int* len, MPI_Datatype*) {
 
 int ToInt(int64_t v) { return static_cast<int>(v); }  // callers keep v <= max_message_bytes <= INT_MAX
 
+// A point-to-point payload of `bytes` bytes as (count, datatype) with an int count: `bytes` x MPI_BYTE when it fits
+// in one block, otherwise one element of a derived type (whole blocks, then the rest). Either way it travels as ONE
+// MPI message, so MPI's matching and its truncation check cover the whole payload; chunking it into several
+// messages would let a receiver that expects a shorter message take the first chunks and leave the rest behind.
+class ByteMessage {
+ public:
+  ByteMessage(int64_t bytes, int64_t block) {
+    if (bytes <= block) {
+      count_ = ToInt(bytes);
+      return;
+    }
+    const int64_t blocks = bytes / block;
+    const int64_t rest = bytes % block;
+    TESSEL_CHECK(blocks <= INT_MAX, "comm: a message of {} bytes needs more than INT_MAX blocks of {} bytes", bytes,
+                 block);
+    MPI_Datatype piece = MPI_DATATYPE_NULL;
+    MPI_Datatype whole = MPI_DATATYPE_NULL;
+    MPI_Type_contiguous(ToInt(block), MPI_BYTE, &piece);
+    MPI_Type_contiguous(ToInt(blocks), piece, &whole);
+    MPI_Type_free(&piece);  // allowed: `whole` keeps what it needs
+    if (rest == 0) {
+      type_ = whole;
+    } else {
+      int lengths[2] = {1, ToInt(rest)};
+      MPI_Aint displacements[2] = {0, static_cast<MPI_Aint>(blocks * block)};
+      MPI_Datatype types[2] = {whole, MPI_BYTE};
+      MPI_Type_create_struct(2, lengths, displacements, types, &type_);
+      MPI_Type_free(&whole);
+    }
+    MPI_Type_commit(&type_);
+    owned_ = true;
+    count_ = 1;
+  }
+  ~ByteMessage() {
+    if (owned_) MPI_Type_free(&type_);
+  }
+  ByteMessage(const ByteMessage&) = delete;
+  ByteMessage& operator=(const ByteMessage&) = delete;
+
+  int count() const { return count_; }
+  MPI_Datatype type() const { return type_; }
+
+ private:
+  int count_ = 0;
+  MPI_Datatype type_ = MPI_BYTE;
+  bool owned_ = false;
+};
+
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator(MPI_Comm comm, int rank, int size, const MpiOptions& options)
@@ -103,6 +152,10 @@ class MpiCommunicator final : public Communicator {
     MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kSum>, 1, &half_op_[1][0]);
     MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kMin>, 1, &half_op_[1][1]);
     MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kMax>, 1, &half_op_[1][2]);
+    // Collective like the constructor's caller (MakeMpiCommunicator duplicated comm on every rank just before).
+    const int rc = MPI_Comm_dup(comm_, &p2p_comm_);
+    TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Comm_dup (point-to-point) failed: {}", MpiErrorString(rc));
+    MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN);
   }
   ~MpiCommunicator() override {
     if (!MpiInitialized()) return;
@@ -113,6 +166,7 @@ class MpiCommunicator final : public Communicator {
       for (MPI_Op& op : ops) MPI_Op_free(&op);
     }
     for (MPI_Datatype& t : loc_type_) MPI_Type_free(&t);
+    MPI_Comm_free(&p2p_comm_);
     MPI_Comm_free(&comm_);
   }
   MpiCommunicator(const MpiCommunicator&) = delete;
@@ -203,7 +257,54 @@ class MpiCommunicator final : public Communicator {
     return Check(MPI_Barrier(comm_), "MPI_Barrier");
   }
 
+  // Point-to-point: one MPI message per call on p2p_comm_ with the user's tag (check_arguments does not apply:
+  // only two ranks take part). MPI_Send is standard mode: it may wait for the matching receive.
+  Status DoSend(const void* data, int64_t bytes, int dest, int tag) override {
+    CheckThread();
+    const ByteMessage m(bytes, options_.max_message_bytes);
+    const int rc = MPI_Send(data, m.count(), m.type(), dest, tag, p2p_comm_);
+    if (rc != MPI_SUCCESS) return Check(rc, fmt::format("MPI_Send ({} bytes to rank {}, tag {})", bytes, dest, tag));
+    return Status::Ok();
+  }
+
+  Status DoRecv(void* data, int64_t bytes, int source, int tag) override {
+    CheckThread();
+    const ByteMessage m(bytes, options_.max_message_bytes);
+    MPI_Status status;
+    const int rc = MPI_Recv(data, m.count(), m.type(), source, tag, p2p_comm_, &status);
+    return Received(rc, status, m, bytes, source, tag, "MPI_Recv");
+  }
+
+  Status DoSendRecv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int source,
+                    int tag) override {
+    CheckThread();
+    const ByteMessage sm(send_bytes, options_.max_message_bytes);
+    const ByteMessage rm(recv_bytes, options_.max_message_bytes);
+    MPI_Status status;
+    const int rc = MPI_Sendrecv(send, sm.count(), sm.type(), dest, tag, recv, rm.count(), rm.type(), source, tag,
+                                p2p_comm_, &status);
+    return Received(rc, status, rm, recv_bytes, source, tag, "MPI_Sendrecv");
+  }
+
  private:
+  // The outcome of a receive: MPI's error (a longer message than expected is MPI_ERR_TRUNCATE), or a shorter
+  // message than expected, which MPI accepts and only the received size shows.
+  Status Received(int rc, const MPI_Status& status, const ByteMessage& m, int64_t bytes, int source, int tag,
+                  std::string_view call) const {
+    if (rc != MPI_SUCCESS) {
+      return Check(
+          rc, fmt::format("{} (rank {} expects {} bytes from rank {} with tag {})", call, Rank(), bytes, source, tag));
+    }
+    MPI_Count got = 0;
+    const int erc = MPI_Get_elements_x(&status, m.type(), &got);
+    if (erc != MPI_SUCCESS) return Check(erc, "MPI_Get_elements_x");
+    if (got != bytes) {
+      return Status::Failed(fmt::format("{}: rank {} expects {} bytes from rank {} with tag {}, but the message has {}",
+                                        call, Rank(), bytes, source, tag, got));
+    }
+    return Status::Ok();
+  }
+
   struct Sizes {
     std::span<const int64_t> send;
     std::span<const int64_t> recv;
@@ -306,6 +407,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   MPI_Comm comm_;
+  MPI_Comm p2p_comm_ = MPI_COMM_NULL;  // point-to-point messages only: their tags are the callers'
   MpiOptions options_;
   MPI_Datatype loc_type_[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};  // ValueIndex<float>, ValueIndex<double>
   MPI_Op loc_op_[2][2] = {};                                           // [float|double][min|max]

@@ -1,13 +1,21 @@
-// Thread backend: ranks are threads sharing one Group (a generation barrier plus one argument slot per rank).
+// Thread backend: ranks are threads sharing one Group (a generation barrier, one argument slot per rank, and
+// FIFO mailboxes per (source, destination, tag) for point-to-point messages).
 // Each collective: post the arguments, barrier, check that all ranks agree and read the peers' buffers, barrier.
+// A send copies the payload into the destination's mailbox and returns; a receive waits for it.
 #include "comm/thread_comm.h"
 
+#include <compare>
 #include <condition_variable>
+#include <cstddef>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -47,16 +55,37 @@ struct Slot {
   std::span<const int64_t> recv_sizes;  // allgatherv, alltoallv
 };
 
+// Where a rank is, for deadlock detection: running, waiting in a collective's barrier, or waiting for a message.
+struct Waiting {
+  enum class What : uint8_t { kRunning, kSync, kRecv } what = What::kRunning;
+  uint64_t generation = 0;  // kSync: the barrier generation it waits to end
+  int source = 0;           // kRecv
+  int tag = 0;              // kRecv
+};
+
+// The mailbox of one (source, destination, tag): messages oldest first.
+struct MailKey {
+  int source = 0;
+  int dest = 0;
+  int tag = 0;
+  auto operator<=>(const MailKey&) const = default;
+};
+
 // Shared by the ranks of one ThreadGroup::Run.
 class Group {
  public:
-  explicit Group(int size) : size_(size), slots_(static_cast<size_t>(size)) {}
+  explicit Group(int size)
+      : size_(size),
+        slots_(static_cast<size_t>(size)),
+        left_(static_cast<size_t>(size), false),
+        waiting_(static_cast<size_t>(size)),
+        recv_cv_(std::make_unique<std::condition_variable[]>(static_cast<size_t>(size))) {}
 
   Slot& slot(int rank) { return slots_[static_cast<size_t>(rank)]; }
   int size() const { return size_; }
 
   // Blocks until every rank arrives; a failed Status as soon as any rank has failed or returned.
-  Status Sync() {
+  Status Sync(int rank) {
     std::unique_lock lock(mu_);
     if (failed_) return Status::Failed(failure_);
     if (left_rank_ >= 0) return Status::Failed(LeftMessage());
@@ -67,24 +96,77 @@ class Group {
       cv_.notify_all();
       return Status::Ok();
     }
+    Waiting& me = waiting_[static_cast<size_t>(rank)];
+    me = {.what = Waiting::What::kSync, .generation = generation};
+    FailIfDeadlocked();
     cv_.wait(lock, [&] { return generation_ != generation || failed_ || left_rank_ >= 0; });
+    me = {};
     if (generation_ != generation) return Status::Ok();
     return Status::Failed(failed_ ? failure_ : LeftMessage());
+  }
+
+  // Buffered: copies the payload into dest's mailbox. Fails when the group failed or dest has returned (the
+  // message could never be received).
+  Status Send(int source, int dest, int tag, const void* data, int64_t bytes) {
+    const auto* p = static_cast<const std::byte*>(data);
+    std::vector<std::byte> message(p, p + bytes);  // copied before locking: peers keep running meanwhile
+    std::lock_guard lock(mu_);
+    if (failed_) return Status::Failed(failure_);
+    if (left_[static_cast<size_t>(dest)]) {
+      return Status::Failed(
+          fmt::format("rank {} sends to rank {} (tag {}), which has returned: the message would never be received",
+                      source, dest, tag));
+    }
+    mail_[MailKey{source, dest, tag}].push_back(std::move(message));
+    recv_cv_[static_cast<size_t>(dest)].notify_one();  // only dest's own thread waits on its variable
+    return Status::Ok();
+  }
+
+  // Waits for the oldest message from source with tag, or a failure: the group failed (a rank threw, or every rank
+  // waits for another), or source returned with no such message pending.
+  Status Recv(int source, int dest, int tag, void* data, int64_t bytes) {
+    std::unique_lock lock(mu_);
+    const MailKey key{source, dest, tag};
+    Waiting& me = waiting_[static_cast<size_t>(dest)];
+    for (;;) {
+      if (failed_) return Status::Failed(failure_);
+      auto it = mail_.find(key);
+      if (it != mail_.end() && !it->second.empty()) {
+        const std::vector<std::byte> message = std::move(it->second.front());
+        it->second.pop_front();
+        lock.unlock();
+        if (static_cast<int64_t>(message.size()) != bytes) {
+          return Status::Failed(
+              fmt::format("RecvRaw: rank {} expects {} bytes from rank {} with tag {}, but the message has {}", dest,
+                          bytes, source, tag, message.size()));
+        }
+        if (bytes > 0) std::memcpy(data, message.data(), static_cast<size_t>(bytes));
+        return Status::Ok();
+      }
+      if (left_[static_cast<size_t>(source)]) {
+        return Status::Failed(fmt::format(
+            "rank {} returned with no message pending for rank {} with tag {} (it sent fewer messages than rank {} "
+            "receives)",
+            source, dest, tag, dest));
+      }
+      me = {.what = Waiting::What::kRecv, .source = source, .tag = tag};
+      FailIfDeadlocked();
+      if (!failed_) recv_cv_[static_cast<size_t>(dest)].wait(lock);
+      me = {};
+    }
   }
 
   // The first failure wins; later ones (usually the echoes "rank r failed: ...") are dropped.
   void Fail(int rank, std::string_view what) {
     std::lock_guard lock(mu_);
-    if (!failed_) {
-      failed_ = true;
-      failure_ = rank >= 0 ? fmt::format("rank {} failed: {}", rank, what) : std::string(what);
-    }
-    cv_.notify_all();
+    FailLocked(rank, what);
   }
   void Leave(int rank) {
     std::lock_guard lock(mu_);
     if (left_rank_ < 0) left_rank_ = rank;
-    cv_.notify_all();
+    left_[static_cast<size_t>(rank)] = true;
+    NotifyAll();
+    FailIfDeadlocked();
   }
   bool failed() const {
     std::lock_guard lock(mu_);
@@ -96,6 +178,55 @@ class Group {
   }
 
  private:
+  void NotifyAll() {
+    cv_.notify_all();
+    for (int r = 0; r < size_; ++r) recv_cv_[static_cast<size_t>(r)].notify_all();
+  }
+  void FailLocked(int rank, std::string_view what) {
+    if (!failed_) {
+      failed_ = true;
+      failure_ = rank >= 0 ? fmt::format("rank {} failed: {}", rank, what) : std::string(what);
+    }
+    NotifyAll();
+  }
+
+  // Called (under the lock) whenever a rank is about to wait or returns: when no rank can make progress any more —
+  // every rank has returned, waits in a barrier that cannot end, or waits for a message nobody will send — the
+  // group fails with a description instead of hanging. Only other ranks' actions wake a waiting rank, so when all
+  // are waiting none will.
+  void FailIfDeadlocked() {
+    if (failed_) return;
+    bool any_recv = false;
+    for (int r = 0; r < size_; ++r) {
+      if (left_[static_cast<size_t>(r)]) continue;
+      const Waiting& w = waiting_[static_cast<size_t>(r)];
+      if (w.what == Waiting::What::kRunning) return;
+      if (w.what == Waiting::What::kSync && (w.generation != generation_ || left_rank_ >= 0)) return;  // will wake
+      if (w.what == Waiting::What::kRecv) {
+        if (left_[static_cast<size_t>(w.source)] || HasMail(w.source, r, w.tag)) return;  // will wake
+        any_recv = true;
+      }
+    }
+    if (!any_recv) return;  // all in the barrier: the last one to arrive ends it
+    std::string who;
+    for (int r = 0; r < size_; ++r) {
+      const Waiting& w = waiting_[static_cast<size_t>(r)];
+      if (!who.empty()) who += ", ";
+      if (left_[static_cast<size_t>(r)]) {
+        who += fmt::format("rank {} returned", r);
+      } else if (w.what == Waiting::What::kSync) {
+        who += fmt::format("rank {} waits in a collective", r);
+      } else {
+        who += fmt::format("rank {} waits for a message from rank {} with tag {}", r, w.source, w.tag);
+      }
+    }
+    FailLocked(-1, fmt::format("deadlock: no rank can go on ({})", who));
+  }
+  bool HasMail(int source, int dest, int tag) const {
+    auto it = mail_.find(MailKey{source, dest, tag});
+    return it != mail_.end() && !it->second.empty();
+  }
+
   std::string LeftMessage() const {
     return fmt::format(
         "rank {} returned while other ranks wait in a collective (the ranks called different "
@@ -111,7 +242,11 @@ class Group {
   uint64_t generation_ = 0;
   bool failed_ = false;
   std::string failure_;
-  int left_rank_ = -1;
+  int left_rank_ = -1;            // the first rank that returned (collectives fail once one has)
+  std::vector<bool> left_;        // every rank that returned (a receive from it fails)
+  std::vector<Waiting> waiting_;  // by rank
+  std::map<MailKey, std::deque<std::vector<std::byte>>> mail_;
+  std::unique_ptr<std::condition_variable[]> recv_cv_;  // by rank: wakes that rank's receive
 };
 
 class ThreadCommunicator final : public Communicator {
@@ -185,6 +320,20 @@ class ThreadCommunicator final : public Communicator {
     return Exchange([] {}, [] {});
   }
 
+  Status DoSend(const void* data, int64_t bytes, int dest, int tag) override {
+    return group_->Send(Rank(), dest, tag, data, bytes);
+  }
+  Status DoRecv(void* data, int64_t bytes, int source, int tag) override {
+    return group_->Recv(source, Rank(), tag, data, bytes);
+  }
+  // Sends are buffered, so send-then-receive cannot deadlock.
+  Status DoSendRecv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int source,
+                    int tag) override {
+    Status s = group_->Send(Rank(), dest, tag, send, send_bytes);
+    if (!s.ok()) return s;
+    return group_->Recv(source, Rank(), tag, recv, recv_bytes);
+  }
+
  private:
   // Resets this rank's slot for a new collective.
   Slot& Post(Kind kind, const void* send, int64_t count) {
@@ -199,11 +348,11 @@ class ThreadCommunicator final : public Communicator {
   // Barrier; if the ranks' arguments agree, read(); barrier (peers' buffers stay valid until here); then finish().
   template <typename Read, typename Finish>
   Status Exchange(Read&& read, Finish&& finish) {
-    Status s = group_->Sync();
+    Status s = group_->Sync(Rank());
     if (!s.ok()) return s;
     const std::string mismatch = Mismatch();  // the same verdict on every rank: all read the same slots
     if (mismatch.empty()) read();
-    s = group_->Sync();
+    s = group_->Sync(Rank());
     if (!s.ok()) return s;
     if (!mismatch.empty()) return Status::Failed(mismatch);
     finish();

@@ -1,5 +1,6 @@
 // ThreadGroup: K ranks as threads of one process, each with its own Communicator, for tests and single-node
-// experiments. A rank that throws (or returns early) wakes every rank blocked in a collective instead of a hang.
+// experiments. A rank that throws (or returns early) wakes every rank blocked in a collective or a receive instead of
+// a hang.
 #pragma once
 
 #include <functional>
@@ -17,6 +18,9 @@ class ThreadGroup {
   // "rank r failed: <what>", and Run rethrows the first failure as tessel::Error("rank r failed: <what>").
   // A rank that returns while its peers wait in a collective fails them too (the ranks called different
   // collectives). The thread backend checks that all ranks pass matching arguments and fails every rank if not.
+  // Point-to-point sends are buffered (the payload is copied, the send returns); a receive fails when the group
+  // failed or the source rank returned with no matching message pending, and when every rank waits for another
+  // (a receive nobody will send to, while the rest wait or have returned) all fail with "deadlock: ...".
   static void Run(int num_ranks, const std::function<void(Communicator&)>& fn);
 };
 

@@ -60,4 +60,15 @@ inline int64_t SharedSize(uint64_t trial, uint64_t what, int64_t max) {
   return static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(max) + 1));
 }
 
+// The size of the point-to-point message rank s sends to rank d in trial t (0 and 1 come up often), known to every
+// rank, and its payload: values encode (s, d, position), so a message delivered to the wrong rank or place shows.
+inline int64_t MessageSize(uint64_t trial, int s, int d) {
+  return SharedSize(trial * 1009 + static_cast<uint64_t>(s * 17 + d), 20, 300);
+}
+inline std::vector<int64_t> MessagePayload(uint64_t trial, int s, int d) {
+  std::vector<int64_t> v = Ints(trial, s, 200 + static_cast<uint64_t>(d), MessageSize(trial, s, d), 0, 999);
+  for (size_t k = 0; k < v.size(); ++k) v[k] += 1000 * (s * 100 + d) + 10000000 * static_cast<int64_t>(k);
+  return v;
+}
+
 }  // namespace tessel::comm::testing

@@ -1,10 +1,12 @@
-// The MPI test program, run by ctest under mpirun (label mpi): `check` verifies every collective against a serial
-// reference with and without chunking; `throw` and `exit` make rank 1 fail so the job must end with its message.
+// The MPI test program, run by ctest under mpirun (label mpi): `check` verifies every collective, the point-to-point
+// calls and RingAllreduce against serial references with and without chunking; `throw`, `exit` and `recv` make rank 1
+// fail (while the others wait in a collective, or in RecvRaw for `recv`) so the job must end with its message.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <string>
 #include <string_view>
@@ -13,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "comm/mpi_comm.h"
+#include "comm/ring_allreduce.h"
 #include "core/error.h"
 #include "tests/comm/comm_test_util.h"
 
@@ -21,6 +24,8 @@ namespace {
 
 using testing::Doubles;
 using testing::Ints;
+using testing::MessagePayload;
+using testing::MessageSize;
 using testing::SharedSize;
 
 // Every collective against the serial reference over all ranks' inputs (each rank can regenerate them).
@@ -102,17 +107,136 @@ void CheckCollectives(Communicator& c, uint64_t trials) {
   }
 }
 
+// Point-to-point: SendRecv with every ring shift and random sizes (0 included), Send/Recv ordered so that blocking
+// sends cannot deadlock, per-tag order, byte accounting, and size mismatches as failed Status values.
+void CheckPointToPoint(Communicator& c, uint64_t trials) {
+  const int p = c.Size();
+  const int me = c.Rank();
+  const int next = (me + 1) % p;
+  const int prev = (me - 1 + p) % p;
+  for (uint64_t t = 0; t < trials; ++t) {
+    c.Bytes().Reset();
+    uint64_t sent = 0;
+    for (int k = 0; k < p; ++k) {  // k = 0: a message to itself
+      const int dest = (me + k) % p;
+      const int source = (me - k + p) % p;
+      std::vector<int64_t> got(static_cast<size_t>(MessageSize(t, source, me)));
+      c.SendRecv<int64_t>(MessagePayload(t, me, dest), dest, got, source, static_cast<int>(t % 4), "p2p")
+          .ThrowIfError();
+      TESSEL_CHECK(got == MessagePayload(t, source, me), "sendrecv trial {} shift {}", t, k);
+      if (k != 0) sent += static_cast<uint64_t>(MessageSize(t, me, dest)) * sizeof(int64_t);
+    }
+    TESSEL_CHECK(c.Bytes().Bytes("p2p") == sent, "p2p bytes trial {}: {} != {}", t, c.Bytes().Bytes("p2p"), sent);
+    // Rank 0 sends to everyone, then hears back; the others receive first, then answer.
+    if (me == 0) {
+      for (int d = 1; d < p; ++d) c.Send<int64_t>(MessagePayload(t, 0, d), d, 1).ThrowIfError();
+      for (int s = 1; s < p; ++s) {
+        std::vector<int64_t> got(static_cast<size_t>(MessageSize(t, s, 0)));
+        c.Recv<int64_t>(got, s, 1).ThrowIfError();
+        TESSEL_CHECK(got == MessagePayload(t, s, 0), "recv trial {} from {}", t, s);
+      }
+    } else {
+      std::vector<int64_t> got(static_cast<size_t>(MessageSize(t, 0, me)));
+      c.Recv<int64_t>(got, 0, 1).ThrowIfError();
+      TESSEL_CHECK(got == MessagePayload(t, 0, me), "recv trial {} from 0", t);
+      c.Send<int64_t>(MessagePayload(t, me, 0), 0, 1).ThrowIfError();
+    }
+  }
+  // Same tag: send order; tags are independent (tiny messages, which every MPI delivers eagerly, so the sends
+  // complete before the receiver asks for the other tag first).
+  for (int i = 0; i < 5; ++i) {
+    c.Send<int32_t>(std::vector<int32_t>{me, i}, next, 1).ThrowIfError();
+    c.Send<int32_t>(std::vector<int32_t>{-i}, next, 2).ThrowIfError();
+  }
+  for (int i = 0; i < 5; ++i) {
+    std::vector<int32_t> got(1);
+    c.Recv<int32_t>(got, prev, 2).ThrowIfError();
+    TESSEL_CHECK(got[0] == -i, "tag 2 message {} arrived as {}", i, got[0]);
+  }
+  for (int i = 0; i < 5; ++i) {
+    std::vector<int32_t> got(2);
+    c.Recv<int32_t>(got, prev, 1).ThrowIfError();
+    TESSEL_CHECK(got[0] == prev && got[1] == i, "tag 1 message {} arrived as {}", i, got[1]);
+  }
+  // The receiver's size is the contract: longer (MPI's truncation error) or shorter messages fail the receive.
+  if (p > 1) {
+    c.Send<int64_t>(std::vector<int64_t>{1, 2}, next, 9).ThrowIfError();
+    c.Send<int64_t>(std::vector<int64_t>{3}, next, 10).ThrowIfError();
+    std::vector<int64_t> one(1);
+    Status s = c.Recv<int64_t>(one, prev, 9);
+    TESSEL_CHECK(!s.ok() && s.message().find("MPI_ERR_TRUNCATE") != std::string::npos, "truncation: '{}'", s.message());
+    std::vector<int64_t> two(2);
+    s = c.Recv<int64_t>(two, prev, 10);
+    TESSEL_CHECK(!s.ok() && s.message().find("expects 16 bytes from rank " + std::to_string(prev) +
+                                             " with tag 10, but the message has 8") != std::string::npos,
+                 "short message: '{}'", s.message());
+  }
+  c.Barrier().ThrowIfError();
+}
+
+// RingAllreduce against the float64 sum of every rank's input, bit-identical on every rank (compared through
+// `world`: an allgather on the 64-byte-chunk communicator would take seconds), exact byte counts.
+template <typename T>
+void CheckRing(Communicator& c, Communicator& world, uint64_t t, int64_t n, int64_t chunk_bytes) {
+  const int p = c.Size();
+  const std::vector<double> x = Doubles(t, c.Rank(), 50, n);
+  std::vector<T> data(x.begin(), x.end());
+  c.Bytes().Reset();
+  RingAllreduce(c, std::span<T>(data), "ring", {.chunk_bytes = chunk_bytes}).ThrowIfError();
+  const uint64_t want_bytes = static_cast<uint64_t>(RingElementsSent(n, p, c.Rank())) * sizeof(T);
+  TESSEL_CHECK(c.Bytes().Bytes("ring") == want_bytes, "ring bytes n {}: {} != {}", n, c.Bytes().Bytes("ring"),
+               want_bytes);
+  std::vector<double> want(static_cast<size_t>(n), 0.0);
+  std::vector<double> scale(static_cast<size_t>(n), 1.0);
+  for (int r = 0; r < p; ++r) {
+    const std::vector<double> y = Doubles(t, r, 50, n);
+    for (size_t i = 0; i < want.size(); ++i) {
+      want[i] += static_cast<double>(static_cast<T>(y[i]));
+      scale[i] += std::abs(y[i]);
+    }
+  }
+  const double eps = sizeof(T) == 4 ? 1e-6 : 1e-14;
+  for (size_t i = 0; i < want.size(); ++i) {
+    TESSEL_CHECK(std::abs(static_cast<double>(data[i]) - want[i]) <= eps * scale[i], "ring n {} chunk {} i {}", n,
+                 chunk_bytes, i);
+  }
+  std::vector<T> all(data.size() * static_cast<size_t>(p));
+  world.Allgather<T>(data, all).ThrowIfError();
+  for (int r = 0; r < p; ++r) {
+    TESSEL_CHECK(
+        std::memcmp(all.data() + data.size() * static_cast<size_t>(r), data.data(), data.size() * sizeof(T)) == 0,
+        "ring n {} chunk {}: rank {} differs from rank {}", n, chunk_bytes, r, c.Rank());
+  }
+}
+
+void CheckRings(Communicator& c, Communicator& world) {
+  const int64_t p = c.Size();
+  uint64_t t = 0;
+  for (int64_t n : {int64_t{0}, int64_t{1}, p - 1, p + 1, int64_t{1000}, int64_t{100003}}) {
+    for (int64_t chunk : {int64_t{0}, int64_t{12}, int64_t{4096}}) {
+      if (chunk == 12 && n > 1000) continue;  // 3 elements per message: enough on the small sizes
+      CheckRing<float>(c, world, ++t, n, chunk);
+      CheckRing<double>(c, world, ++t, n, chunk);
+    }
+  }
+}
+
 int Check(Communicator& world) {
   TESSEL_CHECK(world.Backend() == "mpi", "backend {}", world.Backend());
   CheckCollectives(world, 6);
+  CheckPointToPoint(world, 6);
+  CheckRings(world, world);
   // A large allreduce (8 MB) through Open MPI's shared-memory transport.
   std::vector<double> big(1 << 20, 1.0);
   world.Allreduce<double>(big).ThrowIfError();
   TESSEL_CHECK(big.front() == world.Size() && big.back() == world.Size(), "big allreduce");
 
   // Tiny messages force the int-count splitting: chunked allreduce/broadcast and point-to-point v-collectives.
+  // Point-to-point messages above 64 bytes travel as one message of a derived type (whole 64-byte blocks + rest).
   auto chunked = MakeMpiCommunicator({.max_message_bytes = 64, .check_arguments = true});
   CheckCollectives(*chunked, 6);
+  CheckPointToPoint(*chunked, 6);
+  CheckRings(*chunked, world);
   // Byte accounting is the backend-independent payload model (docs/comm.md).
   chunked->Bytes().Reset();
   std::vector<float> grad(100);
@@ -150,16 +274,29 @@ int Fail(Communicator& world, std::string_view how) {
   return 0;
 }
 
+// Rank 1 fails while every other rank waits in RecvRaw for its message: the job must end with rank 1's message.
+int FailInRecv(Communicator& world) {
+  std::vector<double> out(1000, world.Rank());
+  std::vector<double> in(1000);
+  const int p = world.Size();
+  world.SendRecv<double>(out, (world.Rank() + 1) % p, in, (world.Rank() - 1 + p) % p, 0).ThrowIfError();
+  if (world.Rank() == 1) throw Error("injected failure on purpose");
+  world.Recv<double>(in, 1, 0).ThrowIfError();  // never completes
+  return 0;
+}
+
 }  // namespace
 }  // namespace tessel::comm
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
-  if (mode != "check" && mode != "throw" && mode != "exit") {
-    std::fprintf(stderr, "usage: %s check|throw|exit\n", argv[0]);
+  if (mode != "check" && mode != "throw" && mode != "exit" && mode != "recv") {
+    std::fprintf(stderr, "usage: %s check|throw|exit|recv\n", argv[0]);
     return 2;
   }
   return tessel::comm::RunMain([&](tessel::comm::Communicator& world) {
-    return mode == "check" ? tessel::comm::Check(world) : tessel::comm::Fail(world, mode);
+    if (mode == "check") return tessel::comm::Check(world);
+    if (mode == "recv") return tessel::comm::FailInRecv(world);
+    return tessel::comm::Fail(world, mode);
   });
 }
