@@ -4,13 +4,15 @@
 
 namespace tessel::comm {
 
-void ByteCounter::Add(std::string_view purpose, uint64_t bytes) {
+void ByteCounter::Add(std::string_view purpose, uint64_t bytes, const CallCost& cost) {
   auto it = by_purpose_.find(purpose);
   if (it == by_purpose_.end()) it = by_purpose_.emplace(std::string(purpose), Entry{}).first;
   it->second.bytes += bytes;
   it->second.calls += 1;
+  it->second.cost.Add(cost);
   total_ += bytes;
   total_calls_ += 1;
+  total_cost_.Add(cost);
 }
 
 uint64_t ByteCounter::Bytes(std::string_view purpose) const {
@@ -22,6 +24,7 @@ void ByteCounter::Reset() {
   by_purpose_.clear();
   total_ = 0;
   total_calls_ = 0;
+  total_cost_ = CallCost{};
 }
 
 }  // namespace tessel::comm

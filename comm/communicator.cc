@@ -3,6 +3,9 @@
 // by build and launcher, and OnEveryRankOrFail.
 #include "comm/communicator.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -20,6 +23,17 @@
 #endif
 
 namespace tessel::comm {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// ceil(log2(p)): rounds of a tree or recursive-doubling algorithm.
+double Rounds(int p) { return p > 1 ? std::ceil(std::log2(static_cast<double>(p))) : 0.0; }
+
+}  // namespace
 
 Communicator::Communicator(int rank, int size) : rank_(rank), size_(size) {
   TESSEL_CHECK(size >= 1 && rank >= 0 && rank < size, "comm: rank {} of {} is out of range", rank, size);
@@ -47,16 +61,29 @@ Status Communicator::AllreduceRaw(void* data, int64_t count, DataType type, Redu
                "comm: Allreduce {} does not apply to {} (min-loc/max-loc take ValueIndex, "
                "sum/min/max take scalars)",
                ReduceOpName(op), DataTypeName(type));
+  const auto t0 = Clock::now();
   Status s = DoAllreduce(data, count, type, op);
-  if (s.ok()) bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(count) * DataTypeSize(type) : 0);
+  const double n = static_cast<double>(count) * static_cast<double>(DataTypeSize(type));
+  const double p = size_;
+  // Ring / Rabenseifner: 2 log2 P latencies (a tree for small ones), 2 (P-1)/P n bytes on each link.
+  if (s.ok()) {
+    bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(count) * DataTypeSize(type) : 0,
+               {Since(t0), 2 * Rounds(size_), 2 * (p - 1) / p * n});
+  }
   return s;
 }
 
 Status Communicator::BroadcastRaw(void* data, int64_t bytes, int root, std::string_view purpose) {
   TESSEL_CHECK(bytes >= 0, "comm: Broadcast size {} is negative", bytes);
   TESSEL_CHECK(root >= 0 && root < size_, "comm: Broadcast root {} is not a rank (0..{})", root, size_ - 1);
+  const auto t0 = Clock::now();
   Status s = DoBroadcast(data, bytes, root);
-  if (s.ok()) bytes_.Add(purpose, size_ > 1 && rank_ == root ? static_cast<uint64_t>(bytes) : 0);
+  const double p = size_;
+  // Binomial tree latencies, scatter + allgather volume (van de Geijn): log2 P alpha + 2 (P-1)/P n beta.
+  if (s.ok()) {
+    bytes_.Add(purpose, size_ > 1 && rank_ == root ? static_cast<uint64_t>(bytes) : 0,
+               {Since(t0), Rounds(size_), 2 * (p - 1) / p * static_cast<double>(bytes)});
+  }
   return s;
 }
 
@@ -70,8 +97,15 @@ Status Communicator::AllgathervRaw(const void* send, int64_t send_bytes, void* r
   TESSEL_CHECK(recv_bytes[static_cast<size_t>(rank_)] == send_bytes,
                "comm: Allgatherv on rank {} sends {} bytes but expects {} from itself", rank_, send_bytes,
                recv_bytes[static_cast<size_t>(rank_)]);
+  const auto t0 = Clock::now();
   Status s = DoAllgatherv(send, send_bytes, recv, recv_bytes);
-  if (s.ok()) bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(send_bytes) : 0);
+  double others = 0;  // a ring: P - 1 steps, every other rank's block arrives over one link
+  for (size_t j = 0; j < recv_bytes.size(); ++j) {
+    if (static_cast<int>(j) != rank_) others += static_cast<double>(recv_bytes[j]);
+  }
+  if (s.ok()) {
+    bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(send_bytes) : 0, {Since(t0), size_ - 1.0, others});
+  }
   return s;
 }
 
@@ -88,8 +122,15 @@ Status Communicator::AlltoallvRaw(const void* send, std::span<const int64_t> sen
   TESSEL_CHECK(send_bytes[static_cast<size_t>(rank_)] == recv_bytes[static_cast<size_t>(rank_)],
                "comm: Alltoallv on rank {} sends itself {} bytes but expects {}", rank_,
                send_bytes[static_cast<size_t>(rank_)], recv_bytes[static_cast<size_t>(rank_)]);
+  const auto t0 = Clock::now();
   Status s = DoAlltoallv(send, send_bytes, recv, recv_bytes);
-  if (s.ok()) bytes_.Add(purpose, to_others);
+  uint64_t from_others = 0;  // pairwise exchange: P - 1 steps, the larger of what leaves and what arrives
+  for (size_t j = 0; j < recv_bytes.size(); ++j) {
+    if (static_cast<int>(j) != rank_) from_others += static_cast<uint64_t>(recv_bytes[j]);
+  }
+  if (s.ok()) {
+    bytes_.Add(purpose, to_others, {Since(t0), size_ - 1.0, static_cast<double>(std::max(to_others, from_others))});
+  }
   return s;
 }
 
@@ -131,8 +172,9 @@ Status Communicator::SendRaw(const void* data, int64_t bytes, int dest, int tag,
     bytes_.Add(purpose, 0);
     return Status::Ok();
   }
+  const auto t0 = Clock::now();
   Status s = DoSend(data, bytes, dest, tag);
-  if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes));
+  if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes), {Since(t0), 1.0, static_cast<double>(bytes)});
   return s;
 }
 
@@ -151,6 +193,7 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
   TESSEL_CHECK(send_bytes == 0 || recv_bytes == 0 || s0 + static_cast<uintptr_t>(send_bytes) <= r0 ||
                    r0 + static_cast<uintptr_t>(recv_bytes) <= s0,
                "comm: SendRecvRaw send and recv buffers overlap");
+  const auto t0 = Clock::now();
   Status s;
   if (dest == rank_ && source == rank_) {
     PushToSelf(send, send_bytes, tag);
@@ -165,7 +208,12 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
   } else {
     s = DoSendRecv(send, send_bytes, dest, recv, recv_bytes, source, tag);
   }
-  if (s.ok()) bytes_.Add(purpose, dest == rank_ ? 0 : static_cast<uint64_t>(send_bytes));
+  const double out = dest == rank_ ? 0.0 : static_cast<double>(send_bytes);
+  const double in = source == rank_ ? 0.0 : static_cast<double>(recv_bytes);
+  if (s.ok()) {
+    bytes_.Add(purpose, dest == rank_ ? 0 : static_cast<uint64_t>(send_bytes),
+               {Since(t0), dest == rank_ && source == rank_ ? 0.0 : 1.0, std::max(out, in)});
+  }
   return s;
 }
 

@@ -99,6 +99,7 @@ std::string EpochLine(const train::gcn::EpochStats& s, int epochs, bool partitio
         1e3 * s.sample_seconds, 1e3 * s.fetch_seconds, 1e3 * s.compute_seconds, 1e3 * s.allreduce_seconds,
         1e3 * s.eval_seconds, static_cast<double>(s.feature_bytes) / 1024.0,
         static_cast<double>(s.gradient_bytes) / 1024.0, s.remote_share);
+    if (s.predicted_epoch_seconds > 0) line += fmt::format("  | predicted {:.1f} ms", 1e3 * s.predicted_epoch_seconds);
   }
   return line;
 }

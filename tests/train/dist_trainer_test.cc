@@ -372,6 +372,32 @@ TEST(GcnTrainerOnParts, OverlapGivesTheSequentialResult) {
   }
 }
 
+// --network: every epoch predicts its time from its measured compute and its calls' alpha-beta terms; a network
+// that moves one byte per second predicts far more than was measured, a fast one about the compute alone.
+TEST(GcnTrainerOnParts, NetworkModelPredictsEpochTimes) {
+  const fs::path dir = Parts(2);
+  TrainConfig c = Config(2, 32, {5, 5});
+  const TrainResult plain = TrainRanks(2, dir, c, 3)[0];
+  for (const EpochStats& e : plain.epochs) {
+    EXPECT_EQ(e.predicted_epoch_seconds, 0.0);
+    EXPECT_GT(e.comm_seconds, 0.0);
+    EXPECT_LE(e.comm_seconds, e.epoch_seconds);
+  }
+  c.dist.network = "1B,1s";
+  const TrainResult slow = TrainRanks(2, dir, c, 3)[0];
+  for (const EpochStats& e : slow.epochs) {
+    EXPECT_GT(e.predicted_epoch_seconds, 1000.0) << "every byte takes a second";
+  }
+  c.dist.network = "1000GB,1ns";
+  const TrainResult fast = TrainRanks(2, dir, c, 3)[0];
+  for (const EpochStats& e : fast.epochs) {
+    EXPECT_GT(e.predicted_epoch_seconds, 0.0);
+    EXPECT_LE(e.predicted_epoch_seconds, e.epoch_seconds - e.comm_seconds + 0.01);
+  }
+  c.dist.network = "fast";
+  EXPECT_THROW(c.Validate(true), Error);
+}
+
 TEST(GcnTrainerOnParts, CompressionOptionsAreChecked) {
   TrainConfig c = Config(1, 16, {5, 5});
   c.dist.grad_compress = "topk:2";

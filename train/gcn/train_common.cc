@@ -80,7 +80,7 @@ int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeight
   TrainState s = LoadCheckpoint(c.checkpoint_dir);
   nlohmann::json want = config;
   nlohmann::json have = s.config;
-  for (const char* key : {"epochs", "patience", "overlap"}) {  // neither changes what a step computes
+  for (const char* key : {"epochs", "patience", "overlap", "network"}) {  // none changes what a step computes
     want.erase(key);
     have.erase(key);
   }

@@ -48,10 +48,12 @@ void TrainConfig::Validate(bool partitioned) const {
                  dist.feature_compress, comm::CompressMethodName(f.method));
     TESSEL_CHECK(f.block == 0, "--feature-compress {}: feature rows keep one scale per row; drop the block size",
                  dist.feature_compress);
+    if (!dist.network.empty()) (void)comm::NetworkModel::Parse(dist.network, "--network");
   } else {
     TESSEL_CHECK(ParamsToJson(dist) == ParamsToJson(DistOptions{}),
-                 "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress and --feature-compress apply "
-                 "to distributed training only; add --partitions DIR (made by `tessel partition`) or drop them");
+                 "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress, --feature-compress and "
+                 "--network apply to distributed training only; add --partitions DIR (made by `tessel partition`) or "
+                 "drop them");
   }
   if (partitioned || batch_size > 0) {
     TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
@@ -88,7 +90,8 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, va
                                    fetch_seconds, compute_seconds, allreduce_seconds, eval_seconds, epoch_seconds,
                                    cpu_seconds, eta_seconds, feature_bytes, sample_bytes, gradient_bytes, eval_bytes,
                                    total_bytes, feature_raw_bytes, gradient_raw_bytes, compress_seconds,
-                                   decompress_seconds, seed_nodes, sampled_edges, remote_input_nodes, remote_share)
+                                   decompress_seconds, comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges,
+                                   remote_input_nodes, remote_share)
 
 nlohmann::json EpochStats::ToJson() const { return *this; }
 
@@ -262,6 +265,7 @@ GcnTrainer::GcnTrainer(Setup setup)
     for (const Param& p : model_.params()) shapes.push_back({p.value.rows, p.value.cols});
     grad_compress_ = comm::MakeCompressedAllreduce(grad_spec, std::move(shapes), Mix64(ctx_.seed ^ 0x67726164ULL));
   }
+  if (!config_.dist.network.empty()) network_ = comm::NetworkModel::Parse(config_.dist.network, "--network");
   start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
   setup_bytes_ = SentBytes(comm_) - setup.bytes_before;
 }
@@ -352,6 +356,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     grad_stats_ = comm::CompressStats{};
     seeds_ = 0;
     const uint64_t bytes0 = SentBytes(comm_);
+    const comm::CallCost cost0 = comm_.Bytes().TotalCost();
     // This rank's training nodes, shuffled by the (seed, rank, epoch) stream when steps sample.
     std::vector<int64_t> order = train_nodes;
     if (source_->Samples()) ShuffleSeeds(ctx_, epoch, order);
@@ -405,6 +410,11 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const uint64_t eval_b = SentBytes(comm_) - eval_b0;
     const double eval_seconds = SecondsSince(t0);
     const double cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
+    comm::CallCost cost = comm_.Bytes().TotalCost();  // this epoch's calls, before the statistics' own
+    cost.seconds -= cost0.seconds;
+    cost.latency -= cost0.latency;
+    cost.volume -= cost0.volume;
+    const double predicted = network_ ? train_seconds + eval_seconds - cost.seconds + network_->Seconds(cost) : 0.0;
     // Reduce this epoch's statistics: sums, then maxima of the times.
     std::vector<double> sums = {loss_sum,
                                 static_cast<double>(seeds_),
@@ -428,7 +438,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
                                   train_seconds,
                                   train_seconds + eval_seconds,
                                   counters_.compress_seconds + grad_stats_.encode_seconds,
-                                  counters_.decompress_seconds + grad_stats_.decode_seconds};
+                                  counters_.decompress_seconds + grad_stats_.decode_seconds,
+                                  cost.seconds,
+                                  predicted};
     comm_.Allreduce<double>(maxima, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
     EpochStats st;
     st.epoch = epoch;
@@ -448,6 +460,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.gradient_raw_bytes = static_cast<uint64_t>(sums[12]);
     st.compress_seconds = maxima[7];
     st.decompress_seconds = maxima[8];
+    st.comm_seconds = maxima[9];
+    st.predicted_epoch_seconds = maxima[10];
     st.sample_seconds = maxima[0];
     st.fetch_seconds = maxima[1];
     st.compute_seconds = maxima[2];

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -19,6 +20,7 @@
 
 #include "comm/communicator.h"
 #include "comm/compress.h"
+#include "comm/net_model.h"
 #include "core/context.h"
 #include "core/params.h"
 #include "datasets/dataset.h"
@@ -39,6 +41,7 @@ struct DistOptions {
   int64_t feature_cache = -1;             // halo feature rows cached per rank: -1 = the whole halo, 0 = none
   std::string grad_compress = "none";     // comm::CompressSpec of the gradient allreduce
   std::string feature_compress = "none";  // comm::CompressSpec (a codec) of the remote feature rows
+  std::string network;                    // comm::NetworkModel to predict epoch times on ("" = none)
 
   // The --help section of the distributed options.
   static constexpr std::string_view kGroup = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
@@ -73,6 +76,12 @@ struct DistOptions {
                 {},
                 kGroup},
       c.feature_compress);
+    v(ParamInfo{"network",
+                "Predict each epoch's time on this network from the measured compute and the bytes and messages of "
+                "every exchange: BANDWIDTH,LATENCY, e.g. 10Gbit,5us (docs/comm.md, time model); empty = off",
+                {},
+                kGroup},
+      c.network);
   }
 };
 
@@ -165,6 +174,11 @@ struct EpochStats {
   uint64_t gradient_raw_bytes = 0;
   double compress_seconds = 0;
   double decompress_seconds = 0;
+  // Seconds inside communicator calls (waiting for peers included; maximum over ranks), and with --network the
+  // epoch time predicted on that network: per rank, epoch_seconds - comm_seconds + the alpha-beta time of its calls
+  // (maximum over ranks; 0 without --network). Assumes no overlap (docs/comm.md, "Time model").
+  double comm_seconds = 0;
+  double predicted_epoch_seconds = 0;
   // Summed over ranks.
   int64_t seed_nodes = 0;          // training nodes visited
   int64_t sampled_edges = 0;       // neighbour picks of the sampled blocks (0 for full-graph steps)
@@ -313,6 +327,7 @@ class GcnTrainer {
   GcnModel model_;
   std::unique_ptr<comm::CompressedAllreduce> grad_compress_;  // null: plain float32 gradient allreduce
   comm::CompressStats grad_stats_;                            // this rank's, this epoch
+  std::optional<comm::NetworkModel> network_;                 // --network
   Adam adam_;
   BestWeights best_;
   Batch batches_[2];       // the current step's and, when overlapping, the next step's (batches point into themselves)

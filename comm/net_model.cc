@@ -1,0 +1,68 @@
+// NetworkModel: parsing "BANDWIDTH,LATENCY" with units, and the alpha-beta time of recorded call costs.
+#include "comm/net_model.h"
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+
+namespace tessel::comm {
+namespace {
+
+// Splits "12.5Gbit" into 12.5 and "Gbit"; throws when no number leads.
+std::pair<double, std::string_view> NumberAndUnit(std::string_view text, std::string_view flag,
+                                                  std::string_view whole) {
+  double v = 0;
+  const auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  TESSEL_CHECK(ec == std::errc() && std::isfinite(v) && v > 0,
+               "{} {}: '{}' does not start with a positive number (form BANDWIDTH,LATENCY, e.g. 10Gbit,5us)", flag,
+               whole, text);
+  return {v, text.substr(static_cast<size_t>(p - text.data()))};
+}
+
+}  // namespace
+
+NetworkModel NetworkModel::Parse(std::string_view text, std::string_view flag) {
+  const size_t comma = text.find(',');
+  TESSEL_CHECK(comma != std::string_view::npos,
+               "{} {}: give BANDWIDTH,LATENCY, for example 10Gbit,5us (bandwidth in Gbit/Mbit/Kbit/bit or GB/MB/KB/B "
+               "per second, latency in s/ms/us/ns)",
+               flag, text);
+  NetworkModel m;
+  const auto [bw, bw_unit] = NumberAndUnit(text.substr(0, comma), flag, text);
+  constexpr std::array<std::pair<std::string_view, double>, 8> kBandwidth{{{"Gbit", 1e9 / 8},
+                                                                           {"Mbit", 1e6 / 8},
+                                                                           {"Kbit", 1e3 / 8},
+                                                                           {"bit", 1.0 / 8},
+                                                                           {"GB", 1e9},
+                                                                           {"MB", 1e6},
+                                                                           {"KB", 1e3},
+                                                                           {"B", 1.0}}};
+  for (const auto& [unit, scale] : kBandwidth) {
+    if (bw_unit == unit) m.bytes_per_second = bw * scale;
+  }
+  TESSEL_CHECK(m.bytes_per_second > 0, "{} {}: unknown bandwidth unit '{}' (Gbit, Mbit, Kbit, bit, GB, MB, KB or B)",
+               flag, text, bw_unit);
+  const auto [lat, lat_unit] = NumberAndUnit(text.substr(comma + 1), flag, text);
+  constexpr std::array<std::pair<std::string_view, double>, 4> kLatency{
+      {{"s", 1.0}, {"ms", 1e-3}, {"us", 1e-6}, {"ns", 1e-9}}};
+  for (const auto& [unit, scale] : kLatency) {
+    if (lat_unit == unit) m.latency_seconds = lat * scale;
+  }
+  TESSEL_CHECK(m.latency_seconds > 0, "{} {}: unknown latency unit '{}' (s, ms, us or ns)", flag, text, lat_unit);
+  return m;
+}
+
+double NetworkModel::Seconds(const CallCost& cost) const {
+  return cost.latency * latency_seconds + cost.volume / bytes_per_second;
+}
+
+std::string NetworkModel::ToString() const {
+  return fmt::format("{:g} Gbit/s, {:g} us", bytes_per_second * 8 / 1e9, latency_seconds * 1e6);
+}
+
+}  // namespace tessel::comm

@@ -1,0 +1,78 @@
+// The time model: NetworkModel parsing and arithmetic, and the latency and volume terms every communicator call
+// records (the standard algorithms' costs) on 1 to 5 thread ranks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "comm/net_model.h"
+#include "comm/thread_comm.h"
+#include "core/error.h"
+
+namespace tessel::comm {
+namespace {
+
+TEST(NetworkModel, ParsesUnitsAndPredicts) {
+  const NetworkModel m = NetworkModel::Parse("10Gbit,5us", "--network");
+  EXPECT_DOUBLE_EQ(m.bytes_per_second, 1.25e9);
+  EXPECT_DOUBLE_EQ(m.latency_seconds, 5e-6);
+  EXPECT_DOUBLE_EQ(m.Seconds(CallCost{.seconds = 9, .latency = 4, .volume = 2.5e9}), 4 * 5e-6 + 2.0);
+  EXPECT_DOUBLE_EQ(NetworkModel::Parse("25GB,1.5us", "--network").bytes_per_second, 25e9);
+  EXPECT_DOUBLE_EQ(NetworkModel::Parse("100Mbit,2ms", "--network").latency_seconds, 2e-3);
+  EXPECT_DOUBLE_EQ(NetworkModel::Parse("1B,1s", "--network").bytes_per_second, 1.0);
+  EXPECT_EQ(m.ToString(), "10 Gbit/s, 5 us");
+  for (std::string bad : {"", "10Gbit", "10,5us", "10Gb,5us", "10Gbit,5", "10Gbit,5min", "-1Gbit,5us", "0GB,1us",
+                          "Gbit,5us", "10Gbit,us"}) {
+    try {
+      (void)NetworkModel::Parse(bad, "--network");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--network"), std::string::npos) << e.what();
+    }
+  }
+}
+
+class CallCosts : public ::testing::TestWithParam<int> {};
+
+TEST_P(CallCosts, EveryCallRecordsItsAlgorithmsTerms) {
+  const int p = GetParam();
+  ThreadGroup::Run(p, [&](Communicator& c) {
+    const double lg = p > 1 ? std::ceil(std::log2(p)) : 0;
+    std::vector<float> v(1000, 1.0F);
+    c.Allreduce<float>(v, ReduceOp::kSum, "a").ThrowIfError();
+    const CallCost& a = c.Bytes().ByPurpose().at("a").cost;
+    EXPECT_DOUBLE_EQ(a.latency, 2 * lg);
+    EXPECT_DOUBLE_EQ(a.volume, 2.0 * (p - 1) / p * 4000);
+    EXPECT_GE(a.seconds, 0.0);
+    // Alltoallv: rank r sends r + 1 ints to every other rank and receives j + 1 from rank j.
+    std::vector<int64_t> send_counts(static_cast<size_t>(p), c.Rank() + 1);
+    std::vector<int64_t> recv_counts(static_cast<size_t>(p));
+    for (int j = 0; j < p; ++j) recv_counts[static_cast<size_t>(j)] = j + 1;
+    recv_counts[static_cast<size_t>(c.Rank())] = c.Rank() + 1;
+    std::vector<int32_t> send(static_cast<size_t>(p * (c.Rank() + 1)));
+    int64_t total = 0;
+    for (int64_t x : recv_counts) total += x;
+    std::vector<int32_t> recv(static_cast<size_t>(total));
+    c.Alltoallv<int32_t>(send, send_counts, recv, recv_counts, "b").ThrowIfError();
+    const CallCost& b = c.Bytes().ByPurpose().at("b").cost;
+    const double out = 4.0 * (p - 1) * (c.Rank() + 1);
+    const double in = 4.0 * (static_cast<double>(total) - (c.Rank() + 1));
+    EXPECT_DOUBLE_EQ(b.latency, p - 1.0);
+    EXPECT_DOUBLE_EQ(b.volume, std::max(out, in));
+    // Allgather of 10 doubles: P - 1 steps, every other block arrives.
+    std::vector<double> mine(10, 1.0);
+    std::vector<double> all(static_cast<size_t>(10 * p));
+    c.Allgather<double>(mine, all, "c").ThrowIfError();
+    EXPECT_DOUBLE_EQ(c.Bytes().ByPurpose().at("c").cost.volume, 80.0 * (p - 1));
+    EXPECT_DOUBLE_EQ(c.Bytes().ByPurpose().at("c").cost.latency, p - 1.0);
+    const CallCost& t = c.Bytes().TotalCost();
+    EXPECT_DOUBLE_EQ(t.latency, 2 * lg + 2.0 * (p - 1));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Ranks, CallCosts, ::testing::Values(1, 2, 3, 4, 5));
+
+}  // namespace
+}  // namespace tessel::comm
