@@ -427,6 +427,21 @@ class CodecAllreduce final : public CompressedAllreduce {
   std::vector<std::byte> mine_, all_;
 };
 
+// The shared-index methods' collective: sums `values` (every rank's values at the same indices) over ranks and
+// writes the sums at those indices of `data`, zero elsewhere; adds the seconds to *st.
+Status SumAtIndices(Communicator& comm, std::span<const uint32_t> idx, std::vector<float>& values,
+                    std::span<float> data, std::string_view purpose, CompressStats* st) {
+  auto t0 = Clock::now();
+  Status s = comm.Allreduce<float>(values, ReduceOp::kSum, purpose);
+  st->comm_seconds += Since(t0);
+  if (!s.ok()) return s;
+  t0 = Clock::now();
+  std::fill(data.begin(), data.end(), 0.0F);
+  for (size_t j = 0; j < idx.size(); ++j) data[idx[j]] = values[j];
+  st->decode_seconds += Since(t0);
+  return s;
+}
+
 // Random-k with a shared seed: every rank draws the same indices, so the values are summable.
 class RandomKAllreduce final : public CompressedAllreduce {
  public:
@@ -446,16 +461,9 @@ class RandomKAllreduce final : public CompressedAllreduce {
     for (int64_t j = 0; j < k; ++j) values_[Ix(j)] = data[idx[Ix(j)]] * scale;
     st.encode_seconds = Since(t0);
     const uint64_t b0 = comm.Bytes().Bytes(purpose);
-    t0 = Clock::now();
-    Status s = comm.Allreduce<float>(values_, ReduceOp::kSum, purpose);
-    st.comm_seconds = Since(t0);
-    if (!s.ok()) return s;
-    t0 = Clock::now();
-    std::fill(data.begin(), data.end(), 0.0F);
-    for (int64_t j = 0; j < k; ++j) data[idx[Ix(j)]] = values_[Ix(j)];
-    st.decode_seconds = Since(t0);
+    Status s = SumAtIndices(comm, idx, values_, data, purpose, &st);
     st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
-    if (stats != nullptr) stats->Add(st);
+    if (s.ok() && stats != nullptr) stats->Add(st);
     return s;
   }
 
@@ -502,16 +510,9 @@ class CltKAllreduce final : public CompressedAllreduce {
       e = 0;  // sent in full: nothing left over
     }
     st.encode_seconds += Since(t0);
-    t0 = Clock::now();
-    s = comm.Allreduce<float>(values_, ReduceOp::kSum, purpose);
-    st.comm_seconds += Since(t0);
-    if (!s.ok()) return s;
-    t0 = Clock::now();
-    std::fill(data.begin(), data.end(), 0.0F);
-    for (int64_t j = 0; j < k; ++j) data[idx_[Ix(j)]] = values_[Ix(j)];
-    st.decode_seconds = Since(t0);
+    s = SumAtIndices(comm, idx_, values_, data, purpose, &st);
     st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
-    if (stats != nullptr) stats->Add(st);
+    if (s.ok() && stats != nullptr) stats->Add(st);
     return s;
   }
 

@@ -46,30 +46,10 @@ trap 'rm -rf "$work"' EXIT
 results="$work/results.jsonl"
 : >"$results"
 
-# dataset NAME -> a native dataset folder with a split (Facebook: random 60/20/20, seed 1, as tools/bench/gcn_bench.sh).
-dataset() {
-  local name=$1 dir="$work/$1"
-  if [[ ! -d "$dir" ]]; then
-    case $name in
-      facebook)
-        local src="$DATA/graphs/facebook_page_page" p="$work/fb"
-        [[ -f "$src/facebook_edges.csv" ]] || { echo "error: no Facebook data at $src" >&2; exit 1; }
-        ln -s "$src/facebook_edges.csv" "$p.edges.txt"
-        ln -s "$src/facebook.features.txt" "$p.features.txt"
-        ln -s "$src/facebook.labels.txt" "$p.labels.txt"
-        "$tessel" --log-level warn convert --from nodetable "$p" --name facebook --split 0.6,0.2,0.2 --seed 1 \
-          -o "$dir" >/dev/null ;;
-      csbm)
-        "$tessel" --log-level warn generate csbm --nodes "$CSBM_NODES" --avg-degree "$CSBM_DEGREE" \
-          --features "$CSBM_FEATURES" --classes 8 --split "$CSBM_SPLIT" --seed 1 --output "$dir" >/dev/null ;;
-      *) echo "error: unknown graph '$name' (facebook or csbm)" >&2; exit 1 ;;
-    esac
-  fi
-  echo "$dir"
-}
+source "$repo/tools/bench/lib.sh"
 
 for graph in $GRAPHS; do
-  data=$(dataset "$graph")
+  data=$(bench_dataset "$graph")
   for method in $METHODS; do
     parts="$work/$graph-$method"
     echo "== $graph: $method partition into $RANKS parts" >&2
