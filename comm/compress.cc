@@ -17,6 +17,7 @@
 #include <fmt/format.h>
 
 #if defined(__x86_64__)
+#include <cpuid.h>
 #include <immintrin.h>
 #endif
 
@@ -65,8 +66,17 @@ __attribute__((target("avx,f16c"))) void DecodeHalfF16c(const uint16_t* h, size_
   }
   for (; i < n; ++i) out[i] = accumulate ? out[i] + HalfToFloat(h[i]) : HalfToFloat(h[i]);
 }
+// CPUID leaf 1: F16C (ecx bit 29), AVX (bit 28) and OSXSAVE (bit 27), and the OS saves the YMM state (XCR0 bits 1
+// and 2). Read directly: Clang's __builtin_cpu_supports does not know "f16c".
 bool HaveF16c() {
-  static const bool have = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool have = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+    if ((ecx & (1U << 29)) == 0 || (ecx & (1U << 28)) == 0 || (ecx & (1U << 27)) == 0) return false;
+    uint32_t xcr0_lo = 0, xcr0_hi = 0;
+    __asm__("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+    return (xcr0_lo & 6U) == 6U;
+  }();
   return have;
 }
 #else
