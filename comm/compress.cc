@@ -317,16 +317,21 @@ class QsgdCodec final : public Codec {
     const auto n = static_cast<int64_t>(out.size());
     const int64_t nb = Blocks(n, block_);
     BitReader in(wire.data() + nb * 4, (n * bits_ + 7) / 8, bits_);
+    std::vector<uint8_t> codes(static_cast<size_t>(std::min(n, block_)));
     for (int64_t b = 0; b < nb; ++b) {
       float norm;
       std::memcpy(&norm, wire.data() + b * 4, 4);
       const float unit = norm / static_cast<float>(s_);
-      const int64_t hi = std::min(n, (b + 1) * block_);
-      for (int64_t i = b * block_; i < hi; ++i) {
-        const uint32_t code = in.Get();
+      const int64_t lo = b * block_;
+      const int64_t len = std::min(n, lo + block_) - lo;
+      for (int64_t j = 0; j < len; ++j) codes[Ix(j)] = static_cast<uint8_t>(in.Get());
+      float* o = out.data() + lo;
+      // Level times the unit, the sign bit moved into the float's sign: a loop without branches that vectorises.
+      for (int64_t j = 0; j < len; ++j) {
+        const uint32_t code = codes[Ix(j)];
         const float mag = static_cast<float>(code >> 1) * unit;
-        const float v = (code & 1U) != 0 ? -mag : mag;
-        out[Ix(i)] = accumulate ? out[Ix(i)] + v : v;
+        const float v = std::bit_cast<float>(std::bit_cast<uint32_t>(mag) ^ ((code & 1U) << 31));
+        o[j] = accumulate ? o[j] + v : v;
       }
     }
   }
@@ -349,6 +354,18 @@ class TopKCodec final : public Codec {
     if (k == 0) return;
     std::memcpy(wire.data(), idx.data(), Ix(k) * 4);
     for (int64_t j = 0; j < k; ++j) std::memcpy(wire.data() + (k + j) * 4, &x[idx[Ix(j)]], 4);
+  }
+  void SubtractFrom(std::span<const std::byte> wire, std::span<float> x) const override {
+    const auto n = static_cast<int64_t>(x.size());
+    const int64_t k = KeepCount(n, ratio_);
+    for (int64_t j = 0; j < k; ++j) {
+      uint32_t i;
+      float v;
+      std::memcpy(&i, wire.data() + j * 4, 4);
+      std::memcpy(&v, wire.data() + (k + j) * 4, 4);
+      TESSEL_CHECK(i < static_cast<uint64_t>(n), "topk: index {} out of range ({} elements)", i, n);
+      x[i] -= v;  // the kept values are copies: exactly 0 after this
+    }
   }
   void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
     const auto n = static_cast<int64_t>(out.size());
@@ -395,11 +412,7 @@ class CodecAllreduce final : public CompressedAllreduce {
     const uint64_t rank_seed = Mix64(seed_ ^ Mix64(step * 1000003ULL + static_cast<uint64_t>(comm.Rank())));
     mine_.resize(Ix(bytes));
     codec_->Encode(x, rank_seed, mine_);
-    if (ef_) {  // e = x - decode(encode(x)); exact for top-k (the kept values are copied)
-      decoded_.resize(Ix(n));
-      codec_->Decode(mine_, decoded_, false);
-      for (int64_t i = 0; i < n; ++i) residual_[Ix(i)] -= decoded_[Ix(i)];
-    }
+    if (ef_) codec_->SubtractFrom(mine_, residual_);  // e = x - decode(encode(x)); exact for top-k
     st.encode_seconds = Since(t0);
     const uint64_t b0 = comm.Bytes().Bytes(purpose);
     Status s;
@@ -433,7 +446,7 @@ class CodecAllreduce final : public CompressedAllreduce {
   std::unique_ptr<Codec> codec_;
   bool ef_;
   uint64_t seed_;
-  std::vector<float> residual_, decoded_;
+  std::vector<float> residual_;
   std::vector<std::byte> mine_, all_;
 };
 
@@ -700,6 +713,12 @@ double ParseNumber(std::string_view s, std::string_view what, std::string_view f
 
 }  // namespace
 
+void Codec::SubtractFrom(std::span<const std::byte> wire, std::span<float> x) const {
+  std::vector<float> decoded(x.size());
+  Decode(wire, decoded, false);
+  for (size_t i = 0; i < x.size(); ++i) x[i] -= decoded[i];
+}
+
 std::string_view CompressMethodName(CompressMethod m) {
   switch (m) {
     case CompressMethod::kNone:
@@ -833,9 +852,20 @@ std::vector<uint32_t> TopKIndices(std::span<const float> x, int64_t k) {
     const int64_t r = std::min<int64_t>(kSample - 1, 2 * k * kSample / n + 32);
     std::nth_element(sample.begin(), sample.begin() + r, sample.end(), std::greater<float>());
     const float low = sample[Ix(r)];
-    for (int64_t i = 0; i < n; ++i) {
-      if (key(x[Ix(i)]) >= low) cand.push_back(static_cast<uint32_t>(i));
+    // Branch-free compaction in blocks: every index is written, the end advances only past kept ones (NaN is kept:
+    // !(NaN < low)); the capacity grows before a block could overflow it.
+    constexpr int64_t kBlock = 4096;
+    size_t m = 0;
+    cand.resize(Ix(2 * (r + 1) * (n / kSample) + kBlock));
+    for (int64_t b = 0; b < n; b += kBlock) {
+      if (cand.size() < m + kBlock) cand.resize(2 * cand.size() + kBlock);
+      const int64_t e = std::min(n, b + kBlock);
+      for (int64_t i = b; i < e; ++i) {
+        cand[m] = static_cast<uint32_t>(i);
+        m += std::fabs(x[Ix(i)]) < low ? 0 : 1;
+      }
     }
+    cand.resize(m);
     if (static_cast<int64_t>(cand.size()) < k) cand.clear();
   }
   if (cand.empty()) {

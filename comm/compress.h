@@ -67,6 +67,9 @@ class Codec {
   virtual void Encode(std::span<const float> x, uint64_t seed, std::span<std::byte> wire) const = 0;
   // Decodes out.size() elements from wire (EncodedBytes(out.size()) bytes); accumulate: out += decoded.
   virtual void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const = 0;
+  // x -= decode(wire) (x.size() elements): the error-feedback update. The default decodes into a scratch vector;
+  // sparse codecs touch only what they sent.
+  virtual void SubtractFrom(std::span<const std::byte> wire, std::span<float> x) const;
   // When set, the wire is an array of n elements of this type and the elementwise sum of encoded forms decodes to
   // the sum of the inputs (rounded): a plain allreduce can sum them.
   virtual std::optional<DataType> SumType() const { return std::nullopt; }
