@@ -49,22 +49,30 @@ inline float RoundToInt(float v) {
 // x86-64-v2, which lacks F16C), the portable scalar ones otherwise.
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define TESSEL_F16C 1
-__attribute__((target("avx,f16c"))) void EncodeHalfF16c(const float* x, size_t n, uint16_t* h) {
+// The wire may start at any byte (rows packed back to back), so scalar tails go through memcpy.
+__attribute__((target("avx,f16c"))) void EncodeHalfF16c(const float* x, size_t n, std::byte* h) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m256 v = _mm256_loadu_ps(x + i);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 2 * i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
   }
-  for (; i < n; ++i) h[i] = FloatToHalf(x[i]);
+  for (; i < n; ++i) {
+    const uint16_t b = FloatToHalf(x[i]);
+    std::memcpy(h + 2 * i, &b, 2);
+  }
 }
-__attribute__((target("avx,f16c"))) void DecodeHalfF16c(const uint16_t* h, size_t n, float* out, bool accumulate) {
+__attribute__((target("avx,f16c"))) void DecodeHalfF16c(const std::byte* h, size_t n, float* out, bool accumulate) {
   size_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i)));
+    __m256 v = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 2 * i)));
     if (accumulate) v = _mm256_add_ps(v, _mm256_loadu_ps(out + i));
     _mm256_storeu_ps(out + i, v);
   }
-  for (; i < n; ++i) out[i] = accumulate ? out[i] + HalfToFloat(h[i]) : HalfToFloat(h[i]);
+  for (; i < n; ++i) {
+    uint16_t b;
+    std::memcpy(&b, h + 2 * i, 2);
+    out[i] = accumulate ? out[i] + HalfToFloat(b) : HalfToFloat(b);
+  }
 }
 // CPUID leaf 1: F16C (ecx bit 29), AVX (bit 28) and OSXSAVE (bit 27), and the OS saves the YMM state (XCR0 bits 1
 // and 2). Read directly: Clang's __builtin_cpu_supports does not know "f16c".
@@ -113,7 +121,7 @@ class Half16Codec final : public Codec {
   void Encode(std::span<const float> x, uint64_t, std::span<std::byte> wire) const override {
 #if TESSEL_F16C
     if (type_ == DataType::kFloat16 && HaveF16c()) {
-      return EncodeHalfF16c(x.data(), x.size(), reinterpret_cast<uint16_t*>(wire.data()));
+      return EncodeHalfF16c(x.data(), x.size(), wire.data());
     }
 #endif
     for (size_t i = 0; i < x.size(); ++i) {
@@ -124,7 +132,7 @@ class Half16Codec final : public Codec {
   void Decode(std::span<const std::byte> wire, std::span<float> out, bool accumulate) const override {
 #if TESSEL_F16C
     if (type_ == DataType::kFloat16 && HaveF16c()) {
-      return DecodeHalfF16c(reinterpret_cast<const uint16_t*>(wire.data()), out.size(), out.data(), accumulate);
+      return DecodeHalfF16c(wire.data(), out.size(), out.data(), accumulate);
     }
 #endif
     for (size_t i = 0; i < out.size(); ++i) {
