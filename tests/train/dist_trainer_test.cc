@@ -373,7 +373,7 @@ TEST(GcnTrainerOnParts, OverlapGivesTheSequentialResult) {
 }
 
 // --network: every epoch predicts its time from its measured compute and its calls' alpha-beta terms; a network
-// that moves one byte per second predicts far more than was measured, a fast one about the compute alone.
+// that moves one byte per second predicts far more than was measured, a fast one no more than the epoch took.
 TEST(GcnTrainerOnParts, NetworkModelPredictsEpochTimes) {
   const fs::path dir = Parts(2);
   TrainConfig c = Config(2, 32, {5, 5});
@@ -392,7 +392,9 @@ TEST(GcnTrainerOnParts, NetworkModelPredictsEpochTimes) {
   const TrainResult fast = TrainRanks(2, dir, c, 3)[0];
   for (const EpochStats& e : fast.epochs) {
     EXPECT_GT(e.predicted_epoch_seconds, 0.0);
-    EXPECT_LE(e.predicted_epoch_seconds, e.epoch_seconds - e.comm_seconds + 0.01);
+    // Per rank: its time outside calls (at most its epoch) plus a negligible modelled time. (Not epoch - comm of
+    // the reduced stats: those are maxima over ranks, possibly of different ranks.)
+    EXPECT_LE(e.predicted_epoch_seconds, e.epoch_seconds + 0.01);
   }
   c.dist.network = "fast";
   EXPECT_THROW(c.Validate(true), Error);
