@@ -129,8 +129,8 @@ struct TrainConfig {
     v(ParamInfo{"replace", "Sample neighbours with replacement"}, c.replace);
     v(ParamInfo{"patience", "Stop after N epochs without better validation accuracy; 0 = off"}, c.patience);
     v(ParamInfo{"overlap",
-                "Sample and fetch the next mini-batch while the current one computes (a second thread; the same "
-                "results as --no-overlap for a given seed; CPU, --threads other than 1)",
+                "On by default: sample and fetch the next mini-batch while the current one computes (a second "
+                "thread; the same results as --no-overlap for a given seed; CPU, --threads other than 1)",
                 "--overlap,!--no-overlap"},
       c.overlap);
     v(ParamInfo{"normalize_features",
