@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 
 #include "core/build_config.h"
+#include "core/clock.h"
 #include "core/error.h"
 
 #if TESSEL_MPI
@@ -27,8 +28,6 @@ namespace tessel::comm {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // ceil(log2(p)): rounds of a tree or recursive-doubling algorithm.
 double Rounds(int p) { return p > 1 ? std::ceil(std::log2(static_cast<double>(p))) : 0.0; }
@@ -68,7 +67,7 @@ Status Communicator::AllreduceRaw(void* data, int64_t count, DataType type, Redu
   // Ring / Rabenseifner: 2 log2 P latencies (a tree for small ones), 2 (P-1)/P n bytes on each link.
   if (s.ok()) {
     bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(count) * DataTypeSize(type) : 0,
-               {Since(t0), 2 * Rounds(size_), 2 * (p - 1) / p * n});
+               {SecondsSince(t0), 2 * Rounds(size_), 2 * (p - 1) / p * n});
   }
   return s;
 }
@@ -82,7 +81,7 @@ Status Communicator::BroadcastRaw(void* data, int64_t bytes, int root, std::stri
   // Binomial tree latencies, scatter + allgather volume (van de Geijn): log2 P alpha + 2 (P-1)/P n beta.
   if (s.ok()) {
     bytes_.Add(purpose, size_ > 1 && rank_ == root ? static_cast<uint64_t>(bytes) : 0,
-               {Since(t0), Rounds(size_), 2 * (p - 1) / p * static_cast<double>(bytes)});
+               {SecondsSince(t0), Rounds(size_), 2 * (p - 1) / p * static_cast<double>(bytes)});
   }
   return s;
 }
@@ -104,7 +103,7 @@ Status Communicator::AllgathervRaw(const void* send, int64_t send_bytes, void* r
     if (static_cast<int>(j) != rank_) others += static_cast<double>(recv_bytes[j]);
   }
   if (s.ok()) {
-    bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(send_bytes) : 0, {Since(t0), size_ - 1.0, others});
+    bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(send_bytes) : 0, {SecondsSince(t0), size_ - 1.0, others});
   }
   return s;
 }
@@ -129,7 +128,8 @@ Status Communicator::AlltoallvRaw(const void* send, std::span<const int64_t> sen
     if (static_cast<int>(j) != rank_) from_others += static_cast<uint64_t>(recv_bytes[j]);
   }
   if (s.ok()) {
-    bytes_.Add(purpose, to_others, {Since(t0), size_ - 1.0, static_cast<double>(std::max(to_others, from_others))});
+    bytes_.Add(purpose, to_others,
+               {SecondsSince(t0), size_ - 1.0, static_cast<double>(std::max(to_others, from_others))});
   }
   return s;
 }
@@ -174,7 +174,7 @@ Status Communicator::SendRaw(const void* data, int64_t bytes, int dest, int tag,
   }
   const auto t0 = Clock::now();
   Status s = DoSend(data, bytes, dest, tag);
-  if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes), {Since(t0), 1.0, static_cast<double>(bytes)});
+  if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes), {SecondsSince(t0), 1.0, static_cast<double>(bytes)});
   return s;
 }
 
@@ -212,7 +212,7 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
   const double in = source == rank_ ? 0.0 : static_cast<double>(recv_bytes);
   if (s.ok()) {
     bytes_.Add(purpose, dest == rank_ ? 0 : static_cast<uint64_t>(send_bytes),
-               {Since(t0), dest == rank_ && source == rank_ ? 0.0 : 1.0, std::max(out, in)});
+               {SecondsSince(t0), dest == rank_ && source == rank_ ? 0.0 : 1.0, std::max(out, in)});
   }
   return s;
 }

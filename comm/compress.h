@@ -112,8 +112,8 @@ class CompressedAllreduce {
 
 // `shapes` describe data's layout (PowerSGD needs it; the others ignore it); `seed` keys every random draw (the same
 // on every rank). The residuals start at zero.
-std::unique_ptr<CompressedAllreduce> MakeCompressedAllreduce(const CompressSpec& spec, std::vector<MatrixShape> shapes,
-                                                             uint64_t seed);
+std::unique_ptr<CompressedAllreduce> MakeCompressedAllreduce(const CompressSpec& spec,
+                                                             const std::vector<MatrixShape>& shapes, uint64_t seed);
 
 // Indices of the k largest |x| (ties: the smaller index), ascending. Exposed for tests.
 std::vector<uint32_t> TopKIndices(std::span<const float> x, int64_t k);

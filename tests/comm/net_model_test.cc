@@ -45,7 +45,6 @@ TEST_P(CallCosts, EveryCallRecordsItsAlgorithmsTerms) {
     const CallCost& a = c.Bytes().ByPurpose().at("a").cost;
     EXPECT_DOUBLE_EQ(a.latency, 2 * lg);
     EXPECT_DOUBLE_EQ(a.volume, 2.0 * (p - 1) / p * 4000);
-    EXPECT_GE(a.seconds, 0.0);
     // Alltoallv: rank r sends r + 1 ints to every other rank and receives j + 1 from rank j.
     std::vector<int64_t> send_counts(static_cast<size_t>(p), c.Rank() + 1);
     std::vector<int64_t> recv_counts(static_cast<size_t>(p));

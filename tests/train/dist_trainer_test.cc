@@ -68,20 +68,40 @@ TrainConfig Config(int epochs, int64_t batch, std::vector<int> fanouts) {
   return c;
 }
 
-// Trains on K thread ranks; returns every rank's result.
-std::vector<TrainResult> TrainRanks(int k, const fs::path& dir, const TrainConfig& config, uint64_t seed) {
-  std::vector<TrainResult> results(static_cast<size_t>(k));
+// What one rank's trainer ends with.
+struct RankOutcome {
+  TrainResult result;
+  std::vector<float> weights;  // every parameter, flattened
+  bool overlaps = false;       // GcnTrainer::Overlaps()
+};
+
+// Trains on K thread ranks (seed `seed`, `threads` threads each); every rank's outcome.
+std::vector<RankOutcome> TrainRanksFull(int k, const fs::path& dir, const TrainConfig& config, uint64_t seed,
+                                        int threads = 1) {
+  std::vector<RankOutcome> out(static_cast<size_t>(k));
   WithWatchdog(std::chrono::seconds(240), [&] {
     comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
       const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
       const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
       Context ctx;
       ctx.seed = seed;
-      ctx.threads = 1;
+      ctx.threads = threads;
       GcnTrainer trainer(part, offsets, comm, config, ctx);
-      results[static_cast<size_t>(comm.Rank())] = trainer.Train();
+      RankOutcome& o = out[static_cast<size_t>(comm.Rank())];
+      o.overlaps = trainer.Overlaps();
+      o.result = trainer.Train();
+      for (const Param& p : trainer.model().params()) {
+        o.weights.insert(o.weights.end(), p.value.View().begin(), p.value.View().end());
+      }
     });
   });
+  return out;
+}
+
+// Trains on K thread ranks; returns every rank's result.
+std::vector<TrainResult> TrainRanks(int k, const fs::path& dir, const TrainConfig& config, uint64_t seed) {
+  std::vector<TrainResult> results;
+  for (RankOutcome& o : TrainRanksFull(k, dir, config, seed)) results.push_back(std::move(o.result));
   return results;
 }
 
@@ -144,25 +164,13 @@ TEST(GcnTrainerOnParts, OneRankFullFanoutsEqualsSingleProcess) {
 // Every rank reports the same losses and accuracies and ends with bit-identical weights.
 TEST(GcnTrainerOnParts, RanksAgreeOnLossesAndWeights) {
   const int k = 3;
-  const fs::path dir = Parts(k);
-  const TrainConfig c = Config(4, 16, {5, 5});
-  std::vector<TrainResult> results(k);
-  std::vector<std::vector<float>> weights(k);
-  WithWatchdog(std::chrono::seconds(120), [&] {
-    comm::ThreadGroup::Run(k, [&](comm::Communicator& comm) {
-      const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
-      const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
-      Context ctx;
-      ctx.seed = 2;
-      ctx.threads = 1;
-      GcnTrainer trainer(part, offsets, comm, c, ctx);
-      results[static_cast<size_t>(comm.Rank())] = trainer.Train();
-      for (const Param& p : trainer.model().params()) {
-        weights[static_cast<size_t>(comm.Rank())].insert(weights[static_cast<size_t>(comm.Rank())].end(),
-                                                         p.value.View().begin(), p.value.View().end());
-      }
-    });
-  });
+  const std::vector<RankOutcome> ranks = TrainRanksFull(k, Parts(k), Config(4, 16, {5, 5}), 2);
+  std::vector<TrainResult> results;
+  std::vector<std::vector<float>> weights;
+  for (const RankOutcome& o : ranks) {
+    results.push_back(o.result);
+    weights.push_back(o.weights);
+  }
   for (int r = 1; r < k; ++r) {
     ASSERT_EQ(results[r].epochs.size(), results[0].epochs.size());
     for (size_t e = 0; e < results[0].epochs.size(); ++e) {
@@ -348,24 +356,10 @@ TEST(GcnTrainerOnParts, OverlapGivesTheSequentialResult) {
       c.overlap = overlap == 1;
       c.dist.grad_compress = grad;
       c.dist.feature_compress = grad == "none" ? "none" : "qsgd";
-      WithWatchdog(std::chrono::seconds(120), [&] {
-        comm::ThreadGroup::Run(3, [&](comm::Communicator& comm) {
-          const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
-          const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
-          Context ctx;
-          ctx.seed = 4;
-          ctx.threads = 2;
-          GcnTrainer trainer(part, offsets, comm, c, ctx);
-          EXPECT_EQ(trainer.Overlaps(), overlap == 1);
-          const TrainResult r = trainer.Train();
-          if (comm.Rank() != 0) return;
-          for (const EpochStats& e : r.epochs) losses[static_cast<size_t>(overlap)].push_back(e.loss);
-          for (const Param& p : trainer.model().params()) {
-            weights[static_cast<size_t>(overlap)].insert(weights[static_cast<size_t>(overlap)].end(),
-                                                         p.value.View().begin(), p.value.View().end());
-          }
-        });
-      });
+      const std::vector<RankOutcome> ranks = TrainRanksFull(3, dir, c, 4, /*threads=*/2);
+      for (const RankOutcome& o : ranks) EXPECT_EQ(o.overlaps, overlap == 1);
+      for (const EpochStats& e : ranks[0].result.epochs) losses[static_cast<size_t>(overlap)].push_back(e.loss);
+      weights[static_cast<size_t>(overlap)] = ranks[0].weights;
     }
     EXPECT_EQ(losses[0], losses[1]) << grad;
     EXPECT_EQ(weights[0], weights[1]) << grad;

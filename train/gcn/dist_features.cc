@@ -8,6 +8,7 @@
 #include <string_view>
 #include <utility>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/rng.h"
@@ -184,14 +185,12 @@ kernels::SparseMatrix ShipSparse(comm::Communicator& comm, const kernels::Sparse
 
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
 uint64_t RowSeed(uint64_t seed, int64_t i) { return Mix64(seed ^ Mix64(static_cast<uint64_t>(i))); }
 
 kernels::Matrix ShipDenseCompressed(comm::Communicator& comm, const kernels::Matrix& mine,
                                     std::span<const int64_t> serve, std::span<const int64_t> serve_counts,
                                     std::span<const int64_t> want_counts, std::string_view purpose,
-                                    const RowCompression& z, FetchStats* st) {
+                                    const RowCompression& z, int64_t* received_bytes, FetchStats* st) {
   const int64_t c = mine.cols;
   const int64_t rb = z.codec->EncodedBytes(c);
   auto src = mine.View();
@@ -202,7 +201,7 @@ kernels::Matrix ShipDenseCompressed(comm::Communicator& comm, const kernels::Mat
     z.codec->Encode(std::span<const float>(src.data() + serve[Index(i)] * c, Index(c)), RowSeed(z.seed, i),
                     std::span<std::byte>(send.data() + i * rb, Index(rb)));
   });
-  st->encode_seconds += Since(t0);
+  st->encode_seconds += SecondsSince(t0);
   std::vector<int64_t> send_counts(serve_counts.begin(), serve_counts.end());
   std::vector<int64_t> recv_counts(want_counts.begin(), want_counts.end());
   for (int64_t& x : send_counts) x *= rb;
@@ -217,11 +216,11 @@ kernels::Matrix ShipDenseCompressed(comm::Communicator& comm, const kernels::Mat
     z.codec->Decode(std::span<const std::byte>(recv.data() + i * rb, Index(rb)),
                     std::span<float>(dst.data() + i * c, Index(c)), false);
   });
-  st->decode_seconds += Since(t0);
+  st->decode_seconds += SecondsSince(t0);
   const auto me = Index(comm.Rank());
   st->sent_raw_bytes += (n - serve_counts[me]) * c * 4;
   st->sent_wire_bytes += (n - serve_counts[me]) * rb;
-  st->fetched_bytes += static_cast<int64_t>(recv.size());
+  *received_bytes += static_cast<int64_t>(recv.size());
   return out;
 }
 
@@ -270,7 +269,7 @@ bool AllOnes(bool no_values, std::span<const float> val, int64_t begin, int64_t 
 kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kernels::SparseMatrix& mine,
                                            std::span<const int64_t> serve, std::span<const int64_t> serve_counts,
                                            std::span<const int64_t> want_counts, std::string_view purpose,
-                                           const RowCompression& z, FetchStats* st) {
+                                           const RowCompression& z, int64_t* received_bytes, FetchStats* st) {
   const auto num_ranks = static_cast<size_t>(comm.Size());
   auto p = mine.indptr.Host();
   auto idx = mine.indices.Host();
@@ -280,11 +279,12 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
   auto t0 = Clock::now();
   // Pass 1: every row's encoded size; pass 2: write the rows at their offsets.
   std::vector<int64_t> offset(Index(n) + 1, 0);
+  std::vector<uint8_t> unit(Index(n));  // row i is all ones: sent without values
   parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
     const int64_t r = serve[Index(i)];
     const int64_t len = p[Index(r) + 1] - p[Index(r)];
-    const bool unit = AllOnes(ones, val, p[Index(r)], len);
-    int64_t bytes = VarintSize(static_cast<uint64_t>(len) * 2) + (unit ? 0 : z.codec->EncodedBytes(len));
+    unit[Index(i)] = AllOnes(ones, val, p[Index(r)], len) ? 1 : 0;
+    int64_t bytes = VarintSize(static_cast<uint64_t>(len) * 2) + (unit[Index(i)] != 0 ? 0 : z.codec->EncodedBytes(len));
     int64_t prev = 0;
     for (int64_t e = p[Index(r)]; e < p[Index(r) + 1]; ++e) {
       bytes += VarintSize(ZigZag(idx[Index(e)] - prev));
@@ -298,14 +298,13 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
     const int64_t r = serve[Index(i)];
     const int64_t b = p[Index(r)];
     const int64_t len = p[Index(r) + 1] - b;
-    const bool unit = AllOnes(ones, val, b, len);
-    std::byte* w = PutVarint(send.data() + offset[Index(i)], static_cast<uint64_t>(len) * 2 + (unit ? 1 : 0));
+    std::byte* w = PutVarint(send.data() + offset[Index(i)], static_cast<uint64_t>(len) * 2 + unit[Index(i)]);
     int64_t prev = 0;
     for (int64_t e = b; e < b + len; ++e) {
       w = PutVarint(w, ZigZag(idx[Index(e)] - prev));
       prev = idx[Index(e)];
     }
-    if (!unit) {
+    if (unit[Index(i)] == 0) {
       z.codec->Encode(std::span<const float>(val.data() + b, Index(len)), RowSeed(z.seed, i),
                       std::span<std::byte>(w, Index(z.codec->EncodedBytes(len))));
     }
@@ -325,12 +324,12 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
     row += serve_counts[k];
   }
   st->sent_raw_bytes += raw_nnz * 8;
-  st->encode_seconds += Since(t0);
+  st->encode_seconds += SecondsSince(t0);
 
   std::vector<std::byte> recv;
   std::vector<int64_t> recv_bytes;
   comm.AlltoallvWithCounts<std::byte>(send, send_bytes, &recv, &recv_bytes, purpose).ThrowIfError();
-  st->fetched_bytes += static_cast<int64_t>(recv.size());
+  *received_bytes += static_cast<int64_t>(recv.size());
 
   t0 = Clock::now();
   const int64_t rows = Sum(want_counts);
@@ -344,7 +343,7 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
     for (int64_t i = 0; i < want_counts[k]; ++i, ++row) {
       const uint64_t head = GetVarint(recv.data(), &pos, end, static_cast<int>(k));
       const uint64_t len = head >> 1;
-      const bool unit = (head & 1) != 0;
+      const bool ones_row = (head & 1) != 0;
       TESSEL_CHECK(len <= static_cast<uint64_t>(mine.cols), "features: rank {} sent a row of {} entries ({} columns)",
                    k, len, mine.cols);
       int64_t prev = 0;
@@ -355,7 +354,7 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
         out_idx.push_back(static_cast<int32_t>(prev));
       }
       const size_t v0 = out_val.size();
-      if (unit) {
+      if (ones_row) {
         out_val.resize(v0 + len, 1.0F);
       } else {
         const int64_t vb = z.codec->EncodedBytes(static_cast<int64_t>(len));
@@ -369,7 +368,7 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
     }
     TESSEL_CHECK(pos == end, "features: rank {} sent {} bytes more than its {} rows", k, end - pos, want_counts[k]);
   }
-  st->decode_seconds += Since(t0);
+  st->decode_seconds += SecondsSince(t0);
   kernels::SparseMatrix out{rows, mine.cols, Buffer<int64_t>(std::move(indptr)), Buffer<int32_t>(std::move(out_idx)),
                             Buffer<float>(std::move(out_val))};
   out.Validate("compressed features received from other ranks");
@@ -382,17 +381,14 @@ FeatureMatrix ShipRows(comm::Communicator& comm, const FeatureMatrix& mine, std:
                        FetchStats* st = nullptr) {
   FeatureMatrix out;
   out.is_sparse = mine.is_sparse;
-  if (z != nullptr) {
-    FetchStats local;
-    FetchStats* s = st != nullptr ? st : &local;
-    const int64_t before = s->fetched_bytes;
+  if (z != nullptr) {  // st receives the encoding's bytes and seconds
     if (mine.is_sparse) {
-      out.sparse = ShipSparseCompressed(comm, mine.sparse, serve, serve_counts, want_counts, purpose, *z, s);
+      out.sparse =
+          ShipSparseCompressed(comm, mine.sparse, serve, serve_counts, want_counts, purpose, *z, received_bytes, st);
     } else {
-      out.dense = ShipDenseCompressed(comm, mine.dense, serve, serve_counts, want_counts, purpose, *z, s);
+      out.dense =
+          ShipDenseCompressed(comm, mine.dense, serve, serve_counts, want_counts, purpose, *z, received_bytes, st);
     }
-    *received_bytes += s->fetched_bytes - before;
-    s->fetched_bytes = before;  // the caller adds *received_bytes
     return out;
   }
   if (mine.is_sparse) {

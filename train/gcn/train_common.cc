@@ -12,10 +12,6 @@
 
 namespace tessel::train::gcn {
 
-double SecondsSince(std::chrono::steady_clock::time_point since) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
-}
-
 StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose) {
   return StreamKey{.seed = ctx.seed,
                    .rank = static_cast<uint64_t>(ctx.rank),

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/clock.h"  // SecondsSince, for every trainer
 #include "core/context.h"
 #include "core/rng.h"
 #include "train/gcn/checkpoint.h"
@@ -25,8 +26,6 @@ struct TrainConfig;
 inline constexpr uint64_t kPurposeDropout = 0x100;  // + layer
 inline constexpr uint64_t kPurposeShuffle = 0x200;
 inline constexpr uint64_t kPurposeSample = 0x300;  // + layer
-
-double SecondsSince(std::chrono::steady_clock::time_point since);
 
 // The stream key of one training draw of this rank.
 StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose);

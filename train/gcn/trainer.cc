@@ -263,7 +263,7 @@ GcnTrainer::GcnTrainer(Setup setup)
   if (comm_.Size() > 1 && grad_spec.method != comm::CompressMethod::kNone) {
     std::vector<comm::MatrixShape> shapes;
     for (const Param& p : model_.params()) shapes.push_back({p.value.rows, p.value.cols});
-    grad_compress_ = comm::MakeCompressedAllreduce(grad_spec, std::move(shapes), Mix64(ctx_.seed ^ 0x67726164ULL));
+    grad_compress_ = comm::MakeCompressedAllreduce(grad_spec, shapes, Mix64(ctx_.seed ^ 0x67726164ULL));
   }
   if (!config_.dist.network.empty()) network_ = comm::NetworkModel::Parse(config_.dist.network, "--network");
   start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
