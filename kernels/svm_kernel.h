@@ -57,11 +57,23 @@ class SvmKernelRows {
  public:
   static constexpr int64_t kMaxBitWords = 16;
 
-  SvmKernelRows(SparseRowsView rows, SvmKernelParams params);
+  // allow_bits = false keeps the general path even for binary rows: the distributed solver passes the ranks'
+  // common answer, since a row from another rank (QRowOf) must be computable the same way.
+  SvmKernelRows(SparseRowsView rows, SvmKernelParams params, bool allow_bits = true);
+
+  // A row that is not one of rows(): a sample broadcast by another rank of the distributed solver. Feature ids
+  // must be < rows().num_cols; with bit rows (binary()) every value must be 1.
+  struct ExternalRow {
+    std::span<const int32_t> indices;
+    std::span<const double> values;
+  };
 
   // out[p] = float(sign_i * signs[p] * K(i, cols[p])) for every p (LIBSVM's Q matrix entries, Qfloat = float).
   // `signs` may be empty (all +1).
   void QRow(int64_t i, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs, std::span<float> out);
+  // QRow with the fixed row x instead of row i: the very same arithmetic (identical values for identical rows).
+  void QRowOf(ExternalRow x, int sign_x, std::span<const int32_t> cols, std::span<const int8_t> signs,
+              std::span<float> out);
   // out[p] = K(i, cols[p]) in float64.
   void KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out);
   bool binary() const { return !bits_.empty(); }
@@ -74,8 +86,18 @@ class SvmKernelRows {
   int64_t evaluations() const { return evaluations_.load(std::memory_order_relaxed); }
 
  private:
+  // The fixed row of a kernel row: its entries, squared norm (RBF) and, for bit rows, its words and count.
+  struct Fixed {
+    std::span<const int32_t> idx;
+    std::span<const double> val;
+    double sq = 0;
+    const uint64_t* bits = nullptr;
+    int32_t nnz = 0;
+  };
+  Fixed FixedOf(int64_t i) const;
   template <typename Out, typename Store>
-  void Row(int64_t i, std::span<const int32_t> cols, Out* out, Store store);
+  void Row(const Fixed& f, std::span<const int32_t> cols, Out* out, Store store);
+  void QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs, float* out);
 
   SparseRowsView rows_;
   SvmKernelParams params_;

@@ -1,12 +1,19 @@
 // `tessel train svm`: C-SVC training on LIBSVM text data with svm-train's flag letters (-c -g -t -d -r -e -m -w
-// -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar).
+// -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar). Under
+// `mpirun -np K` (K > 1) the ranks train together with the distributed SMO (train/svm/dist_train.h).
+#include <sys/resource.h>
+
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include "comm/communicator.h"
+#include "comm/net_model.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -16,6 +23,7 @@
 #include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "train/svm/batch_solver.h"
+#include "train/svm/dist_train.h"
 #include "train/svm/svm_ops.h"
 #include "train/svm/svm_train.h"
 
@@ -33,8 +41,54 @@ struct TrainSvmArgs {
   int device_id = 0;
   std::string solver = "smo";
   int working_set = 0;  // 0: 256 on the CPU, 1024 on CUDA
+  std::string network;  // predict the multi-rank time on this network ("" = no prediction)
   bool json = false;
 };
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// The distributed run's costs for the report: per-rank extremes over the pairs, bytes per iteration, CPU seconds
+// per rank, and with --network the time predicted on K machines (each rank's time outside communicator calls plus
+// the alpha-beta time of its calls, docs/comm.md "Time model").
+nlohmann::json DistributedJson(comm::Communicator& comm, const train::svm::TrainReport& report,
+                               const std::vector<train::svm::DistStats>& stats, const std::string& network,
+                               double cpu_seconds) {
+  int64_t bytes = 0;
+  int64_t collectives = 0;
+  int64_t evals_min = 0;
+  int64_t evals_max = 0;
+  double comm_seconds = 0;
+  comm::CallCost cost;
+  for (const auto& s : stats) {
+    bytes += s.max_bytes;
+    collectives += s.collectives;
+    evals_min += s.min_kernel_evaluations;
+    evals_max += s.max_kernel_evaluations;
+    comm_seconds += s.max_comm_seconds;
+    cost.Add(s.max_cost);
+  }
+  double cpu[2] = {cpu_seconds, -cpu_seconds};
+  comm.Allreduce(std::span<double>(cpu, 2), comm::ReduceOp::kMax, "svm-result").ThrowIfError();
+  const double iters = static_cast<double>(std::max<int64_t>(report.iterations, 1));
+  nlohmann::json j{{"ranks", comm.Size()},
+                   {"kernel_evaluations_per_rank", {{"min", evals_min}, {"max", evals_max}}},
+                   {"bytes_per_rank", bytes},
+                   {"bytes_per_iteration", static_cast<double>(bytes) / iters},
+                   {"collectives_per_rank", collectives},
+                   {"comm_seconds", comm_seconds},
+                   {"cpu_seconds_per_rank", {{"min", -cpu[1]}, {"max", cpu[0]}}}};
+  if (!network.empty()) {
+    const auto net = comm::NetworkModel::Parse(network, "--network");
+    j["network"] = net.ToString();
+    j["predicted_seconds"] = report.seconds - comm_seconds + net.Seconds(cost);
+  }
+  return j;
+}
 
 std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>& tokens) {
   TESSEL_CHECK(tokens.size() % 2 == 0, "-w needs a class label and a weight (e.g. -w1 2 or -w 1 2)");
@@ -53,12 +107,27 @@ std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>
 
 void RunTrainSvm(const TrainSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job
+  // (main.cc). Checks that every rank makes alike throw on every rank; the rest go through OnEveryRankOrFail.
+  const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator();
+  const bool distributed = comm->Size() > 1;
+  const bool lead = comm->Rank() == 0;
   // The output is checked before anything is read: an existing model (or the training data itself) is never
   // replaced by accident.
-  CheckOutputFile(a.model, a.force, "--model", {a.data});
+  comm::OnEveryRankOrFail(*comm, [&] {
+    if (lead) CheckOutputFile(a.model, a.force, "--model", {a.data});
+  });
   train::svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
   p.Validate();  // before reading a large file
+  if (!a.network.empty()) comm::NetworkModel::Parse(a.network, "--network");
+  TESSEL_CHECK(!distributed || a.device == "cpu",
+               "--device {}: training over {} ranks runs on CPUs; run one process for --device cuda", a.device,
+               comm->Size());
+  TESSEL_CHECK(!distributed || a.solver == "smo",
+               "--solver {}: training over {} ranks runs the distributed SMO (--solver smo); run one process for "
+               "--solver batch",
+               a.solver, comm->Size());
 
   Context ctx;
   ctx.device = ParseDevice(a.device);
@@ -75,7 +144,8 @@ void RunTrainSvm(const TrainSvmArgs& a) {
 
   ThreadLimit limit(a.threads);
   log::Info("svm: reading {}", a.data);
-  const datasets::SparseRowDataset data = datasets::ReadLibsvm(a.data);
+  datasets::SparseRowDataset data;
+  comm::OnEveryRankOrFail(*comm, [&] { data = datasets::ReadLibsvm(a.data); });
   log::Info(
       "svm: {} rows, {} features, {} non-zeros; C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} threads, "
       "solver {} on {}",
@@ -84,12 +154,35 @@ void RunTrainSvm(const TrainSvmArgs& a) {
       ctx.IsCuda() || a.solver == "batch" ? fmt::format("batch (q = {})", batch.working_set) : "smo",
       DeviceName(ctx.device));
   train::svm::TrainReport report;
-  const train::svm::SvmModel model = train::svm::TrainSvm(data, p, &report, solver);
-  train::svm::SaveSvmModel(model, a.model, report.ToJson());
+  train::svm::SvmModel model;
+  nlohmann::json stats;
+  if (distributed) {
+    std::vector<train::svm::DistStats> pair_stats;
+    model = train::svm::TrainSvmDistributed(*comm, data, p, &report, &pair_stats);
+    stats = nlohmann::json::parse(report.ToJson());
+    stats["distributed"] = DistributedJson(*comm, report, pair_stats, a.network, ProcessCpuSeconds());
+  } else {
+    model = train::svm::TrainSvm(data, p, &report, solver);
+    stats = nlohmann::json::parse(report.ToJson());
+  }
+  // Rank 0 writes the model (a temporary file renamed into place); every rank learns whether that worked.
+  comm::OnEveryRankOrFail(*comm, [&] {
+    if (lead) train::svm::SaveSvmModel(model, a.model, stats.dump());
+  });
   log::Info("svm: {} support vectors, {} iterations, {} kernel evaluations, {:.3f} s; model written to {}",
             model.total_sv(), report.iterations, report.kernel_evaluations, report.seconds, a.model);
+  if (distributed) {
+    const auto& d = stats["distributed"];
+    log::Info("svm: {} ranks, {:.0f} bytes per iteration per rank, {:.3f} s in communication{}", comm->Size(),
+              d["bytes_per_iteration"].get<double>(), d["comm_seconds"].get<double>(),
+              d.contains("predicted_seconds")
+                  ? fmt::format(", {:.3f} s predicted on {} machines ({})", d["predicted_seconds"].get<double>(),
+                                comm->Size(), d["network"].get<std::string>())
+                  : std::string());
+  }
+  if (!lead) return;
   if (a.json) {
-    std::fputs(report.ToJson().c_str(), stdout);
+    std::fputs(stats.dump().c_str(), stdout);
     std::fputc('\n', stdout);
   } else {
     for (const auto& pr : report.pairs)
@@ -131,6 +224,9 @@ void RegisterTrainSvm(CLI::App& app) {
   sub->add_option("--working-set", args->working_set,
                   "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 there)")
       ->capture_default_str();
+  sub->add_option("--network", args->network,
+                  "Under mpirun: predict the training time on one machine per rank connected by this network, "
+                  "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages sent");
   sub->add_flag("--json", args->json, "Print the training statistics as JSON on stdout");
   SetAction(sub, [args] { RunTrainSvm(*args); });
 }

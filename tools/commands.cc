@@ -2,6 +2,8 @@
 // Actions run after parsing, inside main's error handler, so every failure prints "error: ...".
 #include "tools/commands.h"
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <map>
 
@@ -27,6 +29,15 @@ void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
   }
   TESSEL_CHECK(force || !std::filesystem::exists(path, ec),
                "{} {}: already exists; pass --force to replace it or choose another path", flag, path);
+  // The folder must take the file (written as a temporary and renamed), checked now rather than after the work.
+  const std::filesystem::path dir = std::filesystem::path(path).parent_path().empty()
+                                        ? std::filesystem::path(".")
+                                        : std::filesystem::path(path).parent_path();
+  TESSEL_CHECK(std::filesystem::is_directory(dir, ec),
+               "{} {}: the folder {} does not exist (or is not a folder); create it or choose another path", flag, path,
+               dir.string());
+  TESSEL_CHECK(::access(dir.c_str(), W_OK) == 0, "{} {}: the folder {} is not writable; choose another path", flag,
+               path, dir.string());
 }
 
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description) {

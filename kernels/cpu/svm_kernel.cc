@@ -85,7 +85,7 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
   return std::exp(-params.gamma * sum);
 }
 
-SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params)
+SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params, bool allow_bits)
     : rows_(rows), params_(params), dense_(static_cast<size_t>(rows.num_cols), 0.0) {
   if (params_.type == SvmKernelType::kRbf) {
     squared_norms_.resize(static_cast<size_t>(rows_.num_rows()));
@@ -97,7 +97,7 @@ SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params)
   }
   const int64_t words = (rows_.num_cols + 63) / 64;
   const bool all_ones = std::all_of(rows_.values.begin(), rows_.values.end(), [](double v) { return v == 1.0; });
-  if (all_ones && words >= 1 && words <= kMaxBitWords) {
+  if (allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) {
     bit_words_ = words;
     bits_.assign(static_cast<size_t>(rows_.num_rows() * words), 0);
     parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
@@ -125,10 +125,20 @@ double SvmKernelRows::Diagonal(int64_t i) const {
   return KernelFromDot(params_, sq, sq, sq);
 }
 
+SvmKernelRows::Fixed SvmKernelRows::FixedOf(int64_t i) const {
+  Fixed f{rows_.RowIndices(i), rows_.RowValues(i)};
+  f.sq = squared_norms_.empty() ? 0.0 : squared_norms_[i];
+  if (!bits_.empty()) {
+    f.bits = bits_.data() + i * bit_words_;
+    f.nnz = nnz_[i];
+  }
+  return f;
+}
+
 template <typename Out, typename Store>
-void SvmKernelRows::Row(int64_t i, std::span<const int32_t> cols, Out* out, Store store) {
-  const auto i_idx = rows_.RowIndices(i);
-  const auto i_val = rows_.RowValues(i);
+void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out, Store store) {
+  const auto i_idx = f.idx;
+  const auto i_val = f.val;
   if (bits_.empty())
     for (size_t k = 0; k < i_idx.size(); ++k) dense_[i_idx[k]] = i_val[k];
   const double* dense = dense_.data();
@@ -136,17 +146,17 @@ void SvmKernelRows::Row(int64_t i, std::span<const int32_t> cols, Out* out, Stor
   const int32_t* indices = rows_.indices.data();
   const double* values = rows_.values.data();
   const double* sq = squared_norms_.empty() ? nullptr : squared_norms_.data();
-  const double sq_i = sq == nullptr ? 0.0 : sq[i];
+  const double sq_i = sq == nullptr ? 0.0 : f.sq;
   const SvmKernelParams params = params_;
   const auto n = static_cast<int64_t>(cols.size());
   if (!bits_.empty()) {
     // Binary rows: x.z = popcount(x & z), the same integer the float64 sum of 1 * 1 products gives.
     const int64_t words = bit_words_;
     const uint64_t* bits = bits_.data();
-    const uint64_t* bi = bits + i * words;
+    const uint64_t* bi = f.bits;
     const double* table = table_.data();
     const int32_t* nnz = nnz_.data();
-    const int32_t nnz_i = nnz_[i];
+    const int32_t nnz_i = f.nnz;
     const bool rbf = params.type == SvmKernelType::kRbf;
     parallel_for_chunks<int64_t>(0, n, 1024, [&](int64_t begin, int64_t end) {
       for (int64_t p = begin; p < end; ++p) {
@@ -193,21 +203,49 @@ void SvmKernelRows::Row(int64_t i, std::span<const int32_t> cols, Out* out, Stor
     }
     for (; p < end; ++p) gather(p);
   });
-  for (const int32_t f : i_idx) dense_[f] = 0;
+  for (const int32_t c : i_idx) dense_[c] = 0;
   evaluations_.fetch_add(n, std::memory_order_relaxed);
 }
 
 void SvmKernelRows::QRow(int64_t i, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs,
                          std::span<float> out) {
   TESSEL_CHECK(out.size() >= cols.size(), "QRow: output holds {} values for {} columns", out.size(), cols.size());
+  QRowImpl(FixedOf(i), sign_i, cols, signs, out.data());
+}
+
+void SvmKernelRows::QRowOf(ExternalRow x, int sign_x, std::span<const int32_t> cols, std::span<const int8_t> signs,
+                           std::span<float> out) {
+  TESSEL_CHECK(out.size() >= cols.size(), "QRowOf: output holds {} values for {} columns", out.size(), cols.size());
+  TESSEL_CHECK(x.indices.size() == x.values.size(), "QRowOf: {} feature ids for {} values", x.indices.size(),
+               x.values.size());
+  for (size_t k = 0; k < x.indices.size(); ++k)
+    TESSEL_CHECK(x.indices[k] >= 0 && x.indices[k] < rows_.num_cols && (k == 0 || x.indices[k] > x.indices[k - 1]),
+                 "QRowOf: feature id {} (entry {}) is out of range [0, {}) or not ascending", x.indices[k], k,
+                 rows_.num_cols);
+  Fixed f{x.indices, x.values};
+  if (!squared_norms_.empty()) f.sq = SparseDot(x.indices, x.values, x.indices, x.values);
+  std::array<uint64_t, kMaxBitWords> words{};
+  if (!bits_.empty()) {
+    for (size_t k = 0; k < x.indices.size(); ++k) {
+      TESSEL_CHECK(x.values[k] == 1.0, "QRowOf: value {} of a row against binary rows is not 1", x.values[k]);
+      words[static_cast<size_t>(x.indices[k] / 64)] |= uint64_t{1} << (x.indices[k] % 64);
+    }
+    f.bits = words.data();
+    f.nnz = static_cast<int32_t>(x.indices.size());
+  }
+  QRowImpl(f, sign_x, cols, signs, out.data());
+}
+
+void SvmKernelRows::QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs,
+                             float* out) {
   TESSEL_CHECK(signs.empty() || signs.size() == cols.size(), "QRow: {} signs for {} columns", signs.size(),
                cols.size());
   if (signs.empty()) {
-    Row(i, cols, out.data(),
+    Row(f, cols, out,
         [sign_i](float* o, int64_t p, double k) { o[p] = static_cast<float>(static_cast<double>(sign_i) * k); });
   } else {
     const int8_t* s = signs.data();
-    Row(i, cols, out.data(), [sign_i, s](float* o, int64_t p, double k) {
+    Row(f, cols, out, [sign_i, s](float* o, int64_t p, double k) {
       o[p] = static_cast<float>(static_cast<double>(sign_i * s[p]) * k);
     });
   }
@@ -215,7 +253,7 @@ void SvmKernelRows::QRow(int64_t i, int sign_i, std::span<const int32_t> cols, s
 
 void SvmKernelRows::KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out) {
   TESSEL_CHECK(out.size() >= cols.size(), "KRow: output holds {} values for {} columns", out.size(), cols.size());
-  Row(i, cols, out.data(), [](double* o, int64_t p, double k) { o[p] = k; });
+  Row(FixedOf(i), cols, out.data(), [](double* o, int64_t p, double k) { o[p] = k; });
 }
 
 }  // namespace tessel::kernels

@@ -82,6 +82,11 @@ void KernelCache::ApplySwaps(std::span<const std::pair<int32_t, int32_t>> swaps)
     if (heads_[a].len > 0) PushBack(a);
     if (heads_[b].len > 0) PushBack(b);
   }
+  ApplyColumnSwaps(swaps);
+}
+
+void KernelCache::ApplyColumnSwaps(std::span<const std::pair<int32_t, int32_t>> swaps) {
+  if (swaps.empty()) return;
   std::vector<int32_t> cached;
   for (int32_t p = lru_first_; p >= 0; p = heads_[p].next) cached.push_back(p);
   std::vector<char> dropped(cached.size(), 0);

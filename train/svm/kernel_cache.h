@@ -29,6 +29,11 @@ class KernelCache {
   // it holds a but not b).
   void ApplySwaps(std::span<const std::pair<int32_t, int32_t>> swaps);
 
+  // Only the entries: every cached row swaps its entries a and b (or is dropped when it holds a but not b), the
+  // rows stay where they are. For a cache whose rows are keyed by something other than the positions they span
+  // (the distributed solver: rows of global samples over this rank's positions).
+  void ApplyColumnSwaps(std::span<const std::pair<int32_t, int32_t>> swaps);
+
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
   int64_t budget_floats() const { return budget_; }

@@ -21,28 +21,6 @@ using batch::kLower;
 using batch::kUpper;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr int64_t kGrain = 4096;  // positions per block in the parallel scans
-constexpr int64_t kMaxBlocks = 64;
-
-// A (value, position) candidate; blocks are combined in position order so ties go to the larger position,
-// as LIBSVM's serial ">=" / "<=" scans do.
-struct Candidate {
-  double value;
-  int64_t index;
-};
-
-// Runs fn(begin, end) -> R over contiguous blocks of [0, n) in parallel and folds the results in block order.
-template <typename R, typename Fn, typename Fold>
-R BlockReduce(int64_t n, R init, Fn fn, Fold fold) {
-  const int64_t blocks = std::clamp<int64_t>(n / kGrain, 1, kMaxBlocks);
-  if (blocks == 1) return fn(int64_t{0}, n);
-  std::vector<R> parts(static_cast<size_t>(blocks), init);
-  parallel_for<int64_t>(0, blocks, 1, [&](int64_t b) { parts[b] = fn(n * b / blocks, n * (b + 1) / blocks); });
-  R r = init;
-  for (const R& p : parts) r = fold(r, p);
-  return r;
-}
-
 class Solver {
  public:
   Solver(const BinaryProblem& problem, const SolverOptions& options)
@@ -159,7 +137,7 @@ void Solver::ReconstructGradient() {
       if (status_[i] != kFree) continue;
       const float* q_i = GetQ(i, l_);
       const double alpha_i = alpha_[i];
-      parallel_for<int64_t>(active, l_, kGrain, [&](int64_t j) { g_[j] += alpha_i * q_i[j]; });
+      parallel_for<int64_t>(active, l_, kScanGrain, [&](int64_t j) { g_[j] += alpha_i * q_i[j]; });
     }
   }
 }
@@ -312,7 +290,7 @@ void Solver::UpdateGBar(int64_t pos, double c) {
   }
   const float* head = cached;
   const float* tail = scratch_.data();
-  parallel_for_chunks<int64_t>(0, l_, kGrain, [&](int64_t b, int64_t e) {
+  parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
     for (int64_t k = b; k < std::min(e, have); ++k) g_bar_[k] += c * head[k];
     for (int64_t k = std::max(b, have); k < e; ++k) g_bar_[k] += c * tail[k - have];
   });

@@ -18,6 +18,28 @@
 
 namespace tessel::train::svm {
 
+inline constexpr int64_t kScanGrain = 4096;  // positions per block in the parallel scans
+inline constexpr int64_t kMaxScanBlocks = 64;
+
+// A (value, position) candidate of a working-set scan.
+struct Candidate {
+  double value;
+  int64_t index;
+};
+
+// Runs fn(begin, end) -> R over contiguous blocks of [0, n) in parallel and folds the results in block order (so a
+// fold that prefers the later operand on ties picks the larger position, as LIBSVM's serial ">=" / "<=" scans do).
+template <typename R, typename Fn, typename Fold>
+R BlockReduce(int64_t n, R init, Fn fn, Fold fold) {
+  const int64_t blocks = std::clamp<int64_t>(n / kScanGrain, 1, kMaxScanBlocks);
+  if (blocks == 1) return fn(int64_t{0}, n);
+  std::vector<R> parts(static_cast<size_t>(blocks), init);
+  parallel_for<int64_t>(0, blocks, 1, [&](int64_t b) { parts[b] = fn(n * b / blocks, n * (b + 1) / blocks); });
+  R r = init;
+  for (const R& p : parts) r = fold(r, p);
+  return r;
+}
+
 // Throws unless there is one label per sample and every label is +1 or -1; `who` names the solver.
 inline void CheckBinaryLabels(const BinaryProblem& problem, const char* who) {
   TESSEL_CHECK(problem.y.size() == problem.rows.size(), "{}: {} labels for {} samples", who, problem.y.size(),
@@ -68,6 +90,9 @@ class RhoAccumulator {
     }
   }
   double Rho() const { return nr_free_ > 0 ? sum_free_ / static_cast<double>(nr_free_) : (ub_ + lb_) / 2; }
+  // The interval the bound variables leave for rho (the distributed solver reduces it over ranks).
+  double UpperBound() const { return ub_; }
+  double LowerBound() const { return lb_; }
 
  private:
   int64_t nr_free_ = 0;

@@ -74,6 +74,18 @@ std::string TrainReport::ToJson() const {
 
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                   const BinarySolver& solver) {
+  return TrainOneVsOne(
+      data, params, report,
+      [&solver](const PairTask& t) {
+        kernels::SvmKernelRows kernel(*t.rows, t.kernel);
+        const BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
+        return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
+      },
+      true);
+}
+
+SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
+                       const PairSolver& solve_pair, bool concurrent) {
   const auto start_time = std::chrono::steady_clock::now();
   params.Validate();
   TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
@@ -116,11 +128,11 @@ SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& param
   const auto num_tasks = static_cast<int64_t>(tasks.size());
   const auto workers =
       static_cast<int64_t>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  const int64_t concurrent = std::clamp<int64_t>(workers, 1, num_tasks);
+  const int64_t parallel_pairs = concurrent ? std::clamp<int64_t>(workers, 1, num_tasks) : 1;
   SolverOptions opts;
   opts.eps = p.eps;
   opts.shrinking = p.shrinking;
-  opts.cache_bytes = static_cast<int64_t>(p.cache_mb * 1024 * 1024) / concurrent;
+  opts.cache_bytes = static_cast<int64_t>(p.cache_mb * 1024 * 1024) / parallel_pairs;
   opts.max_iterations = p.max_iterations;
 
   std::vector<SolverResult> results(tasks.size());
@@ -130,15 +142,13 @@ SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& param
     sub.insert(sub.end(), members[j].begin(), members[j].end());
     std::vector<int8_t> y(members[i].size(), 1);
     y.resize(sub.size(), -1);
-    kernels::SvmKernelRows kernel(rows, p.kernel);
-    const BinaryProblem problem{&kernel, sub, y, weighted_c[i], weighted_c[j]};
-    results[t] = solver ? solver(problem, opts) : SolveBinary(problem, opts);
+    results[t] = solve_pair({&rows, p.kernel, sub, y, weighted_c[i], weighted_c[j], opts});
     const SolverResult& res = results[t];
     log::Info("svm: classes {} vs {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}",
               groups.labels[i], groups.labels[j], res.obj, res.rho, res.nr_sv, res.nr_bsv, res.iterations);
   };
-  if (num_tasks == 1) {
-    solve(0);
+  if (parallel_pairs == 1) {
+    for (int64_t t = 0; t < num_tasks; ++t) solve(t);
   } else {
     parallel_for<int64_t>(0, num_tasks, 1, solve);
   }

@@ -48,4 +48,23 @@ using BinarySolver = std::function<SolverResult(const BinaryProblem&, const Solv
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr,
                   const BinarySolver& solver = {});
 
+// One binary problem of the one-vs-one decomposition: the data rows of its samples (class i's, then class j's,
+// each in data order), their +1/-1 labels, the weighted C of each side, the kernel (gamma resolved) and options.
+struct PairTask {
+  const kernels::SparseRowsView* rows = nullptr;
+  kernels::SvmKernelParams kernel;
+  std::span<const int32_t> sub;
+  std::span<const int8_t> y;
+  double Cp = 1;
+  double Cn = 1;
+  SolverOptions options;
+};
+using PairSolver = std::function<SolverResult(const PairTask&)>;
+
+// TrainSvm's decomposition with any pair solver: concurrent = true runs pairs in parallel (each with an equal
+// share of the cache), false runs them one after another in LIBSVM's pair order (the distributed solver, whose
+// ranks must meet in the same collectives).
+SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
+                       const PairSolver& solve_pair, bool concurrent);
+
 }  // namespace tessel::train::svm

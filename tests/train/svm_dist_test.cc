@@ -1,0 +1,289 @@
+// The distributed SVM (train/svm/dist_solver.h, dist_train.h) on K = 1..4 ranks of the thread communicator:
+// without elimination the very iterations of the one-process solver; with every elimination policy the same
+// optimum (objective within 1e-6 relative) and the same predictions, including ranks with no samples, ranks
+// without one of the classes, uneven and interleaved ownership; data that differs between ranks fails every rank.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "comm/thread_comm.h"
+#include "core/error.h"
+#include "datasets/readers.h"
+#include "tests/train/svm_test_util.h"
+#include "train/svm/dist_solver.h"
+#include "train/svm/dist_train.h"
+#include "train/svm/smo_solver.h"
+#include "train/svm/svm_train.h"
+
+namespace tessel::train::svm {
+namespace {
+using testing::RandomDataset;
+
+const std::string kSvmData = std::string(TESSEL_TEST_DATA) + "/svm/";
+
+struct DistRun {
+  SvmModel model;
+  TrainReport report;
+  std::vector<DistStats> stats;
+};
+
+// Trains on K thread ranks; every rank must return the same model (checked here); rank 0's is returned.
+DistRun TrainOnRanks(int k, const datasets::SparseRowDataset& data, const SvmParams& params) {
+  std::vector<DistRun> runs(static_cast<size_t>(k));
+  comm::ThreadGroup::Run(k, [&](comm::Communicator& c) {
+    DistRun& r = runs[static_cast<size_t>(c.Rank())];
+    r.model = TrainSvmDistributed(c, data, params, &r.report, &r.stats);
+  });
+  for (int r = 1; r < k; ++r) {
+    EXPECT_EQ(runs[static_cast<size_t>(r)].model.sv_coef, runs[0].model.sv_coef) << "rank " << r;
+    EXPECT_EQ(runs[static_cast<size_t>(r)].model.rho, runs[0].model.rho) << "rank " << r;
+  }
+  return std::move(runs[0]);
+}
+
+void ExpectSamePredictions(const SvmModel& a, const SvmModel& b, const datasets::SparseRowDataset& data,
+                           const std::string& what) {
+  const auto pa = PredictSvm(a, data);
+  const auto pb = PredictSvm(b, data);
+  ASSERT_EQ(pa.size(), pb.size());
+  int64_t differ = 0;
+  for (size_t i = 0; i < pa.size(); ++i) differ += pa[i] != pb[i];
+  EXPECT_EQ(differ, 0) << what;
+}
+
+// Without elimination the distributed solver makes the one-process solver's choices (ties to the larger id), so
+// iterations match exactly and alphas agree to rounding of the rho/objective sums.
+TEST(SvmDist, WithoutEliminationTheIterationsAreTheOneProcessSolvers) {
+  const auto data = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  SvmParams p = testing::ParseLibsvmArgs("-c 4 -g 0.25 -h 0");
+  TrainReport one;
+  const SvmModel ref = TrainSvm(data, p, &one);
+  for (const int k : {1, 2, 3, 4}) {
+    const DistRun d = TrainOnRanks(k, data, p);
+    ASSERT_EQ(d.report.pairs.size(), 1u);
+    EXPECT_EQ(d.report.pairs[0].result.iterations, one.pairs[0].result.iterations) << "K = " << k;
+    EXPECT_NEAR(d.report.pairs[0].result.obj, one.pairs[0].result.obj, 1e-12 * std::fabs(one.pairs[0].result.obj));
+    EXPECT_NEAR(d.report.pairs[0].result.rho, one.pairs[0].result.rho, 1e-12);
+    ASSERT_EQ(d.model.sv_coef.size(), ref.sv_coef.size()) << "K = " << k;
+    for (size_t i = 0; i < ref.sv_coef.size(); ++i) EXPECT_EQ(d.model.sv_coef[i], ref.sv_coef[i]) << "K = " << k;
+    ExpectSamePredictions(d.model, ref, data, "K = " + std::to_string(k));
+    EXPECT_EQ(d.stats[0].min_local_active, d.stats[0].min_local_samples) << "nothing is eliminated";
+  }
+}
+
+// Every policy and kernel: the objective within 1e-6 relative of the one-process solver, the same predictions.
+TEST(SvmDist, EveryPolicyAndKernelReachesTheOneProcessOptimum) {
+  const auto data = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  for (const std::string args : {"-c 4 -g 0.25", "-t 0 -c 0.5", "-t 1 -d 2 -g 0.125 -r 1 -c 2",
+                                 "-t 3 -g 0.0625 -r -0.5 -c 1", "-c 4 -w1 2 -w-1 0.5 -e 0.0001"}) {
+    for (const auto policy : {ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic, ShrinkingPolicy::kLazy}) {
+      SvmParams p = testing::ParseLibsvmArgs(args);
+      p.shrinking = policy;
+      p.eps = std::min(p.eps, 1e-5);  // ObjectiveBound-style: eps * sum C stays under 1e-6 |f| on heart_scale
+      TrainReport one;
+      const SvmModel ref = TrainSvm(data, p, &one);
+      for (const int k : {2, 3}) {
+        const std::string what = args + " " + std::string(ShrinkingName(policy)) + " K = " + std::to_string(k);
+        const DistRun d = TrainOnRanks(k, data, p);
+        const SolverResult& r = d.report.pairs[0].result;
+        EXPECT_NEAR(r.obj, one.pairs[0].result.obj, 1e-6 * std::fabs(one.pairs[0].result.obj)) << what;
+        EXPECT_LT(r.gap, p.eps) << what;
+        ExpectSamePredictions(d.model, ref, data, what);
+        if (policy == ShrinkingPolicy::kEager) {
+          EXPECT_GT(r.shrink_checks, 0) << what;
+          EXPECT_LT(r.min_active, data.num_rows) << what << ": eager elimination removed nothing";
+        }
+      }
+    }
+  }
+}
+
+// Against LIBSVM 3.24's recorded objectives (tests/data/svm/expected_libsvm.tsv) on heart_scale and letter_300
+// (26 classes: 325 small pairs, shared unevenly by the ranks).
+TEST(SvmDist, MatchesRecordedLibsvmObjectives) {
+  struct Case {
+    const char* file;
+    const char* args;
+    std::vector<double> obj;
+  };
+  const auto heart = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  for (const Case& c : {Case{"heart_scale", "", {-100.877288}}, Case{"heart_scale", "-c 8 -g 0.5 -h 0", {-183.971619}},
+                        Case{"heart_scale", "-t 0 -c 0.5", {-47.239532}}}) {
+    for (const int k : {2, 4}) {
+      const DistRun d = TrainOnRanks(k, heart, testing::ParseLibsvmArgs(c.args));
+      EXPECT_NEAR(d.report.pairs[0].result.obj, c.obj[0], 1e-5 * std::fabs(c.obj[0]) + 5e-7) << c.args << " K " << k;
+    }
+  }
+  const auto letter = datasets::ReadLibsvm(kSvmData + "letter_300");
+  const SvmParams p = testing::ParseLibsvmArgs("-c 16 -g 4");
+  TrainReport one;
+  const SvmModel ref = TrainSvm(letter, p, &one);
+  const DistRun d = TrainOnRanks(3, letter, p);
+  ASSERT_EQ(d.report.pairs.size(), one.pairs.size());
+  ASSERT_EQ(d.report.pairs.size(), 325u);
+  for (size_t t = 0; t < one.pairs.size(); ++t) {
+    const double f = one.pairs[t].result.obj;
+    EXPECT_NEAR(d.report.pairs[t].result.obj, f, 1e-6 * std::fabs(f) + 1e-9) << "pair " << t;
+  }
+  ExpectSamePredictions(d.model, ref, letter, "letter_300 K = 3");
+  // The pairs' shares are uneven (classes are not spread evenly over the blocks).
+  int64_t uneven = 0;
+  for (const DistStats& s : d.stats) uneven += s.min_local_samples < s.max_local_samples;
+  EXPECT_GT(uneven, 0);
+}
+
+// Classes sorted by row: with K = 2 each rank holds only one of the two classes.
+TEST(SvmDist, RanksHoldingOneClassEach) {
+  auto data = RandomDataset(400, 12, 0.6, {1, -1}, 11);
+  std::vector<int64_t> order(static_cast<size_t>(data.num_rows));
+  std::iota(order.begin(), order.end(), 0);
+  const auto labels = data.labels.Host();
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return labels[a] > labels[b]; });
+  std::vector<int64_t> indptr{0};
+  std::vector<int32_t> indices;
+  std::vector<double> values;
+  std::vector<double> y;
+  for (const int64_t r : order) {
+    for (int64_t e = data.indptr.Host()[r]; e < data.indptr.Host()[r + 1]; ++e) {
+      indices.push_back(data.indices.Host()[e]);
+      values.push_back(data.values.Host()[e]);
+    }
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+    y.push_back(labels[r]);
+  }
+  data.indptr = Buffer<int64_t>(std::move(indptr));
+  data.indices = Buffer<int32_t>(std::move(indices));
+  data.values = Buffer<double>(std::move(values));
+  data.labels = Buffer<double>(std::move(y));
+  SvmParams p;
+  p.C = 2;
+  p.eps = 1e-6;
+  TrainReport one;
+  const SvmModel ref = TrainSvm(data, p, &one);
+  const auto blocks = BalancedRowBlocks(data.indptr.Host(), 2);
+  int64_t positives = 0;
+  for (const double v : data.labels.Host()) positives += v > 0;
+  ASSERT_LE(std::abs(blocks[1] - positives), 40) << "the test wants the class boundary near the block boundary";
+  const DistRun d = TrainOnRanks(2, data, p);
+  EXPECT_NEAR(d.report.pairs[0].result.obj, one.pairs[0].result.obj, 1e-6 * std::fabs(one.pairs[0].result.obj));
+  ExpectSamePredictions(d.model, ref, data, "one class per rank");
+}
+
+// SolveBinaryDistributed directly: more ranks than samples, all samples on one rank, and interleaved ownership
+// give the one-process optimum; without elimination exactly its iterations.
+TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
+  const auto data = RandomDataset(150, 10, 0.5, {1, -1}, 5);
+  const kernels::SparseRowsView view = data.Rows();
+  std::vector<int32_t> rows(150);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<int8_t> y;
+  for (const double v : data.labels.Host()) y.push_back(v > 0 ? 1 : -1);
+  kernels::SvmKernelParams kp;
+  kp.gamma = 0.2;
+  for (const auto policy : {ShrinkingPolicy::kOff, ShrinkingPolicy::kEager}) {
+    SolverOptions o;
+    o.eps = 1e-6;
+    o.shrinking = policy;
+    kernels::SvmKernelRows ref_kernel(view, kp);
+    const SolverResult ref = SolveBinary({&ref_kernel, rows, y, 1.5, 1.5}, o);
+    std::vector<int32_t> nnz(150);
+    for (int64_t r = 0; r < 150; ++r) nnz[r] = static_cast<int32_t>(data.indptr.Host()[r + 1] - data.indptr.Host()[r]);
+    // Ownership schemes: round-robin over 4 ranks, everything on rank 2 of 3, and 3 samples over 5 ranks.
+    struct Scheme {
+      int k;
+      int64_t n;
+      std::function<int(int64_t)> owner;
+    };
+    for (const Scheme& sc :
+         {Scheme{4, 150, [](int64_t g) { return static_cast<int>(g % 4); }}, Scheme{3, 150, [](int64_t) { return 2; }},
+          Scheme{5, 3, [](int64_t g) { return static_cast<int>(g); }}}) {
+      std::vector<int32_t> owner(static_cast<size_t>(sc.n));
+      for (int64_t g = 0; g < sc.n; ++g) owner[g] = sc.owner(g);
+      const std::span<const int32_t> sub_rows(rows.data(), static_cast<size_t>(sc.n));
+      const std::span<const int8_t> sub_y(y.data(), static_cast<size_t>(sc.n));
+      kernels::SvmKernelRows small_kernel(view, kp);
+      const SolverResult want = sc.n == 150 ? ref : SolveBinary({&small_kernel, sub_rows, sub_y, 1.5, 1.5}, o);
+      std::vector<SolverResult> got(static_cast<size_t>(sc.k));
+      comm::ThreadGroup::Run(sc.k, [&](comm::Communicator& c) {
+        std::vector<int32_t> mine;
+        std::vector<int64_t> gids;
+        std::vector<int8_t> my_y;
+        for (int64_t g = 0; g < sc.n; ++g) {
+          if (owner[g] != c.Rank()) continue;
+          mine.push_back(rows[g]);
+          gids.push_back(g);
+          my_y.push_back(y[g]);
+        }
+        kernels::SvmKernelRows kernel(view, kp);  // every rank may view all rows; it reads only its own
+        const DistBinaryProblem prob{
+            &kernel, mine, gids, my_y, sc.n, owner, std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n)),
+            1.5,     1.5};
+        got[static_cast<size_t>(c.Rank())] = SolveBinaryDistributed(c, prob, o);
+      });
+      const std::string what =
+          std::string(ShrinkingName(policy)) + " K = " + std::to_string(sc.k) + " n = " + std::to_string(sc.n);
+      for (const SolverResult& r : got) {
+        EXPECT_NEAR(r.obj, want.obj, 1e-6 * std::fabs(want.obj) + 1e-12) << what;
+        ASSERT_EQ(r.alpha.size(), want.alpha.size()) << what;
+        if (policy == ShrinkingPolicy::kOff) {
+          EXPECT_EQ(r.iterations, want.iterations) << what;
+          EXPECT_EQ(r.alpha, want.alpha) << what;
+        }
+        EXPECT_EQ(r.alpha, got[0].alpha) << what << ": ranks disagree";
+      }
+    }
+  }
+}
+
+TEST(SvmDist, BalancedRowBlocks) {
+  // Rows of 1, 1, 1, 1, 10, 10 non-zeros (mean 4): weights 5, 5, 5, 5, 14, 14 of 48.
+  const std::vector<int64_t> indptr{0, 1, 2, 3, 4, 14, 24};
+  const auto b2 = BalancedRowBlocks(indptr, 2);
+  EXPECT_EQ(b2, (std::vector<int64_t>{0, 4, 6}));
+  const auto b8 = BalancedRowBlocks(indptr, 8);
+  ASSERT_EQ(b8.size(), 9u);
+  EXPECT_EQ(b8.front(), 0);
+  EXPECT_EQ(b8.back(), 6);
+  for (size_t k = 1; k < b8.size(); ++k) EXPECT_LE(b8[k - 1], b8[k]);
+  EXPECT_EQ(BalancedRowBlocks(std::vector<int64_t>{0}, 3), (std::vector<int64_t>{0, 0, 0, 0}));
+}
+
+// Bad input fails every rank with a message, never a hang: ranks that read different data, more ranks than rows.
+TEST(SvmDist, BadInputFailsEveryRank) {
+  const auto data = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  auto wider = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  wider.num_features += 1;  // as if one rank read a file with one more feature
+  std::vector<std::string> messages(3);
+  EXPECT_THROW(comm::ThreadGroup::Run(3,
+                                      [&](comm::Communicator& c) {
+                                        try {
+                                          TrainSvmDistributed(c, c.Rank() == 1 ? wider : data, SvmParams{});
+                                        } catch (const Error& e) {
+                                          messages[static_cast<size_t>(c.Rank())] = e.what();
+                                          throw;
+                                        }
+                                      }),
+               Error);
+  for (const auto& m : messages) EXPECT_NE(m.find("the ranks read different data"), std::string::npos) << m;
+
+  const auto tiny = RandomDataset(3, 4, 0.9, {1, -1}, 2);
+  std::vector<std::string> tiny_messages(4);
+  EXPECT_THROW(comm::ThreadGroup::Run(4,
+                                      [&](comm::Communicator& c) {
+                                        try {
+                                          TrainSvmDistributed(c, tiny, SvmParams{});
+                                        } catch (const Error& e) {
+                                          tiny_messages[static_cast<size_t>(c.Rank())] = e.what();
+                                          throw;
+                                        }
+                                      }),
+               Error);
+  for (const auto& m : tiny_messages) EXPECT_NE(m.find("4 ranks for 3 rows"), std::string::npos) << m;
+}
+
+}  // namespace
+}  // namespace tessel::train::svm
