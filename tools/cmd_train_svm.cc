@@ -40,8 +40,9 @@ struct TrainSvmArgs {
   std::string device = "cpu";
   int device_id = 0;
   std::string solver = "smo";
-  int working_set = 0;  // 0: 256 on the CPU, 1024 on CUDA
-  std::string network;  // predict the multi-rank time on this network ("" = no prediction)
+  int working_set = 0;         // 0: 256 on the CPU, 1024 on CUDA
+  std::string network;         // predict the multi-rank time on this network ("" = no prediction)
+  std::string pairs = "auto";  // how one-vs-one pairs use the ranks (train::svm::PairSchedule)
   bool json = false;
 };
 
@@ -56,36 +57,27 @@ double ProcessCpuSeconds() {
 // per rank, and with --network the time predicted on K machines (each rank's time outside communicator calls plus
 // the alpha-beta time of its calls, docs/comm.md "Time model").
 nlohmann::json DistributedJson(comm::Communicator& comm, const train::svm::TrainReport& report,
-                               const std::vector<train::svm::DistStats>& stats, const std::string& network,
-                               double cpu_seconds) {
-  int64_t bytes = 0;
-  int64_t collectives = 0;
-  int64_t evals_min = 0;
-  int64_t evals_max = 0;
-  double comm_seconds = 0;
-  comm::CallCost cost;
-  for (const auto& s : stats) {
-    bytes += s.max_bytes;
-    collectives += s.collectives;
-    evals_min += s.min_kernel_evaluations;
-    evals_max += s.max_kernel_evaluations;
-    comm_seconds += s.max_comm_seconds;
-    cost.Add(s.max_cost);
-  }
+                               const train::svm::DistTrainStats& st, const std::string& network, double cpu_seconds) {
   double cpu[2] = {cpu_seconds, -cpu_seconds};
   comm.Allreduce(std::span<double>(cpu, 2), comm::ReduceOp::kMax, "svm-result").ThrowIfError();
   const double iters = static_cast<double>(std::max<int64_t>(report.iterations, 1));
-  nlohmann::json j{{"ranks", comm.Size()},
-                   {"kernel_evaluations_per_rank", {{"min", evals_min}, {"max", evals_max}}},
-                   {"bytes_per_rank", bytes},
-                   {"bytes_per_iteration", static_cast<double>(bytes) / iters},
-                   {"collectives_per_rank", collectives},
-                   {"comm_seconds", comm_seconds},
-                   {"cpu_seconds_per_rank", {{"min", -cpu[1]}, {"max", cpu[0]}}}};
+  nlohmann::json j{
+      {"ranks", comm.Size()},
+      {"pairs", st.schedule == train::svm::PairSchedule::kSpread ? "spread" : "shared"},
+      {"kernel_evaluations_per_rank", {{"min", st.min_kernel_evaluations}, {"max", st.max_kernel_evaluations}}},
+      {"bytes_per_rank", st.max_bytes},
+      {"bytes_per_iteration", static_cast<double>(st.max_bytes) / iters},
+      {"collectives_per_rank", st.collectives},
+      {"comm_seconds", st.max_comm_seconds},
+      {"cpu_seconds_per_rank", {{"min", -cpu[1]}, {"max", cpu[0]}}}};
+  int64_t min_active = -1;
+  for (const auto& p : st.pairs)
+    min_active = min_active < 0 ? p.min_local_active : std::min(min_active, p.min_local_active);
+  if (min_active >= 0) j["min_local_active"] = min_active;
   if (!network.empty()) {
     const auto net = comm::NetworkModel::Parse(network, "--network");
     j["network"] = net.ToString();
-    j["predicted_seconds"] = report.seconds - comm_seconds + net.Seconds(cost);
+    j["predicted_seconds"] = report.seconds - st.max_comm_seconds + net.Seconds(st.max_cost);
   }
   return j;
 }
@@ -157,10 +149,11 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   train::svm::SvmModel model;
   nlohmann::json stats;
   if (distributed) {
-    std::vector<train::svm::DistStats> pair_stats;
-    model = train::svm::TrainSvmDistributed(*comm, data, p, &report, &pair_stats);
+    train::svm::DistTrainStats dist;
+    model = train::svm::TrainSvmDistributed(*comm, data, p, &report, &dist,
+                                            ParseEnum<train::svm::PairSchedule>(a.pairs, "--pairs"));
     stats = nlohmann::json::parse(report.ToJson());
-    stats["distributed"] = DistributedJson(*comm, report, pair_stats, a.network, ProcessCpuSeconds());
+    stats["distributed"] = DistributedJson(*comm, report, dist, a.network, ProcessCpuSeconds());
   } else {
     model = train::svm::TrainSvm(data, p, &report, solver);
     stats = nlohmann::json::parse(report.ToJson());
@@ -173,8 +166,8 @@ void RunTrainSvm(const TrainSvmArgs& a) {
             model.total_sv(), report.iterations, report.kernel_evaluations, report.seconds, a.model);
   if (distributed) {
     const auto& d = stats["distributed"];
-    log::Info("svm: {} ranks, {:.0f} bytes per iteration per rank, {:.3f} s in communication{}", comm->Size(),
-              d["bytes_per_iteration"].get<double>(), d["comm_seconds"].get<double>(),
+    log::Info("svm: {} ranks, pairs {}, {:.0f} bytes per iteration per rank, {:.3f} s in communication{}", comm->Size(),
+              d["pairs"].get<std::string>(), d["bytes_per_iteration"].get<double>(), d["comm_seconds"].get<double>(),
               d.contains("predicted_seconds")
                   ? fmt::format(", {:.3f} s predicted on {} machines ({})", d["predicted_seconds"].get<double>(),
                                 comm->Size(), d["network"].get<std::string>())
@@ -227,6 +220,12 @@ void RegisterTrainSvm(CLI::App& app) {
   sub->add_option("--network", args->network,
                   "Under mpirun: predict the training time on one machine per rank connected by this network, "
                   "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages sent");
+  sub->add_option("--pairs", args->pairs,
+                  "Under mpirun, how one-vs-one pairs use the ranks: shared (every pair solved by all ranks over "
+                  "their row blocks), spread (each pair solved by one rank alone), or auto (spread when there are at "
+                  "least as many pairs as ranks)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "shared", "spread"}));
   sub->add_flag("--json", args->json, "Print the training statistics as JSON on stdout");
   SetAction(sub, [args] { RunTrainSvm(*args); });
 }

@@ -28,15 +28,18 @@ const std::string kSvmData = std::string(TESSEL_TEST_DATA) + "/svm/";
 struct DistRun {
   SvmModel model;
   TrainReport report;
-  std::vector<DistStats> stats;
+  std::vector<DistStats> stats;  // per pair (shared pairs)
+  DistTrainStats totals;
 };
 
 // Trains on K thread ranks; every rank must return the same model (checked here); rank 0's is returned.
-DistRun TrainOnRanks(int k, const datasets::SparseRowDataset& data, const SvmParams& params) {
+DistRun TrainOnRanks(int k, const datasets::SparseRowDataset& data, const SvmParams& params,
+                     PairSchedule schedule = PairSchedule::kShared) {
   std::vector<DistRun> runs(static_cast<size_t>(k));
   comm::ThreadGroup::Run(k, [&](comm::Communicator& c) {
     DistRun& r = runs[static_cast<size_t>(c.Rank())];
-    r.model = TrainSvmDistributed(c, data, params, &r.report, &r.stats);
+    r.model = TrainSvmDistributed(c, data, params, &r.report, &r.totals, schedule);
+    r.stats = r.totals.pairs;
   });
   for (int r = 1; r < k; ++r) {
     EXPECT_EQ(runs[static_cast<size_t>(r)].model.sv_coef, runs[0].model.sv_coef) << "rank " << r;
@@ -134,6 +137,19 @@ TEST(SvmDist, MatchesRecordedLibsvmObjectives) {
   int64_t uneven = 0;
   for (const DistStats& s : d.stats) uneven += s.min_local_samples < s.max_local_samples;
   EXPECT_GT(uneven, 0);
+
+  // Pairs spread over the ranks: each solved by the one-process solver, so the very model of one process.
+  for (const int k : {2, 4}) {
+    const DistRun spread = TrainOnRanks(k, letter, p, PairSchedule::kSpread);
+    EXPECT_EQ(spread.totals.schedule, PairSchedule::kSpread);
+    EXPECT_EQ(spread.model.sv_coef, ref.sv_coef) << "K = " << k;
+    EXPECT_EQ(spread.model.rho, ref.rho) << "K = " << k;
+    EXPECT_EQ(spread.report.iterations, one.iterations) << "K = " << k;
+    EXPECT_GT(spread.totals.min_kernel_evaluations, 0) << "every rank solved pairs";
+  }
+  // Auto spreads 325 pairs over 3 ranks but shares a binary problem.
+  EXPECT_EQ(TrainOnRanks(3, letter, p, PairSchedule::kAuto).totals.schedule, PairSchedule::kSpread);
+  EXPECT_EQ(TrainOnRanks(3, heart, SvmParams{}, PairSchedule::kAuto).totals.schedule, PairSchedule::kShared);
 }
 
 // Classes sorted by row: with K = 2 each rank holds only one of the two classes.

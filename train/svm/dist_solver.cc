@@ -541,6 +541,7 @@ SolverResult DistSolver::Run(DistStats* stats) {
   if (stats != nullptr) {
     stats->max_kernel_evaluations = counters[0];
     stats->min_kernel_evaluations = -counters[1];
+    stats->local_kernel_evaluations = local_evals;
     stats->max_local_samples = counters[2];
     stats->min_local_samples = -counters[3];
     stats->min_local_active = -counters[4];

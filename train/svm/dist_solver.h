@@ -30,17 +30,18 @@ struct DistBinaryProblem {
   double Cn = 1;
 };
 
-// What the solve cost, over all ranks (the same on every rank).
+// What the solve cost, over all ranks (the same on every rank, but local_kernel_evaluations).
 struct DistStats {
   int64_t min_local_samples = 0;
   int64_t max_local_samples = 0;
   int64_t min_kernel_evaluations = 0;  // per rank
   int64_t max_kernel_evaluations = 0;
-  int64_t min_local_active = 0;  // the smallest active share of a rank at any check point
-  int64_t max_bytes = 0;         // the most bytes one rank sent
-  int64_t collectives = 0;       // per rank
-  double max_comm_seconds = 0;   // the most seconds one rank spent in communicator calls
-  comm::CallCost max_cost;       // the alpha-beta terms of the busiest rank's calls (comm/net_model.h)
+  int64_t local_kernel_evaluations = 0;  // this rank's (differs between ranks)
+  int64_t min_local_active = 0;          // the smallest active share of a rank at any check point
+  int64_t max_bytes = 0;                 // the most bytes one rank sent
+  int64_t collectives = 0;               // per rank
+  double max_comm_seconds = 0;           // the most seconds one rank spent in communicator calls
+  comm::CallCost max_cost;               // the alpha-beta terms of the busiest rank's calls (comm/net_model.h)
 };
 
 // Collective over `comm`: every rank calls it with its share of the same problem and the same options. The result

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <numeric>
 
 #include "core/error.h"
 #include "core/log.h"
@@ -72,8 +73,76 @@ std::vector<int64_t> BalancedRowBlocks(std::span<const int64_t> indptr, int part
   return b;
 }
 
+namespace {
+
+// Each pair's result on every rank: the owner of a pair sends its alpha and counters in one allgatherv.
+std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const PairTask> tasks,
+                                       std::span<const int> owner, std::span<const size_t> mine,
+                                       std::vector<SolverResult> solved) {
+  std::vector<double> out;
+  for (size_t m = 0; m < mine.size(); ++m) {
+    const SolverResult& r = solved[m];
+    const double head[] = {static_cast<double>(mine[m]),
+                           r.obj,
+                           r.rho,
+                           r.gap,
+                           static_cast<double>(r.iterations),
+                           static_cast<double>(r.kernel_evaluations),
+                           static_cast<double>(r.shrink_checks),
+                           static_cast<double>(r.reconstructions),
+                           static_cast<double>(r.min_active),
+                           static_cast<double>(r.bound_changes),
+                           static_cast<double>(r.cache_hits),
+                           static_cast<double>(r.cache_misses),
+                           static_cast<double>(r.nr_sv),
+                           static_cast<double>(r.nr_bsv),
+                           r.hit_iteration_limit ? 1.0 : 0.0,
+                           r.seconds};
+    out.insert(out.end(), std::begin(head), std::end(head));
+    out.insert(out.end(), r.alpha.begin(), r.alpha.end());
+  }
+  std::vector<double> all;
+  std::vector<int64_t> counts;
+  Check(comm.AllgathervWithCounts<double>(out, &all, &counts, "svm-result"));
+  std::vector<SolverResult> results(tasks.size());
+  constexpr size_t kHead = 16;
+  for (size_t at = 0; at < all.size();) {
+    TESSEL_CHECK(at + kHead <= all.size(), "distributed SVM: a truncated pair result");
+    const auto t = static_cast<size_t>(all[at]);
+    TESSEL_CHECK(t < tasks.size(), "distributed SVM: a result for pair {} of {}", t, tasks.size());
+    const double* h = all.data() + at;
+    SolverResult& r = results[t];
+    r.obj = h[1];
+    r.rho = h[2];
+    r.gap = h[3];
+    r.iterations = static_cast<int64_t>(h[4]);
+    r.kernel_evaluations = static_cast<int64_t>(h[5]);
+    r.shrink_checks = static_cast<int64_t>(h[6]);
+    r.reconstructions = static_cast<int64_t>(h[7]);
+    r.min_active = static_cast<int64_t>(h[8]);
+    r.bound_changes = static_cast<int64_t>(h[9]);
+    r.cache_hits = static_cast<int64_t>(h[10]);
+    r.cache_misses = static_cast<int64_t>(h[11]);
+    r.nr_sv = static_cast<int>(h[12]);
+    r.nr_bsv = static_cast<int>(h[13]);
+    r.hit_iteration_limit = h[14] != 0;
+    r.seconds = h[15];
+    const size_t n = tasks[t].sub.size();
+    TESSEL_CHECK(at + kHead + n <= all.size(), "distributed SVM: a truncated pair result");
+    r.alpha.assign(all.begin() + static_cast<std::ptrdiff_t>(at + kHead),
+                   all.begin() + static_cast<std::ptrdiff_t>(at + kHead + n));
+    at += kHead + n;
+  }
+  for (size_t t = 0; t < tasks.size(); ++t)
+    TESSEL_CHECK(results[t].alpha.size() == tasks[t].sub.size(), "distributed SVM: rank {} sent no result for pair {}",
+                 owner[t], t);
+  return results;
+}
+
+}  // namespace
+
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
-                             TrainReport* report, std::vector<DistStats>* pair_stats) {
+                             TrainReport* report, DistTrainStats* stats, PairSchedule schedule) {
   CheckSameData(comm, data);
   const int parts = comm.Size();
   TESSEL_CHECK(data.num_rows >= parts,
@@ -89,11 +158,13 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   // This rank's rows; the offsets keep pointing into the whole arrays.
   const kernels::SparseRowsView block{indptr.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo + 1)),
                                       indices, data.values.Host(), std::max(data.num_features, max_index)};
-  log::Info("svm: {} ranks; rank {} holds rows [{}, {}) of {}", parts, comm.Rank(), lo, hi, data.num_rows);
 
-  std::unique_ptr<kernels::SvmKernelRows> kernel;  // built at the first pair, when gamma is resolved
-  std::vector<DistStats> stats;
-  const auto solve_pair = [&](const PairTask& t) {
+  const comm::ByteCounter before = comm.Bytes();
+  std::unique_ptr<kernels::SvmKernelRows> kernel;  // kShared: built at the first pair, when gamma is resolved
+  int64_t local_evaluations = 0;
+  DistTrainStats st;
+  // One pair with all ranks.
+  const auto solve_shared = [&](const PairTask& t) {
     if (kernel == nullptr) kernel = std::make_unique<kernels::SvmKernelRows>(block, t.kernel);
     const size_t l = t.sub.size();
     std::vector<int32_t> owner(l);
@@ -114,11 +185,69 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
     DistStats s;
     const DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
     SolverResult r = SolveBinaryDistributed(comm, problem, t.options, &s);
-    stats.push_back(s);
+    local_evaluations += s.local_kernel_evaluations;
+    st.pairs.push_back(s);
     return r;
   };
-  SvmModel model = TrainOneVsOne(data, params, report, solve_pair, false);
-  if (pair_stats != nullptr) *pair_stats = std::move(stats);
+  const auto solve_pairs = [&](std::span<const PairTask> tasks) {
+    st.schedule = schedule != PairSchedule::kAuto                        ? schedule
+                  : static_cast<int64_t>(tasks.size()) >= int64_t{parts} ? PairSchedule::kSpread
+                                                                         : PairSchedule::kShared;
+    if (st.schedule == PairSchedule::kShared) {
+      std::vector<SolverResult> results;
+      for (const PairTask& t : tasks) results.push_back(solve_shared(t));
+      return results;
+    }
+    // Largest pairs first, each to the least loaded rank (cost ~ samples^2); the same on every rank.
+    std::vector<size_t> order(tasks.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    const auto cost = [&](size_t t) {
+      const auto n = static_cast<double>(tasks[t].sub.size());
+      return n * n;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
+    std::vector<double> load(static_cast<size_t>(parts), 0.0);
+    std::vector<int> owner(tasks.size(), 0);
+    for (const size_t t : order) {
+      const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      owner[t] = static_cast<int>(r);
+      load[r] += cost(t);
+    }
+    std::vector<size_t> mine;
+    std::vector<PairTask> my_tasks;
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      if (owner[t] != comm.Rank()) continue;
+      mine.push_back(t);
+      my_tasks.push_back(tasks[t]);
+    }
+    // Any failure here must reach the other ranks before they wait in the exchange.
+    std::vector<SolverResult> solved;
+    comm::OnEveryRankOrFail(comm, [&] {
+      solved = SolvePairsConcurrently(my_tasks, [](const PairTask& t) {
+        kernels::SvmKernelRows k(*t.rows, t.kernel);
+        return SolveBinary({&k, t.sub, t.y, t.Cp, t.Cn}, t.options);
+      });
+    });
+    for (const SolverResult& r : solved) local_evaluations += r.kernel_evaluations;
+    return ShareResults(comm, tasks, owner, mine, std::move(solved));
+  };
+  SvmModel model = TrainOneVsOne(data, params, report, solve_pairs);
+
+  const comm::ByteCounter& after = comm.Bytes();
+  int64_t counters[4] = {local_evaluations, -local_evaluations, static_cast<int64_t>(after.Total() - before.Total()),
+                         static_cast<int64_t>(after.TotalCalls() - before.TotalCalls())};
+  double costs[3] = {after.TotalCost().seconds - before.TotalCost().seconds,
+                     after.TotalCost().latency - before.TotalCost().latency,
+                     after.TotalCost().volume - before.TotalCost().volume};
+  Check(comm.Allreduce(std::span<int64_t>(counters, 4), comm::ReduceOp::kMax, "svm-result"));
+  Check(comm.Allreduce(std::span<double>(costs, 3), comm::ReduceOp::kMax, "svm-result"));
+  st.max_kernel_evaluations = counters[0];
+  st.min_kernel_evaluations = -counters[1];
+  st.max_bytes = counters[2];
+  st.collectives = counters[3];
+  st.max_comm_seconds = costs[0];
+  st.max_cost = {costs[0], costs[1], costs[2]};
+  if (stats != nullptr) *stats = std::move(st);
   return model;
 }
 

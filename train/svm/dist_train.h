@@ -3,11 +3,15 @@
 // solved by all ranks together with the distributed SMO (dist_solver.h). The model is the one-process model.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <span>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/params.h"
 #include "datasets/dataset.h"
 #include "train/svm/dist_solver.h"
 #include "train/svm/svm_model.h"
@@ -20,11 +24,40 @@ namespace tessel::train::svm {
 // (a row weighs its non-zeros plus the mean non-zeros per row). Blocks may be empty when K exceeds the rows.
 std::vector<int64_t> BalancedRowBlocks(std::span<const int64_t> indptr, int parts);
 
+// How the one-vs-one pairs use the ranks: kShared solves each pair with all ranks (the distributed SMO over the row
+// blocks); kSpread gives each pair to one rank, which solves it alone with the one-process solver (pairs balanced
+// by their size squared), and then shares the results; kAuto spreads when there are at least as many pairs as
+// ranks (docs/benchmarks.md: with many small pairs, communication-free pairs win).
+enum class PairSchedule { kAuto, kShared, kSpread };
+
+// The run's costs over all ranks (the same on every rank).
+struct DistTrainStats {
+  PairSchedule schedule = PairSchedule::kShared;  // the one used (never kAuto)
+  int64_t min_kernel_evaluations = 0;             // per rank, over the whole run
+  int64_t max_kernel_evaluations = 0;
+  int64_t max_bytes = 0;         // the most bytes one rank sent
+  int64_t collectives = 0;       // per rank
+  double max_comm_seconds = 0;   // the most seconds one rank spent in communicator calls
+  comm::CallCost max_cost;       // element-wise maxima over ranks of the alpha-beta terms (comm/net_model.h)
+  std::vector<DistStats> pairs;  // kShared: each pair's solve
+};
+
 // Collective: every rank passes the same dataset (each rank reads the file; the ranks compare its size, features,
 // non-zeros and a checksum of labels and entries first, and all fail with the same message when they differ) and
 // the same parameters. Throws on every rank when there are more ranks than rows. The report and the model are the
-// same on every rank; `pair_stats` gets each binary problem's DistStats in LIBSVM's pair order.
+// same on every rank.
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
-                             TrainReport* report = nullptr, std::vector<DistStats>* pair_stats = nullptr);
+                             TrainReport* report = nullptr, DistTrainStats* stats = nullptr,
+                             PairSchedule schedule = PairSchedule::kAuto);
 
 }  // namespace tessel::train::svm
+
+namespace tessel {
+template <>
+struct EnumNames<train::svm::PairSchedule> {
+  static constexpr std::array<std::pair<train::svm::PairSchedule, std::string_view>, 3> kNames{
+      {{train::svm::PairSchedule::kAuto, "auto"},
+       {train::svm::PairSchedule::kShared, "shared"},
+       {train::svm::PairSchedule::kSpread, "spread"}}};
+};
+}  // namespace tessel

@@ -72,20 +72,40 @@ std::string TrainReport::ToJson() const {
   return j.dump();
 }
 
+std::vector<SolverResult> SolvePairsConcurrently(std::span<const PairTask> tasks,
+                                                 const std::function<SolverResult(const PairTask&)>& solve) {
+  const auto num_tasks = static_cast<int64_t>(tasks.size());
+  if (num_tasks == 0) return {};
+  const auto workers =
+      static_cast<int64_t>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
+  const int64_t concurrent = std::clamp<int64_t>(workers, 1, num_tasks);
+  std::vector<SolverResult> results(tasks.size());
+  const auto run = [&](int64_t t) {
+    PairTask task = tasks[t];
+    task.options.cache_bytes /= concurrent;
+    results[t] = solve(task);
+  };
+  if (concurrent == 1) {
+    for (int64_t t = 0; t < num_tasks; ++t) run(t);
+  } else {
+    parallel_for<int64_t>(0, num_tasks, 1, run);
+  }
+  return results;
+}
+
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                   const BinarySolver& solver) {
-  return TrainOneVsOne(
-      data, params, report,
-      [&solver](const PairTask& t) {
-        kernels::SvmKernelRows kernel(*t.rows, t.kernel);
-        const BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
-        return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
-      },
-      true);
+  return TrainOneVsOne(data, params, report, [&solver](std::span<const PairTask> tasks) {
+    return SolvePairsConcurrently(tasks, [&solver](const PairTask& t) {
+      kernels::SvmKernelRows kernel(*t.rows, t.kernel);
+      const BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
+      return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
+    });
+  });
 }
 
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairSolver& solve_pair, bool concurrent) {
+                       const PairsSolver& solve_pairs) {
   const auto start_time = std::chrono::steady_clock::now();
   params.Validate();
   TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
@@ -120,37 +140,36 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
 
   const kernels::SparseRowsView rows{data.indptr.Host(), indices, data.values.Host(),
                                      std::max(data.num_features, max_index)};
-  // Binary problems in LIBSVM's pair order. With several pairs they run concurrently (each with its own kernel
-  // object and an equal share of the cache budget, so -m stays the total); results do not depend on the schedule.
+  // Binary problems in LIBSVM's pair order.
   std::vector<std::pair<int32_t, int32_t>> tasks;
   for (int32_t i = 0; i < nr_class; ++i)
     for (int32_t j = i + 1; j < nr_class; ++j) tasks.emplace_back(i, j);
   const auto num_tasks = static_cast<int64_t>(tasks.size());
-  const auto workers =
-      static_cast<int64_t>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  const int64_t parallel_pairs = concurrent ? std::clamp<int64_t>(workers, 1, num_tasks) : 1;
   SolverOptions opts;
   opts.eps = p.eps;
   opts.shrinking = p.shrinking;
-  opts.cache_bytes = static_cast<int64_t>(p.cache_mb * 1024 * 1024) / parallel_pairs;
+  opts.cache_bytes = static_cast<int64_t>(p.cache_mb * 1024 * 1024);
   opts.max_iterations = p.max_iterations;
-
-  std::vector<SolverResult> results(tasks.size());
-  const auto solve = [&](int64_t t) {
+  std::vector<std::vector<int32_t>> subs(tasks.size());
+  std::vector<std::vector<int8_t>> ys(tasks.size());
+  std::vector<PairTask> pair_tasks;
+  for (size_t t = 0; t < tasks.size(); ++t) {
     const auto [i, j] = tasks[t];
-    std::vector<int32_t> sub(members[i]);
-    sub.insert(sub.end(), members[j].begin(), members[j].end());
-    std::vector<int8_t> y(members[i].size(), 1);
-    y.resize(sub.size(), -1);
-    results[t] = solve_pair({&rows, p.kernel, sub, y, weighted_c[i], weighted_c[j], opts});
+    subs[t] = members[i];
+    subs[t].insert(subs[t].end(), members[j].begin(), members[j].end());
+    ys[t].assign(members[i].size(), 1);
+    ys[t].resize(subs[t].size(), -1);
+    pair_tasks.push_back({i, j, &rows, p.kernel, subs[t], ys[t], weighted_c[i], weighted_c[j], opts});
+  }
+  std::vector<SolverResult> results = solve_pairs(pair_tasks);
+  TESSEL_CHECK(results.size() == tasks.size(), "TrainOneVsOne: {} results for {} pairs", results.size(), tasks.size());
+  for (size_t t = 0; t < tasks.size(); ++t) {
     const SolverResult& res = results[t];
+    TESSEL_CHECK(res.alpha.size() == subs[t].size(), "TrainOneVsOne: pair {} has {} coefficients for {} samples", t,
+                 res.alpha.size(), subs[t].size());
     log::Info("svm: classes {} vs {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}",
-              groups.labels[i], groups.labels[j], res.obj, res.rho, res.nr_sv, res.nr_bsv, res.iterations);
-  };
-  if (parallel_pairs == 1) {
-    for (int64_t t = 0; t < num_tasks; ++t) solve(t);
-  } else {
-    parallel_for<int64_t>(0, num_tasks, 1, solve);
+              groups.labels[tasks[t].first], groups.labels[tasks[t].second], res.obj, res.rho, res.nr_sv, res.nr_bsv,
+              res.iterations);
   }
 
   TrainReport rep;

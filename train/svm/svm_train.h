@@ -48,9 +48,12 @@ using BinarySolver = std::function<SolverResult(const BinaryProblem&, const Solv
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr,
                   const BinarySolver& solver = {});
 
-// One binary problem of the one-vs-one decomposition: the data rows of its samples (class i's, then class j's,
-// each in data order), their +1/-1 labels, the weighted C of each side, the kernel (gamma resolved) and options.
+// One binary problem of the one-vs-one decomposition: classes i < j (positions in TrainReport order), the data
+// rows of its samples (class i's, then class j's, each in data order), their +1/-1 labels, the weighted C of each
+// side, the kernel (gamma resolved) and the solver options (cache_mb of the whole run).
 struct PairTask {
+  int32_t class_i = 0;
+  int32_t class_j = 0;
   const kernels::SparseRowsView* rows = nullptr;
   kernels::SvmKernelParams kernel;
   std::span<const int32_t> sub;
@@ -59,12 +62,17 @@ struct PairTask {
   double Cn = 1;
   SolverOptions options;
 };
-using PairSolver = std::function<SolverResult(const PairTask&)>;
+// Solves every task (in LIBSVM's pair order) and returns their results in the same order.
+using PairsSolver = std::function<std::vector<SolverResult>(std::span<const PairTask>)>;
 
-// TrainSvm's decomposition with any pair solver: concurrent = true runs pairs in parallel (each with an equal
-// share of the cache), false runs them one after another in LIBSVM's pair order (the distributed solver, whose
-// ranks must meet in the same collectives).
+// TrainSvm's decomposition, class grouping, weights and model assembly with any way of solving the pairs (the
+// distributed trainer solves them across ranks).
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairSolver& solve_pair, bool concurrent);
+                       const PairsSolver& solve_pairs);
+
+// Runs solve on every task, several pairs at once when there are threads for them; each concurrent pair gets an
+// equal share of the cache budget, so -m stays the total. Results do not depend on the schedule.
+std::vector<SolverResult> SolvePairsConcurrently(std::span<const PairTask> tasks,
+                                                 const std::function<SolverResult(const PairTask&)>& solve);
 
 }  // namespace tessel::train::svm
