@@ -12,6 +12,7 @@
 #include "core/build_config.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "datasets/readers.h"
 
 namespace tessel::datasets {
 namespace {
@@ -307,6 +308,16 @@ SparseRowDataset LoadSparseRowDataset(const fs::path& dir, const LoadOptions& op
 std::vector<ArrayCheck> VerifyChecksums(const fs::path& dir) {
   const nlohmann::json j = ReadManifest(dir);
   return ArrayReader(dir, j["arrays"], kFix).CheckAll();
+}
+
+SparseRowDataset ReadSparseRows(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return ReadLibsvm(path);
+  const DatasetKind kind = PeekKind(path);
+  TESSEL_CHECK(kind == DatasetKind::kSparseRows,
+               "{}: a {} dataset folder; the SVM needs rows (tessel convert --from libsvm or --from idx)",
+               path.string(), KindName(kind));
+  return LoadSparseRowDataset(path);
 }
 
 }  // namespace tessel::datasets

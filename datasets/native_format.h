@@ -41,6 +41,8 @@ DatasetKind PeekKind(const fs::path& dir);
 std::string_view KindName(DatasetKind kind);  // "node" or "sparse_rows"
 NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options = {});
 SparseRowDataset LoadSparseRowDataset(const fs::path& dir, const LoadOptions& options = {});
+// The SVM commands' --data: a native sparse-rows folder (tessel convert --from libsvm|idx) or LIBSVM text.
+SparseRowDataset ReadSparseRows(const fs::path& path);
 nlohmann::json ReadManifest(const fs::path& dir);
 
 // Checks every array of the folder against its manifest entry (file present, size, XXH3), in parallel, without

@@ -64,4 +64,14 @@ NodeDataset ReadOgbNodeFolder(const fs::path& dir, const std::string& split_name
 // num_features < 0: the largest index seen; otherwise indices above it are errors. Blank lines are skipped.
 SparseRowDataset ReadLibsvm(const fs::path& path, int64_t num_features = -1);
 
+// ---- IDX (MNIST, Fashion-MNIST): an unsigned-byte image file (3 dimensions: N x rows x cols) and its label file
+// (1 dimension: N), plain, .gz or .bz2. Row r is image r flattened row-major, each pixel / scale, zero pixels left
+// out; the label is the byte. Header, sizes and the image/label counts are checked with the file named.
+SparseRowDataset ReadIdx(const fs::path& images, const fs::path& labels, double scale = 255);
+
+// Relabels a dataset as a binary task: +1 for rows whose label is in `positive`, -1 for the rest, or, when
+// `negative` is given, -1 for rows in `negative` and the others dropped. Throws when either side would be empty.
+void MakeBinaryTask(SparseRowDataset& data, const std::vector<double>& positive,
+                    const std::vector<double>& negative = {});
+
 }  // namespace tessel::datasets

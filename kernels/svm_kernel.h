@@ -49,13 +49,17 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
                    std::span<const int32_t> b_idx, std::span<const double> b_val);
 
 // Kernel rows K(i, c) over a fixed set of rows. The fixed row i is scattered into a dense float64 scratch
-// vector once per call, so each K(i, c) costs O(nnz of row c). Squared norms are precomputed for RBF.
+// vector once per call, so each K(i, c) costs O(nnz of row c). Squared norms are precomputed for RBF. Rows that
+// are at least 40% non-zero over at most kMaxDenseCols features (letter, usps) are also kept dense, so x.z runs
+// over contiguous memory; the sum is still in feature order (the added terms are exact zeros): the same value.
+// Q rows (floats) of the RBF kernel take their exponentials in blocks through ExpInPlace (kernels/fast_exp.h).
 // When every stored value is 1 (binary features such as a9a, w8a) and there are at most 64 * kMaxBitWords
 // features, rows are also kept as bit sets and x.z is a popcount of their AND (exact: the same integer).
 // One object serves one caller at a time (the scratch vector is shared); work inside a call is parallel.
 class SvmKernelRows {
  public:
   static constexpr int64_t kMaxBitWords = 16;
+  static constexpr int64_t kMaxDenseCols = 4096;
 
   // allow_bits = false keeps the general path even for binary rows: the distributed solver passes the ranks'
   // common answer, since a row from another rank (QRowOf) must be computable the same way.
@@ -77,6 +81,7 @@ class SvmKernelRows {
   // out[p] = K(i, cols[p]) in float64.
   void KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out);
   bool binary() const { return !bits_.empty(); }
+  bool dense() const { return !dense_rows_.empty(); }
   // K(i, i).
   double Diagonal(int64_t i) const;
 
@@ -95,7 +100,8 @@ class SvmKernelRows {
     int32_t nnz = 0;
   };
   Fixed FixedOf(int64_t i) const;
-  template <typename Out, typename Store>
+  // store(out, p, K) for every column p. kFloatOut: the values end as floats, so RBF may use ExpInPlace.
+  template <bool kFloatOut, typename Out, typename Store>
   void Row(const Fixed& f, std::span<const int32_t> cols, Out* out, Store store);
   void QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs, float* out);
 
@@ -103,6 +109,7 @@ class SvmKernelRows {
   SvmKernelParams params_;
   std::vector<double> squared_norms_;  // per row (RBF only)
   std::vector<double> dense_;          // scratch: the fixed row, dense
+  std::vector<double> dense_rows_;     // num_rows * num_cols values when the rows are dense enough, else empty
   std::vector<uint64_t> bits_;         // num_rows * bit_words_ words when the rows are binary, else empty
   int64_t bit_words_ = 0;
   std::vector<int32_t> nnz_;   // per row, binary rows only

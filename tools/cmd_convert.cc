@@ -1,5 +1,5 @@
 // `tessel convert --from FORMAT INPUT --output DIR`: a raw dataset (edge list, METIS, LINQS, node table, OGB,
-// LIBSVM) to a native dataset folder, with an optional seeded random split; every option checked up front.
+// LIBSVM, IDX images) to a native dataset folder, with an optional seeded random split; every option checked up front.
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -45,7 +45,22 @@ struct ConvertArgs {
   std::string edges, features, labels, train, val, test;
   std::string ogb_split;
   int64_t num_features = -1;
+  std::string positive;  // LABEL,LABEL,...: a binary task (+1 for these classes, -1 for the rest)
+  std::string negative;  // LABEL,...: -1 for these classes only, rows of other classes dropped
 };
+
+std::vector<double> ParseClassList(const std::string& text, const char* flag) {
+  std::vector<double> out;
+  ds::Fields fields(text, ',');
+  std::string_view field;
+  while (fields.Next(&field)) {
+    double v = 0;
+    TESSEL_CHECK(ds::ParseDouble(field, &v), "{}: '{}' is not a class label (e.g. {} 0,2,4,6)", flag, field, flag);
+    out.push_back(v);
+  }
+  TESSEL_CHECK(!out.empty(), "{} needs at least one class label (e.g. {} 0,2,4,6)", flag, flag);
+  return out;
+}
 
 // Which formats accept an option; "--x applies to --from a or b only" otherwise.
 void Require(const CLI::App& sub, const ConvertArgs& a, const char* option, std::initializer_list<const char*> formats,
@@ -82,14 +97,22 @@ void ValidateArgs(const CLI::App& sub, const ConvertArgs& a) {
   Require(sub, a, "--one-based", {"edgelist"}, "the other formats fix their id base");
   Require(sub, a, "--weighted", {"edgelist"}, "the other formats carry their own weights, METIS in its header");
   Require(sub, a, "--delimiter", {"edgelist"}, "the other readers detect theirs");
-  for (const char* opt : {"--edges", "--features", "--labels", "--train", "--val", "--test"}) {
+  for (const char* opt : {"--edges", "--features", "--train", "--val", "--test"}) {
     Require(sub, a, opt, {"nodetable"}, "it overrides one file of a node table");
   }
+  Require(sub, a, "--labels", {"nodetable", "idx"}, "it names the labels file");
+  Require(sub, a, "--positive", {"libsvm", "idx"}, "it turns class labels into a binary task");
+  TESSEL_CHECK(a.from != "idx" || !a.labels.empty(),
+               "--from idx needs the labels file too: --labels train-labels-idx1-ubyte.gz");
+  Require(sub, a, "--negative", {"libsvm", "idx"}, "it turns class labels into a binary task");
+  TESSEL_CHECK(a.negative.empty() || !a.positive.empty(), "--negative needs --positive (the other side of the task)");
+  if (!a.positive.empty()) ParseClassList(a.positive, "--positive");
+  if (!a.negative.empty()) ParseClassList(a.negative, "--negative");
   Require(sub, a, "--ogb-split", {"ogb"}, "it names a folder under split/ of an OGB dataset");
   Require(sub, a, "--num-features", {"libsvm"}, "it fixes the width of LIBSVM rows");
-  const bool rows = a.from == "libsvm";
+  const bool rows = a.from == "libsvm" || a.from == "idx";
   TESSEL_CHECK(!(rows && sub.count("--split") > 0),
-               "--split needs a graph dataset; LIBSVM rows have no node split (keep a separate test file)");
+               "--split needs a graph dataset; LIBSVM and IDX rows have no node split (keep a separate test file)");
   TESSEL_CHECK(sub.count("--resplit") == 0 || sub.count("--split") > 0,
                "--resplit replaces the input's split by a random one: give the fractions with --split too");
   TESSEL_CHECK(sub.count("--seed") == 0 || sub.count("--split") > 0,
@@ -245,14 +268,19 @@ void RunConvert(const CLI::App& sub, const ConvertArgs& a) {
   const ds::WriteOptions write{.overwrite = a.force};
   ds::CheckOutputFolder(a.output, write);  // fail before reading a large input
   log::Info("reading {} ({})", a.input, a.from);
-  if (a.from == "libsvm") {
-    ds::SparseRowDataset d = ds::ReadLibsvm(a.input, a.num_features);
+  if (a.from == "libsvm" || a.from == "idx") {
+    ds::SparseRowDataset d =
+        a.from == "libsvm" ? ds::ReadLibsvm(a.input, a.num_features) : ds::ReadIdx(a.input, a.labels);
+    if (!a.positive.empty()) {
+      ds::MakeBinaryTask(d, ParseClassList(a.positive, "--positive"),
+                         a.negative.empty() ? std::vector<double>{} : ParseClassList(a.negative, "--negative"));
+    }
     if (!a.name.empty()) d.name = a.name;
     log::Info("writing {}", a.output);
     ds::WriteSparseRowDataset(d, a.output, write);
     const ds::SparseRowStats s = ds::ComputeStats(d);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::printf("converted %s (libsvm) -> %s in %.2f s\n", d.name.c_str(), a.output.c_str(), seconds);
+    std::printf("converted %s (%s) -> %s in %.2f s\n", d.name.c_str(), a.from.c_str(), a.output.c_str(), seconds);
     std::printf("  rows %lld, features %lld, non-zeros %lld, %zu distinct labels\n", static_cast<long long>(s.num_rows),
                 static_cast<long long>(s.num_features), static_cast<long long>(s.nnz), s.label_counts.size());
     return;
@@ -295,10 +323,11 @@ void RegisterConvert(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("convert", "Convert a raw dataset into the native format (docs/formats.md)");
   sub->add_option("--from", a.from, "Input format")
       ->required()
-      ->check(CLI::IsMember({"edgelist", "metis", "linqs", "nodetable", "ogb", "libsvm"}));
-  sub->add_option("input", a.input,
-                  "INPUT: a file (edgelist, metis, libsvm), a prefix or folder (linqs: PREFIX.content + "
-                  "PREFIX.cites), a prefix (nodetable: PREFIX.edges.txt, ...) or a folder (ogb)")
+      ->check(CLI::IsMember({"edgelist", "metis", "linqs", "nodetable", "ogb", "libsvm", "idx"}));
+  sub->add_option(
+         "input", a.input,
+         "INPUT: a file (edgelist, metis, libsvm; idx: the images file, with --labels), a prefix or folder "
+         "(linqs: PREFIX.content + PREFIX.cites), a prefix (nodetable: PREFIX.edges.txt, ...) or a folder (ogb)")
       ->required();
   sub->add_option("--output,-o", a.output, "Dataset folder to write")->required();
   sub->add_flag("--force", a.force, "Replace an existing dataset folder");
@@ -315,7 +344,12 @@ void RegisterConvert(CLI::App& app) {
                   "(default: comma if the first line has one, else whitespace)");
   sub->add_option("--edges", a.edges, "nodetable: the edges file (instead of PREFIX.edges.txt)");
   sub->add_option("--features", a.features, "nodetable: the features file (instead of PREFIX.features.txt)");
-  sub->add_option("--labels", a.labels, "nodetable: the labels file (instead of PREFIX.labels.txt)");
+  sub->add_option("--labels", a.labels,
+                  "nodetable: the labels file (instead of PREFIX.labels.txt); idx: the labels file of the images");
+  sub->add_option("--positive", a.positive,
+                  "libsvm, idx: a binary task, +1 for these class labels and -1 for the rest (e.g. 0,2,4,6)");
+  sub->add_option("--negative", a.negative,
+                  "libsvm, idx: with --positive, -1 for these class labels only; rows of other classes are dropped");
   sub->add_option("--train", a.train, "nodetable: the train list (instead of PREFIX.train.txt)");
   sub->add_option("--val", a.val, "nodetable: the validation list (instead of PREFIX.val.txt)");
   sub->add_option("--test", a.test, "nodetable: the test list (instead of PREFIX.test.txt)");

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/parallel.h"
+#include "datasets/native_format.h"
 #include "datasets/readers.h"
 #include "tools/commands.h"
 #include "train/svm/svm_model.h"
@@ -41,7 +42,7 @@ void RunPredictSvm(const PredictSvmArgs& a) {
   }
   ThreadLimit limit(a.threads);
   const train::svm::SvmModel model = train::svm::LoadSvmModel(a.model);
-  const datasets::SparseRowDataset data = datasets::ReadLibsvm(a.data);
+  const datasets::SparseRowDataset data = datasets::ReadSparseRows(a.data);
   const std::vector<double> pred = train::svm::PredictSvm(ctx, model, data);
   const auto labels = data.labels.Host();
   int64_t correct = 0;
@@ -70,9 +71,10 @@ void RegisterPredictSvm(CLI::App& app) {
   sub->add_option("--model", args->model, "Model file (LIBSVM text format, from tessel or svm-train)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--data", args->data, "Data in LIBSVM format (labels are used for the accuracy)")
+  sub->add_option("--data", args->data,
+                  "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   sub->add_option("--output", args->output, "Write one predicted label per line here (as svm-predict)");
   sub->add_flag("--force", args->force, "Replace an existing --output file");
   sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "datasets/native_format.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
 #include "tools/cli_params.h"
@@ -137,7 +138,7 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   ThreadLimit limit(a.threads);
   log::Info("svm: reading {}", a.data);
   datasets::SparseRowDataset data;
-  comm::OnEveryRankOrFail(*comm, [&] { data = datasets::ReadLibsvm(a.data); });
+  comm::OnEveryRankOrFail(*comm, [&] { data = datasets::ReadSparseRows(a.data); });
   log::Info(
       "svm: {} rows, {} features, {} non-zeros; C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} threads, "
       "solver {} on {}",
@@ -193,9 +194,10 @@ void RegisterTrainSvm(CLI::App& app) {
   CLI::App* sub = group->add_subcommand(
       "svm", "C-SVC (LIBSVM's dual, SMO with second-order working sets and sample elimination) on LIBSVM text data");
   sub->set_help_flag("--help", "Print this help message and exit");  // -h is svm-train's shrinking flag
-  sub->add_option("--data", args->data, "Training data in LIBSVM format (plain, .gz or .bz2)")
+  sub->add_option("--data", args->data,
+                  "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert)")
       ->required()
-      ->check(CLI::ExistingFile);
+      ->check(CLI::ExistingPath);
   sub->add_option("--model", args->model, "Output model file (LIBSVM text format; FILE.json gets the statistics)")
       ->required();
   sub->add_flag("--force", args->force, "Replace an existing --model file");

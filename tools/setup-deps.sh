@@ -11,7 +11,7 @@ packages=(
   libsvm-tools metis
 )
 if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(python3-torch python3-numpy python3-scipy python3-matplotlib time)
+  packages+=(python3-torch python3-numpy python3-scipy python3-matplotlib time dataset-fashion-mnist)
 fi
 
 missing=()

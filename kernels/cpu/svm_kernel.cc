@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "kernels/fast_exp.h"
 
 namespace tessel::kernels {
 
@@ -95,8 +96,20 @@ SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params, bool a
       squared_norms_[r] = SparseDot(idx, val, idx, val);
     });
   }
+  const int64_t dense_cells = rows_.num_rows() * rows_.num_cols;
+  const int64_t block_nnz = rows_.num_rows() > 0 ? rows_.indptr.back() - rows_.indptr.front() : 0;
   const int64_t words = (rows_.num_cols + 63) / 64;
   const bool all_ones = std::all_of(rows_.values.begin(), rows_.values.end(), [](double v) { return v == 1.0; });
+  if (!(allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) && rows_.num_cols <= kMaxDenseCols &&
+      dense_cells > 0 && 5 * block_nnz >= 2 * dense_cells) {
+    dense_rows_.assign(static_cast<size_t>(dense_cells), 0.0);
+    parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
+      const auto idx = rows_.RowIndices(r);
+      const auto val = rows_.RowValues(r);
+      double* d = dense_rows_.data() + r * rows_.num_cols;
+      for (size_t k = 0; k < idx.size(); ++k) d[idx[k]] = val[k];
+    });
+  }
   if (allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) {
     bit_words_ = words;
     bits_.assign(static_cast<size_t>(rows_.num_rows() * words), 0);
@@ -135,7 +148,7 @@ SvmKernelRows::Fixed SvmKernelRows::FixedOf(int64_t i) const {
   return f;
 }
 
-template <typename Out, typename Store>
+template <bool kFloatOut, typename Out, typename Store>
 void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out, Store store) {
   const auto i_idx = f.idx;
   const auto i_val = f.val;
@@ -170,38 +183,77 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     evaluations_.fetch_add(n, std::memory_order_relaxed);
     return;
   }
-  // Rows of ~10-1000 non-zeros: chunks of 256 columns amortise the scheduling. Each dot product is one chain of
-  // dependent additions (feature order, as LIBSVM), so four columns are interleaved to overlap their latencies.
-  const auto gather = [&](int64_t p) {
-    const int32_t c = cols[p];
-    double dot = 0;
-    for (int64_t k = indptr[c]; k < indptr[c + 1]; ++k) dot += values[k] * dense[indices[k]];
-    store(out, p, KernelFromDot(params, dot, sq_i, sq == nullptr ? 0.0 : sq[c]));
-  };
-  parallel_for_chunks<int64_t>(0, n, 256, [&](int64_t begin, int64_t end) {
+  // Chunks of 256 columns amortise the scheduling: first the dot products, then the kernel values (RBF Q rows:
+  // one block of exponentials). Each dot product is one chain of dependent additions in feature order (as LIBSVM),
+  // so four columns are interleaved to overlap their latencies.
+  const bool fast_rbf = kFloatOut && params.type == SvmKernelType::kRbf;
+  const double* dense_rows = dense_rows_.empty() ? nullptr : dense_rows_.data();
+  const int64_t d = rows_.num_cols;
+  constexpr int64_t kBlock = 256;
+  const auto block = [&](int64_t begin, int64_t end) {  // end - begin <= kBlock
+    double dots[kBlock];
     int64_t p = begin;
-    for (; p + 4 <= end; p += 4) {
-      int64_t k[4];
-      int64_t e[4];
-      double dot[4] = {0, 0, 0, 0};
-      for (int t = 0; t < 4; ++t) {
-        k[t] = indptr[cols[p + t]];
-        e[t] = indptr[cols[p + t] + 1];
+    if (dense_rows != nullptr) {
+      // Eight independent chains (one per column) hide the addition latency.
+      for (; p + 8 <= end; p += 8) {
+        const double* r[8];
+        for (int t = 0; t < 8; ++t) r[t] = dense_rows + cols[p + t] * d;
+        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        for (int64_t m = 0; m < d; ++m) {
+          const double x = dense[m];
+          for (int t = 0; t < 8; ++t) acc[t] += r[t][m] * x;
+        }
+        for (int t = 0; t < 8; ++t) dots[p + t - begin] = acc[t];
       }
-      const int64_t common = std::min(std::min(e[0] - k[0], e[1] - k[1]), std::min(e[2] - k[2], e[3] - k[3]));
-      for (int64_t m = 0; m < common; ++m) {
-        dot[0] += values[k[0] + m] * dense[indices[k[0] + m]];
-        dot[1] += values[k[1] + m] * dense[indices[k[1] + m]];
-        dot[2] += values[k[2] + m] * dense[indices[k[2] + m]];
-        dot[3] += values[k[3] + m] * dense[indices[k[3] + m]];
+      for (; p < end; ++p) {
+        const double* r0 = dense_rows + cols[p] * d;
+        double d0 = 0;
+        for (int64_t m = 0; m < d; ++m) d0 += r0[m] * dense[m];
+        dots[p - begin] = d0;
       }
-      for (int t = 0; t < 4; ++t) {
-        for (int64_t q = k[t] + common; q < e[t]; ++q) dot[t] += values[q] * dense[indices[q]];
-        const int32_t c = cols[p + t];
-        store(out, p + t, KernelFromDot(params, dot[t], sq_i, sq == nullptr ? 0.0 : sq[c]));
+    } else {
+      for (; p + 4 <= end; p += 4) {
+        int64_t k[4];
+        int64_t e[4];
+        double dot[4] = {0, 0, 0, 0};
+        for (int t = 0; t < 4; ++t) {
+          k[t] = indptr[cols[p + t]];
+          e[t] = indptr[cols[p + t] + 1];
+        }
+        const int64_t common = std::min(std::min(e[0] - k[0], e[1] - k[1]), std::min(e[2] - k[2], e[3] - k[3]));
+        for (int64_t m = 0; m < common; ++m) {
+          dot[0] += values[k[0] + m] * dense[indices[k[0] + m]];
+          dot[1] += values[k[1] + m] * dense[indices[k[1] + m]];
+          dot[2] += values[k[2] + m] * dense[indices[k[2] + m]];
+          dot[3] += values[k[3] + m] * dense[indices[k[3] + m]];
+        }
+        for (int t = 0; t < 4; ++t) {
+          for (int64_t q = k[t] + common; q < e[t]; ++q) dot[t] += values[q] * dense[indices[q]];
+          dots[p + t - begin] = dot[t];
+        }
+      }
+      for (; p < end; ++p) {
+        const int32_t c = cols[p];
+        double dot = 0;
+        for (int64_t k = indptr[c]; k < indptr[c + 1]; ++k) dot += values[k] * dense[indices[k]];
+        dots[p - begin] = dot;
       }
     }
-    for (; p < end; ++p) gather(p);
+    const int64_t len = end - begin;
+    if (fast_rbf) {
+      // KernelFromDot's argument, then the exponentials as one vectorised block.
+      for (int64_t q = 0; q < len; ++q) dots[q] = -params.gamma * (sq_i + sq[cols[begin + q]] - 2 * dots[q]);
+      ExpInPlace(dots, len);
+      for (int64_t q = 0; q < len; ++q) store(out, begin + q, dots[q]);
+    } else {
+      for (int64_t q = 0; q < len; ++q) {
+        store(out, begin + q, KernelFromDot(params, dots[q], sq_i, sq == nullptr ? 0.0 : sq[cols[begin + q]]));
+      }
+    }
+  };
+  // TBB may hand out chunks larger than the grain: split them into blocks.
+  parallel_for_chunks<int64_t>(0, n, kBlock, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; b += kBlock) block(b, std::min(end, b + kBlock));
   });
   for (const int32_t c : i_idx) dense_[c] = 0;
   evaluations_.fetch_add(n, std::memory_order_relaxed);
@@ -241,11 +293,11 @@ void SvmKernelRows::QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t
   TESSEL_CHECK(signs.empty() || signs.size() == cols.size(), "QRow: {} signs for {} columns", signs.size(),
                cols.size());
   if (signs.empty()) {
-    Row(f, cols, out,
-        [sign_i](float* o, int64_t p, double k) { o[p] = static_cast<float>(static_cast<double>(sign_i) * k); });
+    Row<true>(f, cols, out,
+              [sign_i](float* o, int64_t p, double k) { o[p] = static_cast<float>(static_cast<double>(sign_i) * k); });
   } else {
     const int8_t* s = signs.data();
-    Row(f, cols, out, [sign_i, s](float* o, int64_t p, double k) {
+    Row<true>(f, cols, out, [sign_i, s](float* o, int64_t p, double k) {
       o[p] = static_cast<float>(static_cast<double>(sign_i * s[p]) * k);
     });
   }
@@ -253,7 +305,7 @@ void SvmKernelRows::QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t
 
 void SvmKernelRows::KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out) {
   TESSEL_CHECK(out.size() >= cols.size(), "KRow: output holds {} values for {} columns", out.size(), cols.size());
-  Row(FixedOf(i), cols, out.data(), [](double* o, int64_t p, double k) { o[p] = k; });
+  Row<false>(FixedOf(i), cols, out.data(), [](double* o, int64_t p, double k) { o[p] = k; });
 }
 
 }  // namespace tessel::kernels

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # SVM benchmarks against Debian's svm-train/svm-predict 3.24 in the same run: conformance (heart_scale, a9a, w8a,
-# usps, letter), speed (a9a, w8a, mnist5000: time ratios) and sample elimination (a9a, w8a at 100/1000 MB).
+# usps, letter), speed (a9a, w8a, mnist5000, letter: time ratios), sample elimination (a9a, w8a at 100/1000 MB) and
+# distributed training (a9a, w8a, Fashion-MNIST T-shirt/Shirt at K = 1, 2, 4 under mpirun, with and without
+# elimination; needs Open MPI and dataset-fashion-mnist, both installed by tools/setup-deps.sh).
 # Rewrites the "## SVM: ..." sections of docs/benchmarks.md. Builds nothing.
 #
-# Usage: tools/bench/svm_bench.sh BUILD_DIR [conformance,speed,elimination]
+# Usage: tools/bench/svm_bench.sh BUILD_DIR [conformance,speed,elimination,distributed]
 #   e.g. tools/bench/svm_bench.sh build-svm speed
 # Data comes from $TESSEL_SHARED_DATA/svm (default: ../shared/data beside the checkout). Takes tens of minutes.
 # TESSEL_SVM_ELIMINATION_SETS=a9a limits the elimination study to some data sets.
 set -euo pipefail
 
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build_dir=$1
-parts=${2:-conformance,speed,elimination}
+parts=${2:-conformance,speed,elimination,distributed}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 tessel="$build_dir/tools/tessel"
 if [[ ! -x "$tessel" ]]; then
