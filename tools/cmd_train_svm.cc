@@ -39,7 +39,7 @@ struct TrainSvmArgs {
   std::vector<std::string> weights;  // LABEL WEIGHT pairs
   int threads = 0;
   std::string device = "cpu";
-  int device_id = 0;
+  int device_id = -1;
   std::string solver = "smo";
   int working_set = 0;         // 0: 256 on the CPU, 1024 on CUDA
   std::string network;         // predict the multi-rank time on this network ("" = no prediction)
@@ -71,6 +71,12 @@ nlohmann::json DistributedJson(comm::Communicator& comm, const train::svm::Train
       {"collectives_per_rank", st.collectives},
       {"comm_seconds", st.max_comm_seconds},
       {"cpu_seconds_per_rank", {{"min", -cpu[1]}, {"max", cpu[0]}}}};
+  int64_t rounds = 0;
+  for (const auto& p : st.pairs) rounds += p.rounds;
+  if (rounds > 0) {
+    j["rounds"] = rounds;
+    j["bytes_per_round"] = static_cast<double>(st.max_bytes) / static_cast<double>(rounds);
+  }
   int64_t min_active = -1;
   for (const auto& p : st.pairs)
     min_active = min_active < 0 ? p.min_local_active : std::min(min_active, p.min_local_active);
@@ -114,17 +120,9 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   p.weights = ParseWeights(a.weights);
   p.Validate();  // before reading a large file
   if (!a.network.empty()) comm::NetworkModel::Parse(a.network, "--network");
-  TESSEL_CHECK(!distributed || a.device == "cpu",
-               "--device {}: training over {} ranks runs on CPUs; run one process for --device cuda", a.device,
-               comm->Size());
-  TESSEL_CHECK(!distributed || a.solver == "smo",
-               "--solver {}: training over {} ranks runs the distributed SMO (--solver smo); run one process for "
-               "--solver batch",
-               a.solver, comm->Size());
-
   Context ctx;
   ctx.device = ParseDevice(a.device);
-  ctx.device_id = a.device_id;
+  ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(a.device_id) : 0;
   train::svm::BatchOptions batch;
   batch.working_set = a.working_set > 0 ? a.working_set : (ctx.IsCuda() ? 1024 : 256);
   TESSEL_CHECK(a.working_set >= 0 && batch.working_set % 2 == 0 && batch.working_set >= 2,
@@ -151,8 +149,17 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   nlohmann::json stats;
   if (distributed) {
     train::svm::DistTrainStats dist;
-    model = train::svm::TrainSvmDistributed(*comm, data, p, &report, &dist,
-                                            ParseEnum<train::svm::PairSchedule>(a.pairs, "--pairs"));
+    train::svm::DistTrainOptions how;
+    how.schedule = ParseEnum<train::svm::PairSchedule>(a.pairs, "--pairs");
+    how.batched = a.solver == "batch";
+    how.batch = batch;
+    how.spread_solver = solver;
+    if (ctx.IsCuda())
+      how.shared_refusal = fmt::format(
+          "--device cuda: a binary problem shared by {} ranks runs on CPUs (the distributed solvers); with CUDA, run "
+          "one process, or, with several classes, --pairs spread (each rank solves whole pairs on its own GPU)",
+          comm->Size());
+    model = train::svm::TrainSvmDistributed(*comm, data, p, &report, &dist, how);
     stats = nlohmann::json::parse(report.ToJson());
     stats["distributed"] = DistributedJson(*comm, report, dist, a.network, ProcessCpuSeconds());
   } else {
@@ -211,10 +218,14 @@ void RegisterTrainSvm(CLI::App& app) {
   sub->add_option("--device", args->device,
                   "cpu, or cuda (the batched solver on the GPU: kernel rows by cuSPARSE, subproblems in one block)")
       ->capture_default_str();
-  sub->add_option("--device-id", args->device_id, "CUDA device ordinal with --device cuda")->capture_default_str();
+  sub->add_option(
+         "--device-id", args->device_id,
+         "CUDA device ordinal with --device cuda (-1 = the rank's local rank modulo the GPUs: one GPU per rank)")
+      ->capture_default_str();
   sub->add_option("--solver", args->solver,
-                  "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets) on the CPU; "
-                  "--device cuda always runs batch")
+                  "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets: under "
+                  "mpirun two collectives per round of up to 10 q steps instead of two per step); --device cuda always "
+                  "runs batch")
       ->capture_default_str();
   sub->add_option("--working-set", args->working_set,
                   "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 there)")

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "datasets/readers.h"
 #include "tests/train/svm_test_util.h"
+#include "train/svm/batch_solver.h"
 #include "train/svm/dist_solver.h"
 #include "train/svm/dist_train.h"
 #include "train/svm/smo_solver.h"
@@ -34,11 +35,11 @@ struct DistRun {
 
 // Trains on K thread ranks; every rank must return the same model (checked here); rank 0's is returned.
 DistRun TrainOnRanks(int k, const datasets::SparseRowDataset& data, const SvmParams& params,
-                     PairSchedule schedule = PairSchedule::kShared) {
+                     const DistTrainOptions& how) {
   std::vector<DistRun> runs(static_cast<size_t>(k));
   comm::ThreadGroup::Run(k, [&](comm::Communicator& c) {
     DistRun& r = runs[static_cast<size_t>(c.Rank())];
-    r.model = TrainSvmDistributed(c, data, params, &r.report, &r.totals, schedule);
+    r.model = TrainSvmDistributed(c, data, params, &r.report, &r.totals, how);
     r.stats = r.totals.pairs;
   });
   for (int r = 1; r < k; ++r) {
@@ -46,6 +47,29 @@ DistRun TrainOnRanks(int k, const datasets::SparseRowDataset& data, const SvmPar
     EXPECT_EQ(runs[static_cast<size_t>(r)].model.rho, runs[0].model.rho) << "rank " << r;
   }
   return std::move(runs[0]);
+}
+
+DistRun TrainOnRanks(int k, const datasets::SparseRowDataset& data, const SvmParams& params,
+                     PairSchedule schedule = PairSchedule::kShared) {
+  DistTrainOptions how;
+  how.schedule = schedule;
+  return TrainOnRanks(k, data, params, how);
+}
+
+// The distributed batched solver with working sets of q.
+DistTrainOptions Batched(int q, PairSchedule schedule = PairSchedule::kShared) {
+  DistTrainOptions how;
+  how.schedule = schedule;
+  how.batched = true;
+  how.batch.working_set = q;
+  return how;
+}
+
+// The one-process batched solver with working sets of q (the reference of the distributed one).
+BinarySolver OneProcessBatched(int q) {
+  BatchOptions b;
+  b.working_set = q;
+  return [b](const BinaryProblem& problem, const SolverOptions& o) { return SolveBinaryBatched(problem, o, b); };
 }
 
 void ExpectSamePredictions(const SvmModel& a, const SvmModel& b, const datasets::SparseRowDataset& data,
@@ -190,7 +214,7 @@ TEST(SvmDist, RanksHoldingOneClassEach) {
 }
 
 // SolveBinaryDistributed directly: more ranks than samples, all samples on one rank, and interleaved ownership
-// give the one-process optimum; without elimination exactly its iterations.
+// give the one-process optimum, with fused and unfused selection alike; without elimination exactly its iterations.
 TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
   const auto data = RandomDataset(150, 10, 0.5, {1, -1}, 5);
   const kernels::SparseRowsView view = data.Rows();
@@ -214,6 +238,7 @@ TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
       int64_t n;
       std::function<int(int64_t)> owner;
     };
+    std::vector<double> first_alpha;
     for (const Scheme& sc :
          {Scheme{4, 150, [](int64_t g) { return static_cast<int>(g % 4); }}, Scheme{3, 150, [](int64_t) { return 2; }},
           Scheme{5, 3, [](int64_t g) { return static_cast<int>(g); }}}) {
@@ -223,6 +248,136 @@ TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
       const std::span<const int8_t> sub_y(y.data(), static_cast<size_t>(sc.n));
       kernels::SvmKernelRows small_kernel(view, kp);
       const SolverResult want = sc.n == 150 ? ref : SolveBinary({&small_kernel, sub_rows, sub_y, 1.5, 1.5}, o);
+      for (const int fuse : {0, 1}) {
+        std::vector<SolverResult> got(static_cast<size_t>(sc.k));
+        comm::ThreadGroup::Run(sc.k, [&](comm::Communicator& c) {
+          std::vector<int32_t> mine;
+          std::vector<int64_t> gids;
+          std::vector<int8_t> my_y;
+          for (int64_t g = 0; g < sc.n; ++g) {
+            if (owner[g] != c.Rank()) continue;
+            mine.push_back(rows[g]);
+            gids.push_back(g);
+            my_y.push_back(y[g]);
+          }
+          kernels::SvmKernelRows kernel(view, kp);  // every rank may view all rows; it reads only its own
+          DistBinaryProblem prob{
+              &kernel, mine, gids, my_y, sc.n, owner, std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n))};
+          prob.Cp = prob.Cn = 1.5;
+          prob.fuse = fuse;
+          got[static_cast<size_t>(c.Rank())] = SolveBinaryDistributed(c, prob, o);
+        });
+        const std::string what = std::string(ShrinkingName(policy)) + " K = " + std::to_string(sc.k) +
+                                 " n = " + std::to_string(sc.n) + " fuse " + std::to_string(fuse);
+        for (const SolverResult& r : got) {
+          EXPECT_NEAR(r.obj, want.obj, 1e-6 * std::fabs(want.obj) + 1e-12) << what;
+          ASSERT_EQ(r.alpha.size(), want.alpha.size()) << what;
+          if (policy == ShrinkingPolicy::kOff) {
+            EXPECT_EQ(r.iterations, want.iterations) << what;
+            EXPECT_EQ(r.alpha, want.alpha) << what;
+          }
+          EXPECT_EQ(r.alpha, got[0].alpha) << what << ": ranks disagree";
+        }
+        // Fused and unfused selection choose the same pairs: the same answer bit for bit.
+        if (fuse == 0) first_alpha = got[0].alpha;
+        EXPECT_EQ(got[0].alpha, first_alpha) << what;
+      }
+    }
+  }
+}
+
+// The batched solver over the ranks merges the ranks' candidates into the one-process working set and solves the
+// same subproblem everywhere: without elimination the very rounds, steps and alphas of SolveBinaryBatched.
+TEST(SvmDistBatched, WithoutEliminationTheStepsAreTheOneProcessSolvers) {
+  const auto data = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  SvmParams p = testing::ParseLibsvmArgs("-c 4 -g 0.25 -h 0");
+  for (const int q : {8, 64}) {
+    TrainReport one;
+    const SvmModel ref = TrainSvm(data, p, &one, OneProcessBatched(q));
+    for (const int k : {1, 2, 3, 4}) {
+      const std::string what = "q = " + std::to_string(q) + " K = " + std::to_string(k);
+      const DistRun d = TrainOnRanks(k, data, p, Batched(q));
+      ASSERT_EQ(d.report.pairs.size(), 1u);
+      EXPECT_EQ(d.report.pairs[0].result.iterations, one.pairs[0].result.iterations) << what;
+      EXPECT_NEAR(d.report.pairs[0].result.obj, one.pairs[0].result.obj, 1e-12 * std::fabs(one.pairs[0].result.obj))
+          << what;
+      EXPECT_EQ(d.model.sv_coef, ref.sv_coef) << what;
+      ExpectSamePredictions(d.model, ref, data, what);
+      ASSERT_EQ(d.stats.size(), 1u);
+      EXPECT_GT(d.stats[0].rounds, 1) << what;
+      // Two collectives a round (candidates, then the working set's rows) plus the setup and the result.
+      EXPECT_LE(d.stats[0].collectives, 2 * d.stats[0].rounds + 16) << what;
+    }
+  }
+}
+
+// Every policy and kernel: the one-process optimum (1e-6 relative), LIBSVM's recorded objective (1e-5), the same
+// predictions; uneven working sets (q larger than some ranks' shares) included.
+TEST(SvmDistBatched, EveryPolicyAndKernelReachesTheOptimum) {
+  const auto data = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  struct Case {
+    const char* args;
+    double libsvm_obj;  // tests/data/svm/expected_libsvm.tsv, or 0 when not recorded
+  };
+  for (const Case& c : {Case{"-c 1", -100.877288}, Case{"-t 0 -c 0.5", -47.239532}, Case{"-c 4 -g 0.25", 0},
+                        Case{"-t 1 -d 2 -g 0.125 -r 1 -c 2", 0}, Case{"-c 4 -w1 2 -w-1 0.5 -e 0.0001", 0}}) {
+    for (const auto policy : {ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic, ShrinkingPolicy::kLazy}) {
+      SvmParams p = testing::ParseLibsvmArgs(c.args);
+      p.shrinking = policy;
+      TrainReport one;
+      const SvmModel ref = TrainSvm(data, p, &one, OneProcessBatched(16));
+      for (const int k : {2, 3}) {
+        const std::string what =
+            std::string(c.args) + " " + std::string(ShrinkingName(policy)) + " K = " + std::to_string(k);
+        const DistRun d = TrainOnRanks(k, data, p, Batched(16));
+        const SolverResult& r = d.report.pairs[0].result;
+        EXPECT_NEAR(r.obj, one.pairs[0].result.obj, 1e-6 * std::fabs(one.pairs[0].result.obj)) << what;
+        if (c.libsvm_obj != 0) {
+          EXPECT_NEAR(r.obj, c.libsvm_obj, 1e-5 * std::fabs(c.libsvm_obj) + 5e-7) << what;
+        }
+        EXPECT_LT(r.gap, p.eps) << what;
+        ExpectSamePredictions(d.model, ref, data, what);
+        if (policy == ShrinkingPolicy::kEager) {
+          EXPECT_GT(r.shrink_checks, 0) << what;
+          EXPECT_LT(r.min_active, data.num_rows) << what << ": eager elimination removed nothing";
+        }
+      }
+    }
+  }
+}
+
+// SolveBinaryDistributedBatched directly: interleaved ownership, everything on one rank, more ranks than samples.
+TEST(SvmDistBatched, UnevenInterleavedAndEmptyShares) {
+  const auto data = RandomDataset(150, 10, 0.5, {1, -1}, 5);
+  const kernels::SparseRowsView view = data.Rows();
+  std::vector<int32_t> rows(150);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<int8_t> y;
+  for (const double v : data.labels.Host()) y.push_back(v > 0 ? 1 : -1);
+  std::vector<int32_t> nnz(150);
+  for (int64_t r = 0; r < 150; ++r) nnz[r] = static_cast<int32_t>(data.indptr.Host()[r + 1] - data.indptr.Host()[r]);
+  kernels::SvmKernelParams kp;
+  kp.gamma = 0.2;
+  BatchOptions b;
+  b.working_set = 10;
+  for (const auto policy : {ShrinkingPolicy::kOff, ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic}) {
+    SolverOptions o;
+    o.eps = 1e-6;
+    o.shrinking = policy;
+    struct Scheme {
+      int k;
+      int64_t n;
+      std::function<int(int64_t)> owner;
+    };
+    for (const Scheme& sc :
+         {Scheme{4, 150, [](int64_t g) { return static_cast<int>(g % 4); }}, Scheme{3, 150, [](int64_t) { return 2; }},
+          Scheme{5, 3, [](int64_t g) { return static_cast<int>(g); }}}) {
+      const std::span<const int32_t> sub_rows(rows.data(), static_cast<size_t>(sc.n));
+      const std::span<const int8_t> sub_y(y.data(), static_cast<size_t>(sc.n));
+      kernels::SvmKernelRows ref_kernel(view, kp);
+      const SolverResult want = SolveBinaryBatched({&ref_kernel, sub_rows, sub_y, 1.5, 1.5}, o, b);
+      std::vector<int32_t> owner(static_cast<size_t>(sc.n));
+      for (int64_t g = 0; g < sc.n; ++g) owner[g] = sc.owner(g);
       std::vector<SolverResult> got(static_cast<size_t>(sc.k));
       comm::ThreadGroup::Run(sc.k, [&](comm::Communicator& c) {
         std::vector<int32_t> mine;
@@ -234,11 +389,11 @@ TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
           gids.push_back(g);
           my_y.push_back(y[g]);
         }
-        kernels::SvmKernelRows kernel(view, kp);  // every rank may view all rows; it reads only its own
-        const DistBinaryProblem prob{
-            &kernel, mine, gids, my_y, sc.n, owner, std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n)),
-            1.5,     1.5};
-        got[static_cast<size_t>(c.Rank())] = SolveBinaryDistributed(c, prob, o);
+        kernels::SvmKernelRows kernel(view, kp);
+        DistBinaryProblem prob{
+            &kernel, mine, gids, my_y, sc.n, owner, std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n))};
+        prob.Cp = prob.Cn = 1.5;
+        got[static_cast<size_t>(c.Rank())] = SolveBinaryDistributedBatched(c, prob, o, b);
       });
       const std::string what =
           std::string(ShrinkingName(policy)) + " K = " + std::to_string(sc.k) + " n = " + std::to_string(sc.n);
@@ -253,6 +408,39 @@ TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
       }
     }
   }
+}
+
+// Spread pairs run each rank's one-process solver of choice (here the batched one): the one-process model.
+TEST(SvmDistBatched, SpreadPairsUseTheChosenSolver) {
+  const auto letter = datasets::ReadLibsvm(kSvmData + "letter_300");
+  const SvmParams p = testing::ParseLibsvmArgs("-c 16 -g 4");
+  TrainReport one;
+  const SvmModel ref = TrainSvm(letter, p, &one, OneProcessBatched(32));
+  DistTrainOptions how = Batched(32, PairSchedule::kSpread);
+  how.spread_solver = OneProcessBatched(32);
+  const DistRun d = TrainOnRanks(3, letter, p, how);
+  EXPECT_EQ(d.model.sv_coef, ref.sv_coef);
+  EXPECT_EQ(d.model.rho, ref.rho);
+  EXPECT_EQ(d.report.iterations, one.iterations);
+}
+
+// A solver that cannot share a pair (CUDA) is refused on every rank with the caller's message, never a hang.
+TEST(SvmDistBatched, SharedRefusalEndsEveryRank) {
+  const auto data = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  DistTrainOptions how;
+  how.shared_refusal = "no sharing on purpose";
+  std::vector<std::string> messages(2);
+  EXPECT_THROW(comm::ThreadGroup::Run(2,
+                                      [&](comm::Communicator& c) {
+                                        try {
+                                          TrainSvmDistributed(c, data, SvmParams{}, nullptr, nullptr, how);
+                                        } catch (const Error& e) {
+                                          messages[static_cast<size_t>(c.Rank())] = e.what();
+                                          throw;
+                                        }
+                                      }),
+               Error);
+  for (const auto& m : messages) EXPECT_NE(m.find("no sharing on purpose"), std::string::npos) << m;
 }
 
 TEST(SvmDist, BalancedRowBlocks) {

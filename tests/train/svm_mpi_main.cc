@@ -1,8 +1,8 @@
 // The distributed SVM under real MPI (ctest label mpi, run by mpirun at 2 and 4 ranks): `check` trains
-// heart_scale (RBF, linear, and without elimination) and letter_300 (26 classes) over all ranks and compares every
-// pair's objective with the one-process solver (within 1e-6 relative, each rank solving alone for the reference),
-// the predictions with the one-process model's, and the models of all ranks with rank 0's (bit for bit); `fail`
-// makes rank 1 throw while the others wait inside the solver, so the job must end with rank 1's message.
+// heart_scale (RBF, linear, and without elimination; SMO and batched) and letter_300 (26 classes) over all ranks and
+// compares every pair's objective with the one-process solver (within 1e-6 relative, each rank solving alone for the
+// reference), the predictions with the one-process model's, and the models of all ranks with rank 0's (bit for bit);
+// `fail` makes rank 1 throw while the others wait inside the solver, so the job must end with rank 1's message.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "datasets/readers.h"
 #include "tests/train/svm_test_util.h"
+#include "train/svm/batch_solver.h"
 #include "train/svm/dist_train.h"
 #include "train/svm/svm_train.h"
 
@@ -23,15 +24,26 @@ int Check(comm::Communicator& c) {
   struct Case {
     const char* file;
     const char* args;
+    int batch = 0;  // > 0: the batched solvers with this working set
   };
   for (const Case& cs : {Case{"heart_scale", "-c 4 -g 0.25"}, Case{"heart_scale", "-t 0 -c 0.5 -h 0"},
-                         Case{"heart_scale", "-c 2 -e 0.00001"}, Case{"letter_300", "-c 16 -g 4"}}) {
+                         Case{"heart_scale", "-c 2 -e 0.00001"}, Case{"letter_300", "-c 16 -g 4"},
+                         Case{"heart_scale", "-c 4 -g 0.25", 16}, Case{"heart_scale", "-c 2 -h 0", 32}}) {
     const auto data = datasets::ReadLibsvm(std::string(TESSEL_TEST_DATA) + "/svm/" + cs.file);
     const SvmParams p = testing::ParseLibsvmArgs(cs.args);
+    DistTrainOptions how;
+    BinarySolver one_process;  // empty: SolveBinary
+    if (cs.batch > 0) {
+      how.batched = true;
+      how.batch.working_set = cs.batch;
+      one_process = [b = how.batch](const BinaryProblem& problem, const SolverOptions& o) {
+        return SolveBinaryBatched(problem, o, b);
+      };
+    }
     TrainReport one;
-    const SvmModel ref = TrainSvm(data, p, &one);
+    const SvmModel ref = TrainSvm(data, p, &one, one_process);
     TrainReport rep;
-    const SvmModel model = TrainSvmDistributed(c, data, p, &rep);
+    const SvmModel model = TrainSvmDistributed(c, data, p, &rep, nullptr, how);
     for (size_t t = 0; t < one.pairs.size(); ++t) {
       const double a = one.pairs[t].result.obj;
       const double b = rep.pairs[t].result.obj;
@@ -60,8 +72,8 @@ int Check(comm::Communicator& c) {
       ++failures;
     }
     if (c.Rank() == 0)
-      std::printf("%s %s: %zu pairs, %lld iterations over %d ranks, %lld support vectors\n", cs.file, cs.args,
-                  rep.pairs.size(), static_cast<long long>(rep.iterations), c.Size(),
+      std::printf("%s %s%s: %zu pairs, %lld iterations over %d ranks, %lld support vectors\n", cs.file, cs.args,
+                  cs.batch > 0 ? " (batched)" : "", rep.pairs.size(), static_cast<long long>(rep.iterations), c.Size(),
                   static_cast<long long>(model.total_sv()));
   }
   int64_t total = failures;

@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/parallel.h"
 #include "train/svm/batch_step.h"
+#include "train/svm/dist_common.h"
 #include "train/svm/elimination.h"
 #include "train/svm/kernel_cache.h"
 #include "train/svm/solver_common.h"
@@ -30,35 +31,13 @@ using batch::kLower;
 using batch::kUpper;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// Fused selection when all ranks' candidate records together stay within this many bytes: below about
+// latency x bandwidth (5 us x 10 Gbit/s = 6 KB) an allgather costs one message latency, as a broadcast does.
+constexpr int64_t kFuseBytes = 8192;
 
-// What travels with a sample's row when its owner broadcasts it.
-struct SampleHeader {
-  double qd = 0;     // Q_ii
-  double g = 0;      // gradient
-  double alpha = 0;  // a (not y a)
-  double q_ij = 0;   // with j's broadcast: the float Q_ij from the owner's cached row of i
-  int64_t gid = -1;
-  int32_t nnz = 0;
-  int8_t y = 0;
-  int8_t pad[3] = {0, 0, 0};
-};
-
-// A broadcast sample: its header and row (pointing into the receive buffer).
-struct Sample {
-  SampleHeader h;
-  std::vector<std::byte> buffer;
-  kernels::SvmKernelRows::ExternalRow Row() const {
-    const auto n = static_cast<size_t>(h.nnz);
-    const auto* idx = reinterpret_cast<const int32_t*>(buffer.data() + sizeof(SampleHeader));
-    const auto* val = reinterpret_cast<const double*>(buffer.data() + sizeof(SampleHeader) + 4 * n + Pad(n));
-    return {{idx, n}, {val, n}};
-  }
-  // Bytes between the indices and the 8-byte aligned values.
-  static size_t Pad(size_t n) { return (8 - (4 * n) % 8) % 8; }
-  static size_t Bytes(size_t n) { return sizeof(SampleHeader) + 4 * n + Pad(n) + 8 * n; }
-};
-
-void Check(const comm::Status& s) { s.ThrowIfError(); }
+using dist::Check;
+using dist::Sample;
+using dist::SampleHeader;
 
 class DistSolver {
  public:
@@ -87,14 +66,28 @@ class DistSolver {
     g_bar_.assign(n_, 0.0);
     active_ = n_;
     global_active_ = big_l_;
+    const int32_t max_nnz = p.nnz.empty() ? 0 : *std::max_element(p.nnz.begin(), p.nnz.end());
+    record_bytes_ = 16 + static_cast<int64_t>(Sample::Bytes(static_cast<size_t>(max_nnz)));
+    fused_ = p.fuse > 0 || (p.fuse < 0 && comm.Size() > 1 && comm.Size() * record_bytes_ <= kFuseBytes);
   }
 
   SolverResult Run(DistStats* stats);
 
  private:
   double C(int8_t y) const { return y > 0 ? cp_ : cn_; }
-  // Sends sample gid's header and row from its owner to every rank; extra.q_ij rides along.
+  // Writes local position k's header (with q_ij) and row in Sample layout at dst.
+  void Pack(int32_t k, double q_ij, std::byte* dst) const;
+  // Sends sample gid's header and row from its owner to every rank; q_ij rides along.
   Sample Broadcast(int64_t gid, double q_ij);
+  // The fused selection: one allgather of every rank's candidate (value, extra, and the sample itself, gid -1 for
+  // none); returns the best value (largest, or smallest when minimising; ties to the larger id) with its sample and
+  // the largest extra.
+  struct Pick {
+    double value = 0;
+    double extra = 0;
+    Sample s;
+  };
+  Pick Exchange(double value, double extra, int64_t gid, double q_ij, bool minimise);
   // The cached Q row of a broadcast sample over this rank's first `len` positions.
   const float* GetQ(const Sample& s, int64_t len);
   Candidate LocalMaxViolator(int64_t begin, int64_t end) const;
@@ -138,12 +131,30 @@ class DistSolver {
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
   std::vector<float> scratch_;
 
+  bool fused_ = false;        // selection by Exchange (one allgather) instead of max-loc + broadcast
+  int64_t record_bytes_ = 0;  // Exchange's record: 16 bytes of values and the largest sample
+  std::vector<std::byte> exchange_;
   Candidate next_i_{-kInf, -1};  // this rank's max violator (global id in index), from the last gradient update
   bool next_i_valid_ = false;
   int64_t min_local_active_ = 0;
   uint64_t bytes_start_ = 0;
   SolverTally tally_;
 };
+
+void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
+  const int32_t n = nnz_[static_cast<size_t>(gid_[k])];
+  TESSEL_CHECK(static_cast<int64_t>(kernel_.rows().RowIndices(row_[k]).size()) == n,
+               "distributed SVM: sample {} has {} non-zeros here but {} in the shared table", gid_[k],
+               kernel_.rows().RowIndices(row_[k]).size(), n);
+  SampleHeader h;
+  h.qd = qd_[k];
+  h.g = g_[k];
+  h.alpha = alpha_[k];
+  h.q_ij = q_ij;
+  h.gid = gid_[k];
+  h.y = y_[k];
+  dist::PackSample(kernel_.rows(), row_[k], h, dst);
+}
 
 Sample DistSolver::Broadcast(int64_t gid, double q_ij) {
   Sample s;
@@ -153,27 +164,55 @@ Sample DistSolver::Broadcast(int64_t gid, double q_ij) {
   if (root == comm_.Rank()) {
     const int32_t k = pos_of_[static_cast<size_t>(gid)];
     TESSEL_CHECK(k >= 0, "distributed SVM: rank {} owns sample {} but does not hold it", root, gid);
-    const auto idx = kernel_.rows().RowIndices(row_[k]);
-    const auto val = kernel_.rows().RowValues(row_[k]);
-    TESSEL_CHECK(idx.size() == n, "distributed SVM: sample {} has {} non-zeros here but {} in the shared table", gid,
-                 idx.size(), n);
-    SampleHeader h;
-    h.qd = qd_[k];
-    h.g = g_[k];
-    h.alpha = alpha_[k];
-    h.q_ij = q_ij;
-    h.gid = gid;
-    h.nnz = static_cast<int32_t>(n);
-    h.y = y_[k];
-    std::memcpy(s.buffer.data(), &h, sizeof h);
-    std::memcpy(s.buffer.data() + sizeof h, idx.data(), 4 * n);
-    std::memcpy(s.buffer.data() + sizeof h + 4 * n + Sample::Pad(n), val.data(), 8 * n);
+    Pack(k, q_ij, s.buffer.data());
   }
   Check(comm_.BroadcastRaw(s.buffer.data(), static_cast<int64_t>(s.buffer.size()), root, "svm-rows"));
   std::memcpy(&s.h, s.buffer.data(), sizeof s.h);
   TESSEL_CHECK(s.h.gid == gid && s.h.nnz == static_cast<int32_t>(n),
                "distributed SVM: the broadcast of sample {} carried sample {}", gid, s.h.gid);
   return s;
+}
+
+DistSolver::Pick DistSolver::Exchange(double value, double extra, int64_t gid, double q_ij, bool minimise) {
+  const auto rec = static_cast<size_t>(record_bytes_);
+  std::vector<std::byte> mine(rec, std::byte{0});
+  const double prefix[2] = {value, extra};
+  std::memcpy(mine.data(), prefix, sizeof prefix);
+  if (gid >= 0) {
+    Pack(pos_of_[static_cast<size_t>(gid)], q_ij, mine.data() + sizeof prefix);
+  } else {
+    SampleHeader none;  // gid -1: no candidate on this rank
+    std::memcpy(mine.data() + sizeof prefix, &none, sizeof none);
+  }
+  exchange_.resize(rec * static_cast<size_t>(comm_.Size()));
+  Check(comm_.Allgather<std::byte>(mine, exchange_, "svm-select"));
+  Pick best;
+  best.value = minimise ? kInf : -kInf;
+  best.extra = -kInf;
+  const std::byte* winner = nullptr;
+  for (int r = 0; r < comm_.Size(); ++r) {
+    const std::byte* at = exchange_.data() + rec * static_cast<size_t>(r);
+    double p[2];
+    std::memcpy(p, at, sizeof p);
+    SampleHeader h;
+    std::memcpy(&h, at + sizeof p, sizeof h);
+    best.extra = std::max(best.extra, p[1]);
+    if (h.gid < 0) continue;
+    const bool better = minimise ? p[0] < best.value : p[0] > best.value;
+    if (winner == nullptr || better || (p[0] == best.value && h.gid > best.s.h.gid)) {
+      winner = at;
+      best.value = p[0];
+      best.s.h = h;
+    }
+  }
+  if (winner != nullptr) {
+    const size_t n = Sample::Bytes(static_cast<size_t>(best.s.h.nnz));
+    TESSEL_CHECK(best.s.h.nnz >= 0 && 16 + n <= rec, "distributed SVM: a malformed candidate record");
+    best.s.buffer.assign(winner + 16, winner + 16 + n);
+  } else {
+    best.s.h.gid = -1;
+  }
+  return best;
 }
 
 const float* DistSolver::GetQ(const Sample& s, int64_t len) {
@@ -207,16 +246,25 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
                                              active_, Candidate{-kInf, -1},
                                              [&](int64_t b, int64_t e) { return LocalMaxViolator(b, e); }, fold_max);
   next_i_valid_ = false;
-  comm::ValueIndex<double> first{mine.value, TieIndex(mine.index)};
-  Check(comm_.AllreduceMaxLoc(&first, "svm-select"));
-  const double gmax = first.value;
-  const int64_t gid_i = GidOf(first.index);
+  double gmax = 0;
+  int64_t gid_i = -1;
+  if (fused_) {
+    Pick pick = Exchange(mine.value, 0, mine.index, 0, false);
+    gmax = pick.value;
+    gid_i = pick.s.h.gid;
+    *si = std::move(pick.s);
+  } else {
+    comm::ValueIndex<double> first{mine.value, TieIndex(mine.index)};
+    Check(comm_.AllreduceMaxLoc(&first, "svm-select"));
+    gmax = first.value;
+    gid_i = GidOf(first.index);
+    if (gid_i >= 0) *si = Broadcast(gid_i, 0);
+  }
 
   const float* q_i = nullptr;
   double qd_i = 0;
   double yi2 = 0;
   if (gid_i >= 0) {
-    *si = Broadcast(gid_i, 0);
     q_i = GetQ(*si, active_);
     qd_i = si->h.qd;
     yi2 = 2.0 * si->h.y;
@@ -259,6 +307,15 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
         out.gmax2 = std::max(r.gmax2, p.gmax2);
         return out;
       });
+  if (fused_) {
+    const int32_t kj = second.best.index >= 0 ? pos_of_[static_cast<size_t>(second.best.index)] : -1;
+    Pick pick = Exchange(second.best.index >= 0 ? second.best.value : kInf, second.gmax2, second.best.index,
+                         kj >= 0 ? static_cast<double>(q_i[kj]) : 0.0, true);
+    tally_.last_gap = gmax + pick.extra;
+    if (tally_.last_gap < eps_ || pick.s.h.gid < 0) return true;
+    *sj = std::move(pick.s);
+    return false;
+  }
   // One allreduce for both: the partner as max-loc of the negated gain, and gmax2 as a plain maximum.
   comm::ValueIndex<double> pair[2] = {
       {second.best.index >= 0 ? -second.best.value : -kInf, TieIndex(second.best.index)}, {second.gmax2, 0}};
@@ -390,34 +447,16 @@ void DistSolver::ReconstructGradient() {
   std::vector<std::byte> mine;
   for (int64_t k = 0; k < active_; ++k) {
     if (status_[k] != kFree) continue;
-    const auto idx = kernel_.rows().RowIndices(row_[k]);
-    const auto val = kernel_.rows().RowValues(row_[k]);
-    const size_t n = idx.size();
     SampleHeader h;
     h.alpha = alpha_[k];
     h.gid = gid_[k];
-    h.nnz = static_cast<int32_t>(n);
     h.y = y_[k];
-    const size_t at = mine.size();
-    mine.resize(at + Sample::Bytes(n), std::byte{0});
-    std::memcpy(mine.data() + at, &h, sizeof h);
-    std::memcpy(mine.data() + at + sizeof h, idx.data(), 4 * n);
-    std::memcpy(mine.data() + at + sizeof h + 4 * n + Sample::Pad(n), val.data(), 8 * n);
+    dist::AppendSample(kernel_.rows(), row_[k], h, &mine);
   }
   std::vector<std::byte> all;
   std::vector<int64_t> counts;
   Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-reconstruct"));
-  std::vector<Sample> free_svs;
-  for (size_t at = 0; at < all.size();) {
-    Sample s;
-    std::memcpy(&s.h, all.data() + at, sizeof s.h);
-    const size_t bytes = Sample::Bytes(static_cast<size_t>(s.h.nnz));
-    TESSEL_CHECK(s.h.nnz >= 0 && at + bytes <= all.size(), "distributed SVM: a malformed free-vector message");
-    s.buffer.assign(all.begin() + static_cast<std::ptrdiff_t>(at),
-                    all.begin() + static_cast<std::ptrdiff_t>(at + bytes));
-    free_svs.push_back(std::move(s));
-    at += bytes;
-  }
+  std::vector<Sample> free_svs = dist::UnpackSamples(all);
   std::sort(free_svs.begin(), free_svs.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
   const int64_t inactive = n_ - active_;
   if (inactive == 0) return;
@@ -483,73 +522,15 @@ SolverResult DistSolver::Run(DistStats* stats) {
   }
   Progress(iter, true);
 
-  // rho and the objective from every rank's terms (LIBSVM's calculate_rho and a^T (G - e) / 2).
-  RhoAccumulator rho;
-  double sums[5] = {0, 0, 0, 0, 0};  // free count, free sum of y G, a^T (G - e), nSV, nBSV
-  for (int64_t k = 0; k < n_; ++k) {
-    const double yg = y_[k] * g_[k];
-    if (status_[k] == kFree) {
-      sums[0] += 1;
-      sums[1] += yg;
-    }
-    rho.Add(y_[k], status_[k], g_[k]);
-    sums[2] += alpha_[k] * (g_[k] - 1.0);
-    if (std::fabs(alpha_[k]) > 0) {
-      sums[3] += 1;
-      if (std::fabs(alpha_[k]) >= C(y_[k])) sums[4] += 1;
-    }
-  }
-  Check(comm_.Allreduce(std::span<double>(sums, 5), comm::ReduceOp::kSum, "svm-result"));
-  double bounds[2] = {-rho.UpperBound(), rho.LowerBound()};  // max of -ub = -(min of ub)
-  Check(comm_.Allreduce(std::span<double>(bounds, 2), comm::ReduceOp::kMax, "svm-result"));
-  SolverResult r;
-  r.rho = sums[0] > 0 ? sums[1] / sums[0] : (-bounds[0] + bounds[1]) / 2;
-  r.obj = sums[2] / 2;
-  r.nr_sv = static_cast<int>(sums[3]);
-  r.nr_bsv = static_cast<int>(sums[4]);
-
-  // Every sample's y a, in global-id order, on every rank.
-  std::vector<double> mine(static_cast<size_t>(2 * n_));
-  for (int64_t k = 0; k < n_; ++k) {
-    mine[static_cast<size_t>(2 * k)] = static_cast<double>(gid_[k]);
-    mine[static_cast<size_t>(2 * k + 1)] = alpha_[k] * y_[k];
-  }
-  std::vector<double> all;
-  std::vector<int64_t> counts;
-  Check(comm_.AllgathervWithCounts<double>(mine, &all, &counts, "svm-result"));
-  TESSEL_CHECK(static_cast<int64_t>(all.size()) == 2 * big_l_,
-               "distributed SVM: the ranks hold {} samples in all, not {}", all.size() / 2, big_l_);
-  r.alpha.assign(static_cast<size_t>(big_l_), 0.0);
-  for (size_t t = 0; t < all.size(); t += 2) r.alpha[static_cast<size_t>(all[t])] = all[t + 1];
-
-  const int64_t local_evals = kernel_.evaluations() - evals_before;
-  int64_t counters[6] = {local_evals, -local_evals, n_, -n_, -min_local_active_, 0};
-  const comm::ByteCounter& after = comm_.Bytes();
-  const auto sent = static_cast<int64_t>(after.Total() - bytes_before.Total());
-  const auto calls = static_cast<int64_t>(after.TotalCalls() - bytes_before.TotalCalls());
-  counters[5] = sent;
-  double costs[3] = {after.TotalCost().seconds - bytes_before.TotalCost().seconds,
-                     after.TotalCost().latency - bytes_before.TotalCost().latency,
-                     after.TotalCost().volume - bytes_before.TotalCost().volume};
-  int64_t evals_sum = local_evals;
-  Check(comm_.Allreduce(std::span<int64_t>(&evals_sum, 1), comm::ReduceOp::kSum, "svm-result"));
-  Check(comm_.Allreduce(std::span<int64_t>(counters, 6), comm::ReduceOp::kMax, "svm-result"));
-  Check(comm_.Allreduce(std::span<double>(costs, 3), comm::ReduceOp::kMax, "svm-result"));
-  tally_.Fill(iter, evals_sum, hit_limit, &r);
+  dist::RunCounts counts;
+  counts.iterations = iter;
+  counts.hit_limit = hit_limit;
+  counts.local_evaluations = kernel_.evaluations() - evals_before;
+  counts.min_local_active = min_local_active_;
+  counts.bytes_before = bytes_before;
+  SolverResult r = dist::Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
   r.cache_hits = cache_.hits();
   r.cache_misses = cache_.misses();
-  if (stats != nullptr) {
-    stats->max_kernel_evaluations = counters[0];
-    stats->min_kernel_evaluations = -counters[1];
-    stats->local_kernel_evaluations = local_evals;
-    stats->max_local_samples = counters[2];
-    stats->min_local_samples = -counters[3];
-    stats->min_local_active = -counters[4];
-    stats->max_bytes = counters[5];
-    stats->collectives = calls;
-    stats->max_comm_seconds = costs[0];
-    stats->max_cost = {costs[0], costs[1], costs[2]};
-  }
   return r;
 }
 
@@ -557,33 +538,7 @@ SolverResult DistSolver::Run(DistStats* stats) {
 
 SolverResult SolveBinaryDistributed(comm::Communicator& comm, const DistBinaryProblem& problem,
                                     const SolverOptions& options, DistStats* stats) {
-  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryDistributed: no kernel");
-  const auto n = problem.rows.size();
-  TESSEL_CHECK(problem.gids.size() == n && problem.y.size() == n,
-               "SolveBinaryDistributed: {} rows, {} global ids and {} labels", n, problem.gids.size(),
-               problem.y.size());
-  TESSEL_CHECK(problem.num_samples > 0 && problem.num_samples < (int64_t{1} << 31),
-               "SolveBinaryDistributed: {} samples (need 1 to 2^31 - 1)", problem.num_samples);
-  const auto big_l = static_cast<size_t>(problem.num_samples);
-  TESSEL_CHECK(problem.owner.size() == big_l && problem.nnz.size() == big_l,
-               "SolveBinaryDistributed: owner and nnz tables of {} and {} entries for {} samples", problem.owner.size(),
-               problem.nnz.size(), big_l);
-  for (size_t k = 0; k < n; ++k) {
-    const int64_t g = problem.gids[k];
-    TESSEL_CHECK(g >= 0 && g < problem.num_samples && (k == 0 || g > problem.gids[k - 1]),
-                 "SolveBinaryDistributed: global ids must ascend within [0, {}) (id {} at {})", problem.num_samples, g,
-                 k);
-    TESSEL_CHECK(problem.owner[static_cast<size_t>(g)] == comm.Rank(),
-                 "SolveBinaryDistributed: rank {} holds sample {} that the owner table gives to rank {}", comm.Rank(),
-                 g, problem.owner[static_cast<size_t>(g)]);
-    TESSEL_CHECK(problem.y[k] == 1 || problem.y[k] == -1, "SolveBinaryDistributed: label {} of sample {}", problem.y[k],
-                 g);
-  }
-  // Every sample is held by exactly one rank.
-  int64_t held = static_cast<int64_t>(n);
-  Check(comm.Allreduce(std::span<int64_t>(&held, 1), comm::ReduceOp::kSum, "svm-setup"));
-  TESSEL_CHECK(held == problem.num_samples, "SolveBinaryDistributed: the ranks hold {} samples, the problem has {}",
-               held, problem.num_samples);
+  dist::ValidateDistProblem(comm, problem);
   DistSolver solver(comm, problem, options);
   return solver.Run(stats);
 }

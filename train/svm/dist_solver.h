@@ -1,7 +1,8 @@
 // The binary C-SVC dual solved by SMO across the ranks of a communicator (Narasimhan, Vishnu, Holder, Hoisie, "Fast
 // Support Vector Machines Using Parallel Adaptive Shrinking on Distributed Systems", 2014): each rank holds a share
 // of the samples with their alpha, gradient, G_bar and kernel-row cache; an iteration picks the working pair with
-// two fused (value, index) allreduces and broadcasts the two samples' rows from their owners. LIBSVM's second-order
+// two fused (value, index) allreduces and broadcasts the two samples' rows from their owners, or, for short rows,
+// with two allgathers of every rank's candidate together with its row. LIBSVM's second-order
 // selection, update, elimination and gradient reconstruction as the one-process solver (smo_solver.h). docs/svm.md.
 #pragma once
 
@@ -10,6 +11,7 @@
 
 #include "comm/communicator.h"
 #include "kernels/svm_kernel.h"
+#include "train/svm/batch_solver.h"
 #include "train/svm/smo_solver.h"
 
 namespace tessel::train::svm {
@@ -28,10 +30,15 @@ struct DistBinaryProblem {
   std::span<const int32_t> nnz;    // per global sample: its non-zeros (the size of its broadcast)
   double Cp = 1;
   double Cn = 1;
+  // Selection: 1 fused (one allgather of every rank's candidate with its row per half-step: two collectives per
+  // iteration), 0 max-loc allreduce then the owner's broadcast (four), -1 fused when the ranks' records total at
+  // most 8 KB (sparse rows; dense rows broadcast). The same iterations either way.
+  int fuse = -1;
 };
 
 // What the solve cost, over all ranks (the same on every rank, but local_kernel_evaluations).
 struct DistStats {
+  int64_t rounds = 0;  // the batched solver's rounds (0 for SMO)
   int64_t min_local_samples = 0;
   int64_t max_local_samples = 0;
   int64_t min_kernel_evaluations = 0;  // per rank
@@ -50,5 +57,14 @@ struct DistStats {
 // Throws tessel::Error when a collective fails (a peer failed or left): the caller's rank then ends too.
 SolverResult SolveBinaryDistributed(comm::Communicator& comm, const DistBinaryProblem& problem,
                                     const SolverOptions& options, DistStats* stats = nullptr);
+
+// The batched working-set solver (batch_solver.h) over the ranks: per round one allgather of every rank's q best
+// candidates of each side (every rank merges them into the one-process working set) and one allgatherv of the
+// working set's samples from their owners; every rank solves the same q-variable subproblem and updates the
+// gradient of its own samples. Without elimination the rounds and steps are SolveBinaryBatched's. `iterations`
+// counts SMO steps; batch_stats->rounds the rounds (two collectives each).
+SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistBinaryProblem& problem,
+                                           const SolverOptions& options, const BatchOptions& batch = {},
+                                           DistStats* stats = nullptr, BatchStats* batch_stats = nullptr);
 
 }  // namespace tessel::train::svm

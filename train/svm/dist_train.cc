@@ -142,7 +142,8 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
 }  // namespace
 
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
-                             TrainReport* report, DistTrainStats* stats, PairSchedule schedule) {
+                             TrainReport* report, DistTrainStats* stats, const DistTrainOptions& options) {
+  const PairSchedule schedule = options.schedule;
   CheckSameData(comm, data);
   const int parts = comm.Size();
   TESSEL_CHECK(data.num_rows >= parts,
@@ -156,6 +157,10 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   int64_t max_index = 0;  // LIBSVM's max_index, as TrainOneVsOne resolves it
   for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, f + 1);
   // This rank's rows; the offsets keep pointing into the whole arrays.
+  // Bit rows (every value 1) only when the whole data is binary: a row sent by another rank must be computable by
+  // this rank's kernel with the same arithmetic (SvmKernelRows::QRowOf).
+  const auto values = data.values.Host();
+  const bool binary = std::all_of(values.begin(), values.end(), [](double v) { return v == 1.0; });
   const kernels::SparseRowsView block{indptr.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo + 1)),
                                       indices, data.values.Host(), std::max(data.num_features, max_index)};
 
@@ -165,7 +170,8 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   DistTrainStats st;
   // One pair with all ranks.
   const auto solve_shared = [&](const PairTask& t) {
-    if (kernel == nullptr) kernel = std::make_unique<kernels::SvmKernelRows>(block, t.kernel);
+    if (!options.shared_refusal.empty()) throw Error(options.shared_refusal);
+    if (kernel == nullptr) kernel = std::make_unique<kernels::SvmKernelRows>(block, t.kernel, binary);
     const size_t l = t.sub.size();
     std::vector<int32_t> owner(l);
     std::vector<int32_t> nnz(l);
@@ -184,7 +190,8 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
     }
     DistStats s;
     const DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
-    SolverResult r = SolveBinaryDistributed(comm, problem, t.options, &s);
+    SolverResult r = options.batched ? SolveBinaryDistributedBatched(comm, problem, t.options, options.batch, &s)
+                                     : SolveBinaryDistributed(comm, problem, t.options, &s);
     local_evaluations += s.local_kernel_evaluations;
     st.pairs.push_back(s);
     return r;
@@ -223,9 +230,10 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
     // Any failure here must reach the other ranks before they wait in the exchange.
     std::vector<SolverResult> solved;
     comm::OnEveryRankOrFail(comm, [&] {
-      solved = SolvePairsConcurrently(my_tasks, [](const PairTask& t) {
+      solved = SolvePairsConcurrently(my_tasks, [&](const PairTask& t) {
         kernels::SvmKernelRows k(*t.rows, t.kernel);
-        return SolveBinary({&k, t.sub, t.y, t.Cp, t.Cn}, t.options);
+        const BinaryProblem problem{&k, t.sub, t.y, t.Cp, t.Cn};
+        return options.spread_solver ? options.spread_solver(problem, t.options) : SolveBinary(problem, t.options);
       });
     });
     for (const SolverResult& r : solved) local_evaluations += r.kernel_evaluations;

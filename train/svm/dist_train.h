@@ -1,11 +1,13 @@
 // C-SVC training across the ranks of a communicator (`mpirun -np K tessel train svm`): the rows are split into K
 // contiguous blocks balanced on rows and non-zeros, and every binary problem of the one-vs-one decomposition is
-// solved by all ranks together with the distributed SMO (dist_solver.h). The model is the one-process model.
+// solved by all ranks together with the distributed SMO or batched solver (dist_solver.h), or, with many pairs, each
+// pair by one rank alone. The model is the one-process model.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "comm/communicator.h"
 #include "core/params.h"
 #include "datasets/dataset.h"
+#include "train/svm/batch_solver.h"
 #include "train/svm/dist_solver.h"
 #include "train/svm/svm_model.h"
 #include "train/svm/svm_params.h"
@@ -42,13 +45,28 @@ struct DistTrainStats {
   std::vector<DistStats> pairs;  // kShared: each pair's solve
 };
 
+// How TrainSvmDistributed solves the pairs.
+struct DistTrainOptions {
+  PairSchedule schedule = PairSchedule::kAuto;
+  // Pairs shared by all ranks: the distributed batched solver with this working set (SolveBinaryDistributedBatched)
+  // when true, else the distributed SMO (SolveBinaryDistributed).
+  bool batched = false;
+  BatchOptions batch;
+  // Spread pairs: the one-process solver each rank runs on its own pairs (empty: SolveBinary); MakeBinarySolver's
+  // choice, so `--solver batch` and `--device cuda` (one GPU per rank) apply there.
+  BinarySolver spread_solver;
+  // When not empty, shared pairs are refused with this message on every rank (a solver that only runs whole pairs,
+  // such as the CUDA one).
+  std::string shared_refusal;
+};
+
 // Collective: every rank passes the same dataset (each rank reads the file; the ranks compare its size, features,
 // non-zeros and a checksum of labels and entries first, and all fail with the same message when they differ) and
 // the same parameters. Throws on every rank when there are more ranks than rows. The report and the model are the
 // same on every rank.
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
                              TrainReport* report = nullptr, DistTrainStats* stats = nullptr,
-                             PairSchedule schedule = PairSchedule::kAuto);
+                             const DistTrainOptions& options = {});
 
 }  // namespace tessel::train::svm
 

@@ -1,0 +1,531 @@
+// The batched working-set solver (batch_solver.cc, ThunderSVM) across the ranks of a communicator. A round costs
+// two collectives whatever the number of SMO steps inside it:
+//   1. every rank sends its q best candidates of each side (-y G over I_up and I_low, with their global ids) in
+//      one allgather of fixed-size records; every rank merges them into the one-process working set (the global
+//      top q of each side is among the ranks' top q);
+//   2. the owners of the working set send its samples (state and row) in one allgatherv, whose counts every rank
+//      knows from the owner and non-zero tables.
+// Then every rank computes the q x q kernel block among the working set and solves the subproblem with the same
+// arithmetic (so all get the same new alphas), computes the q kernel rows over its own active samples and updates
+// its own gradient. Elimination and G_bar as the one-process batched solver, with the extremes, the active count
+// and the free vectors of reconstruction reduced over the ranks. Ties go to the smaller global id, as there.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "train/svm/batch_solver.h"
+#include "train/svm/batch_step.h"
+#include "train/svm/dist_common.h"
+#include "train/svm/dist_solver.h"
+#include "train/svm/elimination.h"
+#include "train/svm/solver_common.h"
+
+namespace tessel::train::svm {
+namespace {
+
+using batch::InLow;
+using batch::InUp;
+using batch::kFree;
+using batch::kUpper;
+using dist::Check;
+using dist::Sample;
+using dist::SampleHeader;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr int64_t kGrain = 2048;
+
+using Entry = std::pair<double, int64_t>;  // (-y G, global id)
+
+class DistBatchSolver {
+ public:
+  DistBatchSolver(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options,
+                  const BatchOptions& batch)
+      : comm_(comm),
+        kernel_(*p.kernel),
+        owner_(p.owner),
+        nnz_(p.nnz),
+        big_l_(p.num_samples),
+        n_(static_cast<int64_t>(p.rows.size())),
+        cp_(p.Cp),
+        cn_(p.Cn),
+        eps_(options.eps),
+        schedule_(options.shrinking, p.num_samples, options.eps),
+        max_iter_(MaxIterations(options.max_iterations, p.num_samples)),
+        q_(batch.working_set),
+        inner_limit_(batch.inner_limit < 0 ? int64_t{10} * batch.working_set : batch.inner_limit),
+        inner_factor_(batch.inner_factor) {
+    row_.assign(p.rows.begin(), p.rows.end());
+    gid_.assign(p.gids.begin(), p.gids.end());
+    y_.assign(p.y.begin(), p.y.end());
+    local_of_.reserve(static_cast<size_t>(n_));
+    for (int64_t k = 0; k < n_; ++k) local_of_.emplace(gid_[k], static_cast<int32_t>(k));
+    qd_ = QDiagonal(kernel_, row_);
+    alpha_.assign(n_, 0.0);
+    status_.assign(n_, batch::kLower);
+    g_.assign(n_, -1.0);
+    g_bar_.assign(n_, 0.0);
+    SetAllActive();
+  }
+
+  SolverResult Run(DistStats* stats, BatchStats* batch_stats);
+
+ private:
+  double C(int8_t y) const { return y > 0 ? cp_ : cn_; }
+  void SetAllActive();
+  void SetActive(std::vector<int32_t> act);
+  // Collective: the working set (global ids, the one-process order) and the global gap.
+  double Select(std::vector<int64_t>* ws);
+  // Collective: the working set's samples, in ws order, from their owners.
+  std::vector<Sample> Fetch(std::span<const int64_t> ws);
+  int64_t SolveSubproblem(std::span<const Sample> ws, std::span<const float> q, int64_t limit,
+                          std::vector<double>* new_alpha) const;
+  void ReconstructGradient();  // collective
+  void DoShrinking();          // collective
+  void Progress(int64_t rounds, int64_t steps, bool force);
+
+  comm::Communicator& comm_;
+  kernels::SvmKernelRows& kernel_;
+  std::span<const int32_t> owner_;  // per global sample
+  std::span<const int32_t> nnz_;    // per global sample
+  int64_t big_l_;
+  int64_t n_;
+  double cp_;
+  double cn_;
+  double eps_;
+  EliminationSchedule schedule_;
+  int64_t max_iter_;
+  int64_t q_;
+  int64_t inner_limit_;
+  double inner_factor_;
+
+  // Per local sample (ascending global id).
+  std::vector<int32_t> row_;
+  std::vector<int64_t> gid_;
+  std::vector<int8_t> y_;
+  std::vector<double> qd_;
+  std::vector<double> alpha_;
+  std::vector<int8_t> status_;
+  std::vector<double> g_;
+  std::vector<double> g_bar_;
+  std::unordered_map<int64_t, int32_t> local_of_;  // global id -> local position, for this rank's samples
+  // The active local samples in increasing order, their rows and labels (the columns of the working-set rows).
+  std::vector<int32_t> act_;
+  std::vector<int32_t> act_rows_;
+  std::vector<int8_t> act_y_;
+  std::vector<int32_t> inact_;
+  int64_t global_active_ = 0;
+  int64_t min_local_active_ = 0;
+  std::vector<double> candidates_;  // every rank's candidate record
+  std::vector<float> ws_rows_;  // the working set's rows over this rank's active samples
+  std::vector<float> scratch_;
+  int64_t extra_evaluations_ = 0;  // the q x q blocks (kernels of their own)
+  int64_t bytes_start_ = 0;
+
+  bool unshrink_ = false;
+  SolverTally tally_;
+};
+
+void DistBatchSolver::SetAllActive() {
+  std::vector<int32_t> all(static_cast<size_t>(n_));
+  for (int64_t k = 0; k < n_; ++k) all[k] = static_cast<int32_t>(k);
+  SetActive(std::move(all));
+  global_active_ = big_l_;
+}
+
+void DistBatchSolver::SetActive(std::vector<int32_t> act) {
+  act_ = std::move(act);
+  std::vector<char> on(static_cast<size_t>(n_), 0);
+  act_rows_.resize(act_.size());
+  act_y_.resize(act_.size());
+  for (size_t k = 0; k < act_.size(); ++k) {
+    on[act_[k]] = 1;
+    act_rows_[k] = row_[act_[k]];
+    act_y_[k] = y_[act_[k]];
+  }
+  inact_.clear();
+  for (int64_t k = 0; k < n_; ++k)
+    if (on[k] == 0) inact_.push_back(static_cast<int32_t>(k));
+}
+
+double DistBatchSolver::Select(std::vector<int64_t>* ws) {
+  const auto up_first = [](const Entry& a, const Entry& b) {
+    return a.first > b.first || (a.first == b.first && a.second < b.second);
+  };
+  const auto low_first = [](const Entry& a, const Entry& b) {
+    return a.first < b.first || (a.first == b.first && a.second < b.second);
+  };
+  const auto q = static_cast<size_t>(q_);
+  // This rank's q best of each side.
+  std::vector<Entry> up;
+  std::vector<Entry> low;
+  for (const int32_t k : act_) {
+    const double v = -y_[k] * g_[k];
+    if (InUp(y_[k], status_[k])) up.emplace_back(v, gid_[k]);
+    if (InLow(y_[k], status_[k])) low.emplace_back(v, gid_[k]);
+  }
+  const auto top = [&](std::vector<Entry>* side, auto first) {
+    const size_t take = std::min(side->size(), q);
+    std::partial_sort(side->begin(), side->begin() + static_cast<std::ptrdiff_t>(take), side->end(), first);
+    side->resize(take);
+  };
+  top(&up, up_first);
+  top(&low, low_first);
+  // A record of 2 + 4 q doubles: [number up, number low, (value, id) up..., (value, id) low..., padding]; ids
+  // < 2^31 are exact as doubles. A fixed size, so one allgather without a count exchange.
+  const size_t rec = 2 + 4 * q;
+  std::vector<double> mine(rec, 0.0);
+  mine[0] = static_cast<double>(up.size());
+  mine[1] = static_cast<double>(low.size());
+  size_t w_at = 2;
+  for (const auto* side : {&up, &low})
+    for (const Entry& e : *side) {
+      mine[w_at++] = e.first;
+      mine[w_at++] = static_cast<double>(e.second);
+    }
+  candidates_.resize(rec * static_cast<size_t>(comm_.Size()));
+  Check(comm_.Allgather<double>(mine, candidates_, "svm-select"));
+  up.clear();
+  low.clear();
+  for (int r = 0; r < comm_.Size(); ++r) {
+    const double* at = candidates_.data() + rec * static_cast<size_t>(r);
+    const auto nu = static_cast<size_t>(at[0]);
+    const auto nl = static_cast<size_t>(at[1]);
+    TESSEL_CHECK(nu <= q && nl <= q, "distributed SVM: a malformed candidate list from rank {}", r);
+    const double* e = at + 2;
+    for (size_t t = 0; t < nu; ++t) up.emplace_back(e[2 * t], static_cast<int64_t>(e[2 * t + 1]));
+    e += 2 * nu;
+    for (size_t t = 0; t < nl; ++t) low.emplace_back(e[2 * t], static_cast<int64_t>(e[2 * t + 1]));
+  }
+  ws->clear();
+  if (up.empty() || low.empty()) return -kInf;
+  top(&up, up_first);
+  top(&low, low_first);
+  const double gap = up[0].first - low[0].first;
+  // The one-process order: q/2 from the top of I_up, then I_low, then I_up again, each sample once.
+  const auto taken = [&](int64_t g) { return std::find(ws->begin(), ws->end(), g) != ws->end(); };
+  size_t u = 0;
+  size_t w = 0;
+  for (; u < up.size() && ws->size() < q / 2; ++u) ws->push_back(up[u].second);
+  for (; w < low.size() && ws->size() < q; ++w)
+    if (!taken(low[w].second)) ws->push_back(low[w].second);
+  for (; u < up.size() && ws->size() < q; ++u)
+    if (!taken(up[u].second)) ws->push_back(up[u].second);
+  return gap;
+}
+
+std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
+  std::vector<std::byte> mine;
+  for (const int64_t g : ws) {
+    const auto it = local_of_.find(g);
+    if (it == local_of_.end()) continue;
+    const int32_t k = it->second;
+    SampleHeader h;
+    h.qd = qd_[k];
+    h.g = g_[k];
+    h.alpha = alpha_[k];
+    h.gid = g;
+    h.y = y_[k];
+    dist::AppendSample(kernel_.rows(), row_[k], h, &mine);
+  }
+  // Every rank knows what each owner sends (the owner and non-zero tables): one allgatherv without counts.
+  std::vector<int64_t> counts(static_cast<size_t>(comm_.Size()), 0);
+  for (const int64_t g : ws)
+    counts[static_cast<size_t>(owner_[static_cast<size_t>(g)])] +=
+        static_cast<int64_t>(Sample::Bytes(static_cast<size_t>(nnz_[static_cast<size_t>(g)])));
+  TESSEL_CHECK(static_cast<int64_t>(mine.size()) == counts[static_cast<size_t>(comm_.Rank())],
+               "distributed SVM: rank {} sends {} bytes of the working set, the tables say {}", comm_.Rank(),
+               mine.size(), counts[static_cast<size_t>(comm_.Rank())]);
+  int64_t total = 0;
+  for (const int64_t c : counts) total += c;
+  std::vector<std::byte> all(static_cast<size_t>(total));
+  Check(comm_.Allgatherv<std::byte>(mine, all, counts, "svm-rows"));
+  std::vector<Sample> got = dist::UnpackSamples(all);
+  std::unordered_map<int64_t, size_t> at;
+  for (size_t t = 0; t < got.size(); ++t) at.emplace(got[t].h.gid, t);
+  std::vector<Sample> out;
+  out.reserve(ws.size());
+  for (const int64_t g : ws) {
+    const auto it = at.find(g);
+    TESSEL_CHECK(it != at.end(), "distributed SVM: no rank sent sample {} of the working set", g);
+    out.push_back(std::move(got[it->second]));
+  }
+  return out;
+}
+
+// LIBSVM's pair selection and update on the working set (batch_solver.cc's SolveSubproblem) with its q x q block.
+int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<const float> q, int64_t limit,
+                                         std::vector<double>* new_alpha) const {
+  const auto m = static_cast<int64_t>(ws.size());
+  std::vector<double> a(static_cast<size_t>(m));
+  std::vector<double> g(static_cast<size_t>(m));
+  std::vector<int8_t> st(static_cast<size_t>(m));
+  for (int64_t t = 0; t < m; ++t) {
+    a[t] = ws[t].h.alpha;
+    g[t] = ws[t].h.g;
+    st[t] = batch::StatusOf(a[t], C(ws[t].h.y));
+  }
+  const auto Q = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t * m + u)]; };
+  double local_eps = eps_;
+  int64_t steps = 0;
+  for (; steps < limit; ++steps) {
+    double gmax = -kInf;
+    int64_t i = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      const int8_t yt = ws[t].h.y;
+      if (InUp(yt, st[t]) && -yt * g[t] >= gmax) {
+        gmax = -yt * g[t];
+        i = t;
+      }
+    }
+    if (i < 0) break;
+    const SampleHeader& hi = ws[i].h;
+    double gmax2 = -kInf;
+    double best = kInf;
+    int64_t j = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      const int8_t yt = ws[t].h.y;
+      if (!InLow(yt, st[t])) continue;
+      const double v = yt * g[t];
+      if (v >= gmax2) gmax2 = v;
+      const double grad_diff = gmax + v;
+      if (grad_diff <= 0) continue;
+      const double gain = batch::PairGain(hi.y, yt, hi.qd, ws[t].h.qd, Q(i, t), grad_diff);
+      if (gain <= best) {
+        best = gain;
+        j = t;
+      }
+    }
+    const double gap = gmax + gmax2;
+    if (steps == 0) local_eps = std::max(eps_, inner_factor_ * gap);
+    if (gap < local_eps || j < 0) break;
+    const SampleHeader& hj = ws[j].h;
+    const double old_i = a[i];
+    const double old_j = a[j];
+    batch::UpdatePair(hi.y, hj.y, hi.qd, hj.qd, Q(i, j), g[i], g[j], C(hi.y), C(hj.y), &a[i], &a[j]);
+    const double d_i = a[i] - old_i;
+    const double d_j = a[j] - old_j;
+    st[i] = batch::StatusOf(a[i], C(hi.y));
+    st[j] = batch::StatusOf(a[j], C(hj.y));
+    for (int64_t t = 0; t < m; ++t) g[t] += Q(i, t) * d_i + Q(j, t) * d_j;
+  }
+  *new_alpha = std::move(a);
+  return steps;
+}
+
+// G of the eliminated samples: G_bar - 1 plus the terms of every free vector (all active), gathered from every
+// rank and added in increasing global id, as the one-process solver adds them.
+void DistBatchSolver::ReconstructGradient() {
+  if (global_active_ == big_l_) return;
+  ++tally_.reconstructions;
+  for (const int32_t k : inact_) g_[k] = g_bar_[k] - 1.0;
+  std::vector<std::byte> mine;
+  for (const int32_t k : act_) {
+    if (status_[k] != kFree) continue;
+    SampleHeader h;
+    h.alpha = alpha_[k];
+    h.gid = gid_[k];
+    h.y = y_[k];
+    dist::AppendSample(kernel_.rows(), row_[k], h, &mine);
+  }
+  std::vector<std::byte> all;
+  std::vector<int64_t> counts;
+  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-reconstruct"));
+  std::vector<Sample> free_svs = dist::UnpackSamples(all);
+  std::sort(free_svs.begin(), free_svs.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
+  if (inact_.empty()) return;
+  std::vector<int32_t> in_rows(inact_.size());
+  std::vector<int8_t> in_y(inact_.size());
+  for (size_t k = 0; k < inact_.size(); ++k) {
+    in_rows[k] = row_[inact_[k]];
+    in_y[k] = y_[inact_[k]];
+  }
+  const auto n = static_cast<int64_t>(inact_.size());
+  scratch_.resize(static_cast<size_t>(n));
+  for (const Sample& s : free_svs) {
+    kernel_.QRowOf(s.Row(), s.h.y, in_rows, in_y, scratch_);
+    const double a = s.h.alpha;
+    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { g_[inact_[k]] += a * scratch_[k]; });
+  }
+}
+
+void DistBatchSolver::DoShrinking() {
+  ++tally_.shrink_checks;
+  ViolationExtremes ext;
+  for (const int32_t k : act_) ext.Add(y_[k], status_[k], g_[k]);
+  double extremes[2] = {ext.gmax1, ext.gmax2};
+  Check(comm_.Allreduce(std::span<double>(extremes, 2), comm::ReduceOp::kMax, "svm-shrink"));
+  if (schedule_.Unshrink(unshrink_, extremes[0] + extremes[1])) {
+    unshrink_ = true;
+    ReconstructGradient();
+    SetAllActive();
+  }
+  std::vector<int32_t> keep;
+  for (const int32_t k : act_)
+    if (!batch::BeShrunk(y_[k], status_[k], g_[k], extremes[0], extremes[1])) keep.push_back(k);
+  if (keep.size() != act_.size()) SetActive(std::move(keep));
+  int64_t active = static_cast<int64_t>(act_.size());
+  min_local_active_ = std::min(min_local_active_, active);
+  Check(comm_.Allreduce(std::span<int64_t>(&active, 1), comm::ReduceOp::kSum, "svm-shrink"));
+  global_active_ = active;
+  tally_.min_active = std::min(tally_.min_active, global_active_);
+}
+
+void DistBatchSolver::Progress(int64_t rounds, int64_t steps, bool force) {
+  if (!tally_.LogDue(force)) return;
+  const auto sent = static_cast<double>(comm_.Bytes().Total() - bytes_start_);
+  log::Info(
+      "svm batch: round {}, {} steps, gap {:.6g} (tolerance {:g}), active {}/{} over {} ranks, {:.0f} bytes sent "
+      "per round",
+      rounds, steps, tally_.last_gap, eps_, global_active_, big_l_, comm_.Size(),
+      rounds > 0 ? sent / static_cast<double>(rounds) : 0.0);
+}
+
+SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
+  const int64_t evals_before = kernel_.evaluations();
+  const comm::ByteCounter bytes_before = comm_.Bytes();
+  bytes_start_ = static_cast<int64_t>(bytes_before.Total());
+  tally_.min_active = big_l_;
+  min_local_active_ = n_;
+  int64_t since_check = 0;
+  int64_t steps = 0;
+  int64_t rounds = 0;
+  bool hit_limit = false;
+  std::vector<int64_t> ws;
+  std::vector<double> new_alpha;
+  std::vector<float> block;
+  std::vector<int64_t> ws_indptr;
+  std::vector<int32_t> ws_indices;
+  std::vector<double> ws_values;
+  std::vector<int8_t> ws_y;
+  std::vector<int32_t> ws_cols;
+  while (true) {
+    if (steps >= max_iter_) {
+      hit_limit = true;
+      break;
+    }
+    if (schedule_.Due(since_check)) {
+      since_check = 0;
+      if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
+    }
+    tally_.last_gap = Select(&ws);
+    if (tally_.last_gap < eps_) {
+      if (global_active_ == big_l_) break;
+      ReconstructGradient();
+      SetAllActive();
+      tally_.last_gap = Select(&ws);
+      if (tally_.last_gap < eps_) break;
+      since_check = schedule_.period();  // eliminate again at the next round
+    }
+    ++rounds;
+    const std::vector<Sample> samples = Fetch(ws);
+    const auto m = static_cast<int64_t>(samples.size());
+    // The q x q block among the working set, by a kernel over the working set's rows (the same arithmetic as a row
+    // over this rank's samples: QRowOf's contract).
+    ws_indptr.assign(1, 0);
+    ws_indices.clear();
+    ws_values.clear();
+    ws_y.clear();
+    ws_cols.clear();
+    for (int64_t t = 0; t < m; ++t) {
+      const auto row = samples[t].Row();
+      ws_indices.insert(ws_indices.end(), row.indices.begin(), row.indices.end());
+      ws_values.insert(ws_values.end(), row.values.begin(), row.values.end());
+      ws_indptr.push_back(static_cast<int64_t>(ws_indices.size()));
+      ws_y.push_back(samples[t].h.y);
+      ws_cols.push_back(static_cast<int32_t>(t));
+    }
+    {
+      kernels::SvmKernelRows ws_kernel({ws_indptr, ws_indices, ws_values, kernel_.rows().num_cols}, kernel_.params(),
+                                       kernel_.binary());
+      block.resize(static_cast<size_t>(m * m));
+      for (int64_t t = 0; t < m; ++t)
+        ws_kernel.QRow(t, ws_y[t], ws_cols, ws_y, {block.data() + t * m, static_cast<size_t>(m)});
+      extra_evaluations_ += ws_kernel.evaluations();
+    }
+    const int64_t taken = SolveSubproblem(samples, block, std::min(inner_limit_, max_iter_ - steps), &new_alpha);
+    steps += taken;
+    since_check += taken;
+    std::vector<std::pair<size_t, double>> moved;
+    for (size_t t = 0; t < samples.size(); ++t)
+      if (new_alpha[t] != samples[t].h.alpha) moved.emplace_back(t, new_alpha[t] - samples[t].h.alpha);
+    // The moved samples' rows over this rank's active samples; G += sum_t d_t Q_t in working-set order.
+    const auto n = static_cast<int64_t>(act_.size());
+    ws_rows_.resize(samples.size() * static_cast<size_t>(n));
+    if (n > 0)
+      for (const auto& [t, d] : moved)
+        kernel_.QRowOf(samples[t].Row(), samples[t].h.y, act_rows_, act_y_,
+                       {ws_rows_.data() + t * static_cast<size_t>(n), static_cast<size_t>(n)});
+    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
+      double v = g_[act_[k]];
+      for (const auto& [t, d] : moved) v += d * ws_rows_[t * static_cast<size_t>(n) + static_cast<size_t>(k)];
+      g_[act_[k]] = v;
+    });
+    for (const auto& [t, d] : moved) {
+      const Sample& s = samples[t];
+      const double c_s = C(s.h.y);
+      const bool was_upper = batch::StatusOf(s.h.alpha, c_s) == kUpper;
+      const bool is_upper = batch::StatusOf(new_alpha[t], c_s) == kUpper;
+      const auto it = local_of_.find(s.h.gid);
+      if (it != local_of_.end()) {
+        alpha_[it->second] = new_alpha[t];
+        status_[it->second] = batch::StatusOf(new_alpha[t], c_s);
+      }
+      // G_bar (the gradient part of the samples at C) only serves reconstruction.
+      if (!schedule_.eliminates() || was_upper == is_upper) continue;
+      ++tally_.bound_changes;
+      const double c = was_upper ? -c_s : c_s;
+      const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
+      parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { g_bar_[act_[k]] += c * row[k]; });
+      if (!inact_.empty()) {
+        std::vector<int32_t> in_rows(inact_.size());
+        std::vector<int8_t> in_y(inact_.size());
+        for (size_t k = 0; k < inact_.size(); ++k) {
+          in_rows[k] = row_[inact_[k]];
+          in_y[k] = y_[inact_[k]];
+        }
+        scratch_.resize(inact_.size());
+        kernel_.QRowOf(s.Row(), s.h.y, in_rows, in_y, scratch_);
+        for (size_t k = 0; k < inact_.size(); ++k) g_bar_[inact_[k]] += c * scratch_[k];
+      }
+    }
+    Progress(rounds, steps, false);
+  }
+  if (hit_limit) {
+    if (global_active_ < big_l_) {
+      ReconstructGradient();
+      SetAllActive();
+    }
+    log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
+              max_iter_);
+  }
+  Progress(rounds, steps, true);
+  dist::RunCounts counts;
+  counts.iterations = steps;
+  counts.hit_limit = hit_limit;
+  counts.local_evaluations = kernel_.evaluations() - evals_before + extra_evaluations_;
+  counts.min_local_active = min_local_active_;
+  counts.bytes_before = bytes_before;
+  SolverResult r = dist::Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
+  if (batch_stats != nullptr) batch_stats->rounds = rounds;
+  if (stats != nullptr) stats->rounds = rounds;
+  return r;
+}
+
+}  // namespace
+
+SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistBinaryProblem& problem,
+                                           const SolverOptions& options, const BatchOptions& batch, DistStats* stats,
+                                           BatchStats* batch_stats) {
+  batch.Validate();
+  dist::ValidateDistProblem(comm, problem);
+  DistBatchSolver solver(comm, problem, options, batch);
+  return solver.Run(stats, batch_stats);
+}
+
+}  // namespace tessel::train::svm

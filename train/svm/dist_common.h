@@ -1,0 +1,101 @@
+// Pieces shared by the distributed C-SVC solvers (dist_solver.cc: one pair per iteration; dist_batch_solver.cc:
+// batched working sets): the record in which a sample travels between ranks (its solver state and its row), and
+// the end of a solve (rho, objective, every alpha on every rank, and the run's costs over the ranks).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "comm/communicator.h"
+#include "kernels/svm_kernel.h"
+#include "train/svm/dist_solver.h"
+#include "train/svm/smo_solver.h"
+#include "train/svm/solver_common.h"
+
+namespace tessel::train::svm::dist {
+
+inline void Check(const comm::Status& s) { s.ThrowIfError(); }
+
+// What travels with a sample's row.
+struct SampleHeader {
+  double qd = 0;     // Q_ii
+  double g = 0;      // gradient
+  double alpha = 0;  // a (not y a)
+  double q_ij = 0;   // the SMO solver's j broadcast: the float Q_ij from the owner's cached row of i
+  int64_t gid = -1;
+  int32_t nnz = 0;
+  int8_t y = 0;
+  int8_t pad[3] = {0, 0, 0};
+};
+
+// A received sample: its header and its record (header, indices, padding, values) whose row Row() views.
+struct Sample {
+  SampleHeader h;
+  std::vector<std::byte> buffer;
+  kernels::SvmKernelRows::ExternalRow Row() const {
+    const auto n = static_cast<size_t>(h.nnz);
+    const auto* idx = reinterpret_cast<const int32_t*>(buffer.data() + sizeof(SampleHeader));
+    const auto* val = reinterpret_cast<const double*>(buffer.data() + sizeof(SampleHeader) + 4 * n + Pad(n));
+    return {{idx, n}, {val, n}};
+  }
+  // Bytes between the indices and the 8-byte aligned values.
+  static size_t Pad(size_t n) { return (8 - (4 * n) % 8) % 8; }
+  static size_t Bytes(size_t n) { return sizeof(SampleHeader) + 4 * n + Pad(n) + 8 * n; }
+};
+
+// Writes the record of a sample with header h (h.nnz is set from the row) and row `row` of `rows` at dst, which
+// must hold Sample::Bytes(row's non-zeros) bytes.
+inline void PackSample(const kernels::SparseRowsView& rows, int64_t row, SampleHeader h, std::byte* dst) {
+  const auto idx = rows.RowIndices(row);
+  const auto val = rows.RowValues(row);
+  const size_t n = idx.size();
+  h.nnz = static_cast<int32_t>(n);
+  std::memcpy(dst, &h, sizeof h);
+  std::memcpy(dst + sizeof h, idx.data(), 4 * n);
+  std::memcpy(dst + sizeof h + 4 * n + Sample::Pad(n), val.data(), 8 * n);
+}
+
+// Appends the record (as PackSample) to out.
+inline void AppendSample(const kernels::SparseRowsView& rows, int64_t row, const SampleHeader& h,
+                         std::vector<std::byte>* out) {
+  const size_t at = out->size();
+  out->resize(at + Sample::Bytes(rows.RowIndices(row).size()), std::byte{0});
+  PackSample(rows, row, h, out->data() + at);
+}
+
+// Splits a buffer of concatenated records (an allgatherv of AppendSample's) into samples; throws on a malformed one.
+std::vector<Sample> UnpackSamples(std::span<const std::byte> all);
+
+// Collective: throws on every rank unless the problem is consistent (ids ascending and owned by this rank, labels
+// +1/-1, and every sample held by exactly one rank).
+void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& problem);
+
+// This rank's samples at the end of a solve, in local order.
+struct LocalState {
+  std::span<const int64_t> gid;
+  std::span<const int8_t> y;
+  std::span<const int8_t> status;
+  std::span<const double> alpha;
+  std::span<const double> g;
+  double cp = 1;
+  double cn = 1;
+};
+
+// What the solve counted on this rank.
+struct RunCounts {
+  int64_t iterations = 0;
+  bool hit_limit = false;
+  int64_t local_evaluations = 0;
+  int64_t min_local_active = 0;
+  comm::ByteCounter bytes_before;  // the communicator's counters when the solve began
+};
+
+// Collective: LIBSVM's rho and objective summed over the ranks, every sample's y a in global-id order (big_l of
+// them) on every rank, the tally's counters, and (when stats is not null) the costs over the ranks.
+SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l, const SolverTally& tally,
+                    const RunCounts& counts, DistStats* stats);
+
+}  // namespace tessel::train::svm::dist
