@@ -443,6 +443,44 @@ TEST(SvmDistBatched, SharedRefusalEndsEveryRank) {
   for (const auto& m : messages) EXPECT_NE(m.find("no sharing on purpose"), std::string::npos) << m;
 }
 
+// What `--solver batch` runs on the CPU: the distributed batched solver on one rank, with a kernel-row cache. The
+// host twin's steps and alphas exactly without elimination, its optimum with it, and far fewer kernel evaluations
+// once rows are reused across rounds.
+TEST(SvmDistBatched, CachedOneProcessSolverTakesTheHostTwinsSteps) {
+  const auto data = RandomDataset(600, 20, 0.4, {1, -1}, 9);
+  const kernels::SparseRowsView view = data.Rows();
+  std::vector<int32_t> rows(600);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<int8_t> y;
+  for (const double v : data.labels.Host()) y.push_back(v > 0 ? 1 : -1);
+  kernels::SvmKernelParams kp;
+  kp.gamma = 0.1;
+  BatchOptions b;
+  b.working_set = 32;
+  for (const auto policy : {ShrinkingPolicy::kOff, ShrinkingPolicy::kPeriodic, ShrinkingPolicy::kEager}) {
+    SolverOptions o;
+    o.eps = 1e-5;
+    o.shrinking = policy;
+    o.cache_bytes = int64_t{64} << 20;
+    kernels::SvmKernelRows k1(view, kp);
+    kernels::SvmKernelRows k2(view, kp);
+    BatchStats s1;
+    BatchStats s2;
+    const SolverResult twin = SolveBinaryBatched({&k1, rows, y, 2.0, 2.0}, o, b, &s1);
+    const SolverResult cached = SolveBinaryBatchedCached({&k2, rows, y, 2.0, 2.0}, o, b, &s2);
+    const std::string what(ShrinkingName(policy));
+    EXPECT_NEAR(cached.obj, twin.obj, 1e-6 * std::fabs(twin.obj)) << what;
+    EXPECT_LT(cached.gap, o.eps) << what;
+    if (policy == ShrinkingPolicy::kOff) {
+      EXPECT_EQ(cached.iterations, twin.iterations) << what;
+      EXPECT_EQ(s2.rounds, s1.rounds) << what;
+      EXPECT_EQ(cached.alpha, twin.alpha) << what;
+    }
+    EXPECT_GT(cached.cache_hits, 0) << what;
+    EXPECT_LT(cached.kernel_evaluations, twin.kernel_evaluations / 2) << what;
+  }
+}
+
 TEST(SvmDist, BalancedRowBlocks) {
   // Rows of 1, 1, 1, 1, 10, 10 non-zeros (mean 4): weights 5, 5, 5, 5, 14, 14 of 48.
   const std::vector<int64_t> indptr{0, 1, 2, 3, 4, 14, 24};

@@ -8,6 +8,7 @@
 #include "core/device_ops.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "train/svm/dist_solver.h"
 #include "train/svm/svm_ops.h"
 
 namespace tessel::train::svm {
@@ -64,8 +65,10 @@ BinarySolver MakeBinarySolver(const Context& ctx, std::string_view solver, const
     };
   }
   if (solver == "batch") {
-    return [&ops, batch](const BinaryProblem& problem, const SolverOptions& o) {
-      return ops.solve_batched(problem, o, batch, nullptr);
+    // The host batched algorithm with a kernel-row cache across rounds (the table's CPU entry, the CUDA solver's
+    // twin, recomputes every row).
+    return [batch](const BinaryProblem& problem, const SolverOptions& o) {
+      return SolveBinaryBatchedCached(problem, o, batch);
     };
   }
   return {};  // TrainSvm's default: SolveBinary

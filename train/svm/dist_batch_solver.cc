@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -24,6 +25,7 @@
 #include "train/svm/dist_common.h"
 #include "train/svm/dist_solver.h"
 #include "train/svm/elimination.h"
+#include "train/svm/kernel_cache.h"
 #include "train/svm/solver_common.h"
 
 namespace tessel::train::svm {
@@ -57,14 +59,15 @@ class DistBatchSolver {
         eps_(options.eps),
         schedule_(options.shrinking, p.num_samples, options.eps),
         max_iter_(MaxIterations(options.max_iterations, p.num_samples)),
+        cache_(p.num_samples, options.cache_bytes),
         q_(batch.working_set),
         inner_limit_(batch.inner_limit < 0 ? int64_t{10} * batch.working_set : batch.inner_limit),
         inner_factor_(batch.inner_factor) {
     row_.assign(p.rows.begin(), p.rows.end());
     gid_.assign(p.gids.begin(), p.gids.end());
     y_.assign(p.y.begin(), p.y.end());
-    local_of_.reserve(static_cast<size_t>(n_));
-    for (int64_t k = 0; k < n_; ++k) local_of_.emplace(gid_[k], static_cast<int32_t>(k));
+    pos_of_.assign(static_cast<size_t>(big_l_), -1);
+    for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
     qd_ = QDiagonal(kernel_, row_);
     alpha_.assign(n_, 0.0);
     status_.assign(n_, batch::kLower);
@@ -77,8 +80,15 @@ class DistBatchSolver {
 
  private:
   double C(int8_t y) const { return y > 0 ? cp_ : cn_; }
-  void SetAllActive();
-  void SetActive(std::vector<int32_t> act);
+  void SetAllActive() {
+    active_ = n_;
+    global_active_ = big_l_;
+  }
+  // The Q row of a received sample over this rank's first `len` positions (cached by global id).
+  const float* GetQ(const Sample& s, int64_t len);
+  // G_bar += c Q_s over all local positions: the cached prefix as it is, the rest computed.
+  void UpdateGBar(const Sample& s, const float* cached, int64_t cached_len, double c);
+  void Swap(int64_t a, int64_t b);
   // Collective: the working set (global ids, the one-process order) and the global gap.
   double Select(std::vector<int64_t>* ws);
   // Collective: the working set's samples, in ws order, from their owners.
@@ -100,11 +110,12 @@ class DistBatchSolver {
   double eps_;
   EliminationSchedule schedule_;
   int64_t max_iter_;
+  KernelCache cache_;  // rows of global samples over this rank's positions, keyed by global id
   int64_t q_;
   int64_t inner_limit_;
   double inner_factor_;
 
-  // Per local sample (ascending global id).
+  // Per local position; the active samples are the prefix [0, active_) (LIBSVM's order by swaps).
   std::vector<int32_t> row_;
   std::vector<int64_t> gid_;
   std::vector<int8_t> y_;
@@ -113,16 +124,12 @@ class DistBatchSolver {
   std::vector<int8_t> status_;
   std::vector<double> g_;
   std::vector<double> g_bar_;
-  std::unordered_map<int64_t, int32_t> local_of_;  // global id -> local position, for this rank's samples
-  // The active local samples in increasing order, their rows and labels (the columns of the working-set rows).
-  std::vector<int32_t> act_;
-  std::vector<int32_t> act_rows_;
-  std::vector<int8_t> act_y_;
-  std::vector<int32_t> inact_;
+  std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
+  int64_t active_ = 0;
+  std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
   int64_t global_active_ = 0;
   int64_t min_local_active_ = 0;
   std::vector<double> candidates_;  // every rank's candidate record
-  std::vector<float> ws_rows_;  // the working set's rows over this rank's active samples
   std::vector<float> scratch_;
   int64_t extra_evaluations_ = 0;  // the q x q blocks (kernels of their own)
   int64_t bytes_start_ = 0;
@@ -131,26 +138,47 @@ class DistBatchSolver {
   SolverTally tally_;
 };
 
-void DistBatchSolver::SetAllActive() {
-  std::vector<int32_t> all(static_cast<size_t>(n_));
-  for (int64_t k = 0; k < n_; ++k) all[k] = static_cast<int32_t>(k);
-  SetActive(std::move(all));
-  global_active_ = big_l_;
+const float* DistBatchSolver::GetQ(const Sample& s, int64_t len) {
+  if (len <= 0) return nullptr;  // nothing active here (the cache never holds empty rows)
+  auto [data, start] = cache_.Get(s.h.gid, len);
+  if (start < len) {
+    const auto n = static_cast<size_t>(len - start);
+    kernel_.QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(start), n),
+                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
+  }
+  return data;
 }
 
-void DistBatchSolver::SetActive(std::vector<int32_t> act) {
-  act_ = std::move(act);
-  std::vector<char> on(static_cast<size_t>(n_), 0);
-  act_rows_.resize(act_.size());
-  act_y_.resize(act_.size());
-  for (size_t k = 0; k < act_.size(); ++k) {
-    on[act_[k]] = 1;
-    act_rows_[k] = row_[act_[k]];
-    act_y_[k] = y_[act_[k]];
+void DistBatchSolver::UpdateGBar(const Sample& s, const float* cached, int64_t cached_len, double c) {
+  ++tally_.bound_changes;
+  const int64_t have = std::min(cached_len, n_);
+  const int64_t rest = n_ - have;
+  if (rest > 0) {
+    scratch_.resize(static_cast<size_t>(rest));
+    const auto n = static_cast<size_t>(rest);
+    kernel_.QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
+                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
   }
-  inact_.clear();
-  for (int64_t k = 0; k < n_; ++k)
-    if (on[k] == 0) inact_.push_back(static_cast<int32_t>(k));
+  const float* tail = scratch_.data();
+  parallel_for_chunks<int64_t>(0, n_, kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < std::min(e, have); ++k) g_bar_[k] += c * cached[k];
+    for (int64_t k = std::max(b, have); k < e; ++k) g_bar_[k] += c * tail[k - have];
+  });
+}
+
+void DistBatchSolver::Swap(int64_t a, int64_t b) {
+  if (a == b) return;
+  std::swap(row_[a], row_[b]);
+  std::swap(gid_[a], gid_[b]);
+  std::swap(y_[a], y_[b]);
+  std::swap(qd_[a], qd_[b]);
+  std::swap(alpha_[a], alpha_[b]);
+  std::swap(status_[a], status_[b]);
+  std::swap(g_[a], g_[b]);
+  std::swap(g_bar_[a], g_bar_[b]);
+  pos_of_[static_cast<size_t>(gid_[a])] = static_cast<int32_t>(a);
+  pos_of_[static_cast<size_t>(gid_[b])] = static_cast<int32_t>(b);
+  pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
 }
 
 double DistBatchSolver::Select(std::vector<int64_t>* ws) {
@@ -164,7 +192,7 @@ double DistBatchSolver::Select(std::vector<int64_t>* ws) {
   // This rank's q best of each side.
   std::vector<Entry> up;
   std::vector<Entry> low;
-  for (const int32_t k : act_) {
+  for (int64_t k = 0; k < active_; ++k) {
     const double v = -y_[k] * g_[k];
     if (InUp(y_[k], status_[k])) up.emplace_back(v, gid_[k]);
     if (InLow(y_[k], status_[k])) low.emplace_back(v, gid_[k]);
@@ -222,9 +250,8 @@ double DistBatchSolver::Select(std::vector<int64_t>* ws) {
 std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
   std::vector<std::byte> mine;
   for (const int64_t g : ws) {
-    const auto it = local_of_.find(g);
-    if (it == local_of_.end()) continue;
-    const int32_t k = it->second;
+    const int32_t k = pos_of_[static_cast<size_t>(g)];
+    if (k < 0) continue;
     SampleHeader h;
     h.qd = qd_[k];
     h.g = g_[k];
@@ -323,9 +350,9 @@ int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<c
 void DistBatchSolver::ReconstructGradient() {
   if (global_active_ == big_l_) return;
   ++tally_.reconstructions;
-  for (const int32_t k : inact_) g_[k] = g_bar_[k] - 1.0;
+  for (int64_t k = active_; k < n_; ++k) g_[k] = g_bar_[k] - 1.0;
   std::vector<std::byte> mine;
-  for (const int32_t k : act_) {
+  for (int64_t k = 0; k < active_; ++k) {
     if (status_[k] != kFree) continue;
     SampleHeader h;
     h.alpha = alpha_[k];
@@ -338,39 +365,47 @@ void DistBatchSolver::ReconstructGradient() {
   Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-reconstruct"));
   std::vector<Sample> free_svs = dist::UnpackSamples(all);
   std::sort(free_svs.begin(), free_svs.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
-  if (inact_.empty()) return;
-  std::vector<int32_t> in_rows(inact_.size());
-  std::vector<int8_t> in_y(inact_.size());
-  for (size_t k = 0; k < inact_.size(); ++k) {
-    in_rows[k] = row_[inact_[k]];
-    in_y[k] = y_[inact_[k]];
-  }
-  const auto n = static_cast<int64_t>(inact_.size());
-  scratch_.resize(static_cast<size_t>(n));
+  const int64_t inactive = n_ - active_;
+  if (inactive == 0) return;
+  scratch_.resize(static_cast<size_t>(inactive));
+  const auto cols = std::span<const int32_t>(row_).subspan(static_cast<size_t>(active_));
+  const auto signs = std::span<const int8_t>(y_).subspan(static_cast<size_t>(active_));
   for (const Sample& s : free_svs) {
-    kernel_.QRowOf(s.Row(), s.h.y, in_rows, in_y, scratch_);
+    kernel_.QRowOf(s.Row(), s.h.y, cols, signs, scratch_);
     const double a = s.h.alpha;
-    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { g_[inact_[k]] += a * scratch_[k]; });
+    const float* q = scratch_.data();
+    parallel_for<int64_t>(0, inactive, kGrain, [&](int64_t t) { g_[active_ + t] += a * q[t]; });
   }
 }
 
 void DistBatchSolver::DoShrinking() {
   ++tally_.shrink_checks;
   ViolationExtremes ext;
-  for (const int32_t k : act_) ext.Add(y_[k], status_[k], g_[k]);
+  for (int64_t k = 0; k < active_; ++k) ext.Add(y_[k], status_[k], g_[k]);
   double extremes[2] = {ext.gmax1, ext.gmax2};
   Check(comm_.Allreduce(std::span<double>(extremes, 2), comm::ReduceOp::kMax, "svm-shrink"));
-  if (schedule_.Unshrink(unshrink_, extremes[0] + extremes[1])) {
+  const double gmax1 = extremes[0];
+  const double gmax2 = extremes[1];
+  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
     unshrink_ = true;
     ReconstructGradient();
     SetAllActive();
   }
-  std::vector<int32_t> keep;
-  for (const int32_t k : act_)
-    if (!batch::BeShrunk(y_[k], status_[k], g_[k], extremes[0], extremes[1])) keep.push_back(k);
-  if (keep.size() != act_.size()) SetActive(std::move(keep));
-  int64_t active = static_cast<int64_t>(act_.size());
-  min_local_active_ = std::min(min_local_active_, active);
+  for (int64_t k = 0; k < active_; ++k) {
+    if (!batch::BeShrunk(y_[k], status_[k], g_[k], gmax1, gmax2)) continue;
+    --active_;
+    while (active_ > k) {
+      if (!batch::BeShrunk(y_[active_], status_[active_], g_[active_], gmax1, gmax2)) {
+        Swap(k, active_);
+        break;
+      }
+      --active_;
+    }
+  }
+  cache_.ApplyColumnSwaps(pending_swaps_);
+  pending_swaps_.clear();
+  min_local_active_ = std::min(min_local_active_, active_);
+  int64_t active = active_;
   Check(comm_.Allreduce(std::span<int64_t>(&active, 1), comm::ReduceOp::kSum, "svm-shrink"));
   global_active_ = active;
   tally_.min_active = std::min(tally_.min_active, global_active_);
@@ -454,45 +489,24 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
     std::vector<std::pair<size_t, double>> moved;
     for (size_t t = 0; t < samples.size(); ++t)
       if (new_alpha[t] != samples[t].h.alpha) moved.emplace_back(t, new_alpha[t] - samples[t].h.alpha);
-    // The moved samples' rows over this rank's active samples; G += sum_t d_t Q_t in working-set order.
-    const auto n = static_cast<int64_t>(act_.size());
-    ws_rows_.resize(samples.size() * static_cast<size_t>(n));
-    if (n > 0)
-      for (const auto& [t, d] : moved)
-        kernel_.QRowOf(samples[t].Row(), samples[t].h.y, act_rows_, act_y_,
-                       {ws_rows_.data() + t * static_cast<size_t>(n), static_cast<size_t>(n)});
-    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
-      double v = g_[act_[k]];
-      for (const auto& [t, d] : moved) v += d * ws_rows_[t * static_cast<size_t>(n) + static_cast<size_t>(k)];
-      g_[act_[k]] = v;
-    });
+    // G += sum_t d_t Q_t over this rank's active samples, t in working-set order (one row at a time: the same
+    // sum per sample), with each moved sample's row from the cache; then the owners store the new alphas and
+    // G_bar follows the samples that reached or left C.
     for (const auto& [t, d] : moved) {
       const Sample& s = samples[t];
+      const float* row = GetQ(s, active_);
+      parallel_for<int64_t>(0, active_, kGrain, [&](int64_t k) { g_[k] += d * row[k]; });
       const double c_s = C(s.h.y);
       const bool was_upper = batch::StatusOf(s.h.alpha, c_s) == kUpper;
       const bool is_upper = batch::StatusOf(new_alpha[t], c_s) == kUpper;
-      const auto it = local_of_.find(s.h.gid);
-      if (it != local_of_.end()) {
-        alpha_[it->second] = new_alpha[t];
-        status_[it->second] = batch::StatusOf(new_alpha[t], c_s);
+      const int32_t k = pos_of_[static_cast<size_t>(s.h.gid)];
+      if (k >= 0) {
+        alpha_[k] = new_alpha[t];
+        status_[k] = batch::StatusOf(new_alpha[t], c_s);
       }
       // G_bar (the gradient part of the samples at C) only serves reconstruction.
       if (!schedule_.eliminates() || was_upper == is_upper) continue;
-      ++tally_.bound_changes;
-      const double c = was_upper ? -c_s : c_s;
-      const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
-      parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { g_bar_[act_[k]] += c * row[k]; });
-      if (!inact_.empty()) {
-        std::vector<int32_t> in_rows(inact_.size());
-        std::vector<int8_t> in_y(inact_.size());
-        for (size_t k = 0; k < inact_.size(); ++k) {
-          in_rows[k] = row_[inact_[k]];
-          in_y[k] = y_[inact_[k]];
-        }
-        scratch_.resize(inact_.size());
-        kernel_.QRowOf(s.Row(), s.h.y, in_rows, in_y, scratch_);
-        for (size_t k = 0; k < inact_.size(); ++k) g_bar_[inact_[k]] += c * scratch_[k];
-      }
+      UpdateGBar(s, row, row != nullptr ? active_ : 0, was_upper ? -c_s : c_s);
     }
     Progress(rounds, steps, false);
   }
@@ -512,6 +526,8 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
   counts.min_local_active = min_local_active_;
   counts.bytes_before = bytes_before;
   SolverResult r = dist::Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
+  r.cache_hits = cache_.hits();
+  r.cache_misses = cache_.misses();
   if (batch_stats != nullptr) batch_stats->rounds = rounds;
   if (stats != nullptr) stats->rounds = rounds;
   return r;
@@ -526,6 +542,25 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
   dist::ValidateDistProblem(comm, problem);
   DistBatchSolver solver(comm, problem, options, batch);
   return solver.Run(stats, batch_stats);
+}
+
+SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const SolverOptions& options,
+                                      const BatchOptions& batch, BatchStats* stats) {
+  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched: no kernel");
+  TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched: no samples");
+  const auto l = static_cast<int64_t>(problem.rows.size());
+  std::vector<int64_t> gids(static_cast<size_t>(l));
+  std::vector<int32_t> owner(static_cast<size_t>(l), 0);
+  std::vector<int32_t> nnz(static_cast<size_t>(l));
+  for (int64_t s = 0; s < l; ++s) {
+    gids[s] = s;
+    nnz[s] = static_cast<int32_t>(problem.kernel->rows().RowIndices(problem.rows[s]).size());
+  }
+  const std::unique_ptr<comm::Communicator> local = comm::MakeLocalCommunicator();
+  DistBinaryProblem p{problem.kernel, problem.rows, gids, problem.y, l, owner, nnz};
+  p.Cp = problem.Cp;
+  p.Cn = problem.Cn;
+  return SolveBinaryDistributedBatched(*local, p, options, batch, nullptr, stats);
 }
 
 }  // namespace tessel::train::svm

@@ -28,8 +28,7 @@ void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& prob
   TESSEL_CHECK(problem.kernel != nullptr, "distributed SVM: no kernel");
   const auto n = problem.rows.size();
   TESSEL_CHECK(problem.gids.size() == n && problem.y.size() == n,
-               "distributed SVM: {} rows, {} global ids and {} labels", n, problem.gids.size(),
-               problem.y.size());
+               "distributed SVM: {} rows, {} global ids and {} labels", n, problem.gids.size(), problem.y.size());
   TESSEL_CHECK(problem.num_samples > 0 && problem.num_samples < (int64_t{1} << 31),
                "distributed SVM: {} samples (need 1 to 2^31 - 1)", problem.num_samples);
   const auto big_l = static_cast<size_t>(problem.num_samples);
@@ -39,19 +38,17 @@ void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& prob
   for (size_t k = 0; k < n; ++k) {
     const int64_t g = problem.gids[k];
     TESSEL_CHECK(g >= 0 && g < problem.num_samples && (k == 0 || g > problem.gids[k - 1]),
-                 "distributed SVM: global ids must ascend within [0, {}) (id {} at {})", problem.num_samples, g,
-                 k);
+                 "distributed SVM: global ids must ascend within [0, {}) (id {} at {})", problem.num_samples, g, k);
     TESSEL_CHECK(problem.owner[static_cast<size_t>(g)] == comm.Rank(),
-                 "distributed SVM: rank {} holds sample {} that the owner table gives to rank {}", comm.Rank(),
-                 g, problem.owner[static_cast<size_t>(g)]);
-    TESSEL_CHECK(problem.y[k] == 1 || problem.y[k] == -1, "distributed SVM: label {} of sample {}", problem.y[k],
-                 g);
+                 "distributed SVM: rank {} holds sample {} that the owner table gives to rank {}", comm.Rank(), g,
+                 problem.owner[static_cast<size_t>(g)]);
+    TESSEL_CHECK(problem.y[k] == 1 || problem.y[k] == -1, "distributed SVM: label {} of sample {}", problem.y[k], g);
   }
   // Every sample is held by exactly one rank.
   int64_t held = static_cast<int64_t>(n);
   Check(comm.Allreduce(std::span<int64_t>(&held, 1), comm::ReduceOp::kSum, "svm-setup"));
-  TESSEL_CHECK(held == problem.num_samples, "distributed SVM: the ranks hold {} samples, the problem has {}",
-               held, problem.num_samples);
+  TESSEL_CHECK(held == problem.num_samples, "distributed SVM: the ranks hold {} samples, the problem has {}", held,
+               problem.num_samples);
 }
 
 SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l, const SolverTally& tally,
@@ -91,8 +88,8 @@ SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l
   std::vector<double> all;
   std::vector<int64_t> sizes;
   Check(comm.AllgathervWithCounts<double>(mine, &all, &sizes, "svm-result"));
-  TESSEL_CHECK(static_cast<int64_t>(all.size()) == 2 * big_l, "distributed SVM: the ranks hold {} samples in all, not {}",
-               all.size() / 2, big_l);
+  TESSEL_CHECK(static_cast<int64_t>(all.size()) == 2 * big_l,
+               "distributed SVM: the ranks hold {} samples in all, not {}", all.size() / 2, big_l);
   r.alpha.assign(static_cast<size_t>(big_l), 0.0);
   for (size_t t = 0; t < all.size(); t += 2) r.alpha[static_cast<size_t>(all[t])] = all[t + 1];
 

@@ -67,4 +67,10 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
                                            const SolverOptions& options, const BatchOptions& batch = {},
                                            DistStats* stats = nullptr, BatchStats* batch_stats = nullptr);
 
+// SolveBinaryDistributedBatched on one rank (a local communicator): SolveBinaryBatched's steps with a kernel-row
+// cache of options.cache_bytes across rounds (batch_solver.cc, the CUDA solver's host twin, recomputes every row).
+// What `tessel train svm --solver batch` runs on the CPU.
+SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const SolverOptions& options,
+                                      const BatchOptions& batch = {}, BatchStats* stats = nullptr);
+
 }  // namespace tessel::train::svm
