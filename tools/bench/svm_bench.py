@@ -238,12 +238,13 @@ def main():
                 "*wall s* includes them). *speed-up*: training time of K = 1 with the same elimination / this one "
                 "(target: 1.8x at K = 2 on this machine's two cores). *CPU s per rank*: user + system of the busiest "
                 "rank (Open MPI polls while it waits, so waiting counts as CPU). *bytes per iteration*: what the "
-                "busiest rank sent, over the SMO iterations. *predicted*: each rank's time outside communicator "
+                "busiest rank sent, over the SMO iterations (over the rounds in parentheses). *predicted*: each rank's time outside communicator "
                 "calls plus the alpha-beta time of its calls on a 10 Gbit/s, 5 us network (docs/comm.md); at K = 4 "
                 "two ranks share each core here, so the measured compute, and the prediction, carry that slowdown. "
-                "*obj. rel. diff*: against K = 1 with elimination (all within LIBSVM's tolerance; without "
+                "*obj. rel. diff*: against K = 1 SMO with elimination (all within LIBSVM's tolerance; without "
                 "elimination K = 1 and K > 1 make the same iterations). fashion06: Fashion-MNIST T-shirt/top (+1) "
-                f"against Shirt (-1), 12,000 x 784 (`tessel convert --from idx ... --positive 0 --negative 6`).\n\n"
+                f"against Shirt (-1), 12,000 x 784 (`tessel convert --from idx ... --positive 0 --negative 6`). "
+                "What the table shows, and what is not met: docs/svm.md, \"Distributed training\", *Measured*.\n\n"
                 + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n\nElimination against none (training time "
                 "off / periodic): " + ", ".join(elim_notes) + ".\n")
         replace_section(a.doc, "SVM: distributed training (mpirun)", body)
