@@ -41,6 +41,7 @@ struct TrainSvmArgs {
   std::string device = "cpu";
   int device_id = -1;
   std::string solver = "smo";
+  double rebalance = 1.2;
   int working_set = 0;         // 0: 256 on the CPU, 1024 on CUDA
   std::string network;         // predict the multi-rank time on this network ("" = no prediction)
   std::string pairs = "auto";  // how one-vs-one pairs use the ranks (train::svm::PairSchedule)
@@ -72,7 +73,15 @@ nlohmann::json DistributedJson(comm::Communicator& comm, const train::svm::Train
       {"comm_seconds", st.max_comm_seconds},
       {"cpu_seconds_per_rank", {{"min", -cpu[1]}, {"max", cpu[0]}}}};
   int64_t rounds = 0;
-  for (const auto& p : st.pairs) rounds += p.rounds;
+  int64_t rebalances = 0;
+  int64_t moved = 0;
+  for (const auto& p : st.pairs) {
+    rounds += p.rounds;
+    rebalances += p.rebalances;
+    moved += p.moved_samples;
+  }
+  j["rebalances"] = rebalances;
+  j["rebalanced_samples"] = moved;
   if (rounds > 0) {
     j["rounds"] = rounds;
     j["bytes_per_round"] = static_cast<double>(st.max_bytes) / static_cast<double>(rounds);
@@ -153,6 +162,7 @@ void RunTrainSvm(const TrainSvmArgs& a) {
     how.schedule = ParseEnum<train::svm::PairSchedule>(a.pairs, "--pairs");
     how.batched = a.solver == "batch";
     how.batch = batch;
+    how.rebalance = a.rebalance;
     how.spread_solver = solver;
     if (ctx.IsCuda())
       how.shared_refusal = fmt::format(
@@ -239,6 +249,11 @@ void RegisterTrainSvm(CLI::App& app) {
                   "least as many pairs as ranks)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "shared", "spread"}));
+  sub->add_option("--rebalance", args->rebalance,
+                  "Under mpirun (SMO, pairs shared): move active samples between ranks at an elimination check point "
+                  "when one rank's share exceeds this times the mean (0 = never)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 1e9));
   sub->add_flag("--json", args->json, "Print the training statistics as JSON on stdout");
   SetAction(sub, [args] { RunTrainSvm(*args); });
 }

@@ -481,6 +481,87 @@ TEST(SvmDistBatched, CachedOneProcessSolverTakesTheHostTwinsSteps) {
   }
 }
 
+// Rebalancing moves active samples (state and row) between ranks; the choices depend only on values and global
+// ids, so the answer is bit for bit the one without it, whether a rank starts with everything, nothing or a share.
+TEST(SvmDist, RebalancingKeepsTheIterations) {
+  const auto data = RandomDataset(300, 12, 0.5, {1, -1}, 21);
+  const kernels::SparseRowsView view = data.Rows();
+  std::vector<int32_t> rows(300);
+  std::iota(rows.begin(), rows.end(), 0);
+  std::vector<int8_t> y;
+  for (const double v : data.labels.Host()) y.push_back(v > 0 ? 1 : -1);
+  std::vector<int32_t> nnz(300);
+  for (int64_t r = 0; r < 300; ++r) nnz[r] = static_cast<int32_t>(data.indptr.Host()[r + 1] - data.indptr.Host()[r]);
+  kernels::SvmKernelParams kp;
+  kp.gamma = 0.15;
+  struct Scheme {
+    int k;
+    std::function<int(int64_t)> owner;
+  };
+  for (const auto policy : {ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic}) {
+    SolverOptions o;
+    o.eps = 1e-6;
+    o.shrinking = policy;
+    o.cache_bytes = int64_t{1} << 20;
+    for (const Scheme& sc : {Scheme{3, [](int64_t) { return 2; }}, Scheme{4, [](int64_t g) { return g < 40 ? 0 : 3; }},
+                             Scheme{2, [](int64_t g) { return static_cast<int>(g % 2); }}}) {
+      std::vector<int32_t> owner(300);
+      for (int64_t g = 0; g < 300; ++g) owner[g] = sc.owner(g);
+      for (const int fuse : {0, 1}) {
+        std::vector<SolverResult> got[2];
+        std::vector<DistStats> stats[2];
+        for (const int rebalance : {0, 1}) {
+          got[rebalance].resize(static_cast<size_t>(sc.k));
+          stats[rebalance].resize(static_cast<size_t>(sc.k));
+          comm::ThreadGroup::Run(sc.k, [&](comm::Communicator& c) {
+            std::vector<int32_t> mine;
+            std::vector<int64_t> gids;
+            std::vector<int8_t> my_y;
+            for (int64_t g = 0; g < 300; ++g) {
+              if (owner[g] != c.Rank()) continue;
+              mine.push_back(rows[g]);
+              gids.push_back(g);
+              my_y.push_back(y[g]);
+            }
+            // Each rank's kernel views only its own rows, as in training: received rows need a kernel of their own.
+            std::vector<int64_t> ip{0};
+            std::vector<int32_t> ix;
+            std::vector<double> vx;
+            for (const int32_t r : mine) {
+              const auto idx = view.RowIndices(r);
+              const auto val = view.RowValues(r);
+              ix.insert(ix.end(), idx.begin(), idx.end());
+              vx.insert(vx.end(), val.begin(), val.end());
+              ip.push_back(static_cast<int64_t>(ix.size()));
+            }
+            std::vector<int32_t> local(mine.size());
+            std::iota(local.begin(), local.end(), 0);
+            kernels::SvmKernelRows kernel(kernels::SparseRowsView{ip, ix, vx, view.num_cols}, kp);
+            DistBinaryProblem prob{&kernel, local, gids, my_y, 300, owner, nnz};
+            prob.Cp = prob.Cn = 2.0;
+            prob.fuse = fuse;
+            prob.rebalance = rebalance == 1 ? 1.0001 : 0.0;
+            const auto r = static_cast<size_t>(c.Rank());
+            got[rebalance][r] = SolveBinaryDistributed(c, prob, o, &stats[rebalance][r]);
+          });
+        }
+        const std::string what =
+            std::string(ShrinkingName(policy)) + " K = " + std::to_string(sc.k) + " fuse " + std::to_string(fuse);
+        EXPECT_EQ(stats[0][0].rebalances, 0) << what;
+        EXPECT_GT(stats[1][0].rebalances, 0) << what;
+        EXPECT_GT(stats[1][0].moved_samples, 0) << what;
+        for (int r = 0; r < sc.k; ++r) {
+          EXPECT_EQ(got[1][static_cast<size_t>(r)].iterations, got[0][0].iterations) << what;
+          EXPECT_EQ(got[1][static_cast<size_t>(r)].alpha, got[0][0].alpha) << what << " rank " << r;
+          EXPECT_NEAR(got[1][static_cast<size_t>(r)].obj, got[0][0].obj, 1e-12 * std::fabs(got[0][0].obj)) << what;
+        }
+        // Balanced shares: the smallest active share grows.
+        EXPECT_GE(stats[1][0].min_local_active, stats[0][0].min_local_active) << what;
+      }
+    }
+  }
+}
+
 TEST(SvmDist, BalancedRowBlocks) {
   // Rows of 1, 1, 1, 1, 10, 10 non-zeros (mean 4): weights 5, 5, 5, 5, 14, 14 of 48.
   const std::vector<int64_t> indptr{0, 1, 2, 3, 4, 14, 24};

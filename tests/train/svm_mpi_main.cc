@@ -1,8 +1,9 @@
 // The distributed SVM under real MPI (ctest label mpi, run by mpirun at 2 and 4 ranks): `check` trains
-// heart_scale (RBF, linear, and without elimination; SMO and batched) and letter_300 (26 classes) over all ranks and
-// compares every pair's objective with the one-process solver (within 1e-6 relative, each rank solving alone for the
-// reference), the predictions with the one-process model's, and the models of all ranks with rank 0's (bit for bit);
-// `fail` makes rank 1 throw while the others wait inside the solver, so the job must end with rank 1's message.
+// heart_scale (RBF, linear, and without elimination; SMO, SMO rebalancing at every check point, and batched) and
+// letter_300 (26 classes) over all ranks and compares every pair's objective with the one-process solver (within 1e-6
+// relative, each rank solving alone for the reference), the predictions with the one-process model's, and the models of
+// all ranks with rank 0's (bit for bit); `fail` makes rank 1 throw while the others wait inside the solver, so the job
+// must end with rank 1's message.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -25,14 +26,17 @@ int Check(comm::Communicator& c) {
     const char* file;
     const char* args;
     int batch = 0;  // > 0: the batched solvers with this working set
+    double rebalance = 1.2;
   };
   for (const Case& cs : {Case{"heart_scale", "-c 4 -g 0.25"}, Case{"heart_scale", "-t 0 -c 0.5 -h 0"},
                          Case{"heart_scale", "-c 2 -e 0.00001"}, Case{"letter_300", "-c 16 -g 4"},
-                         Case{"heart_scale", "-c 4 -g 0.25", 16}, Case{"heart_scale", "-c 2 -h 0", 32}}) {
+                         Case{"heart_scale", "-c 4 -g 0.25", 16}, Case{"heart_scale", "-c 2 -h 0", 32},
+                         Case{"heart_scale", "-c 8 -g 0.5 -e 0.00001", 0, 1.0001}}) {
     const auto data = datasets::ReadLibsvm(std::string(TESSEL_TEST_DATA) + "/svm/" + cs.file);
     const SvmParams p = testing::ParseLibsvmArgs(cs.args);
     DistTrainOptions how;
-    BinarySolver one_process;  // empty: SolveBinary
+    how.rebalance = cs.rebalance;  // 1.0001: at every check point where the shares are not even
+    BinarySolver one_process;      // empty: SolveBinary
     if (cs.batch > 0) {
       how.batched = true;
       how.batch.working_set = cs.batch;
@@ -43,7 +47,14 @@ int Check(comm::Communicator& c) {
     TrainReport one;
     const SvmModel ref = TrainSvm(data, p, &one, one_process);
     TrainReport rep;
-    const SvmModel model = TrainSvmDistributed(c, data, p, &rep, nullptr, how);
+    DistTrainStats st;
+    const SvmModel model = TrainSvmDistributed(c, data, p, &rep, &st, how);
+    int64_t rebalances = 0;
+    for (const DistStats& s : st.pairs) rebalances += s.rebalances;
+    if (cs.rebalance < 1.1 && c.Size() > 1 && rebalances == 0) {
+      std::fprintf(stderr, "rank %d: %s %s: no rebalancing at any check point\n", c.Rank(), cs.file, cs.args);
+      ++failures;
+    }
     for (size_t t = 0; t < one.pairs.size(); ++t) {
       const double a = one.pairs[t].result.obj;
       const double b = rep.pairs[t].result.obj;

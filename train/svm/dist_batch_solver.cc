@@ -492,7 +492,9 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
     // G += sum_t d_t Q_t over this rank's active samples, t in working-set order (one row at a time: the same
     // sum per sample), with each moved sample's row from the cache; then the owners store the new alphas and
     // G_bar follows the samples that reached or left C.
-    for (const auto& [t, d] : moved) {
+    for (const auto& move : moved) {
+      const size_t t = move.first;
+      const double d = move.second;
       const Sample& s = samples[t];
       const float* row = GetQ(s, active_);
       parallel_for<int64_t>(0, active_, kGrain, [&](int64_t k) { g_[k] += d * row[k]; });

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <tuple>
 #include <utility>
@@ -43,8 +44,8 @@ class DistSolver {
  public:
   DistSolver(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options)
       : comm_(comm),
-        kernel_(*p.kernel),
-        owner_(p.owner),
+        kernel_(p.kernel),
+        owner_(p.owner.begin(), p.owner.end()),
         nnz_(p.nnz),
         big_l_(p.num_samples),
         n_(static_cast<int64_t>(p.rows.size())),
@@ -53,13 +54,15 @@ class DistSolver {
         eps_(options.eps),
         schedule_(options.shrinking, p.num_samples, options.eps),
         cache_(p.num_samples, options.cache_bytes),
-        max_iter_(MaxIterations(options.max_iterations, p.num_samples)) {
+        cache_bytes_(options.cache_bytes),
+        max_iter_(MaxIterations(options.max_iterations, p.num_samples)),
+        rebalance_(p.rebalance) {
     row_.assign(p.rows.begin(), p.rows.end());
     gid_.assign(p.gids.begin(), p.gids.end());
     y_.assign(p.y.begin(), p.y.end());
     pos_of_.assign(static_cast<size_t>(big_l_), -1);
     for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
-    qd_ = QDiagonal(kernel_, row_);
+    qd_ = QDiagonal(*kernel_, row_);
     alpha_.assign(n_, 0.0);
     status_.assign(n_, kLower);
     g_.assign(n_, -1.0);
@@ -97,14 +100,22 @@ class DistSolver {
   void DoShrinking();
   void ReconstructGradient();
   void Swap(int64_t a, int64_t b);
+  // At a check point, with every rank's active count: when the largest exceeds rebalance_ times the mean, the
+  // ranks above their share send their last active samples (state and row) to the ranks below it (collective).
+  void MaybeRebalance(std::span<const int64_t> counts);
+  // This rank's samples become `keep` positions of the current arrays followed, at `at`, by the received ones;
+  // with received samples the kernel is rebuilt over the rows now held.
+  void Regroup(std::span<const int32_t> keep, int64_t at, std::span<const Sample> received,
+               std::span<const double> received_g_bar);
+  int64_t LocalEvaluations() const { return retired_evaluations_ + kernel_->evaluations() - evaluations_base_; }
   void Progress(int64_t iter, bool force);
   // Encodes a candidate's global id so that max-loc's smaller-index rule picks the larger id; -1 (none) last.
   int64_t TieIndex(int64_t gid) const { return gid < 0 ? big_l_ : big_l_ - 1 - gid; }
   int64_t GidOf(int64_t tie_index) const { return tie_index >= big_l_ ? -1 : big_l_ - 1 - tie_index; }
 
   comm::Communicator& comm_;
-  kernels::SvmKernelRows& kernel_;
-  std::span<const int32_t> owner_;
+  kernels::SvmKernelRows* kernel_;  // the caller's, or own_kernel_ after this rank received samples
+  std::vector<int32_t> owner_;      // per global sample: its rank (changed by rebalancing)
   std::span<const int32_t> nnz_;
   int64_t big_l_;
   int64_t n_;
@@ -113,7 +124,20 @@ class DistSolver {
   double eps_;
   EliminationSchedule schedule_;
   KernelCache cache_;  // rows keyed by global id, entries over this rank's positions
+  int64_t cache_bytes_;
   int64_t max_iter_;
+  double rebalance_;
+  // After receiving samples: the rows this rank holds, and the kernel over them.
+  std::vector<int64_t> own_indptr_;
+  std::vector<int32_t> own_indices_;
+  std::vector<double> own_values_;
+  std::unique_ptr<kernels::SvmKernelRows> own_kernel_;
+  int64_t evaluations_base_ = 0;     // kernel_->evaluations() when it became this rank's kernel (or Run began)
+  int64_t retired_evaluations_ = 0;  // counted by kernels this rank has replaced
+  int64_t rebalances_ = 0;
+  int64_t moved_samples_ = 0;
+  int64_t retired_hits_ = 0;  // of caches dropped by rebalancing
+  int64_t retired_misses_ = 0;
 
   // Per local position (reordered by elimination as in LIBSVM).
   std::vector<int32_t> row_;
@@ -143,9 +167,9 @@ class DistSolver {
 
 void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
   const int32_t n = nnz_[static_cast<size_t>(gid_[k])];
-  TESSEL_CHECK(static_cast<int64_t>(kernel_.rows().RowIndices(row_[k]).size()) == n,
+  TESSEL_CHECK(static_cast<int64_t>(kernel_->rows().RowIndices(row_[k]).size()) == n,
                "distributed SVM: sample {} has {} non-zeros here but {} in the shared table", gid_[k],
-               kernel_.rows().RowIndices(row_[k]).size(), n);
+               kernel_->rows().RowIndices(row_[k]).size(), n);
   SampleHeader h;
   h.qd = qd_[k];
   h.g = g_[k];
@@ -153,7 +177,7 @@ void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
   h.q_ij = q_ij;
   h.gid = gid_[k];
   h.y = y_[k];
-  dist::PackSample(kernel_.rows(), row_[k], h, dst);
+  dist::PackSample(kernel_->rows(), row_[k], h, dst);
 }
 
 Sample DistSolver::Broadcast(int64_t gid, double q_ij) {
@@ -220,8 +244,8 @@ const float* DistSolver::GetQ(const Sample& s, int64_t len) {
   auto [data, start] = cache_.Get(s.h.gid, len);
   if (start < len) {
     const auto n = static_cast<size_t>(len - start);
-    kernel_.QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(start), n),
-                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
+    kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(start), n),
+                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
   }
   return data;
 }
@@ -376,8 +400,8 @@ void DistSolver::UpdateGBar(const Sample& s, double c) {
   if (rest > 0) {
     scratch_.resize(static_cast<size_t>(rest));
     const auto n = static_cast<size_t>(rest);
-    kernel_.QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
-                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
+    kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
+                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
   }
   const float* head = cached;
   const float* tail = scratch_.data();
@@ -429,11 +453,201 @@ void DistSolver::DoShrinking() {
   cache_.ApplyColumnSwaps(pending_swaps_);
   pending_swaps_.clear();
   next_i_valid_ = false;
-  int64_t active = active_;
-  Check(comm_.Allreduce(std::span<int64_t>(&active, 1), comm::ReduceOp::kSum, "svm-shrink"));
-  global_active_ = active;
-  tally_.min_active = std::min(tally_.min_active, global_active_);
   min_local_active_ = std::min(min_local_active_, active_);
+  std::vector<int64_t> counts(static_cast<size_t>(comm_.Size()));
+  Check(comm_.Allgather<int64_t>(std::span<const int64_t>(&active_, 1), counts, "svm-shrink"));
+  global_active_ = 0;
+  for (const int64_t c : counts) global_active_ += c;
+  tally_.min_active = std::min(tally_.min_active, global_active_);
+  MaybeRebalance(counts);
+}
+
+void DistSolver::MaybeRebalance(std::span<const int64_t> counts) {
+  const int k = comm_.Size();
+  if (k == 1 || rebalance_ <= 0 || global_active_ < k) return;
+  const int64_t most = *std::max_element(counts.begin(), counts.end());
+  if (static_cast<double>(most) <= rebalance_ * static_cast<double>(global_active_) / k) return;
+  // Shares as even as possible; the ranks above theirs give to the ranks below, both in rank order (the same plan
+  // on every rank).
+  std::vector<int64_t> surplus(static_cast<size_t>(k));
+  for (int r = 0; r < k; ++r)
+    surplus[static_cast<size_t>(r)] = counts[static_cast<size_t>(r)] - (global_active_ / k + (r < global_active_ % k));
+  struct Move {
+    int from;
+    int to;
+    int64_t count;
+  };
+  std::vector<Move> moves;
+  for (int from = 0, to = 0;;) {
+    while (from < k && surplus[static_cast<size_t>(from)] <= 0) ++from;
+    while (to < k && surplus[static_cast<size_t>(to)] >= 0) ++to;
+    if (from == k || to == k) break;
+    const int64_t c = std::min(surplus[static_cast<size_t>(from)], -surplus[static_cast<size_t>(to)]);
+    moves.push_back({from, to, c});
+    surplus[static_cast<size_t>(from)] -= c;
+    surplus[static_cast<size_t>(to)] += c;
+  }
+  if (moves.empty()) return;
+  ++rebalances_;
+  // A donor sends its last active positions, each record its G_bar then the sample.
+  const int me = comm_.Rank();
+  int64_t give = 0;
+  for (const Move& m : moves)
+    if (m.from == me) give += m.count;
+  std::vector<std::byte> mine;
+  for (int64_t p = active_ - give; p < active_; ++p) {
+    const size_t at = mine.size();
+    mine.resize(at + sizeof(double));
+    std::memcpy(mine.data() + at, &g_bar_[p], sizeof(double));
+    SampleHeader h;
+    h.qd = qd_[p];
+    h.g = g_[p];
+    h.alpha = alpha_[p];
+    h.gid = gid_[p];
+    h.y = y_[p];
+    dist::AppendSample(kernel_->rows(), row_[p], h, &mine);
+  }
+  std::vector<std::byte> all;
+  std::vector<int64_t> sizes;
+  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &sizes, "svm-rebalance"));
+  // Walk the records in rank order; rank r's go to its moves in order.
+  std::vector<Sample> received;
+  std::vector<double> received_g_bar;
+  size_t at = 0;
+  for (int r = 0; r < k; ++r) {
+    const size_t end = at + static_cast<size_t>(sizes[static_cast<size_t>(r)]);
+    for (const Move& m : moves) {
+      if (m.from != r) continue;
+      for (int64_t t = 0; t < m.count; ++t) {
+        TESSEL_CHECK(at + sizeof(double) <= end, "distributed SVM: rank {} sent too few samples to rebalance", r);
+        double g_bar = 0;
+        std::memcpy(&g_bar, all.data() + at, sizeof g_bar);
+        at += sizeof g_bar;
+        TESSEL_CHECK(at + sizeof(SampleHeader) <= end, "distributed SVM: a truncated sample record from rank {}", r);
+        SampleHeader h;
+        std::memcpy(&h, all.data() + at, sizeof h);
+        TESSEL_CHECK(h.gid >= 0 && h.gid < big_l_ && h.nnz == nnz_[static_cast<size_t>(h.gid)],
+                     "distributed SVM: a malformed sample record from rank {}", r);
+        const size_t bytes = Sample::Bytes(static_cast<size_t>(h.nnz));
+        TESSEL_CHECK(at + bytes <= end, "distributed SVM: a truncated sample record from rank {}", r);
+        owner_[static_cast<size_t>(h.gid)] = m.to;
+        if (m.to == me) {
+          Sample s;
+          s.h = h;
+          s.buffer.assign(all.begin() + static_cast<std::ptrdiff_t>(at),
+                          all.begin() + static_cast<std::ptrdiff_t>(at + bytes));
+          received.push_back(std::move(s));
+          received_g_bar.push_back(g_bar);
+        }
+        at += bytes;
+        moved_samples_ += 1;
+      }
+    }
+    TESSEL_CHECK(at == end, "distributed SVM: rank {} sent {} bytes to rebalance, not what the plan needs", r,
+                 sizes[static_cast<size_t>(r)]);
+  }
+  if (give == 0 && received.empty()) return;
+  // Donors drop their last `give` active positions; receivers put the new samples after their active ones.
+  std::vector<int32_t> keep;
+  keep.reserve(static_cast<size_t>(n_ - give));
+  for (int64_t p = 0; p < n_; ++p)
+    if (p < active_ - give || p >= active_) keep.push_back(static_cast<int32_t>(p));
+  Regroup(keep, active_ - give, received, received_g_bar);
+}
+
+void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<const Sample> received,
+                         std::span<const double> received_g_bar) {
+  const auto n = static_cast<int64_t>(keep.size() + received.size());
+  std::vector<int32_t> row(static_cast<size_t>(n));
+  std::vector<int64_t> gid(static_cast<size_t>(n));
+  std::vector<int8_t> y(static_cast<size_t>(n));
+  std::vector<double> qd(static_cast<size_t>(n));
+  std::vector<double> alpha(static_cast<size_t>(n));
+  std::vector<int8_t> status(static_cast<size_t>(n));
+  std::vector<double> g(static_cast<size_t>(n));
+  std::vector<double> g_bar(static_cast<size_t>(n));
+  // New position q: kept positions before `at`, then the received samples, then the other kept positions.
+  std::vector<int64_t> source(static_cast<size_t>(n));  // >= 0: old position; < 0: received sample -1 - index
+  {
+    size_t q = 0;
+    size_t kk = 0;
+    for (; kk < keep.size() && keep[kk] < at; ++kk) source[q++] = keep[kk];
+    for (size_t t = 0; t < received.size(); ++t) source[q++] = -1 - static_cast<int64_t>(t);
+    for (; kk < keep.size(); ++kk) source[q++] = keep[kk];
+  }
+  for (int64_t q = 0; q < n; ++q) {
+    const int64_t src = source[static_cast<size_t>(q)];
+    if (src >= 0) {
+      row[q] = row_[src];
+      gid[q] = gid_[src];
+      y[q] = y_[src];
+      qd[q] = qd_[src];
+      alpha[q] = alpha_[src];
+      status[q] = status_[src];
+      g[q] = g_[src];
+      g_bar[q] = g_bar_[src];
+    } else {
+      const auto t = static_cast<size_t>(-1 - src);
+      const SampleHeader& h = received[t].h;
+      gid[q] = h.gid;
+      y[q] = h.y;
+      qd[q] = h.qd;
+      alpha[q] = h.alpha;
+      status[q] = batch::StatusOf(h.alpha, C(h.y));
+      g[q] = h.g;
+      g_bar[q] = received_g_bar[t];
+    }
+  }
+  if (!received.empty()) {
+    // The rows now held, in position order, and a kernel over them (same parameters and bit-row choice).
+    std::vector<int64_t> indptr{0};
+    std::vector<int32_t> indices;
+    std::vector<double> values;
+    for (int64_t q = 0; q < n; ++q) {
+      const int64_t src = source[static_cast<size_t>(q)];
+      std::span<const int32_t> idx;
+      std::span<const double> val;
+      if (src >= 0) {
+        idx = kernel_->rows().RowIndices(row_[src]);
+        val = kernel_->rows().RowValues(row_[src]);
+      } else {
+        const auto ext = received[static_cast<size_t>(-1 - src)].Row();
+        idx = ext.indices;
+        val = ext.values;
+      }
+      indices.insert(indices.end(), idx.begin(), idx.end());
+      values.insert(values.end(), val.begin(), val.end());
+      indptr.push_back(static_cast<int64_t>(indices.size()));
+      row[q] = static_cast<int32_t>(q);
+    }
+    auto fresh = std::make_unique<kernels::SvmKernelRows>(
+        kernels::SparseRowsView{indptr, indices, values, kernel_->rows().num_cols}, kernel_->params(),
+        kernel_->binary());
+    retired_evaluations_ += kernel_->evaluations() - evaluations_base_;
+    own_indptr_ = std::move(indptr);  // moving keeps the buffers the new kernel views
+    own_indices_ = std::move(indices);
+    own_values_ = std::move(values);
+    own_kernel_ = std::move(fresh);
+    kernel_ = own_kernel_.get();
+    evaluations_base_ = 0;
+  }
+  for (int64_t p = 0; p < n_; ++p) pos_of_[static_cast<size_t>(gid_[p])] = -1;
+  row_ = std::move(row);
+  gid_ = std::move(gid);
+  y_ = std::move(y);
+  qd_ = std::move(qd);
+  alpha_ = std::move(alpha);
+  status_ = std::move(status);
+  g_ = std::move(g);
+  g_bar_ = std::move(g_bar);
+  active_ = at + static_cast<int64_t>(received.size());
+  n_ = n;
+  for (int64_t p = 0; p < n_; ++p) pos_of_[static_cast<size_t>(gid_[p])] = static_cast<int32_t>(p);
+  // Positions moved: the cached rows no longer match them.
+  retired_hits_ += cache_.hits();
+  retired_misses_ += cache_.misses();
+  cache_ = KernelCache(big_l_, cache_bytes_);
+  next_i_valid_ = false;
 }
 
 // Rebuilds G of the eliminated samples: G_bar - 1 plus the terms of every free support vector. The free vectors'
@@ -451,7 +665,7 @@ void DistSolver::ReconstructGradient() {
     h.alpha = alpha_[k];
     h.gid = gid_[k];
     h.y = y_[k];
-    dist::AppendSample(kernel_.rows(), row_[k], h, &mine);
+    dist::AppendSample(kernel_->rows(), row_[k], h, &mine);
   }
   std::vector<std::byte> all;
   std::vector<int64_t> counts;
@@ -464,7 +678,7 @@ void DistSolver::ReconstructGradient() {
   const auto cols = std::span<const int32_t>(row_).subspan(static_cast<size_t>(active_));
   const auto signs = std::span<const int8_t>(y_).subspan(static_cast<size_t>(active_));
   for (const Sample& s : free_svs) {
-    kernel_.QRowOf(s.Row(), s.h.y, cols, signs, scratch_);
+    kernel_->QRowOf(s.Row(), s.h.y, cols, signs, scratch_);
     const double a = s.h.alpha;
     const float* q = scratch_.data();
     parallel_for<int64_t>(0, inactive, kScanGrain, [&](int64_t t) { g_[active_ + t] += a * q[t]; });
@@ -480,7 +694,7 @@ void DistSolver::Progress(int64_t iter, bool force) {
 }
 
 SolverResult DistSolver::Run(DistStats* stats) {
-  const int64_t evals_before = kernel_.evaluations();
+  evaluations_base_ = kernel_->evaluations();
   const comm::ByteCounter bytes_before = comm_.Bytes();
   bytes_start_ = bytes_before.Total();
   tally_.min_active = big_l_;
@@ -525,12 +739,16 @@ SolverResult DistSolver::Run(DistStats* stats) {
   dist::RunCounts counts;
   counts.iterations = iter;
   counts.hit_limit = hit_limit;
-  counts.local_evaluations = kernel_.evaluations() - evals_before;
+  counts.local_evaluations = LocalEvaluations();
   counts.min_local_active = min_local_active_;
   counts.bytes_before = bytes_before;
   SolverResult r = dist::Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
-  r.cache_hits = cache_.hits();
-  r.cache_misses = cache_.misses();
+  r.cache_hits = retired_hits_ + cache_.hits();
+  r.cache_misses = retired_misses_ + cache_.misses();
+  if (stats != nullptr) {
+    stats->rebalances = rebalances_;
+    stats->moved_samples = moved_samples_;
+  }
   return r;
 }
 

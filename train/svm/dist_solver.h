@@ -34,11 +34,18 @@ struct DistBinaryProblem {
   // iteration), 0 max-loc allreduce then the owner's broadcast (four), -1 fused when the ranks' records total at
   // most 8 KB (sparse rows; dense rows broadcast). The same iterations either way.
   int fuse = -1;
+  // Elimination can leave one rank far more active samples than another; at a check point where the largest share
+  // exceeds `rebalance` times the mean, the ranks above their share send their last active samples to the ranks
+  // below it (state and row; a receiving rank rebuilds its kernel over the rows it now holds). 0: never. The
+  // choices, and so the iterations, do not depend on where a sample lives.
+  double rebalance = 1.2;
 };
 
 // What the solve cost, over all ranks (the same on every rank, but local_kernel_evaluations).
 struct DistStats {
-  int64_t rounds = 0;  // the batched solver's rounds (0 for SMO)
+  int64_t rounds = 0;         // the batched solver's rounds (0 for SMO)
+  int64_t rebalances = 0;     // SMO: check points that moved active samples between ranks
+  int64_t moved_samples = 0;  // ... and how many samples they moved in all
   int64_t min_local_samples = 0;
   int64_t max_local_samples = 0;
   int64_t min_kernel_evaluations = 0;  // per rank

@@ -189,7 +189,8 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
       }
     }
     DistStats s;
-    const DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
+    DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
+    problem.rebalance = options.rebalance;
     SolverResult r = options.batched ? SolveBinaryDistributedBatched(comm, problem, t.options, options.batch, &s)
                                      : SolveBinaryDistributed(comm, problem, t.options, &s);
     local_evaluations += s.local_kernel_evaluations;

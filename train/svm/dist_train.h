@@ -58,6 +58,9 @@ struct DistTrainOptions {
   // When not empty, shared pairs are refused with this message on every rank (a solver that only runs whole pairs,
   // such as the CUDA one).
   std::string shared_refusal;
+  // Shared pairs, SMO: rebalance active samples when a rank's share exceeds this times the mean (0: never;
+  // DistBinaryProblem::rebalance).
+  double rebalance = 1.2;
 };
 
 // Collective: every rank passes the same dataset (each rank reads the file; the ranks compare its size, features,
