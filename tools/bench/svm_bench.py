@@ -127,7 +127,7 @@ def run_tessel(tessel, train, test, args, work, cache, threads=0, shrinking="per
     return r
 
 
-def run_dist(tessel, train, args, work, ranks, shrinking, solver="smo", repeats=3):
+def run_dist(tessel, train, args, work, ranks, shrinking, solver="smo", repeats=3, rebalance=None):
     """K = 1: one process, one thread; K > 1: mpirun -np K, one thread per rank, with the network prediction.
     The fastest of `repeats` runs (by training time): other jobs share this machine's cores."""
     model = f"{work}/dist.model"
@@ -135,6 +135,8 @@ def run_dist(tessel, train, args, work, ranks, shrinking, solver="smo", repeats=
            "--solver", solver, "--force", "--data", train, "--model", model] + args.split()
     if ranks > 1:
         cmd = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)] + cmd + ["--network", NETWORK]
+        if rebalance is not None:
+            cmd += ["--rebalance", str(rebalance)]
     runs = []
     for _ in range(repeats):
         out, wall, cpu = timed(cmd)
@@ -146,7 +148,8 @@ def run_dist(tessel, train, args, work, ranks, shrinking, solver="smo", repeats=
                 evals_min=d["kernel_evaluations_per_rank"]["min"] if d else j["kernel_evaluations"],
                 evals_max=d["kernel_evaluations_per_rank"]["max"] if d else j["kernel_evaluations"],
                 bytes_per_iter=d["bytes_per_iteration"] if d else 0.0, comm=d["comm_seconds"] if d else 0.0,
-                rounds=d.get("rounds", 0) if d else 0, bytes_per_round=d.get("bytes_per_round", 0.0) if d else 0.0,
+                rounds=d.get("rounds", 0) if d else 0, rebalances=d.get("rebalances", 0) if d else 0,
+                min_local_active=d.get("min_local_active", 0) if d else 0, bytes_per_round=d.get("bytes_per_round", 0.0) if d else 0.0,
                 cpu_rank=d["cpu_seconds_per_rank"]["max"] if d else cpu,
                 predicted=d.get("predicted_seconds", 0.0) if d else j["seconds"],
                 min_active=min(p["min_active"] for p in j["pairs"]))
@@ -204,31 +207,42 @@ def main():
                         f"{FASHION}/train-images-idx3-ubyte.gz", "--labels", f"{FASHION}/train-labels-idx1-ubyte.gz",
                         "--positive", "0", "--negative", "6", "-o", f"{work}/fashion06", "--force"], check=True,
                        stdout=subprocess.DEVNULL)
-        rows = ["| data | K | solver | elimination | wall s | training s | speed-up vs K = 1 | CPU s per rank (max) | iterations (rounds) | kernel evaluations per rank (min / max) | bytes per iteration (per round) per rank | comm s | predicted s, K machines at 10 Gbit/s | obj. rel. diff vs K = 1 SMO |",
-                "|---|---:|---|---|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
+        rows = ["| data | K | solver | elimination | wall s | training s | speed-up vs K = 1 | CPU s per rank (max) | iterations (rounds) | smallest active set: all ranks / one rank (rebalances) | kernel evaluations per rank (min / max) | bytes per iteration (per round) per rank | comm s | predicted s, K machines at 10 Gbit/s | obj. rel. diff vs K = 1 SMO |",
+                "|---|---:|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|"]
         elim_notes = []
+        rebalance_notes = []
         repeats = int(os.environ.get("TESSEL_SVM_DIST_REPEATS", "3"))
         for name, train, args in DIST_SETS:
             tr = path(a.shared, work, train)
             base = {}
             for ranks in DIST_RANKS:
                 times = {}
-                for solver, shrinking in (("smo", "periodic"), ("smo", "off"), ("batch", "periodic")):
-                    log(f"distributed {name} K={ranks} {solver} {shrinking}")
-                    r = run_dist(a.tessel, tr, args, work, ranks, shrinking, solver, repeats)
-                    key = (solver, shrinking)
+                configs = [("smo", "periodic"), ("smo", "off"), ("batch", "periodic")]
+                if ranks > 1:
+                    configs.insert(1, ("smo", "periodic, --rebalance 0"))
+                for solver, label in configs:
+                    shrinking = label.split(",")[0]
+                    log(f"distributed {name} K={ranks} {solver} {label}")
+                    r = run_dist(a.tessel, tr, args, work, ranks, shrinking, solver, repeats,
+                                 rebalance=0 if "rebalance 0" in label else None)
+                    key = (solver, label)
                     if ranks == 1:
                         base[key] = r
-                    b = base[key]
                     times[key] = r["train"]
                     its = f"{r['iterations']}" + (f" ({r['rounds']})" if r["rounds"] else "")
                     per = f"{r['bytes_per_iter']:.0f}" + (f" ({r['bytes_per_round']:.0f})" if r["rounds"] else "")
-                    rows.append(f"| {name} | {ranks} | {solver} | {shrinking} | {r['wall']:.2f} | {r['train']:.2f} | "
-                                f"{b['train'] / r['train']:.2f}x | {r['cpu_rank']:.2f} | {its} | "
+                    b = base.get(key, base.get((solver, shrinking)))
+                    active = f"{r['min_active']:,}" + (f" / {r['min_local_active']:,} ({r['rebalances']})"
+                                                       if ranks > 1 and solver == "smo" else "")
+                    rows.append(f"| {name} | {ranks} | {solver} | {label} | {r['wall']:.2f} | {r['train']:.2f} | "
+                                f"{b['train'] / r['train']:.2f}x | {r['cpu_rank']:.2f} | {its} | {active} | "
                                 f"{r['evals_min']:,} / {r['evals_max']:,} | {per} | "
                                 f"{r['comm']:.2f} | {r['predicted']:.2f} | "
                                 f"{rel_obj(r, base[('smo', 'periodic')]):.1e} |")
                 elim_notes.append(f"{name} K={ranks}: {times[('smo', 'off')] / times[('smo', 'periodic')]:.2f}x")
+                if ranks > 1:
+                    rebalance_notes.append(f"{name} K={ranks}: "
+                                           f"{times[('smo', 'periodic, --rebalance 0')] / times[('smo', 'periodic')]:.2f}x")
         body = ("`tessel train svm --threads 1` in one process (K = 1) and under `mpirun -np K --oversubscribe` with one "
                 "thread per rank (K = 2, 4), with LIBSVM's periodic elimination and without (`--shrinking off`). "
                 f"`--solver batch` (q = 256) is the batched solver: one process at K = 1, the distributed batched "
@@ -236,7 +250,9 @@ def main():
                 f"Each row is the fastest of {repeats} runs by training time (other jobs share the cores). "
                 "*training s*: the solve as the trainer reports it (reading the file and MPI start-up excluded; "
                 "*wall s* includes them). *speed-up*: training time of K = 1 with the same elimination / this one "
-                "(target: 1.8x at K = 2 on this machine's two cores). *CPU s per rank*: user + system of the busiest "
+                "(target: 1.8x at K = 2 on this machine's two cores). *smallest active set*: over the check points, "
+                "of all ranks together and of one rank, with the check points that rebalanced the shares (SMO "
+                "rebalances at 1.2x the mean share by default; `--rebalance 0` rows never do). *CPU s per rank*: user + system of the busiest "
                 "rank (Open MPI polls while it waits, so waiting counts as CPU). *bytes per iteration*: what the "
                 "busiest rank sent, over the SMO iterations (over the rounds in parentheses). *predicted*: each rank's time outside communicator "
                 "calls plus the alpha-beta time of its calls on a 10 Gbit/s, 5 us network (docs/comm.md); at K = 4 "
@@ -246,7 +262,8 @@ def main():
                 f"against Shirt (-1), 12,000 x 784 (`tessel convert --from idx ... --positive 0 --negative 6`). "
                 "What the table shows, and what is not met: docs/svm.md, \"Distributed training\", *Measured*.\n\n"
                 + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n\nElimination against none (training time "
-                "off / periodic): " + ", ".join(elim_notes) + ".\n")
+                "off / periodic): " + ", ".join(elim_notes) + ".\n\nRebalancing against none (training time "
+                "`--rebalance 0` / default, SMO with periodic elimination): " + ", ".join(rebalance_notes) + ".\n")
         replace_section(a.doc, "SVM: distributed training (mpirun)", body)
 
     if "conformance" in parts or "speed" in parts:
