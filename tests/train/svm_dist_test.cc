@@ -72,6 +72,33 @@ BinarySolver OneProcessBatched(int q) {
   return [b](const BinaryProblem& problem, const SolverOptions& o) { return SolveBinaryBatched(problem, o, b); };
 }
 
+// Rank `rank`'s share of global samples [0, n) under `owner`: their dataset rows, global ids and labels.
+struct Share {
+  std::vector<int32_t> rows;
+  std::vector<int64_t> gids;
+  std::vector<int8_t> y;
+};
+Share ShareOf(int rank, int64_t n, std::span<const int32_t> owner, std::span<const int32_t> rows,
+              std::span<const int8_t> y) {
+  Share s;
+  for (int64_t g = 0; g < n; ++g) {
+    if (owner[static_cast<size_t>(g)] != rank) continue;
+    s.rows.push_back(rows[static_cast<size_t>(g)]);
+    s.gids.push_back(g);
+    s.y.push_back(y[static_cast<size_t>(g)]);
+  }
+  return s;
+}
+
+// Non-zeros per row of data (the distributed problem's nnz table).
+std::vector<int32_t> RowNnz(const datasets::SparseRowDataset& data) {
+  const auto indptr = data.indptr.Host();
+  std::vector<int32_t> nnz(static_cast<size_t>(data.num_rows));
+  for (int64_t r = 0; r < data.num_rows; ++r)
+    nnz[static_cast<size_t>(r)] = static_cast<int32_t>(indptr[r + 1] - indptr[r]);
+  return nnz;
+}
+
 void ExpectSamePredictions(const SvmModel& a, const SvmModel& b, const datasets::SparseRowDataset& data,
                            const std::string& what) {
   const auto pa = PredictSvm(a, data);
@@ -230,8 +257,7 @@ TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
     o.shrinking = policy;
     kernels::SvmKernelRows ref_kernel(view, kp);
     const SolverResult ref = SolveBinary({&ref_kernel, rows, y, 1.5, 1.5}, o);
-    std::vector<int32_t> nnz(150);
-    for (int64_t r = 0; r < 150; ++r) nnz[r] = static_cast<int32_t>(data.indptr.Host()[r + 1] - data.indptr.Host()[r]);
+    const std::vector<int32_t> nnz = RowNnz(data);
     // Ownership schemes: round-robin over 4 ranks, everything on rank 2 of 3, and 3 samples over 5 ranks.
     struct Scheme {
       int k;
@@ -251,18 +277,15 @@ TEST(SvmDist, UnevenInterleavedAndEmptyShares) {
       for (const int fuse : {0, 1}) {
         std::vector<SolverResult> got(static_cast<size_t>(sc.k));
         comm::ThreadGroup::Run(sc.k, [&](comm::Communicator& c) {
-          std::vector<int32_t> mine;
-          std::vector<int64_t> gids;
-          std::vector<int8_t> my_y;
-          for (int64_t g = 0; g < sc.n; ++g) {
-            if (owner[g] != c.Rank()) continue;
-            mine.push_back(rows[g]);
-            gids.push_back(g);
-            my_y.push_back(y[g]);
-          }
+          const Share share = ShareOf(c.Rank(), sc.n, owner, rows, y);
           kernels::SvmKernelRows kernel(view, kp);  // every rank may view all rows; it reads only its own
-          DistBinaryProblem prob{
-              &kernel, mine, gids, my_y, sc.n, owner, std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n))};
+          DistBinaryProblem prob{&kernel,
+                                 share.rows,
+                                 share.gids,
+                                 share.y,
+                                 sc.n,
+                                 owner,
+                                 std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n))};
           prob.Cp = prob.Cn = 1.5;
           prob.fuse = fuse;
           got[static_cast<size_t>(c.Rank())] = SolveBinaryDistributed(c, prob, o);
@@ -354,8 +377,7 @@ TEST(SvmDistBatched, UnevenInterleavedAndEmptyShares) {
   std::iota(rows.begin(), rows.end(), 0);
   std::vector<int8_t> y;
   for (const double v : data.labels.Host()) y.push_back(v > 0 ? 1 : -1);
-  std::vector<int32_t> nnz(150);
-  for (int64_t r = 0; r < 150; ++r) nnz[r] = static_cast<int32_t>(data.indptr.Host()[r + 1] - data.indptr.Host()[r]);
+  const std::vector<int32_t> nnz = RowNnz(data);
   kernels::SvmKernelParams kp;
   kp.gamma = 0.2;
   BatchOptions b;
@@ -380,18 +402,15 @@ TEST(SvmDistBatched, UnevenInterleavedAndEmptyShares) {
       for (int64_t g = 0; g < sc.n; ++g) owner[g] = sc.owner(g);
       std::vector<SolverResult> got(static_cast<size_t>(sc.k));
       comm::ThreadGroup::Run(sc.k, [&](comm::Communicator& c) {
-        std::vector<int32_t> mine;
-        std::vector<int64_t> gids;
-        std::vector<int8_t> my_y;
-        for (int64_t g = 0; g < sc.n; ++g) {
-          if (owner[g] != c.Rank()) continue;
-          mine.push_back(rows[g]);
-          gids.push_back(g);
-          my_y.push_back(y[g]);
-        }
+        const Share share = ShareOf(c.Rank(), sc.n, owner, rows, y);
         kernels::SvmKernelRows kernel(view, kp);
-        DistBinaryProblem prob{
-            &kernel, mine, gids, my_y, sc.n, owner, std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n))};
+        DistBinaryProblem prob{&kernel,
+                               share.rows,
+                               share.gids,
+                               share.y,
+                               sc.n,
+                               owner,
+                               std::span<const int32_t>(nnz.data(), static_cast<size_t>(sc.n))};
         prob.Cp = prob.Cn = 1.5;
         got[static_cast<size_t>(c.Rank())] = SolveBinaryDistributedBatched(c, prob, o, b);
       });
@@ -490,8 +509,7 @@ TEST(SvmDist, RebalancingKeepsTheIterations) {
   std::iota(rows.begin(), rows.end(), 0);
   std::vector<int8_t> y;
   for (const double v : data.labels.Host()) y.push_back(v > 0 ? 1 : -1);
-  std::vector<int32_t> nnz(300);
-  for (int64_t r = 0; r < 300; ++r) nnz[r] = static_cast<int32_t>(data.indptr.Host()[r + 1] - data.indptr.Host()[r]);
+  const std::vector<int32_t> nnz = RowNnz(data);
   kernels::SvmKernelParams kp;
   kp.gamma = 0.15;
   struct Scheme {
@@ -514,30 +532,22 @@ TEST(SvmDist, RebalancingKeepsTheIterations) {
           got[rebalance].resize(static_cast<size_t>(sc.k));
           stats[rebalance].resize(static_cast<size_t>(sc.k));
           comm::ThreadGroup::Run(sc.k, [&](comm::Communicator& c) {
-            std::vector<int32_t> mine;
-            std::vector<int64_t> gids;
-            std::vector<int8_t> my_y;
-            for (int64_t g = 0; g < 300; ++g) {
-              if (owner[g] != c.Rank()) continue;
-              mine.push_back(rows[g]);
-              gids.push_back(g);
-              my_y.push_back(y[g]);
-            }
+            const Share share = ShareOf(c.Rank(), 300, owner, rows, y);
             // Each rank's kernel views only its own rows, as in training: received rows need a kernel of their own.
             std::vector<int64_t> ip{0};
             std::vector<int32_t> ix;
             std::vector<double> vx;
-            for (const int32_t r : mine) {
+            for (const int32_t r : share.rows) {
               const auto idx = view.RowIndices(r);
               const auto val = view.RowValues(r);
               ix.insert(ix.end(), idx.begin(), idx.end());
               vx.insert(vx.end(), val.begin(), val.end());
               ip.push_back(static_cast<int64_t>(ix.size()));
             }
-            std::vector<int32_t> local(mine.size());
+            std::vector<int32_t> local(share.rows.size());
             std::iota(local.begin(), local.end(), 0);
             kernels::SvmKernelRows kernel(kernels::SparseRowsView{ip, ix, vx, view.num_cols}, kp);
-            DistBinaryProblem prob{&kernel, local, gids, my_y, 300, owner, nnz};
+            DistBinaryProblem prob{&kernel, local, share.gids, share.y, 300, owner, nnz};
             prob.Cp = prob.Cn = 2.0;
             prob.fuse = fuse;
             prob.rebalance = rebalance == 1 ? 1.0001 : 0.0;

@@ -44,142 +44,38 @@ constexpr int64_t kGrain = 2048;
 
 using Entry = std::pair<double, int64_t>;  // (-y G, global id)
 
-class DistBatchSolver {
+class DistBatchSolver : dist::RankSamples {
  public:
   DistBatchSolver(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options,
                   const BatchOptions& batch)
-      : comm_(comm),
-        kernel_(*p.kernel),
+      : RankSamples(comm, p, options),
         owner_(p.owner),
         nnz_(p.nnz),
-        big_l_(p.num_samples),
-        n_(static_cast<int64_t>(p.rows.size())),
-        cp_(p.Cp),
-        cn_(p.Cn),
-        eps_(options.eps),
-        schedule_(options.shrinking, p.num_samples, options.eps),
-        max_iter_(MaxIterations(options.max_iterations, p.num_samples)),
-        cache_(p.num_samples, options.cache_bytes),
         q_(batch.working_set),
         inner_limit_(batch.inner_limit < 0 ? int64_t{10} * batch.working_set : batch.inner_limit),
-        inner_factor_(batch.inner_factor) {
-    row_.assign(p.rows.begin(), p.rows.end());
-    gid_.assign(p.gids.begin(), p.gids.end());
-    y_.assign(p.y.begin(), p.y.end());
-    pos_of_.assign(static_cast<size_t>(big_l_), -1);
-    for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
-    qd_ = QDiagonal(kernel_, row_);
-    alpha_.assign(n_, 0.0);
-    status_.assign(n_, batch::kLower);
-    g_.assign(n_, -1.0);
-    g_bar_.assign(n_, 0.0);
-    SetAllActive();
-  }
+        inner_factor_(batch.inner_factor) {}
 
   SolverResult Run(DistStats* stats, BatchStats* batch_stats);
 
  private:
-  double C(int8_t y) const { return y > 0 ? cp_ : cn_; }
-  void SetAllActive() {
-    active_ = n_;
-    global_active_ = big_l_;
-  }
-  // The Q row of a received sample over this rank's first `len` positions (cached by global id).
-  const float* GetQ(const Sample& s, int64_t len);
-  // G_bar += c Q_s over all local positions: the cached prefix as it is, the rest computed.
-  void UpdateGBar(const Sample& s, const float* cached, int64_t cached_len, double c);
-  void Swap(int64_t a, int64_t b);
   // Collective: the working set (global ids, the one-process order) and the global gap.
   double Select(std::vector<int64_t>* ws);
   // Collective: the working set's samples, in ws order, from their owners.
   std::vector<Sample> Fetch(std::span<const int64_t> ws);
   int64_t SolveSubproblem(std::span<const Sample> ws, std::span<const float> q, int64_t limit,
                           std::vector<double>* new_alpha) const;
-  void ReconstructGradient();  // collective
-  void DoShrinking();          // collective
   void Progress(int64_t rounds, int64_t steps, bool force);
 
-  comm::Communicator& comm_;
-  kernels::SvmKernelRows& kernel_;
   std::span<const int32_t> owner_;  // per global sample
   std::span<const int32_t> nnz_;    // per global sample
-  int64_t big_l_;
-  int64_t n_;
-  double cp_;
-  double cn_;
-  double eps_;
-  EliminationSchedule schedule_;
-  int64_t max_iter_;
-  KernelCache cache_;  // rows of global samples over this rank's positions, keyed by global id
   int64_t q_;
   int64_t inner_limit_;
   double inner_factor_;
-
-  // Per local position; the active samples are the prefix [0, active_) (LIBSVM's order by swaps).
-  std::vector<int32_t> row_;
-  std::vector<int64_t> gid_;
-  std::vector<int8_t> y_;
-  std::vector<double> qd_;
-  std::vector<double> alpha_;
-  std::vector<int8_t> status_;
-  std::vector<double> g_;
-  std::vector<double> g_bar_;
-  std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
-  int64_t active_ = 0;
-  std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
-  int64_t global_active_ = 0;
-  int64_t min_local_active_ = 0;
   std::vector<double> candidates_;  // every rank's candidate record
   std::vector<float> scratch_;
   int64_t extra_evaluations_ = 0;  // the q x q blocks (kernels of their own)
   int64_t bytes_start_ = 0;
-
-  bool unshrink_ = false;
-  SolverTally tally_;
 };
-
-const float* DistBatchSolver::GetQ(const Sample& s, int64_t len) {
-  if (len <= 0) return nullptr;  // nothing active here (the cache never holds empty rows)
-  auto [data, start] = cache_.Get(s.h.gid, len);
-  if (start < len) {
-    const auto n = static_cast<size_t>(len - start);
-    kernel_.QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(start), n),
-                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
-  }
-  return data;
-}
-
-void DistBatchSolver::UpdateGBar(const Sample& s, const float* cached, int64_t cached_len, double c) {
-  ++tally_.bound_changes;
-  const int64_t have = std::min(cached_len, n_);
-  const int64_t rest = n_ - have;
-  if (rest > 0) {
-    scratch_.resize(static_cast<size_t>(rest));
-    const auto n = static_cast<size_t>(rest);
-    kernel_.QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
-                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
-  }
-  const float* tail = scratch_.data();
-  parallel_for_chunks<int64_t>(0, n_, kGrain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < std::min(e, have); ++k) g_bar_[k] += c * cached[k];
-    for (int64_t k = std::max(b, have); k < e; ++k) g_bar_[k] += c * tail[k - have];
-  });
-}
-
-void DistBatchSolver::Swap(int64_t a, int64_t b) {
-  if (a == b) return;
-  std::swap(row_[a], row_[b]);
-  std::swap(gid_[a], gid_[b]);
-  std::swap(y_[a], y_[b]);
-  std::swap(qd_[a], qd_[b]);
-  std::swap(alpha_[a], alpha_[b]);
-  std::swap(status_[a], status_[b]);
-  std::swap(g_[a], g_[b]);
-  std::swap(g_bar_[a], g_bar_[b]);
-  pos_of_[static_cast<size_t>(gid_[a])] = static_cast<int32_t>(a);
-  pos_of_[static_cast<size_t>(gid_[b])] = static_cast<int32_t>(b);
-  pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
-}
 
 double DistBatchSolver::Select(std::vector<int64_t>* ws) {
   const auto up_first = [](const Entry& a, const Entry& b) {
@@ -258,7 +154,7 @@ std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
     h.alpha = alpha_[k];
     h.gid = g;
     h.y = y_[k];
-    dist::AppendSample(kernel_.rows(), row_[k], h, &mine);
+    dist::AppendSample(kernel_->rows(), row_[k], h, &mine);
   }
   // Every rank knows what each owner sends (the owner and non-zero tables): one allgatherv without counts.
   std::vector<int64_t> counts(static_cast<size_t>(comm_.Size()), 0);
@@ -345,72 +241,6 @@ int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<c
   return steps;
 }
 
-// G of the eliminated samples: G_bar - 1 plus the terms of every free vector (all active), gathered from every
-// rank and added in increasing global id, as the one-process solver adds them.
-void DistBatchSolver::ReconstructGradient() {
-  if (global_active_ == big_l_) return;
-  ++tally_.reconstructions;
-  for (int64_t k = active_; k < n_; ++k) g_[k] = g_bar_[k] - 1.0;
-  std::vector<std::byte> mine;
-  for (int64_t k = 0; k < active_; ++k) {
-    if (status_[k] != kFree) continue;
-    SampleHeader h;
-    h.alpha = alpha_[k];
-    h.gid = gid_[k];
-    h.y = y_[k];
-    dist::AppendSample(kernel_.rows(), row_[k], h, &mine);
-  }
-  std::vector<std::byte> all;
-  std::vector<int64_t> counts;
-  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-reconstruct"));
-  std::vector<Sample> free_svs = dist::UnpackSamples(all);
-  std::sort(free_svs.begin(), free_svs.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
-  const int64_t inactive = n_ - active_;
-  if (inactive == 0) return;
-  scratch_.resize(static_cast<size_t>(inactive));
-  const auto cols = std::span<const int32_t>(row_).subspan(static_cast<size_t>(active_));
-  const auto signs = std::span<const int8_t>(y_).subspan(static_cast<size_t>(active_));
-  for (const Sample& s : free_svs) {
-    kernel_.QRowOf(s.Row(), s.h.y, cols, signs, scratch_);
-    const double a = s.h.alpha;
-    const float* q = scratch_.data();
-    parallel_for<int64_t>(0, inactive, kGrain, [&](int64_t t) { g_[active_ + t] += a * q[t]; });
-  }
-}
-
-void DistBatchSolver::DoShrinking() {
-  ++tally_.shrink_checks;
-  ViolationExtremes ext;
-  for (int64_t k = 0; k < active_; ++k) ext.Add(y_[k], status_[k], g_[k]);
-  double extremes[2] = {ext.gmax1, ext.gmax2};
-  Check(comm_.Allreduce(std::span<double>(extremes, 2), comm::ReduceOp::kMax, "svm-shrink"));
-  const double gmax1 = extremes[0];
-  const double gmax2 = extremes[1];
-  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
-    unshrink_ = true;
-    ReconstructGradient();
-    SetAllActive();
-  }
-  for (int64_t k = 0; k < active_; ++k) {
-    if (!batch::BeShrunk(y_[k], status_[k], g_[k], gmax1, gmax2)) continue;
-    --active_;
-    while (active_ > k) {
-      if (!batch::BeShrunk(y_[active_], status_[active_], g_[active_], gmax1, gmax2)) {
-        Swap(k, active_);
-        break;
-      }
-      --active_;
-    }
-  }
-  cache_.ApplyColumnSwaps(pending_swaps_);
-  pending_swaps_.clear();
-  min_local_active_ = std::min(min_local_active_, active_);
-  int64_t active = active_;
-  Check(comm_.Allreduce(std::span<int64_t>(&active, 1), comm::ReduceOp::kSum, "svm-shrink"));
-  global_active_ = active;
-  tally_.min_active = std::min(tally_.min_active, global_active_);
-}
-
 void DistBatchSolver::Progress(int64_t rounds, int64_t steps, bool force) {
   if (!tally_.LogDue(force)) return;
   const auto sent = static_cast<double>(comm_.Bytes().Total() - bytes_start_);
@@ -422,7 +252,7 @@ void DistBatchSolver::Progress(int64_t rounds, int64_t steps, bool force) {
 }
 
 SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
-  const int64_t evals_before = kernel_.evaluations();
+  evaluations_base_ = kernel_->evaluations();
   const comm::ByteCounter bytes_before = comm_.Bytes();
   bytes_start_ = static_cast<int64_t>(bytes_before.Total());
   tally_.min_active = big_l_;
@@ -446,7 +276,7 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
     }
     if (schedule_.Due(since_check)) {
       since_check = 0;
-      if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
+      if (schedule_.CheckNow(tally_.last_gap)) Shrink();
     }
     tally_.last_gap = Select(&ws);
     if (tally_.last_gap < eps_) {
@@ -476,8 +306,8 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
       ws_cols.push_back(static_cast<int32_t>(t));
     }
     {
-      kernels::SvmKernelRows ws_kernel({ws_indptr, ws_indices, ws_values, kernel_.rows().num_cols}, kernel_.params(),
-                                       kernel_.binary());
+      kernels::SvmKernelRows ws_kernel({ws_indptr, ws_indices, ws_values, kernel_->rows().num_cols}, kernel_->params(),
+                                       kernel_->binary());
       block.resize(static_cast<size_t>(m * m));
       for (int64_t t = 0; t < m; ++t)
         ws_kernel.QRow(t, ws_y[t], ws_cols, ws_y, {block.data() + t * m, static_cast<size_t>(m)});
@@ -508,7 +338,7 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
       }
       // G_bar (the gradient part of the samples at C) only serves reconstruction.
       if (!schedule_.eliminates() || was_upper == is_upper) continue;
-      UpdateGBar(s, row, row != nullptr ? active_ : 0, was_upper ? -c_s : c_s);
+      UpdateGBar(s, was_upper ? -c_s : c_s);
     }
     Progress(rounds, steps, false);
   }
@@ -521,15 +351,7 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
               max_iter_);
   }
   Progress(rounds, steps, true);
-  dist::RunCounts counts;
-  counts.iterations = steps;
-  counts.hit_limit = hit_limit;
-  counts.local_evaluations = kernel_.evaluations() - evals_before + extra_evaluations_;
-  counts.min_local_active = min_local_active_;
-  counts.bytes_before = bytes_before;
-  SolverResult r = dist::Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
-  r.cache_hits = cache_.hits();
-  r.cache_misses = cache_.misses();
+  SolverResult r = FinishSolve(steps, hit_limit, extra_evaluations_, bytes_before, stats);
   if (batch_stats != nullptr) batch_stats->rounds = rounds;
   if (stats != nullptr) stats->rounds = rounds;
   return r;

@@ -1,9 +1,11 @@
 // The end of a distributed C-SVC solve and the sample records the distributed solvers exchange (dist_common.h).
 #include "train/svm/dist_common.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
+#include "core/parallel.h"
 
 namespace tessel::train::svm::dist {
 
@@ -120,6 +122,159 @@ SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l
     stats->max_comm_seconds = costs[0];
     stats->max_cost = {costs[0], costs[1], costs[2]};
   }
+  return r;
+}
+
+RankSamples::RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options)
+    : comm_(comm),
+      kernel_(p.kernel),
+      big_l_(p.num_samples),
+      n_(static_cast<int64_t>(p.rows.size())),
+      cp_(p.Cp),
+      cn_(p.Cn),
+      eps_(options.eps),
+      schedule_(options.shrinking, p.num_samples, options.eps),
+      cache_(p.num_samples, options.cache_bytes),
+      cache_bytes_(options.cache_bytes),
+      max_iter_(MaxIterations(options.max_iterations, p.num_samples)) {
+  row_.assign(p.rows.begin(), p.rows.end());
+  gid_.assign(p.gids.begin(), p.gids.end());
+  y_.assign(p.y.begin(), p.y.end());
+  pos_of_.assign(static_cast<size_t>(big_l_), -1);
+  for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
+  qd_ = QDiagonal(*kernel_, row_);
+  alpha_.assign(static_cast<size_t>(n_), 0.0);
+  status_.assign(static_cast<size_t>(n_), batch::kLower);
+  g_.assign(static_cast<size_t>(n_), -1.0);
+  g_bar_.assign(static_cast<size_t>(n_), 0.0);
+  SetAllActive();
+  min_local_active_ = n_;
+  tally_.min_active = big_l_;
+  evaluations_base_ = kernel_->evaluations();
+}
+
+const float* RankSamples::GetQ(const Sample& s, int64_t len) {
+  if (len <= 0) return nullptr;  // nothing active here (the cache never holds empty rows)
+  auto [data, start] = cache_.Get(s.h.gid, len);
+  if (start < len) {
+    const auto n = static_cast<size_t>(len - start);
+    kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(start), n),
+                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
+  }
+  return data;
+}
+
+void RankSamples::UpdateGBar(const Sample& s, double c) {
+  ++tally_.bound_changes;
+  const auto [cached, cached_len] = cache_.Peek(s.h.gid);
+  const int64_t have = std::min(cached_len, n_);
+  const int64_t rest = n_ - have;
+  if (rest > 0) {
+    scratch_.resize(static_cast<size_t>(rest));
+    const auto n = static_cast<size_t>(rest);
+    kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
+                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
+  }
+  const float* head = cached;
+  const float* tail = scratch_.data();
+  parallel_for_chunks<int64_t>(0, n_, kScanGrain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < std::min(e, have); ++k) g_bar_[k] += c * head[k];
+    for (int64_t k = std::max(b, have); k < e; ++k) g_bar_[k] += c * tail[k - have];
+  });
+}
+
+void RankSamples::Swap(int64_t a, int64_t b) {
+  if (a == b) return;
+  std::swap(row_[a], row_[b]);
+  std::swap(gid_[a], gid_[b]);
+  std::swap(y_[a], y_[b]);
+  std::swap(qd_[a], qd_[b]);
+  std::swap(alpha_[a], alpha_[b]);
+  std::swap(status_[a], status_[b]);
+  std::swap(g_[a], g_[b]);
+  std::swap(g_bar_[a], g_bar_[b]);
+  pos_of_[static_cast<size_t>(gid_[a])] = static_cast<int32_t>(a);
+  pos_of_[static_cast<size_t>(gid_[b])] = static_cast<int32_t>(b);
+  pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
+}
+
+void RankSamples::ReconstructGradient() {
+  if (global_active_ == big_l_) return;
+  ++tally_.reconstructions;
+  for (int64_t k = active_; k < n_; ++k) g_[k] = g_bar_[k] - 1.0;
+  std::vector<std::byte> mine;
+  for (int64_t k = 0; k < active_; ++k) {
+    if (status_[k] != batch::kFree) continue;
+    SampleHeader h;
+    h.alpha = alpha_[k];
+    h.gid = gid_[k];
+    h.y = y_[k];
+    AppendSample(kernel_->rows(), row_[k], h, &mine);
+  }
+  std::vector<std::byte> all;
+  std::vector<int64_t> counts;
+  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-reconstruct"));
+  std::vector<Sample> free_svs = UnpackSamples(all);
+  std::sort(free_svs.begin(), free_svs.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
+  const int64_t inactive = n_ - active_;
+  if (inactive == 0) return;
+  scratch_.resize(static_cast<size_t>(inactive));
+  const auto cols = std::span<const int32_t>(row_).subspan(static_cast<size_t>(active_));
+  const auto signs = std::span<const int8_t>(y_).subspan(static_cast<size_t>(active_));
+  for (const Sample& s : free_svs) {
+    kernel_->QRowOf(s.Row(), s.h.y, cols, signs, scratch_);
+    const double a = s.h.alpha;
+    const float* q = scratch_.data();
+    parallel_for<int64_t>(0, inactive, kScanGrain, [&](int64_t t) { g_[active_ + t] += a * q[t]; });
+  }
+}
+
+std::vector<int64_t> RankSamples::Shrink() {
+  ++tally_.shrink_checks;
+  ViolationExtremes ext;
+  for (int64_t k = 0; k < active_; ++k) ext.Add(y_[k], status_[k], g_[k]);
+  double extremes[2] = {ext.gmax1, ext.gmax2};
+  Check(comm_.Allreduce(std::span<double>(extremes, 2), comm::ReduceOp::kMax, "svm-shrink"));
+  const double gmax1 = extremes[0];
+  const double gmax2 = extremes[1];
+  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
+    unshrink_ = true;
+    ReconstructGradient();
+    SetAllActive();
+  }
+  for (int64_t k = 0; k < active_; ++k) {
+    if (!batch::BeShrunk(y_[k], status_[k], g_[k], gmax1, gmax2)) continue;
+    --active_;
+    while (active_ > k) {
+      if (!batch::BeShrunk(y_[active_], status_[active_], g_[active_], gmax1, gmax2)) {
+        Swap(k, active_);
+        break;
+      }
+      --active_;
+    }
+  }
+  cache_.ApplyColumnSwaps(pending_swaps_);
+  pending_swaps_.clear();
+  min_local_active_ = std::min(min_local_active_, active_);
+  std::vector<int64_t> counts(static_cast<size_t>(comm_.Size()));
+  Check(comm_.Allgather<int64_t>(std::span<const int64_t>(&active_, 1), counts, "svm-shrink"));
+  global_active_ = 0;
+  for (const int64_t c : counts) global_active_ += c;
+  tally_.min_active = std::min(tally_.min_active, global_active_);
+  return counts;
+}
+
+SolverResult RankSamples::FinishSolve(int64_t iterations, bool hit_limit, int64_t extra_evaluations,
+                                      const comm::ByteCounter& bytes_before, DistStats* stats) {
+  RunCounts counts;
+  counts.iterations = iterations;
+  counts.hit_limit = hit_limit;
+  counts.local_evaluations = LocalEvaluations() + extra_evaluations;
+  counts.min_local_active = min_local_active_;
+  counts.bytes_before = bytes_before;
+  SolverResult r = Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
+  r.cache_hits = retired_hits_ + cache_.hits();
+  r.cache_misses = retired_misses_ + cache_.misses();
   return r;
 }
 

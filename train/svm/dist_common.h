@@ -7,11 +7,14 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "comm/communicator.h"
 #include "kernels/svm_kernel.h"
 #include "train/svm/dist_solver.h"
+#include "train/svm/elimination.h"
+#include "train/svm/kernel_cache.h"
 #include "train/svm/smo_solver.h"
 #include "train/svm/solver_common.h"
 
@@ -97,5 +100,68 @@ struct RunCounts {
 // them) on every rank, the tally's counters, and (when stats is not null) the costs over the ranks.
 SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l, const SolverTally& tally,
                     const RunCounts& counts, DistStats* stats);
+
+// One rank's share of a distributed binary problem, the state both distributed solvers keep: per local position the
+// sample's row, global id, label, Q_ii, alpha, status, G and G_bar, with the active samples as the prefix
+// [0, active_) (LIBSVM's order by swaps), and a kernel-row cache keyed by global id over the local positions.
+class RankSamples {
+ protected:
+  RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options);
+
+  double C(int8_t y) const { return y > 0 ? cp_ : cn_; }
+  // The Q row of a received sample over this rank's first `len` positions (nullptr when len is 0).
+  const float* GetQ(const Sample& s, int64_t len);
+  // G_bar += c Q_s over all local positions: the cached prefix as it is, the rest computed into scratch.
+  void UpdateGBar(const Sample& s, double c);
+  // Exchanges two local positions (the cache follows at the next ApplySwaps).
+  void Swap(int64_t a, int64_t b);
+  void SetAllActive() {
+    active_ = n_;
+    global_active_ = big_l_;
+  }
+  // Collective: G of the eliminated samples from G_bar and the free vectors of every rank, added in global-id order.
+  void ReconstructGradient();
+  // Collective, at a check point: LIBSVM's elimination with the ranks' extremes (restoring every sample first the
+  // first time the gap reaches 10 eps); returns every rank's active count.
+  std::vector<int64_t> Shrink();
+  // Kernel values this rank computed since the solve began (over every kernel it used).
+  int64_t LocalEvaluations() const { return retired_evaluations_ + kernel_->evaluations() - evaluations_base_; }
+  // Collective: the solution (dist::Finish) with this rank's counters.
+  SolverResult FinishSolve(int64_t iterations, bool hit_limit, int64_t extra_evaluations,
+                           const comm::ByteCounter& bytes_before, DistStats* stats);
+
+  comm::Communicator& comm_;
+  kernels::SvmKernelRows* kernel_;
+  int64_t big_l_;
+  int64_t n_;
+  double cp_;
+  double cn_;
+  double eps_;
+  EliminationSchedule schedule_;
+  KernelCache cache_;
+  int64_t cache_bytes_;
+  int64_t max_iter_;
+
+  std::vector<int32_t> row_;
+  std::vector<int64_t> gid_;
+  std::vector<int8_t> y_;
+  std::vector<double> qd_;
+  std::vector<double> alpha_;
+  std::vector<int8_t> status_;
+  std::vector<double> g_;
+  std::vector<double> g_bar_;
+  std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
+  int64_t active_ = 0;
+  int64_t global_active_ = 0;
+  int64_t min_local_active_ = 0;
+  bool unshrink_ = false;
+  std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
+  std::vector<float> scratch_;
+  int64_t evaluations_base_ = 0;     // kernel_->evaluations() when it became this rank's kernel
+  int64_t retired_evaluations_ = 0;  // counted by kernels this rank has replaced
+  int64_t retired_hits_ = 0;         // of caches this rank has replaced
+  int64_t retired_misses_ = 0;
+  SolverTally tally_;
+};
 
 }  // namespace tessel::train::svm::dist

@@ -40,35 +40,10 @@ using dist::Check;
 using dist::Sample;
 using dist::SampleHeader;
 
-class DistSolver {
+class DistSolver : dist::RankSamples {
  public:
   DistSolver(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options)
-      : comm_(comm),
-        kernel_(p.kernel),
-        owner_(p.owner.begin(), p.owner.end()),
-        nnz_(p.nnz),
-        big_l_(p.num_samples),
-        n_(static_cast<int64_t>(p.rows.size())),
-        cp_(p.Cp),
-        cn_(p.Cn),
-        eps_(options.eps),
-        schedule_(options.shrinking, p.num_samples, options.eps),
-        cache_(p.num_samples, options.cache_bytes),
-        cache_bytes_(options.cache_bytes),
-        max_iter_(MaxIterations(options.max_iterations, p.num_samples)),
-        rebalance_(p.rebalance) {
-    row_.assign(p.rows.begin(), p.rows.end());
-    gid_.assign(p.gids.begin(), p.gids.end());
-    y_.assign(p.y.begin(), p.y.end());
-    pos_of_.assign(static_cast<size_t>(big_l_), -1);
-    for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
-    qd_ = QDiagonal(*kernel_, row_);
-    alpha_.assign(n_, 0.0);
-    status_.assign(n_, kLower);
-    g_.assign(n_, -1.0);
-    g_bar_.assign(n_, 0.0);
-    active_ = n_;
-    global_active_ = big_l_;
+      : RankSamples(comm, p, options), owner_(p.owner.begin(), p.owner.end()), nnz_(p.nnz), rebalance_(p.rebalance) {
     const int32_t max_nnz = p.nnz.empty() ? 0 : *std::max_element(p.nnz.begin(), p.nnz.end());
     record_bytes_ = 16 + static_cast<int64_t>(Sample::Bytes(static_cast<size_t>(max_nnz)));
     fused_ = p.fuse > 0 || (p.fuse < 0 && comm.Size() > 1 && comm.Size() * record_bytes_ <= kFuseBytes);
@@ -77,7 +52,6 @@ class DistSolver {
   SolverResult Run(DistStats* stats);
 
  private:
-  double C(int8_t y) const { return y > 0 ? cp_ : cn_; }
   // Writes local position k's header (with q_ij) and row in Sample layout at dst.
   void Pack(int32_t k, double q_ij, std::byte* dst) const;
   // Sends sample gid's header and row from its owner to every rank; q_ij rides along.
@@ -91,15 +65,10 @@ class DistSolver {
     Sample s;
   };
   Pick Exchange(double value, double extra, int64_t gid, double q_ij, bool minimise);
-  // The cached Q row of a broadcast sample over this rank's first `len` positions.
-  const float* GetQ(const Sample& s, int64_t len);
   Candidate LocalMaxViolator(int64_t begin, int64_t end) const;
   bool SelectWorkingSet(Sample* si, Sample* sj);
   void Step(const Sample& si, const Sample& sj);
-  void UpdateGBar(const Sample& s, double c);
   void DoShrinking();
-  void ReconstructGradient();
-  void Swap(int64_t a, int64_t b);
   // At a check point, with every rank's active count: when the largest exceeds rebalance_ times the mean, the
   // ranks above their share send their last active samples (state and row) to the ranks below it (collective).
   void MaybeRebalance(std::span<const int64_t> counts);
@@ -107,62 +76,28 @@ class DistSolver {
   // with received samples the kernel is rebuilt over the rows now held.
   void Regroup(std::span<const int32_t> keep, int64_t at, std::span<const Sample> received,
                std::span<const double> received_g_bar);
-  int64_t LocalEvaluations() const { return retired_evaluations_ + kernel_->evaluations() - evaluations_base_; }
   void Progress(int64_t iter, bool force);
   // Encodes a candidate's global id so that max-loc's smaller-index rule picks the larger id; -1 (none) last.
   int64_t TieIndex(int64_t gid) const { return gid < 0 ? big_l_ : big_l_ - 1 - gid; }
   int64_t GidOf(int64_t tie_index) const { return tie_index >= big_l_ ? -1 : big_l_ - 1 - tie_index; }
 
-  comm::Communicator& comm_;
-  kernels::SvmKernelRows* kernel_;  // the caller's, or own_kernel_ after this rank received samples
-  std::vector<int32_t> owner_;      // per global sample: its rank (changed by rebalancing)
+  std::vector<int32_t> owner_;  // per global sample: its rank (changed by rebalancing)
   std::span<const int32_t> nnz_;
-  int64_t big_l_;
-  int64_t n_;
-  double cp_;
-  double cn_;
-  double eps_;
-  EliminationSchedule schedule_;
-  KernelCache cache_;  // rows keyed by global id, entries over this rank's positions
-  int64_t cache_bytes_;
-  int64_t max_iter_;
   double rebalance_;
   // After receiving samples: the rows this rank holds, and the kernel over them.
   std::vector<int64_t> own_indptr_;
   std::vector<int32_t> own_indices_;
   std::vector<double> own_values_;
   std::unique_ptr<kernels::SvmKernelRows> own_kernel_;
-  int64_t evaluations_base_ = 0;     // kernel_->evaluations() when it became this rank's kernel (or Run began)
-  int64_t retired_evaluations_ = 0;  // counted by kernels this rank has replaced
   int64_t rebalances_ = 0;
   int64_t moved_samples_ = 0;
-  int64_t retired_hits_ = 0;  // of caches dropped by rebalancing
-  int64_t retired_misses_ = 0;
-
-  // Per local position (reordered by elimination as in LIBSVM).
-  std::vector<int32_t> row_;
-  std::vector<int64_t> gid_;
-  std::vector<int8_t> y_;
-  std::vector<double> qd_;
-  std::vector<double> alpha_;
-  std::vector<int8_t> status_;
-  std::vector<double> g_;
-  std::vector<double> g_bar_;
-  std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
-  int64_t active_ = 0;
-  int64_t global_active_ = 0;
-  bool unshrink_ = false;
-  std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
-  std::vector<float> scratch_;
 
   bool fused_ = false;        // selection by Exchange (one allgather) instead of max-loc + broadcast
   int64_t record_bytes_ = 0;  // Exchange's record: 16 bytes of values and the largest sample
   std::vector<std::byte> exchange_;
   Candidate next_i_{-kInf, -1};  // this rank's max violator (global id in index), from the last gradient update
   bool next_i_valid_ = false;
-  int64_t min_local_active_ = 0;
   uint64_t bytes_start_ = 0;
-  SolverTally tally_;
 };
 
 void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
@@ -237,17 +172,6 @@ DistSolver::Pick DistSolver::Exchange(double value, double extra, int64_t gid, d
     best.s.h.gid = -1;
   }
   return best;
-}
-
-const float* DistSolver::GetQ(const Sample& s, int64_t len) {
-  if (len <= 0) return nullptr;  // nothing active here (the cache never holds empty rows)
-  auto [data, start] = cache_.Get(s.h.gid, len);
-  if (start < len) {
-    const auto n = static_cast<size_t>(len - start);
-    kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(start), n),
-                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
-  }
-  return data;
 }
 
 Candidate DistSolver::LocalMaxViolator(int64_t begin, int64_t end) const {
@@ -391,74 +315,9 @@ void DistSolver::Step(const Sample& si, const Sample& sj) {
   if (uj != (batch::StatusOf(alpha_j, c_j) == kUpper)) UpdateGBar(sj, uj ? -c_j : c_j);
 }
 
-// G_bar += c Q_s over all local positions: the cached prefix as it is, the rest computed into scratch.
-void DistSolver::UpdateGBar(const Sample& s, double c) {
-  ++tally_.bound_changes;
-  const auto [cached, cached_len] = cache_.Peek(s.h.gid);
-  const int64_t have = std::min(cached_len, n_);
-  const int64_t rest = n_ - have;
-  if (rest > 0) {
-    scratch_.resize(static_cast<size_t>(rest));
-    const auto n = static_cast<size_t>(rest);
-    kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
-                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
-  }
-  const float* head = cached;
-  const float* tail = scratch_.data();
-  parallel_for_chunks<int64_t>(0, n_, kScanGrain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < std::min(e, have); ++k) g_bar_[k] += c * head[k];
-    for (int64_t k = std::max(b, have); k < e; ++k) g_bar_[k] += c * tail[k - have];
-  });
-}
-
-void DistSolver::Swap(int64_t a, int64_t b) {
-  if (a == b) return;
-  std::swap(row_[a], row_[b]);
-  std::swap(gid_[a], gid_[b]);
-  std::swap(y_[a], y_[b]);
-  std::swap(qd_[a], qd_[b]);
-  std::swap(alpha_[a], alpha_[b]);
-  std::swap(status_[a], status_[b]);
-  std::swap(g_[a], g_[b]);
-  std::swap(g_bar_[a], g_bar_[b]);
-  pos_of_[static_cast<size_t>(gid_[a])] = static_cast<int32_t>(a);
-  pos_of_[static_cast<size_t>(gid_[b])] = static_cast<int32_t>(b);
-  pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
-}
-
 void DistSolver::DoShrinking() {
-  ++tally_.shrink_checks;
-  ViolationExtremes ext;
-  for (int64_t k = 0; k < active_; ++k) ext.Add(y_[k], status_[k], g_[k]);
-  double extremes[2] = {ext.gmax1, ext.gmax2};
-  Check(comm_.Allreduce(std::span<double>(extremes, 2), comm::ReduceOp::kMax, "svm-shrink"));
-  const double gmax1 = extremes[0];
-  const double gmax2 = extremes[1];
-  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
-    unshrink_ = true;
-    ReconstructGradient();
-    active_ = n_;
-  }
-  for (int64_t k = 0; k < active_; ++k) {
-    if (!batch::BeShrunk(y_[k], status_[k], g_[k], gmax1, gmax2)) continue;
-    --active_;
-    while (active_ > k) {
-      if (!batch::BeShrunk(y_[active_], status_[active_], g_[active_], gmax1, gmax2)) {
-        Swap(k, active_);
-        break;
-      }
-      --active_;
-    }
-  }
-  cache_.ApplyColumnSwaps(pending_swaps_);
-  pending_swaps_.clear();
+  const std::vector<int64_t> counts = Shrink();
   next_i_valid_ = false;
-  min_local_active_ = std::min(min_local_active_, active_);
-  std::vector<int64_t> counts(static_cast<size_t>(comm_.Size()));
-  Check(comm_.Allgather<int64_t>(std::span<const int64_t>(&active_, 1), counts, "svm-shrink"));
-  global_active_ = 0;
-  for (const int64_t c : counts) global_active_ += c;
-  tally_.min_active = std::min(tally_.min_active, global_active_);
   MaybeRebalance(counts);
 }
 
@@ -650,41 +509,6 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   next_i_valid_ = false;
 }
 
-// Rebuilds G of the eliminated samples: G_bar - 1 plus the terms of every free support vector. The free vectors'
-// rows are gathered from all ranks (collective) and each rank adds their terms to its own eliminated samples, in
-// global-id order of the free vectors.
-void DistSolver::ReconstructGradient() {
-  next_i_valid_ = false;
-  if (global_active_ == big_l_) return;
-  ++tally_.reconstructions;
-  for (int64_t j = active_; j < n_; ++j) g_[j] = g_bar_[j] - 1.0;
-  std::vector<std::byte> mine;
-  for (int64_t k = 0; k < active_; ++k) {
-    if (status_[k] != kFree) continue;
-    SampleHeader h;
-    h.alpha = alpha_[k];
-    h.gid = gid_[k];
-    h.y = y_[k];
-    dist::AppendSample(kernel_->rows(), row_[k], h, &mine);
-  }
-  std::vector<std::byte> all;
-  std::vector<int64_t> counts;
-  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-reconstruct"));
-  std::vector<Sample> free_svs = dist::UnpackSamples(all);
-  std::sort(free_svs.begin(), free_svs.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
-  const int64_t inactive = n_ - active_;
-  if (inactive == 0) return;
-  scratch_.resize(static_cast<size_t>(inactive));
-  const auto cols = std::span<const int32_t>(row_).subspan(static_cast<size_t>(active_));
-  const auto signs = std::span<const int8_t>(y_).subspan(static_cast<size_t>(active_));
-  for (const Sample& s : free_svs) {
-    kernel_->QRowOf(s.Row(), s.h.y, cols, signs, scratch_);
-    const double a = s.h.alpha;
-    const float* q = scratch_.data();
-    parallel_for<int64_t>(0, inactive, kScanGrain, [&](int64_t t) { g_[active_ + t] += a * q[t]; });
-  }
-}
-
 void DistSolver::Progress(int64_t iter, bool force) {
   if (!tally_.LogDue(force)) return;
   const auto sent = static_cast<double>(comm_.Bytes().Total() - bytes_start_);
@@ -716,8 +540,7 @@ SolverResult DistSolver::Run(DistStats* stats) {
     }
     if (SelectWorkingSet(&si, &sj)) {
       ReconstructGradient();
-      active_ = n_;
-      global_active_ = big_l_;
+      SetAllActive();
       if (SelectWorkingSet(&si, &sj)) break;
       since = schedule_.period();
     }
@@ -728,23 +551,14 @@ SolverResult DistSolver::Run(DistStats* stats) {
   if (hit_limit) {
     if (global_active_ < big_l_) {
       ReconstructGradient();
-      active_ = n_;
-      global_active_ = big_l_;
+      SetAllActive();
     }
     log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
               max_iter_);
   }
   Progress(iter, true);
 
-  dist::RunCounts counts;
-  counts.iterations = iter;
-  counts.hit_limit = hit_limit;
-  counts.local_evaluations = LocalEvaluations();
-  counts.min_local_active = min_local_active_;
-  counts.bytes_before = bytes_before;
-  SolverResult r = dist::Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
-  r.cache_hits = retired_hits_ + cache_.hits();
-  r.cache_misses = retired_misses_ + cache_.misses();
+  SolverResult r = FinishSolve(iter, hit_limit, 0, bytes_before, stats);
   if (stats != nullptr) {
     stats->rebalances = rebalances_;
     stats->moved_samples = moved_samples_;
