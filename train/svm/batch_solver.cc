@@ -139,97 +139,39 @@ double BatchSolver::Select(std::vector<int32_t>* ws) {
   }
   ws->clear();
   if (up.empty() || low.empty()) return -kInf;
-  const auto up_first = [](const auto& a, const auto& b) {
-    return a.first > b.first || (a.first == b.first && a.second < b.second);
-  };
-  const auto low_first = [](const auto& a, const auto& b) {
-    return a.first < b.first || (a.first == b.first && a.second < b.second);
-  };
-  const auto take_up = std::min<size_t>(up.size(), static_cast<size_t>(q_));
-  const auto take_low = std::min<size_t>(low.size(), static_cast<size_t>(q_));
-  std::partial_sort(up.begin(), up.begin() + static_cast<std::ptrdiff_t>(take_up), up.end(), up_first);
-  std::partial_sort(low.begin(), low.begin() + static_cast<std::ptrdiff_t>(take_low), low.end(), low_first);
+  KeepBestCandidates(&up, static_cast<size_t>(q_), true);
+  KeepBestCandidates(&low, static_cast<size_t>(q_), false);
+  OrderWorkingSet<int32_t>(up, low, static_cast<size_t>(q_), ws);
   const double gap = up[0].first - low[0].first;
-  std::vector<char> chosen(static_cast<size_t>(l_), 0);
-  size_t u = 0;
-  size_t w = 0;
-  const auto q = static_cast<size_t>(q_);
-  for (; u < take_up && ws->size() < q / 2; ++u) {
-    ws->push_back(up[u].second);
-    chosen[up[u].second] = 1;
-  }
-  for (; w < take_low && ws->size() < q; ++w) {
-    if (chosen[low[w].second]) continue;
-    ws->push_back(low[w].second);
-    chosen[low[w].second] = 1;
-  }
-  for (; u < take_up && ws->size() < q; ++u) {
-    if (chosen[up[u].second]) continue;
-    ws->push_back(up[u].second);
-    chosen[up[u].second] = 1;
-  }
   return gap;
 }
 
 // SMO on the working set with its rows in ws_rows_: LIBSVM's pair (max -y G over I_up, then the second-order
 // partner over I_low) and update, the local gradient updated inside. Returns the steps taken.
 int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit, std::vector<double>* new_alpha) {
-  const auto m = static_cast<int64_t>(ws.size());
-  const auto n = static_cast<int64_t>(act_.size());
-  std::vector<double> a(static_cast<size_t>(m));
-  std::vector<double> g(static_cast<size_t>(m));
-  std::vector<int8_t> st(static_cast<size_t>(m));
-  std::vector<int32_t> col(static_cast<size_t>(m));
-  for (int64_t t = 0; t < m; ++t) {
+  const auto m = static_cast<size_t>(ws.size());
+  const auto n = act_.size();
+  std::vector<double> a(m);
+  std::vector<double> g(m);
+  std::vector<int8_t> st(m);
+  std::vector<int8_t> y(m);
+  std::vector<double> qd(m);
+  std::vector<double> c(m);
+  std::vector<size_t> col(m);
+  for (size_t t = 0; t < m; ++t) {
     a[t] = alpha_[ws[t]];
     g[t] = g_[ws[t]];
     st[t] = status_[ws[t]];
-    col[t] = pos_[ws[t]];
+    y[t] = y_[ws[t]];
+    qd[t] = qd_[ws[t]];
+    c[t] = C(ws[t]);
+    col[t] = static_cast<size_t>(pos_[ws[t]]);
   }
-  const auto Q = [&](int64_t t, int64_t u) { return ws_rows_[static_cast<size_t>(t * n + col[u])]; };
-  double local_eps = eps_;
-  int64_t steps = 0;
-  for (; steps < limit; ++steps) {
-    double gmax = -kInf;
-    int64_t i = -1;
-    for (int64_t t = 0; t < m; ++t) {
-      const int8_t yt = y_[ws[t]];
-      if (InUp(yt, st[t]) && -yt * g[t] >= gmax) {
-        gmax = -yt * g[t];
-        i = t;
-      }
-    }
-    if (i < 0) break;
-    const int32_t si = ws[i];
-    double gmax2 = -kInf;
-    double best = kInf;
-    int64_t j = -1;
-    for (int64_t t = 0; t < m; ++t) {
-      const int8_t yt = y_[ws[t]];
-      if (!InLow(yt, st[t])) continue;
-      const double v = yt * g[t];
-      if (v >= gmax2) gmax2 = v;
-      const double grad_diff = gmax + v;
-      if (grad_diff <= 0) continue;
-      const double gain = batch::PairGain(y_[si], yt, qd_[si], qd_[ws[t]], Q(i, t), grad_diff);
-      if (gain <= best) {
-        best = gain;
-        j = t;
-      }
-    }
-    const double gap = gmax + gmax2;
-    if (steps == 0) local_eps = std::max(eps_, inner_factor_ * gap);
-    if (gap < local_eps || j < 0) break;
-    const int32_t sj = ws[j];
-    const double old_i = a[i];
-    const double old_j = a[j];
-    batch::UpdatePair(y_[si], y_[sj], qd_[si], qd_[sj], Q(i, j), g[i], g[j], C(si), C(sj), &a[i], &a[j]);
-    const double d_i = a[i] - old_i;
-    const double d_j = a[j] - old_j;
-    st[i] = batch::StatusOf(a[i], C(si));
-    st[j] = batch::StatusOf(a[j], C(sj));
-    for (int64_t t = 0; t < m; ++t) g[t] += Q(i, t) * d_i + Q(j, t) * d_j;
-  }
+  const auto q = [&](int64_t t, int64_t u) {
+    return ws_rows_[static_cast<size_t>(t) * n + col[static_cast<size_t>(u)]];
+  };
+  const int64_t steps = SolveBatchSubproblem(std::span<const int8_t>(y), qd, c, q, eps_, inner_factor_, limit,
+                                             std::span<double>(a), std::span<double>(g), std::span<int8_t>(st));
   *new_alpha = std::move(a);
   return steps;
 }

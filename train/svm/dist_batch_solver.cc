@@ -78,12 +78,6 @@ class DistBatchSolver : dist::RankSamples {
 };
 
 double DistBatchSolver::Select(std::vector<int64_t>* ws) {
-  const auto up_first = [](const Entry& a, const Entry& b) {
-    return a.first > b.first || (a.first == b.first && a.second < b.second);
-  };
-  const auto low_first = [](const Entry& a, const Entry& b) {
-    return a.first < b.first || (a.first == b.first && a.second < b.second);
-  };
   const auto q = static_cast<size_t>(q_);
   // This rank's q best of each side.
   std::vector<Entry> up;
@@ -93,13 +87,8 @@ double DistBatchSolver::Select(std::vector<int64_t>* ws) {
     if (InUp(y_[k], status_[k])) up.emplace_back(v, gid_[k]);
     if (InLow(y_[k], status_[k])) low.emplace_back(v, gid_[k]);
   }
-  const auto top = [&](std::vector<Entry>* side, auto first) {
-    const size_t take = std::min(side->size(), q);
-    std::partial_sort(side->begin(), side->begin() + static_cast<std::ptrdiff_t>(take), side->end(), first);
-    side->resize(take);
-  };
-  top(&up, up_first);
-  top(&low, low_first);
+  KeepBestCandidates(&up, q, true);
+  KeepBestCandidates(&low, q, false);
   // A record of 2 + 4 q doubles: [number up, number low, (value, id) up..., (value, id) low..., padding]; ids
   // < 2^31 are exact as doubles. A fixed size, so one allgather without a count exchange.
   const size_t rec = 2 + 4 * q;
@@ -128,19 +117,11 @@ double DistBatchSolver::Select(std::vector<int64_t>* ws) {
   }
   ws->clear();
   if (up.empty() || low.empty()) return -kInf;
-  top(&up, up_first);
-  top(&low, low_first);
-  const double gap = up[0].first - low[0].first;
-  // The one-process order: q/2 from the top of I_up, then I_low, then I_up again, each sample once.
-  const auto taken = [&](int64_t g) { return std::find(ws->begin(), ws->end(), g) != ws->end(); };
-  size_t u = 0;
-  size_t w = 0;
-  for (; u < up.size() && ws->size() < q / 2; ++u) ws->push_back(up[u].second);
-  for (; w < low.size() && ws->size() < q; ++w)
-    if (!taken(low[w].second)) ws->push_back(low[w].second);
-  for (; u < up.size() && ws->size() < q; ++u)
-    if (!taken(up[u].second)) ws->push_back(up[u].second);
-  return gap;
+  // The global q best of each side are among the ranks' q best: the one-process working set.
+  KeepBestCandidates(&up, q, true);
+  KeepBestCandidates(&low, q, false);
+  OrderWorkingSet<int64_t>(up, low, q, ws);
+  return up[0].first - low[0].first;
 }
 
 std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
@@ -181,62 +162,27 @@ std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
   return out;
 }
 
-// LIBSVM's pair selection and update on the working set (batch_solver.cc's SolveSubproblem) with its q x q block.
+// The subproblem (SolveBatchSubproblem, as the one-process solver) on the working set with its q x q block.
 int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<const float> q, int64_t limit,
                                          std::vector<double>* new_alpha) const {
-  const auto m = static_cast<int64_t>(ws.size());
-  std::vector<double> a(static_cast<size_t>(m));
-  std::vector<double> g(static_cast<size_t>(m));
-  std::vector<int8_t> st(static_cast<size_t>(m));
-  for (int64_t t = 0; t < m; ++t) {
+  const auto m = ws.size();
+  std::vector<double> a(m);
+  std::vector<double> g(m);
+  std::vector<int8_t> st(m);
+  std::vector<int8_t> y(m);
+  std::vector<double> qd(m);
+  std::vector<double> c(m);
+  for (size_t t = 0; t < m; ++t) {
     a[t] = ws[t].h.alpha;
     g[t] = ws[t].h.g;
-    st[t] = batch::StatusOf(a[t], C(ws[t].h.y));
+    y[t] = ws[t].h.y;
+    qd[t] = ws[t].h.qd;
+    c[t] = C(ws[t].h.y);
+    st[t] = batch::StatusOf(a[t], c[t]);
   }
-  const auto Q = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t * m + u)]; };
-  double local_eps = eps_;
-  int64_t steps = 0;
-  for (; steps < limit; ++steps) {
-    double gmax = -kInf;
-    int64_t i = -1;
-    for (int64_t t = 0; t < m; ++t) {
-      const int8_t yt = ws[t].h.y;
-      if (InUp(yt, st[t]) && -yt * g[t] >= gmax) {
-        gmax = -yt * g[t];
-        i = t;
-      }
-    }
-    if (i < 0) break;
-    const SampleHeader& hi = ws[i].h;
-    double gmax2 = -kInf;
-    double best = kInf;
-    int64_t j = -1;
-    for (int64_t t = 0; t < m; ++t) {
-      const int8_t yt = ws[t].h.y;
-      if (!InLow(yt, st[t])) continue;
-      const double v = yt * g[t];
-      if (v >= gmax2) gmax2 = v;
-      const double grad_diff = gmax + v;
-      if (grad_diff <= 0) continue;
-      const double gain = batch::PairGain(hi.y, yt, hi.qd, ws[t].h.qd, Q(i, t), grad_diff);
-      if (gain <= best) {
-        best = gain;
-        j = t;
-      }
-    }
-    const double gap = gmax + gmax2;
-    if (steps == 0) local_eps = std::max(eps_, inner_factor_ * gap);
-    if (gap < local_eps || j < 0) break;
-    const SampleHeader& hj = ws[j].h;
-    const double old_i = a[i];
-    const double old_j = a[j];
-    batch::UpdatePair(hi.y, hj.y, hi.qd, hj.qd, Q(i, j), g[i], g[j], C(hi.y), C(hj.y), &a[i], &a[j]);
-    const double d_i = a[i] - old_i;
-    const double d_j = a[j] - old_j;
-    st[i] = batch::StatusOf(a[i], C(hi.y));
-    st[j] = batch::StatusOf(a[j], C(hj.y));
-    for (int64_t t = 0; t < m; ++t) g[t] += Q(i, t) * d_i + Q(j, t) * d_j;
-  }
+  const auto entry = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t) * m + static_cast<size_t>(u)]; };
+  const int64_t steps = SolveBatchSubproblem(std::span<const int8_t>(y), qd, c, entry, eps_, inner_factor_, limit,
+                                             std::span<double>(a), std::span<double>(g), std::span<int8_t>(st));
   *new_alpha = std::move(a);
   return steps;
 }
@@ -252,11 +198,8 @@ void DistBatchSolver::Progress(int64_t rounds, int64_t steps, bool force) {
 }
 
 SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
-  evaluations_base_ = kernel_->evaluations();
   const comm::ByteCounter bytes_before = comm_.Bytes();
   bytes_start_ = static_cast<int64_t>(bytes_before.Total());
-  tally_.min_active = big_l_;
-  min_local_active_ = n_;
   int64_t since_check = 0;
   int64_t steps = 0;
   int64_t rounds = 0;

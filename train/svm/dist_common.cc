@@ -53,6 +53,30 @@ void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& prob
                problem.num_samples);
 }
 
+namespace {
+
+// This rank's samples at the end of a solve, in local order.
+struct LocalState {
+  std::span<const int64_t> gid;
+  std::span<const int8_t> y;
+  std::span<const int8_t> status;
+  std::span<const double> alpha;
+  std::span<const double> g;
+  double cp = 1;
+  double cn = 1;
+};
+
+// What the solve counted on this rank.
+struct RunCounts {
+  int64_t iterations = 0;
+  bool hit_limit = false;
+  int64_t local_evaluations = 0;
+  int64_t min_local_active = 0;
+  comm::ByteCounter bytes_before;  // the communicator's counters when the solve began
+};
+
+// Collective: LIBSVM's rho and objective summed over the ranks, every sample's y a in global-id order (big_l of
+// them) on every rank, the tally's counters, and (when stats is not null) the costs over the ranks.
 SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l, const SolverTally& tally,
                     const RunCounts& counts, DistStats* stats) {
   const size_t n = s.gid.size();
@@ -125,6 +149,8 @@ SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l
   return r;
 }
 
+}  // namespace
+
 RankSamples::RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options)
     : comm_(comm),
       kernel_(p.kernel),
@@ -175,12 +201,7 @@ void RankSamples::UpdateGBar(const Sample& s, double c) {
     kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
                     std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
   }
-  const float* head = cached;
-  const float* tail = scratch_.data();
-  parallel_for_chunks<int64_t>(0, n_, kScanGrain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < std::min(e, have); ++k) g_bar_[k] += c * head[k];
-    for (int64_t k = std::max(b, have); k < e; ++k) g_bar_[k] += c * tail[k - have];
-  });
+  AddScaledSplitRow(g_bar_.data(), n_, c, cached, have, scratch_.data());
 }
 
 void RankSamples::Swap(int64_t a, int64_t b) {

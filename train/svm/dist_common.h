@@ -76,31 +76,6 @@ std::vector<Sample> UnpackSamples(std::span<const std::byte> all);
 // +1/-1, and every sample held by exactly one rank).
 void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& problem);
 
-// This rank's samples at the end of a solve, in local order.
-struct LocalState {
-  std::span<const int64_t> gid;
-  std::span<const int8_t> y;
-  std::span<const int8_t> status;
-  std::span<const double> alpha;
-  std::span<const double> g;
-  double cp = 1;
-  double cn = 1;
-};
-
-// What the solve counted on this rank.
-struct RunCounts {
-  int64_t iterations = 0;
-  bool hit_limit = false;
-  int64_t local_evaluations = 0;
-  int64_t min_local_active = 0;
-  comm::ByteCounter bytes_before;  // the communicator's counters when the solve began
-};
-
-// Collective: LIBSVM's rho and objective summed over the ranks, every sample's y a in global-id order (big_l of
-// them) on every rank, the tally's counters, and (when stats is not null) the costs over the ranks.
-SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l, const SolverTally& tally,
-                    const RunCounts& counts, DistStats* stats);
-
 // One rank's share of a distributed binary problem, the state both distributed solvers keep: per local position the
 // sample's row, global id, label, Q_ii, alpha, status, G and G_bar, with the active samples as the prefix
 // [0, active_) (LIBSVM's order by swaps), and a kernel-row cache keyed by global id over the local positions.

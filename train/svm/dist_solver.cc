@@ -518,11 +518,8 @@ void DistSolver::Progress(int64_t iter, bool force) {
 }
 
 SolverResult DistSolver::Run(DistStats* stats) {
-  evaluations_base_ = kernel_->evaluations();
   const comm::ByteCounter bytes_before = comm_.Bytes();
   bytes_start_ = bytes_before.Total();
-  tally_.min_active = big_l_;
-  min_local_active_ = n_;
   int64_t iter = 0;
   int64_t since = 0;
   bool hit_limit = false;

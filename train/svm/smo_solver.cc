@@ -288,12 +288,7 @@ void Solver::UpdateGBar(int64_t pos, double c) {
     kernel_.QRow(perm_[pos], y_[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(have), n),
                  std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
   }
-  const float* head = cached;
-  const float* tail = scratch_.data();
-  parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
-    for (int64_t k = b; k < std::min(e, have); ++k) g_bar_[k] += c * head[k];
-    for (int64_t k = std::max(b, have); k < e; ++k) g_bar_[k] += c * tail[k - have];
-  });
+  AddScaledSplitRow(g_bar_.data(), l_, c, cached, have, scratch_.data());
 }
 
 void Solver::Progress(int64_t iter, bool force) {

@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/error.h"
@@ -163,5 +165,104 @@ struct SolverTally {
     r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   }
 };
+
+// dst[k] += c * row[k] for k in [0, n), the float row given as a cached prefix head[0, have) and the rest in
+// tail[0, n - have) (the G_bar update of a variable that reached or left C).
+inline void AddScaledSplitRow(double* dst, int64_t n, double c, const float* head, int64_t have, const float* tail) {
+  parallel_for_chunks<int64_t>(0, n, kScanGrain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < std::min(e, have); ++k) dst[k] += c * head[k];
+    for (int64_t k = std::max(b, have); k < e; ++k) dst[k] += c * tail[k - have];
+  });
+}
+
+// Keeps the q best candidates (-y G, id) of one side of a batched round, best first: I_up by descending value,
+// I_low by ascending value, ties to the smaller id.
+template <typename Id>
+void KeepBestCandidates(std::vector<std::pair<double, Id>>* side, size_t q, bool up) {
+  const size_t take = std::min(side->size(), q);
+  const auto end = side->begin() + static_cast<std::ptrdiff_t>(take);
+  if (up) {
+    std::partial_sort(side->begin(), end, side->end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+  } else {
+    std::partial_sort(side->begin(), end, side->end(), [](const auto& a, const auto& b) {
+      return a.first < b.first || (a.first == b.first && a.second < b.second);
+    });
+  }
+  side->resize(take);
+}
+
+// A batched round's working set (ThunderSVM) from each side's candidates (-y G, id), best first: up to q/2 from
+// I_up, then I_low until there are q, then I_up again; each id once.
+template <typename Id>
+void OrderWorkingSet(std::span<const std::pair<double, Id>> up, std::span<const std::pair<double, Id>> low, size_t q,
+                     std::vector<Id>* ws) {
+  ws->clear();
+  std::unordered_set<Id> chosen;
+  chosen.reserve(2 * q);
+  size_t u = 0;
+  for (; u < up.size() && ws->size() < q / 2; ++u) {
+    ws->push_back(up[u].second);
+    chosen.insert(up[u].second);
+  }
+  for (size_t w = 0; w < low.size() && ws->size() < q; ++w)
+    if (chosen.insert(low[w].second).second) ws->push_back(low[w].second);
+  for (; u < up.size() && ws->size() < q; ++u)
+    if (chosen.insert(up[u].second).second) ws->push_back(up[u].second);
+}
+
+// A batched round's subproblem: LIBSVM's pair (max -y G over I_up, then the second-order partner over I_low) and
+// update on the m working-set variables, their gradient g updated inside, until the gap falls under
+// max(eps, inner_factor x the first gap), no pair is left, or `limit` steps. y, qd and c (the upper bound) per
+// variable; q(t, u) the float Q entry; a, g and st (status) in and out. Returns the steps taken. The one-process
+// and the distributed batched solvers share it, so both make the same steps.
+template <typename QEntry>
+int64_t SolveBatchSubproblem(std::span<const int8_t> y, std::span<const double> qd, std::span<const double> c, QEntry q,
+                             double eps, double inner_factor, int64_t limit, std::span<double> a, std::span<double> g,
+                             std::span<int8_t> st) {
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  const auto m = static_cast<int64_t>(y.size());
+  double local_eps = eps;
+  int64_t steps = 0;
+  for (; steps < limit; ++steps) {
+    double gmax = -kInfinity;
+    int64_t i = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      if (batch::InUp(y[t], st[t]) && -y[t] * g[t] >= gmax) {
+        gmax = -y[t] * g[t];
+        i = t;
+      }
+    }
+    if (i < 0) break;
+    double gmax2 = -kInfinity;
+    double best = kInfinity;
+    int64_t j = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      if (!batch::InLow(y[t], st[t])) continue;
+      const double v = y[t] * g[t];
+      if (v >= gmax2) gmax2 = v;
+      const double grad_diff = gmax + v;
+      if (grad_diff <= 0) continue;
+      const double gain = batch::PairGain(y[i], y[t], qd[i], qd[t], q(i, t), grad_diff);
+      if (gain <= best) {
+        best = gain;
+        j = t;
+      }
+    }
+    const double gap = gmax + gmax2;
+    if (steps == 0) local_eps = std::max(eps, inner_factor * gap);
+    if (gap < local_eps || j < 0) break;
+    const double old_i = a[i];
+    const double old_j = a[j];
+    batch::UpdatePair(y[i], y[j], qd[i], qd[j], q(i, j), g[i], g[j], c[i], c[j], &a[i], &a[j]);
+    const double d_i = a[i] - old_i;
+    const double d_j = a[j] - old_j;
+    st[i] = batch::StatusOf(a[i], c[i]);
+    st[j] = batch::StatusOf(a[j], c[j]);
+    for (int64_t t = 0; t < m; ++t) g[t] += q(i, t) * d_i + q(j, t) * d_j;
+  }
+  return steps;
+}
 
 }  // namespace tessel::train::svm
