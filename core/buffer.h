@@ -45,6 +45,12 @@ class Buffer {
     b.size_ = n;
     return b;
   }
+  // n elements left uninitialised (for outputs a kernel writes in full: no zero-fill pass over memory).
+  static Buffer Uninitialized(size_t n) {
+    Buffer b;
+    b.Allocate(n, false);
+    return b;
+  }
   static Buffer CopyOf(std::span<const T> values) {
     Buffer b;
     b.Allocate(values.size(), false);

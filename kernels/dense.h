@@ -24,13 +24,13 @@ void Relu(const Context& ctx, const Matrix& x, Matrix* y);
 // grad_x = grad_y where y > 0, else 0 (y is the ReLU output). grad_x may be grad_y.
 void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
 
-// Inverted dropout on a flat array: keeps each value with probability 1 - p and scales it by 1 / (1 - p);
-// mask[i] = 1 where kept. Draws come from the stream `key` in fixed chunks, so the result does not depend on
-// the thread count. y may be x. p = 0 copies x and sets every mask entry.
-void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y,
-             Buffer<uint8_t>* mask);
-// grad_x = grad_y * mask / (1 - p). grad_x may be grad_y.
-void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
+// Inverted dropout on a flat array: keeps each value with probability 1 - p (to 2^-16, kernels/dropout_math.h) and
+// scales it by 1 / (1 - p); the mask is a function of (key, element index), never stored, so the result does not
+// depend on the thread count or the device. y may be x. p = 0 copies x.
+void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y);
+// The backward pass of Dropout(x, p, key): grad_x = grad_y * mask / (1 - p) with the mask regenerated from the same
+// key (it is Dropout applied to the gradient). grad_x may be grad_y.
+void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, float p, const StreamKey& key,
                      Buffer<float>* grad_x);
 
 // One Adam step on a flat parameter (Kingma & Ba): g' = g + wd*w; m = b1*m + (1-b1)*g'; v = b2*v + (1-b2)*g'^2;

@@ -29,10 +29,17 @@ struct Matrix {
   std::span<const float> View() const { return data.Host(); }
   std::span<float> Mut() { return data.MutableHost(); }
   Matrix Clone() const { return Matrix(rows, cols, data.ToVector()); }
-  // Resizes to [r x c] (contents undefined unless the shape is unchanged).
+  // Resizes to [r x c]; the contents are undefined (kept when the element count is unchanged, otherwise new
+  // uninitialised memory: callers write every element).
   void Resize(int64_t r, int64_t c) {
-    if (r == rows && c == cols) return;
-    *this = Matrix(r, c);
+    if (r * c == rows * cols && data.size() == static_cast<size_t>(r * c)) {
+      rows = r;
+      cols = c;
+      return;
+    }
+    rows = r;
+    cols = c;
+    data = Buffer<float>::Uninitialized(static_cast<size_t>(r * c));
   }
 };
 

@@ -13,12 +13,12 @@
 #include "core/device_ops.h"
 #include "core/rng.h"
 #include "kernels/dense.h"
+#include "kernels/dropout_math.h"
 #include "kernels/matrix.h"
 
 namespace tessel::kernels {
 
-inline constexpr int64_t kDropoutChunk = 4096;  // values per RNG stream in Dropout (the CUDA kernel replays them)
-inline constexpr int64_t kLossChunk = 256;      // rows per partial sum of the loss (same order on every device)
+inline constexpr int64_t kLossChunk = 256;  // rows per partial sum of the loss (same order on every device)
 
 // Entries are called after the public function's checks; shapes agree, ids are in range.
 struct KernelOps {
@@ -28,11 +28,15 @@ struct KernelOps {
   void (*bias_grad)(const Matrix& grad_y, Matrix* grad_bias);
   void (*relu)(const Matrix& x, Matrix* y);
   void (*relu_backward)(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
-  void (*dropout)(const Buffer<float>& x, float p, uint64_t base, Buffer<float>* y, Buffer<uint8_t>* mask);
-  void (*dropout_backward)(const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p, Buffer<float>* grad_x);
+  void (*dropout)(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);  // y sized (may be x)
   void (*adam_step)(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
   // gather.h (out is sized; for scatter, order[start[t] .. start[t+1]) lists the source rows of target t)
   void (*gather_rows)(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
+  // Fused gathers (gather.h; out sized; ids checked, empty = identity). Null in a table without them: the public
+  // function composes gather_rows, dropout and spmm instead (the same values).
+  void (*gather_rows_dropout)(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out);
+  void (*gather_spmm)(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
+                      Matrix* out);
   void (*scatter_add_rows)(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
   // loss.h
   double (*softmax_cross_entropy)(const Matrix& logits, std::span<const int32_t> labels, std::span<const int64_t> rows,
@@ -53,10 +57,12 @@ void AddBias(const Matrix& bias, Matrix* y);
 void BiasGrad(const Matrix& grad_y, Matrix* grad_bias);
 void Relu(const Matrix& x, Matrix* y);
 void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
-void Dropout(const Buffer<float>& x, float p, uint64_t base, Buffer<float>* y, Buffer<uint8_t>* mask);
-void DropoutBackward(const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p, Buffer<float>* grad_x);
+void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
 void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
 void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
+void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out);
+void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
+                Matrix* out);
 void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
 double SoftmaxCrossEntropy(const Matrix& logits, std::span<const int32_t> labels, std::span<const int64_t> rows,
                            Matrix* grad);

@@ -1,7 +1,7 @@
 // The dense kernels' public functions (argument checks, then the device table of kernels/ops.h) and their CPU
 // entries: GEMM through OpenBLAS (cblas_sgemm), bias, ReLU, inverted dropout and Adam on oneTBB (the CUDA entries:
-// kernels/cuda/ops.cc over kernels/cuda/dense.cu). Dropout draws come from per-chunk seeded streams
-// (core/rng.h) that the CUDA kernel replays, so the mask does not depend on scheduling or device.
+// kernels/cuda/ops.cc over kernels/cuda/dense.cu). The dropout mask is a function of (stream, element) shared with
+// the CUDA kernel (kernels/dropout_math.h), so it does not depend on scheduling or device and is never stored.
 #include "kernels/dense.h"
 
 #include <cblas.h>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/mask_apply.h"
 #include "kernels/ops.h"
 
 namespace tessel::kernels {
@@ -64,17 +65,15 @@ void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Mat
   Ops(ctx).relu_backward(y, grad_y, grad_x);
 }
 
-void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y,
-             Buffer<uint8_t>* mask) {
+void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y) {
   TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
-  Ops(ctx).dropout(x, p, Rng(key)(), y, mask);
+  if (y != &x && y->size() != x.size()) *y = Buffer<float>::Uninitialized(x.size());
+  Ops(ctx).dropout(x, MakeDropoutSpec(p, Rng(key)()), y);
 }
 
-void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p,
+void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, float p, const StreamKey& key,
                      Buffer<float>* grad_x) {
-  TESSEL_CHECK(grad_y.size() == mask.size(), "DropoutBackward: {} gradients but {} mask entries", grad_y.size(),
-               mask.size());
-  Ops(ctx).dropout_backward(grad_y, mask, p, grad_x);
+  Dropout(ctx, grad_y, p, key, grad_x);  // the same mask and scale, regenerated
 }
 
 void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
@@ -149,34 +148,22 @@ void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
   parallel_for<int64_t>(0, y.size(), 16384, [&](int64_t i) { gx[i] = yv[i] > 0.0F ? gy[i] : 0.0F; });
 }
 
-void Dropout(const Buffer<float>& x, float p, uint64_t base, Buffer<float>* y, Buffer<uint8_t>* mask) {
+void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y) {
   const auto n = static_cast<int64_t>(x.size());
-  if (y != &x && static_cast<int64_t>(y->size()) != n) *y = Buffer<float>(static_cast<size_t>(n));
-  if (static_cast<int64_t>(mask->size()) != n) *mask = Buffer<uint8_t>(static_cast<size_t>(n));
   auto xv = x.Host();
   auto yv = y->MutableHost();
-  auto mv = mask->MutableHost();
-  const float scale = 1.0F / (1.0F - p);
-  const int64_t chunks = (n + kDropoutChunk - 1) / kDropoutChunk;
-  parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
-    Rng rng(Mix64(base ^ Mix64(static_cast<uint64_t>(c))));
-    const int64_t end = std::min(n, (c + 1) * kDropoutChunk);
-    for (int64_t i = c * kDropoutChunk; i < end; ++i) {
-      const bool keep = p == 0.0F || rng.Uniform() >= static_cast<double>(p);
-      mv[i] = keep ? 1 : 0;
-      yv[i] = keep ? xv[i] * scale : 0.0F;
+  if (!spec.Active()) {
+    if (y != &x && n > 0) std::memcpy(yv.data(), xv.data(), static_cast<size_t>(n) * sizeof(float));
+    return;
+  }
+  // Groups of 64 values share one mask word; chunks of 256 groups (16K values) per task.
+  const int64_t groups = (n + 63) / 64;
+  parallel_for_chunks<int64_t>(0, groups, 256, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) {
+      const uint64_t word = DropoutMaskWord(spec, static_cast<uint64_t>(g));
+      ApplyMask(xv.data() + g * 64, std::min<int64_t>(64, n - g * 64), word, 0, spec.scale, yv.data() + g * 64);
     }
   });
-}
-
-void DropoutBackward(const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p, Buffer<float>* grad_x) {
-  if (grad_x != &grad_y && grad_x->size() != grad_y.size()) *grad_x = Buffer<float>(grad_y.size());
-  auto gy = grad_y.Host();
-  auto mv = mask.Host();
-  auto gx = grad_x->MutableHost();
-  const float scale = 1.0F / (1.0F - p);
-  parallel_for<int64_t>(0, static_cast<int64_t>(gy.size()), 16384,
-                        [&](int64_t i) { gx[i] = mv[i] != 0 ? gy[i] * scale : 0.0F; });
 }
 
 void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <numeric>
 #include <utility>
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/mask_apply.h"
+#include "kernels/dense.h"
 #include "kernels/ops.h"
 
 namespace tessel::kernels {
@@ -38,6 +41,52 @@ void GatherRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& id
   Ops(ctx).gather_rows(src, ids, out);
 }
 
+void GatherRowsDropout(const Context& ctx, const Matrix& src, std::span<const int64_t> ids, int64_t count, float p,
+                       const StreamKey& key, Matrix* out) {
+  TESSEL_CHECK(out != &src, "GatherRowsDropout: output must not alias the source");
+  TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
+  if (!ids.empty()) {
+    CheckIds(ids, src.rows, "GatherRowsDropout");
+    count = static_cast<int64_t>(ids.size());
+  }
+  TESSEL_CHECK(!ids.empty() || (count >= 0 && count <= src.rows),
+               "GatherRowsDropout: the first {} rows of a {}-row source", count, src.rows);
+  const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
+  const KernelOps& ops = Ops(ctx);
+  if (ops.gather_rows_dropout == nullptr) {  // composed: gather, then dropout in place
+    std::vector<int64_t> rows(ids.begin(), ids.end());
+    if (ids.empty()) {
+      rows.resize(static_cast<size_t>(count));
+      std::iota(rows.begin(), rows.end(), int64_t{0});
+    }
+    GatherRows(ctx, src, Buffer<int64_t>(std::move(rows)), out);
+    if (spec.Active()) ops.dropout(out->data, spec, &out->data);
+    return;
+  }
+  out->Resize(count, src.cols);
+  ops.gather_rows_dropout(src, ids, spec, out);
+}
+
+void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, float p,
+                const StreamKey& key, Matrix* out) {
+  TESSEL_CHECK(out != &src, "GatherSpMM: output must not alias the source");
+  TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
+  const int64_t n = ids.empty() ? src.rows : static_cast<int64_t>(ids.size());
+  TESSEL_CHECK(a.cols == n, "GatherSpMM: sparse {}x{} over {} gathered rows", a.rows, a.cols, n);
+  if (!ids.empty()) CheckIds(ids, src.rows, "GatherSpMM");
+  const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
+  const KernelOps& ops = Ops(ctx);
+  if (ops.gather_spmm == nullptr) {  // composed: the gathered, dropped-out rows, then SpMM
+    Matrix x;
+    GatherRowsDropout(ctx, src, ids, n, p, key, &x);
+    out->Resize(a.rows, src.cols);
+    ops.spmm(a, x, out);
+    return;
+  }
+  out->Resize(a.rows, src.cols);
+  ops.gather_spmm(a, src, ids, spec, out);
+}
+
 void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
   TESSEL_CHECK(static_cast<int64_t>(ids.size()) == src.rows, "ScatterAddRows: {} ids for {} rows", ids.size(),
                src.rows);
@@ -61,6 +110,67 @@ void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
   auto ov = out->Mut();
   parallel_for<int64_t>(0, n, std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1)), [&](int64_t i) {
     std::memcpy(ov.data() + i * cols, sv.data() + iv[i] * cols, static_cast<size_t>(cols) * sizeof(float));
+  });
+}
+
+// The mask bits of the first `elements` values of the stream, 64 per word (parallel over words).
+std::vector<uint64_t> MaskWords(const DropoutSpec& spec, int64_t elements) {
+  std::vector<uint64_t> words(static_cast<size_t>((elements + 63) / 64));
+  parallel_for<int64_t>(0, static_cast<int64_t>(words.size()), 1024,
+                        [&](int64_t g) { words[g] = DropoutMaskWord(spec, static_cast<uint64_t>(g)); });
+  return words;
+}
+
+void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out) {
+  const int64_t n = out->rows;
+  const int64_t cols = src.cols;
+  auto sv = src.View();
+  auto ov = out->Mut();
+  auto row_of = [&](int64_t i) { return ids.empty() ? i : ids[i]; };
+  const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1));
+  if (!spec.Active()) {
+    parallel_for<int64_t>(0, n, grain, [&](int64_t i) {
+      std::memcpy(ov.data() + i * cols, sv.data() + row_of(i) * cols, static_cast<size_t>(cols) * sizeof(float));
+    });
+    return;
+  }
+  // Per chunk of rows, the mask words covering its values, then one masked copy per row.
+  parallel_for_chunks<int64_t>(0, n, grain, [&](int64_t r0, int64_t r1) {
+    const int64_t g0 = r0 * cols / 64;
+    const int64_t g1 = (r1 * cols + 63) / 64;
+    std::vector<uint64_t> words(static_cast<size_t>(g1 - g0));
+    for (int64_t g = g0; g < g1; ++g) words[g - g0] = DropoutMaskWord(spec, static_cast<uint64_t>(g));
+    for (int64_t i = r0; i < r1; ++i) {
+      ApplyMaskBits(words.data(), i * cols - g0 * 64, sv.data() + row_of(i) * cols, cols, spec.scale,
+                    ov.data() + i * cols);
+    }
+  });
+}
+
+void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
+                Matrix* out) {
+  const int64_t cols = src.cols;
+  auto p = a.indptr.Host();
+  auto idx = a.indices.Host();
+  auto val = a.values.Host();
+  const bool weighted = a.has_values();
+  auto sv = src.View();
+  auto ov = out->Mut();
+  const std::vector<uint64_t> words = spec.Active() ? MaskWords(spec, a.cols * cols) : std::vector<uint64_t>();
+  const int64_t avg = a.rows > 0 ? (a.nnz() / a.rows + 1) * std::max<int64_t>(cols, 1) : 1;
+  parallel_for<int64_t>(0, a.rows, std::max<int64_t>(1, 32768 / avg), [&](int64_t d) {
+    float* acc = ov.data() + d * cols;
+    std::fill(acc, acc + cols, 0.0F);
+    for (int64_t e = p[d]; e < p[d + 1]; ++e) {
+      const int64_t s = idx[e];
+      const float w = weighted ? val[e] : 1.0F;
+      const float* in = sv.data() + (ids.empty() ? s : ids[s]) * cols;
+      if (words.empty()) {
+        for (int64_t j = 0; j < cols; ++j) acc[j] += w * in[j];
+      } else {
+        AxpyMaskBits(w, words.data(), s * cols, in, cols, spec.scale, acc);
+      }
+    }
   });
 }
 

@@ -3,6 +3,7 @@
 #include "core/rng.h"
 #include "kernels/cuda/dense_cuda.h"
 #include "kernels/cuda/launch_cuda.h"
+#include "kernels/dropout_math.h"
 
 namespace tessel::kernels::cuda {
 namespace {
@@ -34,23 +35,13 @@ __global__ void ReluBackwardKernel(const float* y, const float* gy, int64_t n, f
   for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) gx[i] = y[i] > 0.0F ? gy[i] : 0.0F;
 }
 
-// One thread per chunk: the stream of a chunk is sequential, exactly as on the CPU.
-__global__ void DropoutKernel(const float* x, int64_t n, float p, float scale, uint64_t base, int64_t chunk, float* y,
-                              uint8_t* mask) {
-  const int64_t chunks = (n + chunk - 1) / chunk;
-  for (int64_t c = GlobalIndex(); c < chunks; c += GlobalStride()) {
-    Rng rng(Mix64(base ^ Mix64(static_cast<uint64_t>(c))));
-    const int64_t end = n < (c + 1) * chunk ? n : (c + 1) * chunk;
-    for (int64_t i = c * chunk; i < end; ++i) {
-      const bool keep = p == 0.0F || rng.Uniform() >= static_cast<double>(p);
-      mask[i] = keep ? 1 : 0;
-      y[i] = keep ? __fmul_rn(x[i], scale) : 0.0F;
-    }
+// One thread per value; the mask word of its group of 64 is recomputed per value (at most 16 Mix64, one for
+// dropout 0.5), the same function of (stream, index) as the CPU's (kernels/dropout_math.h).
+__global__ void DropoutKernel(const float* x, int64_t n, DropoutSpec spec, float* y) {
+  for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) {
+    const uint64_t word = DropoutMaskWord(spec, static_cast<uint64_t>(i) >> 6);
+    y[i] = ((word >> (i & 63)) & 1U) != 0 ? __fmul_rn(x[i], spec.scale) : 0.0F;
   }
-}
-
-__global__ void DropoutBackwardKernel(const float* gy, const uint8_t* mask, int64_t n, float scale, float* gx) {
-  for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) gx[i] = mask[i] != 0 ? __fmul_rn(gy[i], scale) : 0.0F;
 }
 
 // Explicit round-to-nearest operations (no FMA contraction) so each value follows the CPU's float32 sequence.
@@ -110,16 +101,9 @@ void ReluBackward(const float* y, const float* grad_y, int64_t n, float* grad_x)
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 
-void Dropout(const float* x, int64_t n, float p, uint64_t base, int64_t chunk, float* y, uint8_t* mask) {
+void Dropout(const float* x, int64_t n, const DropoutSpec& spec, float* y) {
   if (n == 0) return;
-  const int64_t chunks = (n + chunk - 1) / chunk;
-  DropoutKernel<<<Blocks(chunks, 64), 64>>>(x, n, p, 1.0F / (1.0F - p), base, chunk, y, mask);
-  TESSEL_CUDA_CHECK_LAUNCH();
-}
-
-void DropoutBackward(const float* grad_y, const uint8_t* mask, int64_t n, float p, float* grad_x) {
-  if (n == 0) return;
-  DropoutBackwardKernel<<<Blocks(n), kThreads>>>(grad_y, mask, n, 1.0F / (1.0F - p), grad_x);
+  DropoutKernel<<<Blocks(n), kThreads>>>(x, n, spec, y);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "kernels/dropout_math.h"
+
 namespace tessel::kernels::cuda {
 
 // Row-major c[m x n] = alpha * op(a) * op(b) + beta * c (lda = a's column count, ldb = b's); k may be 0.
@@ -14,10 +16,8 @@ void AddBias(const float* bias, int64_t rows, int64_t cols, float* y);
 void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias);
 void Relu(const float* x, int64_t n, float* y);
 void ReluBackward(const float* y, const float* grad_y, int64_t n, float* grad_x);
-// The CPU's chunked stream (kernels/cpu/dense.cc): chunk c of `chunk` values draws from
-// Rng(Mix64(base ^ Mix64(c))) in order, so the mask is bit-identical to the CPU's.
-void Dropout(const float* x, int64_t n, float p, uint64_t base, int64_t chunk, float* y, uint8_t* mask);
-void DropoutBackward(const float* grad_y, const uint8_t* mask, int64_t n, float p, float* grad_x);
+// y[i] = keep(i) ? x[i] * scale : 0 with the CPU's mask function (kernels/dropout_math.h); y may be x.
+void Dropout(const float* x, int64_t n, const DropoutSpec& spec, float* y);
 // Adam: g' = g + wd·w; m = b1·m + (1-b1)·g'; v = b2·v + (1-b2)·g'²; w -= step·m / (sqrt(v)·inv_sqrt_c2 + eps).
 void AdamStep(float* w, const float* g, float* m, float* v, int64_t n, float wd, float beta1, float beta2,
               float step_size, float inv_sqrt_c2, float eps);

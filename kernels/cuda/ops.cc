@@ -45,19 +45,9 @@ void ReluBackwardCuda(const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
   cuda::ReluBackward(yd, gy, y.size(), grad_x->data.MutableDevice());
 }
 
-void DropoutCuda(const Buffer<float>& x, float p, uint64_t base, Buffer<float>* y, Buffer<uint8_t>* mask) {
-  const auto n = static_cast<int64_t>(x.size());
-  if (y != &x && static_cast<int64_t>(y->size()) != n) *y = Buffer<float>(static_cast<size_t>(n));
-  if (static_cast<int64_t>(mask->size()) != n) *mask = Buffer<uint8_t>(static_cast<size_t>(n));
+void DropoutCuda(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y) {
   const float* in = x.Device();
-  cuda::Dropout(in, n, p, base, kDropoutChunk, y->MutableDevice(), mask->MutableDevice());
-}
-
-void DropoutBackwardCuda(const Buffer<float>& grad_y, const Buffer<uint8_t>& mask, float p, Buffer<float>* grad_x) {
-  if (grad_x != &grad_y && grad_x->size() != grad_y.size()) *grad_x = Buffer<float>(grad_y.size());
-  const float* gy = grad_y.Device();
-  const uint8_t* mv = mask.Device();
-  cuda::DropoutBackward(gy, mv, static_cast<int64_t>(grad_y.size()), p, grad_x->MutableDevice());
+  cuda::Dropout(in, static_cast<int64_t>(x.size()), spec, y->MutableDevice());
 }
 
 void AdamStepCuda(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
@@ -164,9 +154,10 @@ const KernelOps kCudaOps{
     .relu = ReluCuda,
     .relu_backward = ReluBackwardCuda,
     .dropout = DropoutCuda,
-    .dropout_backward = DropoutBackwardCuda,
     .adam_step = AdamStepCuda,
     .gather_rows = GatherRowsCuda,
+    .gather_rows_dropout = nullptr,  // composed by the public function: GatherRows, then Dropout
+    .gather_spmm = nullptr,          // composed: GatherRowsDropout, then SpMM
     .scatter_add_rows = ScatterAddRowsCuda,
     .softmax_cross_entropy = SoftmaxCrossEntropyCuda,
     .row_softmax = RowSoftmaxCuda,

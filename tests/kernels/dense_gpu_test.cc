@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/dense.h"
+#include "kernels/dropout_math.h"
 #include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -98,34 +99,29 @@ TEST_P(DenseOnDevice, BiasAndReluMatchSerialLoops) {
 }
 
 TEST_P(DenseOnDevice, DropoutDrawsTheCpuMaskAndScales) {
-  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{4095}, int64_t{4096 * 3 + 17}}) {
-    for (const float p : {0.0F, 0.3F, 0.9F}) {
+  for (const int64_t n : {int64_t{0}, int64_t{1}, int64_t{63}, int64_t{4096 * 3 + 17}}) {
+    for (const float p : {0.0F, 0.3F, 0.5F, 0.9F}) {
       const Matrix x = RandomMatrix(1, n, 500 + static_cast<uint64_t>(n));
       const StreamKey key{.seed = 7, .rank = 1, .epoch = 2, .batch = 3, .purpose = 4};
       Buffer<float> y(static_cast<size_t>(n), std::numeric_limits<float>::quiet_NaN());
-      Buffer<uint8_t> mask(static_cast<size_t>(n), uint8_t{7});
-      Dropout(ctx_, x.data, p, key, &y, &mask);
-      Buffer<float> y_cpu;
-      Buffer<uint8_t> mask_cpu;
-      Dropout(cpu_, x.data, p, key, &y_cpu, &mask_cpu);
-      const float scale = 1.0F / (1.0F - p);
+      Dropout(ctx_, x.data, p, key, &y);
+      const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
       int64_t kept = 0;
       for (int64_t i = 0; i < n; ++i) {
         const auto k = static_cast<size_t>(i);
-        ASSERT_TRUE(mask[k] == 0 || mask[k] == 1) << i;
-        ASSERT_EQ(mask[k], mask_cpu[k]) << "the CUDA mask must be the CPU's, i=" << i;
-        ASSERT_EQ(y[k], mask[k] != 0 ? x.View()[k] * scale : 0.0F) << i;
-        kept += mask[k];
+        const bool keep = DropoutKeep(spec, static_cast<uint64_t>(i));
+        ASSERT_EQ(y[k], keep ? x.View()[k] * spec.scale : 0.0F) << "the mask must be the CPU's function, i=" << i;
+        kept += keep ? 1 : 0;
       }
       if (n > 10000) {
         EXPECT_NEAR(static_cast<double>(kept) / static_cast<double>(n), 1.0 - p, 0.02);
       }
       const Matrix gy = RandomMatrix(1, n, 600 + static_cast<uint64_t>(n));
       Buffer<float> gx(static_cast<size_t>(n), std::numeric_limits<float>::quiet_NaN());
-      DropoutBackward(ctx_, gy.data, mask, p, &gx);
+      DropoutBackward(ctx_, gy.data, p, key, &gx);
       for (int64_t i = 0; i < n; ++i) {
         const auto k = static_cast<size_t>(i);
-        ASSERT_EQ(gx[k], mask[k] != 0 ? gy.View()[k] * scale : 0.0F) << i;
+        ASSERT_EQ(gx[k], DropoutKeep(spec, static_cast<uint64_t>(i)) ? gy.View()[k] * spec.scale : 0.0F) << i;
       }
     }
   }

@@ -2,11 +2,15 @@
 // transpose (weighted and unweighted), CSR transpose, sparse row gather, bias, ReLU and dropout.
 #include <gtest/gtest.h>
 
+#include <bit>
+
 #include <cmath>
 #include <vector>
 
 #include "core/context.h"
+#include "core/parallel.h"
 #include "kernels/dense.h"
+#include "kernels/dropout_math.h"
 #include "kernels/sparse.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -144,30 +148,98 @@ TEST(Dropout, KeepsFractionScalesAndIsReproducible) {
   const Context ctx;
   const size_t n = 100000;
   Buffer<float> x(n, 2.0F);
-  Buffer<float> y;
-  Buffer<uint8_t> mask;
   const StreamKey key{.seed = 3, .epoch = 4, .purpose = 5};
-  Dropout(ctx, x, 0.3F, key, &y, &mask);
-  size_t kept = 0;
-  for (size_t i = 0; i < n; ++i) {
-    kept += mask[i];
-    EXPECT_FLOAT_EQ(y[i], mask[i] ? 2.0F / 0.7F : 0.0F);
+  for (const float p : {0.1F, 0.3F, 0.5F, 0.9F}) {
+    Buffer<float> y;
+    Dropout(ctx, x, p, key, &y);
+    const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
+    const double keep = spec.keep16 / 65536.0;
+    EXPECT_NEAR(keep, 1.0 - p, 1.0 / 65536) << p;
+    size_t kept = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const bool k = y[i] != 0.0F;
+      kept += k ? 1 : 0;
+      // The kernel's value is the reference function of (stream, index), whatever the chunking.
+      ASSERT_EQ(k, DropoutKeep(spec, i)) << i;
+      ASSERT_EQ(y[i], k ? 2.0F * spec.scale : 0.0F) << i;
+    }
+    // Binomial(1e5, keep): 6 standard deviations.
+    const double sd = std::sqrt(static_cast<double>(n) * keep * (1.0 - keep));
+    EXPECT_NEAR(static_cast<double>(kept), static_cast<double>(n) * keep, 6.0 * sd) << p;
+    EXPECT_FLOAT_EQ(spec.scale, static_cast<float>(1.0 / keep));
   }
-  // Binomial(1e5, 0.7): sd ~ 145; 6 sd.
-  EXPECT_NEAR(static_cast<double>(kept), 70000.0, 870.0);
+  Buffer<float> y;
   Buffer<float> y2;
-  Buffer<uint8_t> mask2;
-  Dropout(ctx, x, 0.3F, key, &y2, &mask2);
-  EXPECT_EQ(mask.ToVector(), mask2.ToVector());
+  Dropout(ctx, x, 0.3F, key, &y);
+  Dropout(ctx, x, 0.3F, key, &y2);
+  EXPECT_EQ(y.ToVector(), y2.ToVector());
   StreamKey other = key;
   other.epoch = 5;
-  Dropout(ctx, x, 0.3F, other, &y2, &mask2);
-  EXPECT_NE(mask.ToVector(), mask2.ToVector());
+  Dropout(ctx, x, 0.3F, other, &y2);
+  EXPECT_NE(y.ToVector(), y2.ToVector());
+  // The backward pass regenerates the same mask: the gradient passes where the value did.
   Buffer<float> g(n, 1.0F);
   Buffer<float> gx;
-  DropoutBackward(ctx, g, mask, 0.3F, &gx);
-  for (size_t i = 0; i < n; ++i) EXPECT_FLOAT_EQ(gx[i], mask[i] ? 1.0F / 0.7F : 0.0F);
-  EXPECT_THROW(Dropout(ctx, x, 1.0F, key, &y, &mask), Error);
+  DropoutBackward(ctx, g, 0.3F, key, &gx);
+  for (size_t i = 0; i < n; ++i) ASSERT_EQ(gx[i] != 0.0F, y[i] != 0.0F) << i;
+  // In place, and p = 0 copies.
+  Buffer<float> inplace = x.Clone();
+  Dropout(ctx, inplace, 0.3F, key, &inplace);
+  EXPECT_EQ(inplace.ToVector(), y.ToVector());
+  Dropout(ctx, x, 0.0F, key, &y2);
+  EXPECT_EQ(y2.ToVector(), x.ToVector());
+  EXPECT_THROW(Dropout(ctx, x, 1.0F, key, &y), Error);
+}
+
+TEST(Dropout, MaskIsTheSameForAnyThreadCount) {
+  const Context ctx;
+  const size_t n = (size_t{1} << 18) + 37;  // many chunks, and a last group shorter than 64
+  Buffer<float> x(n, 1.0F);
+  const StreamKey key{.seed = 11, .batch = 2};
+  Buffer<float> one;
+  {
+    ThreadLimit limit(1);
+    Dropout(ctx, x, 0.5F, key, &one);
+  }
+  Buffer<float> all;
+  Dropout(ctx, x, 0.5F, key, &all);
+  EXPECT_EQ(one.ToVector(), all.ToVector());
+}
+
+TEST(Dropout, MaskBitsAreUnbiasedAndUncorrelated) {
+  // Each bit of a group's word is kept with probability keep16 / 2^16 exactly (the binary-expansion construction);
+  // check the rate per bit position and the joint rate of neighbouring elements and of the same bit in
+  // neighbouring groups (independent draws: keep^2).
+  for (const float p : {0.5F, 0.3F, 0.05F}) {
+    const DropoutSpec spec = MakeDropoutSpec(p, 0x1234567ULL);
+    const double keep = spec.keep16 / 65536.0;
+    const int64_t groups = 20000;
+    std::vector<int64_t> per_bit(64, 0);
+    int64_t pairs_next = 0;
+    int64_t pairs_group = 0;
+    uint64_t prev = 0;
+    for (int64_t g = 0; g < groups; ++g) {
+      const uint64_t w = DropoutMaskWord(spec, static_cast<uint64_t>(g));
+      for (int b = 0; b < 64; ++b) per_bit[static_cast<size_t>(b)] += static_cast<int64_t>((w >> b) & 1U);
+      pairs_next += std::popcount(w & (w >> 1));
+      if (g > 0) pairs_group += std::popcount(w & prev);
+      prev = w;
+    }
+    const double sd_bit = std::sqrt(static_cast<double>(groups) * keep * (1 - keep));
+    for (int b = 0; b < 64; ++b) {
+      EXPECT_NEAR(static_cast<double>(per_bit[static_cast<size_t>(b)]), static_cast<double>(groups) * keep, 6 * sd_bit)
+          << p << " bit " << b;
+    }
+    const double n_next = static_cast<double>(groups) * 63;
+    EXPECT_NEAR(static_cast<double>(pairs_next) / n_next, keep * keep, 6 * std::sqrt(keep * keep / n_next)) << p;
+    const double n_group = static_cast<double>(groups - 1) * 64;
+    EXPECT_NEAR(static_cast<double>(pairs_group) / n_group, keep * keep, 6 * std::sqrt(keep * keep / n_group)) << p;
+  }
+  // keep = 1/2 needs one random word per group, and p = 0 keeps everything.
+  EXPECT_EQ(MakeDropoutSpec(0.5F, 1).keep16, 32768U);
+  EXPECT_EQ(MakeDropoutSpec(0.5F, 1).first, 15U);
+  EXPECT_FALSE(MakeDropoutSpec(0.0F, 1).Active());
+  EXPECT_EQ(DropoutMaskWord(MakeDropoutSpec(0.0F, 1), 3), ~uint64_t{0});
 }
 
 }  // namespace

@@ -2,12 +2,14 @@
 // poisoned before each run) against a serial gather, and scatter-add against a serial loop.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "core/context.h"
 #include "core/device.h"
+#include "kernels/dropout_math.h"
 #include "kernels/gather.h"
 #include "tests/kernels/kernel_test_util.h"
 
@@ -44,6 +46,103 @@ TEST_P(GatherOnDevice, MatchesSerialGather) {
   Matrix src(3, 2);
   Matrix out;
   EXPECT_THROW(GatherRows(ctx, src, Buffer<int64_t>{0, 3}, &out), Error);
+}
+
+// Serial references: the dropped-out gathered matrix from the mask function, and its aggregation in float64.
+std::vector<float> ReferenceGatherDropout(const Matrix& src, const std::vector<int64_t>& ids, float p,
+                                          const StreamKey& key) {
+  const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
+  const int64_t cols = src.cols;
+  std::vector<float> out(ids.size() * static_cast<size_t>(cols));
+  auto s = src.View();
+  for (size_t i = 0; i < ids.size(); ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint64_t e = i * static_cast<uint64_t>(cols) + static_cast<uint64_t>(j);
+      out[e] = DropoutKeep(spec, e) ? s[ids[i] * cols + j] * spec.scale : 0.0F;
+    }
+  }
+  return out;
+}
+
+TEST_P(GatherOnDevice, GatherRowsDropoutIsGatherThenDropout) {
+  Context ctx;
+  ctx.device = GetParam();
+  for (int64_t cols : {1, 7, 16, 64, 130}) {
+    const int64_t rows = 300;
+    Matrix src = RandomMatrix(rows, cols, 60 + static_cast<uint64_t>(cols));
+    Rng rng(61);
+    std::vector<int64_t> ids(517);
+    for (auto& id : ids) id = static_cast<int64_t>(rng.UniformInt(rows));
+    const StreamKey key{.seed = 5, .batch = static_cast<uint64_t>(cols), .purpose = 9};
+    for (const float p : {0.0F, 0.5F, 0.3F}) {
+      Matrix out;
+      GatherRowsDropout(ctx, src, ids, 0, p, key, &out);
+      ASSERT_EQ(out.rows, static_cast<int64_t>(ids.size()));
+      EXPECT_EQ(out.data.ToVector(), ReferenceGatherDropout(src, ids, p, key)) << cols << " " << p;
+      // ids empty: the source's first `count` rows, the same mask positions.
+      std::vector<int64_t> first(40);
+      for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
+      Matrix prefix;
+      GatherRowsDropout(ctx, src, {}, 40, p, key, &prefix);
+      EXPECT_EQ(prefix.data.ToVector(), ReferenceGatherDropout(src, first, p, key)) << cols << " " << p;
+    }
+  }
+  Matrix src(3, 2);
+  Matrix out;
+  const std::vector<int64_t> bad{0, 3};
+  EXPECT_THROW(GatherRowsDropout(ctx, src, bad, 0, 0.5F, StreamKey{}, &out), Error);
+  EXPECT_THROW(GatherRowsDropout(ctx, src, {}, 4, 0.5F, StreamKey{}, &out), Error);
+}
+
+TEST_P(GatherOnDevice, GatherSpMMIsTheAggregationOfTheDroppedOutRows) {
+  Context ctx;
+  ctx.device = GetParam();
+  for (int64_t cols : {3, 8, 64, 128}) {
+    const int64_t rows = 400;
+    Matrix src = RandomMatrix(rows, cols, 70 + static_cast<uint64_t>(cols));
+    Rng rng(71);
+    std::vector<int64_t> ids(250);
+    for (auto& id : ids) id = static_cast<int64_t>(rng.UniformInt(rows));
+    const SparseMatrix a = testing::RandomSparse(60, static_cast<int64_t>(ids.size()), 0.05, true, 72);
+    const StreamKey key{.seed = 6, .purpose = static_cast<uint64_t>(cols)};
+    for (const float p : {0.0F, 0.5F, 0.2F}) {
+      Matrix out;
+      GatherSpMM(ctx, a, src, ids, p, key, &out);
+      ASSERT_EQ(out.rows, a.rows);
+      ASSERT_EQ(out.cols, cols);
+      const std::vector<float> x = ReferenceGatherDropout(src, ids, p, key);
+      auto ap = a.indptr.Host();
+      auto ai = a.indices.Host();
+      auto av = a.values.Host();
+      auto o = out.View();
+      for (int64_t d = 0; d < a.rows; ++d) {
+        for (int64_t j = 0; j < cols; ++j) {
+          double want = 0;
+          double mag = 0;
+          for (int64_t e = ap[d]; e < ap[d + 1]; ++e) {
+            const double term = static_cast<double>(av[e]) * x[static_cast<size_t>(ai[e] * cols + j)];
+            want += term;
+            mag += std::fabs(term);
+          }
+          ASSERT_NEAR(o[d * cols + j], want, 1e-5 * mag + 1e-7) << cols << " " << p << " " << d << "," << j;
+        }
+      }
+    }
+    // ids empty: the source's own rows.
+    const SparseMatrix b = testing::RandomSparse(30, rows, 0.02, true, 73);
+    std::vector<int64_t> all(static_cast<size_t>(rows));
+    for (int64_t i = 0; i < rows; ++i) all[static_cast<size_t>(i)] = i;
+    Matrix direct;
+    Matrix by_id;
+    GatherSpMM(ctx, b, src, {}, 0.5F, key, &direct);
+    GatherSpMM(ctx, b, src, all, 0.5F, key, &by_id);
+    EXPECT_EQ(direct.data.ToVector(), by_id.data.ToVector());
+  }
+  Matrix src(3, 2);
+  Matrix out;
+  const SparseMatrix a = testing::RandomSparse(2, 3, 0.5, true, 1);
+  const std::vector<int64_t> two{0, 1};
+  EXPECT_THROW(GatherSpMM(ctx, a, src, two, 0.5F, StreamKey{}, &out), Error);  // a has 3 columns, 2 rows gathered
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, GatherOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),

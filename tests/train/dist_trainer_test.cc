@@ -301,10 +301,12 @@ TEST(GcnTrainerOnParts, SkewReducesRemoteFeatures) {
 }
 
 // --grad-compress and --feature-compress: the sampling does not depend on the weights, so the uncompressed sizes
-// equal the plain run's bytes exactly; the compressed runs send far fewer bytes and still learn Cora.
+// equal the plain run's bytes exactly; the compressed runs send far fewer bytes and still learn Cora. 60 epochs:
+// at 30, top-k 1% and PowerSGD rank 2 have not caught up yet (0.03 to 0.09 below plain over seeds 9 to 13); at 60
+// every pair is within 0.03 of plain for seeds 9 to 11.
 TEST(GcnTrainerOnParts, CompressionCutsBytesAndKeepsAccuracy) {
   const fs::path dir = Parts(3);
-  TrainConfig c = Config(30, 16, {10, 10});
+  TrainConfig c = Config(60, 16, {10, 10});
   c.dist.feature_cache = 0;  // every remote input row is fetched
   const TrainResult base = TrainRanks(3, dir, c, 9)[0];
   uint64_t base_grad = 0, base_feat = 0;

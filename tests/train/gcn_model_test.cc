@@ -22,6 +22,7 @@ struct Case {
   ModelKind kind;
   bool sparse_input;
   int layers;
+  LayerOrder order = LayerOrder::kAuto;
 };
 
 class GradientCheck : public ::testing::TestWithParam<Case> {};
@@ -40,6 +41,7 @@ TEST_P(GradientCheck, AnalyticGradientsMatchCentralDifferences) {
   mc.layers = c.layers;
   mc.dropout = 0.3F;
   GcnModel model(mc, 17);
+  model.set_layer_order(c.order);
   std::vector<SparseMatrix> adj;
   for (int l = 0; l < c.layers; ++l) {
     adj.push_back(RandomSparse(n[l + 1], n[l], 0.3, true, 100 + static_cast<uint64_t>(l)));
@@ -96,7 +98,60 @@ TEST_P(GradientCheck, AnalyticGradientsMatchCentralDifferences) {
 INSTANTIATE_TEST_SUITE_P(Layers, GradientCheck,
                          ::testing::Values(Case{ModelKind::kGcn, false, 2}, Case{ModelKind::kGcn, true, 2},
                                            Case{ModelKind::kSage, false, 2}, Case{ModelKind::kSage, true, 2},
-                                           Case{ModelKind::kGcn, true, 3}, Case{ModelKind::kSage, false, 1}));
+                                           Case{ModelKind::kGcn, true, 3}, Case{ModelKind::kSage, false, 1},
+                                           Case{ModelKind::kGcn, false, 2, LayerOrder::kAggregateFirst},
+                                           Case{ModelKind::kSage, false, 3, LayerOrder::kAggregateFirst},
+                                           Case{ModelKind::kSage, true, 2, LayerOrder::kAggregateFirst},
+                                           Case{ModelKind::kGcn, false, 2, LayerOrder::kTransformFirst},
+                                           Case{ModelKind::kSage, false, 3, LayerOrder::kTransformFirst}));
+
+// The two orders of a dense layer compute the same function and gradients (to float rounding), with dropout on,
+// with the input rows read through ids (a sampled batch) or given in order.
+TEST(GcnModel, AggregateFirstEqualsTransformFirst) {
+  const Context ctx;
+  for (const ModelKind kind : {ModelKind::kGcn, ModelKind::kSage}) {
+    for (const bool by_id : {false, true}) {
+      const std::vector<int64_t> n{40, 12, 5};
+      ModelConfig mc{kind, 10, 6, 3, 2, 0.4F, true};
+      std::vector<SparseMatrix> adj;
+      for (int l = 0; l < 2; ++l)
+        adj.push_back(RandomSparse(n[l + 1], n[l], 0.3, true, 200 + static_cast<uint64_t>(l)));
+      std::vector<LayerGraph> graphs;
+      for (const auto& a : adj) graphs.push_back(LayerGraph{&a, nullptr});
+      FeatureMatrix x;
+      std::vector<int64_t> ids;
+      if (by_id) {
+        x.dense = RandomMatrix(100, 10, 7);
+        Rng rng(8);
+        for (int64_t i = 0; i < n[0]; ++i) ids.push_back(static_cast<int64_t>(rng.UniformInt(100)));
+      } else {
+        x.dense = RandomMatrix(n[0], 10, 7);
+      }
+      std::vector<int32_t> labels{0, 1, 2, 0, 1};
+      std::vector<int64_t> rows{0, 1, 2, 3, 4};
+      std::vector<std::vector<float>> logits, grads;
+      for (const LayerOrder order : {LayerOrder::kTransformFirst, LayerOrder::kAggregateFirst}) {
+        GcnModel model(mc, 3);
+        model.set_layer_order(order);
+        const Matrix& z = model.Forward(ctx, x, ids, graphs, true, StreamKey{.seed = 4, .batch = 1});
+        logits.push_back(z.data.ToVector());
+        Matrix g;
+        kernels::SoftmaxCrossEntropy(ctx, z, labels, rows, &g);
+        model.Backward(ctx, g);
+        std::vector<float> all;
+        for (const Param& p : model.params()) {
+          const auto v = p.grad.data.ToVector();
+          all.insert(all.end(), v.begin(), v.end());
+        }
+        grads.push_back(all);
+      }
+      ASSERT_EQ(logits[0].size(), logits[1].size());
+      for (size_t i = 0; i < logits[0].size(); ++i) EXPECT_NEAR(logits[0][i], logits[1][i], 1e-4F) << i;
+      ASSERT_EQ(grads[0].size(), grads[1].size());
+      for (size_t i = 0; i < grads[0].size(); ++i) EXPECT_NEAR(grads[0][i], grads[1][i], 1e-4F) << i;
+    }
+  }
+}
 
 TEST(GcnModel, EvalIsDeterministicAndTrainingDropoutDependsOnKey) {
   const Context ctx;

@@ -1,6 +1,8 @@
-// Forward and backward passes of the GCN / GraphSAGE-mean stack. Each layer transforms first (T = H·W) and
-// then aggregates (Z = A·T), the cheaper order when features are wide or sparse; the backward pass uses the
-// transposed aggregation (dT = Aᵀ·dZ) and the kernels in kernels/ for everything else.
+// Forward and backward passes of the GCN / GraphSAGE-mean stack. Each dense layer either transforms first
+// (T = H·W, Z = A·T: full graphs, wide or sparse features) or aggregates first (Z = (A·H)·W: sampled blocks with
+// far fewer destinations than sources), whichever needs fewer multiply-adds (LayerOrder). Dropout is fused into the
+// first layer's gather and aggregation, and its mask is regenerated in the backward pass (kernels/dropout_math.h).
+// The backward pass uses the transposed aggregation (Aᵀ) and the kernels in kernels/ for everything else.
 #include "train/gcn/model.h"
 
 #include <cmath>
@@ -76,68 +78,97 @@ GcnModel::GcnModel(const ModelConfig& config, uint64_t seed) : config_(config) {
 int64_t GcnModel::InDim(int l) const { return l == 0 ? config_.in_dim : config_.hidden; }
 int64_t GcnModel::OutDim(int l) const { return l == config_.layers - 1 ? config_.num_classes : config_.hidden; }
 
-const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std::span<const LayerGraph> graphs,
-                                bool training, const StreamKey& dropout_key) {
+bool GcnModel::AggregateFirst(const SparseMatrix& a, int64_t n_src, int l, bool materialize) const {
+  if (order_ != LayerOrder::kAuto) return order_ == LayerOrder::kAggregateFirst;
+  // Multiply-adds of each order (the SAGE self term is the same in both); transform first also writes its input
+  // once when it is gathered or dropped out.
+  const auto in = static_cast<double>(InDim(l));
+  const auto out = static_cast<double>(OutDim(l));
+  const auto nnz = static_cast<double>(a.nnz());
+  const double transform_first =
+      static_cast<double>(n_src) * in * out + nnz * out + (materialize ? static_cast<double>(n_src) * in : 0.0);
+  const double aggregate_first = nnz * in + static_cast<double>(a.rows) * in * out;
+  return aggregate_first < transform_first;
+}
+
+const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std::span<const int64_t> x_rows,
+                                std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key) {
   const int layers = config_.layers;
   TESSEL_CHECK(static_cast<int>(graphs.size()) == layers, "the model has {} layers but {} graphs were given", layers,
                graphs.size());
   TESSEL_CHECK(x.cols() == config_.in_dim, "features have {} columns, the model expects {}", x.cols(), config_.in_dim);
+  TESSEL_CHECK(x_rows.empty() || !x.is_sparse, "input rows by id need dense features");
   const bool drop = training && config_.dropout > 0.0F;
+  const float p = drop ? config_.dropout : 0.0F;
   state_.resize(static_cast<size_t>(layers));
   for (int l = 0; l < layers; ++l) {
     LayerState& s = state_[static_cast<size_t>(l)];
     s.graph = graphs[static_cast<size_t>(l)];
     const SparseMatrix& a = *s.graph.adj;
-    StreamKey key = dropout_key;
-    key.purpose += static_cast<uint64_t>(l);
+    s.key = dropout_key;
+    s.key.purpose += static_cast<uint64_t>(l);
     s.sparse_in = l == 0 && x.is_sparse;
-    const int64_t n_src = l == 0 ? x.rows() : state_[static_cast<size_t>(l - 1)].out.rows;
+    const std::span<const int64_t> rows = l == 0 ? x_rows : std::span<const int64_t>();
+    const int64_t n_src = l == 0 ? (rows.empty() ? x.rows() : static_cast<int64_t>(rows.size()))
+                                 : state_[static_cast<size_t>(l - 1)].out.rows;
     TESSEL_CHECK(a.cols == n_src, "layer {}: aggregation has {} source columns but {} input rows", l, a.cols, n_src);
+    const bool sage = config_.kind == ModelKind::kSage;
+    TESSEL_CHECK(!sage || a.rows <= n_src, "layer {}: {} destination rows but only {} source rows", l, a.rows, n_src);
+    s.agg_first = false;
+    s.in_ref = nullptr;
     if (s.sparse_in) {
       const SparseMatrix& xs = x.sparse;
       Buffer<float> values;
       if (drop) {
         const Buffer<float> ones =
             xs.has_values() ? Buffer<float>() : Buffer<float>(static_cast<size_t>(xs.nnz()), 1.0F);
-        kernels::Dropout(ctx, xs.has_values() ? xs.values : ones, config_.dropout, key, &values, &s.mask);
+        kernels::Dropout(ctx, xs.has_values() ? xs.values : ones, p, s.key, &values);
       } else if (xs.has_values()) {
         values = BorrowAll(xs.values, xs.values.size());
       }
       s.in_sp = SparseMatrix{xs.rows, xs.cols, BorrowAll(xs.indptr, xs.indptr.size()),
                              BorrowAll(xs.indices, xs.indices.size()), std::move(values)};
-    } else {
-      const Matrix& src = l == 0 ? x.dense : state_[static_cast<size_t>(l - 1)].out;
-      s.in_ref = nullptr;
-      if (drop) {
-        s.in.rows = src.rows;
-        s.in.cols = src.cols;
-        s.in.data = Buffer<float>(src.data.size());  // never reuse: after an eval pass it borrows the input
-        kernels::Dropout(ctx, src.data, config_.dropout, key, &s.in.data, &s.mask);
-      } else {
-        s.in = Matrix();
-        s.in_ref = &src;  // read in place: no host round trip of a device-resident input
-      }
-    }
-    const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
-    Matrix t;
-    if (s.sparse_in) {
+      Matrix t;
       kernels::SpMM(ctx, s.in_sp, W(l).value, &t);
-    } else {
-      kernels::Gemm(ctx, in, false, W(l).value, false, 1.0F, 0.0F, &t);
-    }
-    kernels::SpMM(ctx, a, t, &s.out);
-    if (config_.kind == ModelKind::kSage) {
-      TESSEL_CHECK(a.rows <= n_src, "layer {}: {} destination rows but only {} source rows", l, a.rows, n_src);
-      if (s.sparse_in) {
+      kernels::SpMM(ctx, a, t, &s.out);
+      if (sage) {
         Matrix self;
         kernels::SpMM(ctx, SparsePrefix(s.in_sp, a.rows), WSelf(l).value, &self);
         auto sv = self.View();
         auto ov = s.out.Mut();
         for (size_t i = 0; i < ov.size(); ++i) ov[i] += sv[i];
+      }
+    } else {
+      const Matrix& src = l == 0 ? x.dense : state_[static_cast<size_t>(l - 1)].out;
+      const bool materialize = drop || !rows.empty();
+      s.agg_first = AggregateFirst(a, n_src, l, materialize);
+      if (s.agg_first) {
+        // (A·drop(H))·W: the gather and the mask are fused into the aggregation; only the destinations' rows are
+        // built (for the SAGE self term).
+        s.in = Matrix();
+        kernels::GatherSpMM(ctx, a, src, rows, p, s.key, &s.agg);
+        kernels::Gemm(ctx, s.agg, false, W(l).value, false, 1.0F, 0.0F, &s.out);
+        if (sage) {
+          kernels::GatherRowsDropout(ctx, src, rows.empty() ? rows : rows.first(static_cast<size_t>(a.rows)), a.rows, p,
+                                     s.key, &s.self_in);
+          kernels::Gemm(ctx, s.self_in, false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
+        }
       } else {
-        Matrix prefix;
-        const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
-        kernels::Gemm(ctx, self_in, false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
+        if (materialize) {
+          kernels::GatherRowsDropout(ctx, src, rows, n_src, p, s.key, &s.in);
+        } else {
+          s.in = Matrix();
+          s.in_ref = &src;  // read in place: no host round trip of a device-resident input
+        }
+        const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
+        Matrix t;
+        kernels::Gemm(ctx, in, false, W(l).value, false, 1.0F, 0.0F, &t);
+        kernels::SpMM(ctx, a, t, &s.out);
+        if (sage) {
+          Matrix prefix;
+          const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
+          kernels::Gemm(ctx, self_in, false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
+        }
       }
     }
     if (config_.bias) kernels::AddBias(ctx, B(l).value, &s.out);
@@ -150,6 +181,30 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
 
 void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
   TESSEL_CHECK(has_forward_, "Backward needs a Forward first");
+  const bool sage = config_.kind == ModelKind::kSage;
+  // din[0 .. dst) += dz·W_selfᵀ: the SAGE self term's share of the input gradient.
+  auto add_self_grad = [&](const Matrix& dz, int l, int64_t dst, Matrix* din) {
+    if (dst == din->rows) {
+      kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, din);
+    } else if (ctx.IsCuda()) {
+      // A borrowed prefix would only update its own device mirror: add the rows through a scatter instead.
+      Matrix self;
+      kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 0.0F, &self);
+      std::vector<int64_t> first(static_cast<size_t>(dst));
+      std::iota(first.begin(), first.end(), int64_t{0});
+      kernels::ScatterAddRows(ctx, self, Buffer<int64_t>(std::move(first)), din);
+    } else {
+      Matrix prefix = RowPrefix(*din, dst);
+      kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &prefix);
+    }
+  };
+  auto transpose_times = [&](const LayerGraph& g, const Matrix& m, Matrix* out) {
+    if (g.adj_t != nullptr) {
+      kernels::SpMM(ctx, *g.adj_t, m, out);
+    } else {
+      kernels::SpMMTranspose(ctx, *g.adj, m, out);
+    }
+  };
   // The top layer reads grad_logits in place (no copy, so it can stay on the device); lower layers own dz.
   Matrix dz_own;
   for (int l = config_.layers - 1; l >= 0; --l) {
@@ -157,47 +212,35 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
     const SparseMatrix& a = *s.graph.adj;
     if (l < config_.layers - 1) kernels::ReluBackward(ctx, s.out, dz_own, &dz_own);
     const Matrix& dz = l < config_.layers - 1 ? dz_own : grad_logits;
-    const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
     if (config_.bias) kernels::BiasGrad(ctx, dz, &B(l).grad);
-    Matrix dt;
-    if (s.graph.adj_t != nullptr) {
-      kernels::SpMM(ctx, *s.graph.adj_t, dz, &dt);
-    } else {
-      kernels::SpMMTranspose(ctx, a, dz, &dt);
-    }
-    if (s.sparse_in) {
-      kernels::SpMMTranspose(ctx, s.in_sp, dt, &W(l).grad);
-    } else {
-      kernels::Gemm(ctx, in, true, dt, false, 1.0F, 0.0F, &W(l).grad);
-    }
-    if (config_.kind == ModelKind::kSage) {
-      if (s.sparse_in) {
-        kernels::SpMMTranspose(ctx, SparsePrefix(s.in_sp, a.rows), dz, &WSelf(l).grad);
-      } else {
-        Matrix prefix;
-        const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
-        kernels::Gemm(ctx, self_in, true, dz, false, 1.0F, 0.0F, &WSelf(l).grad);
-      }
-    }
-    if (l == 0) break;
     Matrix din;
-    kernels::Gemm(ctx, dt, false, W(l).value, true, 1.0F, 0.0F, &din);
-    if (config_.kind == ModelKind::kSage) {
-      if (a.rows == din.rows) {
-        kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &din);
-      } else if (ctx.IsCuda()) {
-        // A borrowed prefix would only update its own device mirror: add the rows through a scatter instead.
-        Matrix self;
-        kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 0.0F, &self);
-        std::vector<int64_t> first(static_cast<size_t>(a.rows));
-        std::iota(first.begin(), first.end(), int64_t{0});
-        kernels::ScatterAddRows(ctx, self, Buffer<int64_t>(std::move(first)), &din);
+    if (s.agg_first) {
+      kernels::Gemm(ctx, s.agg, true, dz, false, 1.0F, 0.0F, &W(l).grad);
+      if (sage) kernels::Gemm(ctx, s.self_in, true, dz, false, 1.0F, 0.0F, &WSelf(l).grad);
+      if (l == 0) break;
+      Matrix dagg;
+      kernels::Gemm(ctx, dz, false, W(l).value, true, 1.0F, 0.0F, &dagg);
+      transpose_times(s.graph, dagg, &din);
+    } else {
+      Matrix dt;
+      transpose_times(s.graph, dz, &dt);
+      if (s.sparse_in) {
+        kernels::SpMMTranspose(ctx, s.in_sp, dt, &W(l).grad);
+        if (sage) kernels::SpMMTranspose(ctx, SparsePrefix(s.in_sp, a.rows), dz, &WSelf(l).grad);
       } else {
-        Matrix prefix = RowPrefix(din, a.rows);
-        kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &prefix);
+        const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
+        kernels::Gemm(ctx, in, true, dt, false, 1.0F, 0.0F, &W(l).grad);
+        if (sage) {
+          Matrix prefix;
+          const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
+          kernels::Gemm(ctx, self_in, true, dz, false, 1.0F, 0.0F, &WSelf(l).grad);
+        }
       }
+      if (l == 0) break;
+      kernels::Gemm(ctx, dt, false, W(l).value, true, 1.0F, 0.0F, &din);
     }
-    if (last_training_) kernels::DropoutBackward(ctx, din.data, s.mask, config_.dropout, &din.data);
+    if (sage) add_self_grad(dz, l, a.rows, &din);
+    if (last_training_) kernels::DropoutBackward(ctx, din.data, config_.dropout, s.key, &din.data);
     dz_own = std::move(din);
   }
 }

@@ -53,6 +53,12 @@ struct LayerGraph {
   const SparseMatrix* adj_t = nullptr;
 };
 
+// Order of a dense layer's two products (Z = A·H·W). Transform first, T = H·W then A·T, is cheaper when there are
+// about as many source rows as destination rows and H is wide (full-graph training); aggregate first, (A·H)·W,
+// when a sampled block has far fewer destinations than sources (mini-batches: the first layer's GEMM runs over
+// the destinations only, and its gathered input is never built). kAuto picks the one with fewer multiply-adds.
+enum class LayerOrder { kAuto, kTransformFirst, kAggregateFirst };
+
 class GcnModel {
  public:
   // Glorot-uniform weights and zero biases from the stream (seed, purpose "init").
@@ -61,25 +67,41 @@ class GcnModel {
   // Logits [rows of the last layer's adj x num_classes]. training = dropout on, with masks drawn from
   // `dropout_key` (layer l uses purpose key.purpose + l). Keeps what Backward needs.
   const Matrix& Forward(const Context& ctx, const FeatureMatrix& x, std::span<const LayerGraph> graphs, bool training,
-                        const StreamKey& dropout_key);
+                        const StreamKey& dropout_key) {
+    return Forward(ctx, x, {}, graphs, training, dropout_key);
+  }
+  // The same with the first layer's input rows read through `x_rows` (dense x only): input row i is x's row
+  // x_rows[i] (empty: x's rows in order). A sampled batch passes the whole feature matrix and its first block's
+  // source ids, so the input rows are gathered inside the first layer's kernels (with dropout fused) instead of
+  // copied first.
+  const Matrix& Forward(const Context& ctx, const FeatureMatrix& x, std::span<const int64_t> x_rows,
+                        std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key);
   // Fills every Param::grad from the gradient of the loss with respect to the last logits.
   void Backward(const Context& ctx, const Matrix& grad_logits);
 
   std::vector<Param>& params() { return params_; }
   const std::vector<Param>& params() const { return params_; }
   const ModelConfig& config() const { return config_; }
+  // Forces the order of every dense layer (tests compare the two); kAuto by default.
+  void set_layer_order(LayerOrder order) { order_ = order; }
 
  private:
   struct LayerState {
-    Matrix in;                       // dense input after dropout (layers > 0, or dense features)
-    const Matrix* in_ref = nullptr;  // without dropout: the input itself (no copy, stays on the device)
-    SparseMatrix in_sp;              // sparse input after dropout (layer 0 with sparse features)
-    bool sparse_in = false;
-    Buffer<uint8_t> mask;  // dropout mask of the input
-    Matrix out;            // output after ReLU (hidden layers) or logits (last layer)
     LayerGraph graph;
+    StreamKey key;           // the dropout stream of this layer's input (the mask is regenerated, never stored)
+    bool sparse_in = false;  // layer 0 with sparse features
+    bool agg_first = false;  // aggregate first: agg = A·drop(H), out = agg·W
+    Matrix in;               // transform first: the input after dropout or gathered (layers > 0, dense features)
+    const Matrix* in_ref = nullptr;  // transform first without dropout or gather: the input itself (no copy)
+    SparseMatrix in_sp;              // sparse input after dropout (layer 0 with sparse features)
+    Matrix agg;                      // aggregate first: A·drop(H) [dst x in]
+    Matrix self_in;                  // aggregate first, SAGE: drop(H) of the destination rows [dst x in]
+    Matrix out;                      // output after ReLU (hidden layers) or logits (last layer)
   };
   int64_t InDim(int l) const;
+  // Whether dense layer l with aggregation a over n_src input rows aggregates first (LayerOrder); `materialize`:
+  // transform first would have to build its input (gathered or dropped out).
+  bool AggregateFirst(const SparseMatrix& a, int64_t n_src, int l, bool materialize) const;
   int64_t OutDim(int l) const;
   Param& W(int l) { return params_[param_index_[l]]; }
   Param& WSelf(int l) { return params_[param_index_[l] + 1]; }
@@ -91,6 +113,7 @@ class GcnModel {
   std::vector<LayerState> state_;
   bool has_forward_ = false;
   bool last_training_ = false;
+  LayerOrder order_ = LayerOrder::kAuto;
 };
 
 }  // namespace tessel::train::gcn

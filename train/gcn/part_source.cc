@@ -68,6 +68,7 @@ class PartSource final : public GraphSource {
     FetchStats fs;
     b->gathered = features_.Fetch(inputs, &fs, sample_key.epoch * 1000003ULL + sample_key.batch);
     b->x = &b->gathered;
+    b->x_rows = {};
     counters->fetch_seconds += SecondsSince(t0);
     const uint64_t fetch_bytes = comm_.Bytes().Total() - b1;
     counters->feature_bytes += fetch_bytes;

@@ -283,7 +283,8 @@ double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_
   const auto t0 = Clock::now();
   double loss_sum = 0;
   if (!b.rows.empty()) {
-    const Matrix& logits = model_.Forward(ctx_, *b.x, b.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
+    const Matrix& logits =
+        model_.Forward(ctx_, *b.x, b.x_rows, b.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
     Matrix grad;
     const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, b.labels, b.rows, &grad);
     model_.Backward(ctx_, grad);

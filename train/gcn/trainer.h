@@ -213,7 +213,8 @@ struct Batch {
   std::vector<sampling::Block> blocks;  // sampled layer graphs, owned here (empty for a whole-graph step)
   std::vector<LayerGraph> graphs;       // one per layer
   FeatureMatrix gathered;               // input rows gathered for this step (unused when x points elsewhere)
-  const FeatureMatrix* x = nullptr;     // the input rows
+  const FeatureMatrix* x = nullptr;     // the input rows, or (x_rows non-empty) the rows they are read from
+  std::span<const int64_t> x_rows;      // dense x: input row i is x's row x_rows[i] (gathered inside the model)
   std::vector<int32_t> seed_labels;
   std::span<const int32_t> labels;  // labels[rows[i]] is the class of loss row i
   std::vector<int64_t> seed_rows;

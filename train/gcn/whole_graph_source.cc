@@ -54,6 +54,7 @@ class WholeGraphSource final : public GraphSource {
       b->blocks.clear();
       b->graphs = full_graphs_;
       b->x = &features_;
+      b->x_rows = {};
       b->labels = labels_;
       b->rows = seeds;
       return;
@@ -66,18 +67,20 @@ class WholeGraphSource final : public GraphSource {
       counters->sampled_edges += blk.num_edges();
       b->graphs.push_back(LayerGraph{&blk.adj, nullptr});
     }
-    // Input rows of the first block's source nodes.
-    t0 = std::chrono::steady_clock::now();
+    // Input rows of the first block's source nodes: dense rows are read in place by the model (gathered inside the
+    // first layer's kernels, dropout fused); sparse rows are gathered here.
     const auto& src = b->blocks.front().src_nodes;
-    FeatureMatrix& x = b->gathered;
-    x.is_sparse = features_.is_sparse;
-    if (x.is_sparse) {
-      x.sparse = kernels::GatherSparseRows(ctx, features_.sparse, src);
+    if (features_.is_sparse) {
+      t0 = std::chrono::steady_clock::now();
+      b->gathered.is_sparse = true;
+      b->gathered.sparse = kernels::GatherSparseRows(ctx, features_.sparse, src);
+      counters->fetch_seconds += SecondsSince(t0);
+      b->x = &b->gathered;
+      b->x_rows = {};
     } else {
-      kernels::GatherRows(ctx, features_.dense, Buffer<int64_t>::CopyOf(src), &x.dense);
+      b->x = &features_;
+      b->x_rows = src;
     }
-    counters->fetch_seconds += SecondsSince(t0);
-    b->x = &x;
     b->seed_labels.resize(seeds.size());
     b->seed_rows.resize(seeds.size());
     for (size_t i = 0; i < seeds.size(); ++i) b->seed_labels[i] = labels_[static_cast<size_t>(seeds[i])];
