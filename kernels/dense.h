@@ -11,6 +11,8 @@
 namespace tessel::kernels {
 
 // c = alpha * op(a) * op(b) + beta * c, op(x) = x or x^T. With beta == 0, c is resized and its contents ignored.
+// CPU: single-threaded OpenBLAS calls over fixed chunks of c's rows (or of the inner dimension, partial products
+// added in chunk order) run by oneTBB, so --threads is the one limit and results do not depend on it.
 void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
           Matrix* c);
 
@@ -45,8 +47,5 @@ struct AdamStepParams {
   float eps = 1e-8F;
 };
 void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
-
-// Caps the BLAS library's own worker threads (0 = its default); --threads sets it beside oneTBB's limit.
-void SetBlasThreads(int threads);
 
 }  // namespace tessel::kernels

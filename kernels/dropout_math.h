@@ -20,10 +20,10 @@
 namespace tessel::kernels {
 
 struct DropoutSpec {
-  uint64_t base = 0;      // the stream's base word (Rng(key)())
-  uint32_t keep16 = 0;    // keep probability in units of 2^-16, in [1, 65536]; 65536 = keep everything
-  uint32_t first = 0;     // the lowest set digit of keep16 (digits first .. 15 from the top are drawn)
-  float scale = 1.0F;     // 1 / keep: 65536 / keep16
+  uint64_t base = 0;    // the stream's base word (Rng(key)())
+  uint32_t keep16 = 0;  // keep probability in units of 2^-16, in [1, 65536]; 65536 = keep everything
+  uint32_t first = 0;   // the lowest set digit of keep16 (digits first .. 15 from the top are drawn)
+  float scale = 1.0F;   // 1 / keep: 65536 / keep16
   TESSEL_HD bool Active() const { return keep16 < 65536U; }
 };
 
@@ -56,6 +56,8 @@ TESSEL_HD inline uint64_t DropoutMaskWord(const DropoutSpec& s, uint64_t g) {
 }
 
 // Whether element i is kept (one element; the kernels work a word at a time).
-TESSEL_HD inline bool DropoutKeep(const DropoutSpec& s, uint64_t i) { return ((DropoutMaskWord(s, i >> 6) >> (i & 63)) & 1U) != 0; }
+TESSEL_HD inline bool DropoutKeep(const DropoutSpec& s, uint64_t i) {
+  return ((DropoutMaskWord(s, i >> 6) >> (i & 63)) & 1U) != 0;
+}
 
 }  // namespace tessel::kernels

@@ -57,7 +57,6 @@ void RunPredictGcn(const PredictGcnArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   CheckOutputFile(a.output, a.force, "--output", {a.dataset});
   ThreadLimit limit(a.threads);
-  kernels::SetBlasThreads(a.threads);
   const datasets::NodeDataset data = LoadGcnDataset(a.dataset);
   const std::vector<int64_t> nodes = SelectNodes(data, a.nodes);
   TESSEL_CHECK(!nodes.empty(), "--nodes {}: no nodes to predict (the dataset has no such split?)", a.nodes);

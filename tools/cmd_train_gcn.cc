@@ -113,7 +113,6 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   ctx.seed = a.seed;
   ctx.threads = a.threads;
   ThreadLimit limit(a.threads);
-  kernels::SetBlasThreads(a.threads);
 
   // What the run trains on: the whole dataset in this process, or this rank's part of a partition folder.
   std::unique_ptr<comm::Communicator> comm;

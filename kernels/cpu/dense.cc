@@ -45,10 +45,6 @@ void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bo
   Ops(ctx).gemm(a, trans_a, b, trans_b, alpha, beta, c);
 }
 
-void SetBlasThreads(int threads) {
-  if (threads > 0) openblas_set_num_threads(threads);
-}
-
 void AddBias(const Context& ctx, const Matrix& bias, Matrix* y) {
   TESSEL_CHECK(bias.rows == 1 && bias.cols == y->cols, "AddBias: bias is {}x{}, expected 1x{}", bias.rows, bias.cols,
                y->cols);
@@ -94,10 +90,51 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
     for (float& v : cv) v = beta == 0.0F ? 0.0F : v * beta;
     return;
   }
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
-              static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), alpha, a.View().data(),
-              static_cast<int>(a.cols), b.View().data(), static_cast<int>(b.cols), beta, cv.data(),
-              static_cast<int>(n));
+  // OpenBLAS runs on one thread per call and the parallelism is oneTBB's: its own pool would spin (sched_yield)
+  // beside oneTBB's workers and the sampling thread, which cost a quarter of a mini-batch epoch's cycles.
+  static const bool serial_blas = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)serial_blas;
+  const float* ap = a.View().data();
+  const float* bp = b.View().data();
+  const auto lda = static_cast<int>(a.cols);
+  const auto ldb = static_cast<int>(b.cols);
+  auto sgemm = [&](int64_t rows, int64_t inner, const float* a0, const float* b0, float al, float be, float* c0) {
+    cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans,
+                static_cast<int>(rows), static_cast<int>(n), static_cast<int>(inner), al, a0, lda, b0, ldb, be, c0,
+                static_cast<int>(n));
+  };
+  // Work split in fixed chunks (independent of the thread count, so results are too): rows of c when there are
+  // enough of them, otherwise the inner dimension with the partial products added in chunk order.
+  constexpr int64_t kChunkWork = int64_t{1} << 20;  // multiply-adds per task
+  const int64_t work = m * n * k;
+  const int64_t rows_per = std::max<int64_t>(16, kChunkWork / std::max<int64_t>(n * k, 1));
+  const int64_t inner_per = std::max<int64_t>(1024, kChunkWork / std::max<int64_t>(m * n, 1));
+  if (work < 2 * kChunkWork || (m < 2 * rows_per && k < 2 * inner_per)) {
+    sgemm(m, k, ap, bp, alpha, beta, cv.data());
+  } else if (m >= 2 * rows_per) {
+    parallel_for<int64_t>(0, (m + rows_per - 1) / rows_per, 1, [&](int64_t t) {
+      const int64_t r0 = t * rows_per;
+      const int64_t rows = std::min(m, r0 + rows_per) - r0;
+      sgemm(rows, k, trans_a ? ap + r0 : ap + r0 * a.cols, bp, alpha, beta, cv.data() + r0 * n);
+    });
+  } else {
+    const int64_t chunks = (k + inner_per - 1) / inner_per;
+    std::vector<float> partial(static_cast<size_t>(chunks * m * n));
+    parallel_for<int64_t>(0, chunks, 1, [&](int64_t t) {
+      const int64_t k0 = t * inner_per;
+      const int64_t inner = std::min(k, k0 + inner_per) - k0;
+      sgemm(m, inner, trans_a ? ap + k0 * a.cols : ap + k0, trans_b ? bp + k0 : bp + k0 * b.cols, 1.0F, 0.0F,
+            partial.data() + t * m * n);
+    });
+    parallel_for<int64_t>(0, m * n, 4096, [&](int64_t i) {
+      float sum = 0.0F;
+      for (int64_t t = 0; t < chunks; ++t) sum += partial[static_cast<size_t>(t * m * n + i)];
+      cv[static_cast<size_t>(i)] = beta == 0.0F ? alpha * sum : alpha * sum + beta * cv[static_cast<size_t>(i)];
+    });
+  }
 }
 
 void AddBias(const Matrix& bias, Matrix* y) {

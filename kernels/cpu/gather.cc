@@ -158,17 +158,21 @@ void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_
   auto ov = out->Mut();
   const std::vector<uint64_t> words = spec.Active() ? MaskWords(spec, a.cols * cols) : std::vector<uint64_t>();
   const int64_t avg = a.rows > 0 ? (a.nnz() / a.rows + 1) * std::max<int64_t>(cols, 1) : 1;
+  const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(float));
+  auto row_of = [&](int64_t s) { return sv.data() + (ids.empty() ? s : ids[s]) * cols; };
   parallel_for<int64_t>(0, a.rows, std::max<int64_t>(1, 32768 / avg), [&](int64_t d) {
     float* acc = ov.data() + d * cols;
     std::fill(acc, acc + cols, 0.0F);
-    for (int64_t e = p[d]; e < p[d + 1]; ++e) {
+    const int64_t end = p[d + 1];
+    for (int64_t e = p[d]; e < end; ++e) {
+      // The source rows are scattered over the feature matrix: ask for the row four edges ahead now.
+      if (e + 4 < end) PrefetchRow(row_of(idx[e + 4]), row_bytes);
       const int64_t s = idx[e];
       const float w = weighted ? val[e] : 1.0F;
-      const float* in = sv.data() + (ids.empty() ? s : ids[s]) * cols;
       if (words.empty()) {
-        for (int64_t j = 0; j < cols; ++j) acc[j] += w * in[j];
+        Axpy(w, row_of(s), cols, acc);
       } else {
-        AxpyMaskBits(w, words.data(), s * cols, in, cols, spec.scale, acc);
+        AxpyMaskBits(w, words.data(), s * cols, row_of(s), cols, spec.scale, acc);
       }
     }
   });

@@ -5,6 +5,7 @@
 #include <bit>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 #include "core/context.h"
@@ -44,6 +45,43 @@ TEST(Gemm, MatchesFloat64ForEveryTranspose) {
       for (size_t i = 0; i < want.size(); ++i) want[i] = 0.5 * want[i] + 2.0 * c_init[i];
       Gemm(ctx, a, ta != 0, b, tb != 0, 0.5F, 2.0F, &c0);
       ExpectNear(want, c0, 1e-5);
+    }
+  }
+}
+
+// Shapes large enough for the CPU's split products: many output rows (row chunks), and few rows over a long
+// inner dimension (inner chunks added in order), with beta 0 (c's contents ignored, even NaN) and beta != 0; the
+// result must also be the same at one thread as at all.
+TEST(Gemm, SplitProductsMatchFloat64AndAnyThreadCount) {
+  const Context ctx;
+  struct Shape {
+    int64_t m, k, n;
+  };
+  for (const Shape sh : {Shape{5000, 128, 16}, Shape{128, 20000, 16}, Shape{16, 9000, 128}}) {
+    for (int ta = 0; ta < 2; ++ta) {
+      for (int tb = 0; tb < 2; ++tb) {
+        Matrix a = ta ? RandomMatrix(sh.k, sh.m, 11) : RandomMatrix(sh.m, sh.k, 11);
+        Matrix b = tb ? RandomMatrix(sh.n, sh.k, 12) : RandomMatrix(sh.k, sh.n, 12);
+        const auto want = RefMatmul(ToDouble(a), a.rows, a.cols, ta, ToDouble(b), b.rows, b.cols, tb);
+        for (const float beta : {0.0F, 1.0F}) {
+          Matrix c0 = RandomMatrix(sh.m, sh.n, 13);
+          if (beta == 0.0F) {
+            for (float& v : c0.Mut()) v = std::numeric_limits<float>::quiet_NaN();
+          }
+          std::vector<double> expect = want;
+          const auto c_init = ToDouble(c0);
+          for (size_t i = 0; i < expect.size(); ++i) expect[i] = 0.5 * want[i] + (beta == 0.0F ? 0.0 : c_init[i]);
+          Matrix c1 = c0.Clone();
+          Gemm(ctx, a, ta != 0, b, tb != 0, 0.5F, beta, &c0);
+          // Sums of up to 20000 products of values in [-1, 1]: float32 rounding grows with sqrt(k).
+          ExpectNear(expect, c0, 1e-4);
+          {
+            ThreadLimit one(1);
+            Gemm(ctx, a, ta != 0, b, tb != 0, 0.5F, beta, &c1);
+          }
+          ASSERT_EQ(c0.data.ToVector(), c1.data.ToVector()) << sh.m << "x" << sh.k << "x" << sh.n;
+        }
+      }
     }
   }
 }
