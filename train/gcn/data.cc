@@ -198,7 +198,9 @@ FeatureMatrix PrepareFeatures(const datasets::Features& f, const FeatureScaling&
   } else {
     TESSEL_CHECK(static_cast<int64_t>(f.dense.size()) == f.num_rows * f.dim, "features: {} values for {}x{}",
                  f.dense.size(), f.num_rows, f.dim);
-    out.dense = kernels::Matrix(f.num_rows, f.dim, f.dense.ToVector());
+    out.dense.rows = f.num_rows;
+    out.dense.cols = f.dim;
+    out.dense.data = Buffer<float>::CopyOf(f.dense.Host());  // large copies land on huge pages (core/buffer.h)
     auto v = out.dense.Mut();
     const int64_t d = f.dim;
     for (int64_t r = 0; r < f.num_rows; ++r) {

@@ -8,10 +8,10 @@
 #include <ctime>
 #include <exception>
 #include <string>
-#include <thread>
 #include <utility>
 
 #include "core/params_json.h"
+#include "core/worker.h"
 #include "kernels/loss.h"
 #include "sampling/neighbor_sampler.h"
 
@@ -87,7 +87,8 @@ TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
 
 // JSON keys are the field names (nlohmann's macro: one list, no hand-written serialiser to fall out of step).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, val_acc, train_seconds, sample_seconds,
-                                   fetch_seconds, compute_seconds, allreduce_seconds, eval_seconds, epoch_seconds,
+                                   fetch_seconds, compute_seconds, forward_seconds, backward_seconds,
+                                   optimizer_seconds, allreduce_seconds, eval_seconds, epoch_seconds,
                                    cpu_seconds, eta_seconds, feature_bytes, sample_bytes, gradient_bytes, eval_bytes,
                                    total_bytes, feature_raw_bytes, gradient_raw_bytes, compress_seconds,
                                    decompress_seconds, comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges,
@@ -285,9 +286,11 @@ double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_
   if (!b.rows.empty()) {
     const Matrix& logits =
         model_.Forward(ctx_, *b.x, b.x_rows, b.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
-    Matrix grad;
-    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, b.labels, b.rows, &grad);
-    model_.Backward(ctx_, grad);
+    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, b.labels, b.rows, &grad_logits_);
+    const auto t1 = Clock::now();
+    forward_s_ += std::chrono::duration<double>(t1 - t0).count();
+    model_.Backward(ctx_, grad_logits_);
+    backward_s_ += SecondsSince(t1);
     loss_sum = loss * static_cast<double>(seed_count);
   }
   compute_s_ += SecondsSince(t0);
@@ -306,7 +309,9 @@ void GcnTrainer::Finish(int64_t seed_count, int64_t total_seeds, int epoch, int6
   if (update) {
     const auto t0 = Clock::now();
     adam_.Step(ctx_, model_.params());
-    compute_s_ += SecondsSince(t0);
+    const double dt = SecondsSince(t0);
+    compute_s_ += dt;
+    optimizer_s_ += dt;
   }
 }
 
@@ -352,7 +357,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const auto epoch_t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     counters_ = StepCounters{};
-    compute_s_ = allreduce_s_ = 0;
+    compute_s_ = allreduce_s_ = forward_s_ = backward_s_ = optimizer_s_ = 0;
     gradient_b_ = 0;
     grad_stats_ = comm::CompressStats{};
     seeds_ = 0;
@@ -375,30 +380,26 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     if (!Overlaps()) {
       for (int64_t s = 0; s < steps_; ++s) loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
     } else {
-      // A pipeline of width two: while a second thread runs forward/backward of step s, this thread (the one that
+      // A pipeline of width two: while the worker thread runs forward/backward of step s, this thread (the one that
       // owns the communicator) samples and fetches step s + 1. Sampling and fetching never read the weights and
       // every draw is keyed by (epoch, step), so the result is the sequential order's.
+      if (!worker_) worker_ = std::make_unique<BackgroundWorker>();
       Prepare(seeds_of(0), epoch, 0, &batches_[0]);
       for (int64_t s = 0; s < steps_; ++s) {
         const Batch& cur = batches_[s % 2];
         const auto n = static_cast<int64_t>(seeds_of(s).size());
         double loss = 0;
-        std::exception_ptr failed;
-        std::thread worker([&] {
-          try {
-            loss = Compute(cur, n, epoch, s);
-          } catch (...) {
-            failed = std::current_exception();
-          }
-        });
+        worker_->Start([&, s, n] { loss = Compute(cur, n, epoch, s); });
         try {
           if (s + 1 < steps_) Prepare(seeds_of(s + 1), epoch, s + 1, &batches_[(s + 1) % 2]);
         } catch (...) {
-          worker.join();
+          try {
+            worker_->Wait();  // the job reads this frame: let it end before unwinding
+          } catch (...) {     // the preparation's error is the one reported
+          }
           throw;
         }
-        worker.join();
-        if (failed) std::rethrow_exception(failed);
+        worker_->Wait();
         loss_sum += loss;
         Finish(n, union_of(s), epoch, s, true);
       }
@@ -441,7 +442,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
                                   counters_.compress_seconds + grad_stats_.encode_seconds,
                                   counters_.decompress_seconds + grad_stats_.decode_seconds,
                                   cost.seconds,
-                                  predicted};
+                                  predicted,
+                                  forward_s_,
+                                  backward_s_,
+                                  optimizer_s_};
     comm_.Allreduce<double>(maxima, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
     EpochStats st;
     st.epoch = epoch;
@@ -466,6 +470,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.sample_seconds = maxima[0];
     st.fetch_seconds = maxima[1];
     st.compute_seconds = maxima[2];
+    st.forward_seconds = maxima[11];
+    st.backward_seconds = maxima[12];
+    st.optimizer_seconds = maxima[13];
     st.allreduce_seconds = maxima[3];
     st.eval_seconds = maxima[4];
     st.train_seconds = maxima[5];

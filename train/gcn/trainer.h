@@ -22,6 +22,7 @@
 #include "comm/compress.h"
 #include "comm/net_model.h"
 #include "core/context.h"
+#include "core/worker.h"
 #include "core/params.h"
 #include "datasets/dataset.h"
 #include "partition/partition_build.h"
@@ -156,7 +157,10 @@ struct EpochStats {
   double train_seconds = 0;      // every step: sampling, fetching, forward, backward, allreduce, update
   double sample_seconds = 0;     // part of train_seconds spent sampling (with its exchanges)
   double fetch_seconds = 0;      // part of train_seconds spent gathering / fetching input rows
-  double compute_seconds = 0;    // forward, loss, backward, Adam
+  double compute_seconds = 0;    // forward, loss, backward, Adam: the sum of the next three
+  double forward_seconds = 0;    // forward pass and loss (sampled dense batches gather their input rows here, fused)
+  double backward_seconds = 0;   // backward pass
+  double optimizer_seconds = 0;  // Adam steps
   double allreduce_seconds = 0;  // gradient allreduce (0 on one rank: nothing to average)
   double eval_seconds = 0;       // full-neighbour inference for the accuracies
   double epoch_seconds = 0;      // train + eval
@@ -331,9 +335,11 @@ class GcnTrainer {
   std::optional<comm::NetworkModel> network_;                 // --network
   Adam adam_;
   BestWeights best_;
-  Batch batches_[2];       // the current step's and, when overlapping, the next step's (batches point into themselves)
+  Batch batches_[2];  // the current step's and, when overlapping, the next step's (batches point into themselves)
+  std::unique_ptr<BackgroundWorker> worker_;  // runs Compute while this thread prepares the next batch (overlap)
   StepCounters counters_;  // this rank's, this epoch
-  double compute_s_ = 0, allreduce_s_ = 0;
+  double compute_s_ = 0, allreduce_s_ = 0, forward_s_ = 0, backward_s_ = 0, optimizer_s_ = 0;
+  Matrix grad_logits_;  // the loss gradient of a step (reused: same shape every full batch)
   uint64_t gradient_b_ = 0;
   int64_t seeds_ = 0;
   std::vector<int64_t> train_counts_;  // training nodes per rank

@@ -1,0 +1,24 @@
+// Large host allocations for Buffer<T> (core/buffer.h): 2 MiB aligned, advised for transparent huge pages.
+#include "core/buffer.h"
+
+#include <cstdlib>
+#include <new>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace tessel {
+
+std::shared_ptr<void> AllocateHuge(size_t bytes) {
+  constexpr size_t kPage = size_t{2} << 20;
+  const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  void* p = std::aligned_alloc(kPage, rounded);
+  if (p == nullptr) throw std::bad_alloc();
+#if defined(__linux__)
+  (void)madvise(p, rounded, MADV_HUGEPAGE);  // advice only: without THP the pages stay 4 KiB
+#endif
+  return std::shared_ptr<void>(p, [](void* q) { std::free(q); });
+}
+
+}  // namespace tessel
