@@ -130,6 +130,7 @@ void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Dr
   const int64_t grain = std::max<int64_t>(1, 8192 / std::max<int64_t>(cols, 1));
   if (!spec.Active()) {
     parallel_for<int64_t>(0, n, grain, [&](int64_t i) {
+      if (i + 8 < n) PrefetchRow(sv.data() + row_of(i + 8) * cols, cols * static_cast<int64_t>(sizeof(float)));
       std::memcpy(ov.data() + i * cols, sv.data() + row_of(i) * cols, static_cast<size_t>(cols) * sizeof(float));
     });
     return;
@@ -141,6 +142,7 @@ void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Dr
     std::vector<uint64_t> words(static_cast<size_t>(g1 - g0));
     for (int64_t g = g0; g < g1; ++g) words[g - g0] = DropoutMaskWord(spec, static_cast<uint64_t>(g));
     for (int64_t i = r0; i < r1; ++i) {
+      if (i + 8 < n) PrefetchRow(sv.data() + row_of(i + 8) * cols, cols * static_cast<int64_t>(sizeof(float)));
       ApplyMaskBits(words.data(), i * cols - g0 * 64, sv.data() + row_of(i) * cols, cols, spec.scale,
                     ov.data() + i * cols);
     }
@@ -159,14 +161,17 @@ void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_
   const std::vector<uint64_t> words = spec.Active() ? MaskWords(spec, a.cols * cols) : std::vector<uint64_t>();
   const int64_t avg = a.rows > 0 ? (a.nnz() / a.rows + 1) * std::max<int64_t>(cols, 1) : 1;
   const int64_t row_bytes = cols * static_cast<int64_t>(sizeof(float));
+  const int64_t nnz = a.nnz();
+  constexpr int64_t kAhead = 8;
   auto row_of = [&](int64_t s) { return sv.data() + (ids.empty() ? s : ids[s]) * cols; };
   parallel_for<int64_t>(0, a.rows, std::max<int64_t>(1, 32768 / avg), [&](int64_t d) {
     float* acc = ov.data() + d * cols;
     std::fill(acc, acc + cols, 0.0F);
     const int64_t end = p[d + 1];
     for (int64_t e = p[d]; e < end; ++e) {
-      // The source rows are scattered over the feature matrix: ask for the row four edges ahead now.
-      if (e + 4 < end) PrefetchRow(row_of(idx[e + 4]), row_bytes);
+      // The source rows are scattered over the feature matrix: ask for the row a few edges ahead now (across
+      // destination rows: a sampled row has about `fanout` edges).
+      if (e + kAhead < nnz) PrefetchRow(row_of(idx[e + kAhead]), row_bytes);
       const int64_t s = idx[e];
       const float w = weighted ? val[e] : 1.0F;
       if (words.empty()) {
