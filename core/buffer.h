@@ -72,6 +72,8 @@ class Buffer {
       device_ = std::move(other.device_);
       host_current_ = std::exchange(other.host_current_, true);
       device_current_ = std::exchange(other.device_current_, false);
+      capacity_ = std::exchange(other.capacity_, 0);
+      reusable_ = std::exchange(other.reusable_, false);
     }
     return *this;
   }
@@ -79,6 +81,20 @@ class Buffer {
   Buffer& operator=(const Buffer&) = delete;
 
   Buffer Clone() const { return CopyOf(Host()); }
+
+  // Sets the size to n, keeping the memory when this buffer allocated it itself and it holds at least n elements
+  // (a workspace reused from step to step: no allocation, no page faults, no zero-fill); otherwise new
+  // uninitialised memory. Contents are undefined afterwards; a device mirror is dropped.
+  void ResizeUninitialized(size_t n) {
+    if (n == size_) return;
+    if (reusable_ && n <= capacity_ && host_current_) {
+      size_ = n;
+      device_.reset();
+      device_current_ = false;
+      return;
+    }
+    *this = Uninitialized(n);
+  }
 
   size_t size() const { return size_; }
   size_t bytes() const { return size_ * sizeof(T); }
@@ -137,6 +153,8 @@ class Buffer {
     }
     if (zero && n > 0) std::memset(static_cast<void*>(host_), 0, n * sizeof(T));
     size_ = n;
+    capacity_ = n;
+    reusable_ = true;
   }
   void SyncToHost() const {
     if (host_current_) return;
@@ -159,6 +177,8 @@ class Buffer {
   mutable std::unique_ptr<void, DeviceFree> device_;
   mutable bool host_current_ = true;
   mutable bool device_current_ = false;
+  size_t capacity_ = 0;    // elements at host_ (Allocate only)
+  bool reusable_ = false;  // host_ is this buffer's own allocation (not borrowed, not a moved-in vector)
 };
 
 }  // namespace tessel

@@ -29,17 +29,13 @@ struct Matrix {
   std::span<const float> View() const { return data.Host(); }
   std::span<float> Mut() { return data.MutableHost(); }
   Matrix Clone() const { return Matrix(rows, cols, data.ToVector()); }
-  // Resizes to [r x c]; the contents are undefined (kept when the element count is unchanged, otherwise new
-  // uninitialised memory: callers write every element).
+  // Resizes to [r x c]; the contents are undefined (callers write every element). The memory is kept when the
+  // element count is unchanged or, for a matrix that allocated its own memory, when it fits (a workspace reused
+  // from step to step).
   void Resize(int64_t r, int64_t c) {
-    if (r * c == rows * cols && data.size() == static_cast<size_t>(r * c)) {
-      rows = r;
-      cols = c;
-      return;
-    }
     rows = r;
     cols = c;
-    data = Buffer<float>::Uninitialized(static_cast<size_t>(r * c));
+    data.ResizeUninitialized(static_cast<size_t>(r * c));
   }
 };
 

@@ -37,8 +37,9 @@ double SoftmaxCrossEntropy(const Matrix& logits, std::span<const int32_t> labels
   std::span<float> gv;
   if (grad != nullptr) {
     TESSEL_CHECK(grad != &logits, "SoftmaxCrossEntropy: grad must not alias logits");
-    *grad = Matrix(logits.rows, c);  // zeros on rows not selected
+    grad->Resize(logits.rows, c);
     gv = grad->Mut();
+    std::fill(gv.begin(), gv.end(), 0.0F);  // zeros on rows not selected
   }
   const auto m = static_cast<int64_t>(rows.size());
   if (m == 0) return 0.0;

@@ -128,9 +128,8 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
       }
       s.in_sp = SparseMatrix{xs.rows, xs.cols, BorrowAll(xs.indptr, xs.indptr.size()),
                              BorrowAll(xs.indices, xs.indices.size()), std::move(values)};
-      Matrix t;
-      kernels::SpMM(ctx, s.in_sp, W(l).value, &t);
-      kernels::SpMM(ctx, a, t, &s.out);
+      kernels::SpMM(ctx, s.in_sp, W(l).value, &s.work);
+      kernels::SpMM(ctx, a, s.work, &s.out);
       if (sage) {
         Matrix self;
         kernels::SpMM(ctx, SparsePrefix(s.in_sp, a.rows), WSelf(l).value, &self);
@@ -161,9 +160,8 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
           s.in_ref = &src;  // read in place: no host round trip of a device-resident input
         }
         const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
-        Matrix t;
-        kernels::Gemm(ctx, in, false, W(l).value, false, 1.0F, 0.0F, &t);
-        kernels::SpMM(ctx, a, t, &s.out);
+        kernels::Gemm(ctx, in, false, W(l).value, false, 1.0F, 0.0F, &s.work);
+        kernels::SpMM(ctx, a, s.work, &s.out);
         if (sage) {
           Matrix prefix;
           const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
@@ -205,31 +203,32 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
       kernels::SpMMTranspose(ctx, *g.adj, m, out);
     }
   };
-  // The top layer reads grad_logits in place (no copy, so it can stay on the device); lower layers own dz.
-  Matrix dz_own;
+  // The top layer reads grad_logits in place (no copy, so it can stay on the device); layer l < top reads the
+  // input gradient layer l + 1 left in its grad_in. Every temporary is a per-layer workspace kept between steps.
   for (int l = config_.layers - 1; l >= 0; --l) {
     LayerState& s = state_[static_cast<size_t>(l)];
     const SparseMatrix& a = *s.graph.adj;
-    if (l < config_.layers - 1) kernels::ReluBackward(ctx, s.out, dz_own, &dz_own);
-    const Matrix& dz = l < config_.layers - 1 ? dz_own : grad_logits;
+    if (l < config_.layers - 1) {
+      Matrix& up = state_[static_cast<size_t>(l + 1)].grad_in;
+      kernels::ReluBackward(ctx, s.out, up, &up);
+    }
+    const Matrix& dz = l < config_.layers - 1 ? state_[static_cast<size_t>(l + 1)].grad_in : grad_logits;
     if (config_.bias) kernels::BiasGrad(ctx, dz, &B(l).grad);
-    Matrix din;
+    Matrix& din = s.grad_in;
     if (s.agg_first) {
       kernels::Gemm(ctx, s.agg, true, dz, false, 1.0F, 0.0F, &W(l).grad);
       if (sage) kernels::Gemm(ctx, s.self_in, true, dz, false, 1.0F, 0.0F, &WSelf(l).grad);
       if (l == 0) break;
-      Matrix dagg;
-      kernels::Gemm(ctx, dz, false, W(l).value, true, 1.0F, 0.0F, &dagg);
-      transpose_times(s.graph, dagg, &din);
+      kernels::Gemm(ctx, dz, false, W(l).value, true, 1.0F, 0.0F, &s.work);  // d(agg)
+      transpose_times(s.graph, s.work, &din);
     } else {
-      Matrix dt;
-      transpose_times(s.graph, dz, &dt);
+      transpose_times(s.graph, dz, &s.work);  // dT
       if (s.sparse_in) {
-        kernels::SpMMTranspose(ctx, s.in_sp, dt, &W(l).grad);
+        kernels::SpMMTranspose(ctx, s.in_sp, s.work, &W(l).grad);
         if (sage) kernels::SpMMTranspose(ctx, SparsePrefix(s.in_sp, a.rows), dz, &WSelf(l).grad);
       } else {
         const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
-        kernels::Gemm(ctx, in, true, dt, false, 1.0F, 0.0F, &W(l).grad);
+        kernels::Gemm(ctx, in, true, s.work, false, 1.0F, 0.0F, &W(l).grad);
         if (sage) {
           Matrix prefix;
           const Matrix& self_in = a.rows == in.rows ? in : (prefix = RowPrefix(in, a.rows));
@@ -237,11 +236,10 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
         }
       }
       if (l == 0) break;
-      kernels::Gemm(ctx, dt, false, W(l).value, true, 1.0F, 0.0F, &din);
+      kernels::Gemm(ctx, s.work, false, W(l).value, true, 1.0F, 0.0F, &din);
     }
     if (sage) add_self_grad(dz, l, a.rows, &din);
     if (last_training_) kernels::DropoutBackward(ctx, din.data, config_.dropout, s.key, &din.data);
-    dz_own = std::move(din);
   }
 }
 

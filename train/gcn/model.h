@@ -97,6 +97,8 @@ class GcnModel {
     Matrix agg;                      // aggregate first: A·drop(H) [dst x in]
     Matrix self_in;                  // aggregate first, SAGE: drop(H) of the destination rows [dst x in]
     Matrix out;                      // output after ReLU (hidden layers) or logits (last layer)
+    Matrix work;                     // workspace: T = H·W forward, then dT or d(agg) backward
+    Matrix grad_in;                  // backward: the gradient of this layer's input (layers > 0)
   };
   int64_t InDim(int l) const;
   // Whether dense layer l with aggregation a over n_src input rows aggregates first (LayerOrder); `materialize`:
