@@ -13,6 +13,7 @@
 
 #include "core/parallel.h"
 #include "kernels/cpu/mask_apply.h"
+#include "kernels/cpu/skinny_gemm.h"
 #include "kernels/ops.h"
 
 namespace tessel::kernels {
@@ -112,6 +113,28 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
   const int64_t work = m * n * k;
   const int64_t rows_per = std::max<int64_t>(16, kChunkWork / std::max<int64_t>(n * k, 1));
   const int64_t inner_per = std::max<int64_t>(1024, kChunkWork / std::max<int64_t>(m * n, 1));
+  if (!trans_b && n <= kSkinnyMaxCols) {
+    // Narrow outputs (GCN layer widths): the register-blocked kernels of skinny_gemm.h.
+    if (!trans_a) {
+      parallel_for<int64_t>(0, (m + rows_per - 1) / rows_per, 1, [&](int64_t t) {
+        const int64_t r0 = t * rows_per;
+        SkinnyGemmNN(ap, a.cols, bp, b.cols, k, n, alpha, beta, cv.data(), r0, std::min(m, r0 + rows_per));
+      });
+      return;
+    }
+    const int64_t per = std::max<int64_t>(256, kChunkWork / std::max<int64_t>(m * n, 1));
+    const int64_t chunks = (k + per - 1) / per;
+    std::vector<float> partial(static_cast<size_t>(chunks * m * n));
+    parallel_for<int64_t>(0, chunks, 1, [&](int64_t t) {
+      SkinnyGemmTN(ap, a.cols, bp, b.cols, m, n, t * per, std::min(k, (t + 1) * per), partial.data() + t * m * n);
+    });
+    parallel_for<int64_t>(0, m * n, 4096, [&](int64_t i) {
+      float sum = 0.0F;
+      for (int64_t t = 0; t < chunks; ++t) sum += partial[static_cast<size_t>(t * m * n + i)];
+      cv[static_cast<size_t>(i)] = beta == 0.0F ? alpha * sum : alpha * sum + beta * cv[static_cast<size_t>(i)];
+    });
+    return;
+  }
   if (work < 2 * kChunkWork || (m < 2 * rows_per && k < 2 * inner_per)) {
     sgemm(m, k, ap, bp, alpha, beta, cv.data());
   } else if (m >= 2 * rows_per) {

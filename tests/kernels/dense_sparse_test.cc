@@ -32,6 +32,29 @@ void ExpectNear(const std::vector<double>& want, const Matrix& got, double tol) 
   }
 }
 
+// Within the float32 dot-product error of sums over k terms, statistically sqrt(k) roundings of the magnitude
+// sum |a||b| (the worst case, k roundings, is too loose to catch a lost term): |got - want| <= 8 sqrt(k) 2^-24
+// mag + 1e-6, with want = alpha·op(a)·op(b) + beta·c0 in float64 and mag its sum of absolute terms.
+void ExpectWithinDotBound(const Matrix& a, bool ta, const Matrix& b, bool tb, float alpha, float beta,
+                          const std::vector<double>& c0, const Matrix& got) {
+  auto abs_of = [](std::vector<double> v) {
+    for (double& x : v) x = std::fabs(x);
+    return v;
+  };
+  const int64_t k = ta ? a.rows : a.cols;
+  const auto want = RefMatmul(ToDouble(a), a.rows, a.cols, ta, ToDouble(b), b.rows, b.cols, tb);
+  const auto mag = RefMatmul(abs_of(ToDouble(a)), a.rows, a.cols, ta, abs_of(ToDouble(b)), b.rows, b.cols, tb);
+  auto g = got.View();
+  ASSERT_EQ(want.size(), g.size());
+  const double rel = 8.0 * std::sqrt(static_cast<double>(k)) * 0x1.0p-24;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const double c_term = beta == 0.0F ? 0.0 : beta * c0[i];  // c0 may be NaN (ignored) when beta is 0
+    const double w = alpha * want[i] + c_term;
+    const double bound = rel * (std::fabs(alpha) * mag[i] + std::fabs(c_term)) + 1e-6;
+    ASSERT_NEAR(g[i], w, bound) << "at " << i << " (k = " << k << ")";
+  }
+}
+
 TEST(Gemm, MatchesFloat64ForEveryTranspose) {
   const Context ctx;
   for (int ta = 0; ta < 2; ++ta) {
@@ -62,25 +85,47 @@ TEST(Gemm, SplitProductsMatchFloat64AndAnyThreadCount) {
       for (int tb = 0; tb < 2; ++tb) {
         Matrix a = ta ? RandomMatrix(sh.k, sh.m, 11) : RandomMatrix(sh.m, sh.k, 11);
         Matrix b = tb ? RandomMatrix(sh.n, sh.k, 12) : RandomMatrix(sh.k, sh.n, 12);
-        const auto want = RefMatmul(ToDouble(a), a.rows, a.cols, ta, ToDouble(b), b.rows, b.cols, tb);
         for (const float beta : {0.0F, 1.0F}) {
           Matrix c0 = RandomMatrix(sh.m, sh.n, 13);
           if (beta == 0.0F) {
             for (float& v : c0.Mut()) v = std::numeric_limits<float>::quiet_NaN();
           }
-          std::vector<double> expect = want;
           const auto c_init = ToDouble(c0);
-          for (size_t i = 0; i < expect.size(); ++i) expect[i] = 0.5 * want[i] + (beta == 0.0F ? 0.0 : c_init[i]);
           Matrix c1 = c0.Clone();
           Gemm(ctx, a, ta != 0, b, tb != 0, 0.5F, beta, &c0);
-          // Sums of up to 20000 products of values in [-1, 1]: float32 rounding grows with sqrt(k).
-          ExpectNear(expect, c0, 1e-4);
+          ExpectWithinDotBound(a, ta != 0, b, tb != 0, 0.5F, beta, c_init, c0);
           {
             ThreadLimit one(1);
             Gemm(ctx, a, ta != 0, b, tb != 0, 0.5F, beta, &c1);
           }
           ASSERT_EQ(c0.data.ToVector(), c1.data.ToVector()) << sh.m << "x" << sh.k << "x" << sh.n;
         }
+      }
+    }
+  }
+}
+
+// The narrow-output kernels (n <= 32, b not transposed: forward products and weight gradients of GCN layers) for
+// every vector count (n = 1 .. 32, with partial vectors), row blocks with remainders, short and long inner
+// dimensions (one chunk, several), alpha and beta, against float64; transposed b takes the OpenBLAS path.
+TEST(Gemm, NarrowOutputsMatchFloat64) {
+  const Context ctx;
+  struct Shape {
+    int64_t m, k, n;
+  };
+  for (const Shape sh : {Shape{1, 1, 1}, Shape{7, 3, 5}, Shape{13, 128, 8}, Shape{601, 128, 16}, Shape{37, 9, 17},
+                         Shape{3000, 64, 24}, Shape{200, 700, 32}, Shape{128, 5000, 16}, Shape{9, 40000, 3}}) {
+    for (int ta = 0; ta < 2; ++ta) {
+      Matrix a = ta ? RandomMatrix(sh.k, sh.m, 21) : RandomMatrix(sh.m, sh.k, 21);
+      Matrix b = RandomMatrix(sh.k, sh.n, 22);
+      for (const float beta : {0.0F, -0.5F}) {
+        Matrix c = RandomMatrix(sh.m, sh.n, 23);
+        const auto c_init = ToDouble(c);
+        if (beta == 0.0F) {
+          for (float& v : c.Mut()) v = std::numeric_limits<float>::quiet_NaN();
+        }
+        Gemm(ctx, a, ta != 0, b, false, 2.0F, beta, &c);
+        ExpectWithinDotBound(a, ta != 0, b, false, 2.0F, beta, c_init, c);
       }
     }
   }

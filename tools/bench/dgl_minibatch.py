@@ -39,8 +39,6 @@ def load_native(folder):
         m = json.load(f)
     if m.get("kind") != "node":
         sys.exit(f"error: {folder} is not a node dataset")
-    if m.get("features_sparse"):
-        sys.exit(f"error: {folder} has sparse features; this script reads dense ones")
     arrays = m["arrays"]
 
     def arr(name):
@@ -50,7 +48,14 @@ def load_native(folder):
     n = m["num_nodes"]
     indptr = arr("indptr").astype(np.int64)
     indices = arr("indices").astype(np.int64)
-    feats = arr("features").reshape(n, m["feature_dim"])
+    if m.get("features_sparse"):  # densified: DGL's SAGEConv takes a dense tensor
+        feats = np.zeros((n, m["feature_dim"]), dtype=np.float32)
+        fp, fi = arr("feat_indptr").astype(np.int64), arr("feat_indices").astype(np.int64)
+        fv = arr("feat_values") if "feat_values" in arrays else np.ones(len(fi), dtype=np.float32)
+        rows = np.repeat(np.arange(n), np.diff(fp))
+        feats[rows, fi] = fv
+    else:
+        feats = arr("features").reshape(n, m["feature_dim"])
     return m, indptr, indices, feats, arr("labels").astype(np.int64), {k: arr(k).astype(np.int64) for k in ("train", "val", "test")}
 
 

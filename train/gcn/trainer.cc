@@ -87,12 +87,12 @@ TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
 
 // JSON keys are the field names (nlohmann's macro: one list, no hand-written serialiser to fall out of step).
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, val_acc, train_seconds, sample_seconds,
-                                   fetch_seconds, compute_seconds, forward_seconds, backward_seconds,
-                                   optimizer_seconds, allreduce_seconds, eval_seconds, epoch_seconds,
-                                   cpu_seconds, eta_seconds, feature_bytes, sample_bytes, gradient_bytes, eval_bytes,
-                                   total_bytes, feature_raw_bytes, gradient_raw_bytes, compress_seconds,
-                                   decompress_seconds, comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges,
-                                   remote_input_nodes, remote_share)
+                                   fetch_seconds, compute_seconds, forward_seconds, backward_seconds, optimizer_seconds,
+                                   allreduce_seconds, eval_seconds, epoch_seconds, cpu_seconds, eta_seconds,
+                                   feature_bytes, sample_bytes, gradient_bytes, eval_bytes, total_bytes,
+                                   feature_raw_bytes, gradient_raw_bytes, compress_seconds, decompress_seconds,
+                                   comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges, remote_input_nodes,
+                                   remote_share)
 
 nlohmann::json EpochStats::ToJson() const { return *this; }
 

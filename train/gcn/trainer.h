@@ -22,8 +22,8 @@
 #include "comm/compress.h"
 #include "comm/net_model.h"
 #include "core/context.h"
-#include "core/worker.h"
 #include "core/params.h"
+#include "core/worker.h"
 #include "datasets/dataset.h"
 #include "partition/partition_build.h"
 #include "sampling/block.h"
@@ -337,7 +337,7 @@ class GcnTrainer {
   BestWeights best_;
   Batch batches_[2];  // the current step's and, when overlapping, the next step's (batches point into themselves)
   std::unique_ptr<BackgroundWorker> worker_;  // runs Compute while this thread prepares the next batch (overlap)
-  StepCounters counters_;  // this rank's, this epoch
+  StepCounters counters_;                     // this rank's, this epoch
   double compute_s_ = 0, allreduce_s_ = 0, forward_s_ = 0, backward_s_ = 0, optimizer_s_ = 0;
   Matrix grad_logits_;  // the loss gradient of a step (reused: same shape every full batch)
   uint64_t gradient_b_ = 0;
