@@ -65,6 +65,7 @@ Block NeighborSampler::SampleLayer(const datasets::CsrGraph<IdT>& g, std::span<c
   constexpr int64_t kChunk = 64;
   const int64_t chunks = (m + kChunk - 1) / kChunk;
   std::vector<std::vector<Pick>> picks(static_cast<size_t>(chunks));
+  std::vector<std::vector<int64_t>> picked(static_cast<size_t>(chunks));  // the picks' node ids, same layout
   std::vector<int64_t> row_picks(static_cast<size_t>(m), 0);
   const uint64_t base = Rng(key)();
   parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
@@ -77,6 +78,15 @@ Block NeighborSampler::SampleLayer(const datasets::CsrGraph<IdT>& g, std::span<c
       const size_t before = out.size();
       PickRow(u, indptr[u], indptr[u + 1] - indptr[u], fanout, options_.replace, *policy_, rng, &scratch, &out);
       row_picks[i] = static_cast<int64_t>(out.size() - before);
+    }
+    // Resolve the neighbour ids here, in parallel: the serial relabelling below then reads one array in order
+    // instead of a random row of `indices` per pick.
+    std::vector<int64_t>& ids = picked[static_cast<size_t>(c)];
+    ids.resize(out.size());
+    size_t q = 0;
+    for (int64_t i = c * kChunk; i < std::min(m, (c + 1) * kChunk); ++i) {
+      const int64_t start = indptr[dst[i]];
+      for (int64_t r = 0; r < row_picks[i]; ++r, ++q) ids[q] = indices[start + out[q].offset];
     }
   });
   Block block;
@@ -102,10 +112,11 @@ Block NeighborSampler::SampleLayer(const datasets::CsrGraph<IdT>& g, std::span<c
       out_v.push_back(static_cast<float>(1.0 / du));
     }
     const std::vector<Pick>& chunk = picks[static_cast<size_t>(i / kChunk)];
+    const std::vector<int64_t>& chunk_ids = picked[static_cast<size_t>(i / kChunk)];
     if (i % kChunk == 0) pos = 0;
     for (size_t q = pos; q < pos + static_cast<size_t>(row_picks[i]); ++q) {
       const Pick& p = chunk[q];
-      const int64_t v = indices[indptr[u] + p.offset];
+      const int64_t v = chunk_ids[q];
       if (v == u) continue;  // self-loops are not neighbours (the GCN self term is exact above)
       int32_t& lid = local_id_[v];
       if (lid < 0) {

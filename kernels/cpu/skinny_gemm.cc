@@ -78,8 +78,8 @@ __attribute__((always_inline)) inline void NNBlock(const float* a, int64_t lda, 
 
 // Q rows of p = a[rows]ᵀ·b[rows] from row c0 of p (columns c0 .. c0 + Q of a).
 template <int NV, int Q>
-__attribute__((always_inline)) inline void TNCols(const float* a, int64_t lda, const float* bp, int64_t n,
-                                                  int64_t rows, float* p, int64_t c0) {
+__attribute__((always_inline)) inline void TNCols(const float* a, int64_t lda, const float* bp, int64_t n, int64_t rows,
+                                                  float* p, int64_t c0) {
   V8f acc[Q][NV];
   for (int q = 0; q < Q; ++q) {
     for (int v = 0; v < NV; ++v) acc[q][v] = V8f{};
