@@ -107,6 +107,14 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
                 static_cast<int>(rows), static_cast<int>(n), static_cast<int>(inner), al, a0, lda, b0, ldb, be, c0,
                 static_cast<int>(n));
   };
+  // c = alpha * (sum of the chunks' partial products, in chunk order) + beta * c (beta 0: c not read).
+  auto add_partials = [&](const std::vector<float>& partial, int64_t chunks) {
+    parallel_for<int64_t>(0, m * n, 4096, [&](int64_t i) {
+      float sum = 0.0F;
+      for (int64_t t = 0; t < chunks; ++t) sum += partial[static_cast<size_t>(t * m * n + i)];
+      cv[static_cast<size_t>(i)] = beta == 0.0F ? alpha * sum : alpha * sum + beta * cv[static_cast<size_t>(i)];
+    });
+  };
   // Work split in fixed chunks (independent of the thread count, so results are too): rows of c when there are
   // enough of them, otherwise the inner dimension with the partial products added in chunk order.
   constexpr int64_t kChunkWork = int64_t{1} << 20;  // multiply-adds per task
@@ -128,11 +136,7 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
     parallel_for<int64_t>(0, chunks, 1, [&](int64_t t) {
       SkinnyGemmTN(ap, a.cols, bp, b.cols, m, n, t * per, std::min(k, (t + 1) * per), partial.data() + t * m * n);
     });
-    parallel_for<int64_t>(0, m * n, 4096, [&](int64_t i) {
-      float sum = 0.0F;
-      for (int64_t t = 0; t < chunks; ++t) sum += partial[static_cast<size_t>(t * m * n + i)];
-      cv[static_cast<size_t>(i)] = beta == 0.0F ? alpha * sum : alpha * sum + beta * cv[static_cast<size_t>(i)];
-    });
+    add_partials(partial, chunks);
     return;
   }
   if (work < 2 * kChunkWork || (m < 2 * rows_per && k < 2 * inner_per)) {
@@ -152,11 +156,7 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
       sgemm(m, inner, trans_a ? ap + k0 * a.cols : ap + k0, trans_b ? bp + k0 : bp + k0 * b.cols, 1.0F, 0.0F,
             partial.data() + t * m * n);
     });
-    parallel_for<int64_t>(0, m * n, 4096, [&](int64_t i) {
-      float sum = 0.0F;
-      for (int64_t t = 0; t < chunks; ++t) sum += partial[static_cast<size_t>(t * m * n + i)];
-      cv[static_cast<size_t>(i)] = beta == 0.0F ? alpha * sum : alpha * sum + beta * cv[static_cast<size_t>(i)];
-    });
+    add_partials(partial, chunks);
   }
 }
 
@@ -200,7 +200,12 @@ void Relu(const Matrix& x, Matrix* y) {
   const float* xv = x.View().data();
   float* yv = y->Mut().data();
   parallel_for_chunks<int64_t>(0, x.size(), 16384, [xv, yv](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) yv[i] = xv[i] < 0.0F ? 0.0F : xv[i];
+    const float* in = xv;
+    float* out = yv;
+    for (int64_t i = i0; i < i1; ++i) {
+      const float v = in[i];
+      out[i] = v < 0.0F ? 0.0F : v;
+    }
   });
 }
 
@@ -210,7 +215,13 @@ void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
   const float* gy = grad_y.View().data();
   float* gx = grad_x->Mut().data();
   parallel_for_chunks<int64_t>(0, y.size(), 16384, [yv, gy, gx](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) gx[i] = yv[i] > 0.0F ? gy[i] : 0.0F;
+    const float* y0 = yv;
+    const float* g0 = gy;
+    float* out = gx;
+    for (int64_t i = i0; i < i1; ++i) {
+      const float g = g0[i];  // loaded unconditionally, so the select needs no branch
+      out[i] = y0[i] > 0.0F ? g : 0.0F;
+    }
   });
 }
 

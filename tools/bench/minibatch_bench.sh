@@ -64,7 +64,7 @@ train = [e["train_seconds"] for e in epochs]
 r = json.load(open(out))
 print(json.dumps({"system": system, "dataset": ds, "threads": int(t), "epoch_seconds": train,
                   "median_epoch_seconds": statistics.median(train[1:]),
-                  "phases": {k: statistics.median(e[k] for e in epochs[1:]) for k in
+                  "phases": {k: statistics.median(e.get(k, 0.0) for e in epochs[1:]) for k in
                              ("sample_seconds", "fetch_seconds", "forward_seconds", "backward_seconds",
                               "optimizer_seconds")},
                   "test_accuracy": r["test"]["accuracy"]}))
