@@ -66,6 +66,7 @@ Block NeighborSampler::SampleLayer(const datasets::CsrGraph<IdT>& g, std::span<c
   const int64_t chunks = (m + kChunk - 1) / kChunk;
   std::vector<std::vector<Pick>> picks(static_cast<size_t>(chunks));
   std::vector<std::vector<int64_t>> picked(static_cast<size_t>(chunks));  // the picks' node ids, same layout
+  std::vector<std::vector<float>> weights(static_cast<size_t>(chunks));   // and their aggregation weights
   std::vector<int64_t> row_picks(static_cast<size_t>(m), 0);
   const uint64_t base = Rng(key)();
   parallel_for<int64_t>(0, chunks, 1, [&](int64_t c) {
@@ -81,12 +82,22 @@ Block NeighborSampler::SampleLayer(const datasets::CsrGraph<IdT>& g, std::span<c
     }
     // Resolve the neighbour ids here, in parallel: the serial relabelling below then reads one array in order
     // instead of a random row of `indices` per pick.
+    // So are the aggregation weights, which do not depend on the relabelling either.
     std::vector<int64_t>& ids = picked[static_cast<size_t>(c)];
+    std::vector<float>& w = weights[static_cast<size_t>(c)];
     ids.resize(out.size());
+    w.resize(out.size());
     size_t q = 0;
     for (int64_t i = c * kChunk; i < std::min(m, (c + 1) * kChunk); ++i) {
-      const int64_t start = indptr[dst[i]];
-      for (int64_t r = 0; r < row_picks[i]; ++r, ++q) ids[q] = indices[start + out[q].offset];
+      const int64_t u = dst[i];
+      const int64_t start = indptr[u];
+      const double du = norm_degree_[u];
+      for (int64_t r = 0; r < row_picks[i]; ++r, ++q) {
+        const int64_t v = indices[start + out[q].offset];
+        ids[q] = v;
+        const double a = gcn ? 1.0 / std::sqrt(du * norm_degree_[v]) : 1.0 / du;
+        w[q] = static_cast<float>(a * out[q].factor);
+      }
     }
   });
   Block block;
@@ -102,20 +113,19 @@ Block NeighborSampler::SampleLayer(const datasets::CsrGraph<IdT>& g, std::span<c
   size_t total = 0;
   for (const auto& chunk : picks) total += chunk.size();
   out_i.reserve(total + (gcn ? static_cast<size_t>(m) : 0));
+  block.src_nodes.reserve(static_cast<size_t>(m) + total);
   out_v.reserve(out_i.capacity());
   size_t pos = 0;
   for (int64_t i = 0; i < m; ++i) {
     const int64_t u = dst[i];
-    const double du = norm_degree_[u];
     if (gcn) {
       out_i.push_back(static_cast<int32_t>(i));
-      out_v.push_back(static_cast<float>(1.0 / du));
+      out_v.push_back(static_cast<float>(1.0 / norm_degree_[u]));
     }
-    const std::vector<Pick>& chunk = picks[static_cast<size_t>(i / kChunk)];
     const std::vector<int64_t>& chunk_ids = picked[static_cast<size_t>(i / kChunk)];
+    const std::vector<float>& chunk_w = weights[static_cast<size_t>(i / kChunk)];
     if (i % kChunk == 0) pos = 0;
     for (size_t q = pos; q < pos + static_cast<size_t>(row_picks[i]); ++q) {
-      const Pick& p = chunk[q];
       const int64_t v = chunk_ids[q];
       if (v == u) continue;  // self-loops are not neighbours (the GCN self term is exact above)
       int32_t& lid = local_id_[v];
@@ -123,9 +133,8 @@ Block NeighborSampler::SampleLayer(const datasets::CsrGraph<IdT>& g, std::span<c
         lid = static_cast<int32_t>(block.src_nodes.size());
         block.src_nodes.push_back(v);
       }
-      const double a = gcn ? 1.0 / std::sqrt(du * norm_degree_[v]) : 1.0 / du;
       out_i.push_back(lid);
-      out_v.push_back(static_cast<float>(a * p.factor));
+      out_v.push_back(chunk_w[q]);
     }
     pos += static_cast<size_t>(row_picks[i]);
     out_p[i + 1] = static_cast<int64_t>(out_i.size());
