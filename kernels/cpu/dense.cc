@@ -84,7 +84,8 @@ void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, 
 namespace cpu {
 
 void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
-  const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
+  const GemmDims dims = GemmShape(a, trans_a, b, trans_b, beta, c);
+  const int64_t m = dims.m, n = dims.n, k = dims.k;  // not a structured binding: lambdas capture them (Clang 14)
   auto cv = c->Mut();
   if (m == 0 || n == 0) return;
   if (k == 0) {

@@ -16,10 +16,11 @@ namespace tessel::kernels::cpu {
 namespace {
 
 using V8f = float __attribute__((vector_size(32)));
-using V8fUnaligned = float __attribute__((vector_size(32), aligned(4)));  // the usual unaligned-load idiom
 
-// A vector loaded from p (a macro: a function returning a 32-byte vector changes the ABI outside AVX code).
-#define TESSEL_LOAD_V8(p) (*reinterpret_cast<const V8fUnaligned*>(p))
+// *dst = the 8 floats at p, any alignment (through a pointer: a function returning a 32-byte vector would change
+// the ABI outside AVX code; the reduced-alignment vector typedef idiom gave an aligned load, and a crash, under
+// Clang 14).
+__attribute__((always_inline)) inline void LoadV8(V8f* dst, const float* p) { std::memcpy(dst, p, sizeof(V8f)); }
 
 // b's k0 .. k1 rows copied into [rows x 8 NV] with zero columns past n, so every load is a whole vector.
 template <int NV>
@@ -53,7 +54,7 @@ __attribute__((always_inline)) inline void NNRows(const float* a, int64_t lda, c
   const float* ar = a + i * lda;
   for (int64_t kk = 0; kk < k; ++kk) {
     V8f bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = TESSEL_LOAD_V8(bp + kk * 8 * NV + 8 * v);
+    for (int v = 0; v < NV; ++v) LoadV8(&bv[v], bp + kk * 8 * NV + 8 * v);
     for (int r = 0; r < R; ++r) {
       const float s = ar[r * lda + kk];
       for (int v = 0; v < NV; ++v) acc[r][v] += s * bv[v];
@@ -86,7 +87,7 @@ __attribute__((always_inline)) inline void TNCols(const float* a, int64_t lda, c
   }
   for (int64_t kk = 0; kk < rows; ++kk) {
     V8f bv[NV];
-    for (int v = 0; v < NV; ++v) bv[v] = TESSEL_LOAD_V8(bp + kk * 8 * NV + 8 * v);
+    for (int v = 0; v < NV; ++v) LoadV8(&bv[v], bp + kk * 8 * NV + 8 * v);
     const float* ar = a + kk * lda + c0;
     for (int q = 0; q < Q; ++q) {
       const float s = ar[q];
