@@ -6,13 +6,14 @@
 # train_seconds, DGL's loader loop), the median over epochs 2..E (the first warms caches and allocators); test
 # accuracy of the best-validation epoch. Datasets: CSBM 200k (generated: 200000 nodes, 8 classes, 128 features,
 # mean degree 20, degree exponent 2.5, seed 1), Cora (tests/data) and Facebook page-page (../shared/data; skipped
-# when absent). With BASELINE_TESSEL=path, also that tessel binary (an earlier commit) on the same runs.
+# when absent). With BASELINE_TESSEL=path, also that tessel binary (an earlier commit, named by BASELINE_LABEL) on
+# the same runs.
 #
 # DGL: tools/bench/setup-dgl.sh makes /opt/dgl-venv (override with DGL_PYTHON=path/to/python). Builds nothing.
 # Usage: tools/bench/minibatch_bench.sh BUILD_DIR [EPOCHS (5)] [THREADS (2; a list: "1 2")]
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build=$1
@@ -92,7 +93,8 @@ doc="$repo/docs/benchmarks.md"
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 cores=$(nproc)
-/usr/bin/python3 - "$doc" "$results" "$commit" "$cpu" "$cores" "$epochs" "$threads_list" "${BASELINE_TESSEL:+yes}" <<'PY'
+/usr/bin/python3 - "$doc" "$results" "$commit" "$cpu" "$cores" "$epochs" "$threads_list" \
+  "${BASELINE_TESSEL:+${BASELINE_LABEL:-an earlier build}}" <<'PY'
 import json, os, re, sys
 doc, results, commit, cpu, cores, epochs, threads, baseline = sys.argv[1:9]
 rows = [json.loads(l) for l in open(results)]
@@ -100,16 +102,18 @@ def get(system, ds, t):
     for r in rows:
         if r["system"] == system and r["dataset"] == ds and r["threads"] == t:
             return r
-names = {"csbm200k": "CSBM 200k (128 dense features)", "cora": "Cora (1433 sparse features)",
-         "facebook": "Facebook page-page (128 features)"}
+names = {"csbm200k": "CSBM 200k (128 dense features)", "cora": "Cora (1433 sparse features, 140 seeds: 1 step)",
+         "facebook": "Facebook page-page (4714 sparse features)"}
+def sec(x):
+    return f"{x:.3f}" if x >= 0.1 else f"{1000 * x:.2f} ms"
 out = ["## Mini-batch GCN on the CPU: tessel vs DGL", "",
        f"`tools/bench/minibatch_bench.sh build {epochs} \"{threads}\"` at commit {commit}"
-       + (" (with BASELINE_TESSEL: the tessel of an earlier commit on the same runs)" if baseline else "")
+       + (f" (with `BASELINE_TESSEL`: the tessel of {baseline} on the same runs)" if baseline else "")
        + f", on {cpu}, {cores} cores. GraphSAGE-mean, 2 layers, hidden 16, dropout 0.5, Adam 0.01, batch 512, "
        "fanouts 10,10, the same native folder for both; seconds per epoch of sampling + training (median of "
        f"epochs 2..{epochs}), test accuracy of the best-validation epoch. DGL runs from the virtual environment "
        "of tools/bench/setup-dgl.sh.", ""]
-head = "| dataset | threads | tessel s/epoch | " + ("tessel before s/epoch | " if baseline else "") + \
+head = "| dataset | threads | tessel s/epoch | " + (f"tessel {baseline} s/epoch | " if baseline else "") + \
        "DGL s/epoch | tessel speed-up over DGL | tessel test % | DGL test % |"
 out += [head, "|" + "---|" * (head.count("|") - 1)]
 for t in sorted({r["threads"] for r in rows}):
@@ -117,10 +121,10 @@ for t in sorted({r["threads"] for r in rows}):
         a, d, b = get("tessel", ds, t), get("dgl", ds, t), get("tessel_baseline", ds, t)
         if not a or not d:
             continue
-        cells = [names[ds], str(t), f"{a['median_epoch_seconds']:.3f}"]
+        cells = [names[ds], str(t), sec(a['median_epoch_seconds'])]
         if baseline:
-            cells.append(f"{b['median_epoch_seconds']:.3f}" if b else "-")
-        cells += [f"{d['median_epoch_seconds']:.3f}", f"{d['median_epoch_seconds'] / a['median_epoch_seconds']:.2f}x",
+            cells.append(sec(b['median_epoch_seconds']) if b else "-")
+        cells += [sec(d['median_epoch_seconds']), f"{d['median_epoch_seconds'] / a['median_epoch_seconds']:.2f}x",
                   f"{100 * a['test_accuracy']:.2f}", f"{100 * d['test_accuracy']:.2f}"]
         out.append("| " + " | ".join(cells) + " |")
 out += ["", "Where tessel's epoch goes (median seconds per epoch; sampling runs on the main thread while the worker "
@@ -129,8 +133,8 @@ out += ["", "Where tessel's epoch goes (median seconds per epoch; sampling runs 
 for r in rows:
     if r["system"] == "tessel":
         p = r["phases"]
-        out.append(f"| {names[r['dataset']]} | {r['threads']} | {p['sample_seconds']:.3f} | {p['fetch_seconds']:.3f} | "
-                   f"{p['forward_seconds']:.3f} | {p['backward_seconds']:.3f} | {p['optimizer_seconds']:.4f} |")
+        out.append(f"| {names[r['dataset']]} | {r['threads']} | {sec(p['sample_seconds'])} | {sec(p['fetch_seconds'])} | "
+                   f"{sec(p['forward_seconds'])} | {sec(p['backward_seconds'])} | {sec(p['optimizer_seconds'])} |")
 dgl = next((r for r in rows if r["system"] == "dgl"), None)
 if dgl:
     out += ["", f"DGL {dgl['dgl']} on torch {dgl['torch']}."]
