@@ -162,12 +162,11 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
 }
 
 void AddBias(const Matrix& bias, Matrix* y) {
-  auto b = bias.View();
-  auto yv = y->Mut();
+  const float* b = bias.View().data();
+  float* yv = y->Mut().data();
   const int64_t cols = y->cols;
-  parallel_for<int64_t>(0, y->rows, RowGrain(cols), [&](int64_t i) {
-    float* row = yv.data() + i * cols;
-    for (int64_t j = 0; j < cols; ++j) row[j] += b[j];
+  parallel_for_chunks<int64_t>(0, y->rows, RowGrain(cols), [=](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) Axpy(1.0F, b, cols, yv + i * cols);
   });
 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "kernels/cpu/mask_apply.h"
 #include "kernels/ops.h"
 
 namespace tessel::kernels {
@@ -36,13 +37,20 @@ void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y) {
   auto yv = y->Mut();
   const int64_t avg = a.rows > 0 ? (a.nnz() / a.rows + 1) * std::max<int64_t>(n, 1) : 1;
   const int64_t grain = std::max<int64_t>(1, 32768 / avg);
-  parallel_for<int64_t>(0, a.rows, grain, [&](int64_t i) {
-    float* out = yv.data() + i * n;
-    std::fill(out, out + n, 0.0F);
-    for (int64_t e = p[i]; e < p[i + 1]; ++e) {
-      const float w = weighted ? val[e] : 1.0F;
-      const float* in = xv.data() + static_cast<int64_t>(idx[e]) * n;
-      for (int64_t j = 0; j < n; ++j) out[j] += w * in[j];
+  // Raw pointers per chunk: through spans captured by reference the inner loop reloaded them and stayed scalar.
+  const int64_t* ptr = p.data();
+  const int32_t* col = idx.data();
+  const float* wv = weighted ? val.data() : nullptr;
+  const float* x0 = xv.data();
+  float* y0 = yv.data();
+  parallel_for_chunks<int64_t>(0, a.rows, grain, [=](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      float* out = y0 + i * n;
+      std::fill(out, out + n, 0.0F);
+      for (int64_t e = ptr[i]; e < ptr[i + 1]; ++e) {
+        const float w = wv != nullptr ? wv[e] : 1.0F;
+        Axpy(w, x0 + static_cast<int64_t>(col[e]) * n, n, out);
+      }
     }
   });
 }
