@@ -85,11 +85,14 @@ int main(int argc, char** argv) {
     tessel::log::Info("generating a {}-node graph with {} entries per row", nodes, degree);
     const SparseMatrix a = RandomGraph(nodes, degree, 1);
     std::printf(
-        "SpMM y = A x, A %lld x %lld with %lld entries (uniform random columns). Bytes model: the\n"
-        "compulsory traffic, each array once: int32 offsets (cuSPARSE's copy) + nnz x (4 B column + 4 B\n"
-        "value) + x (rows x width x 4 B) + y (rows x width x 4 B). Rows of x re-read from L2 are not counted,\n"
-        "so this is a lower bound of the bytes moved.\n\n",
-        static_cast<long long>(nodes), static_cast<long long>(nodes), static_cast<long long>(a.nnz()));
+        "SpMM y = A x, A %lld x %lld with %lld entries (uniform random columns). Bytes model: int32\n"
+        "offsets (cuSPARSE's copy) + nnz x (4 B column + 4 B value) + nnz x the x row an entry reads\n"
+        "(width x 4 B, at least one 32 B sector) + y (rows x width x 4 B). The columns are uniform over a\n"
+        "matrix x far larger than L2, so nearly every entry's row comes from memory; counting x once (as an\n"
+        "earlier version did) understated the traffic about width-fold (x is %.0f MB at width 128; an H100's\n"
+        "L2 holds 50 MB).\n\n",
+        static_cast<long long>(nodes), static_cast<long long>(nodes), static_cast<long long>(a.nnz()),
+        static_cast<double>(nodes) * 128 * 4 / 1e6);
     std::printf("| width | ms / SpMM | GB/s (model) | %% of D2D copy |\n|---:|---:|---:|---:|\n");
     for (const int64_t width : {16, 32, 64, 128, 256}) {
       Matrix x(nodes, width);
@@ -102,8 +105,9 @@ int main(int argc, char** argv) {
       for (int r = 0; r < reps; ++r) tessel::kernels::SpMM(cuda, a, x, &y);
       tessel::device::Synchronize();
       const double s = Seconds(t0) / reps;
-      const double bytes = static_cast<double>(nodes + 1) * 4 + static_cast<double>(a.nnz()) * 8 +
-                           2.0 * static_cast<double>(nodes * width) * 4;
+      const double row_bytes = std::max(32.0, static_cast<double>(width) * 4);
+      const double bytes = static_cast<double>(nodes + 1) * 4 + static_cast<double>(a.nnz()) * (8 + row_bytes) +
+                           static_cast<double>(nodes * width) * 4;
       std::printf("| %lld | %.3f | %.1f | %.0f |\n", static_cast<long long>(width), s * 1e3, bytes / s / 1e9,
                   100.0 * bytes / s / copy_bw);
     }
