@@ -1,8 +1,10 @@
-// POSIX implementation of core/file_io.h: mmap(MAP_PRIVATE), fsync'd temporary files, rename(2).
+// POSIX implementation of core/file_io.h: mmap(MAP_PRIVATE), fsync'd temporary files, rename(2), and the removal
+// of a dead run's temporaries at the next write to the same place.
 // Every failure names the path and the system's reason.
 #include "core/file_io.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -30,9 +32,54 @@ struct Fd {
   }
 };
 
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof(buf) - 1) != 0) return "unknown";
+  return buf;
+}
+
+// HOST.PID.RANDOM: who made a temporary name, so a later write can tell a dead run's leftovers from a live one's.
 std::string UniqueSuffix() {
   static thread_local std::mt19937_64 gen(std::random_device{}());
-  return fmt::format("{:x}.{}", gen(), ::getpid());
+  return fmt::format("{}.{}.{:x}", HostName(), ::getpid(), gen());
+}
+
+// Removes `.NAME.tmp.HOST.PID.RANDOM` and `.NAME.old.HOST.PID.RANDOM` entries beside `path` left by a run that
+// died before renaming or cleaning up: only entries of this host whose process no longer exists (a live or
+// unknown owner, another host's run on a shared file system and any other name are left alone). Best effort:
+// failures are ignored.
+void RemoveStaleTemporaries(const fs::path& path) {
+  fs::path parent = path.parent_path();
+  if (parent.empty()) parent = ".";
+  const std::string name = path.filename().string();
+  const std::string host = HostName();
+  std::error_code ec;
+  fs::directory_iterator it(parent, ec);
+  if (ec) return;
+  for (const fs::directory_entry& e : it) {
+    const std::string entry = e.path().filename().string();
+    std::string rest;
+    for (const char* kind : {".tmp.", ".old."}) {
+      const std::string prefix = "." + name + kind;
+      if (entry.size() > prefix.size() && entry.compare(0, prefix.size(), prefix) == 0)
+        rest = entry.substr(prefix.size());
+    }
+    if (rest.empty()) continue;
+    // rest = HOST.PID.RANDOM, where HOST may itself contain dots.
+    const size_t r = rest.rfind('.');
+    if (r == std::string::npos || r == 0) continue;
+    const size_t q = rest.rfind('.', r - 1);
+    if (q == std::string::npos || rest.compare(0, q, host) != 0 || q != host.size()) continue;
+    const std::string pid_text = rest.substr(q + 1, r - q - 1);
+    if (pid_text.empty() || pid_text.find_first_not_of("0123456789") != std::string::npos || pid_text.size() > 9) {
+      continue;
+    }
+    const auto pid = static_cast<pid_t>(std::stol(pid_text));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno != ESRCH) continue;  // alive, or not ours to judge
+    std::error_code rm;
+    fs::remove_all(e.path(), rm);
+  }
 }
 
 }  // namespace
@@ -73,6 +120,7 @@ std::string ReadFileToString(const fs::path& path) {
 }
 
 void WriteFileAtomic(const fs::path& path, std::span<const std::byte> bytes) {
+  RemoveStaleTemporaries(path);
   const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), UniqueSuffix());
   {
     Fd f;
@@ -120,6 +168,7 @@ AtomicDirectory::AtomicDirectory(fs::path final_path, bool overwrite)
   if (!fs::is_directory(parent, ec)) {
     throw Error::InFile(final_path_.string(), "parent folder '" + parent.string() + "' does not exist");
   }
+  RemoveStaleTemporaries(final_path_);
   temp_path_ = parent / fmt::format(".{}.tmp.{}", final_path_.filename().string(), UniqueSuffix());
   if (!fs::create_directory(temp_path_, ec)) {
     throw Error::InFile(temp_path_.string(), "cannot create temporary folder: " + ec.message());

@@ -33,6 +33,10 @@ class MappedFile {
 
 std::string ReadFileToString(const std::filesystem::path& path);
 
+// Temporaries are named `.NAME.tmp.HOST.PID.RANDOM` (and `.NAME.old.…` while a folder is replaced). Writing NAME
+// first removes such entries left by a process of this host that no longer exists (a killed run); live runs', other
+// hosts' and other names' entries are left alone.
+
 // Writes `bytes` to `path` atomically (temporary file + fsync + rename).
 void WriteFileAtomic(const std::filesystem::path& path, std::span<const std::byte> bytes);
 void WriteFileAtomic(const std::filesystem::path& path, std::string_view text);

@@ -2,6 +2,10 @@
 #include "core/file_io.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
 
 #include <filesystem>
 #include <fstream>
@@ -67,6 +71,57 @@ TEST_F(FileIoTest, DirectoryCommitAndForce) {
     d.Commit();
   }
   EXPECT_EQ(ReadFileToString(out / "x"), "new");
+}
+
+// A process id that existed and has ended (a child that exited and was reaped).
+pid_t DeadPid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+std::string Host() {
+  char buf[256] = {};
+  ::gethostname(buf, sizeof(buf) - 1);
+  return buf;
+}
+
+// Leftovers of a killed run (`.NAME.tmp.HOST.PID.RANDOM`, `.NAME.old.…`) are removed at the next write to NAME when
+// their process is gone; a live process's, another host's, another name's and unparsable ones are kept.
+TEST_F(FileIoTest, StaleTemporariesOfDeadRunsAreRemovedAtTheNextWrite) {
+  const std::string host = Host();
+  const pid_t dead = DeadPid();
+  ASSERT_GT(dead, 0);
+  auto make_dir = [&](const std::string& entry) {
+    fs::create_directories(dir_ / entry / "inner");
+    std::ofstream(dir_ / entry / "inner" / "f") << "partial";
+    return dir_ / entry;
+  };
+  const fs::path stale_tmp = make_dir(fmt::format(".out.tmp.{}.{}.abc", host, dead));
+  const fs::path stale_old = make_dir(fmt::format(".out.old.{}.{}.abd", host, dead));
+  const fs::path live = make_dir(fmt::format(".out.tmp.{}.{}.abe", host, ::getppid()));
+  const fs::path other_host = make_dir(fmt::format(".out.tmp.{}x.{}.abf", host, dead));
+  const fs::path other_name = make_dir(fmt::format(".outx.tmp.{}.{}.ab0", host, dead));
+  const fs::path no_pid = make_dir(fmt::format(".out.tmp.{}.notapid.ab1", host));
+  const fs::path user_file = make_dir("out.tmp.keep");
+  {
+    AtomicDirectory d(dir_ / "out", false);
+    WriteFileAtomic(d.path() / "x", std::string_view("1"));
+    d.Commit();
+  }
+  EXPECT_FALSE(fs::exists(stale_tmp));
+  EXPECT_FALSE(fs::exists(stale_old));
+  for (const fs::path& kept : {live, other_host, other_name, no_pid, user_file}) {
+    EXPECT_TRUE(fs::exists(kept / "inner" / "f")) << kept;
+  }
+  // Files written atomically clean their own name's leftovers the same way.
+  const fs::path stale_file = dir_ / fmt::format(".model.tmp.{}.{}.ac0", host, dead);
+  std::ofstream(stale_file) << "partial";
+  WriteFileAtomic(dir_ / "model", std::string_view("m"));
+  EXPECT_FALSE(fs::exists(stale_file));
+  EXPECT_EQ(ReadFileToString(dir_ / "model"), "m");
 }
 
 TEST_F(FileIoTest, MissingFileNamesPath) {
