@@ -490,7 +490,7 @@ int RunMain(const std::function<int(Communicator&)>& fn, const MpiOptions& optio
     comm = MakeMpiCommunicator(options);
     status = fn(*comm);
   } catch (const std::exception& e) {
-    AbortJob(e.what());
+    AbortJob(PrintableText(e.what()));
   } catch (...) {
     AbortJob("unknown exception");
   }

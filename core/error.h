@@ -23,6 +23,23 @@ class Error : public std::runtime_error {
   static Error InFile(std::string_view file, std::string_view what) { return Error(fmt::format("{}: {}", file, what)); }
 };
 
+// `text` made safe for a terminal: control bytes other than newline and tab (ESC above all: names read from files
+// could otherwise recolour or rewrite the user's terminal) become `\xNN`. Applied where messages reach stderr or
+// stdout: the "error:" line, the log, `tessel info`.
+inline std::string PrintableText(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 }  // namespace tessel
 
 // Throws tessel::Error with a fmt-formatted message when `cond` is false.

@@ -74,6 +74,6 @@ bool Enabled(Level level) {
   return true;
 }
 
-void Write(Level level, std::string_view message) { Logger().log(ToSpd(level), "{}", message); }
+void Write(Level level, std::string_view message) { Logger().log(ToSpd(level), "{}", PrintableText(message)); }
 
 }  // namespace tessel::log

@@ -112,7 +112,7 @@ void RunInfo(const InfoArgs& a) {
     std::printf("path       %s\n", a.path.c_str());
     std::printf("kind       %s (tessel-dataset version %s, %s)\n", kind.c_str(), manifest["version"].dump().c_str(),
                 out["created_by"].get<std::string>().c_str());
-    std::printf("name       %s\n", out["name"].get<std::string>().c_str());
+    std::printf("name       %s\n", PrintableText(out["name"].get<std::string>()).c_str());
   }
   if (failed == 0) {  // statistics only for arrays known to be intact (or when verification was skipped)
     const ds::LoadOptions load{.verify_checksums = false, .validate = true};
@@ -136,7 +136,7 @@ void RunInfo(const InfoArgs& a) {
   } else {
     std::printf("checksums  FAILED for %zu of %zu arrays:\n", failed, checks.size());
     for (const auto& c : checks) {
-      if (!c.ok) std::printf("  %s: %s\n", c.name.c_str(), c.detail.c_str());
+      if (!c.ok) std::printf("  %s: %s\n", PrintableText(c.name).c_str(), PrintableText(c.detail).c_str());
     }
   }
   TESSEL_CHECK(failed == 0, "{}: {} of {} arrays failed checksum verification; re-run tessel convert", a.path, failed,

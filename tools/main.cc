@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 #if TESSEL_MPI
     // Under mpirun one failing rank must end the whole job (MPI_Abort), never leave the others waiting.
-    if (tessel::comm::MpiInitialized()) tessel::comm::AbortJob(e.what());
+    if (tessel::comm::MpiInitialized()) tessel::comm::AbortJob(tessel::PrintableText(e.what()));
 #endif
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", tessel::PrintableText(e.what()).c_str());
     return 1;
   }
   return 0;

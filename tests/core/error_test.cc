@@ -63,6 +63,14 @@ TEST(Context, ParseDevice) {
   EXPECT_THROW(ParseDevice("tpu"), Error);
 }
 
+TEST(PrintableText, EscapesControlBytesButKeepsTextNewlinesAndUtf8) {
+  EXPECT_EQ(PrintableText("plain name"), "plain name");
+  EXPECT_EQ(PrintableText("\x1b[31mred\x1b[0m"), "\\x1b[31mred\\x1b[0m");
+  EXPECT_EQ(PrintableText(std::string("a\0b\r\x7f", 5)), "a\\x00b\\x0d\\x7f");
+  EXPECT_EQ(PrintableText("line 1\n\tline 2"), "line 1\n\tline 2");
+  EXPECT_EQ(PrintableText("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 stays as it is
+}
+
 TEST(Log, ParseLevel) {
   EXPECT_EQ(log::ParseLevel("debug"), log::Level::kDebug);
   EXPECT_THROW(log::ParseLevel("loud"), Error);

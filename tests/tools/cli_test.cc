@@ -257,6 +257,24 @@ TEST_F(CliTest, ExistingOutputNeedsForce) {
   EXPECT_TRUE(fs::exists(Out("mine") / "keep.txt"));
 }
 
+// Names read from files or given on the command line reach the terminal with their control bytes escaped (an ESC
+// in a dataset name must not recolour or rewrite the user's terminal): `info`, the log and the error line.
+TEST_F(CliTest, ControlCharactersInNamesArePrintedEscaped) {
+  const std::string esc_name = "\"$(printf '\\033[31mred\\007')\"";
+  const Result c = Run("convert --from metis " + In("square.graph") + " --name " + esc_name + " --output '" +
+                       Out("esc").string() + "'");
+  ASSERT_EQ(c.code, 0) << c.err;
+  const Result i = Run("info '" + Out("esc").string() + "'");
+  ASSERT_EQ(i.code, 0) << i.err;
+  EXPECT_THAT(i.out, HasSubstr("\\x1b[31mred\\x07"));
+  EXPECT_EQ(i.out.find('\x1b'), std::string::npos);
+  EXPECT_EQ(i.err.find('\x1b'), std::string::npos);
+  const Result e = Run("convert --from metis " + esc_name + " --output '" + Out("never").string() + "'");
+  EXPECT_EQ(e.code, 1);
+  EXPECT_THAT(e.err, HasSubstr("\\x1b[31mred"));
+  EXPECT_EQ(e.err.find('\x1b'), std::string::npos);
+}
+
 TEST_F(CliTest, BadInputReportsFileAndLineAndLeavesNothing) {
   const Result r = Run("convert --from edgelist " + In("bad.edges") + " --output '" + Out("bad").string() + "'");
   EXPECT_EQ(r.code, 1);
