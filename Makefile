@@ -3,10 +3,12 @@
 BUILD ?= build
 ASAN_BUILD ?= build-asan
 CLANG_BUILD ?= build-clang
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 600
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: deps configure build demo test test-clang asan ci format format-check tidy bench-deps clean
+.PHONY: deps configure build demo test test-clang asan fuzz ci format format-check tidy bench-deps clean
 
 deps:
 	@tools/setup-deps.sh
@@ -46,6 +48,17 @@ asan: deps
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 1200 -LE realdata
 
+# libFuzzer on every input reader and the CLI parser (tests/fuzz): Clang with -fsanitize=fuzzer,address,undefined,
+# FUZZ_SECONDS per target from a scratch copy of tests/fuzz/corpus, then a summary (target, seconds, executions,
+# exec/s, crashes). tools/fuzz.sh documents FUZZ_PARALLEL, FUZZ_MERGE and FUZZ_ARGS. The corpus itself is replayed
+# by ctest in every build (tests fuzz_replay_*, label fuzz).
+fuzz: deps
+	@cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang \
+	  -DCMAKE_CXX_COMPILER=clang++ -DTESSEL_FUZZ=ON -DTESSEL_CUDA=OFF -DTESSEL_BENCH=OFF $(CMAKE_FLAGS) \
+	  > $(FUZZ_BUILD).configure.log 2>&1 || { cat $(FUZZ_BUILD).configure.log; exit 1; }
+	@cmake --build $(FUZZ_BUILD) -j $(JOBS) --target tessel_fuzz_targets
+	@FUZZ_SECONDS=$(FUZZ_SECONDS) tools/fuzz.sh $(FUZZ_BUILD)
+
 SOURCES = $(shell git ls-files '*.h' '*.cc' '*.cu' '*.cuh')
 format:
 	@clang-format -i $(SOURCES)
@@ -58,5 +71,5 @@ bench-deps:
 	@tools/setup-deps.sh --bench
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(BUILD).configure.log $(ASAN_BUILD).configure.log \
-	  $(CLANG_BUILD).configure.log
+	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD) $(BUILD).configure.log $(ASAN_BUILD).configure.log \
+	  $(CLANG_BUILD).configure.log $(FUZZ_BUILD).configure.log

@@ -10,4 +10,18 @@ if(TESSEL_SANITIZE)
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
   target_link_options(tessel_flags INTERFACE -fsanitize=address,undefined)
 endif()
+if(TESSEL_FUZZ)
+  # `make fuzz` (tests/fuzz): coverage for libFuzzer plus ASan and UBSan in every tessel target; the fuzz_<target>
+  # executables add -fsanitize=fuzzer at link time (tests/fuzz/CMakeLists.txt).
+  if(NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+    message(FATAL_ERROR "TESSEL_FUZZ=ON needs Clang (libFuzzer): configure with -DCMAKE_CXX_COMPILER=clang++")
+  endif()
+  if(NOT TESSEL_TESTS)
+    message(FATAL_ERROR "TESSEL_FUZZ=ON needs TESSEL_TESTS=ON (the fuzz targets live in tests/fuzz)")
+  endif()
+  target_compile_options(tessel_flags INTERFACE
+    $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+      -fno-sanitize-recover=undefined>)
+  target_link_options(tessel_flags INTERFACE -fsanitize=address,undefined)
+endif()
 target_compile_options(tessel_flags INTERFACE $<$<AND:$<COMPILE_LANGUAGE:CXX>,$<CONFIG:Release>>:-march=x86-64-v2>)

@@ -18,6 +18,7 @@
 #include "core/build_config.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/fault_inject.h"
 
 #if TESSEL_MPI
 #include "comm/mpi_comm.h"
@@ -60,6 +61,7 @@ Status Communicator::AllreduceRaw(void* data, int64_t count, DataType type, Redu
                "comm: Allreduce {} does not apply to {} (min-loc/max-loc take ValueIndex, "
                "sum/min/max take scalars)",
                ReduceOpName(op), DataTypeName(type));
+  Enter("allreduce", purpose);
   const auto t0 = Clock::now();
   Status s = DoAllreduce(data, count, type, op);
   const double n = static_cast<double>(count) * static_cast<double>(DataTypeSize(type));
@@ -75,6 +77,7 @@ Status Communicator::AllreduceRaw(void* data, int64_t count, DataType type, Redu
 Status Communicator::BroadcastRaw(void* data, int64_t bytes, int root, std::string_view purpose) {
   TESSEL_CHECK(bytes >= 0, "comm: Broadcast size {} is negative", bytes);
   TESSEL_CHECK(root >= 0 && root < size_, "comm: Broadcast root {} is not a rank (0..{})", root, size_ - 1);
+  Enter("broadcast", purpose);
   const auto t0 = Clock::now();
   Status s = DoBroadcast(data, bytes, root);
   const double p = size_;
@@ -96,6 +99,7 @@ Status Communicator::AllgathervRaw(const void* send, int64_t send_bytes, void* r
   TESSEL_CHECK(recv_bytes[static_cast<size_t>(rank_)] == send_bytes,
                "comm: Allgatherv on rank {} sends {} bytes but expects {} from itself", rank_, send_bytes,
                recv_bytes[static_cast<size_t>(rank_)]);
+  Enter("allgatherv", purpose);
   const auto t0 = Clock::now();
   Status s = DoAllgatherv(send, send_bytes, recv, recv_bytes);
   double others = 0;  // a ring: P - 1 steps, every other rank's block arrives over one link
@@ -121,6 +125,7 @@ Status Communicator::AlltoallvRaw(const void* send, std::span<const int64_t> sen
   TESSEL_CHECK(send_bytes[static_cast<size_t>(rank_)] == recv_bytes[static_cast<size_t>(rank_)],
                "comm: Alltoallv on rank {} sends itself {} bytes but expects {}", rank_,
                send_bytes[static_cast<size_t>(rank_)], recv_bytes[static_cast<size_t>(rank_)]);
+  Enter("alltoallv", purpose);
   const auto t0 = Clock::now();
   Status s = DoAlltoallv(send, send_bytes, recv, recv_bytes);
   uint64_t from_others = 0;  // pairwise exchange: P - 1 steps, the larger of what leaves and what arrives
@@ -134,7 +139,15 @@ Status Communicator::AlltoallvRaw(const void* send, std::span<const int64_t> sen
   return s;
 }
 
-Status Communicator::Barrier() { return DoBarrier(); }  // sends no payload; not counted
+Status Communicator::Barrier() {  // sends no payload; not counted
+  Enter("barrier", kUntagged);
+  return DoBarrier();
+}
+
+void Communicator::Enter(std::string_view point, std::string_view purpose) {
+  purpose_ = purpose;
+  (void)fault::FaultPoint(point, rank_);  // stall, kill and fail act inside; the write actions do not apply here
+}
 
 void Communicator::CheckPeer(std::string_view call, std::string_view role, int peer, int tag, int64_t bytes) const {
   TESSEL_CHECK(peer >= 0 && peer < size_, "comm: {} {} {} is not a rank (0..{})", call, role, peer, size_ - 1);
@@ -167,6 +180,7 @@ Status Communicator::PopFromSelf(void* data, int64_t bytes, int tag) {
 
 Status Communicator::SendRaw(const void* data, int64_t bytes, int dest, int tag, std::string_view purpose) {
   CheckPeer("SendRaw", "destination", dest, tag, bytes);
+  Enter("send", purpose);
   if (dest == rank_) {
     PushToSelf(data, bytes, tag);
     bytes_.Add(purpose, 0);
@@ -180,6 +194,7 @@ Status Communicator::SendRaw(const void* data, int64_t bytes, int dest, int tag,
 
 Status Communicator::RecvRaw(void* data, int64_t bytes, int source, int tag) {
   CheckPeer("RecvRaw", "source", source, tag, bytes);
+  Enter("recv", kUntagged);
   if (source == rank_) return PopFromSelf(data, bytes, tag);
   return DoRecv(data, bytes, source, tag);  // receiving sends nothing: not counted
 }
@@ -193,6 +208,7 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
   TESSEL_CHECK(send_bytes == 0 || recv_bytes == 0 || s0 + static_cast<uintptr_t>(send_bytes) <= r0 ||
                    r0 + static_cast<uintptr_t>(recv_bytes) <= s0,
                "comm: SendRecvRaw send and recv buffers overlap");
+  Enter("sendrecv", purpose);
   const auto t0 = Clock::now();
   Status s;
   if (dest == rank_ && source == rank_) {
@@ -217,12 +233,14 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
   return s;
 }
 
-std::unique_ptr<Communicator> MakeWorldCommunicator() {
+std::unique_ptr<Communicator> MakeWorldCommunicator(double timeout_seconds) {
 #if TESSEL_MPI
   // Open MPI, MPICH/Hydra and PMIx launchers set these in every rank's environment.
   const bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr || std::getenv("PMI_SIZE") != nullptr ||
                         std::getenv("PMIX_RANK") != nullptr;
-  if (launched || MpiInitialized()) return MakeMpiCommunicator();
+  if (launched || MpiInitialized()) return MakeMpiCommunicator({.timeout_seconds = timeout_seconds});
+#else
+  (void)timeout_seconds;  // one process: nothing to wait for
 #endif
   return MakeLocalCommunicator();
 }

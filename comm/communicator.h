@@ -43,6 +43,9 @@ class Communicator {
   // Tags of point-to-point messages are 0..kMaxTag (MPI guarantees tags up to 32767 in every implementation). The
   // MPI backend sends them on a communicator of their own, so they never meet the collectives' internal messages.
   static constexpr int kMaxTag = 32767;
+  // How long a collective or a message may make no progress before the job ends (MPI) or the call fails (threads);
+  // MpiOptions::timeout_seconds, ThreadOptions::timeout_seconds and `--timeout` default to it. 0 = no limit.
+  static constexpr double kDefaultTimeoutSeconds = 600;
 
   virtual ~Communicator() = default;
   Communicator(const Communicator&) = delete;
@@ -75,7 +78,7 @@ class Communicator {
   Status SendRaw(const void* data, int64_t bytes, int dest, int tag, std::string_view purpose = kUntagged);
   // Receives the next message from rank source with `tag` into data, which must be exactly `bytes` bytes long.
   Status RecvRaw(void* data, int64_t bytes, int source, int tag);
-  // Sends to dest and receives from source at once (MPI_Sendrecv): the step of a ring or a pairwise exchange, free
+  // Sends to dest and receives from source at once (like MPI_Sendrecv): the step of a ring or a pairwise exchange, free
   // of deadlock whatever the message sizes. send and recv must not overlap. Counted like SendRaw.
   Status SendRecvRaw(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int source,
                      int tag, std::string_view purpose = kUntagged);
@@ -140,6 +143,8 @@ class Communicator {
 
  protected:
   Communicator(int rank, int size);
+  // The purpose of the call in progress (for the backends' timeout messages; kUntagged for receives and barriers).
+  std::string_view CurrentPurpose() const { return purpose_; }
 
   // Backends implement these; arguments are already checked locally (sizes, root, counts >= 0).
   virtual Status DoAllreduce(void* data, int64_t count, DataType type, ReduceOp op) = 0;
@@ -170,8 +175,12 @@ class Communicator {
   void PushToSelf(const void* data, int64_t bytes, int tag);
   Status PopFromSelf(void* data, int64_t bytes, int tag);
 
+  // Fault-injection hook (core/fault_inject.h) and the purpose of the call that starts now.
+  void Enter(std::string_view point, std::string_view purpose);
+
   int rank_;
   int size_;
+  std::string_view purpose_ = kUntagged;  // valid during the call that set it
   ByteCounter bytes_;
   std::map<int, std::deque<std::vector<std::byte>>> to_self_;
 };
@@ -180,8 +189,9 @@ class Communicator {
 std::unique_ptr<Communicator> MakeLocalCommunicator();
 
 // The world communicator of this process: MPI's when built with MPI and launched by mpirun/srun (or MPI is already
-// initialised), otherwise a local one. The MPI case initialises MPI if needed (see comm/mpi_comm.h).
-std::unique_ptr<Communicator> MakeWorldCommunicator();
+// initialised), otherwise a local one. The MPI case initialises MPI if needed (see comm/mpi_comm.h) and ends the job
+// when a call makes no progress for timeout_seconds (MpiOptions::timeout_seconds; 0 = no limit).
+std::unique_ptr<Communicator> MakeWorldCommunicator(double timeout_seconds = Communicator::kDefaultTimeoutSeconds);
 
 // Runs fn on every rank and shares the outcome (collective: one allgatherv of the error texts, purpose "setup"):
 // when fn throws on any rank, every rank throws the same Error naming the failing ranks and their messages, so

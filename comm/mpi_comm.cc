@@ -6,22 +6,49 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <new>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 
 namespace tessel::comm {
 namespace {
 
 constexpr int kPairwiseTag = 7301;  // the chunked point-to-point fallback; our communicator is private (a dup)
-bool g_owned = false;               // EnsureMpiInitialized called MPI_Init_thread
+constexpr int kProbeTag = 1;        // watchdog: "where are you?" (on the control communicator)
+constexpr int kReplyTag = 2;        // watchdog: the answer (sequence number, call, peer)
+// How long a timed-out rank waits for the answers to its probes: a third of the timeout, within [0.5 s, 2 s] (a
+// polling rank answers within milliseconds; short test timeouts keep the job's end near the timeout).
+double ProbeWindowSeconds(double timeout) { return std::clamp(timeout / 3, 0.5, 2.0); }
+constexpr double kSpinSeconds = 50e-6;  // polling: tight spin, then yields, then sleeps (WaitCode)
+constexpr double kYieldSeconds = 0.1;
+bool g_owned = false;  // EnsureMpiInitialized called MPI_Init_thread
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The calls the watchdog names (their index travels in probe answers).
+enum class Call : int64_t { kNone, kAllreduce, kBroadcast, kAllgatherv, kAlltoallv, kBarrier, kSend, kRecv, kSendRecv };
+constexpr std::array<std::string_view, 9> kCallNames = {"no call", "Allreduce", "Broadcast", "Allgatherv", "Alltoallv",
+                                                        "Barrier", "Send",      "Recv",      "SendRecv"};
+std::string_view CallName(int64_t c) {
+  return c >= 0 && c < static_cast<int64_t>(kCallNames.size()) ? kCallNames[static_cast<size_t>(c)] : "?";
+}
 
 std::string MpiErrorString(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -156,6 +183,9 @@ class MpiCommunicator final : public Communicator {
     const int rc = MPI_Comm_dup(comm_, &p2p_comm_);
     TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Comm_dup (point-to-point) failed: {}", MpiErrorString(rc));
     MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN);
+    const int crc = MPI_Comm_dup(comm_, &ctl_comm_);
+    TESSEL_CHECK(crc == MPI_SUCCESS, "comm: MPI_Comm_dup (watchdog) failed: {}", MpiErrorString(crc));
+    MPI_Comm_set_errhandler(ctl_comm_, MPI_ERRORS_RETURN);
   }
   ~MpiCommunicator() override {
     if (!MpiInitialized()) return;
@@ -166,6 +196,8 @@ class MpiCommunicator final : public Communicator {
       for (MPI_Op& op : ops) MPI_Op_free(&op);
     }
     for (MPI_Datatype& t : loc_type_) MPI_Type_free(&t);
+    for (Answer& a : answers_) MPI_Request_free(&a.request);  // small answers: MPI delivers them on its own
+    MPI_Comm_free(&ctl_comm_);
     MPI_Comm_free(&p2p_comm_);
     MPI_Comm_free(&comm_);
   }
@@ -176,6 +208,7 @@ class MpiCommunicator final : public Communicator {
 
  protected:
   Status DoAllreduce(void* data, int64_t count, DataType type, ReduceOp op) override {
+    Begin(Call::kAllreduce, count * static_cast<int64_t>(DataTypeSize(type)));
     Status s = CheckArguments(1, count, static_cast<int64_t>(type) * 16 + static_cast<int64_t>(op), {});
     if (!s.ok() || count == 0) return s;
     MPI_Datatype dtype = ScalarType(type);
@@ -193,35 +226,43 @@ class MpiCommunicator final : public Communicator {
     auto* p = static_cast<std::byte*>(data);
     for (int64_t off = 0; off < count; off += chunk) {
       const int64_t n = std::min(chunk, count - off);
-      s = Check(MPI_Allreduce(MPI_IN_PLACE, p + off * element, ToInt(n), dtype, mpi_op, comm_), "MPI_Allreduce");
+      MPI_Request r = MPI_REQUEST_NULL;
+      s = Check(MPI_Iallreduce(MPI_IN_PLACE, p + off * element, ToInt(n), dtype, mpi_op, comm_, &r), "MPI_Iallreduce");
+      if (s.ok()) s = Wait(&r, 1, nullptr, "MPI_Allreduce");
       if (!s.ok()) return s;
     }
     return s;
   }
 
   Status DoBroadcast(void* data, int64_t bytes, int root) override {
+    Begin(Call::kBroadcast, bytes);
     Status s = CheckArguments(2, bytes, root, {});
     if (!s.ok()) return s;
     auto* p = static_cast<std::byte*>(data);
     for (int64_t off = 0; off < bytes; off += options_.max_message_bytes) {
       const int64_t n = std::min(options_.max_message_bytes, bytes - off);
-      s = Check(MPI_Bcast(p + off, ToInt(n), MPI_BYTE, root, comm_), "MPI_Bcast");
+      MPI_Request r = MPI_REQUEST_NULL;
+      s = Check(MPI_Ibcast(p + off, ToInt(n), MPI_BYTE, root, comm_, &r), "MPI_Ibcast");
+      if (s.ok()) s = Wait(&r, 1, nullptr, "MPI_Bcast");
       if (!s.ok()) return s;
     }
     return s;
   }
 
   Status DoAllgatherv(const void* send, int64_t send_bytes, void* recv, std::span<const int64_t> recv_bytes) override {
+    const std::vector<int64_t> rdispl = Displacements(recv_bytes);
+    Begin(Call::kAllgatherv, rdispl.back());
     std::vector<int64_t> mine(static_cast<size_t>(Size()), send_bytes);  // the same block goes to every peer
     Status s = CheckArguments(3, 0, 0, {mine, recv_bytes, /*gather=*/true});
     if (!s.ok()) return s;
-    const std::vector<int64_t> rdispl = Displacements(recv_bytes);
     if (rdispl.back() <= options_.max_message_bytes) {  // recv_bytes is the same on every rank: the same path
       std::vector<int> counts = Ints(recv_bytes);
       std::vector<int> displs = Ints(std::span(rdispl).first(recv_bytes.size()));
-      return Check(
-          MPI_Allgatherv(send, ToInt(send_bytes), MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE, comm_),
-          "MPI_Allgatherv");
+      MPI_Request r = MPI_REQUEST_NULL;
+      s = Check(
+          MPI_Iallgatherv(send, ToInt(send_bytes), MPI_BYTE, recv, counts.data(), displs.data(), MPI_BYTE, comm_, &r),
+          "MPI_Iallgatherv");
+      return s.ok() ? Wait(&r, 1, nullptr, "MPI_Allgatherv") : s;
     }
     const std::vector<int64_t> sdispl(static_cast<size_t>(Size()), 0);
     return Pairwise(static_cast<const std::byte*>(send), mine, sdispl, static_cast<std::byte*>(recv), recv_bytes,
@@ -230,63 +271,246 @@ class MpiCommunicator final : public Communicator {
 
   Status DoAlltoallv(const void* send, std::span<const int64_t> send_bytes, void* recv,
                      std::span<const int64_t> recv_bytes) override {
-    Status s = CheckArguments(4, 0, 0, {send_bytes, recv_bytes, /*gather=*/false});
-    if (!s.ok()) return s;
     const std::vector<int64_t> sdispl = Displacements(send_bytes);
     const std::vector<int64_t> rdispl = Displacements(recv_bytes);
+    Begin(Call::kAlltoallv, sdispl.back());
+    Status s = CheckArguments(4, 0, 0, {send_bytes, recv_bytes, /*gather=*/false});
+    if (!s.ok()) return s;
     // Every rank must take the same path, and each sees only its own sizes: agree with one tiny allreduce.
     int split = sdispl.back() > options_.max_message_bytes || rdispl.back() > options_.max_message_bytes ? 1 : 0;
-    s = Check(MPI_Allreduce(MPI_IN_PLACE, &split, 1, MPI_INT, MPI_MAX, comm_), "MPI_Allreduce (alltoallv path)");
+    s = SmallAllreduce(&split, 1, MPI_INT, "MPI_Allreduce (alltoallv path)");
     if (!s.ok()) return s;
     if (split == 0) {
       std::vector<int> scounts = Ints(send_bytes);
       std::vector<int> sdispls = Ints(std::span(sdispl).first(send_bytes.size()));
       std::vector<int> rcounts = Ints(recv_bytes);
       std::vector<int> rdispls = Ints(std::span(rdispl).first(recv_bytes.size()));
-      return Check(MPI_Alltoallv(send, scounts.data(), sdispls.data(), MPI_BYTE, recv, rcounts.data(), rdispls.data(),
-                                 MPI_BYTE, comm_),
-                   "MPI_Alltoallv");
+      MPI_Request r = MPI_REQUEST_NULL;
+      s = Check(MPI_Ialltoallv(send, scounts.data(), sdispls.data(), MPI_BYTE, recv, rcounts.data(), rdispls.data(),
+                               MPI_BYTE, comm_, &r),
+                "MPI_Ialltoallv");
+      return s.ok() ? Wait(&r, 1, nullptr, "MPI_Alltoallv") : s;
     }
     return Pairwise(static_cast<const std::byte*>(send), send_bytes, sdispl, static_cast<std::byte*>(recv), recv_bytes,
                     rdispl);
   }
 
   Status DoBarrier() override {
+    Begin(Call::kBarrier, 0);
     Status s = CheckArguments(5, 0, 0, {});
     if (!s.ok()) return s;
-    return Check(MPI_Barrier(comm_), "MPI_Barrier");
+    MPI_Request r = MPI_REQUEST_NULL;
+    s = Check(MPI_Ibarrier(comm_, &r), "MPI_Ibarrier");
+    return s.ok() ? Wait(&r, 1, nullptr, "MPI_Barrier") : s;
   }
 
   // Point-to-point: one MPI message per call on p2p_comm_ with the user's tag (check_arguments does not apply:
-  // only two ranks take part). MPI_Send is standard mode: it may wait for the matching receive.
+  // only two ranks take part). MPI_Isend is standard mode: it may complete only once the receive is posted.
   Status DoSend(const void* data, int64_t bytes, int dest, int tag) override {
     CheckThread();
+    Begin(Call::kSend, bytes, dest, tag);
     const ByteMessage m(bytes, options_.max_message_bytes);
-    const int rc = MPI_Send(data, m.count(), m.type(), dest, tag, p2p_comm_);
-    if (rc != MPI_SUCCESS) return Check(rc, fmt::format("MPI_Send ({} bytes to rank {}, tag {})", bytes, dest, tag));
-    return Status::Ok();
+    MPI_Request r = MPI_REQUEST_NULL;
+    const std::string call = fmt::format("MPI_Send ({} bytes to rank {}, tag {})", bytes, dest, tag);
+    const Status s = Check(MPI_Isend(data, m.count(), m.type(), dest, tag, p2p_comm_, &r), call);
+    return s.ok() ? Wait(&r, 1, nullptr, call) : s;
   }
 
   Status DoRecv(void* data, int64_t bytes, int source, int tag) override {
     CheckThread();
+    Begin(Call::kRecv, bytes, source, tag);
     const ByteMessage m(bytes, options_.max_message_bytes);
-    MPI_Status status;
-    const int rc = MPI_Recv(data, m.count(), m.type(), source, tag, p2p_comm_, &status);
+    MPI_Request r = MPI_REQUEST_NULL;
+    MPI_Status status{};
+    int rc = MPI_Irecv(data, m.count(), m.type(), source, tag, p2p_comm_, &r);
+    if (rc == MPI_SUCCESS) rc = WaitCode(&r, 1, &status);
     return Received(rc, status, m, bytes, source, tag, "MPI_Recv");
   }
 
   Status DoSendRecv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int source,
                     int tag) override {
     CheckThread();
+    Begin(Call::kSendRecv, send_bytes, dest, tag, source);
     const ByteMessage sm(send_bytes, options_.max_message_bytes);
     const ByteMessage rm(recv_bytes, options_.max_message_bytes);
-    MPI_Status status;
-    const int rc = MPI_Sendrecv(send, sm.count(), sm.type(), dest, tag, recv, rm.count(), rm.type(), source, tag,
-                                p2p_comm_, &status);
-    return Received(rc, status, rm, recv_bytes, source, tag, "MPI_Sendrecv");
+    MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
+    MPI_Status status[2]{};
+    int rc = MPI_Irecv(recv, rm.count(), rm.type(), source, tag, p2p_comm_, &r[0]);
+    if (rc == MPI_SUCCESS) rc = MPI_Isend(send, sm.count(), sm.type(), dest, tag, p2p_comm_, &r[1]);
+    if (rc == MPI_SUCCESS) rc = WaitCode(r, 2, status);
+    return Received(rc, status[0], rm, recv_bytes, source, tag, "MPI_Sendrecv");
   }
 
  private:
+  // ---- The watchdog (MpiOptions::timeout_seconds).
+
+  // The call in progress on this rank, for probe answers and the timeout message.
+  struct Current {
+    Call call = Call::kNone;
+    int64_t bytes = 0;
+    int peer = -1;    // point-to-point: the destination (send, sendrecv) or the source (recv)
+    int tag = -1;     // point-to-point
+    int source = -1;  // sendrecv: the source
+  };
+  void Begin(Call call, int64_t bytes, int peer = -1, int tag = -1, int source = -1) {
+    ++seq_;
+    current_ = {call, bytes, peer, tag, source};
+  }
+
+  // Completes n requests: MPI_Testall polled while answering other ranks' probes, until done or the timeout (if any)
+  // ends the job. Also without a timeout: Open MPI 4.1.4's MPI_Waitall never returned for a receive that failed with
+  // MPI_ERR_TRUNCATE when the message arrived after the receive was posted (MPI_Testall sees it). A tight spin for
+  // kSpinSeconds (small messages complete within it), then a yield between polls up to kYieldSeconds (an oversubscribed
+  // rank leaves the core to the peer it waits for, as Open MPI's own blocking calls do; a non-blocking collective
+  // advances only while its ranks poll, so sleeping here would cost every round of it), then sleeps doubling to 1 ms (a
+  // long wait for a slow peer does not burn a core). Returns MPI's code; for MPI_ERR_IN_STATUS, the first failed
+  // request's own error.
+  int WaitCode(MPI_Request* requests, int n, MPI_Status* statuses) {
+    MPI_Status ignored[2];
+    MPI_Status* st = statuses != nullptr ? statuses : (n <= 2 ? ignored : MPI_STATUSES_IGNORE);
+    int rc = MPI_SUCCESS;
+    const Clock::time_point t0 = Clock::now();
+    auto pause = std::chrono::microseconds(50);
+    for (;;) {
+      int done = 0;
+      rc = MPI_Testall(n, requests, &done, st);  // MPI_SUCCESS and done = 0 while any request is pending
+      if (rc != MPI_SUCCESS || done != 0) break;
+      const double waited = SecondsSince(t0);
+      if (waited < kSpinSeconds) continue;
+      AnswerProbes();
+      if (options_.timeout_seconds > 0 && waited >= options_.timeout_seconds) TimedOut(waited);
+      if (waited < kYieldSeconds) {
+        std::this_thread::yield();
+      } else {
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(1000));
+      }
+    }
+    if (rc == MPI_ERR_IN_STATUS && st != MPI_STATUSES_IGNORE) {
+      for (int i = 0; i < n; ++i) {
+        if (st[i].MPI_ERROR != MPI_SUCCESS && st[i].MPI_ERROR != MPI_ERR_PENDING) return st[i].MPI_ERROR;
+      }
+    }
+    return rc;
+  }
+  Status Wait(MPI_Request* requests, int n, MPI_Status* statuses, std::string_view call) {
+    return Check(WaitCode(requests, n, statuses), call);
+  }
+
+  // A small in-place allreduce on comm_ under the watchdog (argument checks, the alltoallv path).
+  Status SmallAllreduce(void* data, int count, MPI_Datatype type, std::string_view call) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    Status s = Check(MPI_Iallreduce(MPI_IN_PLACE, data, count, type, MPI_MAX, comm_, &r), call);
+    return s.ok() ? Wait(&r, 1, nullptr, call) : s;
+  }
+
+  // Answers every pending probe with (sequence number, call, peer, tag); sends complete in the background.
+  void AnswerProbes() {
+    for (;;) {
+      int flag = 0;
+      MPI_Status st;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, kProbeTag, ctl_comm_, &flag, &st) != MPI_SUCCESS || flag == 0) break;
+      int64_t asked = 0;
+      if (MPI_Recv(&asked, 1, MPI_INT64_T, st.MPI_SOURCE, kProbeTag, ctl_comm_, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
+        break;
+      }
+      Answer& a = answers_.emplace_back();
+      a.data = {static_cast<int64_t>(seq_), static_cast<int64_t>(current_.call), current_.peer, current_.tag};
+      if (MPI_Isend(a.data.data(), 4, MPI_INT64_T, st.MPI_SOURCE, kReplyTag, ctl_comm_, &a.request) != MPI_SUCCESS) {
+        answers_.pop_back();
+      }
+    }
+    while (!answers_.empty()) {  // forget the answers that have left
+      int done = 0;
+      if (MPI_Test(&answers_.front().request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done == 0) break;
+      answers_.pop_front();
+    }
+  }
+
+  // The timeout: probe every other rank on the control communicator, collect answers for ProbeWindowSeconds
+  // (answering probes of ranks that timed out too), and end the job naming the ranks that did not answer.
+  [[noreturn]] void TimedOut(double waited) {
+    const int64_t probe = static_cast<int64_t>(seq_);
+    std::vector<MPI_Request> sent;
+    for (int r = 0; r < Size(); ++r) {
+      if (r == Rank()) continue;
+      sent.emplace_back();
+      if (MPI_Isend(&probe, 1, MPI_INT64_T, r, kProbeTag, ctl_comm_, &sent.back()) != MPI_SUCCESS) sent.pop_back();
+    }
+    std::vector<std::optional<std::array<int64_t, 4>>> heard(static_cast<size_t>(Size()));
+    int missing = Size() - 1;
+    const double window = ProbeWindowSeconds(options_.timeout_seconds);
+    const Clock::time_point t0 = Clock::now();
+    while (missing > 0 && SecondsSince(t0) < window) {
+      AnswerProbes();
+      int flag = 0;
+      MPI_Status st;
+      if (MPI_Iprobe(MPI_ANY_SOURCE, kReplyTag, ctl_comm_, &flag, &st) == MPI_SUCCESS && flag != 0) {
+        std::array<int64_t, 4> a{};
+        if (MPI_Recv(a.data(), 4, MPI_INT64_T, st.MPI_SOURCE, kReplyTag, ctl_comm_, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
+            !heard[static_cast<size_t>(st.MPI_SOURCE)]) {
+          heard[static_cast<size_t>(st.MPI_SOURCE)] = a;
+          --missing;
+        }
+        continue;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    std::string silent;
+    std::string where;
+    for (int r = 0; r < Size(); ++r) {
+      if (r == Rank()) continue;
+      const auto& h = heard[static_cast<size_t>(r)];
+      if (!h) {
+        silent += fmt::format("{}{}", silent.empty() ? "" : ", ", r);
+      } else {
+        const auto& a = *h;
+        where += fmt::format("{}rank {} waits in {}", where.empty() ? "" : "; ", r, CallName(a[1]));
+        if (a[2] >= 0) {
+          const std::string_view dir = a[1] == static_cast<int64_t>(Call::kRecv)   ? "from"
+                                       : a[1] == static_cast<int64_t>(Call::kSend) ? "to"
+                                                                                   : "with";
+          where += fmt::format(" {} rank {} with tag {}", dir, a[2], a[3]);
+        }
+        where += fmt::format(" (its call {})", a[0]);
+      }
+    }
+    std::string what = fmt::format("{}", CallName(static_cast<int64_t>(current_.call)));
+    if (current_.call == Call::kSend) {
+      what += fmt::format(" to rank {} with tag {}", current_.peer, current_.tag);
+    } else if (current_.call == Call::kRecv) {
+      what += fmt::format(" from rank {} with tag {}", current_.peer, current_.tag);
+    } else if (current_.call == Call::kSendRecv) {
+      what += fmt::format(" to rank {} and from rank {} with tag {}", current_.peer, current_.source, current_.tag);
+    }
+    const std::string purpose = current_.call == Call::kRecv || current_.call == Call::kBarrier
+                                    ? ""
+                                    : fmt::format("\"{}\", ", CurrentPurpose());
+    std::string message =
+        fmt::format("comm: rank {} made no progress for {:.1f} s in {} ({}{} bytes, call {} on this rank); ", Rank(),
+                    waited, what, purpose, current_.bytes, seq_);
+    if (!silent.empty()) {
+      message += fmt::format(
+          "{} {} did not answer within {:.1f} s (stopped, hung, dead, or busy outside communication for longer than "
+          "the timeout)",
+          missing == 1 ? "rank" : "ranks", silent, window);
+      if (!where.empty()) message += "; " + where;
+    } else {
+      message += fmt::format(
+          "every rank answered, so none is stopped: {} (ranks waiting in different calls are a program error)", where);
+    }
+    message += fmt::format(
+        ". Ending the job; if a step legitimately takes longer, raise the timeout (--timeout SECONDS, now {:g}; 0 = no "
+        "limit)",
+        options_.timeout_seconds);
+    AbortJob(message);
+  }
+
+  struct Answer {
+    std::array<int64_t, 4> data{};
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+
   // The outcome of a receive: MPI's error (a longer message than expected is MPI_ERR_TRUNCATE), or a shorter
   // message than expected, which MPI accepts and only the received size shows.
   Status Received(int rc, const MPI_Status& status, const ByteMessage& m, int64_t bytes, int source, int tag,
@@ -341,7 +565,7 @@ class MpiCommunicator final : public Communicator {
     CheckThread();
     if (!options_.check_arguments) return Status::Ok();
     int64_t v[6] = {kind, a, b, -kind, -a, -b};
-    Status s = Check(MPI_Allreduce(MPI_IN_PLACE, v, 6, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce (check)");
+    Status s = SmallAllreduce(v, 6, MPI_INT64_T, "MPI_Allreduce (check)");
     if (!s.ok()) return s;
     if (v[0] != -v[3] || v[1] != -v[4] || v[2] != -v[5]) {
       return Status::Failed(
@@ -352,15 +576,17 @@ class MpiCommunicator final : public Communicator {
     if (sizes.send.empty()) return Status::Ok();
     // What each peer sends to this rank, to compare with what this rank expects.
     std::vector<int64_t> incoming(static_cast<size_t>(Size()));
-    s = Check(MPI_Alltoall(sizes.send.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_),
+    MPI_Request r = MPI_REQUEST_NULL;
+    s = Check(MPI_Ialltoall(sizes.send.data(), 1, MPI_INT64_T, incoming.data(), 1, MPI_INT64_T, comm_, &r),
               "MPI_Alltoall (check)");
+    if (s.ok()) s = Wait(&r, 1, nullptr, "MPI_Alltoall (check)");
     if (!s.ok()) return s;
     int64_t bad = -1;  // the first peer whose size disagrees, or -1
     for (size_t j = 0; j < incoming.size() && bad < 0; ++j) {
       if (incoming[j] != sizes.recv[j]) bad = static_cast<int64_t>(j);
     }
     int64_t worst[2] = {bad >= 0 ? 1 : 0, bad};
-    s = Check(MPI_Allreduce(MPI_IN_PLACE, worst, 2, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce (check)");
+    s = SmallAllreduce(worst, 2, MPI_INT64_T, "MPI_Allreduce (check)");
     if (!s.ok()) return s;
     if (worst[0] != 0) {
       return Status::Failed(fmt::format(
@@ -403,11 +629,15 @@ class MpiCommunicator final : public Communicator {
     if (!s.ok()) return s;
     const auto me = static_cast<size_t>(Rank());
     if (send_bytes[me] > 0) std::memcpy(recv + rdispl[me], send + sdispl[me], static_cast<size_t>(send_bytes[me]));
-    return Check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    return Wait(requests.data(), static_cast<int>(requests.size()), nullptr, "MPI_Waitall");
   }
 
   MPI_Comm comm_;
   MPI_Comm p2p_comm_ = MPI_COMM_NULL;  // point-to-point messages only: their tags are the callers'
+  MPI_Comm ctl_comm_ = MPI_COMM_NULL;  // the watchdog's probes and answers only
+  uint64_t seq_ = 0;                   // calls begun on this rank (collectives and messages)
+  Current current_;                    // the call in progress (or the last one)
+  std::deque<Answer> answers_;         // probe answers still being sent
   MpiOptions options_;
   MPI_Datatype loc_type_[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};  // ValueIndex<float>, ValueIndex<double>
   MPI_Op loc_op_[2][2] = {};                                           // [float|double][min|max]
@@ -455,6 +685,9 @@ void FinalizeMpiIfOwned() {
 }
 
 std::unique_ptr<Communicator> MakeMpiCommunicator(const MpiOptions& options) {
+  TESSEL_CHECK(std::isfinite(options.timeout_seconds) && options.timeout_seconds >= 0,
+               "comm: MpiOptions::timeout_seconds = {} must be a finite number of seconds >= 0 (0 = no limit)",
+               options.timeout_seconds);
   EnsureMpiInitialized();
   MPI_Comm comm = MPI_COMM_NULL;
   int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
@@ -489,6 +722,8 @@ int RunMain(const std::function<int(Communicator&)>& fn, const MpiOptions& optio
   try {
     comm = MakeMpiCommunicator(options);
     status = fn(*comm);
+  } catch (const std::bad_alloc&) {
+    AbortJob(PrintableText(memory::OutOfMemoryMessage()));  // what was running, the memory there was, the fix
   } catch (const std::exception& e) {
     AbortJob(PrintableText(e.what()));
   } catch (...) {

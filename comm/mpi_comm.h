@@ -19,6 +19,11 @@ struct MpiOptions {
   // Before each collective, one small allreduce checks that every rank called the same collective with matching
   // sizes, root and op, so a mismatch becomes a failed Status on all ranks rather than a hang or a corrupt result.
   bool check_arguments = false;
+  // The watchdog: a collective or message that has not completed after this many seconds ends the whole job
+  // (AbortJob) with a message naming this rank, the call (purpose, bytes) and the ranks that did not answer a probe
+  // on a control communicator. Calls are issued non-blocking and polled (a short spin, then a backoff that yields
+  // the core). 0 = no limit (polled the same way, without a deadline). Must be finite and >= 0.
+  double timeout_seconds = Communicator::kDefaultTimeoutSeconds;
 };
 
 bool MpiInitialized();  // MPI_Init has run and MPI_Finalize has not
@@ -30,7 +35,8 @@ void EnsureMpiInitialized();
 void FinalizeMpiIfOwned();
 
 // A communicator over a duplicate of MPI_COMM_WORLD (errors returned, not fatal); initialises MPI if needed and
-// makes core logging rank-aware (log::SetRank).
+// makes core logging rank-aware (log::SetRank). Collective: duplicates MPI_COMM_WORLD three times (collectives,
+// point-to-point messages, the watchdog's probes).
 std::unique_ptr<Communicator> MakeMpiCommunicator(const MpiOptions& options = {});
 
 // Prints "error: [rank r] <message>" to stderr and ends the whole job: MPI_Abort when MPI is initialised (every

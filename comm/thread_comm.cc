@@ -4,6 +4,8 @@
 // A send copies the payload into the destination's mailbox and returns; a receive waits for it.
 #include "comm/thread_comm.h"
 
+#include <chrono>
+#include <cmath>
 #include <compare>
 #include <condition_variable>
 #include <cstddef>
@@ -53,6 +55,7 @@ struct Slot {
   int root = 0;
   std::span<const int64_t> send_sizes;  // alltoallv
   std::span<const int64_t> recv_sizes;  // allgatherv, alltoallv
+  std::string_view purpose;             // for the timeout message
 };
 
 // Where a rank is, for deadlock detection: running, waiting in a collective's barrier, or waiting for a message.
@@ -74,8 +77,9 @@ struct MailKey {
 // Shared by the ranks of one ThreadGroup::Run.
 class Group {
  public:
-  explicit Group(int size)
+  Group(int size, double timeout_seconds)
       : size_(size),
+        timeout_(timeout_seconds),
         slots_(static_cast<size_t>(size)),
         left_(static_cast<size_t>(size), false),
         waiting_(static_cast<size_t>(size)),
@@ -99,7 +103,12 @@ class Group {
     Waiting& me = waiting_[static_cast<size_t>(rank)];
     me = {.what = Waiting::What::kSync, .generation = generation};
     FailIfDeadlocked();
-    cv_.wait(lock, [&] { return generation_ != generation || failed_ || left_rank_ >= 0; });
+    const auto woken = [&] { return generation_ != generation || failed_ || left_rank_ >= 0; };
+    if (timeout_ > 0) {
+      if (!cv_.wait_for(lock, Timeout(), woken)) FailLocked(-1, SyncTimeoutMessage(rank));
+    } else {
+      cv_.wait(lock, woken);
+    }
     me = {};
     if (generation_ != generation) return Status::Ok();
     return Status::Failed(failed_ ? failure_ : LeftMessage());
@@ -128,6 +137,7 @@ class Group {
     std::unique_lock lock(mu_);
     const MailKey key{source, dest, tag};
     Waiting& me = waiting_[static_cast<size_t>(dest)];
+    const auto deadline = std::chrono::steady_clock::now() + Timeout();
     for (;;) {
       if (failed_) return Status::Failed(failure_);
       auto it = mail_.find(key);
@@ -151,7 +161,17 @@ class Group {
       }
       me = {.what = Waiting::What::kRecv, .source = source, .tag = tag};
       FailIfDeadlocked();
-      if (!failed_) recv_cv_[static_cast<size_t>(dest)].wait(lock);
+      if (!failed_ && timeout_ > 0) {
+        if (recv_cv_[static_cast<size_t>(dest)].wait_until(lock, deadline) == std::cv_status::timeout &&
+            !HasMail(source, dest, tag) && !failed_ && !left_[static_cast<size_t>(source)]) {
+          FailLocked(-1, fmt::format("comm: rank {} waited {:g} s for a message from rank {} with tag {}, but {} (it "
+                                     "never sent it, or it is stalled); raise ThreadOptions::timeout_seconds if a step "
+                                     "legitimately takes longer",
+                                     dest, timeout_, source, tag, Describe(source)));
+        }
+      } else if (!failed_) {
+        recv_cv_[static_cast<size_t>(dest)].wait(lock);
+      }
       me = {};
     }
   }
@@ -227,6 +247,43 @@ class Group {
     return it != mail_.end() && !it->second.empty();
   }
 
+  std::chrono::steady_clock::duration Timeout() const {
+    return std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(timeout_));
+  }
+
+  // What rank r is doing now (under the lock), for timeout messages.
+  std::string Describe(int r) const {
+    const Waiting& w = waiting_[static_cast<size_t>(r)];
+    if (left_[static_cast<size_t>(r)]) return fmt::format("rank {} has returned", r);
+    switch (w.what) {
+      case Waiting::What::kRunning:
+        return fmt::format("rank {} is running outside any communicator call", r);
+      case Waiting::What::kSync:
+        return w.generation == generation_ ? fmt::format("rank {} waits in this collective", r)
+                                           : fmt::format("rank {} waits in another collective", r);
+      case Waiting::What::kRecv:
+        return fmt::format("rank {} waits for a message from rank {} with tag {}", r, w.source, w.tag);
+    }
+    return fmt::format("rank {}", r);
+  }
+
+  // The timeout of a collective: the ranks that did not arrive, and what they do instead.
+  std::string SyncTimeoutMessage(int rank) const {
+    std::string missing;
+    std::string doing;
+    for (int r = 0; r < size_; ++r) {
+      const Waiting& w = waiting_[static_cast<size_t>(r)];
+      if (w.what == Waiting::What::kSync && w.generation == generation_ && !left_[static_cast<size_t>(r)]) continue;
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", r);
+      doing += fmt::format("; {}", Describe(r));
+    }
+    const Slot& me = slots_[static_cast<size_t>(rank)];
+    return fmt::format(
+        "comm: rank {} waited {:g} s in {} (purpose \"{}\") but rank(s) {} did not arrive{}; raise "
+        "ThreadOptions::timeout_seconds if a step legitimately takes longer",
+        rank, timeout_, KindName(me.kind), me.purpose, missing, doing);
+  }
+
   std::string LeftMessage() const {
     return fmt::format(
         "rank {} returned while other ranks wait in a collective (the ranks called different "
@@ -235,6 +292,7 @@ class Group {
   }
 
   const int size_;
+  const double timeout_;  // seconds a rank waits in a collective or a receive; 0 = no limit
   std::vector<Slot> slots_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -342,6 +400,7 @@ class ThreadCommunicator final : public Communicator {
     me.kind = kind;
     me.send = send;
     me.count = count;
+    me.purpose = CurrentPurpose();
     return me;
   }
 
@@ -399,10 +458,13 @@ class ThreadCommunicator final : public Communicator {
 
 }  // namespace
 
-void ThreadGroup::Run(int num_ranks, const std::function<void(Communicator&)>& fn) {
+void ThreadGroup::Run(int num_ranks, const std::function<void(Communicator&)>& fn, const ThreadOptions& options) {
   TESSEL_CHECK(num_ranks >= 1 && num_ranks <= kMaxRanks, "comm: ThreadGroup needs 1 to {} ranks, got {}", kMaxRanks,
                num_ranks);
-  Group group(num_ranks);
+  TESSEL_CHECK(std::isfinite(options.timeout_seconds) && options.timeout_seconds >= 0,
+               "comm: ThreadOptions::timeout_seconds = {} must be a finite number of seconds >= 0 (0 = no limit)",
+               options.timeout_seconds);
+  Group group(num_ranks, options.timeout_seconds);
   std::vector<std::thread> threads;
   threads.reserve(static_cast<size_t>(num_ranks));
   try {

@@ -9,6 +9,12 @@
 
 namespace tessel::comm {
 
+struct ThreadOptions {
+  // A rank that waits longer than this in a collective (for the ranks that have not arrived) or in a receive fails
+  // the whole group with a message naming the ranks it waits for and what they do instead. 0 = no limit.
+  double timeout_seconds = Communicator::kDefaultTimeoutSeconds;
+};
+
 class ThreadGroup {
  public:
   static constexpr int kMaxRanks = 256;
@@ -21,7 +27,9 @@ class ThreadGroup {
   // Point-to-point sends are buffered (the payload is copied, the send returns); a receive fails when the group
   // failed or the source rank returned with no matching message pending, and when every rank waits for another
   // (a receive nobody will send to, while the rest wait or have returned) all fail with "deadlock: ...".
-  static void Run(int num_ranks, const std::function<void(Communicator&)>& fn);
+  // A rank that waits longer than options.timeout_seconds fails the group the same way (the message names the ranks
+  // that did not arrive or send).
+  static void Run(int num_ranks, const std::function<void(Communicator&)>& fn, const ThreadOptions& options = {});
 };
 
 }  // namespace tessel::comm

@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <new>
 
+#include "core/memory_budget.h"
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -13,6 +15,7 @@ namespace tessel {
 std::shared_ptr<void> AllocateHuge(size_t bytes) {
   constexpr size_t kPage = size_t{2} << 20;
   const size_t rounded = (bytes + kPage - 1) / kPage * kPage;
+  memory::Check(static_cast<int64_t>(rounded), "a buffer");
   void* p = std::aligned_alloc(kPage, rounded);
   if (p == nullptr) throw std::bad_alloc();
 #if defined(__linux__)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/error.h"
 
 namespace tessel {
 
@@ -140,6 +141,8 @@ class Buffer {
   };
 
   void Allocate(size_t n, bool zero) {
+    TESSEL_CHECK(n <= (size_t{1} << 62) / sizeof(T), "a buffer of {} values of {} bytes is larger than any memory", n,
+                 sizeof(T));
     if (n * sizeof(T) >= kHugeBytes) {
       // Large arrays (feature matrices, full-graph activations) on 2 MiB pages where the kernel allows it: rows
       // read at random (mini-batch gathers) then miss the TLB far less often.

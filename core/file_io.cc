@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/fault_inject.h"
 
 namespace tessel {
 namespace fs = std::filesystem;
@@ -126,18 +127,30 @@ void WriteFileAtomic(const fs::path& path, std::span<const std::byte> bytes) {
     Fd f;
     f.fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (f.fd < 0) throw Error::InFile(path.string(), "cannot create: " + SysError());
+    const fault::Action injected = fault::FaultPoint("write");  // TESSEL_FAULT tests: enospc, truncate
     const std::byte* p = bytes.data();
     size_t left = bytes.size();
     while (left > 0) {
-      const ssize_t n = ::write(f.fd, p, left);
+      ssize_t n = -1;
+      if (injected == fault::Action::kEnospc) {
+        errno = ENOSPC;
+      } else {
+        n = ::write(f.fd, p, left);
+      }
       if (n < 0) {
         if (errno == EINTR) continue;
-        const std::string why = SysError();
+        const std::string why = errno == ENOSPC
+                                    ? SysError() + " (the file system is full: free space there or write elsewhere)"
+                                    : SysError();
         ::unlink(tmp.c_str());
         throw Error::InFile(path.string(), "write failed: " + why);
       }
       p += n;
       left -= static_cast<size_t>(n);
+    }
+    // A short file renamed into place, as a lying disk or a copy cut short would leave it: readers must refuse it.
+    if (injected == fault::Action::kTruncate && ::ftruncate(f.fd, static_cast<off_t>(bytes.size() / 2)) != 0) {
+      throw Error::InFile(path.string(), "injected truncate failed: " + SysError());
     }
     if (::fsync(f.fd) != 0) {
       const std::string why = SysError();

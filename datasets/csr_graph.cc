@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -52,6 +53,23 @@ void CsrGraph<IdT>::Validate(std::string_view what) const {
     });
     TESSEL_CHECK(bad_w.load() < 0, "{}: edge weight {} is not finite", what, bad_w.load());
   }
+}
+
+template <typename IdT>
+int64_t CsrGraph<IdT>::FirstUnsortedRow() const {
+  std::atomic<int64_t> first{std::numeric_limits<int64_t>::max()};
+  parallel_for<int64_t>(0, num_nodes(), 1024, [&](int64_t u) {
+    auto nb = Neighbors(u);
+    for (size_t i = 1; i < nb.size(); ++i) {
+      if (nb[i - 1] >= nb[i]) {
+        int64_t seen = first.load();
+        while (u < seen && !first.compare_exchange_weak(seen, u)) {
+        }
+        return;
+      }
+    }
+  });
+  return first.load() == std::numeric_limits<int64_t>::max() ? -1 : first.load();
 }
 
 template <typename IdT>

@@ -40,6 +40,8 @@ class CsrGraph {
   void Validate(std::string_view what = "graph") const;
   // True when every row is sorted strictly ascending (no duplicates).
   bool RowsSortedUnique() const;
+  // The first row whose neighbours are not strictly ascending (out of order or duplicated), or -1.
+  int64_t FirstUnsortedRow() const;
   // True when (u, v) present implies (v, u) present, with equal weights.
   bool IsSymmetric() const;
   int64_t CountSelfLoops() const;

@@ -29,7 +29,9 @@ void ValidateCsrRows(std::string_view what, int64_t rows, int64_t cols, std::spa
   TESSEL_CHECK(idx.size() == val.size(), "{}: {} column ids but {} values", what, idx.size(), val.size());
   std::atomic<int64_t> bad{-1};
   parallel_for<int64_t>(0, rows, 1024, [&](int64_t r) {
-    if (ptr[r + 1] < ptr[r]) {
+    // Monotone and within the entries, before any entry of the row is read (a forged offset in the middle of
+    // indptr must not send the scan past the end of the arrays).
+    if (ptr[r + 1] < ptr[r] || ptr[r] < 0 || ptr[r + 1] > static_cast<int64_t>(idx.size())) {
       bad.store(r);
       return;
     }
@@ -81,6 +83,9 @@ void NodeDataset::Validate() const {
   if (has_labels()) {
     TESSEL_CHECK(static_cast<int64_t>(labels.size()) == n, "labels: {} entries for {} nodes", labels.size(), n);
     TESSEL_CHECK(num_classes > 0, "labels present but num_classes is {}", num_classes);
+    TESSEL_CHECK(num_classes <= std::max<int64_t>(n, kMaxClassesAlways),
+                 "num_classes is {} but {} nodes can have at most {} classes (class ids must be 0, 1, ...)",
+                 num_classes, n, std::max<int64_t>(n, kMaxClassesAlways));
     auto l = labels.Host();
     for (size_t i = 0; i < l.size(); ++i) {
       TESSEL_CHECK(l[i] == kNoLabel || (l[i] >= 0 && l[i] < num_classes),

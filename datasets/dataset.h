@@ -31,6 +31,9 @@ struct Features {
 
 // Labels are int32 class ids in [0, num_classes) or -1 for "no label".
 inline constexpr int32_t kNoLabel = -1;
+// Class ids are dense (0, 1, ...), so a dataset of n nodes has at most max(n, kMaxClassesAlways) classes; a larger
+// num_classes (or label) is damage, refused on reading because per-class tables are sized by it.
+inline constexpr int64_t kMaxClassesAlways = 65536;
 
 struct NodeDataset {
   std::string name;

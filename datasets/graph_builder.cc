@@ -11,6 +11,7 @@
 #include <tbb/parallel_scan.h>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 
 namespace tessel::datasets {
@@ -66,6 +67,12 @@ CsrGraph<IdT> GraphBuilder::Build(const EdgeList& edges, BuildStats* stats) cons
   const bool drop_loops = options_.remove_self_loops;
   const bool sym = options_.symmetrize;
 
+  // The node count may come from a header ("# nodes N", METIS "n m") rather than from the edges: four int64 per node
+  // (counts, offsets, cursors, the final indptr) are compared with the memory budget before any is allocated.
+  memory::CheckArray(n + 1, 4 * static_cast<int64_t>(sizeof(int64_t)),
+                     fmt::format("the row index of a {}-node graph", n),
+                     "check the node count the input declares (a '# nodes' comment, a METIS header or --nodes)");
+
   // 1. Degrees (entries per row before dedupe).
   std::vector<int64_t> counts(static_cast<size_t>(n), 0);
   std::atomic<int64_t> loops{0};
@@ -86,6 +93,10 @@ CsrGraph<IdT> GraphBuilder::Build(const EdgeList& edges, BuildStats* stats) cons
   std::vector<int64_t> offsets(static_cast<size_t>(n) + 1);
   ExclusiveScan(counts, offsets);
   const int64_t raw_entries = offsets[n];
+
+  // Unsorted and final adjacency (ids and weights) both exist at the end of step 3.
+  memory::CheckArray(raw_entries, 2 * static_cast<int64_t>(sizeof(IdT) + (weighted ? sizeof(float) : 0)),
+                     fmt::format("the adjacency of {} entries", raw_entries));
 
   // 2. Scatter (positions claimed atomically, so rows are unordered until step 3).
   std::vector<IdT> adj(static_cast<size_t>(raw_entries));

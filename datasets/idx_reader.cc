@@ -46,6 +46,13 @@ Idx ParseIdx(const TextFile& file, int want_dims, const char* what) {
     const size_t at = 4 + 4 * static_cast<size_t>(d);
     const int64_t v = (int64_t{u8(at)} << 24) | (int64_t{u8(at + 1)} << 16) | (int64_t{u8(at + 2)} << 8) | u8(at + 3);
     TESSEL_CHECK(v > 0, "{}: dimension {} is 0", name, d + 1);
+    // One byte per element: the product of the dimensions cannot exceed the bytes after the header. Checked before
+    // multiplying, so four large dimensions cannot overflow the count (found by tests/fuzz/fuzz_idx.cc).
+    const auto body = static_cast<int64_t>(b.size() - header);
+    TESSEL_CHECK(v <= body / count,
+                 "{}: dimension {} is {}, so the header promises more elements than the {} bytes after it; the file is "
+                 "truncated or not IDX",
+                 name, d + 1, v, body);
     idx.dims.push_back(v);
     count *= v;
     TESSEL_CHECK(count < (int64_t{1} << 40), "{}: {} elements is beyond what this reader accepts", name, count);

@@ -89,12 +89,25 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
   LineCursor cur(file);
   const Header h = ReadHeader(cur);
   const int64_t n = h.n;
+  // Checked before doubling: a header with m above 2^62 would overflow 2m (found by tests/fuzz/fuzz_metis.cc).
+  TESSEL_CHECK(h.m <= (int64_t{1} << 61),
+               "{}:{}: edge count {} is too large (the header is 'n m [fmt [ncon]]' with m the number of "
+               "undirected edges; fix the header)",
+               file.name(), h.line, h.m);
   const int64_t entries = 2 * h.m;
-  TESSEL_CHECK(h.m <= (int64_t{1} << 61), "{}:{}: edge count {} is too large", file.name(), h.line, h.m);
   // 2m entries need at least 2 bytes each in the file; a header claiming more is caught when the lines run out.
   const auto bytes = static_cast<int64_t>(file.text().size());
   TESSEL_CHECK(n <= bytes + 1, "{}:{}: the header declares {} vertices but the file has only {} bytes", file.name(),
                h.line, n, bytes);
+
+  // Each vertex line starts with its size and ncon weights, at least 2 bytes each (a digit and a separator): a
+  // header that promises more than the file can hold is refused before the arrays are sized from it.
+  const int64_t per_vertex = h.ncon + (h.sizes ? 1 : 0);
+  TESSEL_CHECK(
+      per_vertex == 0 || n <= (bytes + 1) / (2 * per_vertex),
+      "{}:{}: the header declares {} vertices with {} size/weight value(s) each, more than the file's {} bytes "
+      "can hold; the file is truncated or the header's n, fmt or ncon is wrong",
+      file.name(), h.line, n, per_vertex, bytes);
 
   MetisGraph out;
   out.ncon = h.ncon;

@@ -249,6 +249,9 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
     m.Fail(fmt::format("\"feature_dim\" is {} (with {} nodes); at most {} columns are supported", dim, n,
                        std::numeric_limits<int32_t>::max()));
   }
+  if (dim == 0 && (r.Has("features") || r.Has("feat_indptr") || r.Has("feat_indices") || r.Has("feat_values"))) {
+    m.Fail("\"feature_dim\" is 0 but the folder has feature arrays: the manifest is damaged");
+  }
   if (dim > 0) {
     d.features.num_rows = n;
     d.features.dim = dim;
@@ -265,7 +268,7 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
   // Classes beyond the node count (and 65536) cannot all occur; such a count is damage, and tools size per-class
   // tables by it.
   const int64_t classes = m.Int("num_classes");
-  const int64_t most_classes = std::max<int64_t>(n, 65536);
+  const int64_t most_classes = std::max<int64_t>(n, kMaxClassesAlways);
   if (classes > most_classes) {
     m.Fail(fmt::format("\"num_classes\" is {} but the dataset has {} nodes (at most {} classes are accepted)", classes,
                        n, most_classes));
@@ -280,7 +283,22 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
     d.val = r.Map<int64_t>("val", false, m.SplitSize("val"));
     d.test = r.Map<int64_t>("test", false, m.SplitSize("test"));
   }
-  if (options.validate) RunValidate(dir, d);
+  if (options.validate) {
+    RunValidate(dir, d);
+    // The format promises rows sorted ascending without duplicates (docs/formats.md); samplers and the symmetry
+    // check rely on it, so a row out of order is damage even when its checksum was recomputed to match.
+    std::visit(
+        [&](const auto& g) {
+          const int64_t row = g.FirstUnsortedRow();
+          if (row >= 0) {
+            throw Error::InFile(dir.string(),
+                                fmt::format("invalid dataset: adjacency row {} is not sorted ascending without "
+                                            "duplicates, as the format requires; {}",
+                                            row, kFix));
+          }
+        },
+        d.graph);
+  }
   return d;
 }
 

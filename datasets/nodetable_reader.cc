@@ -117,6 +117,7 @@ std::vector<int32_t> ReadLabels(const fs::path& path, int32_t* num_classes) {
   std::vector<int32_t> labels;
   labels.reserve(file.text().size() / 2);
   int64_t max_label = -1;
+  int64_t max_label_line = 0;
   std::string_view line;
   while (cur.Next(&line)) {
     Fields fields(line);
@@ -131,11 +132,23 @@ std::vector<int32_t> ReadLabels(const fs::path& path, int32_t* num_classes) {
     const int64_t label = cur.ParseInt(tok, "label");
     if (label < kNoLabel) cur.Fail("label {} is negative; class ids are 0, 1, ... and -1 means no label", label);
     if (label >= std::numeric_limits<int32_t>::max()) cur.Fail("label {} does not fit a 32-bit class id", label);
-    max_label = std::max(max_label, label);
+    if (label > max_label) {
+      max_label = label;
+      max_label_line = cur.line_number();
+    }
     labels.push_back(static_cast<int32_t>(label));
   }
   if (labels.empty()) throw Error::InFile(file.name(), "no labels (expected one class id per line)");
   if (max_label < 0) throw Error::InFile(file.name(), "every label is -1 (no node has a class)");
+  // Class ids are dense (0, 1, ...): there cannot be more classes than nodes (nor than 65536 in a small file), and
+  // per-class tables are sized by the largest id, so one stray huge id would cost gigabytes.
+  const int64_t most = std::max<int64_t>(static_cast<int64_t>(labels.size()), kMaxClassesAlways);
+  if (max_label >= most) {
+    throw Error::AtLine(file.name(), max_label_line,
+                        fmt::format("label {} is beyond the {} classes {} nodes can have; class ids must be 0, 1, "
+                                    "... (renumber the classes)",
+                                    max_label, most, labels.size()));
+  }
   *num_classes = static_cast<int32_t>(max_label + 1);
   return labels;
 }

@@ -11,6 +11,7 @@
 
 #include <fmt/ranges.h>
 
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
@@ -241,7 +242,13 @@ NodeDataset ReadOgbNodeFolder(const fs::path& dir, const std::string& split_name
   }
   TESSEL_CHECK(!ds.has_labels() || static_cast<int64_t>(ds.labels.size()) == n, "{}: {} labels for {} nodes",
                table.labels.string(), ds.labels.size(), n);
-  if (n > table_nodes) ds.graph = std::visit([&](const auto& g) { return WithNodes(g, n); }, ds.graph);
+  if (n > table_nodes) {
+    // The count in num-node-list.csv sizes the row index alone (isolated nodes take no bytes in the files): checked
+    // against the memory budget before the allocation (found by tests/fuzz/fuzz_ogb.cc).
+    memory::CheckArray(n, static_cast<int64_t>(sizeof(int64_t)), fmt::format("the row index of a {}-node graph", n),
+                       fmt::format("check the node count in {}", count_path.string()));
+    ds.graph = std::visit([&](const auto& g) { return WithNodes(g, n); }, ds.graph);
+  }
   if (!split.empty()) ReadSplits(split, n, &ds);
   ds.Validate();
   return ds;

@@ -1,5 +1,7 @@
 // TextFile (mmap for plain files, zlib/libbz2 streaming for compressed ones) and the field parsers.
-// Decompression reads in 4 MiB steps into a growing string; a truncated stream is an error, not a short file.
+// Decompression reads in 4 MiB steps into a growing string; a truncated stream is an error, not a short file. The
+// text may inflate to at most --max-inflate-ratio times the compressed size, and each growth is checked against the
+// memory budget (core/memory_budget.h), so a decompression bomb stops early with a message.
 #include "datasets/text_input.h"
 
 #include <bzlib.h>
@@ -10,16 +12,38 @@
 
 #include <fmt/format.h>
 
+#include "core/memory_budget.h"
+
 namespace tessel::datasets {
 namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kChunk = size_t{4} << 20;
+constexpr std::string_view kInflateFix =
+    "give the uncompressed file instead (it is mapped, not copied), or use a machine with more memory";
+
+// The decompressors' states are released on every exit, an exception from a limit check included.
+struct ZlibStream {
+  z_stream zs{};
+  bool open = false;
+  ~ZlibStream() {
+    if (open) inflateEnd(&zs);
+  }
+};
+struct Bzip2Stream {
+  bz_stream bs{};
+  bool open = false;
+  ~Bzip2Stream() {
+    if (open) BZ2_bzDecompressEnd(&bs);
+  }
+};
 
 std::string Gunzip(const std::string& name, std::string_view in) {
   std::string out;
-  z_stream zs{};
+  ZlibStream stream;
+  z_stream& zs = stream.zs;
   if (inflateInit2(&zs, 15 + 32) != Z_OK) throw Error::InFile(name, "zlib initialisation failed");
+  stream.open = true;
   size_t in_off = 0;    // input bytes handed to zlib so far
   size_t produced = 0;  // output bytes written so far
   while (true) {
@@ -28,11 +52,15 @@ std::string Gunzip(const std::string& name, std::string_view in) {
       zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - in_off, kChunk));
       in_off += zs.avail_in;
     }
-    if (out.size() - produced < kChunk) out.resize(out.size() + kChunk);
+    if (out.size() - produced < kChunk) {
+      memory::Check(static_cast<int64_t>(out.size() + kChunk), fmt::format("decompressing {}", name), kInflateFix);
+      out.resize(out.size() + kChunk);
+    }
     zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
     zs.avail_out = static_cast<uInt>(out.size() - produced);
     const int rc = inflate(&zs, Z_NO_FLUSH);
     produced = out.size() - zs.avail_out;
+    memory::CheckInflated(name, static_cast<int64_t>(in.size()), static_cast<int64_t>(produced));
     if (rc == Z_STREAM_END) {
       // Concatenated gzip members (as `cat a.gz b.gz` makes) continue after a reset.
       if (zs.avail_in == 0 && in_off >= in.size()) break;
@@ -40,48 +68,46 @@ std::string Gunzip(const std::string& name, std::string_view in) {
       continue;
     }
     if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_off >= in.size()) {
-      inflateEnd(&zs);
       throw Error::InFile(name, "gzip stream is truncated (the file ends before the compressed data does)");
     }
     if (rc != Z_OK && rc != Z_BUF_ERROR) {
       const std::string msg = zs.msg != nullptr ? zs.msg : "unknown error";
-      inflateEnd(&zs);
       throw Error::InFile(name, "corrupt gzip data: " + msg);
     }
   }
   out.resize(produced);
-  inflateEnd(&zs);
   return out;
 }
 
 std::string Bunzip2(const std::string& name, std::string_view in) {
   std::string out;
-  bz_stream bs{};
+  Bzip2Stream stream;
+  bz_stream& bs = stream.bs;
   if (BZ2_bzDecompressInit(&bs, 0, 0) != BZ_OK) throw Error::InFile(name, "bzip2 initialisation failed");
+  stream.open = true;
   bs.next_in = const_cast<char*>(in.data());
   bs.avail_in = static_cast<unsigned>(std::min<size_t>(in.size(), UINT32_MAX));
   size_t produced = 0;
   while (true) {
-    if (out.size() - produced < kChunk) out.resize(out.size() + kChunk);
+    if (out.size() - produced < kChunk) {
+      memory::Check(static_cast<int64_t>(out.size() + kChunk), fmt::format("decompressing {}", name), kInflateFix);
+      out.resize(out.size() + kChunk);
+    }
     bs.next_out = out.data() + produced;
     bs.avail_out = static_cast<unsigned>(out.size() - produced);
     const int rc = BZ2_bzDecompress(&bs);
     produced = out.size() - bs.avail_out;
+    memory::CheckInflated(name, static_cast<int64_t>(in.size()), static_cast<int64_t>(produced));
     if (rc == BZ_STREAM_END) break;
-    if (rc != BZ_OK) {
-      BZ2_bzDecompressEnd(&bs);
-      throw Error::InFile(name, fmt::format("corrupt bzip2 data (libbz2 code {})", rc));
-    }
+    if (rc != BZ_OK) throw Error::InFile(name, fmt::format("corrupt bzip2 data (libbz2 code {})", rc));
     const size_t off = static_cast<size_t>(bs.next_in - in.data());
     if (bs.avail_in == 0) {
       if (off >= in.size() && bs.avail_out > 0) {
-        BZ2_bzDecompressEnd(&bs);
         throw Error::InFile(name, "bzip2 stream is truncated (the file ends before the compressed data does)");
       }
       bs.avail_in = static_cast<unsigned>(std::min<size_t>(in.size() - off, UINT32_MAX));
     }
   }
-  BZ2_bzDecompressEnd(&bs);
   out.resize(produced);
   return out;
 }

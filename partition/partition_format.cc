@@ -2,8 +2,10 @@
 // arrays through datasets/array_store -> partitions.json -> rename) and LoadPart with its consistency checks.
 #include "partition/partition_format.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <utility>
 #include <variant>
 
@@ -337,6 +339,21 @@ LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& opt
       entries != entry_keys.Int("edges")) {
     mk.Fail("counts disagree with partitions.json");
   }
+  // Counts are checked against each other before any array is mapped or sized by them: checksums prove only that
+  // the files were not changed after the manifest was written, not that the manifest is sane.
+  const int64_t max_classes = std::max<int64_t>(p.dataset_nodes, datasets::kMaxClassesAlways);
+  if (p.dataset_nodes < 1 || p.num_owned < 0 || p.num_owned > p.dataset_nodes || p.num_halo < 0 ||
+      p.num_halo > p.dataset_nodes - p.num_owned || entries < 0 || p.num_classes < 0 ||
+      mk.Int("num_classes") > max_classes) {
+    mk.Fail(fmt::format("impossible counts: {} owned + {} halo nodes of a {}-node dataset, {} entries, {} classes",
+                        p.num_owned, p.num_halo, p.dataset_nodes, entries, mk.Int("num_classes")));
+  }
+  if (p.num_owned + p.num_halo > std::numeric_limits<int32_t>::max()) {
+    mk.Fail(
+        fmt::format("{} owned + {} halo nodes do not fit the 32-bit local ids of a part; partition into more "
+                    "parts",
+                    p.num_owned, p.num_halo));
+  }
   const datasets::ArrayReader r(part_dir, m.contains("arrays") ? m["arrays"] : nlohmann::json(), kFix);
   const bool verify = options.verify_checksums;
   const int64_t local = p.num_local();
@@ -350,6 +367,10 @@ LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& opt
   if (mk.Bool("has_features")) {
     p.features.num_rows = p.num_owned;
     p.features.dim = mk.Int("feature_dim");
+    if (p.features.dim < 1 || p.features.dim > std::numeric_limits<int32_t>::max()) {
+      mk.Fail(fmt::format("\"feature_dim\" is {} but \"has_features\" is true; it must be in [1, {}]", p.features.dim,
+                          std::numeric_limits<int32_t>::max()));
+    }
     p.features.sparse = mk.Bool("features_sparse");
     if (p.features.sparse) {
       p.features.indptr = r.Map<int64_t>("feature_indptr", verify, p.num_owned + 1);
@@ -364,6 +385,19 @@ LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& opt
   p.val = r.Map<int64_t>("val", verify, entry_keys.Int("val"));
   p.test = r.Map<int64_t>("test", verify, entry_keys.Int("test"));
   if (options.validate) {
+    // A halo node's id on its owner must be one of the owner's nodes (node_ranges in partitions.json).
+    for (int64_t j = 0; j < p.num_halo; ++j) {
+      const int32_t owner = p.halo_owner[static_cast<size_t>(j)];
+      if (owner < 0 || owner >= k) continue;  // Validate names it
+      const int64_t owner_nodes = top["node_ranges"][static_cast<size_t>(owner) + 1].get<int64_t>() -
+                                  top["node_ranges"][static_cast<size_t>(owner)].get<int64_t>();
+      if (p.halo_remote[static_cast<size_t>(j)] >= owner_nodes) {
+        throw Error::InFile(part_dir.string(),
+                            fmt::format("invalid part: halo node {} has remote id {} but its owner part {} has {} "
+                                        "nodes; {}",
+                                        j, p.halo_remote[static_cast<size_t>(j)], owner, owner_nodes, kFix));
+      }
+    }
     try {
       p.Validate();
     } catch (const Error& e) {

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,7 +15,9 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
 #include "datasets/split.h"
@@ -268,9 +271,12 @@ void RunConvert(const CLI::App& sub, const ConvertArgs& a) {
   const ds::WriteOptions write{.overwrite = a.force};
   ds::CheckOutputFolder(a.output, write);  // fail before reading a large input
   log::Info("reading {} ({})", a.input, a.from);
+  std::optional<memory::Activity> activity(std::in_place, fmt::format("reading {} as {}", a.input, a.from));
+  const Progress progress(fmt::format("convert: {}", a.input));  // a line every 10 s on large inputs
   if (a.from == "libsvm" || a.from == "idx") {
     ds::SparseRowDataset d =
         a.from == "libsvm" ? ds::ReadLibsvm(a.input, a.num_features) : ds::ReadIdx(a.input, a.labels);
+    activity.emplace(fmt::format("writing {}", a.output));
     if (!a.positive.empty()) {
       ds::MakeBinaryTask(d, ParseClassList(a.positive, "--positive"),
                          a.negative.empty() ? std::vector<double>{} : ParseClassList(a.negative, "--negative"));
@@ -286,6 +292,7 @@ void RunConvert(const CLI::App& sub, const ConvertArgs& a) {
     return;
   }
   ds::NodeDataset d = ReadNodes(sub, a);
+  activity.emplace(fmt::format("writing {}", a.output));
   if (!a.name.empty()) d.name = a.name;
   if (!a.split.empty()) {
     if (d.has_split() && !a.resplit) {

@@ -6,13 +6,17 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 #include "datasets/native_format.h"
 #include "partition/partition_format.h"
 #include "tools/commands.h"
@@ -68,12 +72,16 @@ void RunPartition(const PartitionState& s) {
                "tessel generate",
                s.dataset);
   log::Info("partition: loading {}", s.dataset);
+  std::optional<memory::Activity> activity(std::in_place, fmt::format("loading {}", s.dataset));
   const datasets::NodeDataset data = datasets::LoadNodeDataset(s.dataset);
+  activity.emplace(fmt::format("partitioning {} into {} parts", s.dataset, s.parts));
   const double load_s = Seconds(start);
   log::Info("partition: {} nodes, {} adjacency entries loaded in {:.2f} s; {} into {} parts", data.num_nodes(),
             datasets::NumEntries(data.graph), load_s, s.method, s.parts);
 
+  std::optional<Progress> progress(std::in_place, fmt::format("partition: {} into {} parts", s.method, s.parts));
   const partition::PartitionResult r = partition::PartitionToFolder(data, o, s.output, s.force);
+  progress.reset();
   const partition::PartitionTimings& t = r.timings;
   nlohmann::ordered_json j = r.description;
   j["path"] = fs::absolute(s.output).string();

@@ -3,6 +3,7 @@
 // GcnTrainer, with a line per epoch on stderr, the final test accuracy on stdout (or --json), checkpoints and a
 // JSON-lines metrics file.
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,7 @@ struct TrainGcnArgs {
   std::string random_split;
   bool json = false;
   std::string partitions;      // distributed training on this partition folder
+  double timeout = 0;          // --timeout (set by AddTimeoutOption)
   ParamOptions train_options;  // to ask which training options were given
   ParamOptions dist_options;   // and which distributed ones
 };
@@ -53,12 +55,20 @@ struct TrainGcnArgs {
 // The training configuration of both modes, checked before any data is loaded or MPI starts.
 train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  CheckTimeout(a.timeout);
   CheckOutputFile(a.metrics, a.force, "--metrics", {a.dataset});
   train::gcn::TrainConfig c = a.config;
   if (c.batch_size == 0 && !partitioned) c.fanouts.clear();  // full batch: no sampling
   c.checkpoint_dir = a.checkpoint;
   c.checkpoint_every = a.checkpoint_every;
   c.resume = a.resume;
+  // A checkpoint is another run's state: replaced only when asked, as every other output is.
+  std::error_code ec;
+  TESSEL_CHECK(a.checkpoint.empty() || a.resume || a.force ||
+                   !std::filesystem::exists(std::filesystem::path(a.checkpoint) / "checkpoint.json", ec),
+               "--checkpoint {}: already holds a checkpoint; pass --resume to continue it, --force to replace it, or "
+               "choose another folder",
+               a.checkpoint);
   TESSEL_CHECK(c.model.layers >= 1, "--layers must be >= 1, got {}", c.model.layers);
   TESSEL_CHECK(c.model.hidden >= 1, "--hidden must be >= 1, got {}", c.model.hidden);
   TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "--dropout must be in [0, 1), got {}",
@@ -136,7 +146,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
     about = {{"dataset", data.name}};
   } else {
     // MPI starts here when launched by mpirun; from now on an exception on any rank ends the job (main.cc).
-    comm = comm::MakeWorldCommunicator();
+    comm = comm::MakeWorldCommunicator(a.timeout);
     const nlohmann::json desc = partition::ReadPartitionsJson(a.partitions);
     const int parts = desc.at("num_parts").get<int>();
     TESSEL_CHECK(comm->Size() == parts,
@@ -213,13 +223,14 @@ void RegisterTrainGcn(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--resume", args->resume, "Continue from the checkpoint in --checkpoint when there is one");
   sub->add_option("--metrics", args->metrics, "Write one JSON line per epoch and a final line to FILE.jsonl");
-  sub->add_flag("--force", args->force, "Replace an existing --metrics file");
+  sub->add_flag("--force", args->force, "Replace an existing --metrics file or --checkpoint");
   sub->add_option("--random-split", args->random_split,
                   "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");
   sub->add_option("--partitions", args->partitions,
                   "Partition folder from `tessel partition`: train on it with one rank per part")
       ->group(std::string(train::gcn::DistOptions::kGroup));
+  AddTimeoutOption(sub, &args->timeout)->group(std::string(train::gcn::DistOptions::kGroup));
   args->dist_options = AddParams(sub, &args->config.dist);
   SetAction(sub, [args] { RunTrainGcn(*args); });
 }

@@ -46,6 +46,7 @@ struct TrainSvmArgs {
   std::string network;         // predict the multi-rank time on this network ("" = no prediction)
   std::string pairs = "auto";  // how one-vs-one pairs use the ranks (train::svm::PairSchedule)
   bool json = false;
+  double timeout = 0;  // --timeout (set by AddTimeoutOption)
 };
 
 double ProcessCpuSeconds() {
@@ -115,9 +116,10 @@ std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>
 
 void RunTrainSvm(const TrainSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
+  CheckTimeout(a.timeout);
   // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job
   // (main.cc). Checks that every rank makes alike throw on every rank; the rest go through OnEveryRankOrFail.
-  const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator();
+  const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator(a.timeout);
   const bool distributed = comm->Size() > 1;
   const bool lead = comm->Rank() == 0;
   // The output is checked before anything is read: an existing model (or the training data itself) is never
@@ -254,6 +256,7 @@ void RegisterTrainSvm(CLI::App& app) {
                   "when one rank's share exceeds this times the mean (0 = never)")
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e9));
+  AddTimeoutOption(sub, &args->timeout);
   sub->add_flag("--json", args->json, "Print the training statistics as JSON on stdout");
   SetAction(sub, [args] { RunTrainSvm(*args); });
 }

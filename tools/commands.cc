@@ -4,9 +4,11 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 
+#include "comm/communicator.h"
 #include "core/error.h"
 
 namespace tessel::tools {
@@ -38,6 +40,21 @@ void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
                dir.string());
   TESSEL_CHECK(::access(dir.c_str(), W_OK) == 0, "{} {}: the folder {} is not writable; choose another path", flag,
                path, dir.string());
+}
+
+CLI::Option* AddTimeoutOption(CLI::App* sub, double* seconds) {
+  *seconds = comm::Communicator::kDefaultTimeoutSeconds;
+  return sub
+      ->add_option("--timeout", *seconds,
+                   "Under mpirun: seconds a collective or message may wait for the other ranks before the whole job "
+                   "ends with a message naming the ranks that did not answer (a stopped or hung rank); 0 = no limit")
+      ->capture_default_str();
+}
+
+void CheckTimeout(double seconds) {
+  TESSEL_CHECK(std::isfinite(seconds) && seconds >= 0,
+               "--timeout {} must be a finite number of seconds >= 0 (0 = no limit; the default is {:g})", seconds,
+               comm::Communicator::kDefaultTimeoutSeconds);
 }
 
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description) {

@@ -22,6 +22,11 @@ void SetAction(CLI::App* sub, std::function<void()> run);
 // live in different files.
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description);
 
+// `--timeout SECONDS` for subcommands that build a communicator (default Communicator::kDefaultTimeoutSeconds);
+// CheckTimeout validates the value before the communicator is made.
+CLI::Option* AddTimeoutOption(CLI::App* sub, double* seconds);
+void CheckTimeout(double seconds);
+
 // Checks an output file given by `flag` before any work: it may exist only with --force, and it must not be one
 // of `inputs` (the files the command reads). Empty paths (no output asked for) pass.
 void CheckOutputFile(const std::string& path, bool force, std::string_view flag,

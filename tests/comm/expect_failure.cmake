@@ -1,5 +1,6 @@
 # ctest helper: runs COMMAND (arguments separated by '|') and passes only if it exits non-zero within TIMEOUT
-# seconds and its output matches EXPECT. Used for "a failing rank ends the whole MPI job with its message".
+# seconds (and, when MAX_SECONDS is given, within MAX_SECONDS of wall time) and its output matches EXPECT. Used for
+# "a failing rank ends the whole MPI job with its message" and "a stopped rank ends the job within the timeout".
 string(REPLACE "|" ";" command "${COMMAND}")
 string(TIMESTAMP start "%s")
 execute_process(COMMAND ${command} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT ${TIMEOUT})
@@ -9,6 +10,9 @@ message("${out}${err}")
 message("exit status: ${status} after ${seconds} s")
 if(status MATCHES "timeout")
   message(FATAL_ERROR "the job did not end within ${TIMEOUT} s (a rank hangs)")
+endif()
+if(DEFINED MAX_SECONDS AND seconds GREATER MAX_SECONDS)
+  message(FATAL_ERROR "the job ended after ${seconds} s, more than the ${MAX_SECONDS} s allowed")
 endif()
 if(status EQUAL 0)
   message(FATAL_ERROR "the job exited 0, expected a non-zero status")

@@ -3,6 +3,7 @@
 // fail (while the others wait in a collective, or in RecvRaw for `recv`) so the job must end with its message.
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -233,7 +234,8 @@ int Check(Communicator& world) {
 
   // Tiny messages force the int-count splitting: chunked allreduce/broadcast and point-to-point v-collectives.
   // Point-to-point messages above 64 bytes travel as one message of a derived type (whole 64-byte blocks + rest).
-  auto chunked = MakeMpiCommunicator({.max_message_bytes = 64, .check_arguments = true});
+  // No timeout here (polled without a deadline); the world communicator has the default one.
+  auto chunked = MakeMpiCommunicator({.max_message_bytes = 64, .check_arguments = true, .timeout_seconds = 0});
   CheckCollectives(*chunked, 6);
   CheckPointToPoint(*chunked, 6);
   CheckRings(*chunked, world);
@@ -285,18 +287,41 @@ int FailInRecv(Communicator& world) {
   return 0;
 }
 
+// Rank 1 stops (SIGSTOP) after one allreduce while the others wait for it in an allreduce (or, with in_recv, rank 0
+// waits in RecvRaw from rank 1 and the others in a barrier): the watchdog must end the job naming rank 1.
+int Stall(Communicator& world, bool in_recv) {
+  std::vector<double> v(1000, 1.0);
+  world.Allreduce<double>(v, ReduceOp::kSum, "warm-up").ThrowIfError();
+  if (world.Rank() == 1) ::raise(SIGSTOP);
+  if (in_recv && world.Rank() == 0) {
+    world.Recv<double>(v, 1, 5).ThrowIfError();  // never completes
+  } else if (in_recv) {
+    world.Barrier().ThrowIfError();
+  } else {
+    world.Allreduce<double>(v, ReduceOp::kSum, "gradients").ThrowIfError();  // never completes
+  }
+  return 0;
+}
+
 }  // namespace
 }  // namespace tessel::comm
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "check";
-  if (mode != "check" && mode != "throw" && mode != "exit" && mode != "recv") {
-    std::fprintf(stderr, "usage: %s check|throw|exit|recv\n", argv[0]);
+  if (mode != "check" && mode != "throw" && mode != "exit" && mode != "recv" && mode != "stall" &&
+      mode != "stallrecv") {
+    std::fprintf(stderr, "usage: %s check|throw|exit|recv|stall|stallrecv\n", argv[0]);
     return 2;
   }
-  return tessel::comm::RunMain([&](tessel::comm::Communicator& world) {
-    if (mode == "check") return tessel::comm::Check(world);
-    if (mode == "recv") return tessel::comm::FailInRecv(world);
-    return tessel::comm::Fail(world, mode);
-  });
+  // The stall modes run under a 2 s watchdog timeout; the others under the default.
+  tessel::comm::MpiOptions options;
+  if (mode.starts_with("stall")) options.timeout_seconds = 2;
+  return tessel::comm::RunMain(
+      [&](tessel::comm::Communicator& world) {
+        if (mode == "check") return tessel::comm::Check(world);
+        if (mode == "recv") return tessel::comm::FailInRecv(world);
+        if (mode.starts_with("stall")) return tessel::comm::Stall(world, mode == "stallrecv");
+        return tessel::comm::Fail(world, mode);
+      },
+      options);
 }

@@ -75,6 +75,10 @@ TEST_F(IdxReaderTest, MalformedFilesNameTheFileAndTheFix) {
   const fs::path truncated = Write("short", Header(3, {3, 2, 2}) + std::string(11, '\x01'));
   EXPECT_NE(ErrorOf(truncated, lab).find("truncated"), std::string::npos);
   EXPECT_NE(ErrorOf(truncated, lab).find(truncated.string()), std::string::npos);
+  // Dimensions whose product overflows 64 bits (found by tests/fuzz/fuzz_idx.cc): refused before multiplying.
+  const fs::path huge = Write("huge", Header(3, {0xFFFFFFFFu, 0xFFFFFFFFu, 0xFFFFFFFFu}) + std::string(8, '\x01'));
+  EXPECT_NE(ErrorOf(huge, lab).find("promises more elements than the 8 bytes after it"), std::string::npos);
+  EXPECT_NE(ErrorOf(huge, lab).find(huge.string()), std::string::npos);
   const fs::path text = Write("text", "1 1:0.5\n");
   EXPECT_NE(ErrorOf(text, lab).find("not an IDX file"), std::string::npos);
   const fs::path floats = Write("floats", std::string("\0\0\x0d\x03", 4) + Header(3, {1, 1, 1}).substr(4) + "abcd");

@@ -112,6 +112,19 @@ TEST_F(MetisTest, HeaderErrors) {
       At(2, "fmt '2' must be up to three 0/1 digits: vertex sizes, vertex weights, edge weights (e.g. 1, 10, 11)"));
   EXPECT_EQ(ErrorFor("3 1 1 2\n"), At(1, "ncon 2 is given but fmt '1' has no vertex weights (use fmt 10 or 11)"));
   EXPECT_EQ(ErrorFor("100 1\n2\n1\n"), At(1, "the header declares 100 vertices but the file has only 10 bytes"));
+  // Counts that would overflow or size arrays beyond what the file holds are refused before any allocation (found
+  // by tests/fuzz/fuzz_metis.cc).
+  EXPECT_EQ(ErrorFor("3 6666666666666666660\n2\n1\n\n"),
+            At(1,
+               "edge count 6666666666666666660 is too large (the header is 'n m [fmt [ncon]]' with m the number of "
+               "undirected edges; fix the header)"));
+  const std::string weights = "6 0 10 8\n1 1 1 1 1 1 1 1\n\n\n\n\n\n";
+  EXPECT_EQ(ErrorFor(weights), At(1,
+                                  "the header declares 6 vertices with 8 size/weight value(s) each, more than the "
+                                  "file's " +
+                                      std::to_string(weights.size()) +
+                                      " bytes can hold; the file is truncated or the header's n, fmt or ncon is "
+                                      "wrong"));
 }
 
 TEST_F(MetisTest, CountErrors) {

@@ -281,6 +281,63 @@ TEST_F(NativeFormatTest, VerifyOffLoadsAQuietlyCorruptedWeight) {
   EXPECT_NE(std::get<CsrGraph32>(got.graph).weights()[0], std::get<CsrGraph32>(d.graph).weights()[0]);
 }
 
+// Structural invariants hold even when the checksums match the damage (here: not verified, the same as a forger
+// who recomputed them): a row out of order, and a manifest that hides the feature arrays behind feature_dim 0.
+TEST_F(NativeFormatTest, StructuralDamageIsRefusedWhateverTheChecksums) {
+  const NodeDataset d = RandomNodeDataset(8, false, false, Feat::kDense, true, false);
+  WriteNodeDataset(d, dir_);
+  const CsrGraph32& g = std::get<CsrGraph32>(d.graph);
+  int64_t row = -1;
+  for (int64_t u = 0; u < g.num_nodes() && row < 0; ++u) {
+    if (g.Degree(u) >= 2) row = u;
+  }
+  ASSERT_GE(row, 0);
+  {
+    // Swap the first two neighbours of `row`: same multiset, same sizes, rows no longer ascending.
+    const auto off = static_cast<std::streamoff>(g.indptr()[static_cast<size_t>(row)] * 4);
+    std::fstream f(dir_ / "indices.bin", std::ios::in | std::ios::out | std::ios::binary);
+    int32_t pair[2];
+    f.seekg(off);
+    f.read(reinterpret_cast<char*>(pair), sizeof(pair));
+    std::swap(pair[0], pair[1]);
+    f.seekp(off);
+    f.write(reinterpret_cast<const char*>(pair), sizeof(pair));
+  }
+  EXPECT_THAT(LoadError(), HasSubstr("checksum mismatch for array 'indices'"));
+  try {
+    LoadNodeDataset(dir_, {.verify_checksums = false});
+    ADD_FAILURE() << "an unsorted adjacency row was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr(fmt::format("adjacency row {} is not sorted ascending", row)));
+  }
+  fs::remove_all(dir_);
+  WriteNodeDataset(d, dir_);
+  EditManifest([](nlohmann::json& j) { j["feature_dim"] = 0; });
+  EXPECT_THAT(LoadError(), HasSubstr("\"feature_dim\" is 0 but the folder has feature arrays"));
+  EditManifest([](nlohmann::json& j) { j["feature_dim"] = -3; });
+  EXPECT_THAT(LoadError(), HasSubstr("'feature_dim' must be an integer >= 0, not -3"));
+}
+
+// A forged offset in the middle of indptr (monotone up to there, the last offset right) is refused before the row
+// scan reads past the end of the entries (ASan would report the read).
+TEST(SparseRowValidation, AnOffsetBeyondTheEntriesIsRefusedBeforeReading) {
+  SparseRowDataset d;
+  d.num_rows = 2;
+  d.num_features = 4;
+  d.indptr = Buffer<int64_t>(std::vector<int64_t>{0, 1000, 2});
+  d.indices = Buffer<int32_t>(std::vector<int32_t>{0, 1});
+  d.values = Buffer<double>(std::vector<double>{1, 1});
+  d.labels = Buffer<double>(std::vector<double>{1, -1});
+  try {
+    d.Validate();
+    ADD_FAILURE() << "a forged offset was accepted";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("is malformed (offsets decrease"));
+  }
+  d.indptr = Buffer<int64_t>(std::vector<int64_t>{0, 1, 2});
+  EXPECT_NO_THROW(d.Validate());
+}
+
 TEST_F(NativeFormatTest, TruncatedAndMissingFilesAreSizeErrors) {
   WriteNodeDataset(RandomNodeDataset(4, true, false, Feat::kDense, true, false), dir_);
   const std::string features = ReadFileToString(dir_ / "features.bin");

@@ -188,6 +188,9 @@ TEST_F(NodeTableReaderTest, LabelFileErrorsNameTheLine) {
   EXPECT_THAT(err("0\n\n1\n1\n"), HasSubstr(f + ":2: blank line"));
   EXPECT_THAT(err("0\n1 2\n1\n1\n"), HasSubstr(f + ":2: expected one class id per line"));
   EXPECT_THAT(err("-1\n-1\n-1\n-1\n"), HasSubstr(f + ": every label is -1"));
+  // One stray huge class id would size per-class tables by it (2e9 classes: 16 GB of counters).
+  EXPECT_THAT(err("0\n2000000000\n1\n1\n"), HasSubstr(f + ":2: label 2000000000 is beyond the 65536 classes"));
+  EXPECT_EQ(ReadNodeTable(Table("", "0\n65535\n1\n1\n")).num_classes, 65536);  // any small dataset may use 64 Ki
   // Comment lines and trailing blank lines are fine.
   const NodeDataset ds = ReadNodeTable(Table("", "# classes\n0\n1\n0\n1\n\n\n"));
   EXPECT_THAT(ds.labels.ToVector(), ElementsAre(0, 1, 0, 1));

@@ -122,6 +122,14 @@ TEST_F(OgbReaderTest, NumNodeListErrors) {
   Write("raw/num-node-list.csv", "six\n");
   EXPECT_THAT(ErrorOf([&] { ReadOgbNodeFolder(dir_); }),
               HasSubstr(Path("raw/num-node-list.csv") + ":1: node count 'six' is not an integer"));
+  // A count far beyond memory (isolated nodes take no bytes in the files) is refused before the row index is
+  // allocated, naming the file (found by tests/fuzz/fuzz_ogb.cc).
+  Remove("raw/node-feat.csv");
+  Remove("raw/node-label.csv");
+  Write("raw/num-node-list.csv", "999999999999999\n");
+  const std::string huge = ErrorOf([&] { ReadOgbNodeFolder(dir_); });
+  EXPECT_THAT(huge, HasSubstr("the row index of a 999999999999999-node graph needs"));
+  EXPECT_THAT(huge, HasSubstr("check the node count in " + Path("raw/num-node-list.csv")));
 }
 
 TEST_F(OgbReaderTest, FeatureErrorsNameTheLine) {

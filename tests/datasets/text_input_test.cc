@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/memory_budget.h"
+
 namespace tessel::datasets {
 namespace {
 namespace fs = std::filesystem;
@@ -70,6 +72,35 @@ TEST_F(TextInputTest, TruncatedCompressedFilesAreErrors) {
   EXPECT_THROW(TextFile::Open(Write("t.gz", gz.substr(0, gz.size() / 2))), Error);
   const std::string bz = Bzip2(text + "abc");
   EXPECT_THROW(TextFile::Open(Write("t.bz2", bz.substr(0, bz.size() / 2))), Error);
+}
+
+// A decompression bomb stops at the ratio limit with a message naming the file, the ratio and the option, long
+// before it is inflated; genuine compressed text well below the limit still opens (and with no limit, anything).
+TEST_F(TextInputTest, DecompressionBombsStopAtTheRatioLimit) {
+  const std::string zeros(size_t{64} << 20, '0');  // 64 MiB of one byte: deflate's best case (~1000:1)
+  const fs::path gz = Write("bomb.gz", Gzip(zeros));
+  const fs::path bz = Write("bomb.bz2", Bzip2(zeros));
+  EXPECT_LT(fs::file_size(gz), size_t{128} << 10);
+  memory::SetInflateLimits({.max_ratio = 100});
+  for (const fs::path& p : {gz, bz}) {
+    try {
+      TextFile::Open(p);
+      ADD_FAILURE() << p << " was inflated past the ratio limit";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(p.string() + ": decompresses to more than 100 times"), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find("--max-inflate-ratio"), std::string::npos) << e.what();
+    }
+  }
+  const std::string lines = [] {
+    std::string t;
+    for (int i = 0; i < 20000; ++i) t += std::to_string(i) + " " + std::to_string(i * 7 % 1000) + "\n";
+    return t;
+  }();
+  EXPECT_EQ(TextFile::Open(Write("ok.gz", Gzip(lines))).text(), lines);
+  memory::SetInflateLimits({.max_ratio = 0});
+  EXPECT_EQ(TextFile::Open(bz).text().size(), zeros.size());
+  memory::SetInflateLimits({});
 }
 
 TEST_F(TextInputTest, MissingFileAndFolder) {

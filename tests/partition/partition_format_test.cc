@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/checksum.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/parallel.h"
@@ -211,6 +212,34 @@ TEST_F(PartitionFormatTest, LoadDetectsCorruptionAndMismatches) {
   EXPECT_NE(ErrorOf([&] { LoadPart(root_, 0); }).find("not a partition folder"), std::string::npos);
   WriteFileAtomic(dir / "partitions.json", std::string_view("{\"format\": 1"));
   EXPECT_NE(ErrorOf([&] { LoadPart(dir, 0); }).find("not valid JSON"), std::string::npos);
+}
+
+// A part manifest whose counts are impossible is refused before any array is sized by them, even when the forger
+// recomputed the checksum partitions.json keeps of it and edited the summary to agree.
+TEST_F(PartitionFormatTest, ImpossibleCountsAreRefusedEvenWithMatchingChecksums) {
+  const datasets::NodeDataset d = RandomDataset(GraphSpec{});
+  const fs::path dir = root_ / "out";
+  PartitionToFolder(d, Options(Method::kMetis, 2), dir, false);
+  const std::string part_text = ReadFileToString(dir / "part-1" / "manifest.json");
+  const std::string top_text = ReadFileToString(dir / "partitions.json");
+  auto forge = [&](const std::string& key, const nlohmann::json& value, const std::string& summary_key) {
+    nlohmann::json part = nlohmann::json::parse(part_text);
+    part[key] = value;
+    const std::string text = part.dump(2);
+    WriteFileAtomic(dir / "part-1" / "manifest.json", std::string_view(text));
+    nlohmann::json top = nlohmann::json::parse(top_text);
+    top["parts"][1]["manifest_xxh3"] = ChecksumHex(text.data(), text.size());
+    if (!summary_key.empty()) top["parts"][1][summary_key] = value;
+    const std::string top_dump = top.dump(2);
+    WriteFileAtomic(dir / "partitions.json", std::string_view(top_dump));
+  };
+  forge("num_halo", int64_t{1000000000}, "halo");
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("impossible counts"), std::string::npos);
+  forge("num_classes", int64_t{100000000}, "");
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("impossible counts"), std::string::npos);
+  // The forgery itself is consistent: the untouched manifest, re-checksummed, loads.
+  forge("num_halo", nlohmann::json::parse(part_text)["num_halo"], "halo");
+  EXPECT_NO_THROW(LoadPart(dir, 1));
 }
 
 // Real data (skipped when ../shared/data is absent): Cora and a METIS example mesh.

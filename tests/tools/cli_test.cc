@@ -275,6 +275,49 @@ TEST_F(CliTest, ControlCharactersInNamesArePrintedEscaped) {
   EXPECT_EQ(e.err.find('\x1b'), std::string::npos);
 }
 
+// Memory and decompression limits: a refusal names what needed the memory, how much, and the option; nothing is
+// left behind; a size that is not one is refused as an option error.
+TEST_F(CliTest, MemoryAndInflateLimitsRefuseWithAMessage) {
+  // A declared node count far beyond the edges (a forged '# nodes' comment) is refused before the index is made.
+  std::ofstream(root_ / "forged.edges") << "# nodes 300000000\n0 1\n1 2\n";
+  const Result r = Run("--max-memory 1G convert --from edgelist '" + (root_ / "forged.edges").string() +
+                       "' --output '" + Out("f").string() + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("the row index of a 300000000-node graph"));
+  EXPECT_THAT(r.err, HasSubstr("needs 8.9 GiB, but --max-memory is 1.0 GiB"));
+  EXPECT_THAT(r.err, HasSubstr("check the node count the input declares"));
+  EXPECT_EQ(EntriesInOut(), 0U);
+  // A gzip bomb (20 MB of one line repeated, about 1000:1) stops at the ratio limit.
+  const fs::path bomb = root_ / "bomb.edges.gz";
+  ASSERT_EQ(std::system(("yes '0 1' | head -c 20000000 | gzip -9 > '" + bomb.string() + "'").c_str()), 0);
+  const Result b = Run("--max-inflate-ratio 50 convert --from edgelist '" + bomb.string() + "' --output '" +
+                       Out("b").string() + "'");
+  EXPECT_EQ(b.code, 1);
+  EXPECT_THAT(b.err, HasSubstr("bomb.edges.gz: decompresses to more than 50 times"));
+  EXPECT_EQ(EntriesInOut(), 0U);
+  const Result ok =
+      Run("--max-inflate-ratio 0 convert --from edgelist '" + bomb.string() + "' --output '" + Out("b").string() + "'");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  const Result junk = Run("--max-memory lots info '" + Out("b").string() + "'");
+  EXPECT_EQ(junk.code, 1);
+  EXPECT_THAT(junk.err, HasSubstr("--max-memory 'lots' is not a size"));
+}
+
+// A checkpoint folder is replaced only with --force (or continued with --resume), as every other output.
+TEST_F(CliTest, AnExistingCheckpointNeedsResumeOrForce) {
+  ConvertAndInfo("--from nodetable " + In("table"), "t");
+  const std::string train = "train gcn --dataset '" + Out("t").string() + "' --epochs 2 --checkpoint-every 1 " +
+                            "--checkpoint '" + Out("ck").string() + "'";
+  const Result first = Run(train);
+  ASSERT_EQ(first.code, 0) << first.err;
+  ASSERT_TRUE(fs::exists(Out("ck") / "checkpoint.json"));
+  const Result again = Run(train);
+  EXPECT_EQ(again.code, 1);
+  EXPECT_THAT(again.err, HasSubstr("already holds a checkpoint; pass --resume to continue it, --force to replace it"));
+  EXPECT_EQ(Run(train + " --resume").code, 0);
+  EXPECT_EQ(Run(train + " --force").code, 0);
+}
+
 TEST_F(CliTest, BadInputReportsFileAndLineAndLeavesNothing) {
   const Result r = Run("convert --from edgelist " + In("bad.edges") + " --output '" + Out("bad").string() + "'");
   EXPECT_EQ(r.code, 1);

@@ -25,12 +25,17 @@ kernels::Matrix Read(const std::string& bytes, size_t* pos, const std::filesyste
                file.string());
   std::memcpy(shape, bytes.data() + *pos, sizeof(shape));
   *pos += sizeof(shape);
-  TESSEL_CHECK(shape[0] >= 0 && shape[1] >= 0 && shape[0] * shape[1] <= static_cast<int64_t>(bytes.size()),
-               "{}: bad tensor shape {}x{}", file.string(), shape[0], shape[1]);
+  // rows x cols values must fit in what is left of the file; compared by division so that a damaged shape cannot
+  // overflow the product (found by tests/fuzz/fuzz_checkpoint.cc).
+  const auto left = static_cast<uint64_t>((bytes.size() - *pos) / sizeof(float));
+  TESSEL_CHECK(shape[0] >= 0 && shape[1] >= 0 &&
+                   (shape[1] == 0 || static_cast<uint64_t>(shape[0]) <= left / static_cast<uint64_t>(shape[1])),
+               "{}: bad tensor shape {}x{} at byte {} (only {} values left in the file; checkpoint damaged, delete it "
+               "to start over)",
+               file.string(), shape[0], shape[1], *pos - sizeof(shape), left);
   const auto n = static_cast<size_t>(shape[0] * shape[1]);
-  TESSEL_CHECK(*pos + n * sizeof(float) <= bytes.size(), "{}: truncated tensor", file.string());
   std::vector<float> v(n);
-  std::memcpy(v.data(), bytes.data() + *pos, n * sizeof(float));
+  if (n > 0) std::memcpy(v.data(), bytes.data() + *pos, n * sizeof(float));
   *pos += n * sizeof(float);
   return kernels::Matrix(shape[0], shape[1], std::move(v));
 }

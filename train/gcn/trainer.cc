@@ -10,7 +10,9 @@
 #include <string>
 #include <utility>
 
+#include "core/fault_inject.h"
 #include "core/params_json.h"
+#include "core/progress.h"
 #include "core/worker.h"
 #include "kernels/loss.h"
 #include "sampling/neighbor_sampler.h"
@@ -353,7 +355,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
   const std::vector<int64_t> train_nodes = source_->TrainNodes();
   const auto n_own = static_cast<int64_t>(train_nodes.size());
   double time_sum = 0;
+  // A line every 10 s when training is slow (a hub's whole neighbourhood, a large graph on few cores).
+  Progress progress("training", static_cast<int64_t>(config_.epochs - start_epoch_) * steps_, "steps");
   for (int epoch = start_epoch_ + 1; epoch <= config_.epochs; ++epoch) {
+    (void)fault::FaultPoint("epoch", comm_.Rank());  // TESSEL_FAULT tests (core/fault_inject.h)
     const auto epoch_t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     counters_ = StepCounters{};
@@ -378,7 +383,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
       return union_size;
     };
     if (!Overlaps()) {
-      for (int64_t s = 0; s < steps_; ++s) loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
+      for (int64_t s = 0; s < steps_; ++s) {
+        loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
+        progress.Add();
+      }
     } else {
       // A pipeline of width two: while the worker thread runs forward/backward of step s, this thread (the one that
       // owns the communicator) samples and fetches step s + 1. Sampling and fetching never read the weights and
@@ -402,6 +410,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         worker_->Wait();
         loss_sum += loss;
         Finish(n, union_of(s), epoch, s, true);
+        progress.Add();
       }
     }
     const double train_seconds = SecondsSince(epoch_t0);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fault_inject.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "train/svm/batch_solver.h"
@@ -213,6 +214,7 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
   std::vector<int8_t> ws_y;
   std::vector<int32_t> ws_cols;
   while (true) {
+    (void)fault::FaultPoint("epoch", comm_.Rank());  // a round; TESSEL_FAULT tests (core/fault_inject.h)
     if (steps >= max_iter_) {
       hit_limit = true;
       break;

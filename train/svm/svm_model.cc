@@ -78,7 +78,13 @@ void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, cons
   side["version"] = 1;
   side["num_features"] = model.num_features;
   side["training"] = nlohmann::json::parse(extra_json);
-  WriteFileAtomic(SidecarPath(path), side.dump(2) + "\n");
+  try {
+    WriteFileAtomic(SidecarPath(path), side.dump(2) + "\n");
+  } catch (const Error&) {
+    std::error_code ec;  // a failed save leaves no model behind (the sidecar carries its feature count)
+    std::filesystem::remove(path, ec);
+    throw;
+  }
 }
 
 namespace {

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "core/progress.h"
 
 namespace tessel::train::svm {
 
@@ -161,7 +162,11 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
     ys[t].resize(subs[t].size(), -1);
     pair_tasks.push_back({i, j, &rows, p.kernel, subs[t], ys[t], weighted_c[i], weighted_c[j], opts});
   }
-  std::vector<SolverResult> results = solve_pairs(pair_tasks);
+  std::vector<SolverResult> results;
+  {
+    Progress progress(fmt::format("svm: solving {} binary problem(s) of {} rows", tasks.size(), data.num_rows));
+    results = solve_pairs(pair_tasks);
+  }
   TESSEL_CHECK(results.size() == tasks.size(), "TrainOneVsOne: {} results for {} pairs", results.size(), tasks.size());
   for (size_t t = 0; t < tasks.size(); ++t) {
     const SolverResult& res = results[t];

@@ -1,0 +1,72 @@
+// The memory budget: every large allocation is compared, before it is made, with what the machine (or its cgroup)
+// has available and with the user's `--max-memory`, so a size read from a damaged or hostile file becomes a message
+// naming what needed the memory and the option that reduces it, never an OOM kill or a bare std::bad_alloc.
+// Decompression limits live here too: how far a compressed input may inflate. docs/reliability.md.
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <string_view>
+
+namespace tessel::memory {
+
+// Allocations below this are not checked (reading /proc costs a few microseconds; small ones cannot hurt).
+constexpr int64_t kCheckThreshold = int64_t{8} << 20;
+
+// Bytes the machine can still give this process: MemAvailable from /proc/meminfo, lowered to the cgroup's
+// memory.max minus memory.current when the process runs under a cgroup (v2) limit. -1 when unknown.
+int64_t AvailableBytes();
+// This process's resident set size in bytes (/proc/self/statm); 0 when unknown.
+int64_t ResidentBytes();
+
+// `--max-memory`: the most this process may hold resident (0 = no limit of its own; the machine's available
+// memory still applies). Process-wide; set once by the CLI before work starts.
+void SetLimit(int64_t bytes);
+int64_t Limit();
+
+// Throws tessel::Error when allocating `bytes` more would exceed --max-memory (resident + bytes) or the machine's
+// available memory. `what` says what the memory is for ("the CSR index of 300000000 nodes"); the current Activity
+// is added when there is one; `fix` is the option or change that needs less (may be empty).
+void Check(int64_t bytes, std::string_view what, std::string_view fix = {});
+// Check() for count * element_size bytes with the multiplication checked for overflow.
+void CheckArray(int64_t count, int64_t element_size, std::string_view what, std::string_view fix = {});
+
+// "1.5 GiB", "512 MiB", "12 KiB", "100 B".
+std::string FormatBytes(int64_t bytes);
+// "4G", "512M", "1.5GiB", "800k", "1000000" (bytes): binary units (k/K = 1024). Throws tessel::Error naming `flag`
+// on anything else, a negative size or one beyond int64. "0" is 0.
+int64_t ParseSize(std::string_view text, std::string_view flag);
+
+// What the process is doing, for messages about memory ("reading cora.content", "building the halo of part 3").
+// RAII and nested: the innermost live Activity is current. When an exception leaves an Activity's scope, its text
+// is kept as FailedActivity(), so main() can say what was running when std::bad_alloc came.
+class Activity {
+ public:
+  explicit Activity(std::string text);
+  ~Activity();
+  Activity(const Activity&) = delete;
+  Activity& operator=(const Activity&) = delete;
+
+ private:
+  std::string previous_;
+  int exceptions_at_start_;
+};
+std::string CurrentActivity();  // empty when none
+std::string FailedActivity();   // the innermost activity an exception left, or empty
+
+// The message main() prints for a std::bad_alloc: what was running, the memory available and the fix.
+std::string OutOfMemoryMessage();
+
+// Decompression limits (readers of .gz/.bz2 input): the inflated text may be at most `ratio` times the compressed
+// size (0 = no ratio limit) and is checked against the memory budget as it grows. Defaults: ratio 1000.
+struct InflateLimits {
+  double max_ratio = 1000;
+};
+void SetInflateLimits(const InflateLimits& limits);
+InflateLimits GetInflateLimits();
+// Throws tessel::Error naming `file` when `inflated` bytes from `compressed` bytes break the ratio limit. (Readers
+// also Check() each growth of the inflated text against the memory budget.)
+void CheckInflated(std::string_view file, int64_t compressed, int64_t inflated);
+
+}  // namespace tessel::memory
