@@ -19,32 +19,18 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
+#include "tests/tools/cli_run.h"  // after the pragma: its RunTessel builds strings the same way
+
 namespace tessel::tools {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-// A folder name per test and process (parameterised test names hold '/'; builds may run the tests at once).
-fs::path UniqueTempDir(const std::string& prefix) {
-  std::string name = prefix + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-  std::replace(name.begin(), name.end(), '/', '_');
-  return fs::temp_directory_path() / (name + "." + std::to_string(::getpid()));
-}
+using testing::Result;
+using testing::RunTessel;
+using testing::Slurp;
+using testing::UniqueTempDir;
 
 const fs::path kData = fs::path(TESSEL_TEST_DATA) / "convert";
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 class CliTest : public ::testing::Test {
  protected:
@@ -56,18 +42,7 @@ class CliTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   // Runs `tessel ARGS` (arguments are shell words) with stdout and stderr captured.
-  Result Run(const std::string& args) const {
-    const fs::path out = root_ / "stdout.txt";
-    const fs::path err = root_ / "stderr.txt";
-    const std::string cmd =
-        std::string("'") + TESSEL_BINARY + "' " + args + " >'" + out.string() + "' 2>'" + err.string() + "'";
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    return r;
-  }
+  Result Run(const std::string& args) const { return RunTessel("", args, root_); }
   // Converts and returns `info --json` of the result (failing the test when either step fails).
   nlohmann::json ConvertAndInfo(const std::string& convert_args, const std::string& name) const {
     const fs::path dir = Out(name);

@@ -19,33 +19,23 @@
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
+#include "tests/tools/cli_run.h"  // after the pragma: its RunTessel builds strings the same way
+
 namespace tessel::tools {
 namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-struct Result {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::Result;
+using testing::RunTessel;
+using testing::UniqueTempDir;
 
 std::string Quote(const fs::path& p) { return "'" + p.string() + "'"; }
 
 class FaultCli : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::replace(name.begin(), name.end(), '/', '_');
-    root_ = fs::temp_directory_path() / ("tessel_fault_" + name + "." + std::to_string(::getpid()));
+    root_ = UniqueTempDir("tessel_fault_");
     fs::remove_all(root_);
     fs::create_directories(root_ / "out");
   }
@@ -53,16 +43,7 @@ class FaultCli : public ::testing::Test {
 
   // Runs `tessel ARGS` with TESSEL_FAULT=fault ("" = unset) in its environment only.
   Result Run(const std::string& fault, const std::string& args) const {
-    const fs::path out = root_ / "stdout.txt";
-    const fs::path err = root_ / "stderr.txt";
-    const std::string env = fault.empty() ? "env -u TESSEL_FAULT " : "env TESSEL_FAULT='" + fault + "' ";
-    const std::string cmd = env + Quote(TESSEL_BINARY) + " " + args + " >" + Quote(out) + " 2>" + Quote(err);
-    const int status = std::system(cmd.c_str());
-    Result r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = Slurp(out);
-    r.err = Slurp(err);
-    return r;
+    return RunTessel(fault.empty() ? "env -u TESSEL_FAULT " : "env TESSEL_FAULT='" + fault + "' ", args, root_);
   }
   fs::path Out(const std::string& name) const { return root_ / "out" / name; }
   size_t EntriesInOut() const {
