@@ -14,7 +14,7 @@
 #include "datasets/text_input.h"
 #include "kernels/dense.h"
 #include "tools/commands.h"
-#include "tools/gcn_dataset.h"
+#include "datasets/open_node_dataset.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::tools {
@@ -57,7 +57,7 @@ void RunPredictGcn(const PredictGcnArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   CheckOutputFile(a.output, a.force, "--output", {a.dataset});
   ThreadLimit limit(a.threads);
-  const datasets::NodeDataset data = LoadGcnDataset(a.dataset);
+  const datasets::NodeDataset data = datasets::OpenNodeDataset(a.dataset);
   const std::vector<int64_t> nodes = SelectNodes(data, a.nodes);
   TESSEL_CHECK(!nodes.empty(), "--nodes {}: no nodes to predict (the dataset has no such split?)", a.nodes);
   Context ctx;

@@ -22,7 +22,7 @@
 #include "partition/partition_format.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
-#include "tools/gcn_dataset.h"
+#include "datasets/open_node_dataset.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::tools {
@@ -30,11 +30,9 @@ namespace {
 
 struct TrainGcnArgs {
   std::string dataset;
-  train::gcn::TrainConfig config = [] {  // the training parameters (TrainConfig::Params and DistOptions::Params)
-    train::gcn::TrainConfig c;
-    c.fanouts = {10, 10};  // the CLI's default; dropped again for full-batch runs (MakeTrainConfig)
-    return c;
-  }();
+  // The training parameters (TrainConfig::Params and DistOptions::Params); fanouts are dropped again for full-batch
+  // runs (MakeTrainConfig).
+  train::gcn::TrainConfig config = train::gcn::TrainConfig::UserDefaults();
   uint64_t seed = 0;
   int threads = 0;
   std::string device = "cpu";
@@ -135,7 +133,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
                                            fmt::join(c.fanouts, ","))
                              : "full batch";
   if (!partitioned) {
-    data = LoadGcnDataset(a.dataset);
+    data = datasets::OpenNodeDataset(a.dataset);
     if (!a.random_split.empty()) {
       datasets::AssignRandomSplit(data, datasets::ParseSplitFractions(a.random_split), a.seed);
     }
@@ -156,7 +154,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
     if (!a.dataset.empty()) {  // rank 0 loads the dataset; every rank reports a mismatch
       comm::OnEveryRankOrFail(*comm, [&] {
         if (comm->Rank() == 0) {
-          partition::CheckPartitionDataset(desc, a.partitions, LoadGcnDataset(a.dataset), a.dataset);
+          partition::CheckPartitionDataset(desc, a.partitions, datasets::OpenNodeDataset(a.dataset), a.dataset);
         }
       });
     }

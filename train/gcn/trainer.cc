@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/fault_inject.h"
+#include "core/interrupt.h"
 #include "core/params_json.h"
 #include "core/progress.h"
 #include "core/worker.h"
@@ -384,6 +385,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     };
     if (!Overlaps()) {
       for (int64_t s = 0; s < steps_; ++s) {
+        interrupt::Check("gcn training");
         loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
         progress.Add();
       }
@@ -394,6 +396,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
       if (!worker_) worker_ = std::make_unique<BackgroundWorker>();
       Prepare(seeds_of(0), epoch, 0, &batches_[0]);
       for (int64_t s = 0; s < steps_; ++s) {
+        interrupt::Check("gcn training");
         const Batch& cur = batches_[s % 2];
         const auto n = static_cast<int64_t>(seeds_of(s).size());
         double loss = 0;

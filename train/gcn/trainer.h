@@ -108,6 +108,13 @@ struct TrainConfig {
   // Every parameter of Params under its name; partitioned: also dist's and "distributed": true.
   nlohmann::json ToJson(bool partitioned = false) const;
   static TrainConfig FromJson(const nlohmann::json& j);  // absent keys keep the defaults
+  // The defaults users see (`tessel train gcn --help`, tessel.train_gcn): the members' defaults with fanouts 10,10,
+  // the sampled runs' default, dropped for full-batch runs (batch_size 0 without partitions).
+  static TrainConfig UserDefaults() {
+    TrainConfig c;
+    c.fanouts = {10, 10};
+    return c;
+  }
 
   // The training parameters, declared once (core/params.h): `tessel train gcn` options, the config echo in results
   // and checkpoints. The checkpoint and resume settings are run control, not part of the echo.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "train/svm/batch_step.h"
@@ -255,6 +256,7 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
       since_check = schedule_.period();  // eliminate again at the next round
     }
     ++rounds;
+    interrupt::Check("svm");
     QRows(ws, act_, act_rows_, act_y_, &ws_rows_);
     const int64_t taken = SolveSubproblem(ws, std::min(inner_limit_, max_iter_ - steps), &new_alpha);
     steps += taken;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "train/svm/batch_step.h"
@@ -323,6 +324,7 @@ SolverResult Solver::Run() {
     }
     ++iter;
     ++since;
+    if ((iter & 1023) == 0) interrupt::Check("svm");
     Step(i, j);
   }
   if (hit_limit) {

@@ -30,8 +30,19 @@ void SvmModel::Validate() const {
   TESSEL_CHECK(sv_coef.size() == static_cast<size_t>((nr_class - 1) * total_sv()),
                "SVM model: {} coefficients for {} classes and {} support vectors", sv_coef.size(), nr_class,
                total_sv());
-  TESSEL_CHECK(sv_indices.size() == sv_values.size() && sv_indptr.back() == static_cast<int64_t>(sv_indices.size()),
+  TESSEL_CHECK(sv_indices.size() == sv_values.size() && !sv_indptr.empty() && sv_indptr.front() == 0 &&
+                   sv_indptr.back() == static_cast<int64_t>(sv_indices.size()),
                "SVM model: support-vector arrays disagree");
+  // Rows as the kernels read them: offsets ascending, feature ids ascending within a row and non-negative.
+  for (int64_t r = 0; r < total_sv(); ++r) {
+    TESSEL_CHECK(sv_indptr[r] <= sv_indptr[r + 1], "SVM model: support vector {} has a negative length", r);
+    for (int64_t e = sv_indptr[r]; e < sv_indptr[r + 1]; ++e) {
+      TESSEL_CHECK(sv_indices[e] >= 0 && (e == sv_indptr[r] || sv_indices[e] > sv_indices[e - 1]),
+                   "SVM model: the feature ids of support vector {} are not ascending non-negative ids", r);
+    }
+  }
+  TESSEL_CHECK(sv_rows.empty() || static_cast<int64_t>(sv_rows.size()) == total_sv(),
+               "SVM model: {} training rows for {} support vectors", sv_rows.size(), total_sv());
 }
 
 std::string SidecarPath(const std::filesystem::path& model_path) { return model_path.string() + ".json"; }

@@ -25,6 +25,8 @@ struct SvmModel {
   std::vector<int64_t> sv_indptr{0};
   std::vector<int32_t> sv_indices;
   std::vector<double> sv_values;
+  // The training row of each support vector (0-based; scikit-learn's support_); empty for a model read from a file.
+  std::vector<int64_t> sv_rows;
   // (nr_class - 1) rows of total_sv() coefficients, row-major (LIBSVM's sv_coef).
   std::vector<double> sv_coef;
   // Features of the training data (1 + largest 0-based id); from the sidecar file, else the SVs' largest id.

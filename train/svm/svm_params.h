@@ -19,6 +19,11 @@ std::string_view ShrinkingName(ShrinkingPolicy policy);
 // "off" | "eager" | "periodic" | "lazy" (also LIBSVM's -h values "0" = off, "1" = periodic).
 ShrinkingPolicy ParseShrinking(std::string_view name);
 
+// The order of the classes in a model (its labels, rho, sv_coef and SV groups): LIBSVM's first appearance in the
+// training data (a -1/+1 pair puts +1 first), or ascending labels as scikit-learn's LIBSVM fork orders them (the
+// Python binding's SVC, so that its dual_coef_, intercept_ and support_ equal sklearn.svm.SVC's).
+enum class ClassOrder { kFirstAppearance, kSorted };
+
 struct ClassWeight {
   int32_t label = 0;
   double weight = 1;  // multiplies C for this class (-wLABEL WEIGHT)
@@ -34,6 +39,7 @@ struct SvmParams {
   std::vector<ClassWeight> weights;  // -w
   ShrinkingPolicy shrinking = ShrinkingPolicy::kPeriodic;  // -h 1 = periodic
   int64_t max_iterations = -1;                             // -1: LIBSVM's max(10^7, 100 l)
+  ClassOrder class_order = ClassOrder::kFirstAppearance;   // not an option of the CLI (svm-train's order)
 
   // Throws tessel::Error naming the bad value and the fix (C <= 0, gamma < 0, eps <= 0, ...).
   void Validate() const;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <numeric>
 
 #include <tbb/global_control.h>
 #include <nlohmann/json.hpp>
@@ -16,7 +17,7 @@
 
 namespace tessel::train::svm {
 
-ClassGroups GroupClasses(const datasets::SparseRowDataset& data) {
+ClassGroups GroupClasses(const datasets::SparseRowDataset& data, ClassOrder order) {
   const auto y = data.labels.Host();
   ClassGroups g;
   g.row_class.resize(static_cast<size_t>(data.num_rows));
@@ -34,6 +35,23 @@ ClassGroups GroupClasses(const datasets::SparseRowDataset& data) {
     }
     ++g.count[c];
     g.row_class[r] = static_cast<int32_t>(c);
+  }
+  if (order == ClassOrder::kSorted) {
+    // scikit-learn's svm_group_classes: labels ascending, rows of a class still in data order.
+    std::vector<int32_t> by_label(g.labels.size());
+    std::iota(by_label.begin(), by_label.end(), 0);
+    std::sort(by_label.begin(), by_label.end(), [&](int32_t a, int32_t b) { return g.labels[a] < g.labels[b]; });
+    std::vector<int32_t> position(g.labels.size());
+    ClassGroups sorted;
+    for (size_t k = 0; k < by_label.size(); ++k) {
+      position[by_label[k]] = static_cast<int32_t>(k);
+      sorted.labels.push_back(g.labels[by_label[k]]);
+      sorted.count.push_back(g.count[by_label[k]]);
+    }
+    for (auto& c : g.row_class) c = position[c];
+    g.labels = std::move(sorted.labels);
+    g.count = std::move(sorted.count);
+    return g;
   }
   // LIBSVM: for -1/+1 data where -1 comes first, +1 becomes class 0 (the positive side of the binary SVM).
   if (g.labels.size() == 2 && g.labels[0] == -1 && g.labels[1] == 1) {
@@ -112,7 +130,7 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
   TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
   TESSEL_CHECK(data.num_rows < (int64_t{1} << 31), "{}: {} rows exceed the solver's 32-bit row ids", data.name,
                data.num_rows);
-  const ClassGroups groups = GroupClasses(data);
+  const ClassGroups groups = GroupClasses(data, params.class_order);
   const auto nr_class = static_cast<int32_t>(groups.labels.size());
   TESSEL_CHECK(nr_class >= 2,
                "{}: the training data has a single class (label {}); C-SVC needs samples of at least two classes",
@@ -214,6 +232,7 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
     for (const int32_t r : members[c]) {
       if (!nonzero[r]) continue;
       sv_pos[r] = m.total_sv();
+      m.sv_rows.push_back(r);
       for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
         m.sv_indices.push_back(indices[e]);
         m.sv_values.push_back(values[e]);

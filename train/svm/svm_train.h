@@ -31,14 +31,14 @@ struct TrainReport {
   std::string ToJson() const;  // for the model sidecar and `--json`
 };
 
-// The classes of `labels` in LIBSVM's order (first appearance; a -1/+1 pair puts +1 first) and, per row, its
-// class position. Throws unless every label is an integer.
+// The classes of `labels` in LIBSVM's order (first appearance; a -1/+1 pair puts +1 first) or ascending (`order`
+// kSorted, scikit-learn's) and, per row, its class position. Throws unless every label is an integer.
 struct ClassGroups {
   std::vector<int32_t> labels;
   std::vector<int32_t> row_class;
   std::vector<int64_t> count;
 };
-ClassGroups GroupClasses(const datasets::SparseRowDataset& data);
+ClassGroups GroupClasses(const datasets::SparseRowDataset& data, ClassOrder order = ClassOrder::kFirstAppearance);
 
 // Solves one binary problem (SolveBinary, SolveBinaryBatched, or MakeBinarySolver in svm_ops.h for a device).
 using BinarySolver = std::function<SolverResult(const BinaryProblem&, const SolverOptions&)>;

@@ -1,6 +1,6 @@
-// LoadGcnDataset: picks the native reader (mmap, checksummed) or the node-table text reader by what exists.
+// OpenNodeDataset: picks the native reader (mmap, checksummed) or the node-table text reader by what exists.
 // The node-table form lets the bundled tests/data/cora/cora prefix train without a convert step.
-#include "tools/gcn_dataset.h"
+#include "datasets/open_node_dataset.h"
 
 #include <filesystem>
 
@@ -9,9 +9,9 @@
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
 
-namespace tessel::tools {
+namespace tessel::datasets {
 
-datasets::NodeDataset LoadGcnDataset(const std::string& path) {
+NodeDataset OpenNodeDataset(const std::string& path) {
   namespace fs = std::filesystem;
   if (fs::exists(fs::path(path) / "manifest.json")) {
     log::Info("loading native dataset {}", path);
@@ -32,4 +32,4 @@ datasets::NodeDataset LoadGcnDataset(const std::string& path) {
   return d;
 }
 
-}  // namespace tessel::tools
+}  // namespace tessel::datasets

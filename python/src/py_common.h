@@ -1,0 +1,104 @@
+// Shared pieces of the Python binding (module _tessel): running C++ with the GIL released and Ctrl-C turned into a
+// cooperative stop (core/interrupt.h), zero-copy numpy views of Buffers, copies of numpy arrays into Buffers, and the
+// JSON bridge of the parameter declarations (core/params.h) to Python keyword arguments.
+#pragma once
+
+#include <csignal>
+#include <span>
+#include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include "core/buffer.h"
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/params.h"
+
+namespace tessel::python {
+
+namespace py = pybind11;
+
+// While alive on the main thread, SIGINT (Ctrl-C) requests a cooperative stop (interrupt::Request) instead of
+// Python's handler, which cannot run while C++ holds the thread; the previous handler comes back afterwards. On
+// other threads it does nothing (signals reach the main thread only).
+class SigintStop {
+ public:
+  explicit SigintStop(bool main_thread);
+  ~SigintStop();
+  SigintStop(const SigintStop&) = delete;
+  SigintStop& operator=(const SigintStop&) = delete;
+
+ private:
+  bool installed_ = false;
+  struct sigaction previous_ {};
+};
+
+// Whether the calling thread is Python's main thread (the GIL must be held).
+bool OnMainThread();
+
+// Runs fn with the GIL released and Ctrl-C mapped to interrupt::Request; a stop arrives as interrupt::Interrupted,
+// which the module's translator raises as KeyboardInterrupt. A Ctrl-C that came after the last check point of fn
+// still raises (after fn returned), as Python would have.
+template <typename Fn>
+auto RunReleased(Fn&& fn) {
+  const bool main = OnMainThread();
+  interrupt::Clear();
+  if constexpr (std::is_void_v<decltype(fn())>) {
+    {
+      SigintStop guard(main);
+      py::gil_scoped_release release;
+      fn();
+    }
+    interrupt::Check("tessel");
+  } else {
+    auto result = [&] {
+      SigintStop guard(main);
+      py::gil_scoped_release release;
+      return fn();
+    }();
+    interrupt::Check("tessel");
+    return result;
+  }
+}
+
+// A read-only numpy view of `values` kept alive by `owner` (the Python object that owns the C++ data).
+template <typename T>
+py::array View(std::span<const T> values, py::handle owner, std::vector<py::ssize_t> shape = {}) {
+  if (shape.empty()) shape = {static_cast<py::ssize_t>(values.size())};
+  py::array_t<T> a(shape, {}, values.data(), owner);
+  py::detail::array_proxy(a.ptr())->flags &= ~py::detail::npy_api::NPY_ARRAY_WRITEABLE_;
+  return a;
+}
+
+// A Buffer copied from a C-contiguous numpy array of exactly T (the Python layer converts and checks dtypes first).
+template <typename T>
+Buffer<T> CopyToBuffer(const py::array_t<T, py::array::c_style>& a) {
+  return Buffer<T>::CopyOf(std::span<const T>(a.data(), static_cast<size_t>(a.size())));
+}
+
+// The declared parameters of Config (Config::Params) as JSON [{name, help, default, group}], command-line ones only.
+template <typename Config>
+nlohmann::json DescribeParams(const Config& defaults) {
+  nlohmann::json out = nlohmann::json::array();
+  Config::Params(defaults, [&](const ParamInfo& p, const auto& field) {
+    if (!p.cli) return;
+    using T = std::decay_t<decltype(field)>;
+    nlohmann::json d;
+    if constexpr (std::is_enum_v<T>) {
+      d = std::string(EnumName(field));
+      nlohmann::json names = nlohmann::json::array();
+      for (const auto& [v, name] : EnumNames<T>::kNames) names.push_back(std::string(name));
+      out.push_back({{"name", p.name}, {"help", p.help}, {"group", p.group}, {"default", d}, {"choices", names}});
+      return;
+    } else {
+      d = field;
+    }
+    out.push_back({{"name", p.name}, {"help", p.help}, {"group", p.group}, {"default", d}});
+  });
+  return out;
+}
+
+}  // namespace tessel::python

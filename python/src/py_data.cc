@@ -1,0 +1,235 @@
+// Datasets in Python: open a native folder, a node-table prefix or LIBSVM text; build a node dataset from edges and
+// arrays (the graph through GraphBuilder, as `tessel convert` builds it) or a rows dataset from CSR arrays; every
+// array of a loaded dataset as a read-only zero-copy numpy view; save through the native writer (checked, atomic,
+// replaced only with force).
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <pybind11/stl.h>
+
+#include "datasets/graph_builder.h"
+#include "datasets/native_format.h"
+#include "datasets/open_node_dataset.h"
+#include "datasets/readers.h"
+#include "datasets/stats.h"
+#include "python/src/py_common.h"
+#include "python/src/py_modules.h"
+
+namespace tessel::python {
+namespace {
+
+namespace fs = std::filesystem;
+using datasets::NodeDataset;
+using datasets::SparseRowDataset;
+
+py::object Load(const std::string& path) {
+  const fs::path p(path);
+  if (fs::exists(p / "manifest.json")) {
+    const auto kind = datasets::PeekKind(p);
+    if (kind == datasets::DatasetKind::kNode) {
+      auto d = RunReleased([&] { return datasets::LoadNodeDataset(p); });
+      return py::cast(NodeData{std::make_shared<NodeDataset>(std::move(d))});
+    }
+    auto d = RunReleased([&] { return datasets::LoadSparseRowDataset(p); });
+    return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d))});
+  }
+  // A node-table prefix (PREFIX.edges.txt, ...) when its files exist, else LIBSVM text.
+  bool node_table = false;
+  try {
+    datasets::NodeTableFromPrefix(p);
+    node_table = true;
+  } catch (const Error&) {
+  }
+  if (node_table) {
+    auto d = RunReleased([&] { return datasets::OpenNodeDataset(path); });
+    return py::cast(NodeData{std::make_shared<NodeDataset>(std::move(d))});
+  }
+  TESSEL_CHECK(fs::is_regular_file(p),
+               "{}: not a native dataset folder (no manifest.json), a node-table prefix or a LIBSVM text file; "
+               "convert raw data with `tessel convert` or build a dataset with tessel.node_dataset / "
+               "tessel.rows_dataset",
+               path);
+  auto d = RunReleased([&] { return datasets::ReadSparseRows(p); });
+  return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d))});
+}
+
+using I64 = py::array_t<int64_t, py::array::c_style>;
+using I32 = py::array_t<int32_t, py::array::c_style>;
+using F32 = py::array_t<float, py::array::c_style>;
+using F64 = py::array_t<double, py::array::c_style>;
+
+// The arguments of BuildNode, checked and converted by tessel/_data.py.
+NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool directed, bool keep_self_loops,
+                   const std::optional<F32>& edge_weights, const std::optional<F32>& dense,
+                   const std::optional<I64>& feat_indptr, const std::optional<I32>& feat_indices,
+                   const std::optional<F32>& feat_values, int64_t feature_dim, const std::optional<I32>& labels,
+                   int64_t num_classes, const std::optional<I64>& train, const std::optional<I64>& val,
+                   const std::optional<I64>& test, const std::string& name) {
+  TESSEL_CHECK(src.size() == dst.size(), "edges: {} sources but {} targets", src.size(), dst.size());
+  datasets::EdgeList edges;
+  edges.src.assign(src.data(), src.data() + src.size());
+  edges.dst.assign(dst.data(), dst.data() + dst.size());
+  if (edge_weights) {
+    TESSEL_CHECK(edge_weights->size() == src.size(), "edge_weights: {} values for {} edges", edge_weights->size(),
+                 src.size());
+    edges.weights.assign(edge_weights->data(), edge_weights->data() + edge_weights->size());
+  }
+  edges.num_nodes = num_nodes;
+  auto d = std::make_shared<NodeDataset>();
+  d->name = name;
+  {
+    py::gil_scoped_release release;
+    const datasets::BuildOptions options{
+        .symmetrize = !directed, .remove_self_loops = !keep_self_loops, .dedupe = true};
+    d->graph = datasets::GraphBuilder(options).BuildAny(edges);
+  }
+  const int64_t n = d->num_nodes();
+  if (dense) {
+    TESSEL_CHECK(dense->ndim() == 2 && dense->shape(0) == n,
+                 "features: {} rows for {} nodes (a [num_nodes x dim] array is needed)", dense->shape(0), n);
+    d->features.num_rows = n;
+    d->features.dim = dense->shape(1);
+    d->features.dense = CopyToBuffer(*dense);
+  } else if (feat_indptr) {
+    TESSEL_CHECK(feat_indices && feat_values, "sparse features need indptr, indices and values");
+    TESSEL_CHECK(feat_indptr->size() == n + 1, "features: {} rows for {} nodes", feat_indptr->size() - 1, n);
+    d->features.num_rows = n;
+    d->features.dim = feature_dim;
+    d->features.sparse = true;
+    d->features.indptr = CopyToBuffer(*feat_indptr);
+    d->features.indices = CopyToBuffer(*feat_indices);
+    d->features.values = CopyToBuffer(*feat_values);
+  }
+  if (labels) {
+    TESSEL_CHECK(labels->size() == n, "labels: {} values for {} nodes", labels->size(), n);
+    d->labels = CopyToBuffer(*labels);
+    if (num_classes < 0) {
+      int32_t top = -1;
+      for (const int32_t y : d->labels.Host()) top = std::max(top, y);
+      num_classes = top + 1;
+    }
+    TESSEL_CHECK(num_classes <= datasets::kMaxClassesAlways || num_classes <= n,
+                 "num_classes {} exceeds max(nodes, {}); class ids must be dense (0, 1, ...)", num_classes,
+                 datasets::kMaxClassesAlways);
+    d->num_classes = static_cast<int32_t>(std::max<int64_t>(num_classes, 0));
+  }
+  if (train) d->train = CopyToBuffer(*train);
+  if (val) d->val = CopyToBuffer(*val);
+  if (test) d->test = CopyToBuffer(*test);
+  d->Validate();
+  return NodeData{std::move(d)};
+}
+
+RowData BuildRows(const I64& indptr, const I32& indices, const F64& values, const F64& labels, int64_t num_features,
+                  const std::string& name) {
+  auto d = std::make_shared<SparseRowDataset>();
+  d->name = name;
+  d->num_rows = static_cast<int64_t>(indptr.size()) - 1;
+  d->num_features = num_features;
+  d->indptr = CopyToBuffer(indptr);
+  d->indices = CopyToBuffer(indices);
+  d->values = CopyToBuffer(values);
+  d->labels = CopyToBuffer(labels);
+  d->Validate();
+  return RowData{std::move(d)};
+}
+
+template <typename IdT>
+py::object GraphIndices(const datasets::CsrGraph<IdT>& g, py::handle owner) {
+  return View<IdT>(g.indices().Host(), owner);
+}
+
+py::object OptionalView(const auto& buffer, py::handle owner) {
+  if (buffer.empty()) return py::none();
+  return View(buffer.Host(), owner);
+}
+
+}  // namespace
+
+void RegisterData(py::module_& m) {
+  m.def("load", &Load, py::arg("path"),
+        "Opens a native dataset folder (memory-mapped, checksums verified), a node-table prefix or LIBSVM text");
+  m.def("build_node", &BuildNode);
+  m.def("build_rows", &BuildRows);
+
+  py::class_<NodeData>(m, "NodeData", "A node dataset: graph, node features, labels and split")
+      .def_property_readonly("name", [](const NodeData& d) { return d.data->name; })
+      .def_property_readonly("num_nodes", [](const NodeData& d) { return d.data->num_nodes(); })
+      .def_property_readonly("num_entries", [](const NodeData& d) { return datasets::NumEntries(d.data->graph); })
+      .def_property_readonly("num_classes", [](const NodeData& d) { return d.data->num_classes; })
+      .def_property_readonly("feature_dim", [](const NodeData& d) { return d.data->features.dim; })
+      .def_property_readonly("features_sparse", [](const NodeData& d) { return d.data->features.sparse; })
+      .def_property_readonly("indptr",
+                             [](py::object self) {
+                               const auto& d = *self.cast<const NodeData&>().data;
+                               return std::visit([&](const auto& g) { return View(g.indptr().Host(), self); },
+                                                 d.graph);
+                             })
+      .def_property_readonly("indices",
+                             [](py::object self) {
+                               const auto& d = *self.cast<const NodeData&>().data;
+                               return std::visit([&](const auto& g) { return GraphIndices(g, self); }, d.graph);
+                             })
+      .def_property_readonly("edge_weights",
+                             [](py::object self) {
+                               const auto& d = *self.cast<const NodeData&>().data;
+                               return std::visit([&](const auto& g) { return OptionalView(g.weights(), self); },
+                                                 d.graph);
+                             })
+      .def_property_readonly("dense_features",
+                             [](py::object self) -> py::object {
+                               const auto& f = self.cast<const NodeData&>().data->features;
+                               if (f.sparse || f.empty()) return py::none();
+                               return View(f.dense.Host(), self, {f.num_rows, f.dim});
+                             })
+      .def_property_readonly("feature_indptr",
+                             [](py::object self) {
+                               return OptionalView(self.cast<const NodeData&>().data->features.indptr, self);
+                             })
+      .def_property_readonly("feature_indices",
+                             [](py::object self) {
+                               return OptionalView(self.cast<const NodeData&>().data->features.indices, self);
+                             })
+      .def_property_readonly("feature_values",
+                             [](py::object self) {
+                               return OptionalView(self.cast<const NodeData&>().data->features.values, self);
+                             })
+      .def_property_readonly(
+          "labels", [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->labels, self); })
+      .def_property_readonly(
+          "train", [](py::object self) { return View(self.cast<const NodeData&>().data->train.Host(), self); })
+      .def_property_readonly(
+          "val", [](py::object self) { return View(self.cast<const NodeData&>().data->val.Host(), self); })
+      .def_property_readonly(
+          "test", [](py::object self) { return View(self.cast<const NodeData&>().data->test.Host(), self); })
+      .def(
+          "save",
+          [](const NodeData& d, const std::string& path, bool force) {
+            RunReleased([&] { datasets::WriteNodeDataset(*d.data, path, {.overwrite = force}); });
+          },
+          py::arg("path"), py::arg("force") = false)
+      .def("stats_json", [](const NodeData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); });
+
+  py::class_<RowData>(m, "RowData", "Sparse rows with real labels (LIBSVM's data model)")
+      .def_property_readonly("name", [](const RowData& d) { return d.data->name; })
+      .def_property_readonly("num_rows", [](const RowData& d) { return d.data->num_rows; })
+      .def_property_readonly("num_features", [](const RowData& d) { return d.data->num_features; })
+      .def_property_readonly("indptr",
+                             [](py::object self) { return View(self.cast<const RowData&>().data->indptr.Host(), self); })
+      .def_property_readonly(
+          "indices", [](py::object self) { return View(self.cast<const RowData&>().data->indices.Host(), self); })
+      .def_property_readonly("values",
+                             [](py::object self) { return View(self.cast<const RowData&>().data->values.Host(), self); })
+      .def_property_readonly("labels",
+                             [](py::object self) { return View(self.cast<const RowData&>().data->labels.Host(), self); })
+      .def(
+          "save",
+          [](const RowData& d, const std::string& path, bool force) {
+            RunReleased([&] { datasets::WriteSparseRowDataset(*d.data, path, {.overwrite = force}); });
+          },
+          py::arg("path"), py::arg("force") = false)
+      .def("stats_json", [](const RowData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); });
+}
+
+}  // namespace tessel::python

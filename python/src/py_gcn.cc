@@ -1,0 +1,152 @@
+// GCN in Python: training on a NodeData with the parameters of `tessel train gcn` (TrainConfig::Params, passed as
+// JSON by tessel/gcn.py), an epoch callback, checkpoints; prediction from a checkpoint; METIS partitioning into a
+// partition folder. Training runs with the GIL released; the callback takes it for each epoch.
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/stl.h>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/params_json.h"
+#include "core/parallel.h"
+#include "partition/partition_format.h"
+#include "python/src/py_common.h"
+#include "python/src/py_modules.h"
+#include "train/gcn/trainer.h"
+
+namespace tessel::python {
+namespace {
+
+namespace gcn = train::gcn;
+
+py::array_t<float> CopyMatrix(const kernels::Matrix& m) {
+  py::array_t<float> out({m.rows, m.cols});
+  if (m.size() > 0) std::memcpy(out.mutable_data(), m.View().data(), static_cast<size_t>(m.size()) * sizeof(float));
+  return out;
+}
+
+Context MakeContext(uint64_t seed, int threads, const std::string& device, int device_id) {
+  TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
+  Context ctx;
+  ctx.device = ParseDevice(device);
+  ctx.device_id = ChooseCudaDevice(device_id);
+  ctx.seed = seed;
+  ctx.threads = threads;
+  if (ctx.IsCuda()) ctx.RequireCuda();
+  return ctx;
+}
+
+// The configuration from the JSON of tessel.train_gcn's keyword arguments (names of TrainConfig::Params), with the
+// same rules as `tessel train gcn`: fanouts only for sampled runs, dropped for full batch.
+gcn::TrainConfig MakeConfig(const std::string& params_json, const std::string& checkpoint, int checkpoint_every,
+                            bool resume, bool force) {
+  const nlohmann::json given = nlohmann::json::parse(params_json);
+  gcn::TrainConfig c = gcn::TrainConfig::UserDefaults();
+  ParamsFromJson(given, &c);
+  if (c.batch_size == 0) {
+    TESSEL_CHECK(!given.contains("fanouts") && !given.contains("replace"),
+                 "fanouts and replace apply to sampled mini-batches: add batch_size=N (seed nodes per step) or drop "
+                 "them (full-batch training uses every neighbour)");
+    c.fanouts.clear();
+  }
+  TESSEL_CHECK(checkpoint_every >= 1, "checkpoint_every={} must be >= 1", checkpoint_every);
+  std::error_code ec;
+  TESSEL_CHECK(checkpoint.empty() || resume || force ||
+                   !std::filesystem::exists(std::filesystem::path(checkpoint) / "checkpoint.json", ec),
+               "checkpoint={}: already holds a checkpoint; pass resume=True to continue it, force=True to replace it, "
+               "or choose another folder",
+               checkpoint);
+  c.checkpoint_dir = checkpoint;
+  c.checkpoint_every = checkpoint_every;
+  c.resume = resume;
+  TESSEL_CHECK(c.model.layers >= 1, "layers must be >= 1, got {}", c.model.layers);
+  TESSEL_CHECK(c.model.hidden >= 1, "hidden must be >= 1, got {}", c.model.hidden);
+  TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "dropout must be in [0, 1), got {}",
+               c.model.dropout);
+  c.Validate(false);
+  return c;
+}
+
+py::tuple TrainGcn(const NodeData& d, const std::string& params_json, uint64_t seed, int threads,
+                   const std::string& device, int device_id, const std::string& checkpoint, int checkpoint_every,
+                   bool resume, bool force, bool predict, py::object on_epoch) {
+  const gcn::TrainConfig c = MakeConfig(params_json, checkpoint, checkpoint_every, resume, force);
+  const Context ctx = MakeContext(seed, threads, device, device_id);
+  std::string result_json;
+  kernels::Matrix probabilities;
+  RunReleased([&] {
+    ThreadLimit limit(threads);
+    gcn::GcnTrainer trainer(*d.data, c, ctx);
+    const gcn::TrainResult r = trainer.Train([&](const gcn::EpochStats& s) {
+      if (on_epoch.is_none()) return;
+      const std::string line = s.ToJson().dump();
+      py::gil_scoped_acquire acquire;
+      on_epoch(line);  // a Python exception propagates as error_already_set and stops training
+    });
+    nlohmann::json result = r.ToJson();
+    result["dataset"] = d.data->name;
+    result["config"] = trainer.config().ToJson(false);
+    result["seed"] = seed;
+    result_json = result.dump();
+    if (predict) probabilities = trainer.PredictProbabilities();
+  });
+  py::object probs = predict ? py::object(CopyMatrix(probabilities)) : py::object(py::none());
+  return py::make_tuple(result_json, probs);
+}
+
+py::array_t<float> PredictGcn(const NodeData& d, const std::string& checkpoint, int threads, const std::string& device,
+                              int device_id) {
+  const Context ctx = MakeContext(0, threads, device, device_id);
+  kernels::Matrix probs = RunReleased([&] {
+    ThreadLimit limit(threads);
+    return gcn::PredictFromCheckpoint(ctx, *d.data, checkpoint);
+  });
+  return CopyMatrix(probs);
+}
+
+std::string Partition(const NodeData& d, int32_t parts, const std::string& output, const std::string& method,
+                      const std::string& balance, const std::string& objective, const std::string& metis_algorithm,
+                      uint64_t seed, double imbalance, bool force, int threads) {
+  TESSEL_CHECK(parts >= 1, "parts={} must be at least 1", parts);
+  TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
+  partition::PartitionOptions o;
+  o.method = partition::ParseMethod(method);
+  o.num_parts = parts;
+  if (balance != "auto") o.balance = partition::ParseBalance(balance);
+  o.objective = partition::ParseObjective(objective);
+  o.metis_algorithm = partition::ParseMetisAlgorithm(metis_algorithm);
+  o.seed = seed;
+  o.imbalance = imbalance;
+  std::error_code ec;
+  TESSEL_CHECK(force || !std::filesystem::exists(output, ec), "{}: already exists; pass force=True to replace it",
+               output);
+  return RunReleased([&] {
+    ThreadLimit limit(threads);
+    const partition::PartitionResult r = partition::PartitionToFolder(*d.data, o, output, force);
+    nlohmann::ordered_json j = r.description;
+    j["path"] = std::filesystem::absolute(output).string();
+    j["seconds"] = r.timings.total;
+    return j.dump();
+  });
+}
+
+}  // namespace
+
+void RegisterGcn(py::module_& m) {
+  m.def("gcn_params", [] { return DescribeParams(gcn::TrainConfig::UserDefaults()).dump(); },
+        "The parameters of `tessel train gcn` (name, help, default) as JSON");
+  m.def("train_gcn", &TrainGcn, py::arg("data"), py::arg("params_json"), py::arg("seed"), py::arg("threads"),
+        py::arg("device"), py::arg("device_id"), py::arg("checkpoint"), py::arg("checkpoint_every"), py::arg("resume"),
+        py::arg("force"), py::arg("predict"), py::arg("on_epoch"));
+  m.def("predict_gcn", &PredictGcn, py::arg("data"), py::arg("checkpoint"), py::arg("threads"), py::arg("device"),
+        py::arg("device_id"));
+  m.def("partition", &Partition, py::arg("data"), py::arg("parts"), py::arg("output"), py::arg("method"),
+        py::arg("balance"), py::arg("objective"), py::arg("metis_algorithm"), py::arg("seed"), py::arg("imbalance"),
+        py::arg("force"), py::arg("threads"));
+}
+
+}  // namespace tessel::python

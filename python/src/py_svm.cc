@@ -1,0 +1,179 @@
+// C-SVC in Python (the engine of tessel.SVC): training on CSR arrays with SvmParams (LIBSVM's parameters, passed
+// as JSON by tessel/svm.py), the model as a dict of numpy arrays (so estimators pickle without C++ state), decision
+// values and votes for new rows, and LIBSVM model files both ways.
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <pybind11/stl.h>
+
+#include "core/context.h"
+#include "core/error.h"
+#include "core/parallel.h"
+#include "core/params_json.h"
+#include "python/src/py_common.h"
+#include "python/src/py_modules.h"
+#include "train/svm/batch_solver.h"
+#include "train/svm/svm_ops.h"
+#include "train/svm/svm_train.h"
+
+namespace tessel::python {
+namespace {
+
+namespace svm = train::svm;
+using I64 = py::array_t<int64_t, py::array::c_style>;
+using I32 = py::array_t<int32_t, py::array::c_style>;
+using F64 = py::array_t<double, py::array::c_style>;
+
+template <typename T>
+py::array_t<T> ToArray(const std::vector<T>& v) {
+  py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
+  if (!v.empty()) std::memcpy(out.mutable_data(), v.data(), v.size() * sizeof(T));
+  return out;
+}
+
+template <typename T>
+std::vector<T> ToVector(const py::handle& h, const char* key) {
+  const auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(h);
+  TESSEL_CHECK(a, "SVM model: '{}' is not a numeric array", key);
+  return std::vector<T>(a.data(), a.data() + a.size());
+}
+
+py::dict ModelToDict(const svm::SvmModel& m) {
+  py::dict d;
+  d["kernel"] = std::string(EnumName(m.kernel.type));
+  d["degree"] = m.kernel.degree;
+  d["gamma"] = m.kernel.gamma;
+  d["coef0"] = m.kernel.coef0;
+  d["labels"] = ToArray(m.labels);
+  d["rho"] = ToArray(m.rho);
+  d["nr_sv"] = ToArray(m.nr_sv);
+  d["sv_rows"] = ToArray(m.sv_rows);
+  d["sv_indptr"] = ToArray(m.sv_indptr);
+  d["sv_indices"] = ToArray(m.sv_indices);
+  d["sv_values"] = ToArray(m.sv_values);
+  py::array_t<double> coef = ToArray(m.sv_coef);
+  d["sv_coef"] = coef.reshape({static_cast<py::ssize_t>(std::max(m.nr_class - 1, 0)), m.total_sv()});
+  d["num_features"] = m.num_features;
+  return d;
+}
+
+svm::SvmModel ModelFromDict(const py::dict& d) {
+  svm::SvmModel m;
+  for (const char* key : {"kernel", "degree", "gamma", "coef0", "labels", "rho", "nr_sv", "sv_indptr", "sv_indices",
+                          "sv_values", "sv_coef", "num_features"})
+    TESSEL_CHECK(d.contains(key), "SVM model: '{}' is missing", key);
+  m.kernel.type = ParseEnum<kernels::SvmKernelType>(d["kernel"].cast<std::string>(), "kernel");
+  m.kernel.degree = d["degree"].cast<int>();
+  m.kernel.gamma = d["gamma"].cast<double>();
+  m.kernel.coef0 = d["coef0"].cast<double>();
+  m.labels = ToVector<int32_t>(d["labels"], "labels");
+  m.nr_class = static_cast<int32_t>(m.labels.size());
+  m.rho = ToVector<double>(d["rho"], "rho");
+  m.nr_sv = ToVector<int32_t>(d["nr_sv"], "nr_sv");
+  m.sv_indptr = ToVector<int64_t>(d["sv_indptr"], "sv_indptr");
+  m.sv_indices = ToVector<int32_t>(d["sv_indices"], "sv_indices");
+  m.sv_values = ToVector<double>(d["sv_values"], "sv_values");
+  m.sv_coef = ToVector<double>(d["sv_coef"], "sv_coef");
+  m.num_features = d["num_features"].cast<int64_t>();
+  m.num_features_known = true;
+  m.Validate();
+  return m;
+}
+
+datasets::SparseRowDataset Rows(const I64& indptr, const I32& indices, const F64& values, const F64& labels,
+                                int64_t num_features) {
+  datasets::SparseRowDataset d;
+  d.num_rows = static_cast<int64_t>(indptr.size()) - 1;
+  d.num_features = num_features;
+  d.indptr = CopyToBuffer(indptr);
+  d.indices = CopyToBuffer(indices);
+  d.values = CopyToBuffer(values);
+  d.labels = labels.size() > 0 ? CopyToBuffer(labels) : Buffer<double>(static_cast<size_t>(d.num_rows));
+  d.Validate();
+  return d;
+}
+
+py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F64& labels, int64_t num_features,
+              const std::string& params_json, const std::vector<std::pair<int32_t, double>>& weights,
+              bool sorted_classes, int threads, const std::string& device, const std::string& solver_name,
+              int working_set) {
+  TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
+  svm::SvmParams p;
+  ParamsFromJson(nlohmann::json::parse(params_json), &p);
+  for (const auto& [label, weight] : weights) p.weights.push_back({label, weight});
+  p.class_order = sorted_classes ? svm::ClassOrder::kSorted : svm::ClassOrder::kFirstAppearance;
+  p.Validate();
+  Context ctx;
+  ctx.device = ParseDevice(device);
+  ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(-1) : 0;
+  svm::BatchOptions batch;
+  batch.working_set = working_set > 0 ? working_set : (ctx.IsCuda() ? 1024 : 256);
+  TESSEL_CHECK(batch.working_set % 2 == 0 && batch.working_set >= 2 && (!ctx.IsCuda() || batch.working_set <= 1024),
+               "working_set={} must be an even number >= 2 (at most 1024 with device='cuda'), or 0 for the default",
+               working_set);
+  const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, solver_name, batch);
+  if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
+  datasets::SparseRowDataset data = Rows(indptr, indices, values, labels, num_features);
+  svm::TrainReport report;
+  svm::SvmModel model = RunReleased([&] {
+    ThreadLimit limit(threads);
+    return svm::TrainSvm(data, p, &report, solver);
+  });
+  return py::make_tuple(ModelToDict(model), report.ToJson());
+}
+
+// Decision values [rows x pairs] (LIBSVM's order) and the voted labels of CSR rows.
+py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& indices, const F64& values,
+                   int64_t num_features, int threads) {
+  const svm::SvmModel model = ModelFromDict(model_dict);
+  const datasets::SparseRowDataset data = Rows(indptr, indices, values, F64(0), num_features);
+  const auto pairs = static_cast<int64_t>(model.nr_class) * (model.nr_class - 1) / 2;
+  py::array_t<double> dec({data.num_rows, pairs});
+  py::array_t<double> pred(data.num_rows);
+  double* dv = dec.mutable_data();
+  double* pv = pred.mutable_data();
+  RunReleased([&] {
+    ThreadLimit limit(threads);
+    const auto ip = data.indptr.Host();
+    const auto ix = data.indices.Host();
+    const auto vx = data.values.Host();
+    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
+      const auto b = static_cast<size_t>(ip[r]);
+      const auto n = static_cast<size_t>(ip[r + 1] - ip[r]);
+      std::vector<double> d;
+      pv[r] = svm::PredictRow(model, ix.subspan(b, n), vx.subspan(b, n), &d);
+      for (int64_t k = 0; k < pairs; ++k) dv[r * pairs + k] = d[static_cast<size_t>(k)];
+    });
+  });
+  return py::make_tuple(dec, pred);
+}
+
+void Save(const py::dict& model_dict, const std::string& path, bool force) {
+  const svm::SvmModel model = ModelFromDict(model_dict);
+  std::error_code ec;
+  TESSEL_CHECK(force || !std::filesystem::exists(path, ec), "{}: already exists; pass force=True to replace it", path);
+  RunReleased([&] { svm::SaveSvmModel(model, path); });
+}
+
+py::dict Load(const std::string& path) {
+  const svm::SvmModel model = RunReleased([&] { return svm::LoadSvmModel(path); });
+  return ModelToDict(model);
+}
+
+}  // namespace
+
+void RegisterSvm(py::module_& m) {
+  m.def("svm_params", [] { return DescribeParams(svm::SvmParams{}).dump(); },
+        "The parameters of `tessel train svm` (name, help, default) as JSON");
+  m.def("svm_fit", &Fit, py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
+        py::arg("num_features"), py::arg("params_json"), py::arg("weights"), py::arg("sorted_classes"),
+        py::arg("threads"), py::arg("device"), py::arg("solver"), py::arg("working_set"));
+  m.def("svm_decision", &Decision, py::arg("model"), py::arg("indptr"), py::arg("indices"), py::arg("values"),
+        py::arg("num_features"), py::arg("threads"));
+  m.def("svm_save", &Save, py::arg("model"), py::arg("path"), py::arg("force"));
+  m.def("svm_load", &Load, py::arg("path"));
+}
+
+}  // namespace tessel::python

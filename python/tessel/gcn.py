@@ -1,0 +1,129 @@
+"""GCN training, prediction and partitioning from Python, with the parameters and defaults of
+``tessel train gcn`` (one declaration in C++: ``TrainConfig::Params``)."""
+
+import json
+import os
+import sys
+
+from . import _tessel
+from ._checks import as_bool, as_int, check_params
+from ._errors import Error
+from .data import NodeData, from_pyg, load
+
+#: The training parameters of ``tessel train gcn``: name, help, default (and choices), from the engine.
+GCN_PARAMS = json.loads(_tessel.gcn_params())
+
+
+def _node_data(data):
+    if isinstance(data, NodeData):
+        return data
+    if isinstance(data, (str, os.PathLike)):
+        d = load(data)
+        if not isinstance(d, NodeData):
+            raise Error(f"{os.fspath(data)}: holds sparse rows (an SVM dataset); a graph dataset is needed")
+        return d
+    if hasattr(data, "edge_index"):
+        return from_pyg(data)
+    raise Error(f"data: a tessel.NodeData, a dataset path or a PyG Data object is needed, got {type(data).__name__}")
+
+
+def _epoch_line(s, epochs):
+    return (f"epoch {s['epoch']:>4}/{epochs}  loss {s['loss']:.4f}  train {s['train_acc']:.4f}  "
+            f"val {s['val_acc']:.4f}  {1e3 * s['epoch_seconds']:.1f} ms  eta {s['eta_seconds']:.1f} s")
+
+
+def _progress(verbose, epochs):
+    """(on_epoch, close): a tqdm bar when tqdm is installed, else the CLI's line per epoch on stderr."""
+    if not verbose:
+        return None, lambda: None
+    try:
+        from tqdm.auto import tqdm
+    except ImportError:
+        tqdm = None
+    if tqdm is not None:
+        bar = tqdm(total=epochs, desc="tessel gcn", unit="epoch")
+
+        def on_epoch(s):
+            bar.update(1)
+            bar.set_postfix(loss=f"{s['loss']:.4f}", val=f"{s['val_acc']:.4f}")
+        return on_epoch, bar.close
+    return (lambda s: print(_epoch_line(s, epochs), file=sys.stderr, flush=True)), (lambda: None)
+
+
+def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint=None, checkpoint_every=10,
+              resume=False, force=False, predict=False, callback=None, verbose=False, **params):
+    """Trains a GCN (or GraphSAGE-mean) node classifier, as ``tessel train gcn --dataset`` does.
+
+    data: a :class:`NodeData`, a dataset path (native folder or node-table prefix) or a PyG ``Data``.
+    params: the training parameters of ``tessel train gcn`` (``tessel.GCN_PARAMS`` lists them with their
+    defaults), e.g. ``epochs=200, lr=0.01, hidden=16, normalize_features="l1"``.
+    checkpoint: folder for checkpoints (``predict_gcn`` reads it); ``resume`` continues one, ``force`` replaces one.
+    callback: called after every epoch with that epoch's statistics (a dict); an exception it raises stops training.
+    predict: also return the class probabilities [num_nodes x classes] of the best-validation weights.
+    verbose: a tqdm bar when tqdm is installed, else the CLI's line per epoch on stderr.
+
+    Returns a dict: the test/val/train metrics of the best-validation epoch (``test.accuracy``, ...), timings, the
+    configuration used, ``history`` (one dict per epoch) and, with ``predict``, ``probabilities``. The GIL is
+    released while training runs; Ctrl-C stops it cleanly (KeyboardInterrupt).
+    """
+    given = check_params(GCN_PARAMS, params, "train_gcn")
+    nd = _node_data(data)
+    epochs = given.get("epochs", next(p["default"] for p in GCN_PARAMS if p["name"] == "epochs"))
+    history = []
+    show, close = _progress(as_bool("verbose", verbose), epochs)
+    if callback is not None and not callable(callback):
+        raise Error(f"callback={callback!r}: a callable taking the epoch's statistics (a dict) is needed")
+
+    def on_epoch(line):
+        s = json.loads(line)
+        history.append(s)
+        if show is not None:
+            show(s)
+        if callback is not None:
+            callback(s)
+    try:
+        result_json, probs = _tessel.train_gcn(
+            nd, json.dumps(given), as_int("seed", seed, minimum=0), as_int("threads", threads, minimum=0),
+            str(device), as_int("device_id", device_id, minimum=-1),
+            "" if checkpoint is None else os.fspath(checkpoint), as_int("checkpoint_every", checkpoint_every, 1),
+            as_bool("resume", resume), as_bool("force", force), as_bool("predict", predict), on_epoch)
+    finally:
+        close()
+    result = json.loads(result_json)
+    result["history"] = history
+    if predict:
+        result["probabilities"] = probs
+    return result
+
+
+def predict_gcn(data, checkpoint, *, threads=0, device="cpu", device_id=-1):
+    """Class probabilities [num_nodes x classes] of every node of ``data`` from a checkpoint's best-validation
+    weights (``tessel predict gcn``); ``probs.argmax(1)`` are the predicted classes."""
+    nd = _node_data(data)
+    return _tessel.predict_gcn(nd, os.fspath(checkpoint), as_int("threads", threads, minimum=0), str(device),
+                               as_int("device_id", device_id, minimum=-1))
+
+
+def partition(data, parts, output, *, method="metis", balance="auto", objective="cut", metis_algorithm="auto",
+              seed=0, imbalance=1.05, force=False, threads=0):
+    """Partitions a graph dataset into ``parts`` parts with 1-hop halos and writes the partition folder
+    ``output`` (``tessel partition``; train on it with ``mpirun -np K tessel train gcn --partitions OUTPUT``).
+    Returns the description written to ``partitions.json`` as a dict."""
+    nd = _node_data(data)
+    if isinstance(imbalance, bool) or not isinstance(imbalance, (int, float)):
+        raise Error(f"imbalance={imbalance!r}: a number in (1, 3] is needed")
+    return json.loads(_tessel.partition(nd, as_int("parts", parts, minimum=1), os.fspath(output), str(method),
+                                        str(balance), str(objective), str(metis_algorithm),
+                                        as_int("seed", seed, minimum=0), float(imbalance), as_bool("force", force),
+                                        as_int("threads", threads, minimum=0)))
+
+
+def _params_doc(params):
+    lines = []
+    for p in params:
+        choices = f" (one of {', '.join(p['choices'])})" if p.get("choices") else ""
+        lines.append(f"    {p['name']} = {p['default']!r}: {p['help']}{choices}")
+    return "\n".join(lines)
+
+
+train_gcn.__doc__ += "\n    Parameters from ``tessel train gcn``:\n" + _params_doc(GCN_PARAMS) + "\n"
