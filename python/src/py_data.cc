@@ -7,6 +7,7 @@
 #include <string>
 
 #include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
 
 #include "datasets/graph_builder.h"
 #include "datasets/native_format.h"
@@ -205,7 +206,7 @@ void RegisterData(py::module_& m) {
           "test", [](py::object self) { return View(self.cast<const NodeData&>().data->test.Host(), self); })
       .def(
           "save",
-          [](const NodeData& d, const std::string& path, bool force) {
+          [](const NodeData& d, const fs::path& path, bool force) {
             RunReleased([&] { datasets::WriteNodeDataset(*d.data, path, {.overwrite = force}); });
           },
           py::arg("path"), py::arg("force") = false)
@@ -225,7 +226,7 @@ void RegisterData(py::module_& m) {
                              [](py::object self) { return View(self.cast<const RowData&>().data->labels.Host(), self); })
       .def(
           "save",
-          [](const RowData& d, const std::string& path, bool force) {
+          [](const RowData& d, const fs::path& path, bool force) {
             RunReleased([&] { datasets::WriteSparseRowDataset(*d.data, path, {.overwrite = force}); });
           },
           py::arg("path"), py::arg("force") = false)

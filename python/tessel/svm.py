@@ -218,6 +218,7 @@ class SVC(ClassifierMixin, BaseEstimator):
                                         json.dumps(params), weights, True, int(self.threads), str(self.device),
                                         str(self.solver), int(self.working_set))
         self.classes_ = classes
+        self._sparse = hasattr(X, "tocsr")
         self._set_model(model)
         self.support_ = model["sv_rows"].astype(np.int32)
         self.support_vectors_ = X[self.support_]
@@ -240,6 +241,9 @@ class SVC(ClassifierMixin, BaseEstimator):
         else:
             self.dual_coef_ = self._dual_coef_
             self.intercept_ = self._intercept_
+        if getattr(self, "_sparse", False):  # as scikit-learn: sparse training data, sparse coefficients
+            import scipy.sparse as sp
+            self.dual_coef_ = sp.csr_matrix(self.dual_coef_)
 
     # ---- prediction -------------------------------------------------------------------------------------------
     def _ovo(self, X):

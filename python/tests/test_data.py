@@ -1,0 +1,192 @@
+"""Datasets from Python: numpy -> native folder -> numpy round trips, zero-copy read-only views, the checks of
+`tessel convert` on arrays, and clear exceptions for bad input."""
+import json
+
+import numpy as np
+import pytest
+
+import tessel
+
+
+def ring(n):
+    """A symmetric ring graph's edge_index (both directions) and its CSR."""
+    src = np.arange(n)
+    dst = (src + 1) % n
+    return np.stack([np.concatenate([src, dst]), np.concatenate([dst, src])])
+
+
+def small(tmp_path, sparse=False, **kw):
+    n = 10
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    if sparse:
+        import scipy.sparse as sp
+        x[x < 0.5] = 0
+        x = sp.csr_matrix(x)
+    args = dict(features=x, labels=np.arange(n) % 3, train=[0, 1, 2, 3], val=[4, 5], test=[6, 7, 8, 9], name="ring")
+    args.update(kw)
+    return tessel.node_dataset(ring(n), **args), x
+
+
+def test_round_trip_dense(tmp_path):
+    d, x = small(tmp_path)
+    assert d.num_nodes == 10 and d.num_classes == 3 and d.feature_dim == 4
+    d.save(tmp_path / "ring")
+    e = tessel.load(tmp_path / "ring")
+    assert isinstance(e, tessel.NodeData)
+    np.testing.assert_array_equal(e.dense_features, x)
+    np.testing.assert_array_equal(e.labels, np.arange(10) % 3)
+    np.testing.assert_array_equal(e.train, [0, 1, 2, 3])
+    np.testing.assert_array_equal(e.val, [4, 5])
+    np.testing.assert_array_equal(e.test, [6, 7, 8, 9])
+    np.testing.assert_array_equal(e.indptr, np.arange(0, 21, 2))
+    for u in range(10):
+        assert sorted(e.indices[e.indptr[u]:e.indptr[u + 1]]) == sorted({(u - 1) % 10, (u + 1) % 10})
+    assert e.name == "ring"
+    assert tessel.stats(e)["num_nodes"] == 10
+
+
+def test_round_trip_sparse_features_and_masks(tmp_path):
+    mask = np.zeros(10, dtype=bool)
+    mask[[1, 3]] = True
+    d, x = small(tmp_path, sparse=True, train=mask)
+    d.save(tmp_path / "s")
+    e = tessel.load(tmp_path / "s")
+    assert e.features_sparse and e.dense_features is None
+    import scipy.sparse as sp
+    back = sp.csr_matrix((e.feature_values, e.feature_indices, e.feature_indptr), shape=(10, 4))
+    assert (back != x).nnz == 0
+    np.testing.assert_array_equal(e.train, [1, 3])
+
+
+def test_views_are_zero_copy_and_read_only(tmp_path):
+    d, _ = small(tmp_path)
+    d.save(tmp_path / "r")
+    e = tessel.load(tmp_path / "r")
+    f = e.dense_features
+    assert not f.flags.writeable and not f.flags.owndata and f.base is not None
+    with pytest.raises(ValueError):
+        f[0, 0] = 1
+    # Two views of one array share memory: the mapping, not a copy.
+    assert np.shares_memory(e.dense_features, e.dense_features)
+    del e  # the view keeps the dataset alive
+    assert f.sum() == pytest.approx(f.sum())
+
+
+def test_edges_are_symmetrised_and_deduplicated_like_convert():
+    d = tessel.node_dataset(np.array([[0, 0, 1, 2, 2], [1, 1, 2, 2, 0]]), num_nodes=4)
+    # (0,1) twice and the self-loop (2,2) collapse; every edge appears both ways; node 3 isolated.
+    np.testing.assert_array_equal(d.indptr, [0, 2, 4, 6, 6])
+    np.testing.assert_array_equal(d.indices, [1, 2, 0, 2, 0, 1])
+    directed = tessel.node_dataset(np.array([[0], [1]]), num_nodes=2, directed=True)
+    np.testing.assert_array_equal(directed.indptr, [0, 1, 1])
+
+
+def test_scipy_adjacency(tmp_path):
+    import scipy.sparse as sp
+    a = sp.coo_matrix((np.ones(4), ([0, 1, 1, 2], [1, 0, 2, 1])), shape=(3, 3))
+    d = tessel.node_dataset(adjacency=a)
+    np.testing.assert_array_equal(d.indptr, [0, 1, 3, 4])
+
+
+def test_rows_round_trip(tmp_path):
+    import scipy.sparse as sp
+    X = sp.random(20, 7, density=0.3, random_state=1, format="csr")
+    y = np.arange(20) % 2
+    r = tessel.rows_dataset(X, y)
+    r.save(tmp_path / "rows")
+    back = tessel.load(tmp_path / "rows")
+    assert isinstance(back, tessel.RowData)
+    Y = sp.csr_matrix((back.values, back.indices, back.indptr), shape=(back.num_rows, back.num_features))
+    assert abs(Y - X).max() == 0
+    np.testing.assert_array_equal(back.labels, y)
+
+
+def test_save_never_replaces_without_force(tmp_path):
+    d, _ = small(tmp_path)
+    d.save(tmp_path / "x")
+    with pytest.raises(tessel.Error, match="force"):
+        d.save(tmp_path / "x")
+    d.save(tmp_path / "x", force=True)
+    (tmp_path / "file").write_text("keep")
+    with pytest.raises(tessel.Error):
+        d.save(tmp_path / "file", force=True)
+    assert (tmp_path / "file").read_text() == "keep"
+
+
+def test_corrupt_folder_is_refused(tmp_path):
+    d, _ = small(tmp_path)
+    d.save(tmp_path / "c")
+    m = json.loads((tmp_path / "c" / "manifest.json").read_text())
+    feat = next(p for p in (tmp_path / "c").iterdir() if "feat" in p.name and p.suffix != ".json")
+    raw = bytearray(feat.read_bytes())
+    raw[-1] ^= 0xFF
+    feat.write_bytes(bytes(raw))
+    with pytest.raises(tessel.Error, match="checksum"):
+        tessel.load(tmp_path / "c")
+    assert m["kind"] == "node"
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(labels=np.array([0.0, 1.5] + [0.0] * 8)), "not a whole number"),
+    (dict(labels=np.arange(9)), "labels: 9 values for 10 nodes"),
+    (dict(features=np.ones((9, 4), np.float32)), "9 rows for 10 nodes"),
+    (dict(features=np.full((10, 4), np.nan)), "NaN"),
+    (dict(features=np.array([["a"] * 4] * 10)), "numeric"),
+    (dict(features=np.ones((10, 4), np.complex64)), "numeric"),
+    (dict(train=[0.5, 1.0]), "integer ids"),
+    (dict(train=[0, 99]), r"\[0, 10\)"),
+    (dict(labels=np.full(10, -5)), "not a class id"),
+    (dict(train=[0, 1], val=[1, 2]), "disjoint|both|overlap|twice|also"),
+])
+def test_bad_input_raises_clear_errors(tmp_path, kwargs, match):
+    with pytest.raises(tessel.Error, match=match):
+        small(tmp_path, **kwargs)
+
+
+def test_bad_edges():
+    with pytest.raises(tessel.Error, match="edge_index"):
+        tessel.node_dataset(np.array([[0.0, 1.0], [1.0, 0.0]]))
+    with pytest.raises(tessel.Error, match=r"2 x num_edges"):
+        tessel.node_dataset(np.zeros((3, 4), np.int64))
+    with pytest.raises(tessel.Error, match="negative|< 0|id"):
+        tessel.node_dataset(np.array([[0, -1], [1, 0]]))
+    with pytest.raises(tessel.Error, match="exactly one"):
+        tessel.node_dataset()
+    with pytest.raises(tessel.Error):
+        tessel.node_dataset(np.array([[0, 5], [1, 0]]), num_nodes=3)
+
+
+def test_non_contiguous_arrays_are_copied_not_misread(tmp_path):
+    x = np.asfortranarray(np.arange(40, dtype=np.float64).reshape(10, 4))
+    d = tessel.node_dataset(ring(10), features=x[:, ::-1][:, ::-1], labels=(np.arange(20) % 3)[::2])
+    np.testing.assert_array_equal(d.dense_features, x.astype(np.float32))
+    np.testing.assert_array_equal(d.labels, (np.arange(20) % 3)[::2])
+
+
+def test_load_errors_name_the_path(tmp_path):
+    with pytest.raises(tessel.Error, match="nothing_here"):
+        tessel.load(tmp_path / "nothing_here")
+    with pytest.raises(tessel.Error, match="path"):
+        tessel.load(42)
+
+
+def test_pyg_like_object(cora):
+    class Data:  # the attributes from_pyg reads from a torch_geometric.data.Data
+        pass
+    g = Data()
+    n = cora.num_nodes
+    src = np.repeat(np.arange(n), np.diff(cora.indptr))
+    g.edge_index = np.stack([src, cora.indices.astype(np.int64)])
+    import scipy.sparse as sp
+    g.x = sp.csr_matrix((cora.feature_values, cora.feature_indices, cora.feature_indptr), shape=(n, cora.feature_dim))
+    g.y = cora.labels
+    g.num_nodes = n
+    for split in ("train", "val", "test"):
+        mask = np.zeros(n, dtype=bool)
+        mask[getattr(cora, split)] = True
+        setattr(g, f"{split}_mask", mask)
+    d = tessel.from_pyg(g)
+    np.testing.assert_array_equal(d.indptr, cora.indptr)
+    np.testing.assert_array_equal(d.indices, cora.indices)
+    np.testing.assert_array_equal(d.test, cora.test)

@@ -1,0 +1,206 @@
+"""GCN from Python: the same accuracy as the CLI for the same parameters and seed, the PyG path, epoch callbacks,
+checkpoints and prediction, partitioning, Ctrl-C, and parameter checks from the one declaration."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import tessel
+
+ARGS = dict(epochs=30, normalize_features="l1", seed=3)
+
+
+def cli_flags(params):
+    out = []
+    for k, v in params.items():
+        if k == "seed":
+            out += ["--seed", v]
+        else:
+            out += ["--" + k.replace("_", "-"), ",".join(map(str, v)) if isinstance(v, list) else v]
+    return out
+
+
+def test_same_accuracy_as_the_cli(cora, data_dir, run_cli, tmp_path):
+    r = tessel.train_gcn(cora, **ARGS)
+    metrics = tmp_path / "m.jsonl"
+    cli = json.loads(run_cli("train", "gcn", "--dataset", data_dir / "cora" / "cora", "--json", "--metrics", metrics,
+                             *cli_flags(ARGS)).stdout)
+    assert r["test"]["accuracy"] == cli["test"]["accuracy"]
+    assert r["best_epoch"] == cli["best_epoch"]
+    assert r["config"] == cli["config"]
+    epochs = [json.loads(line) for line in metrics.read_text().splitlines()][:-1]
+    assert len(epochs) == ARGS["epochs"]
+    assert [e["loss"] for e in r["history"]] == [e["loss"] for e in epochs]
+    assert [e["val_acc"] for e in r["history"]] == [e["val_acc"] for e in epochs]
+
+
+def test_sampled_minibatch_matches_the_cli(cora, data_dir, run_cli):
+    params = dict(epochs=5, batch_size=64, fanouts=[5, 5], seed=1)
+    r = tessel.train_gcn(cora, **params)
+    cli = json.loads(run_cli("train", "gcn", "--dataset", data_dir / "cora" / "cora", "--json",
+                             *cli_flags(params)).stdout)
+    assert r["test"]["accuracy"] == cli["test"]["accuracy"]
+
+
+def test_paper_accuracy_on_cora(cora):
+    r = tessel.train_gcn(cora, epochs=200, normalize_features="l1")
+    assert 0.79 <= r["test"]["accuracy"] <= 0.84
+    assert len(r["history"]) == 200 and r["history"][-1]["epoch"] == 200
+
+
+def pyg_like(cora):
+    import scipy.sparse as sp
+
+    class Data:
+        pass
+    g = Data()
+    n = cora.num_nodes
+    g.edge_index = np.stack([np.repeat(np.arange(n), np.diff(cora.indptr)), cora.indices.astype(np.int64)])
+    g.x = sp.csr_matrix((cora.feature_values, cora.feature_indices, cora.feature_indptr), shape=(n, cora.feature_dim))
+    g.y = cora.labels.astype(np.int64)
+    g.num_nodes = n
+    for split in ("train", "val", "test"):
+        mask = np.zeros(n, dtype=bool)
+        mask[getattr(cora, split)] = True
+        setattr(g, f"{split}_mask", mask)
+    return g
+
+
+def test_pyg_data_trains_to_the_cli_accuracy(cora, data_dir, run_cli):
+    r = tessel.train_gcn(pyg_like(cora), **ARGS)
+    cli = json.loads(run_cli("train", "gcn", "--dataset", data_dir / "cora" / "cora", "--json",
+                             *cli_flags(ARGS)).stdout)
+    assert r["test"]["accuracy"] == cli["test"]["accuracy"]
+
+
+def test_real_pyg_data(cora):
+    torch = pytest.importorskip("torch")
+    pyg = pytest.importorskip("torch_geometric.data")
+    g = pyg_like(cora)
+    data = pyg.Data(edge_index=torch.from_numpy(g.edge_index), x=torch.from_numpy(g.x.toarray()),
+                    y=torch.from_numpy(g.y), train_mask=torch.from_numpy(g.train_mask),
+                    val_mask=torch.from_numpy(g.val_mask), test_mask=torch.from_numpy(g.test_mask))
+    r = tessel.train_gcn(data, **ARGS)
+    ref = tessel.train_gcn(cora, **ARGS)
+    assert r["test"]["accuracy"] == ref["test"]["accuracy"]
+
+
+def test_callback_history_and_errors(cora):
+    seen = []
+    r = tessel.train_gcn(cora, epochs=4, callback=seen.append)
+    assert [s["epoch"] for s in seen] == [1, 2, 3, 4] and seen == r["history"]
+
+    class Stop(Exception):
+        pass
+
+    def stop(s):
+        if s["epoch"] == 2:
+            raise Stop("enough")
+    with pytest.raises(Stop):
+        tessel.train_gcn(cora, epochs=50, callback=stop)
+
+
+def test_checkpoint_and_predict(cora, tmp_path):
+    ck = tmp_path / "ck"
+    r = tessel.train_gcn(cora, epochs=20, checkpoint=ck, predict=True)
+    probs = tessel.predict_gcn(cora, ck)
+    assert probs.shape == (cora.num_nodes, cora.num_classes)
+    np.testing.assert_allclose(probs, r["probabilities"], atol=1e-6)
+    test = cora.test
+    acc = float(np.mean(probs[test].argmax(1) == cora.labels[test]))
+    assert acc == pytest.approx(r["test"]["accuracy"])
+    with pytest.raises(tessel.Error, match="resume"):
+        tessel.train_gcn(cora, epochs=20, checkpoint=ck)
+    more = tessel.train_gcn(cora, epochs=25, checkpoint=ck, resume=True)
+    assert [e["epoch"] for e in more["history"]] == [21, 22, 23, 24, 25]
+
+
+def test_partition(cora, tmp_path):
+    desc = tessel.partition(cora, 2, tmp_path / "p2")
+    assert desc["num_parts"] == 2
+    assert (tmp_path / "p2" / "partitions.json").exists()
+    with pytest.raises(tessel.Error, match="exists"):
+        tessel.partition(cora, 2, tmp_path / "p2")
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(epoch=3), "unknown parameter 'epoch'.*epochs"),
+    (dict(epochs=2.5), "integer"),
+    (dict(epochs=True), "integer"),
+    (dict(lr="0.1"), "number"),
+    (dict(model="gat"), "one of gcn, sage"),
+    (dict(epochs=0), "epochs"),
+    (dict(fanouts=[5, 5]), "batch_size"),
+    (dict(dropout=1.0), "dropout"),
+    (dict(threads=-1), "threads"),
+    (dict(device="tpu"), "tpu"),
+])
+def test_bad_parameters(cora, kwargs, match):
+    with pytest.raises(tessel.Error, match=match):
+        tessel.train_gcn(cora, **kwargs)
+
+
+def test_bad_data_argument():
+    with pytest.raises(tessel.Error, match="NodeData"):
+        tessel.train_gcn([1, 2, 3])
+
+
+def test_interrupt_stops_training(cora):
+    timer = threading.Timer(0.5, tessel._tessel._request_interrupt)
+    timer.start()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        tessel.train_gcn(cora, epochs=1_000_000)
+    assert time.monotonic() - t0 < 30
+    # The engine is usable afterwards.
+    assert tessel.train_gcn(cora, epochs=2)["history"][-1]["epoch"] == 2
+
+
+def test_ctrl_c_in_a_real_process(data_dir):
+    script = textwrap.dedent(f"""
+        import sys, time, tessel
+        d = tessel.load({str(data_dir / "cora" / "cora")!r})
+        print("ready", flush=True)
+        try:
+            tessel.train_gcn(d, epochs=1_000_000)
+        except KeyboardInterrupt:
+            print("interrupted", flush=True)
+            sys.exit(3)
+    """)
+    p = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    assert p.stdout.readline().strip() == "ready"
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    out, _ = p.communicate(timeout=60)
+    assert p.returncode == 3 and "interrupted" in out
+
+
+def test_gil_is_released(cora):
+    ticks = []
+    stop = threading.Event()
+
+    def ticker():
+        while not stop.is_set():
+            ticks.append(1)
+            time.sleep(0.005)
+    t = threading.Thread(target=ticker)
+    t.start()
+    tessel.train_gcn(cora, epochs=60)
+    stop.set()
+    t.join()
+    assert len(ticks) >= 5
+
+
+def test_params_declaration_matches_cli_help(run_cli):
+    help_text = run_cli("train", "gcn", "--help").stdout
+    for p in tessel.GCN_PARAMS:
+        flag = "--decay-all" if p["name"] == "decay_all_layers" else "--" + p["name"].replace("_", "-")
+        assert flag in help_text, flag
+    assert "epochs = 200" in tessel.train_gcn.__doc__
