@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libopenblas-dev zlib1g-dev libbz2-dev libxxhash-dev
   libsvm-tools metis
+  python3-dev pybind11-dev python3-numpy python3-scipy python3-sklearn python3-pytest
 )
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(python3-torch python3-numpy python3-scipy python3-matplotlib time dataset-fashion-mnist)

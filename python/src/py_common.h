@@ -8,9 +8,9 @@
 #include <string>
 #include <utility>
 
-#include <nlohmann/json.hpp>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
+#include <nlohmann/json.hpp>
 
 #include "core/buffer.h"
 #include "core/error.h"

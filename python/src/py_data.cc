@@ -164,8 +164,7 @@ void RegisterData(py::module_& m) {
       .def_property_readonly("indptr",
                              [](py::object self) {
                                const auto& d = *self.cast<const NodeData&>().data;
-                               return std::visit([&](const auto& g) { return View(g.indptr().Host(), self); },
-                                                 d.graph);
+                               return std::visit([&](const auto& g) { return View(g.indptr().Host(), self); }, d.graph);
                              })
       .def_property_readonly("indices",
                              [](py::object self) {
@@ -184,26 +183,23 @@ void RegisterData(py::module_& m) {
                                if (f.sparse || f.empty()) return py::none();
                                return View(f.dense.Host(), self, {f.num_rows, f.dim});
                              })
-      .def_property_readonly("feature_indptr",
-                             [](py::object self) {
-                               return OptionalView(self.cast<const NodeData&>().data->features.indptr, self);
-                             })
-      .def_property_readonly("feature_indices",
-                             [](py::object self) {
-                               return OptionalView(self.cast<const NodeData&>().data->features.indices, self);
-                             })
-      .def_property_readonly("feature_values",
-                             [](py::object self) {
-                               return OptionalView(self.cast<const NodeData&>().data->features.values, self);
-                             })
+      .def_property_readonly(
+          "feature_indptr",
+          [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->features.indptr, self); })
+      .def_property_readonly(
+          "feature_indices",
+          [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->features.indices, self); })
+      .def_property_readonly(
+          "feature_values",
+          [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->features.values, self); })
       .def_property_readonly(
           "labels", [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->labels, self); })
       .def_property_readonly(
           "train", [](py::object self) { return View(self.cast<const NodeData&>().data->train.Host(), self); })
-      .def_property_readonly(
-          "val", [](py::object self) { return View(self.cast<const NodeData&>().data->val.Host(), self); })
-      .def_property_readonly(
-          "test", [](py::object self) { return View(self.cast<const NodeData&>().data->test.Host(), self); })
+      .def_property_readonly("val",
+                             [](py::object self) { return View(self.cast<const NodeData&>().data->val.Host(), self); })
+      .def_property_readonly("test",
+                             [](py::object self) { return View(self.cast<const NodeData&>().data->test.Host(), self); })
       .def(
           "save",
           [](const NodeData& d, const fs::path& path, bool force) {
@@ -216,14 +212,14 @@ void RegisterData(py::module_& m) {
       .def_property_readonly("name", [](const RowData& d) { return d.data->name; })
       .def_property_readonly("num_rows", [](const RowData& d) { return d.data->num_rows; })
       .def_property_readonly("num_features", [](const RowData& d) { return d.data->num_features; })
-      .def_property_readonly("indptr",
-                             [](py::object self) { return View(self.cast<const RowData&>().data->indptr.Host(), self); })
+      .def_property_readonly(
+          "indptr", [](py::object self) { return View(self.cast<const RowData&>().data->indptr.Host(), self); })
       .def_property_readonly(
           "indices", [](py::object self) { return View(self.cast<const RowData&>().data->indices.Host(), self); })
-      .def_property_readonly("values",
-                             [](py::object self) { return View(self.cast<const RowData&>().data->values.Host(), self); })
-      .def_property_readonly("labels",
-                             [](py::object self) { return View(self.cast<const RowData&>().data->labels.Host(), self); })
+      .def_property_readonly(
+          "values", [](py::object self) { return View(self.cast<const RowData&>().data->values.Host(), self); })
+      .def_property_readonly(
+          "labels", [](py::object self) { return View(self.cast<const RowData&>().data->labels.Host(), self); })
       .def(
           "save",
           [](const RowData& d, const fs::path& path, bool force) {

@@ -3,16 +3,17 @@
 // partition folder. Training runs with the GIL released; the callback takes it for each epoch.
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 
-#include <nlohmann/json.hpp>
 #include <pybind11/stl.h>
+#include <nlohmann/json.hpp>
 
 #include "core/context.h"
 #include "core/error.h"
-#include "core/params_json.h"
 #include "core/parallel.h"
+#include "core/params_json.h"
 #include "partition/partition_format.h"
 #include "python/src/py_common.h"
 #include "python/src/py_modules.h"
@@ -65,8 +66,7 @@ gcn::TrainConfig MakeConfig(const std::string& params_json, const std::string& c
   c.resume = resume;
   TESSEL_CHECK(c.model.layers >= 1, "layers must be >= 1, got {}", c.model.layers);
   TESSEL_CHECK(c.model.hidden >= 1, "hidden must be >= 1, got {}", c.model.hidden);
-  TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "dropout must be in [0, 1), got {}",
-               c.model.dropout);
+  TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "dropout must be in [0, 1), got {}", c.model.dropout);
   c.Validate(false);
   return c;
 }
@@ -81,13 +81,21 @@ py::tuple TrainGcn(const NodeData& d, const std::string& params_json, uint64_t s
   RunReleased([&] {
     ThreadLimit limit(threads);
     gcn::GcnTrainer trainer(*d.data, c, ctx);
-    const gcn::TrainResult r = trainer.Train([&](const gcn::EpochStats& s) {
-      if (on_epoch.is_none()) return;
-      const std::string line = s.ToJson().dump();
-      py::gil_scoped_acquire acquire;
-      on_epoch(line);  // a Python exception propagates as error_already_set and stops training
-    });
+    // The per-epoch call into Python only when someone listens (a callback, a progress bar); the history comes
+    // from the result either way.
+    std::function<void(const gcn::EpochStats&)> listener;
+    if (!on_epoch.is_none()) {
+      listener = [&](const gcn::EpochStats& s) {
+        const std::string line = s.ToJson().dump();
+        py::gil_scoped_acquire acquire;
+        on_epoch(line);  // a Python exception propagates as error_already_set and stops training
+      };
+    }
+    const gcn::TrainResult r = trainer.Train(listener);
     nlohmann::json result = r.ToJson();
+    nlohmann::json history = nlohmann::json::array();
+    for (const gcn::EpochStats& s : r.epochs) history.push_back(s.ToJson());
+    result["history"] = std::move(history);
     result["dataset"] = d.data->name;
     result["config"] = trainer.config().ToJson(false);
     result["seed"] = seed;
@@ -137,8 +145,9 @@ std::string Partition(const NodeData& d, int32_t parts, const std::string& outpu
 }  // namespace
 
 void RegisterGcn(py::module_& m) {
-  m.def("gcn_params", [] { return DescribeParams(gcn::TrainConfig::UserDefaults()).dump(); },
-        "The parameters of `tessel train gcn` (name, help, default) as JSON");
+  m.def(
+      "gcn_params", [] { return DescribeParams(gcn::TrainConfig::UserDefaults()).dump(); },
+      "The parameters of `tessel train gcn` (name, help, default) as JSON");
   m.def("train_gcn", &TrainGcn, py::arg("data"), py::arg("params_json"), py::arg("seed"), py::arg("threads"),
         py::arg("device"), py::arg("device_id"), py::arg("checkpoint"), py::arg("checkpoint_every"), py::arg("resume"),
         py::arg("force"), py::arg("predict"), py::arg("on_epoch"));

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
 #include <pybind11/stl.h>
+#include <nlohmann/json.hpp>
 
 #include "core/context.h"
 #include "core/error.h"
@@ -165,8 +165,9 @@ py::dict Load(const std::string& path) {
 }  // namespace
 
 void RegisterSvm(py::module_& m) {
-  m.def("svm_params", [] { return DescribeParams(svm::SvmParams{}).dump(); },
-        "The parameters of `tessel train svm` (name, help, default) as JSON");
+  m.def(
+      "svm_params", [] { return DescribeParams(svm::SvmParams{}).dump(); },
+      "The parameters of `tessel train svm` (name, help, default) as JSON");
   m.def("svm_fit", &Fit, py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
         py::arg("num_features"), py::arg("params_json"), py::arg("weights"), py::arg("sorted_classes"),
         py::arg("threads"), py::arg("device"), py::arg("solver"), py::arg("working_set"));

@@ -3,6 +3,7 @@
 
 import json
 import os
+import re
 import sys
 
 from . import _tessel
@@ -12,6 +13,19 @@ from .data import NodeData, from_pyg, load
 
 #: The training parameters of ``tessel train gcn``: name, help, default (and choices), from the engine.
 GCN_PARAMS = json.loads(_tessel.gcn_params())
+
+
+def _call(fn, *args):
+    """fn(*args), with the engine's command-line flags in its messages (--weight-decay) named as the keyword
+    arguments of this API (weight_decay)."""
+    try:
+        return fn(*args)
+    except Error as e:
+        msg = str(e)
+        for p in sorted(GCN_PARAMS, key=lambda p: -len(p["name"])):
+            flag = "--decay-all" if p["name"] == "decay_all_layers" else "--" + p["name"].replace("_", "-")
+            msg = re.sub(re.escape(flag) + r"(?![\w-])", p["name"], msg)
+        raise Error(msg) from None
 
 
 def _node_data(data):
@@ -69,20 +83,19 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
     given = check_params(GCN_PARAMS, params, "train_gcn")
     nd = _node_data(data)
     epochs = given.get("epochs", next(p["default"] for p in GCN_PARAMS if p["name"] == "epochs"))
-    history = []
     show, close = _progress(as_bool("verbose", verbose), epochs)
     if callback is not None and not callable(callback):
         raise Error(f"callback={callback!r}: a callable taking the epoch's statistics (a dict) is needed")
-
-    def on_epoch(line):
-        s = json.loads(line)
-        history.append(s)
-        if show is not None:
-            show(s)
-        if callback is not None:
-            callback(s)
+    on_epoch = None
+    if show is not None or callback is not None:
+        def on_epoch(line):
+            s = json.loads(line)
+            if show is not None:
+                show(s)
+            if callback is not None:
+                callback(s)
     try:
-        result_json, probs = _tessel.train_gcn(
+        result_json, probs = _call(_tessel.train_gcn,
             nd, json.dumps(given), as_int("seed", seed, minimum=0), as_int("threads", threads, minimum=0),
             str(device), as_int("device_id", device_id, minimum=-1),
             "" if checkpoint is None else os.fspath(checkpoint), as_int("checkpoint_every", checkpoint_every, 1),
@@ -90,7 +103,6 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
     finally:
         close()
     result = json.loads(result_json)
-    result["history"] = history
     if predict:
         result["probabilities"] = probs
     return result
