@@ -4,11 +4,13 @@ BUILD ?= build
 ASAN_BUILD ?= build-asan
 CLANG_BUILD ?= build-clang
 FUZZ_BUILD ?= build-fuzz
+PACKAGE_BUILD ?= build-package
 FUZZ_SECONDS ?= 600
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: deps configure build demo test test-clang asan fuzz ci format format-check tidy bench-deps clean
+.PHONY: deps configure build demo test test-clang asan fuzz ci format format-check tidy bench-deps clean \
+  package install-check
 
 deps:
 	@tools/setup-deps.sh
@@ -69,6 +71,21 @@ tidy: configure
 
 bench-deps:
 	@tools/setup-deps.sh --bench
+
+# The Debian package (docs/install.md): cpack -G DEB in a CPU-only Release tree of the libraries and the binary
+# ($(PACKAGE_BUILD); a CUDA build's binary would need /usr/local/cuda, which no Debian package provides). Writes
+# $(PACKAGE_BUILD)/tessel_<version>_amd64.deb.
+package: deps
+	@cmake -S . -B $(PACKAGE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DTESSEL_CUDA=OFF -DTESSEL_TESTS=OFF \
+	  -DTESSEL_BENCH=OFF -DTESSEL_PYTHON=OFF $(CMAKE_FLAGS) > $(PACKAGE_BUILD).configure.log 2>&1 \
+	  || { cat $(PACKAGE_BUILD).configure.log; exit 1; }
+	@cmake --build $(PACKAGE_BUILD) -j $(JOBS)
+	@cd $(PACKAGE_BUILD) && cpack -G DEB
+
+# `cmake --install` of $(BUILD) into a temporary prefix and a find_package(tessel) consumer built against it
+# (tools/check_install.sh; also the ctest install_check).
+install-check: build
+	@tools/check_install.sh $(BUILD)
 
 clean:
 	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD) $(BUILD).configure.log $(ASAN_BUILD).configure.log \

@@ -8,7 +8,7 @@ packages=(
   libtbb-dev libmetis-dev libopenmpi-dev openmpi-bin
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libopenblas-dev zlib1g-dev libbz2-dev libxxhash-dev
-  libsvm-tools metis
+  libsvm-tools metis dpkg-dev
   python3-dev pybind11-dev python3-numpy python3-scipy python3-sklearn python3-pytest
 )
 if [[ "${1:-}" == "--bench" ]]; then
