@@ -88,5 +88,5 @@ install-check: build
 	@tools/check_install.sh $(BUILD)
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD) $(BUILD).configure.log $(ASAN_BUILD).configure.log \
+	rm -rf $(BUILD) $(ASAN_BUILD) $(CLANG_BUILD) $(FUZZ_BUILD) $(PACKAGE_BUILD) $(BUILD).configure.log $(ASAN_BUILD).configure.log \
 	  $(CLANG_BUILD).configure.log $(FUZZ_BUILD).configure.log

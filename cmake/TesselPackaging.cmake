@@ -12,8 +12,7 @@ endif()
 
 set(TESSEL_PACKAGE_MAINTAINER "tessel maintainers <maintainers@users.noreply.a-seed-7afd24c0.example>"
     CACHE STRING "Maintainer field of the .deb")
-set(TESSEL_PACKAGE_HOMEPAGE "https://tessel.example.org"
-    CACHE STRING "Homepage field of the .deb")
+set(TESSEL_PACKAGE_HOMEPAGE "" CACHE STRING "Homepage field of the .deb (left out when empty)")
 
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME tessel)
@@ -30,7 +29,9 @@ set(CPACK_STRIP_FILES ON)  # the binary; static libraries keep their symbols (CM
 
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # tessel_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${TESSEL_PACKAGE_MAINTAINER}")
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${TESSEL_PACKAGE_HOMEPAGE}")
+if(TESSEL_PACKAGE_HOMEPAGE)
+  set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "${TESSEL_PACKAGE_HOMEPAGE}")
+endif()
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)  # needs dpkg-shlibdeps (dpkg-dev, tools/setup-deps.sh)
 set(_tessel_dev_depends

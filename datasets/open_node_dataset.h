@@ -1,5 +1,5 @@
-// Dataset loading shared by `tessel train gcn`, `tessel predict gcn` and the Python binding: a native dataset folder (manifest.json)
-// or a node-table prefix (PREFIX.edges.txt, PREFIX.features.txt, ...), plus the optional random split.
+// Dataset loading shared by `tessel train gcn`, `tessel predict gcn` and the Python binding: a native dataset folder
+// (manifest.json) or a node-table prefix (PREFIX.edges.txt, PREFIX.features.txt, ...), plus the optional random split.
 #pragma once
 
 #include <string>

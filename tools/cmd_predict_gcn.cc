@@ -11,10 +11,10 @@
 #include "core/file_io.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "datasets/open_node_dataset.h"
 #include "datasets/text_input.h"
 #include "kernels/dense.h"
 #include "tools/commands.h"
-#include "datasets/open_node_dataset.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::tools {

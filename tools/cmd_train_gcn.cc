@@ -16,13 +16,13 @@
 #include "core/file_io.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "datasets/open_node_dataset.h"
 #include "datasets/split.h"
 #include "datasets/text_input.h"
 #include "kernels/dense.h"
 #include "partition/partition_format.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
-#include "datasets/open_node_dataset.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::tools {

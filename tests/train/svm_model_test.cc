@@ -155,6 +155,9 @@ TEST_F(SvmModelTest, HeaderAndRowsMustAgree) {
   EXPECT_NE(LoadError(no_gamma + rows).find("kernel_type rbf needs a 'gamma' line"), std::string::npos);
   EXPECT_NE(LoadError(header + rows + "1 3:1\n").find("more support vectors than total_sv = 2"), std::string::npos);
   EXPECT_NE(LoadError(header + rows + "1 3:1\n").find("bad.model:12"), std::string::npos);
+  // A file cut inside its last support vector (after a complete index:value) has every row but lacks the newline.
+  EXPECT_NE(LoadError(header + "1 1:0.5\n-1 2:0.25 3:1").find("looks truncated"), std::string::npos);
+  EXPECT_NE(LoadError(header + "1 1:0.5\n-1 2:0.25").find("looks truncated"), std::string::npos);
   // A linear model has no gamma, as svm-train writes it.
   std::string linear = no_gamma;
   linear.replace(linear.find("rbf"), 3, "linear");

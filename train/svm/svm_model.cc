@@ -223,6 +223,14 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
     }
     m.sv_indptr.push_back(static_cast<int64_t>(m.sv_indices.size()));
   }
+  // svm-train and tessel end every line with a newline; a file that ends inside a line was cut (a support vector
+  // cut after a complete "index:value" would otherwise load with features missing).
+  if (!file.text().empty() && file.text().back() != '\n') {
+    throw Error::InFile(file.name(),
+                        "the file ends inside a line (no final newline): it looks truncated, since svm-train and "
+                        "tessel end every line with one (retrain or copy the model again; add the newline only if "
+                        "the last line is complete)");
+  }
   while (cur.Next(&line)) {  // total_sv must count every support vector line
     datasets::Fields fields(line);
     std::string_view tok;
