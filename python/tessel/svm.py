@@ -274,8 +274,10 @@ class SVC(ClassifierMixin, BaseEstimator):
         """Writes the model as a LIBSVM model file (svm-predict and ``tessel predict svm`` read it), with tessel's
         sidecar PATH.json. Needs integer class labels."""
         check_is_fitted(self)
-        if self.classes_.dtype.kind not in "iub" and not np.all(np.equal(np.mod(self.classes_, 1), 0)):
-            raise Error(f"save: LIBSVM model files hold integer class labels; these are {self.classes_.dtype}")
+        c = self.classes_
+        integral = c.dtype.kind in "iu" or (c.dtype.kind == "f" and np.all(c == np.trunc(c)))
+        if not integral or np.abs(c).max() > np.iinfo(np.int32).max:
+            raise Error(f"save: LIBSVM model files hold integer class labels; these are {c.dtype} ({c[:3]}...)")
         m = dict(self._model)
         m["labels"] = self.classes_.astype(np.int32)
         _tessel.svm_save(m, str(path), bool(force))

@@ -204,3 +204,15 @@ def test_params_declaration_matches_cli_help(run_cli):
         flag = "--decay-all" if p["name"] == "decay_all_layers" else "--" + p["name"].replace("_", "-")
         assert flag in help_text, flag
     assert "epochs = 200" in tessel.train_gcn.__doc__
+
+
+def test_verbose_progress(cora, capfd):
+    tessel.train_gcn(cora, epochs=3, verbose=True)
+    err = capfd.readouterr().err
+    try:
+        import tqdm  # noqa: F401
+        assert "tessel gcn" in err  # the bar's description
+    except ImportError:
+        assert "epoch    3/3" in err and "loss" in err  # the CLI's epoch lines
+    tessel.train_gcn(cora, epochs=3)
+    assert capfd.readouterr().err == ""  # quiet by default, the engine's log included (fd 2)

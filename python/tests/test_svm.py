@@ -84,11 +84,13 @@ def test_elimination_policies_give_the_same_model(data_dir):
         np.testing.assert_allclose(to_dense(m.dual_coef_), to_dense(base.dual_coef_), atol=1e-4)
 
 
-def test_string_labels_and_pickle(data_dir):
+def test_string_labels_and_pickle(data_dir, tmp_path):
     X, y = load(data_dir, "letter_300")
     names = np.array([f"class{int(v):02d}" for v in y])
     m = SVC(C=10).fit(X, names)
     assert m.classes_.dtype.kind == "U"
+    with pytest.raises(tessel.Error, match="integer class labels"):
+        m.save(tmp_path / "never_written.model")
     again = pickle.loads(pickle.dumps(m))
     np.testing.assert_array_equal(again.predict(X), m.predict(X))
     assert set(m.predict(X)) <= set(names)
