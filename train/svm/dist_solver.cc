@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fault_inject.h"
 #include "core/log.h"
 #include "core/parallel.h"
 #include "train/svm/batch_step.h"
@@ -532,6 +533,7 @@ SolverResult DistSolver::Run(DistStats* stats) {
     }
     if (schedule_.Due(since)) {
       since = 0;
+      (void)fault::FaultPoint("epoch", comm_.Rank());  // a check point; TESSEL_FAULT tests (core/fault_inject.h)
       if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
       Progress(iter, false);
     }
