@@ -44,10 +44,17 @@ def _split(name, value, n):
     return np.unique(ids)
 
 
-def _features(features, n):
-    """(dense float32 [n x d]) or (indptr, indices, values, dim) for SciPy sparse input."""
+#: Dense features with at most this share of non-zeros are stored sparse by ``sparse_features="auto"``.
+SPARSE_DENSITY = 0.1
+
+
+def _features(features, n, sparse="auto"):
+    """(dense float32 [n x d], None) or (None, (indptr, indices, values, dim)): SciPy sparse input stays sparse;
+    dense input becomes sparse with sparse=True, or with "auto" when at most SPARSE_DENSITY of it is non-zero."""
     if features is None:
         return None, None
+    if sparse not in (True, False, "auto"):
+        raise Error(f"sparse_features={sparse!r}: True, False or 'auto' is needed")
     if hasattr(features, "tocsr") and hasattr(features, "nnz"):  # scipy.sparse
         m = features.tocsr()
         m.sum_duplicates()
@@ -60,18 +67,27 @@ def _features(features, n):
     dense = as_array("features", features, "float", ndim=2, dtype=np.float32, finite=True)
     if dense.shape[0] != n:
         raise Error(f"features: {dense.shape[0]} rows for {n} nodes")
+    nnz = int(np.count_nonzero(dense))
+    if sparse is True or (sparse == "auto" and dense.size and nnz <= SPARSE_DENSITY * dense.size):
+        rows, cols = np.nonzero(dense)
+        indptr = np.zeros(n + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
+        return None, (indptr, cols.astype(np.int32), np.ascontiguousarray(dense[rows, cols]), int(dense.shape[1]))
     return dense, None
 
 
 def node_dataset(edge_index=None, *, adjacency=None, num_nodes=None, features=None, labels=None, num_classes=None,
-                 train=None, val=None, test=None, edge_weights=None, directed=False, keep_self_loops=False, name=""):
+                 train=None, val=None, test=None, edge_weights=None, directed=False, keep_self_loops=False, name="",
+                 sparse_features="auto"):
     """Builds a node dataset in memory (save it with ``.save(path)``, train on it with :func:`train_gcn`).
 
     The graph is given as ``edge_index`` (a [2 x E] integer array, PyG's layout) or ``adjacency`` (a SciPy sparse
     matrix); like ``tessel convert`` it is symmetrised (unless ``directed``), self-loops are dropped (unless
     ``keep_self_loops``) and duplicate edges merged. ``features``: a [num_nodes x dim] array or a SciPy sparse
-    matrix (float32, finite). ``labels``: integer classes, -1 for unlabelled nodes. ``train``, ``val``, ``test``:
-    node ids or boolean masks.
+    matrix (float32, finite); ``sparse_features`` ("auto": dense features with at most 10% non-zeros, such as
+    Planetoid's bag-of-words, are stored sparse, as ``tessel convert`` stores those datasets; True or False to
+    choose). ``labels``: integer classes, -1 for unlabelled nodes. ``train``, ``val``, ``test``: node ids or
+    boolean masks.
     """
     if (edge_index is None) == (adjacency is None):
         raise Error("give the graph as edge_index (2 x E ids) or adjacency (a SciPy sparse matrix), exactly one")
@@ -104,7 +120,7 @@ def node_dataset(edge_index=None, *, adjacency=None, num_nodes=None, features=No
             num_nodes = max(num_nodes, int(np.shape(labels)[0]))
     n = as_int("num_nodes", num_nodes, minimum=0)
     w = None if edge_weights is None else as_array("edge_weights", edge_weights, "float", dtype=np.float32, finite=True)
-    dense, sparse = _features(features, n)
+    dense, sparse = _features(features, n, sparse_features)
     y = None
     if labels is not None:
         y = as_array("labels", labels, "label", dtype=np.int64)
@@ -121,7 +137,7 @@ def node_dataset(edge_index=None, *, adjacency=None, num_nodes=None, features=No
         _split("train", train, n), _split("val", val, n), _split("test", test, n), str(name))
 
 
-def from_pyg(data, name="", directed=False):
+def from_pyg(data, name="", directed=False, sparse_features="auto"):
     """A :class:`NodeData` from a PyG ``Data`` object: ``edge_index``, ``x``, ``y`` and the ``train_mask``,
     ``val_mask``, ``test_mask`` masks when present (any object with those attributes works)."""
     def get(attr):
@@ -136,7 +152,7 @@ def from_pyg(data, name="", directed=False):
         y = np.asarray(y).reshape(-1)
     return node_dataset(get("edge_index"), num_nodes=getattr(data, "num_nodes", None), features=get("x"), labels=y,
                         train=get("train_mask"), val=get("val_mask"), test=get("test_mask"), directed=directed,
-                        name=name)
+                        name=name, sparse_features=sparse_features)
 
 
 def rows_dataset(X, y, name=""):

@@ -30,6 +30,7 @@ def small(tmp_path, sparse=False, **kw):
 
 def test_round_trip_dense(tmp_path):
     d, x = small(tmp_path)
+    assert not d.features_sparse  # normal-distributed: dense
     assert d.num_nodes == 10 and d.num_classes == 3 and d.feature_dim == 4
     d.save(tmp_path / "ring")
     e = tessel.load(tmp_path / "ring")
@@ -190,3 +191,17 @@ def test_pyg_like_object(cora):
     np.testing.assert_array_equal(d.indptr, cora.indptr)
     np.testing.assert_array_equal(d.indices, cora.indices)
     np.testing.assert_array_equal(d.test, cora.test)
+
+
+def test_sparse_features_auto():
+    x = np.zeros((10, 50), np.float32)
+    x[np.arange(10), np.arange(10) * 3] = 1.0  # 2% non-zero, as bag-of-words features
+    d = tessel.node_dataset(ring(10), features=x)
+    assert d.features_sparse
+    import scipy.sparse as sp
+    back = sp.csr_matrix((d.feature_values, d.feature_indices, d.feature_indptr), shape=(10, 50)).toarray()
+    np.testing.assert_array_equal(back, x)
+    assert not tessel.node_dataset(ring(10), features=x, sparse_features=False).features_sparse
+    assert tessel.node_dataset(ring(10), features=np.ones((10, 2)), sparse_features=True).features_sparse
+    with pytest.raises(tessel.Error, match="sparse_features"):
+        tessel.node_dataset(ring(10), features=x, sparse_features="maybe")
