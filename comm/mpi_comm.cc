@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/fault_inject.h"
 #include "core/log.h"
 #include "core/memory_budget.h"
 
@@ -41,6 +42,46 @@ bool g_owned = false;  // EnsureMpiInitialized called MPI_Init_thread
 using Clock = std::chrono::steady_clock;
 
 double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+double g_finalize_timeout = 0;  // the last communicator's timeout: bounds the barrier before MPI_Finalize
+
+// Completes one request by polling (spin, yields, then sleeps up to 1 ms, as WaitCode); false when `timeout` seconds
+// (> 0) passed first. For the calls outside a communicator: creating one, and the end of the job.
+bool PollWithin(MPI_Request* request, double timeout) {
+  const Clock::time_point t0 = Clock::now();
+  auto pause = std::chrono::microseconds(50);
+  for (;;) {
+    int done = 0;
+    const int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done != 0) return true;  // an error surfaces at the next call on the communicator
+    const double waited = SecondsSince(t0);
+    if (timeout > 0 && waited >= timeout) return false;
+    if (waited < kYieldSeconds) {
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    }
+  }
+}
+
+// MPI_Comm_dup under the timeout (MPI_Comm_idup polled): a rank that never arrives (stopped during start-up, not
+// started) ends the job with a message instead of holding every other rank in MPI_Comm_dup.
+MPI_Comm DupWithin(MPI_Comm in, double timeout, std::string_view what) {
+  MPI_Comm out = MPI_COMM_NULL;
+  MPI_Request request = MPI_REQUEST_NULL;
+  const int rc = MPI_Comm_idup(in, &out, &request);
+  TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Comm_idup ({}) failed: {}", what, rc);
+  if (!PollWithin(&request, timeout)) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    throw Error(fmt::format(
+        "comm: rank {} waited {} s (--timeout) in MPI_Comm_dup ({}): not every rank has started the job (a rank "
+        "stopped or was slow during start-up; check the other ranks' hosts, or raise --timeout)",
+        rank, timeout, what));
+  }
+  return out;
+}
 
 // The calls the watchdog names (their index travels in probe answers).
 enum class Call : int64_t { kNone, kAllreduce, kBroadcast, kAllgatherv, kAlltoallv, kBarrier, kSend, kRecv, kSendRecv };
@@ -180,11 +221,9 @@ class MpiCommunicator final : public Communicator {
     MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kMin>, 1, &half_op_[1][1]);
     MPI_Op_create(&HalfOp<DataType::kBFloat16, ReduceOp::kMax>, 1, &half_op_[1][2]);
     // Collective like the constructor's caller (MakeMpiCommunicator duplicated comm on every rank just before).
-    const int rc = MPI_Comm_dup(comm_, &p2p_comm_);
-    TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Comm_dup (point-to-point) failed: {}", MpiErrorString(rc));
+    p2p_comm_ = DupWithin(comm_, options_.timeout_seconds, "point-to-point");
     MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN);
-    const int crc = MPI_Comm_dup(comm_, &ctl_comm_);
-    TESSEL_CHECK(crc == MPI_SUCCESS, "comm: MPI_Comm_dup (watchdog) failed: {}", MpiErrorString(crc));
+    ctl_comm_ = DupWithin(comm_, options_.timeout_seconds, "watchdog");
     MPI_Comm_set_errhandler(ctl_comm_, MPI_ERRORS_RETURN);
   }
   ~MpiCommunicator() override {
@@ -681,7 +720,22 @@ void EnsureMpiInitialized() {
 }
 
 void FinalizeMpiIfOwned() {
-  if (g_owned && MpiInitialized()) MPI_Finalize();
+  if (!g_owned || !MpiInitialized()) return;
+  // MPI_Finalize waits for every rank: one stopped after its last call would hold the others there for ever. Under a
+  // timeout, a barrier polled within it comes first, and a rank that never arrives ends the job with a message.
+  if (g_finalize_timeout > 0) {
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    (void)fault::FaultPoint("finalize", rank);  // TESSEL_FAULT tests (core/fault_inject.h)
+    MPI_Request request = MPI_REQUEST_NULL;
+    if (MPI_Ibarrier(MPI_COMM_WORLD, &request) == MPI_SUCCESS && !PollWithin(&request, g_finalize_timeout)) {
+      AbortJob(
+          fmt::format("comm: rank {} waited {} s (--timeout) at the end of the job: not every rank finished (a "
+                      "rank stopped after its last call); ending the job",
+                      rank, g_finalize_timeout));
+    }
+  }
+  MPI_Finalize();
 }
 
 std::unique_ptr<Communicator> MakeMpiCommunicator(const MpiOptions& options) {
@@ -689,9 +743,11 @@ std::unique_ptr<Communicator> MakeMpiCommunicator(const MpiOptions& options) {
                "comm: MpiOptions::timeout_seconds = {} must be a finite number of seconds >= 0 (0 = no limit)",
                options.timeout_seconds);
   EnsureMpiInitialized();
-  MPI_Comm comm = MPI_COMM_NULL;
-  int rc = MPI_Comm_dup(MPI_COMM_WORLD, &comm);
-  TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Comm_dup failed: {}", MpiErrorString(rc));
+  int world_rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  (void)fault::FaultPoint("start", world_rank);  // TESSEL_FAULT tests (core/fault_inject.h)
+  g_finalize_timeout = options.timeout_seconds;
+  MPI_Comm comm = DupWithin(MPI_COMM_WORLD, options.timeout_seconds, "creating the communicator");
   MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
   int rank = 0;
   int size = 1;

@@ -15,8 +15,8 @@
 namespace tessel::fault {
 namespace {
 
-constexpr std::string_view kPoints[] = {"allreduce", "broadcast", "allgatherv", "alltoallv", "barrier",
-                                        "send",      "recv",      "sendrecv",   "epoch",     "write"};
+constexpr std::string_view kPoints[] = {"allreduce", "broadcast", "allgatherv", "alltoallv", "barrier", "send",
+                                        "recv",      "sendrecv",  "epoch",      "write",     "start",   "finalize"};
 constexpr std::string_view kGrammar =
     "TESSEL_FAULT=ACTION@POINT[,rank=R][,after=N] with ACTION stall, kill, fail, enospc or truncate (the last two "
     "at write only), e.g. stall@allreduce,rank=1,after=5";
@@ -90,7 +90,7 @@ void Announce(const Spec& spec, int rank) {
 }  // namespace
 
 std::string_view KnownPoints() {
-  return "allreduce, broadcast, allgatherv, alltoallv, barrier, send, recv, sendrecv, epoch, write";
+  return "allreduce, broadcast, allgatherv, alltoallv, barrier, send, recv, sendrecv, epoch, write, start, finalize";
 }
 
 Spec ParseSpec(std::string_view text) {
