@@ -9,4 +9,5 @@ out="$build/demo"
 mkdir -p "$out"
 "$tessel" convert --from nodetable tests/data/cora/cora --name cora --output "$out/cora" --force
 "$tessel" info "$out/cora"
-"$tessel" train gcn --dataset "$out/cora" --normalize-features l1 --checkpoint "$out/cora-gcn"
+# --force: a second `make demo` replaces the first one's checkpoint (as convert --force replaces its dataset).
+"$tessel" train gcn --dataset "$out/cora" --normalize-features l1 --checkpoint "$out/cora-gcn" --force
