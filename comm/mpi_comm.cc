@@ -45,23 +45,35 @@ double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>
 
 double g_finalize_timeout = 0;  // the last communicator's timeout: bounds the barrier before MPI_Finalize
 
-// Completes one request by polling (spin, yields, then sleeps up to 1 ms, as WaitCode); false when `timeout` seconds
-// (> 0) passed first. For the calls outside a communicator: creating one, and the end of the job.
+// What a polling wait does between two polls once it has waited `waited` seconds: yields up to kYieldSeconds, then
+// sleeps doubling from 50 us to 1 ms (WaitCode says why).
+class PollPause {
+ public:
+  void After(double waited) {
+    if (waited < kYieldSeconds) {
+      std::this_thread::yield();
+      return;
+    }
+    std::this_thread::sleep_for(pause_);
+    pause_ = std::min(pause_ * 2, std::chrono::microseconds(1000));
+  }
+
+ private:
+  std::chrono::microseconds pause_{50};
+};
+
+// Completes one request by polling; false when `timeout` seconds (> 0) passed first. For the calls outside a
+// communicator: creating one, and the end of the job.
 bool PollWithin(MPI_Request* request, double timeout) {
   const Clock::time_point t0 = Clock::now();
-  auto pause = std::chrono::microseconds(50);
+  PollPause pause;
   for (;;) {
     int done = 0;
     const int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS || done != 0) return true;  // an error surfaces at the next call on the communicator
     const double waited = SecondsSince(t0);
     if (timeout > 0 && waited >= timeout) return false;
-    if (waited < kYieldSeconds) {
-      std::this_thread::yield();
-    } else {
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(1000));
-    }
+    pause.After(waited);
   }
 }
 
@@ -409,7 +421,7 @@ class MpiCommunicator final : public Communicator {
     MPI_Status* st = statuses != nullptr ? statuses : (n <= 2 ? ignored : MPI_STATUSES_IGNORE);
     int rc = MPI_SUCCESS;
     const Clock::time_point t0 = Clock::now();
-    auto pause = std::chrono::microseconds(50);
+    PollPause pause;
     for (;;) {
       int done = 0;
       rc = MPI_Testall(n, requests, &done, st);  // MPI_SUCCESS and done = 0 while any request is pending
@@ -418,12 +430,7 @@ class MpiCommunicator final : public Communicator {
       if (waited < kSpinSeconds) continue;
       AnswerProbes();
       if (options_.timeout_seconds > 0 && waited >= options_.timeout_seconds) TimedOut(waited);
-      if (waited < kYieldSeconds) {
-        std::this_thread::yield();
-      } else {
-        std::this_thread::sleep_for(pause);
-        pause = std::min(pause * 2, std::chrono::microseconds(1000));
-      }
+      pause.After(waited);
     }
     if (rc == MPI_ERR_IN_STATUS && st != MPI_STATUSES_IGNORE) {
       for (int i = 0; i < n; ++i) {

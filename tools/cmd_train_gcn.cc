@@ -60,17 +60,7 @@ train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned)
   c.checkpoint_dir = a.checkpoint;
   c.checkpoint_every = a.checkpoint_every;
   c.resume = a.resume;
-  // A checkpoint is another run's state: replaced only when asked, as every other output is.
-  std::error_code ec;
-  TESSEL_CHECK(a.checkpoint.empty() || a.resume || a.force ||
-                   !std::filesystem::exists(std::filesystem::path(a.checkpoint) / "checkpoint.json", ec),
-               "--checkpoint {}: already holds a checkpoint; pass --resume to continue it, --force to replace it, or "
-               "choose another folder",
-               a.checkpoint);
-  TESSEL_CHECK(c.model.layers >= 1, "--layers must be >= 1, got {}", c.model.layers);
-  TESSEL_CHECK(c.model.hidden >= 1, "--hidden must be >= 1, got {}", c.model.hidden);
-  TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "--dropout must be in [0, 1), got {}",
-               c.model.dropout);
+  train::gcn::CheckCheckpointTarget(c, a.force);
   if (partitioned) {
     TESSEL_CHECK(a.random_split.empty(),
                  "--random-split cannot be used with --partitions: the split is stored in the parts; make the split "

@@ -134,12 +134,7 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   Context ctx;
   ctx.device = ParseDevice(a.device);
   ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(a.device_id) : 0;
-  train::svm::BatchOptions batch;
-  batch.working_set = a.working_set > 0 ? a.working_set : (ctx.IsCuda() ? 1024 : 256);
-  TESSEL_CHECK(a.working_set >= 0 && batch.working_set % 2 == 0 && batch.working_set >= 2,
-               "--working-set {} must be an even number >= 2 (or 0 for the default)", a.working_set);
-  TESSEL_CHECK(!ctx.IsCuda() || batch.working_set <= 1024,
-               "--working-set {} exceeds 1024, the most one CUDA thread block solves", batch.working_set);
+  const train::svm::BatchOptions batch = train::svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
   // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
   const train::svm::BinarySolver solver = train::svm::MakeBinarySolver(ctx, a.solver, batch);
   if (ctx.IsCuda()) device::SetDevice(ctx.device_id);

@@ -54,19 +54,10 @@ gcn::TrainConfig MakeConfig(const std::string& params_json, const std::string& c
                  "them (full-batch training uses every neighbour)");
     c.fanouts.clear();
   }
-  TESSEL_CHECK(checkpoint_every >= 1, "checkpoint_every={} must be >= 1", checkpoint_every);
-  std::error_code ec;
-  TESSEL_CHECK(checkpoint.empty() || resume || force ||
-                   !std::filesystem::exists(std::filesystem::path(checkpoint) / "checkpoint.json", ec),
-               "checkpoint={}: already holds a checkpoint; pass resume=True to continue it, force=True to replace it, "
-               "or choose another folder",
-               checkpoint);
   c.checkpoint_dir = checkpoint;
   c.checkpoint_every = checkpoint_every;
   c.resume = resume;
-  TESSEL_CHECK(c.model.layers >= 1, "layers must be >= 1, got {}", c.model.layers);
-  TESSEL_CHECK(c.model.hidden >= 1, "hidden must be >= 1, got {}", c.model.hidden);
-  TESSEL_CHECK(c.model.dropout >= 0.0F && c.model.dropout < 1.0F, "dropout must be in [0, 1), got {}", c.model.dropout);
+  gcn::CheckCheckpointTarget(c, force);
   c.Validate(false);
   return c;
 }

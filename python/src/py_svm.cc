@@ -108,11 +108,7 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
   Context ctx;
   ctx.device = ParseDevice(device);
   ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(-1) : 0;
-  svm::BatchOptions batch;
-  batch.working_set = working_set > 0 ? working_set : (ctx.IsCuda() ? 1024 : 256);
-  TESSEL_CHECK(batch.working_set % 2 == 0 && batch.working_set >= 2 && (!ctx.IsCuda() || batch.working_set <= 1024),
-               "working_set={} must be an even number >= 2 (at most 1024 with device='cuda'), or 0 for the default",
-               working_set);
+  const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(working_set, ctx.IsCuda());
   const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, solver_name, batch);
   if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
   datasets::SparseRowDataset data = Rows(indptr, indices, values, labels, num_features);

@@ -69,10 +69,7 @@ def _features(features, n, sparse="auto"):
         raise Error(f"features: {dense.shape[0]} rows for {n} nodes")
     nnz = int(np.count_nonzero(dense))
     if sparse is True or (sparse == "auto" and dense.size and nnz <= SPARSE_DENSITY * dense.size):
-        rows, cols = np.nonzero(dense)
-        indptr = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
-        return None, (indptr, cols.astype(np.int32), np.ascontiguousarray(dense[rows, cols]), int(dense.shape[1]))
+        return None, _dense_to_csr(dense)
     return dense, None
 
 
@@ -176,7 +173,11 @@ def csr_arrays(name, X):
         values = as_array(name, m.data, "float", dtype=np.float64, finite=True)
         return (as_array(name + ".indptr", m.indptr, "int", dtype=np.int64),
                 as_array(name + ".indices", m.indices, "int", dtype=np.int32), values, int(m.shape[1]))
-    dense = as_array(name, X, "float", ndim=2, dtype=np.float64, finite=True)
+    return _dense_to_csr(as_array(name, X, "float", ndim=2, dtype=np.float64, finite=True))
+
+
+def _dense_to_csr(dense):
+    """(indptr int64, indices int32, values of dense's dtype, columns) of the non-zeros of a 2-D array."""
     rows, cols = np.nonzero(dense)
     indptr = np.zeros(dense.shape[0] + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=dense.shape[0]), out=indptr[1:])

@@ -3,11 +3,10 @@
 
 import json
 import os
-import re
 import sys
 
 from . import _tessel
-from ._checks import as_bool, as_int, check_params
+from ._checks import as_bool, as_int, check_params, engine_call
 from ._errors import Error
 from .data import NodeData, from_pyg, load
 
@@ -15,17 +14,11 @@ from .data import NodeData, from_pyg, load
 GCN_PARAMS = json.loads(_tessel.gcn_params())
 
 
-def _call(fn, *args):
-    """fn(*args), with the engine's command-line flags in its messages (--weight-decay) named as the keyword
-    arguments of this API (weight_decay)."""
-    try:
-        return fn(*args)
-    except Error as e:
-        msg = str(e)
-        for p in sorted(GCN_PARAMS, key=lambda p: -len(p["name"])):
-            flag = "--decay-all" if p["name"] == "decay_all_layers" else "--" + p["name"].replace("_", "-")
-            msg = re.sub(re.escape(flag) + r"(?![\w-])", p["name"], msg)
-        raise Error(msg) from None
+# Keyword arguments of train_gcn by the engine's flag for them (messages name flags; this API names keywords).
+_FLAGS = {"--decay-all" if p["name"] == "decay_all_layers" else "--" + p["name"].replace("_", "-"): p["name"]
+          for p in GCN_PARAMS}
+_FLAGS.update({"--checkpoint": "checkpoint", "--checkpoint-every": "checkpoint_every", "--resume": "resume",
+               "--force": "force"})
 
 
 def _node_data(data):
@@ -95,7 +88,7 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
             if callback is not None:
                 callback(s)
     try:
-        result_json, probs = _call(_tessel.train_gcn,
+        result_json, probs = engine_call(_FLAGS, _tessel.train_gcn,
             nd, json.dumps(given), as_int("seed", seed, minimum=0), as_int("threads", threads, minimum=0),
             str(device), as_int("device_id", device_id, minimum=-1),
             "" if checkpoint is None else os.fspath(checkpoint), as_int("checkpoint_every", checkpoint_every, 1),

@@ -31,8 +31,21 @@ uint64_t SentBytes(const comm::Communicator& comm) { return comm.Bytes().Total()
 
 }  // namespace
 
+void CheckCheckpointTarget(const TrainConfig& c, bool force) {
+  // A checkpoint is another run's state: replaced only when asked, as every other output is.
+  std::error_code ec;
+  TESSEL_CHECK(c.checkpoint_dir.empty() || c.resume || force ||
+                   !std::filesystem::exists(c.checkpoint_dir / "checkpoint.json", ec),
+               "--checkpoint {}: already holds a checkpoint; pass --resume to continue it, --force to replace it, or "
+               "choose another folder",
+               c.checkpoint_dir.string());
+}
+
 void TrainConfig::Validate(bool partitioned) const {
   TESSEL_CHECK(epochs >= 1, "--epochs must be >= 1, got {}", epochs);
+  TESSEL_CHECK(model.layers >= 1, "--layers must be >= 1, got {}", model.layers);
+  TESSEL_CHECK(model.hidden >= 1, "--hidden must be >= 1, got {}", model.hidden);
+  TESSEL_CHECK(model.dropout >= 0.0F && model.dropout < 1.0F, "--dropout must be in [0, 1), got {}", model.dropout);
   TESSEL_CHECK(batch_size >= 0, "--batch-size must be >= 0 (0 = full graph), got {}", batch_size);
   TESSEL_CHECK(patience >= 0, "--patience must be >= 0 (0 = off), got {}", patience);
   TESSEL_CHECK(checkpoint_every >= 1, "--checkpoint-every must be >= 1, got {}", checkpoint_every);

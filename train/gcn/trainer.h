@@ -152,6 +152,9 @@ struct TrainConfig {
   }
 };
 
+// Throws when c.checkpoint_dir already holds a checkpoint and neither c.resume nor `force` says what to do with it.
+void CheckCheckpointTarget(const TrainConfig& c, bool force);
+
 // One epoch as every rank sees it: values are reduced over ranks (sums, or maxima for the seconds), so every rank
 // holds the same numbers. One process is the one-rank case.
 struct EpochStats {

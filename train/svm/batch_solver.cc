@@ -315,6 +315,16 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
 
 }  // namespace
 
+BatchOptions BatchOptions::ForWorkingSet(int working_set, bool cuda) {
+  BatchOptions batch;
+  batch.working_set = working_set > 0 ? working_set : (cuda ? 1024 : 256);
+  TESSEL_CHECK(working_set >= 0 && batch.working_set % 2 == 0 && batch.working_set >= 2,
+               "--working-set {} must be an even number >= 2 (or 0 for the default)", working_set);
+  TESSEL_CHECK(!cuda || batch.working_set <= 1024,
+               "--working-set {} exceeds 1024, the most one CUDA thread block solves", batch.working_set);
+  return batch;
+}
+
 void BatchOptions::Validate() const {
   TESSEL_CHECK(working_set >= 2 && working_set % 2 == 0,
                "batch solver: working set size {} must be an even number >= 2 (e.g. 256)", working_set);

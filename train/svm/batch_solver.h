@@ -23,6 +23,9 @@ struct BatchOptions {
   int64_t inner_limit = -1;   // SMO steps per round (-1: 10 q)
   double inner_factor = 0.1;  // a round stops once its gap < max(eps, inner_factor * its first gap)
   void Validate() const;      // throws naming the bad field
+  // The options of `--working-set` on the CPU or CUDA: 0 = the default, 256 on the CPU and 1024 on CUDA; throws
+  // unless the size is even and >= 2, and at most 1024 on CUDA (one thread block).
+  static BatchOptions ForWorkingSet(int working_set, bool cuda);
 };
 
 // The result has SolveBinary's meaning: `iterations` counts SMO steps over all rounds, `shrink_checks` the
