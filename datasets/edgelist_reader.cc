@@ -90,19 +90,38 @@ std::string Lower(std::string_view s) {
 
 class EdgeListParser {
  public:
-  EdgeListParser(const TextFile& file, const EdgeListOptions& options)
-      : name_(file.name()), text_(file.text()), options_(options), base_(options.one_based ? 1 : 0) {
+  EdgeListParser(const std::string& name, const EdgeListOptions& options)
+      : name_(name), options_(options), base_(options.one_based ? 1 : 0) {
     TESSEL_CHECK(options.num_nodes >= -1, "{}: num_nodes {} must be >= 0 (or -1 to take it from the file)", name_,
                  options.num_nodes);
     if (options.num_nodes >= 0) limit_ = static_cast<uint64_t>(options.num_nodes);
   }
 
-  EdgeList Run() {
-    const char* p = text_.data();
-    const char* const end = p + text_.size();
-    p = Prologue(p, end);
-    Reserve(static_cast<size_t>(end - p), p);
+  // Parses the stream piece by piece (one piece for a plain file); pieces end at line ends.
+  EdgeList Run(TextStream& stream) {
+    std::string_view piece;
+    int64_t offset = 0;  // text bytes before the piece
+    bool reserved = false;
+    while (stream.Next(&piece)) {
+      const char* p = piece.data();
+      const char* const end = p + piece.size();
+      if (!started_) p = Prologue(p, end);
+      if (started_ && !reserved) {
+        // The edges' share of the text: what is left of this piece and of the whole (estimated when compressed).
+        const int64_t before = offset + (p - piece.data());
+        Reserve(static_cast<size_t>(std::max<int64_t>(end - p, stream.EstimatedSize() - before)), p, end);
+        reserved = true;
+      }
+      Lines(p, end);
+      offset += static_cast<int64_t>(piece.size());
+    }
+    return Finish();
+  }
 
+ private:
+  [[noreturn]] void Fail(std::string_view what) const { throw Error::AtLine(name_, line_, what); }
+
+  void Lines(const char* p, const char* const end) {
     // Every line before safe_end ends with '\n', so the fast loop needs no bounds checks.
     const char* nl = p < end ? static_cast<const char*>(memrchr(p, '\n', static_cast<size_t>(end - p))) : nullptr;
     const char* const safe_end = nl == nullptr ? p : nl + 1;
@@ -129,11 +148,7 @@ class EdgeListParser {
         p = end;
       }
     }
-    return Finish();
   }
-
- private:
-  [[noreturn]] void Fail(std::string_view what) const { throw Error::AtLine(name_, line_, what); }
 
   // Skips comments and blank lines up to the first content line; settles the delimiter and the header there.
   // Returns the start of the first edge line.
@@ -168,6 +183,7 @@ class EdgeListParser {
         int64_t ignored = 0;
         header = fields.Next(&first) && !ParseInt64(first, &ignored);
       }
+      started_ = true;
       if (header) return next;
       --line_;  // the main loop counts this line again
       return p;
@@ -175,13 +191,13 @@ class EdgeListParser {
     return end;
   }
 
-  void Reserve(size_t bytes, const char* p) {
+  void Reserve(size_t bytes, const char* p, const char* end) {
     size_t estimate = 0;
     const size_t upper = bytes / 4 + 16;  // the shortest edge line, "u v\n", has 4 bytes
     if (declared_edges_ >= 0) {
       estimate = std::min(static_cast<size_t>(declared_edges_), upper);
     } else {
-      const size_t sample = std::min<size_t>(bytes, size_t{1} << 20);
+      const size_t sample = std::min<size_t>(static_cast<size_t>(end - p), size_t{1} << 20);
       const auto lines = static_cast<size_t>(std::count(p, p + sample, '\n'));
       estimate = lines == 0
                      ? upper
@@ -334,8 +350,8 @@ class EdgeListParser {
   }
 
   std::string name_;
-  std::string_view text_;
   EdgeListOptions options_;
+  bool started_ = false;  // the prologue (leading comments, delimiter, header) is done
   int64_t base_;
   uint64_t limit_ = kNoLimit;
   char delim_ = 0;
@@ -351,8 +367,8 @@ class EdgeListParser {
 }  // namespace
 
 EdgeList ReadEdgeList(const fs::path& path, const EdgeListOptions& options) {
-  const TextFile file = TextFile::Open(path);
-  return EdgeListParser(file, options).Run();
+  TextStream stream = TextStream::Open(path);
+  return EdgeListParser(stream.name(), options).Run(stream);
 }
 
 }  // namespace tessel::datasets

@@ -111,27 +111,41 @@ std::string DatasetName(const fs::path& path) {
 }  // namespace
 
 SparseRowDataset ReadLibsvm(const fs::path& path, int64_t num_features) {
-  const TextFile file = TextFile::Open(path);
-  const std::string_view text = file.text();
+  TextStream file = TextStream::Open(path);
 
+  // Each piece of the stream (the whole mapped file when it is plain; a window of inflated text when compressed) is
+  // cut into blocks of lines parsed in parallel; only the parsed rows outlive the piece.
+  std::vector<Block> blocks;
   std::vector<std::string_view> lines;
-  lines.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
-  LineCursor cursor(file);
-  std::string_view line;
-  while (cursor.Next(&line)) lines.push_back(line);
+  int64_t line_base = 0;  // lines before the piece
+  std::string_view piece;
+  while (file.Next(&piece)) {
+    lines.clear();
+    lines.reserve(static_cast<size_t>(std::count(piece.begin(), piece.end(), '\n')) + 1);
+    LineCursor cursor(file.name(), piece);
+    std::string_view line;
+    while (cursor.Next(&line)) lines.push_back(line);
 
-  const size_t num_blocks = (lines.size() + kBlockLines - 1) / kBlockLines;
-  std::vector<Block> blocks(num_blocks);
-  parallel_for<size_t>(0, num_blocks, 1, [&](size_t k) {
-    Block& b = blocks[k];
-    const size_t end = std::min(lines.size(), (k + 1) * kBlockLines);
-    for (size_t i = k * kBlockLines; i < end; ++i) {
-      if (!ParseLine(lines[i], num_features, &b, &b.error)) {
-        b.error_line = static_cast<int64_t>(i) + 1;
-        return;
+    const size_t first = blocks.size();
+    const size_t num_blocks = (lines.size() + kBlockLines - 1) / kBlockLines;
+    blocks.resize(first + num_blocks);
+    parallel_for<size_t>(0, num_blocks, 1, [&](size_t k) {
+      Block& b = blocks[first + k];
+      const size_t end = std::min(lines.size(), (k + 1) * kBlockLines);
+      for (size_t i = k * kBlockLines; i < end; ++i) {
+        if (!ParseLine(lines[i], num_features, &b, &b.error)) {
+          b.error_line = line_base + static_cast<int64_t>(i) + 1;
+          return;
+        }
       }
+    });
+    // The first error in file order: no later piece can hold an earlier line.
+    for (size_t k = first; k < blocks.size(); ++k) {
+      if (blocks[k].error_line > 0) throw Error::AtLine(file.name(), blocks[k].error_line, blocks[k].error);
     }
-  });
+    line_base += static_cast<int64_t>(lines.size());
+  }
+  const size_t num_blocks = blocks.size();
 
   // Offsets of each block's rows and entries; the first error in file order wins.
   std::vector<size_t> row_base(num_blocks + 1, 0);
@@ -139,7 +153,6 @@ SparseRowDataset ReadLibsvm(const fs::path& path, int64_t num_features) {
   int64_t max_index = 0;
   for (size_t k = 0; k < num_blocks; ++k) {
     const Block& b = blocks[k];
-    if (b.error_line > 0) throw Error::AtLine(file.name(), b.error_line, b.error);
     row_base[k + 1] = row_base[k] + b.labels.size();
     entry_base[k + 1] = entry_base[k] + b.indices.size();
     max_index = std::max(max_index, b.max_index);

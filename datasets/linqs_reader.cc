@@ -21,7 +21,8 @@ std::string DatasetName(const fs::path& path) {
 }  // namespace
 
 NodeDataset ReadLinqs(const fs::path& content, const fs::path& cites) {
-  // The paper ids and class names below are views into this text, so it stays alive until the end.
+  // The paper ids and class names below are views into this text, so it is read whole (not streamed) and stays
+  // alive until the end.
   const TextFile content_file = TextFile::Open(content);
   LineCursor cur(content_file);
 
@@ -86,7 +87,7 @@ NodeDataset ReadLinqs(const fs::path& content, const fs::path& cites) {
         static_cast<int32_t>(std::lower_bound(classes.begin(), classes.end(), class_of_node[i]) - classes.begin());
   }
 
-  const TextFile cites_file = TextFile::Open(cites);
+  TextStream cites_file = TextStream::Open(cites);
   LineCursor ccur(cites_file);
   EdgeList edges;
   edges.num_nodes = n;

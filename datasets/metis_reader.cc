@@ -6,6 +6,7 @@
 // rejects such files or, worse, partitions them wrongly.
 #include <algorithm>
 #include <atomic>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -85,7 +86,7 @@ Header ReadHeader(LineCursor& cur) {
 }  // namespace
 
 MetisGraph ReadMetisGraph(const fs::path& path) {
-  const TextFile file = TextFile::Open(path);
+  TextStream file = TextStream::Open(path);
   LineCursor cur(file);
   const Header h = ReadHeader(cur);
   const int64_t n = h.n;
@@ -96,25 +97,29 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
                file.name(), h.line, h.m);
   const int64_t entries = 2 * h.m;
   // 2m entries need at least 2 bytes each in the file; a header claiming more is caught when the lines run out.
-  const auto bytes = static_cast<int64_t>(file.text().size());
-  TESSEL_CHECK(n <= bytes + 1, "{}:{}: the header declares {} vertices but the file has only {} bytes", file.name(),
-               h.line, n, bytes);
+  // A compressed file is bounded by what it may inflate to (--max-inflate-ratio).
+  const int64_t bytes = std::min(file.MaxSize(), std::numeric_limits<int64_t>::max() - 1);
+  const std::string size_text = file.compression() == Compression::kNone
+                                    ? fmt::format("the file's {} bytes", bytes)
+                                    : fmt::format("the {} bytes the file may inflate to (--max-inflate-ratio)", bytes);
+  TESSEL_CHECK(n <= bytes + 1, "{}:{}: the header declares {} vertices, more than {} can hold", file.name(), h.line, n,
+               size_text);
 
   // Each vertex line starts with its size and ncon weights, at least 2 bytes each (a digit and a separator): a
   // header that promises more than the file can hold is refused before the arrays are sized from it.
   const int64_t per_vertex = h.ncon + (h.sizes ? 1 : 0);
   TESSEL_CHECK(
       per_vertex == 0 || n <= (bytes + 1) / (2 * per_vertex),
-      "{}:{}: the header declares {} vertices with {} size/weight value(s) each, more than the file's {} bytes "
-      "can hold; the file is truncated or the header's n, fmt or ncon is wrong",
-      file.name(), h.line, n, per_vertex, bytes);
+      "{}:{}: the header declares {} vertices with {} size/weight value(s) each, more than {} can hold; the file "
+      "is truncated or the header's n, fmt or ncon is wrong",
+      file.name(), h.line, n, per_vertex, size_text);
 
   MetisGraph out;
   out.ncon = h.ncon;
   std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
   std::vector<int64_t> indices;
   std::vector<float> weights;
-  indices.reserve(static_cast<size_t>(std::min(entries, bytes / 2 + 1)));
+  indices.reserve(static_cast<size_t>(std::min(entries, file.EstimatedSize() / 2 + 1)));
   if (h.edge_weights) weights.reserve(indices.capacity());
   if (h.sizes) out.vertex_sizes.resize(static_cast<size_t>(n));
   if (h.ncon > 0) out.vertex_weights.resize(static_cast<size_t>(n * h.ncon));

@@ -20,14 +20,9 @@ std::string DatasetName(const fs::path& edges) {
   return name;
 }
 
-// True when nothing but whitespace and line ends is left.
-bool OnlyBlankLeft(std::string_view rest) {
-  return std::all_of(rest.begin(), rest.end(), [](char c) { return IsSpace(c) || c == '\n'; });
-}
-
 // Sparse features: '#' lines, "N F NNZ", then NNZ lines "node feature value" sorted by node then feature.
 Features ReadSparseFeatures(const fs::path& path) {
-  const TextFile file = TextFile::Open(path);
+  TextStream file = TextStream::Open(path);
   LineCursor cur(file);
   std::string_view line;
   if (!cur.NextContent(&line, "#")) {
@@ -55,7 +50,7 @@ Features ReadSparseFeatures(const fs::path& path) {
   std::vector<int32_t> columns;
   std::vector<float> values;
   // Each entry line takes at least 6 bytes ("0 0 1\n"); do not trust a huge header with the reservation.
-  const auto reserve = static_cast<size_t>(std::min<int64_t>(nnz, static_cast<int64_t>(file.text().size() / 6) + 1));
+  const auto reserve = static_cast<size_t>(std::min<int64_t>(nnz, file.EstimatedSize() / 6 + 1));
   columns.reserve(reserve);
   values.reserve(reserve);
   int64_t prev_node = -1;
@@ -112,20 +107,25 @@ Features ReadSparseFeatures(const fs::path& path) {
 
 // One class id per line, -1 = no label; '#' lines are comments; blank lines only at the end.
 std::vector<int32_t> ReadLabels(const fs::path& path, int32_t* num_classes) {
-  const TextFile file = TextFile::Open(path);
+  TextStream file = TextStream::Open(path);
   LineCursor cur(file);
   std::vector<int32_t> labels;
-  labels.reserve(file.text().size() / 2);
+  labels.reserve(static_cast<size_t>(file.EstimatedSize() / 2));
   int64_t max_label = -1;
   int64_t max_label_line = 0;
+  int64_t blank_line = 0;  // the first blank line: harmless at the end, an error before anything else
   std::string_view line;
   while (cur.Next(&line)) {
     Fields fields(line);
     std::string_view tok;
     std::string_view extra;
     if (!fields.Next(&tok)) {
-      if (OnlyBlankLeft(cur.remaining())) break;
-      cur.Fail("blank line; every line holds the label of one node (use -1 for a node without a label)");
+      if (blank_line == 0) blank_line = cur.line_number();
+      continue;
+    }
+    if (blank_line > 0) {
+      throw Error::AtLine(file.name(), blank_line,
+                          "blank line; every line holds the label of one node (use -1 for a node without a label)");
     }
     if (tok.front() == '#') continue;
     if (fields.Next(&extra)) cur.Fail("expected one class id per line, found '{}' after '{}'", extra, tok);
@@ -161,7 +161,7 @@ struct SplitList {
 
 // One node id per line; '#' lines and blank lines are skipped.
 SplitList ReadSplitList(const fs::path& path, int64_t num_nodes) {
-  const TextFile file = TextFile::Open(path);
+  TextStream file = TextStream::Open(path);
   LineCursor cur(file);
   SplitList list;
   list.file = file.name();

@@ -58,48 +58,83 @@ bool ParseDenseRow(std::string_view line, std::span<float> out, std::string* err
   return true;
 }
 
-// Dense comma-separated float rows, one per line (node-feat.csv); rows are parsed in parallel and the first
-// malformed one in file order is reported.
+// Dense comma-separated float rows, one per line (node-feat.csv), read piece by piece from the stream: the rows of
+// a piece are parsed in parallel and the first malformed one in file order is reported.
 Features ReadDenseCsv(const fs::path& path) {
-  const TextFile file = TextFile::Open(path);
+  TextStream file = TextStream::Open(path);
+  std::vector<float> values;
+  int64_t dim = 0;
+  int64_t rows = 0;
+  int64_t line_base = 0;   // lines before the piece
+  int64_t blank_line = 0;  // the first of the blank lines read last: harmless at the end of the file only
   std::vector<std::string_view> lines;
-  {
-    const std::string_view text = file.text();
-    lines.reserve(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) + 1);
-    LineCursor cursor(file);
+  std::string_view piece;
+  while (file.Next(&piece)) {
+    lines.clear();
+    LineCursor cursor(file.name(), piece);
     std::string_view line;
     while (cursor.Next(&line)) lines.push_back(line);
-  }
-  // A file may end with blank lines; anywhere else a blank line would shift every later node.
-  while (!lines.empty() && Fields(lines.back()).AtEnd()) lines.pop_back();
-  if (lines.empty()) throw Error::InFile(file.name(), "no rows (expected one comma-separated feature row per node)");
-  const auto dim = static_cast<int64_t>(std::count(lines[0].begin(), lines[0].end(), ',')) + 1;
-
-  Features f;
-  f.num_rows = static_cast<int64_t>(lines.size());
-  f.dim = dim;
-  f.dense = Buffer<float>(lines.size() * static_cast<size_t>(dim));
-  auto out = f.dense.MutableHost();
-  std::atomic<int64_t> first_bad{std::numeric_limits<int64_t>::max()};
-  parallel_for<int64_t>(0, f.num_rows, 256, [&](int64_t r) {
-    std::string unused;
-    if (!ParseDenseRow(lines[r], out.subspan(static_cast<size_t>(r * dim), static_cast<size_t>(dim)), &unused)) {
-      int64_t cur = first_bad.load();
-      while (r < cur && !first_bad.compare_exchange_weak(cur, r)) {
+    size_t content = lines.size();
+    while (content > 0 && Fields(lines[content - 1]).AtEnd()) --content;
+    if (content == 0) {
+      if (blank_line == 0 && !lines.empty()) blank_line = line_base + 1;
+      line_base += static_cast<int64_t>(lines.size());
+      continue;
+    }
+    if (rows == 0 && blank_line == 0) {
+      dim = static_cast<int64_t>(std::count(lines[0].begin(), lines[0].end(), ',')) + 1;
+      // Rows expected in the whole file, from this piece's bytes per line: one reservation instead of regrowths.
+      const double per_line = static_cast<double>(piece.size()) / static_cast<double>(lines.size());
+      const auto expected = static_cast<int64_t>(static_cast<double>(file.EstimatedSize()) / per_line * 1.02) + 1;
+      const int64_t reserve = std::min(expected, file.MaxSize() / (2 * dim) + 1) * dim;
+      try {  // an estimate: when it does not fit the budget, the exact sizes below are checked as the rows come
+        memory::CheckArray(reserve, static_cast<int64_t>(sizeof(float)), "the node features of " + file.name());
+        values.reserve(static_cast<size_t>(reserve));
+      } catch (const Error&) {
       }
     }
-  });
-  if (const int64_t bad = first_bad.load(); bad != std::numeric_limits<int64_t>::max()) {
-    std::string error;
-    ParseDenseRow(lines[bad], out.subspan(static_cast<size_t>(bad * dim), static_cast<size_t>(dim)), &error);
-    throw Error::AtLine(file.name(), bad + 1, error);
+    std::vector<float> scratch(static_cast<size_t>(dim));
+    if (blank_line > 0) {
+      // A blank line followed by more rows would shift every later node.
+      std::string error;
+      ParseDenseRow("", scratch, &error);
+      throw Error::AtLine(file.name(), blank_line, error);
+    }
+    const auto piece_rows = static_cast<int64_t>(content);
+    memory::CheckArray((rows + piece_rows) * dim, static_cast<int64_t>(sizeof(float)),
+                       "the node features of " + file.name(), "give fewer or shorter feature rows");
+    values.resize(static_cast<size_t>((rows + piece_rows) * dim));
+    const std::span<float> out(values.data() + rows * dim, static_cast<size_t>(piece_rows * dim));
+    std::atomic<int64_t> first_bad{std::numeric_limits<int64_t>::max()};
+    parallel_for<int64_t>(0, piece_rows, 256, [&](int64_t r) {
+      std::string unused;
+      if (!ParseDenseRow(lines[r], out.subspan(static_cast<size_t>(r * dim), static_cast<size_t>(dim)), &unused)) {
+        int64_t cur = first_bad.load();
+        while (r < cur && !first_bad.compare_exchange_weak(cur, r)) {
+        }
+      }
+    });
+    if (const int64_t bad = first_bad.load(); bad != std::numeric_limits<int64_t>::max()) {
+      std::string error;
+      ParseDenseRow(lines[bad], scratch, &error);
+      throw Error::AtLine(file.name(), line_base + bad + 1, error);
+    }
+    rows += piece_rows;
+    if (content < lines.size()) blank_line = line_base + static_cast<int64_t>(content) + 1;
+    line_base += static_cast<int64_t>(lines.size());
   }
+  if (rows == 0) throw Error::InFile(file.name(), "no rows (expected one comma-separated feature row per node)");
+
+  Features f;
+  f.num_rows = rows;
+  f.dim = dim;
+  f.dense = Buffer<float>(std::move(values));
   return f;
 }
 
 // num-node-list.csv: one line with the node count (OGB writes one line per graph; node-property datasets have one).
 int64_t ReadNodeCount(const fs::path& path) {
-  const TextFile file = TextFile::Open(path);
+  TextStream file = TextStream::Open(path);
   LineCursor cur(file);
   std::string_view line;
   if (!cur.NextContent(&line, "#")) throw Error::InFile(file.name(), "empty; expected the number of nodes");
@@ -166,7 +201,7 @@ void ReadSplits(const fs::path& folder, int64_t n, NodeDataset* ds) {
   const fs::path paths[3] = {FindWithCompression(folder / "train.csv"), FindWithCompression(folder / "valid.csv"),
                              FindWithCompression(folder / "test.csv")};
   for (int k = 0; k < 3; ++k) {
-    const TextFile file = TextFile::Open(paths[k]);
+    TextStream file = TextStream::Open(paths[k]);
     LineCursor cur(file);
     List& l = lists[k];
     l.file = file.name();
@@ -214,7 +249,7 @@ NodeDataset ReadOgbNodeFolder(const fs::path& dir, const std::string& split_name
   table.edges = FindWithCompression(raw / "edge.csv");
   table.labels = FindOptional(raw / "node-label.csv");
   if (!table.labels.empty()) {
-    const TextFile labels = TextFile::Open(table.labels);
+    TextStream labels = TextStream::Open(table.labels);
     LineCursor cur(labels);
     std::string_view line;
     if (cur.NextContent(&line, "#") && line.find(',') != std::string_view::npos) {

@@ -1,14 +1,20 @@
-// TextFile (mmap for plain files, zlib/libbz2 streaming for compressed ones) and the field parsers.
-// Decompression reads in 4 MiB steps into a growing string; a truncated stream is an error, not a short file. The
-// text may inflate to at most --max-inflate-ratio times the compressed size, and each growth is checked against the
-// memory budget (core/memory_budget.h), so a decompression bomb stops early with a message.
+// TextStream and TextFile (mmap for plain files, zlib/libbz2 streaming for compressed ones) and the field parsers.
+// A decompressor is a ByteSource that fills a caller's buffer; a truncated stream is an error, not a short file. The
+// text may inflate to at most --max-inflate-ratio times the compressed size (checked after every step), and every
+// buffer that grows is checked against the memory budget (core/memory_budget.h), so a decompression bomb stops
+// early with a message. TextStream keeps two windows: the caller parses one while a second thread inflates the next.
 #include "datasets/text_input.h"
 
 #include <bzlib.h>
 #include <zlib.h>
 
+#include <atomic>
+#include <climits>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <future>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -16,125 +22,386 @@
 
 namespace tessel::datasets {
 namespace fs = std::filesystem;
+namespace detail {
+
+// Fills buffers with text: inflated data of a compressed file, or (for tests) a string.
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Writes up to `cap` bytes to `out` and returns how many; fewer than `cap` only at the end of the data.
+  virtual size_t Read(char* out, size_t cap) = 0;
+  // Input bytes consumed and text bytes produced so far (for the size estimate).
+  virtual int64_t consumed() const = 0;
+  virtual int64_t produced() const = 0;
+};
+
+}  // namespace detail
 namespace {
 
 constexpr size_t kChunk = size_t{4} << 20;
 constexpr std::string_view kInflateFix =
     "give the uncompressed file instead (it is mapped, not copied), or use a machine with more memory";
 
-// The decompressors' states are released on every exit, an exception from a limit check included.
-struct ZlibStream {
-  z_stream zs{};
-  bool open = false;
-  ~ZlibStream() {
-    if (open) inflateEnd(&zs);
+// inflate() takes at most UINT_MAX bytes a call.
+constexpr size_t kMaxStep = size_t{1} << 30;
+
+class GzipSource final : public detail::ByteSource {
+ public:
+  GzipSource(std::string name, std::string_view in) : name_(std::move(name)), in_(in) {
+    if (inflateInit2(&zs_, 15 + 32) != Z_OK) throw Error::InFile(name_, "zlib initialisation failed");
   }
-};
-struct Bzip2Stream {
-  bz_stream bs{};
-  bool open = false;
-  ~Bzip2Stream() {
-    if (open) BZ2_bzDecompressEnd(&bs);
+  ~GzipSource() override { inflateEnd(&zs_); }
+  GzipSource(const GzipSource&) = delete;
+  GzipSource& operator=(const GzipSource&) = delete;
+
+  size_t Read(char* out, size_t cap) override {
+    size_t done = 0;
+    while (done < cap && !ended_) {
+      if (zs_.avail_in == 0 && in_off_ < in_.size()) {
+        zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in_.data() + in_off_));
+        zs_.avail_in = static_cast<uInt>(std::min(in_.size() - in_off_, kMaxStep));
+        in_off_ += zs_.avail_in;
+      }
+      const size_t step = std::min(cap - done, kMaxStep);
+      zs_.next_out = reinterpret_cast<Bytef*>(out + done);
+      zs_.avail_out = static_cast<uInt>(step);
+      const int rc = inflate(&zs_, Z_NO_FLUSH);
+      const size_t got = step - zs_.avail_out;
+      done += got;
+      produced_ += static_cast<int64_t>(got);
+      memory::CheckInflated(name_, static_cast<int64_t>(in_.size()), produced_);
+      if (rc == Z_STREAM_END) {
+        // Concatenated gzip members (as `cat a.gz b.gz` makes) continue after a reset.
+        if (zs_.avail_in == 0 && in_off_ >= in_.size()) {
+          ended_ = true;
+        } else {
+          inflateReset(&zs_);
+        }
+        continue;
+      }
+      if (rc == Z_BUF_ERROR && zs_.avail_in == 0 && in_off_ >= in_.size()) {
+        throw Error::InFile(name_, "gzip stream is truncated (the file ends before the compressed data does)");
+      }
+      if (rc != Z_OK && rc != Z_BUF_ERROR) {
+        const std::string msg = zs_.msg != nullptr ? zs_.msg : "unknown error";
+        throw Error::InFile(name_, "corrupt gzip data: " + msg);
+      }
+    }
+    return done;
   }
+  int64_t consumed() const override { return static_cast<int64_t>(in_off_ - zs_.avail_in); }
+  int64_t produced() const override { return produced_; }
+
+ private:
+  std::string name_;
+  std::string_view in_;
+  z_stream zs_{};
+  size_t in_off_ = 0;  // input bytes handed to zlib so far
+  int64_t produced_ = 0;
+  bool ended_ = false;
 };
 
-std::string Gunzip(const std::string& name, std::string_view in) {
-  std::string out;
-  ZlibStream stream;
-  z_stream& zs = stream.zs;
-  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw Error::InFile(name, "zlib initialisation failed");
-  stream.open = true;
-  size_t in_off = 0;    // input bytes handed to zlib so far
-  size_t produced = 0;  // output bytes written so far
-  while (true) {
-    if (zs.avail_in == 0 && in_off < in.size()) {
-      zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data() + in_off));
-      zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - in_off, kChunk));
-      in_off += zs.avail_in;
-    }
-    if (out.size() - produced < kChunk) {
-      memory::Check(static_cast<int64_t>(out.size() + kChunk), fmt::format("decompressing {}", name), kInflateFix);
-      out.resize(out.size() + kChunk);
-    }
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + produced);
-    zs.avail_out = static_cast<uInt>(out.size() - produced);
-    const int rc = inflate(&zs, Z_NO_FLUSH);
-    produced = out.size() - zs.avail_out;
-    memory::CheckInflated(name, static_cast<int64_t>(in.size()), static_cast<int64_t>(produced));
-    if (rc == Z_STREAM_END) {
-      // Concatenated gzip members (as `cat a.gz b.gz` makes) continue after a reset.
-      if (zs.avail_in == 0 && in_off >= in.size()) break;
-      inflateReset(&zs);
-      continue;
-    }
-    if (rc == Z_BUF_ERROR && zs.avail_in == 0 && in_off >= in.size()) {
-      throw Error::InFile(name, "gzip stream is truncated (the file ends before the compressed data does)");
-    }
-    if (rc != Z_OK && rc != Z_BUF_ERROR) {
-      const std::string msg = zs.msg != nullptr ? zs.msg : "unknown error";
-      throw Error::InFile(name, "corrupt gzip data: " + msg);
-    }
+class Bzip2Source final : public detail::ByteSource {
+ public:
+  Bzip2Source(std::string name, std::string_view in) : name_(std::move(name)), in_(in) { Init(); }
+  ~Bzip2Source() override {
+    if (open_) BZ2_bzDecompressEnd(&bs_);
   }
-  out.resize(produced);
-  return out;
+  Bzip2Source(const Bzip2Source&) = delete;
+  Bzip2Source& operator=(const Bzip2Source&) = delete;
+
+  size_t Read(char* out, size_t cap) override {
+    size_t done = 0;
+    while (done < cap && !ended_) {
+      if (bs_.avail_in == 0 && in_off_ < in_.size()) {
+        bs_.next_in = const_cast<char*>(in_.data() + in_off_);
+        bs_.avail_in = static_cast<unsigned>(std::min(in_.size() - in_off_, kMaxStep));
+        in_off_ += bs_.avail_in;
+      }
+      const size_t step = std::min(cap - done, kMaxStep);
+      bs_.next_out = out + done;
+      bs_.avail_out = static_cast<unsigned>(step);
+      const int rc = BZ2_bzDecompress(&bs_);
+      const size_t got = step - bs_.avail_out;
+      done += got;
+      produced_ += static_cast<int64_t>(got);
+      memory::CheckInflated(name_, static_cast<int64_t>(in_.size()), produced_);
+      if (rc == BZ_STREAM_END) {
+        // Multi-stream files (pbzip2, `cat a.bz2 b.bz2`) continue with a fresh decompressor.
+        if (bs_.avail_in == 0 && in_off_ >= in_.size()) {
+          ended_ = true;
+        } else {
+          const char* next = bs_.next_in;
+          const unsigned left = bs_.avail_in;
+          BZ2_bzDecompressEnd(&bs_);
+          open_ = false;
+          bs_ = bz_stream{};
+          Init();
+          bs_.next_in = const_cast<char*>(next);
+          bs_.avail_in = left;
+        }
+        continue;
+      }
+      if (rc != BZ_OK) throw Error::InFile(name_, fmt::format("corrupt bzip2 data (libbz2 code {})", rc));
+      if (got == 0 && bs_.avail_in == 0 && in_off_ >= in_.size()) {
+        throw Error::InFile(name_, "bzip2 stream is truncated (the file ends before the compressed data does)");
+      }
+    }
+    return done;
+  }
+  int64_t consumed() const override { return static_cast<int64_t>(in_off_ - bs_.avail_in); }
+  int64_t produced() const override { return produced_; }
+
+ private:
+  void Init() {
+    if (BZ2_bzDecompressInit(&bs_, 0, 0) != BZ_OK) throw Error::InFile(name_, "bzip2 initialisation failed");
+    open_ = true;
+  }
+
+  std::string name_;
+  std::string_view in_;
+  bz_stream bs_{};
+  size_t in_off_ = 0;
+  int64_t produced_ = 0;
+  bool open_ = false;
+  bool ended_ = false;
+};
+
+// A string handed out as if it were inflated (tests of the windowing).
+class StringSource final : public detail::ByteSource {
+ public:
+  explicit StringSource(std::string text) : text_(std::move(text)) {}
+  size_t Read(char* out, size_t cap) override {
+    const size_t n = std::min(cap, text_.size() - off_);
+    std::memcpy(out, text_.data() + off_, n);
+    off_ += n;
+    return n;
+  }
+  int64_t consumed() const override { return static_cast<int64_t>(off_); }
+  int64_t produced() const override { return static_cast<int64_t>(off_); }
+
+ private:
+  std::string text_;
+  size_t off_ = 0;
+};
+
+Compression Sniff(std::string_view raw) {
+  if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b) {
+    return Compression::kGzip;
+  }
+  if (raw.size() >= 3 && raw.substr(0, 3) == "BZh") return Compression::kBzip2;
+  return Compression::kNone;
 }
 
-std::string Bunzip2(const std::string& name, std::string_view in) {
-  std::string out;
-  Bzip2Stream stream;
-  bz_stream& bs = stream.bs;
-  if (BZ2_bzDecompressInit(&bs, 0, 0) != BZ_OK) throw Error::InFile(name, "bzip2 initialisation failed");
-  stream.open = true;
-  bs.next_in = const_cast<char*>(in.data());
-  bs.avail_in = static_cast<unsigned>(std::min<size_t>(in.size(), UINT32_MAX));
-  size_t produced = 0;
-  while (true) {
-    if (out.size() - produced < kChunk) {
-      memory::Check(static_cast<int64_t>(out.size() + kChunk), fmt::format("decompressing {}", name), kInflateFix);
-      out.resize(out.size() + kChunk);
-    }
-    bs.next_out = out.data() + produced;
-    bs.avail_out = static_cast<unsigned>(out.size() - produced);
-    const int rc = BZ2_bzDecompress(&bs);
-    produced = out.size() - bs.avail_out;
-    memory::CheckInflated(name, static_cast<int64_t>(in.size()), static_cast<int64_t>(produced));
-    if (rc == BZ_STREAM_END) break;
-    if (rc != BZ_OK) throw Error::InFile(name, fmt::format("corrupt bzip2 data (libbz2 code {})", rc));
-    const size_t off = static_cast<size_t>(bs.next_in - in.data());
-    if (bs.avail_in == 0) {
-      if (off >= in.size() && bs.avail_out > 0) {
-        throw Error::InFile(name, "bzip2 stream is truncated (the file ends before the compressed data does)");
-      }
-      bs.avail_in = static_cast<unsigned>(std::min<size_t>(in.size() - off, UINT32_MAX));
-    }
-  }
-  out.resize(produced);
-  return out;
+std::shared_ptr<MappedFile> MapInput(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error::InFile(path.string(), "no such file");
+  if (fs::is_directory(path, ec)) throw Error::InFile(path.string(), "is a folder, expected a file");
+  return MappedFile::Open(path);
+}
+
+std::unique_ptr<detail::ByteSource> MakeSource(Compression c, const std::string& name, std::string_view raw) {
+  if (c == Compression::kGzip) return std::make_unique<GzipSource>(name, raw);
+  return std::make_unique<Bzip2Source>(name, raw);
+}
+
+// Resizes a window buffer after checking the memory budget for it.
+void SizeBuffer(std::string* buf, size_t bytes, const std::string& name) {
+  if (buf->size() >= bytes) return;
+  memory::Check(static_cast<int64_t>(bytes), fmt::format("decompressing {}", name), kInflateFix);
+  buf->resize(bytes);
+}
+
+// A window's bytes, not zero-filled: only what is written is touched, so a small file costs a few pages, not two
+// whole windows.
+struct Window {
+  std::unique_ptr<char[]> bytes;
+  size_t size = 0;
+  char* data() { return bytes.get(); }
+};
+
+// Grows a window to `size` bytes, keeping its first `keep`, after checking the memory budget.
+void SizeWindow(Window* w, size_t size, size_t keep, const std::string& name) {
+  if (w->size >= size) return;
+  memory::Check(static_cast<int64_t>(size), fmt::format("decompressing {}", name), kInflateFix);
+  auto fresh = std::make_unique_for_overwrite<char[]>(size);
+  if (keep > 0) std::memcpy(fresh.get(), w->bytes.get(), keep);
+  w->bytes = std::move(fresh);
+  w->size = size;
 }
 
 }  // namespace
 
+namespace detail {
+
+// Two windows: `front` holds the piece the caller has; `back` is filled (on a second thread) with the tail of the
+// front's text after its last '\n' and then the next inflated bytes.
+struct StreamState {
+  std::string name;
+  Compression compression = Compression::kNone;
+  std::shared_ptr<MappedFile> mapping;
+  std::string_view whole;  // a plain file: handed out once
+  bool whole_given = false;
+  int64_t input_bytes = 0;
+  std::unique_ptr<ByteSource> source;
+  size_t window = TextStream::kDefaultWindow;
+  Window front;
+  Window back;
+  size_t back_len = 0;  // bytes of text in back (carried tail included) once the fill is done
+  bool eof = false;     // the source has no more bytes after back's
+  bool started = false;
+  int64_t estimate = 0;
+  std::future<void> fill;  // declared last: destroyed (waited for) before the buffers and the source
+
+  ~StreamState() {
+    if (fill.valid()) fill.wait();
+  }
+
+  // Fills back from back_len to its end, or to the end of the data.
+  void FillBack() {
+    while (back_len < back.size) {
+      const size_t got = source->Read(back.data() + back_len, back.size - back_len);
+      if (got == 0) {
+        eof = true;
+        return;
+      }
+      back_len += got;
+    }
+  }
+
+  void LaunchFill() {
+    fill = std::async(std::launch::async, [this] { FillBack(); });
+  }
+
+  bool Next(std::string_view* piece) {
+    if (source == nullptr) {
+      if (whole_given || whole.empty()) return false;
+      whole_given = true;
+      *piece = whole;
+      return true;
+    }
+    if (!started) {
+      started = true;
+      SizeWindow(&back, window, 0, name);
+      FillBack();
+    } else if (fill.valid()) {
+      fill.get();  // rethrows a corrupt or truncated stream, or a broken limit
+    }
+    // Find the last line end; a line longer than the window grows it until one is found or the data ends.
+    size_t cut = 0;
+    while (true) {
+      const void* nl = back_len == 0 ? nullptr : memrchr(back.data(), '\n', back_len);
+      if (nl != nullptr) {
+        cut = static_cast<size_t>(static_cast<const char*>(nl) - back.data()) + 1;
+        break;
+      }
+      if (eof) {
+        cut = back_len;
+        break;
+      }
+      SizeWindow(&back, back.size * 2, back_len, name);
+      FillBack();
+    }
+    if (cut == 0) return false;  // nothing left
+    std::swap(front, back);
+    const size_t len = back_len;
+    const size_t tail = len - cut;
+    SizeWindow(&back, std::max(window, tail + window / 2), 0, name);
+    std::memcpy(back.data(), front.data() + cut, tail);
+    back_len = tail;
+    const int64_t used = source->consumed();
+    estimate = used > 0 ? static_cast<int64_t>(static_cast<double>(source->produced()) *
+                                               static_cast<double>(input_bytes) / static_cast<double>(used))
+                        : source->produced();
+    if (!eof) LaunchFill();
+    *piece = std::string_view(front.data(), cut);
+    return true;
+  }
+};
+
+}  // namespace detail
+
+TextStream::TextStream() : s_(std::make_unique<detail::StreamState>()) {}
+TextStream::TextStream(TextStream&&) noexcept = default;
+TextStream& TextStream::operator=(TextStream&&) noexcept = default;
+TextStream::~TextStream() = default;
+
+namespace {
+std::atomic<size_t> g_default_window{0};
+}  // namespace
+
+size_t DefaultStreamWindow() {
+  const size_t w = g_default_window.load();
+  return w == 0 ? TextStream::kDefaultWindow : w;
+}
+void SetDefaultStreamWindow(size_t bytes) { g_default_window.store(bytes); }
+
+TextStream TextStream::Open(const fs::path& path, size_t window) {
+  if (window == 0) window = DefaultStreamWindow();
+  TextStream t;
+  detail::StreamState& s = *t.s_;
+  s.name = path.string();
+  s.mapping = MapInput(path);
+  const std::string_view raw(reinterpret_cast<const char*>(s.mapping->data()), s.mapping->size());
+  s.compression = Sniff(raw);
+  s.input_bytes = static_cast<int64_t>(raw.size());
+  s.window = window;
+  if (s.compression == Compression::kNone) {
+    s.whole = raw;
+    s.estimate = static_cast<int64_t>(raw.size());
+  } else {
+    s.source = MakeSource(s.compression, s.name, raw);
+  }
+  return t;
+}
+
+TextStream TextStream::FromString(std::string name, std::string text, size_t window) {
+  TESSEL_CHECK(window > 0, "TextStream window must be positive");
+  TextStream t;
+  detail::StreamState& s = *t.s_;
+  s.name = std::move(name);
+  s.input_bytes = static_cast<int64_t>(text.size());
+  s.window = window;
+  s.source = std::make_unique<StringSource>(std::move(text));
+  return t;
+}
+
+bool TextStream::Next(std::string_view* piece) { return s_->Next(piece); }
+const std::string& TextStream::name() const { return s_->name; }
+Compression TextStream::compression() const { return s_->compression; }
+int64_t TextStream::EstimatedSize() const { return s_->estimate; }
+
+int64_t TextStream::MaxSize() const {
+  if (s_->compression == Compression::kNone) return s_->input_bytes;
+  const double ratio = memory::GetInflateLimits().max_ratio;
+  const double most = ratio * static_cast<double>(std::max<int64_t>(s_->input_bytes, 1));
+  return ratio <= 0 || most >= 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(most);
+}
+
 TextFile TextFile::Open(const fs::path& path) {
-  std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error::InFile(path.string(), "no such file");
-  if (fs::is_directory(path, ec)) throw Error::InFile(path.string(), "is a folder, expected a file");
   TextFile f;
   f.name_ = path.string();
-  f.mapping_ = MappedFile::Open(path);
+  f.mapping_ = MapInput(path);
   const std::string_view raw(reinterpret_cast<const char*>(f.mapping_->data()), f.mapping_->size());
-  if (raw.size() >= 2 && static_cast<unsigned char>(raw[0]) == 0x1f && static_cast<unsigned char>(raw[1]) == 0x8b) {
-    f.compression_ = Compression::kGzip;
-    f.owned_ = std::make_shared<const std::string>(Gunzip(f.name_, raw));
-  } else if (raw.size() >= 3 && raw.substr(0, 3) == "BZh") {
-    f.compression_ = Compression::kBzip2;
-    f.owned_ = std::make_shared<const std::string>(Bunzip2(f.name_, raw));
-  }
-  if (f.compression_ != Compression::kNone) {
-    f.mapping_.reset();
-    f.text_ = *f.owned_;
-  } else {
+  f.compression_ = Sniff(raw);
+  if (f.compression_ == Compression::kNone) {
     f.text_ = raw;
+    return f;
   }
+  auto source = MakeSource(f.compression_, f.name_, raw);
+  std::string out;
+  size_t len = 0;
+  while (true) {
+    SizeBuffer(&out, out.size() + kChunk, f.name_);
+    const size_t got = source->Read(out.data() + len, out.size() - len);
+    len += got;
+    if (len < out.size()) break;
+  }
+  source.reset();
+  out.resize(len);
+  f.owned_ = std::make_shared<const std::string>(std::move(out));
+  f.mapping_.reset();
+  f.text_ = *f.owned_;
   return f;
 }
 

@@ -1,5 +1,7 @@
-// Text input for every reader: a whole file in memory (mapped, or decompressed from .gz/.bz2 by magic bytes),
-// a line cursor that knows its 1-based line number, and from_chars-based field parsing.
+// Text input for every reader: a file read as a stream of pieces that end at line ends (TextStream: a plain file is
+// one mapped piece, a .gz/.bz2 one is inflated a window at a time, the next window on a second thread while the
+// current one is parsed), a whole file in memory for the few binary or tiny inputs (TextFile), a line cursor that
+// knows its 1-based line number, and from_chars-based field parsing.
 // Errors are "file:line: what is wrong" through LineCursor::Fail.
 #pragma once
 
@@ -36,6 +38,52 @@ class TextFile {
   Compression compression_ = Compression::kNone;
 };
 
+namespace detail {
+struct StreamState;
+}
+
+// A text file read as pieces of whole lines, so a compressed input is never inflated whole: memory stays at two
+// windows however large the file. A plain file is one piece, its mapping (no copy). A gzip (concatenated members
+// too) or bzip2 (multi-stream, as pbzip2 writes) file is inflated `window` bytes at a time; each piece ends with
+// '\n' except the file's last, and a line longer than the window grows it (checked against the memory budget).
+// The inflated total is checked against --max-inflate-ratio as it grows; a truncated or corrupt stream throws from
+// Next() with the file's name. Pieces are valid until the next call of Next().
+class TextStream {
+ public:
+  static constexpr size_t kDefaultWindow = size_t{16} << 20;
+
+  // Opens `path`; gzip and bzip2 are recognised by their magic bytes, whatever the file name. Window 0 takes
+  // DefaultStreamWindow().
+  static TextStream Open(const std::filesystem::path& path, size_t window = 0);
+  // For tests: `text` handed out through the same windowing as a compressed file.
+  static TextStream FromString(std::string name, std::string text, size_t window = kDefaultWindow);
+
+  TextStream(TextStream&&) noexcept;
+  TextStream& operator=(TextStream&&) noexcept;
+  ~TextStream();
+
+  // The next piece; false at the end of the file.
+  bool Next(std::string_view* piece);
+
+  const std::string& name() const;
+  Compression compression() const;
+  // The text's size: exact for a plain file; for a compressed one, extrapolated from the ratio so far (0 before the
+  // first piece). For reservations, never for checks.
+  int64_t EstimatedSize() const;
+  // The most text the file can yield: its size when plain, the ratio limit times the compressed size otherwise
+  // (INT64_MAX with no ratio limit). For checks of declared counts against the input's size.
+  int64_t MaxSize() const;
+
+ private:
+  TextStream();
+  std::unique_ptr<detail::StreamState> s_;
+};
+
+// The window of TextStream::Open when none is given: kDefaultWindow unless set (tests shrink it so that every reader
+// runs over many pieces). 0 restores the default.
+size_t DefaultStreamWindow();
+void SetDefaultStreamWindow(size_t bytes);
+
 // Returns `base` if it exists, else base + ".gz", else base + ".bz2"; throws naming all three otherwise.
 std::filesystem::path FindWithCompression(const std::filesystem::path& base);
 
@@ -57,13 +105,15 @@ class Fields {
 };
 
 // Iterates lines; strips "\r\n"; counts lines from 1.
+// Over a TextStream, it pulls the next piece when one is used up (the stream must outlive the cursor).
 class LineCursor {
  public:
   explicit LineCursor(const TextFile& file) : name_(file.name()), rest_(file.text()) {}
+  explicit LineCursor(TextStream& stream) : name_(stream.name()), stream_(&stream) {}
   LineCursor(std::string name, std::string_view text) : name_(std::move(name)), rest_(text) {}
 
   bool Next(std::string_view* line) {
-    if (rest_.empty()) return false;
+    if (rest_.empty() && (stream_ == nullptr || !stream_->Next(&rest_))) return false;
     const size_t nl = rest_.find('\n');
     std::string_view l = nl == std::string_view::npos ? rest_ : rest_.substr(0, nl);
     rest_.remove_prefix(nl == std::string_view::npos ? rest_.size() : nl + 1);
@@ -76,7 +126,6 @@ class LineCursor {
   bool NextContent(std::string_view* line, std::string_view comment_chars = "#%");
   int64_t line_number() const { return line_; }
   const std::string& name() const { return name_; }
-  std::string_view remaining() const { return rest_; }
 
   [[noreturn]] void Fail(std::string_view what) const { throw Error::AtLine(name_, line_, what); }
   template <typename... Args>
@@ -92,6 +141,7 @@ class LineCursor {
  private:
   std::string name_;
   std::string_view rest_;
+  TextStream* stream_ = nullptr;
   int64_t line_ = 0;
 };
 

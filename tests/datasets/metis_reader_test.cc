@@ -111,7 +111,8 @@ TEST_F(MetisTest, HeaderErrors) {
       ErrorFor("% c\n3 1 2\n"),
       At(2, "fmt '2' must be up to three 0/1 digits: vertex sizes, vertex weights, edge weights (e.g. 1, 10, 11)"));
   EXPECT_EQ(ErrorFor("3 1 1 2\n"), At(1, "ncon 2 is given but fmt '1' has no vertex weights (use fmt 10 or 11)"));
-  EXPECT_EQ(ErrorFor("100 1\n2\n1\n"), At(1, "the header declares 100 vertices but the file has only 10 bytes"));
+  EXPECT_EQ(ErrorFor("100 1\n2\n1\n"),
+            At(1, "the header declares 100 vertices, more than the file's 10 bytes can hold"));
   // Counts that would overflow or size arrays beyond what the file holds are refused before any allocation (found
   // by tests/fuzz/fuzz_metis.cc).
   EXPECT_EQ(ErrorFor("3 6666666666666666660\n2\n1\n\n"),

@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_budget.h"
+#include "datasets/text_input.h"
 
 namespace tessel::fuzz {
 
@@ -41,6 +42,8 @@ inline const fs::path& ScratchDir(std::string_view target) {
     // needs more (a node id of 10^9 in a 20-byte edge list) is refused with tessel::Error by the budget checks, as the
     // CLI would, instead of an out-of-memory report or a slow unit; no honest input of a few KB comes near it.
     memory::SetLimit(int64_t{512} << 20);
+    // Compressed inputs stream through 64-byte windows, so their piece boundaries fall inside the fuzzed text.
+    datasets::SetDefaultStreamWindow(64);
     static const struct Cleanup {
       fs::path path;
       ~Cleanup() {
