@@ -1,6 +1,8 @@
 // Large host allocations for Buffer<T> (core/buffer.h): 2 MiB aligned, advised for transparent huge pages.
 #include "core/buffer.h"
 
+#include <atomic>
+
 #include <cstdlib>
 #include <new>
 
@@ -11,6 +13,11 @@
 #endif
 
 namespace tessel {
+
+uint64_t NextBufferVersion() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::shared_ptr<void> AllocateHuge(size_t bytes) {
   constexpr size_t kPage = size_t{2} << 20;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -21,6 +22,8 @@ namespace tessel {
 // madvise(MADV_HUGEPAGE); elsewhere only aligned). Throws std::bad_alloc when the memory is not there.
 inline constexpr size_t kHugeBytes = size_t{8} << 20;
 std::shared_ptr<void> AllocateHuge(size_t bytes);
+// A process-wide counter: each call returns a value never returned before (Buffer versions).
+uint64_t NextBufferVersion();
 
 template <typename T>
 class Buffer {
@@ -41,6 +44,7 @@ class Buffer {
     host_ = holder->data();
     size_ = holder->size();
     owner_ = std::move(holder);
+    version_ = NextBufferVersion();
   }
   // Borrows n elements at `data`, kept alive by `owner` (for example a file mapping). Writes go to the
   // borrowed memory, so map files privately (copy-on-write) if they must stay unchanged.
@@ -49,6 +53,7 @@ class Buffer {
     b.owner_ = std::move(owner);
     b.host_ = data;
     b.size_ = n;
+    b.version_ = NextBufferVersion();
     return b;
   }
   // n elements left uninitialised (for outputs a kernel writes in full: no zero-fill pass over memory).
@@ -75,6 +80,7 @@ class Buffer {
       device_current_ = std::exchange(other.device_current_, false);
       capacity_ = std::exchange(other.capacity_, 0);
       reusable_ = std::exchange(other.reusable_, false);
+      version_ = std::exchange(other.version_, 0);
     }
     return *this;
   }
@@ -92,6 +98,7 @@ class Buffer {
       size_ = n;
       device_.reset();
       device_current_ = false;
+      version_ = NextBufferVersion();
       return;
     }
     *this = Uninitialized(n);
@@ -111,6 +118,7 @@ class Buffer {
     SyncToHost();
     device_current_ = false;
     host_current_ = true;
+    version_ = NextBufferVersion();
     return {host_, size_};
   }
   const T& operator[](size_t i) const { return Host()[i]; }
@@ -125,9 +133,24 @@ class Buffer {
     SyncToDevice();
     host_current_ = false;
     device_current_ = true;
+    version_ = NextBufferVersion();
+    return static_cast<T*>(device_.get());
+  }
+  // Device pointer for a kernel that writes every element: allocated when needed, the host copy never uploaded
+  // (it is stale afterwards). Only for full overwrites; a kernel that reads or keeps some elements takes
+  // MutableDevice(). An input aliasing this buffer is brought to the device first by its Device() call.
+  T* OverwriteDevice() {
+    if (!device_) device_.reset(device::Malloc(std::max<size_t>(bytes(), 1)));
+    host_current_ = false;
+    device_current_ = true;
+    version_ = NextBufferVersion();
     return static_cast<T*>(device_.get());
   }
   bool HostCurrent() const { return host_current_; }
+  // Changes whenever the contents may have: a new buffer, a mutable access (host or device), a resize. Unique in
+  // the process, so (version) alone tells a cache whether what it derived from this buffer is still valid. 0 only
+  // for an empty default-constructed or moved-from buffer.
+  uint64_t version() const { return version_; }
   bool DeviceCurrent() const { return device_current_ && device_ != nullptr; }
 
   std::vector<T> ToVector() const {
@@ -158,6 +181,7 @@ class Buffer {
     size_ = n;
     capacity_ = n;
     reusable_ = true;
+    version_ = NextBufferVersion();
   }
   void SyncToHost() const {
     if (host_current_) return;
@@ -182,6 +206,7 @@ class Buffer {
   mutable bool device_current_ = false;
   size_t capacity_ = 0;    // elements at host_ (Allocate only)
   bool reusable_ = false;  // host_ is this buffer's own allocation (not borrowed, not a moved-in vector)
+  uint64_t version_ = 0;
 };
 
 }  // namespace tessel

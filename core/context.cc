@@ -36,7 +36,7 @@ int ChooseCudaDevice(int requested) {
 }
 
 void Context::RequireCuda() const {
-  if (!device::BuiltWithCuda()) {
+  if (!device::BuiltWithCuda() && !device::Simulated()) {
     throw Error("--device cuda: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON and nvcc on PATH)");
   }
   const int count = device::CudaDeviceCount();

@@ -1,7 +1,16 @@
 // core/device.h's functions over the device runtime's table: the CUDA runtime's (core/device_cuda.cu) when this
-// build compiled it, none otherwise (the one place in core that asks). Without CUDA the queries answer "none" and
-// memory calls throw, so Buffer<T> and every caller compile and link the same way in both builds.
+// build compiled it, a simulated one while a test installs it, none otherwise (the one place in core that asks).
+// Without a runtime the queries answer "none" and memory calls throw, so Buffer<T> and every caller compile and
+// link the same way in every build. Memory goes through a caching pool; every call is counted.
 #include "core/device.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <new>
+#include <unordered_map>
 
 #include "core/build_config.h"
 #include "core/error.h"
@@ -14,7 +23,32 @@ extern const RuntimeOps kCudaRuntime;
 
 namespace {
 
+// ---- the simulated runtime: host memory, memcpy.
+int SimDeviceCount() { return 1; }
+std::string SimDescribe(int device_id) {
+  return device_id == 0 ? std::string("simulated device, host memory")
+                        : std::string("no simulated device ") + std::to_string(device_id) + " (1 visible)";
+}
+void SimSetDevice(int device_id) {
+  TESSEL_CHECK(device_id == 0, "simulated device: no device {} (1 visible)", device_id);
+}
+void* SimAlloc(size_t bytes) {
+  void* p = std::malloc(bytes);
+  if (p == nullptr) throw Error(fmt::format("simulated device: cannot allocate {} bytes", bytes));
+  return p;
+}
+void SimRelease(void* ptr) noexcept { std::free(ptr); }
+void SimCopy(void* dst, const void* src, size_t bytes) {
+  if (bytes > 0) std::memcpy(dst, src, bytes);
+}
+void SimSynchronize() {}
+const RuntimeOps kSimulatedRuntime{SimDeviceCount, SimDescribe, SimSetDevice, SimAlloc,
+                                   SimRelease,     SimCopy,     SimCopy,      SimSynchronize};
+
+std::atomic<const RuntimeOps*> g_override{nullptr};
+
 const RuntimeOps* Runtime() {
+  if (const RuntimeOps* o = g_override.load(std::memory_order_acquire); o != nullptr) return o;
 #if TESSEL_HAVE_CUDA
   return &kCudaRuntime;
 #else
@@ -22,28 +56,192 @@ const RuntimeOps* Runtime() {
 #endif
 }
 
-const RuntimeOps& Cuda() {
+const RuntimeOps& Required() {
   const RuntimeOps* r = Runtime();
   if (r == nullptr) throw Error("this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON)");
   return *r;
 }
 
+struct AtomicCounters {
+  std::atomic<int64_t> allocations{0}, runtime_allocations{0}, allocated_bytes{0}, frees{0}, h2d_copies{0},
+      h2d_bytes{0}, d2h_copies{0}, d2h_bytes{0}, synchronizations{0}, in_use_bytes{0}, cached_bytes{0};
+};
+AtomicCounters& Count() {
+  static AtomicCounters c;
+  return c;
+}
+
+// Block sizes: one class for everything up to 64 KiB (labels, offsets, a layer's bias: any free small block serves
+// any small request; a few dozen live ones cost a few MiB of device memory); above, eight steps per power of two
+// (2^k, 1.125 x 2^k, ..., at most 12.5% unused). The varying shapes of sampled batches, a few percent apart from
+// step to step, then share blocks instead of each new maximum missing the cache.
+size_t RoundUp(size_t bytes) {
+  constexpr size_t kSmall = size_t{64} << 10;
+  if (bytes <= kSmall) return kSmall;
+  size_t power = kSmall;
+  while (power * 2 < bytes) power *= 2;  // power < bytes <= 2 * power
+  const size_t step = power / 8;
+  return (bytes + step - 1) / step * step;
+}
+
+// The caching pool. Blocks belong to the runtime that allocated them; switching runtimes (a simulated device in a
+// test) empties the cache first. Leaked at exit on purpose: buffers in static objects may be freed after it would
+// have been destroyed, and the driver releases device memory with the process.
+class Pool {
+ public:
+  void* Allocate(size_t bytes) {
+    const RuntimeOps& rt = Required();
+    const size_t size = RoundUp(bytes);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      // The smallest cached block that fits and wastes at most half of itself.
+      auto it = free_.lower_bound(size);
+      if (it != free_.end() && it->first <= 2 * size) {
+        void* p = it->second;
+        live_[p] = it->first;
+        Count().cached_bytes -= static_cast<int64_t>(it->first);
+        Count().in_use_bytes += static_cast<int64_t>(it->first);
+        free_.erase(it);
+        return p;
+      }
+    }
+    void* p = nullptr;
+    try {
+      p = rt.alloc(size);
+    } catch (const Error&) {
+      ReleaseCached();  // cached blocks may be what the device lacks
+      p = rt.alloc(size);
+    }
+    Count().runtime_allocations += 1;
+    std::lock_guard<std::mutex> lock(mu_);
+    live_[p] = size;
+    Count().in_use_bytes += static_cast<int64_t>(size);
+    return p;
+  }
+
+  void Release(void* p) noexcept {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = live_.find(p);
+    if (it == live_.end()) return;  // not ours (freed twice, or from before a runtime switch)
+    Count().in_use_bytes -= static_cast<int64_t>(it->second);
+    Count().cached_bytes += static_cast<int64_t>(it->second);
+    free_.emplace(it->second, p);
+    live_.erase(it);
+  }
+
+  void ReleaseCached() noexcept {
+    const RuntimeOps* rt = Runtime();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [size, p] : free_) {
+      if (rt != nullptr) rt->release(p);
+      Count().cached_bytes -= static_cast<int64_t>(size);
+    }
+    free_.clear();
+  }
+
+  // Forgets the live blocks (their runtime is going away) after releasing the cached ones.
+  void Reset() noexcept {
+    ReleaseCached();
+    std::lock_guard<std::mutex> lock(mu_);
+    for (const auto& [p, size] : live_) Count().in_use_bytes -= static_cast<int64_t>(size);
+    live_.clear();
+  }
+
+ private:
+  std::mutex mu_;
+  std::multimap<size_t, void*> free_;       // size -> cached block
+  std::unordered_map<void*, size_t> live_;  // block -> size
+};
+
+Pool& ThePool() {
+  static Pool* pool = new Pool();
+  return *pool;
+}
+
 }  // namespace
 
-bool BuiltWithCuda() { return Runtime() != nullptr; }
+bool BuiltWithCuda() {
+#if TESSEL_HAVE_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
 int CudaDeviceCount() { return Runtime() != nullptr ? Runtime()->device_count() : 0; }
 std::string Describe(int device_id) {
   return Runtime() != nullptr ? Runtime()->describe(device_id) : std::string("built without CUDA");
 }
-void SetDevice(int device_id) { Cuda().set_device(device_id); }
-void* Malloc(size_t bytes) { return Cuda().alloc(bytes); }
+void SetDevice(int device_id) { Required().set_device(device_id); }
+
+void* Malloc(size_t bytes) {
+  void* p = ThePool().Allocate(bytes);
+  Count().allocations += 1;
+  Count().allocated_bytes += static_cast<int64_t>(bytes);
+  return p;
+}
 void Free(void* ptr) noexcept {
-  if (Runtime() != nullptr) Runtime()->release(ptr);
+  if (ptr == nullptr) return;
+  ThePool().Release(ptr);
+  Count().frees += 1;
 }
-void CopyToDevice(void* dst, const void* src, size_t bytes) { Cuda().copy_to_device(dst, src, bytes); }
-void CopyToHost(void* dst, const void* src, size_t bytes) { Cuda().copy_to_host(dst, src, bytes); }
+void CopyToDevice(void* dst, const void* src, size_t bytes) {
+  Required().copy_to_device(dst, src, bytes);
+  Count().h2d_copies += 1;
+  Count().h2d_bytes += static_cast<int64_t>(bytes);
+}
+void CopyToHost(void* dst, const void* src, size_t bytes) {
+  Required().copy_to_host(dst, src, bytes);
+  Count().d2h_copies += 1;
+  Count().d2h_bytes += static_cast<int64_t>(bytes);
+}
 void Synchronize() {
-  if (Runtime() != nullptr) Runtime()->synchronize();
+  if (Runtime() == nullptr) return;
+  Runtime()->synchronize();
+  Count().synchronizations += 1;
 }
+
+void ReleaseCachedMemory() { ThePool().ReleaseCached(); }
+
+Counters ReadCounters() {
+  const AtomicCounters& c = Count();
+  Counters out;
+  out.allocations = c.allocations.load();
+  out.runtime_allocations = c.runtime_allocations.load();
+  out.allocated_bytes = c.allocated_bytes.load();
+  out.frees = c.frees.load();
+  out.h2d_copies = c.h2d_copies.load();
+  out.h2d_bytes = c.h2d_bytes.load();
+  out.d2h_copies = c.d2h_copies.load();
+  out.d2h_bytes = c.d2h_bytes.load();
+  out.synchronizations = c.synchronizations.load();
+  out.in_use_bytes = c.in_use_bytes.load();
+  out.cached_bytes = c.cached_bytes.load();
+  return out;
+}
+
+Counters Counters::operator-(const Counters& earlier) const {
+  Counters d = *this;  // gauges stay as read
+  d.allocations -= earlier.allocations;
+  d.runtime_allocations -= earlier.runtime_allocations;
+  d.allocated_bytes -= earlier.allocated_bytes;
+  d.frees -= earlier.frees;
+  d.h2d_copies -= earlier.h2d_copies;
+  d.h2d_bytes -= earlier.h2d_bytes;
+  d.d2h_copies -= earlier.d2h_copies;
+  d.d2h_bytes -= earlier.d2h_bytes;
+  d.synchronizations -= earlier.synchronizations;
+  return d;
+}
+
+ScopedSimulatedDevice::ScopedSimulatedDevice() {
+  TESSEL_CHECK(g_override.load() == nullptr, "a simulated device is already installed");
+  ThePool().Reset();
+  g_override.store(&kSimulatedRuntime, std::memory_order_release);
+}
+ScopedSimulatedDevice::~ScopedSimulatedDevice() {
+  ThePool().Reset();
+  g_override.store(nullptr, std::memory_order_release);
+}
+bool Simulated() { return g_override.load() != nullptr; }
 
 }  // namespace tessel::device

@@ -1,6 +1,13 @@
 // The device runtime seen from host code without CUDA headers: device counts, memory, copies. core/device.cc
 // forwards these to the CUDA runtime's table (core/device_cuda.cu) when the build has one; without it the queries
-// answer "none" and memory calls throw "built without CUDA".
+// answer "none" and memory calls throw "built without CUDA". A simulated device (host memory behind the same table,
+// ScopedSimulatedDevice) stands in for a GPU in tests of the device data flow.
+//
+// Memory comes from a caching pool: a freed block is kept and handed to the next request of about its size, so a
+// training step that frees and re-allocates its temporaries makes no runtime allocation (cudaMalloc/cudaFree, which
+// also synchronise) once the pool is warm. One stream (the legacy default) orders every kernel and copy, so a block
+// freed by one operation is safe to reuse by the next. Every allocation, copy and synchronisation is counted
+// (Counters), process-wide.
 #pragma once
 
 #include <cstddef>
@@ -21,6 +28,44 @@ void Free(void* ptr) noexcept;
 void CopyToDevice(void* dst, const void* src, size_t bytes);
 void CopyToHost(void* dst, const void* src, size_t bytes);
 void Synchronize();
+
+// Process-wide counts of the device runtime's work since the start (all threads). Differences of two readings
+// (operator-) give the work of an interval, e.g. a training step or epoch.
+struct Counters {
+  int64_t allocations = 0;          // Malloc calls
+  int64_t runtime_allocations = 0;  // of those, the ones the pool could not serve (cudaMalloc calls)
+  int64_t allocated_bytes = 0;      // bytes asked for by Malloc
+  int64_t frees = 0;                // Free calls (blocks back to the pool)
+  int64_t h2d_copies = 0;           // host-to-device copies and their bytes
+  int64_t h2d_bytes = 0;
+  int64_t d2h_copies = 0;  // device-to-host copies and their bytes
+  int64_t d2h_bytes = 0;
+  int64_t synchronizations = 0;  // Synchronize calls
+  // Gauges (not differences): bytes in live blocks and bytes cached free in the pool, at the reading.
+  int64_t in_use_bytes = 0;
+  int64_t cached_bytes = 0;
+
+  Counters operator-(const Counters& earlier) const;
+};
+Counters ReadCounters();
+
+// Returns the pool's free blocks to the runtime (cudaFree). Also done, and the allocation retried, when the runtime
+// refuses an allocation.
+void ReleaseCachedMemory();
+
+// While alive, the device runtime is a simulated one: one device ("simulated device, host memory"), memory from the
+// host heap, copies by memcpy, every call counted as on a GPU. Device pointers are then host-readable, so a test can
+// run device code paths whose kernels have host twins and check their allocations and copies without a GPU.
+// Not nestable; create no device buffers before it that outlive it.
+class ScopedSimulatedDevice {
+ public:
+  ScopedSimulatedDevice();
+  ~ScopedSimulatedDevice();
+  ScopedSimulatedDevice(const ScopedSimulatedDevice&) = delete;
+  ScopedSimulatedDevice& operator=(const ScopedSimulatedDevice&) = delete;
+};
+// True while a ScopedSimulatedDevice is alive.
+bool Simulated();
 
 // The CUDA runtime's entry points (core/device_ops.h's table pattern; C++17 for the .cu side).
 struct RuntimeOps {

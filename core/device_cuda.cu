@@ -36,7 +36,13 @@ void SetDeviceCuda(int device_id) { TESSEL_CUDA_CHECK(cudaSetDevice(device_id));
 
 void* MallocCuda(size_t bytes) {
   void* p = nullptr;
-  TESSEL_CUDA_CHECK(cudaMalloc(&p, bytes));
+  const cudaError_t e = cudaMalloc(&p, bytes);
+  if (e != cudaSuccess) {
+    // A failed allocation also sets the runtime's last error; left unread, the next kernel launch's check would
+    // report it as that kernel's failure. Read it here: the failure belongs to this call.
+    cudaGetLastError();
+    ::tessel::cuda::ThrowCuda(e, "cudaMalloc", __FILE__, __LINE__);
+  }
   return p;
 }
 

@@ -23,6 +23,9 @@ void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias);
 
 // y = max(x, 0). y may be x.
 void Relu(const Context& ctx, const Matrix& x, Matrix* y);
+// y[i] += alpha * x[i] for the first x.size() values of y (x may be shorter: the first rows of a row-major y).
+// Adds on the device where y lives, instead of a round trip through host memory.
+void Axpy(const Context& ctx, float alpha, const Matrix& x, Matrix* y);
 // grad_x = grad_y where y > 0, else 0 (y is the ReLU output). grad_x may be grad_y.
 void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
 

@@ -29,6 +29,13 @@ void GatherRowsDropout(const Context& ctx, const Matrix& src, std::span<const in
 // GatherRowsDropout(src, ids, n, p, key)); out resized to [a.rows x src.cols].
 void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, float p,
                 const StreamKey& key, Matrix* out);
+// The same two over ids in a Buffer, which a caller keeps from call to call so that on a device both gathers of a
+// step read one uploaded copy. GatherRowsDropout takes the first `count` ids (count <= ids.size()), or with ids
+// empty the first `count` rows of src.
+void GatherRowsDropout(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, int64_t count, float p,
+                       const StreamKey& key, Matrix* out);
+void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, const Buffer<int64_t>& ids, float p,
+                const StreamKey& key, Matrix* out);
 // out[ids[i], :] += src[i, :]; repeated ids add up in index order (deterministic). out keeps its shape.
 void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
 

@@ -15,6 +15,10 @@ namespace tessel::kernels {
 // Throws when a selected row has a label outside [0, logits.cols). Pass grad = nullptr for the loss only.
 double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, std::span<const int32_t> labels,
                            std::span<const int64_t> rows, Matrix* grad);
+// The same over Buffers: on a device, labels and rows kept in the caller's Buffers between steps stay resident
+// (uploaded once, not per call).
+double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, const Buffer<int32_t>& labels,
+                           const Buffer<int64_t>& rows, Matrix* grad);
 
 // probs[i] = softmax(logits[i]) (numerically stable). probs may be logits.
 void RowSoftmax(const Context& ctx, const Matrix& logits, Matrix* probs);

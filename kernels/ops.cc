@@ -19,6 +19,7 @@ constexpr KernelOps kCpuOps{
     .add_bias = cpu::AddBias,
     .bias_grad = cpu::BiasGrad,
     .relu = cpu::Relu,
+    .axpy = cpu::Axpy,
     .relu_backward = cpu::ReluBackward,
     .dropout = cpu::Dropout,
     .adam_step = cpu::AdamStep,
@@ -36,6 +37,6 @@ constexpr KernelOps kCpuOps{
 
 }  // namespace
 
-const KernelOps& Ops(const Context& ctx) { return SelectOps(ctx, kCpuOps, kCudaTable, "kernels"); }
+const KernelOps& Ops(const Context& ctx) { return SelectOps(ctx, kCpuOps, kCudaTable, "kernels", &sim::kSimulatedOps); }
 
 }  // namespace tessel::kernels

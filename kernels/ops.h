@@ -27,10 +27,13 @@ struct KernelOps {
   void (*add_bias)(const Matrix& bias, Matrix* y);
   void (*bias_grad)(const Matrix& grad_y, Matrix* grad_bias);
   void (*relu)(const Matrix& x, Matrix* y);
+  void (*axpy)(float alpha, const Matrix& x, Matrix* y);  // x.size() <= y->size()
   void (*relu_backward)(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
-  void (*dropout)(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);  // y sized (may be x)
+  // y sized (may be x); the first y->size() values of x (a prefix when y is shorter)
+  void (*dropout)(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
   void (*adam_step)(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
-  // gather.h (out is sized; for scatter, order[start[t] .. start[t+1]) lists the source rows of target t)
+  // gather.h (out is sized; gather_rows reads the first out->rows ids; for scatter, order[start[t] .. start[t+1])
+  // lists the source rows of target t)
   void (*gather_rows)(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
   // Fused gathers (gather.h; out sized; ids checked, empty = identity). Null in a table without them: the public
   // function composes gather_rows, dropout and spmm instead (the same values).
@@ -39,7 +42,7 @@ struct KernelOps {
                       Matrix* out);
   void (*scatter_add_rows)(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
   // loss.h
-  double (*softmax_cross_entropy)(const Matrix& logits, std::span<const int32_t> labels, std::span<const int64_t> rows,
+  double (*softmax_cross_entropy)(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
                                   Matrix* grad);
   void (*row_softmax)(const Matrix& logits, Matrix* probs);
   void (*row_argmax)(const Matrix& x, std::span<int32_t> out);
@@ -56,6 +59,7 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
 void AddBias(const Matrix& bias, Matrix* y);
 void BiasGrad(const Matrix& grad_y, Matrix* grad_bias);
 void Relu(const Matrix& x, Matrix* y);
+void Axpy(float alpha, const Matrix& x, Matrix* y);
 void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
 void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
 void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
@@ -64,7 +68,7 @@ void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Dr
 void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
                 Matrix* out);
 void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
-double SoftmaxCrossEntropy(const Matrix& logits, std::span<const int32_t> labels, std::span<const int64_t> rows,
+double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
                            Matrix* grad);
 void RowSoftmax(const Matrix& logits, Matrix* probs);
 void RowArgmax(const Matrix& x, std::span<int32_t> out);
@@ -77,6 +81,12 @@ void TopK(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices);
 namespace cuda {
 extern const KernelOps kCudaOps;
 }  // namespace cuda
+
+// The simulated device's entries (kernels/cpu/device_twins.cc): the CUDA table's wrappers over host twins of the
+// raw kernels, in every build, chosen while a core/device.h ScopedSimulatedDevice is installed.
+namespace sim {
+extern const KernelOps kSimulatedOps;
+}  // namespace sim
 
 // The table for ctx's device; throws "built without CUDA" (or no such device) when CUDA is asked for and absent.
 const KernelOps& Ops(const Context& ctx);

@@ -62,6 +62,13 @@ void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Mat
   Ops(ctx).relu_backward(y, grad_y, grad_x);
 }
 
+void Axpy(const Context& ctx, float alpha, const Matrix& x, Matrix* y) {
+  TESSEL_CHECK(x.size() <= y->size() && x.cols == y->cols, "Axpy: {}x{} added into {}x{}", x.rows, x.cols, y->rows,
+               y->cols);
+  TESSEL_CHECK(&x != y, "Axpy: x must not be y");
+  Ops(ctx).axpy(alpha, x, y);
+}
+
 void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y) {
   TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
   if (y != &x && y->size() != x.size()) *y = Buffer<float>::Uninitialized(x.size());
@@ -225,8 +232,16 @@ void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
   });
 }
 
+void Axpy(float alpha, const Matrix& x, Matrix* y) {
+  const float* xv = x.View().data();
+  float* yv = y->Mut().data();
+  parallel_for_chunks<int64_t>(0, x.size(), 16384, [xv, yv, alpha](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) yv[i] += alpha * xv[i];
+  });
+}
+
 void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y) {
-  const auto n = static_cast<int64_t>(x.size());
+  const auto n = static_cast<int64_t>(y->size());  // a prefix of x when y is shorter
   auto xv = x.Host();
   auto yv = y->MutableHost();
   if (!spec.Active()) {

@@ -34,15 +34,21 @@ void GroupByTarget(std::span<const int64_t> iv, int64_t targets, std::vector<int
 
 }  // namespace
 
-void GatherRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
+namespace {
+
+// out = src[ids[0 .. n)] (a prefix of ids when n < ids.size()).
+void GatherFirst(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, int64_t n, Matrix* out) {
   TESSEL_CHECK(out != &src, "GatherRows: output must not alias the source");
-  CheckIds(ids.Host(), src.rows, "GatherRows");
-  out->Resize(static_cast<int64_t>(ids.size()), src.cols);
+  TESSEL_CHECK(n >= 0 && n <= static_cast<int64_t>(ids.size()), "GatherRows: {} of {} ids", n, ids.size());
+  CheckIds(ids.Host().first(static_cast<size_t>(n)), src.rows, "GatherRows");
+  out->Resize(n, src.cols);
   Ops(ctx).gather_rows(src, ids, out);
 }
 
-void GatherRowsDropout(const Context& ctx, const Matrix& src, std::span<const int64_t> ids, int64_t count, float p,
-                       const StreamKey& key, Matrix* out) {
+// GatherRowsDropout over host ids (`ids`: the first `count` of them, or empty) and, when the caller has them in a
+// Buffer, `ids_buf` (the composed device path gathers from it instead of uploading a copy).
+void GatherRowsDropoutImpl(const Context& ctx, const Matrix& src, std::span<const int64_t> ids,
+                           const Buffer<int64_t>* ids_buf, int64_t count, float p, const StreamKey& key, Matrix* out) {
   TESSEL_CHECK(out != &src, "GatherRowsDropout: output must not alias the source");
   TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
   if (!ids.empty()) {
@@ -54,12 +60,17 @@ void GatherRowsDropout(const Context& ctx, const Matrix& src, std::span<const in
   const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
   const KernelOps& ops = Ops(ctx);
   if (ops.gather_rows_dropout == nullptr) {  // composed: gather, then dropout in place
-    std::vector<int64_t> rows(ids.begin(), ids.end());
-    if (ids.empty()) {
-      rows.resize(static_cast<size_t>(count));
-      std::iota(rows.begin(), rows.end(), int64_t{0});
+    if (ids.empty()) {  // the first `count` rows in order: no gather (no id upload), only the dropout of a prefix
+      out->Resize(count, src.cols);
+      ops.dropout(src.data, spec, &out->data);
+      return;
     }
-    GatherRows(ctx, src, Buffer<int64_t>(std::move(rows)), out);
+    if (ids_buf != nullptr) {
+      GatherFirst(ctx, src, *ids_buf, count, out);
+    } else {
+      const Buffer<int64_t> copy = Buffer<int64_t>::CopyOf(ids);
+      GatherFirst(ctx, src, copy, count, out);
+    }
     if (spec.Active()) ops.dropout(out->data, spec, &out->data);
     return;
   }
@@ -67,8 +78,8 @@ void GatherRowsDropout(const Context& ctx, const Matrix& src, std::span<const in
   ops.gather_rows_dropout(src, ids, spec, out);
 }
 
-void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, float p,
-                const StreamKey& key, Matrix* out) {
+void GatherSpMMImpl(const Context& ctx, const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids,
+                    const Buffer<int64_t>* ids_buf, float p, const StreamKey& key, Matrix* out) {
   TESSEL_CHECK(out != &src, "GatherSpMM: output must not alias the source");
   TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
   const int64_t n = ids.empty() ? src.rows : static_cast<int64_t>(ids.size());
@@ -78,13 +89,42 @@ void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, st
   const KernelOps& ops = Ops(ctx);
   if (ops.gather_spmm == nullptr) {  // composed: the gathered, dropped-out rows, then SpMM
     Matrix x;
-    GatherRowsDropout(ctx, src, ids, n, p, key, &x);
+    GatherRowsDropoutImpl(ctx, src, ids, ids_buf, n, p, key, &x);
     out->Resize(a.rows, src.cols);
     ops.spmm(a, x, out);
     return;
   }
   out->Resize(a.rows, src.cols);
   ops.gather_spmm(a, src, ids, spec, out);
+}
+
+}  // namespace
+
+void GatherRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
+  GatherFirst(ctx, src, ids, static_cast<int64_t>(ids.size()), out);
+}
+
+void GatherRowsDropout(const Context& ctx, const Matrix& src, std::span<const int64_t> ids, int64_t count, float p,
+                       const StreamKey& key, Matrix* out) {
+  GatherRowsDropoutImpl(ctx, src, ids, nullptr, count, p, key, out);
+}
+
+void GatherRowsDropout(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, int64_t count, float p,
+                       const StreamKey& key, Matrix* out) {
+  TESSEL_CHECK(ids.empty() || (count >= 0 && count <= static_cast<int64_t>(ids.size())),
+               "GatherRowsDropout: the first {} of {} ids", count, ids.size());
+  const std::span<const int64_t> first = ids.empty() ? std::span<const int64_t>() : ids.Host().first(count);
+  GatherRowsDropoutImpl(ctx, src, first, &ids, count, p, key, out);
+}
+
+void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, float p,
+                const StreamKey& key, Matrix* out) {
+  GatherSpMMImpl(ctx, a, src, ids, nullptr, p, key, out);
+}
+
+void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, const Buffer<int64_t>& ids, float p,
+                const StreamKey& key, Matrix* out) {
+  GatherSpMMImpl(ctx, a, src, ids.Host(), &ids, p, key, out);
 }
 
 void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
@@ -103,7 +143,7 @@ void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>
 namespace cpu {
 
 void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
-  const auto n = static_cast<int64_t>(ids.size());
+  const int64_t n = out->rows;  // the first out->rows ids
   const int64_t cols = src.cols;
   auto iv = ids.Host();
   auto sv = src.View();

@@ -13,11 +13,16 @@
 
 namespace tessel::kernels {
 
-double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, std::span<const int32_t> labels,
-                           std::span<const int64_t> rows, Matrix* grad) {
+double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, const Buffer<int32_t>& labels,
+                           const Buffer<int64_t>& rows, Matrix* grad) {
   TESSEL_CHECK(static_cast<int64_t>(labels.size()) == logits.rows, "SoftmaxCrossEntropy: {} labels for {} rows",
                labels.size(), logits.rows);
   return Ops(ctx).softmax_cross_entropy(logits, labels, rows, grad);
+}
+
+double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, std::span<const int32_t> labels,
+                           std::span<const int64_t> rows, Matrix* grad) {
+  return SoftmaxCrossEntropy(ctx, logits, Buffer<int32_t>::CopyOf(labels), Buffer<int64_t>::CopyOf(rows), grad);
 }
 
 void RowSoftmax(const Context& ctx, const Matrix& logits, Matrix* probs) { Ops(ctx).row_softmax(logits, probs); }
@@ -30,8 +35,10 @@ void RowArgmax(const Context& ctx, const Matrix& x, std::span<int32_t> out) {
 
 namespace cpu {
 
-double SoftmaxCrossEntropy(const Matrix& logits, std::span<const int32_t> labels, std::span<const int64_t> rows,
+double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& label_buf, const Buffer<int64_t>& row_buf,
                            Matrix* grad) {
+  const std::span<const int32_t> labels = label_buf.Host();
+  const std::span<const int64_t> rows = row_buf.Host();
   const int64_t c = logits.cols;
   auto lv = logits.View();
   std::span<float> gv;

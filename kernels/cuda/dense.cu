@@ -31,6 +31,11 @@ __global__ void ReluKernel(const float* x, int64_t n, float* y) {
     y[i] = x[i] < 0.0F ? 0.0F : x[i];  // std::max(x, 0) exactly
 }
 
+__global__ void AxpyKernel(float alpha, const float* x, int64_t n, float* y) {
+  // Rounded multiply, then add (no FMA contraction): the CPU's float32 sequence.
+  for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) y[i] = __fadd_rn(y[i], __fmul_rn(alpha, x[i]));
+}
+
 __global__ void ReluBackwardKernel(const float* y, const float* gy, int64_t n, float* gx) {
   for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) gx[i] = y[i] > 0.0F ? gy[i] : 0.0F;
 }
@@ -92,6 +97,12 @@ void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias)
 void Relu(const float* x, int64_t n, float* y) {
   if (n == 0) return;
   ReluKernel<<<Blocks(n), kThreads>>>(x, n, y);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+void Axpy(float alpha, const float* x, int64_t n, float* y) {
+  if (n == 0) return;
+  AxpyKernel<<<Blocks(n), kThreads>>>(alpha, x, n, y);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

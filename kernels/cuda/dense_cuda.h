@@ -15,6 +15,7 @@ void AddBias(const float* bias, int64_t rows, int64_t cols, float* y);
 // grad_bias[j] = sum_i grad_y[i, j], accumulated in float64 in row order per column (deterministic).
 void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias);
 void Relu(const float* x, int64_t n, float* y);
+void Axpy(float alpha, const float* x, int64_t n, float* y);  // y[i] += alpha * x[i], i < n
 void ReluBackward(const float* y, const float* grad_y, int64_t n, float* grad_x);
 // y[i] = keep(i) ? x[i] * scale : 0 with the CPU's mask function (kernels/dropout_math.h); y may be x.
 void Dropout(const float* x, int64_t n, const DropoutSpec& spec, float* y);

@@ -4,19 +4,11 @@
 
 #include <cstdint>
 
+#include "kernels/device_csr.h"
+
 namespace tessel::kernels::cuda {
 
-// A CSR matrix in device memory as kernels/matrix.h stores it (int64 offsets, int32 columns, values or null
-// for all-ones). `key` identifies the host object for the descriptor cache (any stable address; see SpMM).
-struct DeviceCsr {
-  const void* key = nullptr;
-  int64_t rows = 0;
-  int64_t cols = 0;
-  int64_t nnz = 0;
-  const int64_t* indptr = nullptr;
-  const int32_t* indices = nullptr;
-  const float* values = nullptr;
-};
+using ::tessel::kernels::DeviceCsr;  // kernels/device_csr.h
 
 // y[a.rows x n] = a * x[a.cols x n], row-major dense. Descriptors are cached per thread by (key, shape, n) and
 // only re-pointed at the current arrays on each call, so a stale key can never read freed memory; the work

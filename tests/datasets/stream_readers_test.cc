@@ -62,8 +62,8 @@ std::string Of(const AnyGraph& any) {
 std::string Of(const NodeDataset& d) {
   const Features& f = d.features;
   return fmt::format("graph {} features {}x{} {} {} {} {} {} labels {} classes {} split {} / {} / {}", Of(d.graph),
-                     f.num_rows, f.dim, f.sparse, Of(f.dense), Of(f.indptr), Of(f.indices), Of(f.values),
-                     Of(d.labels), d.num_classes, Of(d.train), Of(d.val), Of(d.test));
+                     f.num_rows, f.dim, f.sparse, Of(f.dense), Of(f.indptr), Of(f.indices), Of(f.values), Of(d.labels),
+                     d.num_classes, Of(d.train), Of(d.val), Of(d.test));
 }
 
 class StreamReadersTest : public ::testing::Test {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <tuple>
 #include <vector>
 
 #include "kernels/dense.h"
@@ -58,6 +59,30 @@ TEST_P(DenseOnDevice, GemmMatchesFloat64ProductForEveryTransposeAndShape) {
   }
   Matrix c;
   EXPECT_THROW(Gemm(ctx_, Matrix(2, 3), false, Matrix(2, 3), false, 1.0F, 0.0F, &c), Error);
+}
+
+// y[i] += alpha x[i] over the first x.size() values of y (a row prefix when x has fewer rows), the rest of y kept;
+// bit-identical to the serial float32 loop (rounded multiply, then add).
+TEST_P(DenseOnDevice, AxpyAddsIntoTheRowPrefix) {
+  for (const auto& [rows, prefix, cols] :
+       std::vector<std::tuple<int64_t, int64_t, int64_t>>{{0, 0, 3}, {5, 5, 1}, {257, 257, 33}, {300, 41, 7}}) {
+    const Matrix x = RandomMatrix(prefix, cols, 500 + static_cast<uint64_t>(rows + cols));
+    const Matrix y0 = RandomMatrix(rows, cols, 600 + static_cast<uint64_t>(rows));
+    for (const float alpha : {1.0F, -0.75F}) {
+      Matrix y = y0.Clone();
+      Axpy(ctx_, alpha, x, &y);
+      ASSERT_EQ(y.rows, rows);
+      for (int64_t i = 0; i < y.size(); ++i) {
+        const float want = i < x.size() ? y0.View()[i] + alpha * x.View()[i] : y0.View()[i];
+        ASSERT_EQ(y.View()[i], want) << rows << "x" << cols << " prefix " << prefix << " at " << i;
+      }
+    }
+  }
+  Matrix big = RandomMatrix(4, 3, 1);
+  Matrix small = RandomMatrix(2, 3, 2);
+  EXPECT_THROW(Axpy(ctx_, 1.0F, big, &small), Error);  // x larger than y
+  Matrix other = RandomMatrix(4, 2, 3);
+  EXPECT_THROW(Axpy(ctx_, 1.0F, other, &big), Error);  // columns differ
 }
 
 TEST_P(DenseOnDevice, BiasAndReluMatchSerialLoops) {
@@ -129,6 +154,7 @@ TEST_P(DenseOnDevice, DropoutDrawsTheCpuMaskAndScales) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, DenseOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
                          testing::DeviceParamName);
+TESSEL_SIMULATED_DEVICE_SUITE(DenseOnDevice);
 
 }  // namespace
 }  // namespace tessel::kernels

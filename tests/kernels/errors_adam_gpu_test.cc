@@ -124,6 +124,7 @@ TEST_P(AdamOnDevice, ThreeStepsMatchFloat64Loop) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, AdamOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
                          testing::DeviceParamName);
+TESSEL_SIMULATED_DEVICE_SUITE(AdamOnDevice);
 
 }  // namespace
 }  // namespace tessel::kernels

@@ -11,6 +11,7 @@
 #include "core/device.h"
 #include "kernels/dropout_math.h"
 #include "kernels/gather.h"
+#include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace tessel::kernels {
@@ -18,12 +19,9 @@ namespace {
 
 using testing::RandomMatrix;
 
-class GatherOnDevice : public ::testing::TestWithParam<Device> {
- protected:
-  void SetUp() override {
-    if (GetParam() == Device::kCuda && device::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
-  }
-};
+const std::span<const int64_t> kAllRows{};  // no ids: the source's own rows
+
+class GatherOnDevice : public testing::OnDevice {};
 
 TEST_P(GatherOnDevice, MatchesSerialGather) {
   Context ctx;
@@ -83,15 +81,24 @@ TEST_P(GatherOnDevice, GatherRowsDropoutIsGatherThenDropout) {
       std::vector<int64_t> first(40);
       for (size_t i = 0; i < first.size(); ++i) first[i] = static_cast<int64_t>(i);
       Matrix prefix;
-      GatherRowsDropout(ctx, src, {}, 40, p, key, &prefix);
+      GatherRowsDropout(ctx, src, kAllRows, 40, p, key, &prefix);
       EXPECT_EQ(prefix.data.ToVector(), ReferenceGatherDropout(src, first, p, key)) << cols << " " << p;
+      // Ids in a Buffer (kept resident by the caller): the same values, also for the first `count` of them only.
+      const Buffer<int64_t> id_buf = Buffer<int64_t>::CopyOf(ids);
+      Matrix from_buf;
+      GatherRowsDropout(ctx, src, id_buf, static_cast<int64_t>(ids.size()), p, key, &from_buf);
+      EXPECT_EQ(from_buf.data.ToVector(), out.data.ToVector());
+      GatherRowsDropout(ctx, src, id_buf, 100, p, key, &from_buf);
+      const std::vector<int64_t> first100(ids.begin(), ids.begin() + 100);
+      EXPECT_EQ(from_buf.data.ToVector(), ReferenceGatherDropout(src, first100, p, key)) << cols << " " << p;
     }
   }
   Matrix src(3, 2);
   Matrix out;
   const std::vector<int64_t> bad{0, 3};
   EXPECT_THROW(GatherRowsDropout(ctx, src, bad, 0, 0.5F, StreamKey{}, &out), Error);
-  EXPECT_THROW(GatherRowsDropout(ctx, src, {}, 4, 0.5F, StreamKey{}, &out), Error);
+  EXPECT_THROW(GatherRowsDropout(ctx, src, kAllRows, 4, 0.5F, StreamKey{}, &out), Error);
+  EXPECT_THROW(GatherRowsDropout(ctx, src, Buffer<int64_t>{0, 1}, 3, 0.5F, StreamKey{}, &out), Error);
 }
 
 TEST_P(GatherOnDevice, GatherSpMMIsTheAggregationOfTheDroppedOutRows) {
@@ -134,9 +141,12 @@ TEST_P(GatherOnDevice, GatherSpMMIsTheAggregationOfTheDroppedOutRows) {
     for (int64_t i = 0; i < rows; ++i) all[static_cast<size_t>(i)] = i;
     Matrix direct;
     Matrix by_id;
-    GatherSpMM(ctx, b, src, {}, 0.5F, key, &direct);
+    GatherSpMM(ctx, b, src, kAllRows, 0.5F, key, &direct);
     GatherSpMM(ctx, b, src, all, 0.5F, key, &by_id);
     EXPECT_EQ(direct.data.ToVector(), by_id.data.ToVector());
+    Matrix from_buf;  // the ids in a Buffer: the same values
+    GatherSpMM(ctx, b, src, Buffer<int64_t>::CopyOf(all), 0.5F, key, &from_buf);
+    EXPECT_EQ(from_buf.data.ToVector(), by_id.data.ToVector());
   }
   Matrix src(3, 2);
   Matrix out;
@@ -147,6 +157,7 @@ TEST_P(GatherOnDevice, GatherSpMMIsTheAggregationOfTheDroppedOutRows) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, GatherOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
                          [](const auto& param_info) { return std::string(DeviceName(param_info.param)); });
+TESSEL_SIMULATED_DEVICE_SUITE(GatherOnDevice);
 
 TEST(ScatterAddRows, AddsRepeatedTargetsLikeSerialLoop) {
   const Context ctx;

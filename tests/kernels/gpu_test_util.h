@@ -1,11 +1,14 @@
 // Shared pieces of the device-parameterised kernel tests (*_gpu_test.cc): the fixture over {cpu, cuda} that
 // skips cuda without a GPU, NaN poisoning of outputs, and the float32 accumulation bound used as tolerance.
+// An instantiation named "Simulated" (TESSEL_SIMULATED_DEVICE_SUITE) runs the cuda cases on the simulated device
+// (core/device.h): the CUDA wrappers' data flow over host twins of the raw kernels, in every build.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <string>
 
 #include "core/context.h"
@@ -17,13 +20,22 @@ namespace tessel::kernels::testing {
 class OnDevice : public ::testing::TestWithParam<Device> {
  protected:
   void SetUp() override {
+    const std::string suite = ::testing::UnitTest::GetInstance()->current_test_info()->test_suite_name();
+    if (suite.rfind("Simulated/", 0) == 0) sim_ = std::make_unique<device::ScopedSimulatedDevice>();
     if (GetParam() == Device::kCuda && device::CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device";
     ctx_.device = GetParam();
   }
+  void TearDown() override { sim_.reset(); }
+  std::unique_ptr<device::ScopedSimulatedDevice> sim_;
   bool cuda() const { return ctx_.IsCuda(); }
   Context ctx_;
   const Context cpu_{};  // the CPU twin, the oracle of the CUDA instances
 };
+
+// The cuda cases of `fixture` once more on the simulated device.
+#define TESSEL_SIMULATED_DEVICE_SUITE(fixture)                                             \
+  INSTANTIATE_TEST_SUITE_P(Simulated, fixture, ::testing::Values(::tessel::Device::kCuda), \
+                           ::tessel::kernels::testing::DeviceParamName)
 
 inline std::string DeviceParamName(const ::testing::TestParamInfo<Device>& info) {
   return std::string(DeviceName(info.param));

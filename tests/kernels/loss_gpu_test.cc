@@ -109,6 +109,7 @@ TEST_P(LossOnDevice, RowSoftmaxAndArgmaxMatchSerialReferences) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, LossOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
                          testing::DeviceParamName);
+TESSEL_SIMULATED_DEVICE_SUITE(LossOnDevice);
 
 }  // namespace
 }  // namespace tessel::kernels

@@ -125,6 +125,7 @@ TEST_P(SparseOnDevice, GatherSparseRowsCopiesTheRows) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, SparseOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
                          testing::DeviceParamName);
+TESSEL_SIMULATED_DEVICE_SUITE(SparseOnDevice);
 
 }  // namespace
 }  // namespace tessel::kernels

@@ -70,6 +70,7 @@ TEST_P(TopKOnDevice, ScatterAddRowsAddsRepeatedTargetsInIndexOrder) {
 
 INSTANTIATE_TEST_SUITE_P(Devices, TopKOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
                          testing::DeviceParamName);
+TESSEL_SIMULATED_DEVICE_SUITE(TopKOnDevice);
 
 }  // namespace
 }  // namespace tessel::kernels

@@ -106,22 +106,61 @@ step "datasets: Cora (bundled) and a ${nodes}-node CSBM graph"
 "$tessel" --log-level warn generate csbm --nodes "$nodes" --avg-degree 20 --features 128 --classes 8 --seed 1 \
   -o "$work/csbm" >"$out/generate.log" 2>&1 || { fail=1; tail "$out/generate.log"; }
 
-# Full-batch GCN epoch, CPU (all cores) against GPU, same dataset and settings.
-gcn_epoch() {  # dataset device -> mean epoch seconds (training + evaluation), or "failed"
-  "$tessel" --log-level warn train gcn --dataset "$1" --device "$2" --epochs "$epochs" --json \
-    >"$out/gcn_$3_$2.json" 2>"$out/gcn_$3_$2.log" \
-    && python3 -c "import json; j=json.load(open('$out/gcn_$3_$2.json')); print(f\"{j['mean_epoch_train_seconds']*1e3:.2f} ms train, test acc {j['test']['accuracy']:.4f}\")" \
+"$tessel" --log-level warn convert --from nodetable "$repo/tests/data/cora/cora" -o "$work/cora" \
+  >"$out/convert.log" 2>&1 || { fail=1; tail "$out/convert.log"; }
+
+# Full-batch GCN epoch (training step + evaluation), tessel on CPU (all cores) and GPU against PyG's GCNConv and a
+# plain PyTorch sparse GCN (tools/bench/gcn_peers.py) on the same native folders, settings and devices. tessel's
+# row also gives its last epoch's device counters (--json): runtime allocations, uploads and downloads.
+gcn_epoch() {  # dataset device tag [extra flags] -> "X ms/epoch, acc A (device counters)" or "failed"
+  local ds=$1 dev=$2 tag=$3
+  shift 3
+  "$tessel" --log-level warn train gcn --dataset "$ds" --device "$dev" --epochs "$epochs" --json "$@" \
+    >"$out/gcn_${tag}_${dev}.json" 2>"$out/gcn_${tag}_${dev}.log" \
+    && python3 -c "
+import json; j = json.load(open('$out/gcn_${tag}_${dev}.json')); e = j['device_last_epoch']
+print(f\"{j['mean_epoch_seconds']*1e3:.2f} ms/epoch, acc {j['test']['accuracy']:.4f} (last epoch: {e['runtime_allocations']} cudaMalloc, {e['h2d_copies']} uploads, {e['d2h_copies']} downloads)\")" \
     || echo failed
 }
+peer_epoch() {  # impl dataset device tag -> "X ms/epoch, acc A" or "failed (reason)"
+  python3 "$repo/tools/bench/gcn_peers.py" "$2" --impl "$1" --device "$3" --epochs "$epochs" \
+    >"$out/peer_$1_$4_$3.json" 2>"$out/peer_$1_$4_$3.log" \
+    && python3 -c "
+import json; j = json.load(open('$out/peer_$1_$4_$3.json'))
+print(f\"{j['mean_epoch_ms']:.2f} ms/epoch, acc {j['test_accuracy']:.4f}\")" \
+    || echo "failed ($(tail -1 "$out/peer_$1_$4_$3.log"))"
+}
 for ds in cora csbm; do
-  path=$repo/tests/data/cora/cora
-  [[ $ds == csbm ]] && path=$work/csbm
+  path=$work/$ds
   step "GCN full batch on $ds"
-  cpu=$(gcn_epoch "$path" cpu "$ds")
-  gpu=$(gcn_epoch "$path" cuda "$ds")
-  row "GCN full-batch epoch, $ds" "CPU $cpu; GPU $gpu" "tessel train gcn --dataset $ds --device cpu|cuda --epochs $epochs"
-  [[ $gpu == failed ]] && fail=1
+  for dev in cpu cuda; do
+    got=$(gcn_epoch "$path" "$dev" "$ds")
+    row "GCN full-batch epoch, $ds, tessel $dev" "$got" "tessel train gcn --dataset $ds --device $dev --epochs $epochs"
+    [[ $dev == cuda && $got == failed ]] && fail=1
+    for impl in pyg torch; do
+      row "GCN full-batch epoch, $ds, $impl $dev" "$(peer_epoch "$impl" "$path" "$dev" "$ds")" \
+        "gcn_peers.py $ds --impl $impl --device $dev --epochs $epochs"
+    done
+  done
 done
+
+# Sampled mini-batch GCN on the CSBM graph: tessel's CPU path on all cores against its GPU path, same accuracy.
+step "GCN mini-batch on csbm"
+for dev in cpu cuda; do
+  row "GCN mini-batch epoch, csbm, tessel $dev (batch 1024, fanouts 10,5)" \
+    "$(gcn_epoch "$work/csbm" "$dev" csbm_mb --batch-size 1024 --fanouts 10,5)" \
+    "tessel train gcn --dataset csbm --device $dev --batch-size 1024 --fanouts 10,5 --epochs $epochs"
+done
+
+# Where the GPU time goes: an nsys summary of three full-batch epochs on the CSBM graph, when nsys is installed.
+if command -v nsys >/dev/null 2>&1; then
+  step "nsys profile of the CSBM full-batch epoch"
+  nsys profile --stats=true -o "$out/gcn_csbm_cuda" --force-overwrite true \
+    "$tessel" --log-level warn train gcn --dataset "$work/csbm" --device cuda --epochs 3 \
+    >"$out/nsys_stats.txt" 2>&1 \
+    && row "nsys summary, CSBM full batch" "see nsys_stats.txt" "nsys profile --stats=true tessel train gcn ..." \
+    || row "nsys summary, CSBM full batch" "failed (see nsys_stats.txt)" "nsys profile"
+fi
 
 run_bench() {  # name file command... : runs a benchmark if `file` exists, keeps its output
   local name=$1 file=$2

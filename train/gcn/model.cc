@@ -5,8 +5,9 @@
 // The backward pass uses the transposed aggregation (Aᵀ) and the kernels in kernels/ for everything else.
 #include "train/gcn/model.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
-
 #include <numeric>
 
 #include "kernels/dense.h"
@@ -109,6 +110,12 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
     s.key.purpose += static_cast<uint64_t>(l);
     s.sparse_in = l == 0 && x.is_sparse;
     const std::span<const int64_t> rows = l == 0 ? x_rows : std::span<const int64_t>();
+    // On a device the input row ids go up once per step, in x_ids_, for every gather of the layer.
+    const bool device_ids = ctx.IsCuda() && !rows.empty();
+    if (device_ids) {
+      x_ids_.ResizeUninitialized(rows.size());
+      std::copy(rows.begin(), rows.end(), x_ids_.MutableHost().begin());
+    }
     const int64_t n_src = l == 0 ? (rows.empty() ? x.rows() : static_cast<int64_t>(rows.size()))
                                  : state_[static_cast<size_t>(l - 1)].out.rows;
     TESSEL_CHECK(a.cols == n_src, "layer {}: aggregation has {} source columns but {} input rows", l, a.cols, n_src);
@@ -118,24 +125,31 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
     s.in_ref = nullptr;
     if (s.sparse_in) {
       const SparseMatrix& xs = x.sparse;
-      Buffer<float> values;
+      // Without dropout the features themselves are the input (their device mirrors persist between steps). With
+      // dropout, a copy that borrows their structure, rebuilt only when the features change (Buffer versions),
+      // takes the dropped values into the same buffer every step: nothing is allocated or uploaded for it.
+      const SparseMatrix* in = &xs;
       if (drop) {
-        const Buffer<float> ones =
-            xs.has_values() ? Buffer<float>() : Buffer<float>(static_cast<size_t>(xs.nnz()), 1.0F);
-        kernels::Dropout(ctx, xs.has_values() ? xs.values : ones, p, s.key, &values);
-      } else if (xs.has_values()) {
-        values = BorrowAll(xs.values, xs.values.size());
+        const std::array<uint64_t, 3> versions{xs.indptr.version(), xs.indices.version(), xs.values.version()};
+        if (versions != s.sp_versions || s.in_sp.rows != xs.rows) {
+          s.in_sp = SparseMatrix{xs.rows, xs.cols, BorrowAll(xs.indptr, xs.indptr.size()),
+                                 BorrowAll(xs.indices, xs.indices.size()), Buffer<float>()};
+          s.ones = xs.has_values() ? Buffer<float>() : Buffer<float>(static_cast<size_t>(xs.nnz()), 1.0F);
+          s.sp_versions = versions;
+        }
+        kernels::Dropout(ctx, xs.has_values() ? xs.values : s.ones, p, s.key, &s.in_sp.values);
+        in = &s.in_sp;
       }
-      s.in_sp = SparseMatrix{xs.rows, xs.cols, BorrowAll(xs.indptr, xs.indptr.size()),
-                             BorrowAll(xs.indices, xs.indices.size()), std::move(values)};
-      kernels::SpMM(ctx, s.in_sp, W(l).value, &s.work);
+      s.in_sp_ref = in;
+      kernels::SpMM(ctx, *in, W(l).value, &s.work);
       kernels::SpMM(ctx, a, s.work, &s.out);
-      if (sage) {
-        Matrix self;
-        kernels::SpMM(ctx, SparsePrefix(s.in_sp, a.rows), WSelf(l).value, &self);
-        auto sv = self.View();
-        auto ov = s.out.Mut();
-        for (size_t i = 0; i < ov.size(); ++i) ov[i] += sv[i];
+      if (sage) {  // out += in[0 .. dst)·W_self, added where out lives (no host round trip)
+        if (a.rows == in->rows) {
+          kernels::SpMM(ctx, *in, WSelf(l).value, &s.self_in);
+        } else {
+          kernels::SpMM(ctx, SparsePrefix(*in, a.rows), WSelf(l).value, &s.self_in);
+        }
+        kernels::Axpy(ctx, 1.0F, s.self_in, &s.out);
       }
     } else {
       const Matrix& src = l == 0 ? x.dense : state_[static_cast<size_t>(l - 1)].out;
@@ -145,15 +159,25 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
         // (A·drop(H))·W: the gather and the mask are fused into the aggregation; only the destinations' rows are
         // built (for the SAGE self term).
         s.in = Matrix();
-        kernels::GatherSpMM(ctx, a, src, rows, p, s.key, &s.agg);
+        if (device_ids) {
+          kernels::GatherSpMM(ctx, a, src, x_ids_, p, s.key, &s.agg);
+        } else {
+          kernels::GatherSpMM(ctx, a, src, rows, p, s.key, &s.agg);
+        }
         kernels::Gemm(ctx, s.agg, false, W(l).value, false, 1.0F, 0.0F, &s.out);
         if (sage) {
-          kernels::GatherRowsDropout(ctx, src, rows.empty() ? rows : rows.first(static_cast<size_t>(a.rows)), a.rows, p,
-                                     s.key, &s.self_in);
+          if (device_ids) {
+            kernels::GatherRowsDropout(ctx, src, x_ids_, a.rows, p, s.key, &s.self_in);
+          } else {
+            kernels::GatherRowsDropout(ctx, src, rows.empty() ? rows : rows.first(static_cast<size_t>(a.rows)), a.rows,
+                                       p, s.key, &s.self_in);
+          }
           kernels::Gemm(ctx, s.self_in, false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
         }
       } else {
-        if (materialize) {
+        if (materialize && device_ids) {
+          kernels::GatherRowsDropout(ctx, src, x_ids_, n_src, p, s.key, &s.in);
+        } else if (materialize) {
           kernels::GatherRowsDropout(ctx, src, rows, n_src, p, s.key, &s.in);
         } else {
           s.in = Matrix();
@@ -185,12 +209,9 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
     if (dst == din->rows) {
       kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, din);
     } else if (ctx.IsCuda()) {
-      // A borrowed prefix would only update its own device mirror: add the rows through a scatter instead.
-      Matrix self;
-      kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 0.0F, &self);
-      std::vector<int64_t> first(static_cast<size_t>(dst));
-      std::iota(first.begin(), first.end(), int64_t{0});
-      kernels::ScatterAddRows(ctx, self, Buffer<int64_t>(std::move(first)), din);
+      // A borrowed prefix would only update its own device mirror: add the rows where din lives instead.
+      kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 0.0F, &s_self_grad_);
+      kernels::Axpy(ctx, 1.0F, s_self_grad_, din);
     } else {
       Matrix prefix = RowPrefix(*din, dst);
       kernels::Gemm(ctx, dz, false, WSelf(l).value, true, 1.0F, 1.0F, &prefix);
@@ -224,8 +245,15 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
     } else {
       transpose_times(s.graph, dz, &s.work);  // dT
       if (s.sparse_in) {
-        kernels::SpMMTranspose(ctx, s.in_sp, s.work, &W(l).grad);
-        if (sage) kernels::SpMMTranspose(ctx, SparsePrefix(s.in_sp, a.rows), dz, &WSelf(l).grad);
+        kernels::SpMMTranspose(ctx, *s.in_sp_ref, s.work, &W(l).grad);
+        if (sage) {
+          const SparseMatrix& in = *s.in_sp_ref;
+          if (a.rows == in.rows) {
+            kernels::SpMMTranspose(ctx, in, dz, &WSelf(l).grad);
+          } else {
+            kernels::SpMMTranspose(ctx, SparsePrefix(in, a.rows), dz, &WSelf(l).grad);
+          }
+        }
       } else {
         const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
         kernels::Gemm(ctx, in, true, s.work, false, 1.0F, 0.0F, &W(l).grad);

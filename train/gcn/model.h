@@ -92,13 +92,17 @@ class GcnModel {
     bool sparse_in = false;  // layer 0 with sparse features
     bool agg_first = false;  // aggregate first: agg = A·drop(H), out = agg·W
     Matrix in;               // transform first: the input after dropout or gathered (layers > 0, dense features)
-    const Matrix* in_ref = nullptr;  // transform first without dropout or gather: the input itself (no copy)
-    SparseMatrix in_sp;              // sparse input after dropout (layer 0 with sparse features)
-    Matrix agg;                      // aggregate first: A·drop(H) [dst x in]
-    Matrix self_in;                  // aggregate first, SAGE: drop(H) of the destination rows [dst x in]
-    Matrix out;                      // output after ReLU (hidden layers) or logits (last layer)
-    Matrix work;                     // workspace: T = H·W forward, then dT or d(agg) backward
-    Matrix grad_in;                  // backward: the gradient of this layer's input (layers > 0)
+    const Matrix* in_ref = nullptr;         // transform first without dropout or gather: the input itself (no copy)
+    SparseMatrix in_sp;                     // sparse input after dropout (layer 0 with sparse features): the features'
+                                            // structure borrowed, the dropped values owned
+    std::array<uint64_t, 3> sp_versions{};  // the Buffer versions of the features in_sp was built from
+    Buffer<float> ones;                     // the implied values of value-less sparse features (dropout's input)
+    const SparseMatrix* in_sp_ref = nullptr;  // the sparse input of the last forward: &in_sp or the features
+    Matrix agg;                               // aggregate first: A·drop(H) [dst x in]
+    Matrix self_in;                           // aggregate first, SAGE: drop(H) of the destination rows [dst x in]
+    Matrix out;                               // output after ReLU (hidden layers) or logits (last layer)
+    Matrix work;                              // workspace: T = H·W forward, then dT or d(agg) backward
+    Matrix grad_in;                           // backward: the gradient of this layer's input (layers > 0)
   };
   int64_t InDim(int l) const;
   // Whether dense layer l with aggregation a over n_src input rows aggregates first (LayerOrder); `materialize`:
@@ -113,6 +117,8 @@ class GcnModel {
   std::vector<Param> params_;
   std::vector<size_t> param_index_;  // first parameter of each layer
   std::vector<LayerState> state_;
+  Matrix s_self_grad_;     // backward workspace: dz·W_selfᵀ of a SAGE layer on a device
+  Buffer<int64_t> x_ids_;  // on a device: the input row ids of the step (uploaded once for all the layer's gathers)
   bool has_forward_ = false;
   bool last_training_ = false;
   LayerOrder order_ = LayerOrder::kAuto;

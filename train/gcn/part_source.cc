@@ -77,16 +77,14 @@ class PartSource final : public GraphSource {
     counters->compress_seconds += fs.encode_seconds;
     counters->decompress_seconds += fs.decode_seconds;
 
-    b->seed_labels.resize(seeds.size());
-    b->seed_rows.resize(seeds.size());
-    for (size_t i = 0; i < seeds.size(); ++i) {
-      const int64_t local = seeds[i] - part_.global_offset;
-      TESSEL_CHECK(local >= 0 && local < part_.num_owned, "seed {} is not owned by rank {}", seeds[i], ctx.rank);
-      b->seed_labels[i] = labels_[static_cast<size_t>(local)];
-    }
-    std::iota(b->seed_rows.begin(), b->seed_rows.end(), int64_t{0});
-    b->labels = b->seed_labels;
-    b->rows = b->seed_rows;
+    SetSeedLabels(
+        seeds,
+        [&](int64_t seed) {
+          const int64_t local = seed - part_.global_offset;
+          TESSEL_CHECK(local >= 0 && local < part_.num_owned, "seed {} is not owned by rank {}", seed, ctx.rank);
+          return labels_[static_cast<size_t>(local)];
+        },
+        b);
   }
 
   const Matrix& Logits(const Context& ctx, GcnModel& model) override {

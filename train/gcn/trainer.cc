@@ -10,8 +10,10 @@
 #include <string>
 #include <utility>
 
+#include "core/device.h"
 #include "core/fault_inject.h"
 #include "core/interrupt.h"
+#include "core/log.h"
 #include "core/params_json.h"
 #include "core/progress.h"
 #include "core/worker.h"
@@ -108,9 +110,23 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, va
                                    feature_bytes, sample_bytes, gradient_bytes, eval_bytes, total_bytes,
                                    feature_raw_bytes, gradient_raw_bytes, compress_seconds, decompress_seconds,
                                    comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges, remote_input_nodes,
-                                   remote_share)
+                                   remote_share, device_allocations, device_runtime_allocations, h2d_copies, h2d_bytes,
+                                   d2h_copies, d2h_bytes, device_synchronizations)
 
 nlohmann::json EpochStats::ToJson() const { return *this; }
+
+namespace {
+// An epoch's device counters (EpochStats), the steady state a run reports in its final object.
+nlohmann::json DeviceCounts(const EpochStats& e) {
+  return {{"allocations", e.device_allocations},
+          {"runtime_allocations", e.device_runtime_allocations},
+          {"h2d_copies", e.h2d_copies},
+          {"h2d_bytes", e.h2d_bytes},
+          {"d2h_copies", e.d2h_copies},
+          {"d2h_bytes", e.d2h_bytes},
+          {"synchronizations", e.device_synchronizations}};
+}
+}  // namespace
 
 nlohmann::json TrainResult::ToJson() const {
   nlohmann::json totals = nlohmann::json::object();  // every *_bytes and *_seconds field summed over the epochs
@@ -149,6 +165,7 @@ nlohmann::json TrainResult::ToJson() const {
           {"sampled_edges_per_second", train_s > 0 ? static_cast<double>(edges) / train_s : 0.0},
           {"feature_bytes_per_epoch", totals.value("feature_bytes", 0.0) / n},
           {"remote_share", share / n},
+          {"device_last_epoch", DeviceCounts(epochs.empty() ? EpochStats{} : epochs.back())},
           {"totals", totals}};
 }
 
@@ -299,10 +316,10 @@ void GcnTrainer::Prepare(std::span<const int64_t> seeds, int epoch, int64_t batc
 double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_t batch) {
   const auto t0 = Clock::now();
   double loss_sum = 0;
-  if (!b.rows.empty()) {
+  if (b.rows != nullptr && !b.rows->empty()) {
     const Matrix& logits =
         model_.Forward(ctx_, *b.x, b.x_rows, b.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
-    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, b.labels, b.rows, &grad_logits_);
+    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, *b.labels, *b.rows, &grad_logits_);
     const auto t1 = Clock::now();
     forward_s_ += std::chrono::duration<double>(t1 - t0).count();
     model_.Backward(ctx_, grad_logits_);
@@ -375,6 +392,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     (void)fault::FaultPoint("epoch", comm_.Rank());  // TESSEL_FAULT tests (core/fault_inject.h)
     const auto epoch_t0 = Clock::now();
     const std::clock_t c0 = std::clock();
+    const device::Counters device0 = device::ReadCounters();
     counters_ = StepCounters{};
     compute_s_ = allreduce_s_ = forward_s_ = backward_s_ = optimizer_s_ = 0;
     gradient_b_ = 0;
@@ -456,6 +474,12 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
                                 cpu_seconds,
                                 static_cast<double>(counters_.feature_raw_bytes),
                                 static_cast<double>(grad_compress_ ? grad_stats_.raw_bytes : gradient_b_)};
+    // The device runtime's work this epoch (core/device.h counters of this process; an MPI rank is a process).
+    const device::Counters dev = device::ReadCounters() - device0;
+    for (int64_t v : {dev.allocations, dev.runtime_allocations, dev.h2d_copies, dev.h2d_bytes, dev.d2h_copies,
+                      dev.d2h_bytes, dev.synchronizations}) {
+      sums.push_back(static_cast<double>(v));
+    }
     comm_.Allreduce<double>(sums, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
     std::vector<double> maxima = {counters_.sample_seconds,
                                   counters_.fetch_seconds,
@@ -488,6 +512,20 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.cpu_seconds = sums[10];
     st.feature_raw_bytes = static_cast<uint64_t>(sums[11]);
     st.gradient_raw_bytes = static_cast<uint64_t>(sums[12]);
+    st.device_allocations = static_cast<int64_t>(sums[13]);
+    st.device_runtime_allocations = static_cast<int64_t>(sums[14]);
+    st.h2d_copies = static_cast<int64_t>(sums[15]);
+    st.h2d_bytes = static_cast<uint64_t>(sums[16]);
+    st.d2h_copies = static_cast<int64_t>(sums[17]);
+    st.d2h_bytes = static_cast<uint64_t>(sums[18]);
+    st.device_synchronizations = static_cast<int64_t>(sums[19]);
+    if (ctx_.IsCuda()) {
+      log::Debug(
+          "epoch {}: device allocations {} ({} from the runtime), {} uploads ({} B), {} downloads ({} B), {} "
+          "synchronisations",
+          epoch, st.device_allocations, st.device_runtime_allocations, st.h2d_copies, st.h2d_bytes, st.d2h_copies,
+          st.d2h_bytes, st.device_synchronizations);
+    }
     st.compress_seconds = maxima[7];
     st.decompress_seconds = maxima[8];
     st.comm_seconds = maxima[9];

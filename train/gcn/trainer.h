@@ -198,6 +198,17 @@ struct EpochStats {
   int64_t sampled_edges = 0;       // neighbour picks of the sampled blocks (0 for full-graph steps)
   int64_t remote_input_nodes = 0;  // first-layer source nodes owned by another rank
   double remote_share = 0;         // remote picks / all picks of the sampler
+  // The device runtime's work (core/device.h Counters; 0 on the CPU): allocations asked for and those the caching
+  // pool could not serve (cudaMalloc calls), host-to-device and device-to-host copies with their bytes, and
+  // synchronisations. Per process, summed over ranks (an MPI rank is a process; ranks that are threads of one
+  // process each count the whole process).
+  int64_t device_allocations = 0;
+  int64_t device_runtime_allocations = 0;
+  int64_t h2d_copies = 0;
+  uint64_t h2d_bytes = 0;
+  int64_t d2h_copies = 0;
+  uint64_t d2h_bytes = 0;
+  int64_t device_synchronizations = 0;
   nlohmann::json ToJson() const;
 };
 
@@ -229,11 +240,29 @@ struct Batch {
   FeatureMatrix gathered;               // input rows gathered for this step (unused when x points elsewhere)
   const FeatureMatrix* x = nullptr;     // the input rows, or (x_rows non-empty) the rows they are read from
   std::span<const int64_t> x_rows;      // dense x: input row i is x's row x_rows[i] (gathered inside the model)
-  std::vector<int32_t> seed_labels;
-  std::span<const int32_t> labels;  // labels[rows[i]] is the class of loss row i
-  std::vector<int64_t> seed_rows;
-  std::span<const int64_t> rows;  // output rows in the loss (empty: this rank has no seeds in this step)
+  // Labels and loss rows are Buffers kept from step to step, so on a device they are uploaded only when they change
+  // (a whole-graph step's never; a sampled step's labels every step, its rows 0..n-1 when n changes).
+  Buffer<int32_t> seed_labels;
+  const Buffer<int32_t>* labels = nullptr;  // (*labels)[(*rows)[i]] is the class of loss row i
+  Buffer<int64_t> seed_rows;
+  const Buffer<int64_t>* rows = nullptr;  // output rows in the loss (null or empty: no seeds in this step)
 };
+
+// A sampled batch's loss inputs: seed_labels[i] = label_of(seeds[i]) and seed_rows = 0, 1, ..., rewritten only when
+// the count changes (so its device copy stays valid).
+template <typename LabelOf>
+void SetSeedLabels(std::span<const int64_t> seeds, LabelOf label_of, Batch* b) {
+  b->seed_labels.ResizeUninitialized(seeds.size());
+  auto labels = b->seed_labels.MutableHost();
+  for (size_t i = 0; i < seeds.size(); ++i) labels[i] = label_of(seeds[i]);
+  if (b->seed_rows.size() != seeds.size()) {
+    b->seed_rows = Buffer<int64_t>::Uninitialized(seeds.size());
+    auto rows = b->seed_rows.MutableHost();
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = static_cast<int64_t>(i);
+  }
+  b->labels = &b->seed_labels;
+  b->rows = &b->seed_rows;
+}
 
 // What a step's batch cost this rank; MakeBatch adds to it, so one struct sums an epoch.
 struct StepCounters {

@@ -32,7 +32,8 @@ class WholeGraphSource final : public GraphSource {
       : data_(data),
         scaling_(FitFeatureScaling(data.features, c.normalize_features)),
         features_(PrepareFeatures(data.features, scaling_)),
-        labels_(data.labels.ToVector()) {
+        labels_(data.labels.ToVector()),
+        label_buf_(Buffer<int32_t>::CopyOf(labels_)) {
     BuildAdjacency(ctx, data.graph, c.model.kind, &adj_, &adj_t_);
     const SparseMatrix* t = adj_t_.indptr.empty() ? &adj_ : &adj_t_;
     full_graphs_.assign(static_cast<size_t>(c.model.layers), LayerGraph{&adj_, t});
@@ -55,8 +56,11 @@ class WholeGraphSource final : public GraphSource {
       b->graphs = full_graphs_;
       b->x = &features_;
       b->x_rows = {};
-      b->labels = labels_;
-      b->rows = seeds;
+      b->labels = &label_buf_;
+      if (rows_buf_.size() != seeds.size() || !std::equal(seeds.begin(), seeds.end(), rows_buf_.Host().begin())) {
+        rows_buf_ = Buffer<int64_t>::CopyOf(seeds);  // the same every epoch: uploaded once on a device
+      }
+      b->rows = &rows_buf_;
       return;
     }
     auto t0 = std::chrono::steady_clock::now();
@@ -81,12 +85,8 @@ class WholeGraphSource final : public GraphSource {
       b->x = &features_;
       b->x_rows = src;
     }
-    b->seed_labels.resize(seeds.size());
-    b->seed_rows.resize(seeds.size());
-    for (size_t i = 0; i < seeds.size(); ++i) b->seed_labels[i] = labels_[static_cast<size_t>(seeds[i])];
-    std::iota(b->seed_rows.begin(), b->seed_rows.end(), int64_t{0});
-    b->labels = b->seed_labels;
-    b->rows = b->seed_rows;
+    SetSeedLabels(
+        seeds, [&](int64_t seed) { return labels_[static_cast<size_t>(seed)]; }, b);
   }
 
   const Matrix& Logits(const Context& ctx, GcnModel& model) override {
@@ -106,6 +106,8 @@ class WholeGraphSource final : public GraphSource {
   FeatureScaling scaling_;
   FeatureMatrix features_;
   std::vector<int32_t> labels_;
+  Buffer<int32_t> label_buf_;  // labels_ as the loss takes them (resident on a device)
+  Buffer<int64_t> rows_buf_;   // a whole-graph step's loss rows (the training nodes)
   SparseMatrix adj_;
   SparseMatrix adj_t_;  // empty when adj_ is symmetric
   std::vector<LayerGraph> full_graphs_;

@@ -1,0 +1,183 @@
+// The device table's wrappers (kernels/ops.h KernelOps), written once for every device that keeps its data in
+// device memory behind Buffer<T>'s mirrors: they size outputs, take device pointers (Device() for inputs,
+// OverwriteDevice() for outputs a kernel writes in full, MutableDevice() for outputs it updates) and call a raw
+// kernel of `Raw`. Raw is the CUDA kernels of kernels/cuda/*.cu (kernels/cuda/ops.cc) or their host twins on the
+// simulated device (kernels/cpu/device_twins.cc), so the data flow a CPU-only test counts on the simulated device is
+// the CUDA path's own. Host C++ without CUDA headers.
+#pragma once
+
+#include <algorithm>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "kernels/device_csr.h"
+#include "kernels/ops.h"
+
+namespace tessel::kernels {
+
+template <typename Raw>
+struct DeviceWrappers {
+  // ---- dense
+
+  static void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
+    const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
+    Raw::Gemm(a.data.Device(), a.cols, trans_a, b.data.Device(), b.cols, trans_b, m, n, k, alpha, beta,
+               beta == 0.0F ? c->data.OverwriteDevice() : c->data.MutableDevice());
+  }
+
+  static void AddBias(const Matrix& bias, Matrix* y) {
+    Raw::AddBias(bias.data.Device(), y->rows, y->cols, y->data.MutableDevice());
+  }
+
+  static void BiasGrad(const Matrix& grad_y, Matrix* grad_bias) {
+    grad_bias->Resize(1, grad_y.cols);
+    Raw::BiasGrad(grad_y.data.Device(), grad_y.rows, grad_y.cols, grad_bias->data.OverwriteDevice());
+  }
+
+  static void Relu(const Matrix& x, Matrix* y) {
+    if (y != &x) y->Resize(x.rows, x.cols);
+    const float* in = x.data.Device();  // before MutableDevice: y may be x
+    Raw::Relu(in, x.size(), y->data.OverwriteDevice());
+  }
+
+  static void Axpy(float alpha, const Matrix& x, Matrix* y) {
+    const float* in = x.data.Device();
+    Raw::Axpy(alpha, in, x.size(), y->data.MutableDevice());
+  }
+
+  static void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
+    if (grad_x != &grad_y) grad_x->Resize(y.rows, y.cols);
+    const float* yd = y.data.Device();
+    const float* gy = grad_y.data.Device();
+    Raw::ReluBackward(yd, gy, y.size(), grad_x->data.OverwriteDevice());
+  }
+
+  static void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y) {
+    const float* in = x.Device();
+    Raw::Dropout(in, static_cast<int64_t>(y->size()), spec, y->OverwriteDevice());
+  }
+
+  static void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
+    Raw::AdamStep(w->data.MutableDevice(), grad.data.Device(), m->data.MutableDevice(), v->data.MutableDevice(),
+                   w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
+  }
+
+  // ---- gather
+
+  static void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
+    Raw::GatherRows(src.data.Device(), src.cols, ids.Device(), out->rows,  // the first out->rows ids
+                     out->data.OverwriteDevice());
+  }
+
+  static void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out) {
+    const Buffer<int64_t> start_buf(std::move(start));
+    const Buffer<int64_t> order_buf(std::move(order));
+    Raw::ScatterAddRows(src.data.Device(), src.cols, order_buf.Device(), start_buf.Device(), out->rows,
+                         out->data.MutableDevice());
+  }
+
+  // ---- loss
+
+  static double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& label_buf,
+                                    const Buffer<int64_t>& row_buf, Matrix* grad) {
+    const std::span<const int32_t> labels = label_buf.Host();
+    const std::span<const int64_t> rows = row_buf.Host();
+    const int64_t c = logits.cols;
+    for (int64_t r : rows) {
+      TESSEL_CHECK(r >= 0 && r < logits.rows, "SoftmaxCrossEntropy: row {} outside [0, {})", r, logits.rows);
+      const int32_t y = labels[static_cast<size_t>(r)];
+      TESSEL_CHECK(y >= 0 && y < c, "SoftmaxCrossEntropy: row {} has label {} outside [0, {})", r, y, c);
+    }
+    const auto m = static_cast<int64_t>(rows.size());
+    const double inv_m = m > 0 ? 1.0 / static_cast<double>(m) : 0.0;
+    Buffer<double> row_loss = Buffer<double>::Uninitialized(static_cast<size_t>(m));
+    float* g = nullptr;
+    if (grad != nullptr) {
+      TESSEL_CHECK(grad != &logits, "SoftmaxCrossEntropy: grad must not alias logits");
+      grad->Resize(logits.rows, c);
+      g = grad->data.OverwriteDevice();  // the kernel zeroes it first
+    }
+    Raw::SoftmaxCrossEntropy(logits.data.Device(), logits.rows, c, label_buf.Device(), row_buf.Device(), m, inv_m,
+                              row_loss.OverwriteDevice(), g);
+    if (m == 0) return 0.0;
+    auto terms = row_loss.Host();
+    double total = 0;
+    for (int64_t begin = 0; begin < m; begin += kLossChunk) {  // the CPU's chunk order
+      double sum = 0;
+      for (int64_t k = begin; k < std::min(m, begin + kLossChunk); ++k) sum += terms[static_cast<size_t>(k)];
+      total += sum;
+    }
+    return total * inv_m;
+  }
+
+  static void RowSoftmax(const Matrix& logits, Matrix* probs) {
+    if (probs != &logits) probs->Resize(logits.rows, logits.cols);
+    const float* in = logits.data.Device();  // before MutableDevice: probs may be logits
+    Raw::RowSoftmax(in, logits.rows, logits.cols, probs->data.OverwriteDevice());
+  }
+
+  static void RowArgmax(const Matrix& x, std::span<int32_t> out) {
+    Buffer<int32_t> result = Buffer<int32_t>::Uninitialized(out.size());
+    Raw::RowArgmax(x.data.Device(), x.rows, x.cols, result.OverwriteDevice());
+    auto host = result.Host();
+    std::copy(host.begin(), host.end(), out.begin());
+  }
+
+  // ---- sparse
+
+  static DeviceCsr OnDevice(const SparseMatrix& a) {
+    return DeviceCsr{
+        &a, a.rows, a.cols, a.nnz(), a.indptr.Device(), a.indices.Device(), a.has_values() ? a.values.Device() : nullptr};
+  }
+
+  static void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y) {
+    TESSEL_CHECK(a.indptr.size() == static_cast<size_t>(a.rows + 1), "SpMM: {} offsets for {} rows", a.indptr.size(),
+                 a.rows);
+    Raw::SpMM(OnDevice(a), x.data.Device(), x.cols, y->data.OverwriteDevice());
+  }
+
+  static SparseMatrix Transpose(const SparseMatrix& a) {
+    // Written in full on the device (cuSPARSE's csr2csc, or a memset when empty): no host zero-fill, no upload.
+    SparseMatrix t{a.cols, a.rows, Buffer<int64_t>::Uninitialized(static_cast<size_t>(a.cols + 1)),
+                   Buffer<int32_t>::Uninitialized(static_cast<size_t>(a.nnz())),
+                   Buffer<float>::Uninitialized(a.has_values() ? static_cast<size_t>(a.nnz()) : 0)};
+    Raw::Transpose(OnDevice(a), t.indptr.OverwriteDevice(), t.indices.OverwriteDevice(),
+                    a.has_values() ? t.values.OverwriteDevice() : nullptr);
+    return t;
+  }
+
+  // ---- top-k
+
+  static void TopK(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices) {
+    Raw::TopK(x.data.Device(), x.rows, x.cols, k, values->data.OverwriteDevice(), indices->OverwriteDevice());
+  }
+};
+
+// The table of a device whose raw kernels are Raw's. The fused gathers are composed by the public functions.
+template <typename Raw>
+constexpr KernelOps MakeDeviceOps() {
+  using W = DeviceWrappers<Raw>;
+  return KernelOps{
+      .gemm = W::Gemm,
+      .add_bias = W::AddBias,
+      .bias_grad = W::BiasGrad,
+      .relu = W::Relu,
+      .axpy = W::Axpy,
+      .relu_backward = W::ReluBackward,
+      .dropout = W::Dropout,
+      .adam_step = W::AdamStep,
+      .gather_rows = W::GatherRows,
+      .gather_rows_dropout = nullptr,  // composed by the public function: GatherRows, then Dropout
+      .gather_spmm = nullptr,          // composed: GatherRowsDropout, then SpMM
+      .scatter_add_rows = W::ScatterAddRows,
+      .softmax_cross_entropy = W::SoftmaxCrossEntropy,
+      .row_softmax = W::RowSoftmax,
+      .row_argmax = W::RowArgmax,
+      .spmm = W::SpMM,
+      .transpose = W::Transpose,
+      .topk = W::TopK,
+  };
+}
+
+}  // namespace tessel::kernels

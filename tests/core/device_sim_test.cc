@@ -1,0 +1,148 @@
+// The device runtime's accounting and caching pool, on the simulated device (host memory behind the same table):
+// every allocation, copy and synchronisation is counted; a block freed is reused by the next request of about its
+// size, so a loop that frees and re-allocates its temporaries makes no runtime allocation once warm; outputs written
+// in full (OverwriteDevice) are never uploaded. Runs in every build, with or without CUDA or a GPU.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "core/buffer.h"
+#include "core/device.h"
+
+namespace tessel {
+namespace {
+
+using device::Counters;
+using device::ReadCounters;
+
+TEST(SimulatedDevice, InstallsOneHostMemoryDevice) {
+  EXPECT_FALSE(device::Simulated());
+  {
+    device::ScopedSimulatedDevice sim;
+    EXPECT_TRUE(device::Simulated());
+    EXPECT_EQ(device::CudaDeviceCount(), 1);
+    EXPECT_EQ(device::Describe(0), "simulated device, host memory");
+    EXPECT_THROW(device::SetDevice(1), Error);
+    EXPECT_THROW(device::ScopedSimulatedDevice(), Error) << "not nestable";
+  }
+  EXPECT_FALSE(device::Simulated());
+}
+
+TEST(SimulatedDevice, CopiesAndAllocationsAreCountedWithTheirBytes) {
+  device::ScopedSimulatedDevice sim;
+  const Counters before = ReadCounters();
+  Buffer<float> b(1000);
+  std::iota(b.MutableHost().begin(), b.MutableHost().end(), 0.0F);
+  const float* d = b.Device();  // allocate and upload
+  EXPECT_EQ(d[999], 999.0F) << "simulated device memory is host-readable";
+  float* w = b.MutableDevice();  // already current: no copy
+  w[0] = -1.0F;
+  EXPECT_EQ(b.Host()[0], -1.0F);  // one download
+  device::Synchronize();
+  const Counters d1 = ReadCounters() - before;
+  EXPECT_EQ(d1.allocations, 1);
+  EXPECT_EQ(d1.runtime_allocations, 1);
+  EXPECT_EQ(d1.allocated_bytes, 4000);
+  EXPECT_EQ(d1.h2d_copies, 1);
+  EXPECT_EQ(d1.h2d_bytes, 4000);
+  EXPECT_EQ(d1.d2h_copies, 1);
+  EXPECT_EQ(d1.d2h_bytes, 4000);
+  EXPECT_EQ(d1.synchronizations, 1);
+  EXPECT_GE(d1.in_use_bytes, 4000);
+}
+
+// An output the kernel writes in full is allocated on the device and never uploaded; MutableDevice (a kernel that
+// reads the old values) uploads them.
+TEST(SimulatedDevice, OverwrittenOutputsAreNeverUploaded) {
+  device::ScopedSimulatedDevice sim;
+  Buffer<float> out = Buffer<float>::Uninitialized(4096);
+  Counters before = ReadCounters();
+  float* p = out.OverwriteDevice();
+  for (int i = 0; i < 4096; ++i) p[i] = static_cast<float>(i);
+  Counters d = ReadCounters() - before;
+  EXPECT_EQ(d.allocations, 1);
+  EXPECT_EQ(d.h2d_copies, 0);
+  EXPECT_FALSE(out.HostCurrent());
+  EXPECT_EQ(out.Host()[4095], 4095.0F);
+
+  Buffer<float> in_place(4096, 2.0F);
+  before = ReadCounters();
+  in_place.MutableDevice()[0] += 1.0F;
+  d = ReadCounters() - before;
+  EXPECT_EQ(d.h2d_copies, 1);
+  EXPECT_EQ(in_place.Host()[0], 3.0F);
+}
+
+// The caching pool: a freed block serves the next request of about its size, so a loop that creates and drops its
+// temporaries every step makes runtime allocations in its first step only.
+TEST(SimulatedDevice, ThePoolServesRepeatedTemporariesWithoutRuntimeAllocations) {
+  device::ScopedSimulatedDevice sim;
+  const std::vector<size_t> sizes = {100, 5000, 70000, size_t{3} << 20};
+  Counters warm;
+  for (int step = 0; step < 5; ++step) {
+    const Counters before = ReadCounters();
+    {
+      std::vector<Buffer<float>> temps;  // alive together, as a step's temporaries are
+      for (size_t n : sizes) {
+        temps.push_back(Buffer<float>::Uninitialized(n));
+        temps.back().OverwriteDevice()[n - 1] = 1.0F;
+      }
+    }
+    const Counters d = ReadCounters() - before;
+    EXPECT_EQ(d.allocations, static_cast<int64_t>(sizes.size()));
+    EXPECT_EQ(d.frees, static_cast<int64_t>(sizes.size()));
+    EXPECT_EQ(d.h2d_copies + d.d2h_copies, 0);
+    if (step == 0) {
+      EXPECT_EQ(d.runtime_allocations, static_cast<int64_t>(sizes.size()));
+      warm = ReadCounters();
+    } else {
+      EXPECT_EQ(d.runtime_allocations, 0) << "step " << step;
+    }
+  }
+  EXPECT_EQ(warm.in_use_bytes, ReadCounters().in_use_bytes);
+  EXPECT_GT(ReadCounters().cached_bytes, static_cast<int64_t>(3) << 20);
+  // A slightly different size shares the rounded block (all requests up to 64 KiB share one class); one more than
+  // twice as large as any cached block does not.
+  Counters before = ReadCounters();
+  {
+    Buffer<float> t = Buffer<float>::Uninitialized(5001);
+    t.OverwriteDevice();
+  }
+  EXPECT_EQ((ReadCounters() - before).runtime_allocations, 0);
+  before = ReadCounters();
+  {
+    Buffer<float> t = Buffer<float>::Uninitialized(size_t{8} << 20);
+    t.OverwriteDevice();
+  }
+  EXPECT_EQ((ReadCounters() - before).runtime_allocations, 1);
+  device::ReleaseCachedMemory();
+  EXPECT_EQ(ReadCounters().cached_bytes, 0);
+}
+
+// A workspace kept from step to step (the trainer's per-layer buffers) costs nothing after its first step: no
+// allocation, no copy, whatever the host did with its own memory.
+TEST(SimulatedDevice, AWorkspaceKeptBetweenStepsCostsNothingInSteadyState) {
+  device::ScopedSimulatedDevice sim;
+  Buffer<float> work;
+  Buffer<float> weights(64, 0.5F);
+  for (int step = 0; step < 4; ++step) {
+    const Counters before = ReadCounters();
+    work.ResizeUninitialized(10000);
+    const float* w = weights.Device();
+    float* out = work.OverwriteDevice();
+    for (int i = 0; i < 10000; ++i) out[i] = w[i % 64];
+    const Counters d = ReadCounters() - before;
+    if (step == 0) {
+      EXPECT_EQ(d.allocations, 2);  // the workspace and the weights' mirror
+      EXPECT_EQ(d.h2d_copies, 1);   // the weights, once
+    } else {
+      EXPECT_EQ(d.allocations, 0) << "step " << step;
+      EXPECT_EQ(d.h2d_copies + d.d2h_copies, 0) << "step " << step;
+    }
+  }
+  EXPECT_EQ(work.Host()[9999], 0.5F);
+}
+
+}  // namespace
+}  // namespace tessel

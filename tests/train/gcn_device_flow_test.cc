@@ -1,0 +1,133 @@
+// The GCN trainer's device data flow, counted on the simulated device (core/device.h): the CUDA path's wrappers
+// over host twins of the raw kernels, so a CPU-only build checks what a GPU run allocates and copies. The training
+// itself must match the CPU's.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "core/device.h"
+#include "datasets/readers.h"
+#include "train/gcn/trainer.h"
+
+namespace tessel::train::gcn {
+namespace {
+
+namespace fs = std::filesystem;
+
+const datasets::NodeDataset& Cora() {
+  static const datasets::NodeDataset data = [] {
+    auto d = datasets::ReadNodeTable(datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
+    d.name = "cora";
+    return d;
+  }();
+  return data;
+}
+
+// Cora with its features stored dense (the sparse-input and dense-input layers take different paths).
+const datasets::NodeDataset& DenseCora() {
+  static const datasets::NodeDataset data = [] {
+    datasets::NodeDataset d = datasets::ReadNodeTable(
+        datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
+    d.name = "cora";
+    const datasets::Features& f = d.features;
+    std::vector<float> dense(static_cast<size_t>(f.num_rows * f.dim), 0.0F);
+    const auto p = f.indptr.Host();
+    const auto idx = f.indices.Host();
+    const auto val = f.values.Host();
+    for (int64_t r = 0; r < f.num_rows; ++r) {
+      for (int64_t e = p[r]; e < p[r + 1]; ++e) {
+        dense[static_cast<size_t>(r * f.dim + idx[e])] = val.empty() ? 1.0F : val[e];
+      }
+    }
+    datasets::Features out;
+    out.num_rows = f.num_rows;
+    out.dim = f.dim;
+    out.dense = Buffer<float>(std::move(dense));
+    d.features = std::move(out);
+    return d;
+  }();
+  return data;
+}
+
+struct FlowCase {
+  const char* name;
+  bool sampled;  // mini-batch (batch 35, fanouts 5,5: 4 steps an epoch) or whole graph (1 step)
+  bool dense;    // dense or sparse input features
+  ModelKind kind;
+};
+
+TrainConfig Config(const FlowCase& f) {
+  TrainConfig c;
+  c.model.kind = f.kind;
+  c.model.layers = 2;
+  c.model.hidden = 16;
+  c.model.dropout = 0.5F;
+  c.epochs = 6;
+  c.normalize_features = FeatureNorm::kL1;
+  if (f.sampled) {
+    c.batch_size = 35;
+    c.fanouts = {5, 5};
+  }
+  return c;
+}
+
+class GcnDeviceFlow : public ::testing::TestWithParam<FlowCase> {};
+
+// From the third epoch on (the pool warm), every epoch makes no runtime allocation (cudaMalloc), no
+// synchronisation and exactly the planned copies:
+//  - whole graph: no upload at all (graph, features, weights, labels and loss rows stay resident); two downloads,
+//    the per-row loss terms of the step (train nodes x 8 B) and the predictions of the evaluation (nodes x 4 B);
+//  - sampled: per step, uploads of the batch only: the first block's input (sparse features: their 3 CSR arrays;
+//    dense: the ids of the rows the model gathers), each layer's block (3 CSR arrays) and the seeds' labels (the
+//    loss rows 0..n-1 stay while n does); one download per step (the loss terms) and the predictions.
+// A whole-graph epoch's pool requests are the same every epoch, and the losses and accuracies equal the CPU's.
+TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
+  const FlowCase& f = GetParam();
+  const datasets::NodeDataset& data = f.dense ? DenseCora() : Cora();
+  const TrainConfig config = Config(f);
+  Context cpu;
+  const TrainResult on_cpu = GcnTrainer(data, config, cpu).Train();
+
+  device::ScopedSimulatedDevice sim;
+  Context ctx;
+  ctx.device = Device::kCuda;
+  const TrainResult r = GcnTrainer(data, config, ctx).Train();
+  ASSERT_EQ(r.epochs.size(), on_cpu.epochs.size());
+  for (size_t e = 0; e < r.epochs.size(); ++e) {
+    EXPECT_NEAR(r.epochs[e].loss, on_cpu.epochs[e].loss, 1e-5) << "epoch " << e + 1;
+    EXPECT_NEAR(r.epochs[e].val_acc, on_cpu.epochs[e].val_acc, 1e-9) << "epoch " << e + 1;
+  }
+  const int64_t nodes = data.num_nodes();
+  const auto train = static_cast<int64_t>(data.train.size());
+  const int64_t steps = f.sampled ? 4 : 1;
+  const int64_t per_step_uploads = f.sampled ? (f.dense ? 1 : 3) + 3 * config.model.layers + 1 : 0;
+  for (size_t e = 2; e < r.epochs.size(); ++e) {
+    const EpochStats& s = r.epochs[e];
+    SCOPED_TRACE(::testing::Message() << f.name << ", epoch " << s.epoch);
+    EXPECT_EQ(s.steps, steps);
+    EXPECT_EQ(s.device_runtime_allocations, 0);
+    EXPECT_EQ(s.device_synchronizations, 0);
+    EXPECT_EQ(s.h2d_copies, steps * per_step_uploads);
+    if (!f.sampled) {
+      EXPECT_EQ(s.h2d_bytes, 0U);
+      EXPECT_EQ(s.device_allocations, r.epochs[2].device_allocations);  // sampled shapes vary from step to step
+    }
+    EXPECT_EQ(s.d2h_copies, steps + 1);
+    EXPECT_EQ(s.d2h_bytes, static_cast<uint64_t>(train * 8 + nodes * 4));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Simulated, GcnDeviceFlow,
+    ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn},
+                      FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn},
+                      FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage},
+                      FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn},
+                      FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn},
+                      FlowCase{"sampled_dense_sage", true, true, ModelKind::kSage}),
+    [](const ::testing::TestParamInfo<FlowCase>& param) { return std::string(param.param.name); });
+
+}  // namespace
+}  // namespace tessel::train::gcn
