@@ -3,12 +3,17 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "core/context.h"
 #include "core/rng.h"
+#include "kernels/gemm_math.h"
 #include "kernels/matrix.h"
 
 namespace tessel::kernels {
+
+// "fp32" or "tf32" (`--math`); throws naming the accepted values.
+GemmMath ParseGemmMath(std::string_view name);
 
 // c = alpha * op(a) * op(b) + beta * c, op(x) = x or x^T. With beta == 0, c is resized and its contents ignored.
 // CPU: single-threaded OpenBLAS calls over fixed chunks of c's rows (or of the inner dimension, partial products
@@ -23,6 +28,8 @@ void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias);
 
 // y = max(x, 0). y may be x.
 void Relu(const Context& ctx, const Matrix& x, Matrix* y);
+// y = relu(y + bias) in one pass: the same values as AddBias then Relu (the hidden layers' epilogue).
+void AddBiasRelu(const Context& ctx, const Matrix& bias, Matrix* y);
 // y[i] += alpha * x[i] for the first x.size() values of y (x may be shorter: the first rows of a row-major y).
 // Adds on the device where y lives, instead of a round trip through host memory.
 void Axpy(const Context& ctx, float alpha, const Matrix& x, Matrix* y);

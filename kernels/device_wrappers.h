@@ -23,7 +23,7 @@ struct DeviceWrappers {
   static void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
     const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
     Raw::Gemm(a.data.Device(), a.cols, trans_a, b.data.Device(), b.cols, trans_b, m, n, k, alpha, beta,
-               beta == 0.0F ? c->data.OverwriteDevice() : c->data.MutableDevice());
+              beta == 0.0F ? c->data.OverwriteDevice() : c->data.MutableDevice());
   }
 
   static void AddBias(const Matrix& bias, Matrix* y) {
@@ -39,6 +39,10 @@ struct DeviceWrappers {
     if (y != &x) y->Resize(x.rows, x.cols);
     const float* in = x.data.Device();  // before MutableDevice: y may be x
     Raw::Relu(in, x.size(), y->data.OverwriteDevice());
+  }
+
+  static void AddBiasRelu(const Matrix& bias, Matrix* y) {
+    Raw::AddBiasRelu(bias.data.Device(), y->rows, y->cols, y->data.MutableDevice());
   }
 
   static void Axpy(float alpha, const Matrix& x, Matrix* y) {
@@ -60,21 +64,21 @@ struct DeviceWrappers {
 
   static void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
     Raw::AdamStep(w->data.MutableDevice(), grad.data.Device(), m->data.MutableDevice(), v->data.MutableDevice(),
-                   w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
+                  w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
   }
 
   // ---- gather
 
   static void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
     Raw::GatherRows(src.data.Device(), src.cols, ids.Device(), out->rows,  // the first out->rows ids
-                     out->data.OverwriteDevice());
+                    out->data.OverwriteDevice());
   }
 
   static void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out) {
     const Buffer<int64_t> start_buf(std::move(start));
     const Buffer<int64_t> order_buf(std::move(order));
     Raw::ScatterAddRows(src.data.Device(), src.cols, order_buf.Device(), start_buf.Device(), out->rows,
-                         out->data.MutableDevice());
+                        out->data.MutableDevice());
   }
 
   // ---- loss
@@ -99,7 +103,7 @@ struct DeviceWrappers {
       g = grad->data.OverwriteDevice();  // the kernel zeroes it first
     }
     Raw::SoftmaxCrossEntropy(logits.data.Device(), logits.rows, c, label_buf.Device(), row_buf.Device(), m, inv_m,
-                              row_loss.OverwriteDevice(), g);
+                             row_loss.OverwriteDevice(), g);
     if (m == 0) return 0.0;
     auto terms = row_loss.Host();
     double total = 0;
@@ -127,8 +131,13 @@ struct DeviceWrappers {
   // ---- sparse
 
   static DeviceCsr OnDevice(const SparseMatrix& a) {
-    return DeviceCsr{
-        &a, a.rows, a.cols, a.nnz(), a.indptr.Device(), a.indices.Device(), a.has_values() ? a.values.Device() : nullptr};
+    return DeviceCsr{&a,
+                     a.rows,
+                     a.cols,
+                     a.nnz(),
+                     a.indptr.Device(),
+                     a.indices.Device(),
+                     a.has_values() ? a.values.Device() : nullptr};
   }
 
   static void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y) {
@@ -143,7 +152,7 @@ struct DeviceWrappers {
                    Buffer<int32_t>::Uninitialized(static_cast<size_t>(a.nnz())),
                    Buffer<float>::Uninitialized(a.has_values() ? static_cast<size_t>(a.nnz()) : 0)};
     Raw::Transpose(OnDevice(a), t.indptr.OverwriteDevice(), t.indices.OverwriteDevice(),
-                    a.has_values() ? t.values.OverwriteDevice() : nullptr);
+                   a.has_values() ? t.values.OverwriteDevice() : nullptr);
     return t;
   }
 
@@ -163,6 +172,7 @@ constexpr KernelOps MakeDeviceOps() {
       .add_bias = W::AddBias,
       .bias_grad = W::BiasGrad,
       .relu = W::Relu,
+      .add_bias_relu = W::AddBiasRelu,
       .axpy = W::Axpy,
       .relu_backward = W::ReluBackward,
       .dropout = W::Dropout,

@@ -2,7 +2,10 @@
 // kernels/cuda/ (the one place in the library that asks; see core/device_ops.h).
 #include "kernels/ops.h"
 
+#include <atomic>
+
 #include "core/build_config.h"
+#include "kernels/gemm_math.h"
 
 namespace tessel::kernels {
 
@@ -19,6 +22,7 @@ constexpr KernelOps kCpuOps{
     .add_bias = cpu::AddBias,
     .bias_grad = cpu::BiasGrad,
     .relu = cpu::Relu,
+    .add_bias_relu = cpu::AddBiasRelu,
     .axpy = cpu::Axpy,
     .relu_backward = cpu::ReluBackward,
     .dropout = cpu::Dropout,
@@ -36,6 +40,13 @@ constexpr KernelOps kCpuOps{
 };
 
 }  // namespace
+
+namespace {
+std::atomic<GemmMath> g_gemm_math{GemmMath::kFp32};
+}  // namespace
+
+void SetGemmMath(GemmMath math) { g_gemm_math.store(math); }
+GemmMath GetGemmMath() { return g_gemm_math.load(); }
 
 const KernelOps& Ops(const Context& ctx) { return SelectOps(ctx, kCpuOps, kCudaTable, "kernels", &sim::kSimulatedOps); }
 

@@ -27,6 +27,7 @@ struct KernelOps {
   void (*add_bias)(const Matrix& bias, Matrix* y);
   void (*bias_grad)(const Matrix& grad_y, Matrix* grad_bias);
   void (*relu)(const Matrix& x, Matrix* y);
+  void (*add_bias_relu)(const Matrix& bias, Matrix* y);
   void (*axpy)(float alpha, const Matrix& x, Matrix* y);  // x.size() <= y->size()
   void (*relu_backward)(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
   // y sized (may be x); the first y->size() values of x (a prefix when y is shorter)
@@ -59,6 +60,7 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
 void AddBias(const Matrix& bias, Matrix* y);
 void BiasGrad(const Matrix& grad_y, Matrix* grad_bias);
 void Relu(const Matrix& x, Matrix* y);
+void AddBiasRelu(const Matrix& bias, Matrix* y);
 void Axpy(float alpha, const Matrix& x, Matrix* y);
 void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
 void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);

@@ -30,6 +30,7 @@ struct PredictGcnArgs {
   int threads = 0;
   std::string device = "cpu";
   int device_id = -1;
+  std::string math = "fp32";
   bool json = false;
 };
 
@@ -62,6 +63,7 @@ void RunPredictGcn(const PredictGcnArgs& a) {
   TESSEL_CHECK(!nodes.empty(), "--nodes {}: no nodes to predict (the dataset has no such split?)", a.nodes);
   Context ctx;
   ctx.device = ParseDevice(a.device);
+  kernels::SetGemmMath(kernels::ParseGemmMath(a.math));
   ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.threads = a.threads;
   if (ctx.IsCuda()) ctx.RequireCuda();
@@ -117,6 +119,9 @@ void RegisterPredictGcn(CLI::App& app) {
   sub->add_flag("--probabilities", args->probabilities, "Append the class probabilities to each line");
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
   sub->add_option("--device", args->device, "cpu or cuda (full-graph inference on one GPU)")->capture_default_str();
+  sub->add_option("--math", args->math, "Dense products on CUDA: fp32 (exact float32) or tf32 (tensor cores)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "tf32"}));
   sub->add_option("--device-id", args->device_id, "CUDA device ordinal; -1 = local rank modulo the visible GPUs")
       ->capture_default_str()
       ->check(CLI::Range(-1, 1 << 20).description(""));

@@ -37,6 +37,7 @@ struct TrainGcnArgs {
   int threads = 0;
   std::string device = "cpu";
   int device_id = -1;
+  std::string math = "fp32";
   std::string checkpoint;
   int checkpoint_every = 10;
   bool resume = false;
@@ -107,6 +108,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   const train::gcn::TrainConfig c = MakeTrainConfig(a, partitioned);
   Context ctx;
   ctx.device = ParseDevice(a.device);
+  kernels::SetGemmMath(kernels::ParseGemmMath(a.math));
   ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.seed = a.seed;
   ctx.threads = a.threads;
@@ -202,6 +204,11 @@ void RegisterTrainGcn(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
   sub->add_option("--device", args->device, "cpu or cuda")->capture_default_str();
+  sub->add_option("--math", args->math,
+                  "Dense products on CUDA: fp32 (exact float32) or tf32 (tensor cores: inputs rounded to 10 mantissa "
+                  "bits, faster on Ampere and later); the CPU always computes float32")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"fp32", "tf32"}));
   sub->add_option("--device-id", args->device_id,
                   "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)")
       ->capture_default_str()

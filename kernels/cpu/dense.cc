@@ -52,6 +52,12 @@ void AddBias(const Context& ctx, const Matrix& bias, Matrix* y) {
   Ops(ctx).add_bias(bias, y);
 }
 
+void AddBiasRelu(const Context& ctx, const Matrix& bias, Matrix* y) {
+  TESSEL_CHECK(bias.rows == 1 && bias.cols == y->cols, "AddBiasRelu: bias is {}x{}, expected 1x{}", bias.rows,
+               bias.cols, y->cols);
+  Ops(ctx).add_bias_relu(bias, y);
+}
+
 void BiasGrad(const Context& ctx, const Matrix& grad_y, Matrix* grad_bias) { Ops(ctx).bias_grad(grad_y, grad_bias); }
 
 void Relu(const Context& ctx, const Matrix& x, Matrix* y) { Ops(ctx).relu(x, y); }
@@ -60,6 +66,12 @@ void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Mat
   TESSEL_CHECK(y.rows == grad_y.rows && y.cols == grad_y.cols, "ReluBackward: output {}x{} but gradient {}x{}", y.rows,
                y.cols, grad_y.rows, grad_y.cols);
   Ops(ctx).relu_backward(y, grad_y, grad_x);
+}
+
+GemmMath ParseGemmMath(std::string_view name) {
+  if (name == "fp32") return GemmMath::kFp32;
+  if (name == "tf32") return GemmMath::kTf32;
+  throw Error(fmt::format("--math '{}': use fp32 (exact float32) or tf32 (tensor cores, CUDA only)", name));
 }
 
 void Axpy(const Context& ctx, float alpha, const Matrix& x, Matrix* y) {
@@ -174,6 +186,21 @@ void AddBias(const Matrix& bias, Matrix* y) {
   const int64_t cols = y->cols;
   parallel_for_chunks<int64_t>(0, y->rows, RowGrain(cols), [=](int64_t r0, int64_t r1) {
     for (int64_t i = r0; i < r1; ++i) Axpy(1.0F, b, cols, yv + i * cols);
+  });
+}
+
+void AddBiasRelu(const Matrix& bias, Matrix* y) {
+  const float* b = bias.View().data();
+  float* yv = y->Mut().data();
+  const int64_t cols = y->cols;
+  parallel_for_chunks<int64_t>(0, y->rows, RowGrain(cols), [=](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      float* row = yv + i * cols;
+      for (int64_t j = 0; j < cols; ++j) {
+        const float v = row[j] + b[j];
+        row[j] = v < 0.0F ? 0.0F : v;
+      }
+    }
   });
 }
 

@@ -50,6 +50,10 @@ struct HostRaw {
     Matrix y_view = M(y, rows, cols);
     cpu::AddBias(M(bias, 1, cols), &y_view);
   }
+  static void AddBiasRelu(const float* bias, int64_t rows, int64_t cols, float* y) {
+    Matrix y_view = M(y, rows, cols);
+    cpu::AddBiasRelu(M(bias, 1, cols), &y_view);
+  }
   static void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias) {
     Matrix out = M(grad_bias, 1, cols);
     cpu::BiasGrad(M(grad_y, rows, cols), &out);

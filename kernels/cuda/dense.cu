@@ -4,6 +4,7 @@
 #include "kernels/cuda/dense_cuda.h"
 #include "kernels/cuda/launch_cuda.h"
 #include "kernels/dropout_math.h"
+#include "kernels/gemm_math.h"
 
 namespace tessel::kernels::cuda {
 namespace {
@@ -17,12 +18,36 @@ __global__ void AddBiasKernel(const float* __restrict__ bias, int64_t rows, int6
   for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) y[i] += bias[i % cols];
 }
 
-// One thread per column walks the rows in order: coalesced across the warp, deterministic, float64 sums.
-__global__ void BiasGradKernel(const float* __restrict__ g, int64_t rows, int64_t cols, float* __restrict__ out) {
+// Column sums in two deterministic passes, so that many threads share a tall matrix (before: one thread per column
+// over every row, 8 threads for 8 classes of a 1M-row gradient): partial[c][j] = sum of rows [c * chunk, (c + 1) *
+// chunk) of column j (one block row per chunk, consecutive threads on consecutive columns: coalesced), then
+// out[j] = sum over c in order. float64 throughout, one rounding to float32 at the end.
+__global__ void BiasGradPartialKernel(const float* __restrict__ g, int64_t rows, int64_t cols, int64_t chunk,
+                                      double* __restrict__ partial) {
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * chunk;
+  const int64_t r1 = r0 + chunk < rows ? r0 + chunk : rows;
   for (int64_t j = GlobalIndex(); j < cols; j += GlobalStride()) {
     double s = 0;
-    for (int64_t i = 0; i < rows; ++i) s += g[i * cols + j];
+    for (int64_t r = r0; r < r1; ++r) s += g[r * cols + j];
+    partial[static_cast<int64_t>(blockIdx.y) * cols + j] = s;
+  }
+}
+
+__global__ void BiasGradFinishKernel(const double* __restrict__ partial, int64_t chunks, int64_t cols,
+                                     float* __restrict__ out) {
+  for (int64_t j = GlobalIndex(); j < cols; j += GlobalStride()) {
+    double s = 0;
+    for (int64_t c = 0; c < chunks; ++c) s += partial[c * cols + j];
     out[j] = static_cast<float>(s);
+  }
+}
+
+// AddBias then Relu in one pass over y (the hidden layers' epilogue): the same float32 add and select.
+__global__ void AddBiasReluKernel(const float* __restrict__ bias, int64_t rows, int64_t cols, float* __restrict__ y) {
+  const int64_t n = rows * cols;
+  for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) {
+    const float v = y[i] + bias[i % cols];
+    y[i] = v < 0.0F ? 0.0F : v;
   }
 }
 
@@ -75,11 +100,14 @@ void Gemm(const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb
   }
   TESSEL_CHECK(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX,
                "Gemm: dimensions {}x{}x{} exceed cuBLAS's 32-bit sizes", m, n, k);
+  // Exact float32 unless the user asked for TF32 tensor cores (--math tf32).
+  cublasHandle_t handle = CublasHandle();
+  TESSEL_CUBLAS_CHECK(
+      cublasSetMathMode(handle, GetGemmMath() == GemmMath::kTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
   // Row-major X is column-major X^T: C^T[n x m] = op(B)^T[n x k] * op(A)^T[k x m].
-  TESSEL_CUBLAS_CHECK(cublasSgemm(CublasHandle(), trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                                  trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
-                                  static_cast<int>(k), &alpha, b, static_cast<int>(ldb), a, static_cast<int>(lda),
-                                  &beta, c, static_cast<int>(n)));
+  TESSEL_CUBLAS_CHECK(cublasSgemm(handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b,
+                                  static_cast<int>(ldb), a, static_cast<int>(lda), &beta, c, static_cast<int>(n)));
 }
 
 void AddBias(const float* bias, int64_t rows, int64_t cols, float* y) {
@@ -88,9 +116,28 @@ void AddBias(const float* bias, int64_t rows, int64_t cols, float* y) {
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 
+void AddBiasRelu(const float* bias, int64_t rows, int64_t cols, float* y) {
+  if (rows * cols == 0) return;
+  AddBiasReluKernel<<<Blocks(rows * cols), kThreads>>>(bias, rows, cols, y);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
 void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias) {
   if (cols == 0) return;
-  BiasGradKernel<<<Blocks(cols, 128), 128>>>(grad_y, rows, cols, grad_bias);
+  if (rows == 0) {
+    TESSEL_CUDA_CHECK(cudaMemset(grad_bias, 0, static_cast<size_t>(cols) * sizeof(float)));
+    return;
+  }
+  constexpr int64_t kMaxChunks = 65535;  // gridDim.y
+  int64_t chunk = 256;
+  while ((rows + chunk - 1) / chunk > kMaxChunks) chunk *= 2;
+  const int64_t chunks = (rows + chunk - 1) / chunk;
+  auto* partial =
+      static_cast<double*>(Scratch(ScratchSlot::kReduce, static_cast<size_t>(chunks * cols) * sizeof(double)));
+  const dim3 grid(static_cast<unsigned>(Blocks(cols, 128)), static_cast<unsigned>(chunks));
+  BiasGradPartialKernel<<<grid, 128>>>(grad_y, rows, cols, chunk, partial);
+  TESSEL_CUDA_CHECK_LAUNCH();
+  BiasGradFinishKernel<<<Blocks(cols, 128), 128>>>(partial, chunks, cols, grad_bias);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

@@ -13,6 +13,7 @@ void Gemm(const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb
           int64_t k, float alpha, float beta, float* c);
 void AddBias(const float* bias, int64_t rows, int64_t cols, float* y);
 // grad_bias[j] = sum_i grad_y[i, j], accumulated in float64 in row order per column (deterministic).
+void AddBiasRelu(const float* bias, int64_t rows, int64_t cols, float* y);  // y = max(y + bias, 0)
 void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias);
 void Relu(const float* x, int64_t n, float* y);
 void Axpy(float alpha, const float* x, int64_t n, float* y);  // y[i] += alpha * x[i], i < n

@@ -30,7 +30,7 @@ cusparseHandle_t CusparseHandle();
 
 // A grow-only device allocation owned by the calling thread, reused across calls (work buffers, index
 // conversions). Valid until the next Scratch call with the same slot on the same thread.
-enum class ScratchSlot { kSpmmWork, kIndptr32, kIndices64, kOnes, kTranspose, kCount };
+enum class ScratchSlot { kSpmmWork, kIndptr32, kIndices64, kOnes, kTranspose, kReduce, kCount };
 void* Scratch(ScratchSlot slot, size_t bytes);
 
 }  // namespace tessel::kernels::cuda

@@ -17,6 +17,7 @@ struct CudaRaw {
   static constexpr auto AddBias = &cuda::AddBias;
   static constexpr auto BiasGrad = &cuda::BiasGrad;
   static constexpr auto Relu = &cuda::Relu;
+  static constexpr auto AddBiasRelu = &cuda::AddBiasRelu;
   static constexpr auto Axpy = &cuda::Axpy;
   static constexpr auto ReluBackward = &cuda::ReluBackward;
   static constexpr auto Dropout = &cuda::Dropout;

@@ -2,6 +2,7 @@
 """Writes the seed inputs of the fuzz targets (tests/fuzz/fuzz_*.cc) into OUT/<target>/ from the small files of
 tests/data plus a few hand-written broken inputs. tools/fuzz.sh merges them into the corpus; the native, partition
 and checkpoint targets write their own valid seeds (TESSEL_FUZZ_WRITE_SEEDS)."""
+import bz2
 import gzip
 import os
 import struct
@@ -73,6 +74,17 @@ def main(out):
     add("ogb", "tiny", ogb(os.path.join("ogb", "ogbn-tiny"), "time"))
     add("ogb", "mini", ogb(os.path.join("convert", "ogb-mini"), "random"))
     add("ogb", "no_split", b"0,1\n1,2\n" + SEP * 3 + b"3\n")
+
+    # compressed inputs longer than the fuzzers' 64-byte stream window (fuzz_util.h): pieces, carried line tails
+    # and errors land on every side of a window boundary
+    edges = b"# Nodes: 400 Edges: 300\n" + b"".join(b"%d\t%d\n" % (i * 7 % 400, i * 13 % 397) for i in range(300))
+    add("edgelist", "multi_window_gz", b"\x00" + gzip.compress(edges, mtime=0))
+    add("edgelist", "multi_stream_bz2", b"\x00" + bz2.compress(edges[:1500]) + bz2.compress(edges[1500:]))
+    rows = b"".join(b"%+d 1:%d 3:0.5 %d:1\n" % (1 if i % 3 else -1, i, 4 + i % 9) for i in range(200))
+    add("libsvm", "multi_window_gz", gzip.compress(rows, mtime=0))
+    add("libsvm", "multi_window_bad_gz", gzip.compress(rows[:3000] + b"1 2:1 2:1\n" + rows[3000:], mtime=0))
+    ring = b"100 100\n" + b"".join(b"%d %d\n" % ((v - 2) % 100 + 1, v % 100 + 1) for v in range(1, 101))
+    add("metis", "ring_gz", gzip.compress(ring, mtime=0))
 
     # libsvm
     add("libsvm", "tiny", read("libsvm", "tiny.svm"))

@@ -95,6 +95,15 @@ TEST_P(DenseOnDevice, BiasAndReluMatchSerialLoops) {
       for (int64_t j = 0; j < cols; ++j)
         ASSERT_EQ(y.View()[i * cols + j], x.View()[i * cols + j] + bias.View()[j]) << i << "," << j;
 
+    // The fused epilogue: bit-identical to AddBias, then Relu.
+    Matrix fused = x.Clone();
+    AddBiasRelu(ctx_, bias, &fused);
+    Matrix unfused = x.Clone();
+    AddBias(cpu_, bias, &unfused);
+    Relu(cpu_, unfused, &unfused);
+    ASSERT_EQ(fused.data.ToVector(), unfused.data.ToVector());
+    EXPECT_THROW(AddBiasRelu(ctx_, RandomMatrix(1, cols + 1, 9), &fused), Error);
+
     Matrix r = Poisoned(rows, cols);
     Relu(ctx_, x, &r);
     for (int64_t i = 0; i < x.size(); ++i) ASSERT_EQ(r.View()[i], std::max(x.View()[i], 0.0F)) << i;

@@ -81,6 +81,28 @@ TEST_F(CliTest, HelpListsOptionsWithDefaults) {
   EXPECT_THAT(i.out, HasSubstr("--no-verify"));
 }
 
+// --math picks the CUDA GEMM precision: fp32 and tf32 are accepted (the CPU computes float32 either way, so the
+// results are identical), anything else is refused with the accepted values; --json reports the device counters.
+TEST_F(CliTest, MathOptionAndDeviceCountersInTheResult) {
+  const std::string cora = "'" + (fs::path(TESSEL_TEST_DATA) / "cora" / "cora").string() + "'";
+  const Result bad = Run("train gcn --dataset " + cora + " --epochs 1 --math fp16");
+  EXPECT_NE(bad.code, 0);
+  EXPECT_NE(bad.err.find("--math: fp16 not in {fp32,tf32}"), std::string::npos) << bad.err;
+  const Result fp32 = Run("--log-level warn train gcn --dataset " + cora + " --epochs 3 --json --math fp32");
+  const Result tf32 = Run("--log-level warn train gcn --dataset " + cora + " --epochs 3 --json --math tf32");
+  ASSERT_EQ(fp32.code, 0) << fp32.err;
+  ASSERT_EQ(tf32.code, 0) << tf32.err;
+  const auto a = nlohmann::json::parse(fp32.out);
+  const auto b = nlohmann::json::parse(tf32.out);
+  EXPECT_EQ(a["test"]["accuracy"], b["test"]["accuracy"]);
+  const auto& dev = a["device_last_epoch"];
+  for (const char* key : {"allocations", "runtime_allocations", "h2d_copies", "h2d_bytes", "d2h_copies", "d2h_bytes",
+                          "synchronizations"}) {
+    ASSERT_TRUE(dev.contains(key)) << key;
+    EXPECT_EQ(dev[key], 0) << key << ": a CPU run uses no device";
+  }
+}
+
 TEST_F(CliTest, EdgeListDefaultsSymmetriseAndDropSelfLoops) {
   const auto j = ConvertAndInfo("--from edgelist " + In("tiny.edges"), "tiny");
   EXPECT_EQ(j["kind"].get<std::string>(), "node");

@@ -28,8 +28,8 @@ const datasets::NodeDataset& Cora() {
 // Cora with its features stored dense (the sparse-input and dense-input layers take different paths).
 const datasets::NodeDataset& DenseCora() {
   static const datasets::NodeDataset data = [] {
-    datasets::NodeDataset d = datasets::ReadNodeTable(
-        datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
+    datasets::NodeDataset d =
+        datasets::ReadNodeTable(datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
     d.name = "cora";
     const datasets::Features& f = d.features;
     std::vector<float> dense(static_cast<size_t>(f.num_rows * f.dim), 0.0F);
@@ -119,15 +119,14 @@ TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Simulated, GcnDeviceFlow,
-    ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn},
-                      FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn},
-                      FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage},
-                      FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn},
-                      FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn},
-                      FlowCase{"sampled_dense_sage", true, true, ModelKind::kSage}),
-    [](const ::testing::TestParamInfo<FlowCase>& param) { return std::string(param.param.name); });
+INSTANTIATE_TEST_SUITE_P(Simulated, GcnDeviceFlow,
+                         ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn},
+                                           FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn},
+                                           FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage},
+                                           FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn},
+                                           FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn},
+                                           FlowCase{"sampled_dense_sage", true, true, ModelKind::kSage}),
+                         [](const ::testing::TestParamInfo<FlowCase>& param) { return std::string(param.param.name); });
 
 }  // namespace
 }  // namespace tessel::train::gcn

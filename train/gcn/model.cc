@@ -193,8 +193,14 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
         }
       }
     }
-    if (config_.bias) kernels::AddBias(ctx, B(l).value, &s.out);
-    if (l < layers - 1) kernels::Relu(ctx, s.out, &s.out);
+    const bool hidden = l < layers - 1;
+    if (config_.bias && hidden) {
+      kernels::AddBiasRelu(ctx, B(l).value, &s.out);  // one pass: the same values as AddBias, then Relu
+    } else if (config_.bias) {
+      kernels::AddBias(ctx, B(l).value, &s.out);
+    } else if (hidden) {
+      kernels::Relu(ctx, s.out, &s.out);
+    }
   }
   has_forward_ = true;
   last_training_ = drop;
