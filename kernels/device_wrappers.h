@@ -83,8 +83,9 @@ struct DeviceWrappers {
 
   // ---- loss
 
-  static double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& label_buf,
-                                    const Buffer<int64_t>& row_buf, Matrix* grad) {
+  // The per-row losses on the device (and grad, when asked), after the host-side checks of rows and labels.
+  static Buffer<double> RowLosses(const Matrix& logits, const Buffer<int32_t>& label_buf,
+                                  const Buffer<int64_t>& row_buf, Matrix* grad, double* inv_m) {
     const std::span<const int32_t> labels = label_buf.Host();
     const std::span<const int64_t> rows = row_buf.Host();
     const int64_t c = logits.cols;
@@ -94,7 +95,7 @@ struct DeviceWrappers {
       TESSEL_CHECK(y >= 0 && y < c, "SoftmaxCrossEntropy: row {} has label {} outside [0, {})", r, y, c);
     }
     const auto m = static_cast<int64_t>(rows.size());
-    const double inv_m = m > 0 ? 1.0 / static_cast<double>(m) : 0.0;
+    *inv_m = m > 0 ? 1.0 / static_cast<double>(m) : 0.0;
     Buffer<double> row_loss = Buffer<double>::Uninitialized(static_cast<size_t>(m));
     float* g = nullptr;
     if (grad != nullptr) {
@@ -102,8 +103,16 @@ struct DeviceWrappers {
       grad->Resize(logits.rows, c);
       g = grad->data.OverwriteDevice();  // the kernel zeroes it first
     }
-    Raw::SoftmaxCrossEntropy(logits.data.Device(), logits.rows, c, label_buf.Device(), row_buf.Device(), m, inv_m,
+    Raw::SoftmaxCrossEntropy(logits.data.Device(), logits.rows, c, label_buf.Device(), row_buf.Device(), m, *inv_m,
                              row_loss.OverwriteDevice(), g);
+    return row_loss;
+  }
+
+  static double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& label_buf,
+                                    const Buffer<int64_t>& row_buf, Matrix* grad) {
+    double inv_m = 0;
+    const Buffer<double> row_loss = RowLosses(logits, label_buf, row_buf, grad, &inv_m);
+    const auto m = static_cast<int64_t>(row_loss.size());
     if (m == 0) return 0.0;
     auto terms = row_loss.Host();
     double total = 0;
@@ -113,6 +122,16 @@ struct DeviceWrappers {
       total += sum;
     }
     return total * inv_m;
+  }
+
+  // The loss summed on the device in the CPU's chunk order and written or added into total[0]: no download.
+  static void SoftmaxCrossEntropyAdd(const Matrix& logits, const Buffer<int32_t>& label_buf,
+                                     const Buffer<int64_t>& row_buf, double weight, bool first, Matrix* grad,
+                                     Buffer<double>* total) {
+    double inv_m = 0;
+    const Buffer<double> row_loss = RowLosses(logits, label_buf, row_buf, grad, &inv_m);
+    Raw::LossTotal(row_loss.Device(), static_cast<int64_t>(row_loss.size()), kLossChunk, inv_m, weight, first,
+                   first ? total->OverwriteDevice() : total->MutableDevice());
   }
 
   static void RowSoftmax(const Matrix& logits, Matrix* probs) {
@@ -182,6 +201,7 @@ constexpr KernelOps MakeDeviceOps() {
       .gather_spmm = nullptr,          // composed: GatherRowsDropout, then SpMM
       .scatter_add_rows = W::ScatterAddRows,
       .softmax_cross_entropy = W::SoftmaxCrossEntropy,
+      .softmax_cross_entropy_add = W::SoftmaxCrossEntropyAdd,
       .row_softmax = W::RowSoftmax,
       .row_argmax = W::RowArgmax,
       .spmm = W::SpMM,

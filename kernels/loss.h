@@ -20,6 +20,13 @@ double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, std::span<c
 double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, const Buffer<int32_t>& labels,
                            const Buffer<int64_t>& rows, Matrix* grad);
 
+// SoftmaxCrossEntropy's loss times `weight`, written (`first`) or added into (*total)[0], a one-element float64
+// Buffer, where that buffer lives: on a device a step's loss never comes back to the host, and the total is read once
+// (an epoch). The same float64 operations as `total = (first ? 0 : total) + loss * weight` on the host.
+void SoftmaxCrossEntropyAdd(const Context& ctx, const Matrix& logits, const Buffer<int32_t>& labels,
+                            const Buffer<int64_t>& rows, double weight, bool first, Matrix* grad,
+                            Buffer<double>* total);
+
 // probs[i] = softmax(logits[i]) (numerically stable). probs may be logits.
 void RowSoftmax(const Context& ctx, const Matrix& logits, Matrix* probs);
 // Index of the largest value per row (first on ties).

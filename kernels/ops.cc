@@ -32,6 +32,7 @@ constexpr KernelOps kCpuOps{
     .gather_spmm = cpu::GatherSpMM,
     .scatter_add_rows = cpu::ScatterAddRows,
     .softmax_cross_entropy = cpu::SoftmaxCrossEntropy,
+    .softmax_cross_entropy_add = cpu::SoftmaxCrossEntropyAdd,
     .row_softmax = cpu::RowSoftmax,
     .row_argmax = cpu::RowArgmax,
     .spmm = cpu::SpMM,

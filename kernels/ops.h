@@ -45,6 +45,8 @@ struct KernelOps {
   // loss.h
   double (*softmax_cross_entropy)(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
                                   Matrix* grad);
+  void (*softmax_cross_entropy_add)(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                                    double weight, bool first, Matrix* grad, Buffer<double>* total);  // total sized 1
   void (*row_softmax)(const Matrix& logits, Matrix* probs);
   void (*row_argmax)(const Matrix& x, std::span<int32_t> out);
   // sparse.h (y is sized)
@@ -72,6 +74,8 @@ void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_
 void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
 double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
                            Matrix* grad);
+void SoftmaxCrossEntropyAdd(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                            double weight, bool first, Matrix* grad, Buffer<double>* total);
 void RowSoftmax(const Matrix& logits, Matrix* probs);
 void RowArgmax(const Matrix& x, std::span<int32_t> out);
 void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y);

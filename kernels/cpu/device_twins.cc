@@ -117,6 +117,16 @@ struct HostRaw {
       }
     });
   }
+  static void LossTotal(const double* t, int64_t m, int64_t chunk, double inv_m, double weight, bool first,
+                        double* total) {
+    double s = 0;
+    for (int64_t begin = 0; begin < m; begin += chunk) {
+      double part = 0;
+      for (int64_t k = begin; k < std::min(m, begin + chunk); ++k) part += t[k];
+      s += part;
+    }
+    total[0] = (first ? 0.0 : total[0]) + (s * inv_m) * weight;
+  }
   static void RowSoftmax(const float* logits, int64_t n_rows, int64_t c, float* probs) {
     Matrix out = M(probs, n_rows, c);
     cpu::RowSoftmax(M(logits, n_rows, c), &out);

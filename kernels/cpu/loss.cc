@@ -25,6 +25,16 @@ double SoftmaxCrossEntropy(const Context& ctx, const Matrix& logits, std::span<c
   return SoftmaxCrossEntropy(ctx, logits, Buffer<int32_t>::CopyOf(labels), Buffer<int64_t>::CopyOf(rows), grad);
 }
 
+void SoftmaxCrossEntropyAdd(const Context& ctx, const Matrix& logits, const Buffer<int32_t>& labels,
+                            const Buffer<int64_t>& rows, double weight, bool first, Matrix* grad,
+                            Buffer<double>* total) {
+  TESSEL_CHECK(static_cast<int64_t>(labels.size()) == logits.rows, "SoftmaxCrossEntropy: {} labels for {} rows",
+               labels.size(), logits.rows);
+  TESSEL_CHECK(first || total->size() == 1, "SoftmaxCrossEntropyAdd: adding into a total that was never started");
+  if (total->size() != 1) *total = Buffer<double>::Uninitialized(1);
+  Ops(ctx).softmax_cross_entropy_add(logits, labels, rows, weight, first, grad, total);
+}
+
 void RowSoftmax(const Context& ctx, const Matrix& logits, Matrix* probs) { Ops(ctx).row_softmax(logits, probs); }
 
 void RowArgmax(const Context& ctx, const Matrix& x, std::span<int32_t> out) {
@@ -81,6 +91,13 @@ double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& label_bu
   double total = 0;
   for (double s : partial) total += s;
   return total * inv_m;
+}
+
+void SoftmaxCrossEntropyAdd(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                            double weight, bool first, Matrix* grad, Buffer<double>* total) {
+  const double loss = SoftmaxCrossEntropy(logits, labels, rows, grad);
+  auto t = total->MutableHost();
+  t[0] = (first ? 0.0 : t[0]) + loss * weight;
 }
 
 void RowSoftmax(const Matrix& logits, Matrix* probs) {

@@ -94,6 +94,25 @@ __global__ void RowArgmaxKernel(const float* x, int64_t n_rows, int64_t c, int32
 
 int RowBlocks(int64_t rows) { return Blocks(rows, kRowsPerBlock); }
 
+// One thread per chunk sums its terms in order; then one thread sums the chunks in order (a few thousand values).
+__global__ void LossChunkKernel(const double* __restrict__ t, int64_t m, int64_t chunk, double* __restrict__ partial) {
+  const int64_t chunks = (m + chunk - 1) / chunk;
+  for (int64_t c = GlobalIndex(); c < chunks; c += GlobalStride()) {
+    const int64_t end = (c + 1) * chunk < m ? (c + 1) * chunk : m;
+    double s = 0;
+    for (int64_t k = c * chunk; k < end; ++k) s += t[k];
+    partial[c] = s;
+  }
+}
+
+__global__ void LossTotalKernel(const double* __restrict__ partial, int64_t chunks, double inv_m, double weight,
+                                bool first, double* __restrict__ total) {
+  if (GlobalIndex() != 0) return;
+  double s = 0;
+  for (int64_t c = 0; c < chunks; ++c) s += partial[c];
+  total[0] = (first ? 0.0 : total[0]) + (s * inv_m) * weight;
+}
+
 }  // namespace
 
 void SoftmaxCrossEntropy(const float* logits, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
@@ -103,6 +122,18 @@ void SoftmaxCrossEntropy(const float* logits, int64_t n_rows, int64_t c, const i
   }
   if (m == 0) return;
   CrossEntropyKernel<<<RowBlocks(m), kThreads>>>(logits, c, labels, rows, m, inv_m, row_loss, grad);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+void LossTotal(const double* t, int64_t m, int64_t chunk, double inv_m, double weight, bool first, double* total) {
+  const int64_t chunks = (m + chunk - 1) / chunk;
+  double* partial = nullptr;
+  if (chunks > 0) {
+    partial = static_cast<double*>(Scratch(ScratchSlot::kReduce, static_cast<size_t>(chunks) * sizeof(double)));
+    LossChunkKernel<<<Blocks(chunks), kThreads>>>(t, m, chunk, partial);
+    TESSEL_CUDA_CHECK_LAUNCH();
+  }
+  LossTotalKernel<<<1, 32>>>(partial, chunks, inv_m, weight, first, total);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

@@ -25,6 +25,7 @@ struct CudaRaw {
   static constexpr auto GatherRows = &cuda::GatherRows;
   static constexpr auto ScatterAddRows = &cuda::ScatterAddRows;
   static constexpr auto SoftmaxCrossEntropy = &cuda::SoftmaxCrossEntropy;
+  static constexpr auto LossTotal = &cuda::LossTotal;
   static constexpr auto RowSoftmax = &cuda::RowSoftmax;
   static constexpr auto RowArgmax = &cuda::RowArgmax;
   static constexpr auto SpMM = &cuda::SpMM;

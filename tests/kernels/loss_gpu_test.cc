@@ -65,6 +65,38 @@ TEST_P(LossOnDevice, CrossEntropyMatchesFloat64Reference) {
   EXPECT_THROW(SoftmaxCrossEntropy(ctx_, logits, labels, std::vector<int64_t>{4}, &grad), Error);
 }
 
+// The loss summed where the total lives (SoftmaxCrossEntropyAdd): bit-identical to adding the returned losses times
+// their weights on the host, over several steps of different sizes (more than one 256-row chunk), restarting with
+// `first`; the gradient is SoftmaxCrossEntropy's.
+TEST_P(LossOnDevice, LossAddedWhereTheTotalLivesEqualsTheHostSum) {
+  Buffer<double> total;
+  for (int round = 0; round < 2; ++round) {
+    double want = 0;
+    for (const auto& [rows, take] : std::vector<std::pair<int64_t, int64_t>>{{700, 600}, {50, 0}, {300, 299}}) {
+      const int64_t c = 6;
+      const Matrix logits = RandomMatrix(rows, c, 7000 + static_cast<uint64_t>(rows + round));
+      Rng rng(7100 + static_cast<uint64_t>(rows));
+      std::vector<int32_t> labels(static_cast<size_t>(rows));
+      for (auto& y : labels) y = static_cast<int32_t>(rng.UniformInt(static_cast<uint64_t>(c)));
+      std::vector<int64_t> sel(static_cast<size_t>(take));
+      for (int64_t i = 0; i < take; ++i) sel[static_cast<size_t>(i)] = (i * 7) % rows;
+      const double weight = static_cast<double>(take + 3);
+      Matrix want_grad;
+      want += SoftmaxCrossEntropy(cpu_, logits, labels, sel, &want_grad) * weight;
+      Matrix grad = Poisoned(rows, c);
+      SoftmaxCrossEntropyAdd(ctx_, logits, Buffer<int32_t>::CopyOf(labels), Buffer<int64_t>::CopyOf(sel), weight,
+                             rows == 700, &grad, &total);
+      ASSERT_EQ(grad.data.ToVector(), want_grad.data.ToVector());
+      ASSERT_EQ(total.Host()[0], want) << "round " << round << ", rows " << rows;
+    }
+  }
+  Buffer<double> fresh;
+  const Matrix logits = RandomMatrix(4, 3, 1);
+  EXPECT_THROW(SoftmaxCrossEntropyAdd(ctx_, logits, Buffer<int32_t>{0, 1, 2, 0}, Buffer<int64_t>{1}, 1.0, false,
+                                      nullptr, &fresh),
+               Error);  // adding into a total never started
+}
+
 TEST_P(LossOnDevice, RowSoftmaxAndArgmaxMatchSerialReferences) {
   uint64_t seed = 6000;
   for (const auto& shape : std::vector<std::pair<int64_t, int64_t>>{{0, 4}, {1, 1}, {77, 5}, {40, 70}}) {

@@ -319,12 +319,19 @@ double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_
   if (b.rows != nullptr && !b.rows->empty()) {
     const Matrix& logits =
         model_.Forward(ctx_, *b.x, b.x_rows, b.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout));
-    const double loss = kernels::SoftmaxCrossEntropy(ctx_, logits, *b.labels, *b.rows, &grad_logits_);
+    const auto weight = static_cast<double>(seed_count);
+    if (ctx_.IsCuda()) {
+      // The loss stays on the device, summed over the epoch's steps, and is read once at its end (EpochLoss).
+      kernels::SoftmaxCrossEntropyAdd(ctx_, logits, *b.labels, *b.rows, weight, device_loss_steps_ == 0, &grad_logits_,
+                                      &device_loss_);
+      ++device_loss_steps_;
+    } else {
+      loss_sum = kernels::SoftmaxCrossEntropy(ctx_, logits, *b.labels, *b.rows, &grad_logits_) * weight;
+    }
     const auto t1 = Clock::now();
     forward_s_ += std::chrono::duration<double>(t1 - t0).count();
     model_.Backward(ctx_, grad_logits_);
     backward_s_ += SecondsSince(t1);
-    loss_sum = loss * static_cast<double>(seed_count);
   }
   compute_s_ += SecondsSince(t0);
   return loss_sum;
@@ -404,6 +411,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     std::vector<int64_t> order = train_nodes;
     if (source_->Samples()) ShuffleSeeds(ctx_, epoch, order);
     double loss_sum = 0;
+    device_loss_steps_ = 0;
     auto take = [&](int64_t n, int64_t s) { return bs > 0 ? std::clamp<int64_t>(n - s * bs, 0, bs) : n; };
     auto seeds_of = [&](int64_t s) {
       return std::span<const int64_t>(order.data() + (bs > 0 ? std::min(n_own, s * bs) : 0),
@@ -461,6 +469,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     cost.volume -= cost0.volume;
     const double predicted = network_ ? train_seconds + eval_seconds - cost.seconds + network_->Seconds(cost) : 0.0;
     // Reduce this epoch's statistics: sums, then maxima of the times.
+    // On a device the steps' losses were summed there: one download an epoch (the same float64 sum as on the host).
+    if (device_loss_steps_ > 0) loss_sum += device_loss_.Host()[0];
     std::vector<double> sums = {loss_sum,
                                 static_cast<double>(seeds_),
                                 static_cast<double>(counters_.sampled_edges),

@@ -379,6 +379,9 @@ class GcnTrainer {
   StepCounters counters_;                     // this rank's, this epoch
   double compute_s_ = 0, allreduce_s_ = 0, forward_s_ = 0, backward_s_ = 0, optimizer_s_ = 0;
   Matrix grad_logits_;  // the loss gradient of a step (reused: same shape every full batch)
+  // On a device: this epoch's sum of the steps' weighted losses, kept there, and how many steps added to it.
+  Buffer<double> device_loss_;
+  int64_t device_loss_steps_ = 0;
   uint64_t gradient_b_ = 0;
   int64_t seeds_ = 0;
   std::vector<int64_t> train_counts_;  // training nodes per rank
