@@ -74,6 +74,11 @@ struct DeviceWrappers {
                     out->data.OverwriteDevice());
   }
 
+  // The row gather with one column per row.
+  static void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out) {
+    Raw::GatherRows(src.Device(), 1, ids.Device(), static_cast<int64_t>(ids.size()), out->OverwriteDevice());
+  }
+
   static void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out) {
     const Buffer<int64_t> start_buf(std::move(start));
     const Buffer<int64_t> order_buf(std::move(order));
@@ -197,6 +202,7 @@ constexpr KernelOps MakeDeviceOps() {
       .dropout = W::Dropout,
       .adam_step = W::AdamStep,
       .gather_rows = W::GatherRows,
+      .gather_values = W::GatherValues,
       .gather_rows_dropout = nullptr,  // composed by the public function: GatherRows, then Dropout
       .gather_spmm = nullptr,          // composed: GatherRowsDropout, then SpMM
       .scatter_add_rows = W::ScatterAddRows,

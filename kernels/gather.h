@@ -17,6 +17,9 @@ namespace tessel::kernels {
 // out resized to [ids.size() x src.cols], out[i, :] = src[ids[i], :]. Throws on an id outside [0, src.rows).
 // On CUDA the result is left current on the device (read it with out->View(), which copies it back).
 void GatherRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
+// out resized to ids.size(), out[i] = src[ids[i]] (a permutation of a sparse matrix's values, say). Throws on an id
+// outside [0, src.size()).
+void GatherValues(const Context& ctx, const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out);
 // The input rows of a layer with dropout, fused into the gather (no separate dropout pass, no mask stored):
 // out resized to [n x src.cols], out[i, :] = dropout(src[r_i, :]) with r_i = ids[i] (ids empty: r_i = i for
 // i < count), the mask element of (i, j) being i * src.cols + j of the stream `key` (kernels/dropout_math.h). The

@@ -28,6 +28,7 @@ constexpr KernelOps kCpuOps{
     .dropout = cpu::Dropout,
     .adam_step = cpu::AdamStep,
     .gather_rows = cpu::GatherRows,
+    .gather_values = cpu::GatherValues,
     .gather_rows_dropout = cpu::GatherRowsDropout,
     .gather_spmm = cpu::GatherSpMM,
     .scatter_add_rows = cpu::ScatterAddRows,

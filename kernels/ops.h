@@ -36,6 +36,7 @@ struct KernelOps {
   // gather.h (out is sized; gather_rows reads the first out->rows ids; for scatter, order[start[t] .. start[t+1])
   // lists the source rows of target t)
   void (*gather_rows)(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
+  void (*gather_values)(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out);  // out sized
   // Fused gathers (gather.h; out sized; ids checked, empty = identity). Null in a table without them: the public
   // function composes gather_rows, dropout and spmm instead (the same values).
   void (*gather_rows_dropout)(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out);
@@ -68,6 +69,7 @@ void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
 void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
 void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
 void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
+void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out);
 void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out);
 void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
                 Matrix* out);

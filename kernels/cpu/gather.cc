@@ -104,6 +104,13 @@ void GatherRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& id
   GatherFirst(ctx, src, ids, static_cast<int64_t>(ids.size()), out);
 }
 
+void GatherValues(const Context& ctx, const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out) {
+  TESSEL_CHECK(out != &src, "GatherValues: output must not alias the source");
+  CheckIds(ids.Host(), static_cast<int64_t>(src.size()), "GatherValues");
+  if (out->size() != ids.size()) *out = Buffer<float>::Uninitialized(ids.size());
+  Ops(ctx).gather_values(src, ids, out);
+}
+
 void GatherRowsDropout(const Context& ctx, const Matrix& src, std::span<const int64_t> ids, int64_t count, float p,
                        const StreamKey& key, Matrix* out) {
   GatherRowsDropoutImpl(ctx, src, ids, nullptr, count, p, key, out);
@@ -141,6 +148,13 @@ void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>
 }
 
 namespace cpu {
+
+void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out) {
+  auto sv = src.Host();
+  auto iv = ids.Host();
+  auto ov = out->MutableHost();
+  parallel_for<int64_t>(0, static_cast<int64_t>(iv.size()), 16384, [&](int64_t i) { ov[i] = sv[iv[i]]; });
+}
 
 void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
   const int64_t n = out->rows;  // the first out->rows ids

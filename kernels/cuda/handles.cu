@@ -2,6 +2,7 @@
 // Lifetime: created lazily on the calling thread's current device, released when the thread exits.
 #include <array>
 
+#include "core/device.h"
 #include "kernels/cuda/launch_cuda.h"
 
 namespace tessel::kernels::cuda {
@@ -20,9 +21,7 @@ struct ThreadResources {
   ~ThreadResources() {
     if (cublas != nullptr) cublasDestroy(cublas);
     if (cusparse != nullptr) cusparseDestroy(cusparse);
-    for (void* p : scratch) {
-      if (p != nullptr) cudaFree(p);
-    }
+    for (void* p : scratch) device::Free(p);  // back to the pool (null is ignored)
   }
 };
 
@@ -53,11 +52,11 @@ void* Scratch(ScratchSlot slot, size_t bytes) {
   ThreadResources& r = Resources();
   const auto k = static_cast<size_t>(slot);
   if (r.scratch_bytes[k] < bytes || r.scratch[k] == nullptr) {
-    if (r.scratch[k] != nullptr) TESSEL_CUDA_CHECK(cudaFree(r.scratch[k]));
+    device::Free(r.scratch[k]);
     r.scratch[k] = nullptr;
     r.scratch_bytes[k] = 0;
     const size_t grown = bytes + bytes / 4 + 256;  // headroom so slowly growing sizes do not reallocate each call
-    TESSEL_CUDA_CHECK(cudaMalloc(&r.scratch[k], grown));
+    r.scratch[k] = device::Malloc(grown);          // the pool, counted (core/device.h)
     r.scratch_bytes[k] = grown;
   }
   return r.scratch[k];

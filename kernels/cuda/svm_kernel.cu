@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/device.h"
 #include "kernels/cuda/launch_cuda.h"
 #include "kernels/cuda/svm_kernel_cuda.h"
 
@@ -21,20 +22,18 @@ struct DeviceArray {
   DeviceArray() = default;
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() {
-    if (ptr != nullptr) cudaFree(ptr);
-  }
+  ~DeviceArray() { device::Free(ptr); }
   void Reserve(size_t n) {
     if (n <= size && ptr != nullptr) return;
-    if (ptr != nullptr) TESSEL_CUDA_CHECK(cudaFree(ptr));
+    device::Free(ptr);
     ptr = nullptr;
     size = 0;
-    TESSEL_CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(n, 1) * sizeof(T)));
+    ptr = static_cast<T*>(device::Malloc(std::max<size_t>(n, 1) * sizeof(T)));  // the pool, counted
     size = n;
   }
   void Upload(const T* host, size_t n) {
     Reserve(n);
-    if (n > 0) TESSEL_CUDA_CHECK(cudaMemcpy(ptr, host, n * sizeof(T), cudaMemcpyHostToDevice));
+    if (n > 0) device::CopyToDevice(ptr, host, n * sizeof(T));
   }
 };
 
@@ -189,7 +188,7 @@ void SvmKernelRowsCuda::SetColumns(int slot, const int32_t* ids, int64_t n) {
   TESSEL_CUDA_CHECK_LAUNCH();
   thrust::inclusive_scan(thrust::device, s.indptr.ptr + 1, s.indptr.ptr + n + 1, s.indptr.ptr + 1);
   int32_t nnz = 0;
-  TESSEL_CUDA_CHECK(cudaMemcpy(&nnz, s.indptr.ptr + n, sizeof(int32_t), cudaMemcpyDeviceToHost));
+  device::CopyToHost(&nnz, s.indptr.ptr + n, sizeof(int32_t));
   s.nnz = nnz;
   s.indices.Reserve(static_cast<size_t>(nnz));
   s.values.Reserve(static_cast<size_t>(nnz));

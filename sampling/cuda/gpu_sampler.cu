@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/cuda_check.h"
+#include "core/device.h"
 #include "core/rng.h"
 #include "sampling/cuda/gpu_sampler_cuda.h"
 #include "sampling/gpu_sample_steps.h"
@@ -36,23 +37,21 @@ class DeviceArray {
   DeviceArray() = default;
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() {
-    if (data_ != nullptr) cudaFree(data_);
-  }
+  ~DeviceArray() { device::Free(data_); }
   T* Reserve(size_t n) {
     if (n > capacity_) {
       const size_t want = n > capacity_ * 3 / 2 ? n : capacity_ * 3 / 2;
-      if (data_ != nullptr) TESSEL_CUDA_CHECK(cudaFree(data_));
+      device::Free(data_);
       data_ = nullptr;
       capacity_ = 0;
-      TESSEL_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), want * sizeof(T)));
+      data_ = static_cast<T*>(device::Malloc(want * sizeof(T)));  // the pool, counted (core/device.h)
       capacity_ = want;
     }
     return data_;
   }
   void Upload(const T* host, size_t n) {
     Reserve(n > 0 ? n : 1);
-    if (n > 0) TESSEL_CUDA_CHECK(cudaMemcpy(data_, host, n * sizeof(T), cudaMemcpyHostToDevice));
+    if (n > 0) device::CopyToDevice(data_, host, n * sizeof(T));
   }
   T* data() const { return data_; }
   void Swap(DeviceArray& other) noexcept {
@@ -68,14 +67,14 @@ class DeviceArray {
 template <typename T>
 std::vector<T> Download(const T* device, size_t n) {
   std::vector<T> host(n);
-  if (n > 0) TESSEL_CUDA_CHECK(cudaMemcpy(host.data(), device, n * sizeof(T), cudaMemcpyDeviceToHost));
+  if (n > 0) device::CopyToHost(host.data(), device, n * sizeof(T));
   return host;
 }
 
 template <typename T>
 T DownloadOne(const T* device) {
   T value{};
-  TESSEL_CUDA_CHECK(cudaMemcpy(&value, device, sizeof(T), cudaMemcpyDeviceToHost));
+  device::CopyToHost(&value, device, sizeof(T));
   return value;
 }
 

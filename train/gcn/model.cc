@@ -40,6 +40,32 @@ SparseMatrix SparsePrefix(const SparseMatrix& a, int64_t rows) {
 
 }  // namespace
 
+// The transpose of a's structure (rows and columns swapped, rows sorted: cuSPARSE's csr2csc order) and, for each
+// entry of it, the entry of a it comes from; rebuilt only when a's structure changes (Buffer versions).
+void GcnModel::SparseTransposeOf(const SparseMatrix& a, LayerState* s) {
+  const std::array<uint64_t, 2> versions{a.indptr.version(), a.indices.version()};
+  if (versions == s->t_versions && s->in_t.rows == a.cols) return;
+  const auto p = a.indptr.Host();
+  const auto idx = a.indices.Host();
+  std::vector<int64_t> tp(static_cast<size_t>(a.cols + 1), 0);
+  for (const int32_t c : idx) ++tp[static_cast<size_t>(c) + 1];
+  for (int64_t c = 0; c < a.cols; ++c) tp[static_cast<size_t>(c + 1)] += tp[static_cast<size_t>(c)];
+  std::vector<int64_t> next(tp.begin(), tp.end() - 1);
+  std::vector<int32_t> ti(idx.size());
+  std::vector<int64_t> from(idx.size());
+  for (int64_t r = 0; r < a.rows; ++r) {
+    for (int64_t e = p[static_cast<size_t>(r)]; e < p[static_cast<size_t>(r + 1)]; ++e) {
+      const auto k = static_cast<size_t>(next[static_cast<size_t>(idx[static_cast<size_t>(e)])]++);
+      ti[k] = static_cast<int32_t>(r);
+      from[k] = e;
+    }
+  }
+  s->in_t =
+      SparseMatrix{a.cols, a.rows, Buffer<int64_t>(std::move(tp)), Buffer<int32_t>(std::move(ti)), Buffer<float>()};
+  s->in_t_from = Buffer<int64_t>(std::move(from));
+  s->t_versions = versions;
+}
+
 ModelKind ParseModelKind(std::string_view name) {
   for (const auto& [kind, kind_name] : EnumNames<ModelKind>::kNames) {
     if (name == kind_name) return kind;
@@ -251,9 +277,21 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
     } else {
       transpose_times(s.graph, dz, &s.work);  // dT
       if (s.sparse_in) {
-        kernels::SpMMTranspose(ctx, *s.in_sp_ref, s.work, &W(l).grad);
+        const SparseMatrix& in = *s.in_sp_ref;
+        const std::array<uint64_t, 2> versions{in.indptr.version(), in.indices.version()};
+        const bool same_structure = versions == s.last_in_versions;  // the whole graph's features, every step
+        s.last_in_versions = versions;
+        if (ctx.IsCuda() && same_structure) {
+          // W.grad = inᵀ·dT through the transpose of in's structure, built once (SparseTransposeOf) and refilled
+          // with in's values by a gather per step, instead of a transpose on the device every step. (A sampled
+          // batch's input changes every step: it keeps the device transpose, which needs no upload.)
+          SparseTransposeOf(in, &s);
+          if (in.has_values()) kernels::GatherValues(ctx, in.values, s.in_t_from, &s.in_t.values);
+          kernels::SpMM(ctx, s.in_t, s.work, &W(l).grad);
+        } else {
+          kernels::SpMMTranspose(ctx, *s.in_sp_ref, s.work, &W(l).grad);
+        }
         if (sage) {
-          const SparseMatrix& in = *s.in_sp_ref;
           if (a.rows == in.rows) {
             kernels::SpMMTranspose(ctx, in, dz, &WSelf(l).grad);
           } else {

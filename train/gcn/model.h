@@ -98,12 +98,17 @@ class GcnModel {
     std::array<uint64_t, 3> sp_versions{};  // the Buffer versions of the features in_sp was built from
     Buffer<float> ones;                     // the implied values of value-less sparse features (dropout's input)
     const SparseMatrix* in_sp_ref = nullptr;  // the sparse input of the last forward: &in_sp or the features
-    Matrix agg;                               // aggregate first: A·drop(H) [dst x in]
-    Matrix self_in;                           // aggregate first, SAGE: drop(H) of the destination rows [dst x in]
-    Matrix out;                               // output after ReLU (hidden layers) or logits (last layer)
-    Matrix work;                              // workspace: T = H·W forward, then dT or d(agg) backward
-    Matrix grad_in;                           // backward: the gradient of this layer's input (layers > 0)
+    SparseMatrix in_t;          // on a device: the transpose of the sparse input's structure, values per step
+    Buffer<int64_t> in_t_from;  // in_t's entry k is the input's entry in_t_from[k]
+    std::array<uint64_t, 2> t_versions{};        // the input structure's versions in_t was built from
+    std::array<uint64_t, 2> last_in_versions{};  // the sparse input structure's versions at the last backward
+    Matrix agg;                                  // aggregate first: A·drop(H) [dst x in]
+    Matrix self_in;                              // aggregate first, SAGE: drop(H) of the destination rows [dst x in]
+    Matrix out;                                  // output after ReLU (hidden layers) or logits (last layer)
+    Matrix work;                                 // workspace: T = H·W forward, then dT or d(agg) backward
+    Matrix grad_in;                              // backward: the gradient of this layer's input (layers > 0)
   };
+  static void SparseTransposeOf(const SparseMatrix& a, LayerState* s);
   int64_t InDim(int l) const;
   // Whether dense layer l with aggregation a over n_src input rows aggregates first (LayerOrder); `materialize`:
   // transform first would have to build its input (gathered or dropped out).
