@@ -74,6 +74,21 @@ struct DeviceWrappers {
                     out->data.OverwriteDevice());
   }
 
+  // Gather and dropout in one pass; the ids from the caller's Buffer when it has one (no upload in steady state).
+  static void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
+                                const DropoutSpec& spec, Matrix* out) {
+    const int64_t* id_ptr = nullptr;
+    Buffer<int64_t> copy;
+    if (!ids.empty()) {
+      if (ids_buf == nullptr) {
+        copy = Buffer<int64_t>::CopyOf(ids);
+        ids_buf = &copy;
+      }
+      id_ptr = ids_buf->Device();
+    }
+    Raw::GatherRowsDropout(src.data.Device(), src.cols, id_ptr, out->rows, spec, out->data.OverwriteDevice());
+  }
+
   // The row gather with one column per row.
   static void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out) {
     Raw::GatherRows(src.Device(), 1, ids.Device(), static_cast<int64_t>(ids.size()), out->OverwriteDevice());
@@ -203,8 +218,8 @@ constexpr KernelOps MakeDeviceOps() {
       .adam_step = W::AdamStep,
       .gather_rows = W::GatherRows,
       .gather_values = W::GatherValues,
-      .gather_rows_dropout = nullptr,  // composed by the public function: GatherRows, then Dropout
-      .gather_spmm = nullptr,          // composed: GatherRowsDropout, then SpMM
+      .gather_rows_dropout = W::GatherRowsDropout,
+      .gather_spmm = nullptr,  // composed: GatherRowsDropout, then SpMM
       .scatter_add_rows = W::ScatterAddRows,
       .softmax_cross_entropy = W::SoftmaxCrossEntropy,
       .softmax_cross_entropy_add = W::SoftmaxCrossEntropyAdd,

@@ -37,9 +37,12 @@ struct KernelOps {
   // lists the source rows of target t)
   void (*gather_rows)(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
   void (*gather_values)(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out);  // out sized
-  // Fused gathers (gather.h; out sized; ids checked, empty = identity). Null in a table without them: the public
-  // function composes gather_rows, dropout and spmm instead (the same values).
-  void (*gather_rows_dropout)(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out);
+  // Fused gathers (gather.h; out sized; ids checked, empty = identity). gather_rows_dropout is in every table;
+  // gather_spmm may be null: the public function then composes gather_rows_dropout and spmm (the same values).
+  // ids: the first out->rows row ids on the host (empty: rows 0, 1, ...); ids_buf: the same ids in a Buffer a device
+  // entry reads in place (null: it uploads a copy); a host entry ignores it.
+  void (*gather_rows_dropout)(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
+                              const DropoutSpec& spec, Matrix* out);
   void (*gather_spmm)(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
                       Matrix* out);
   void (*scatter_add_rows)(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
@@ -70,7 +73,8 @@ void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
 void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
 void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
 void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out);
-void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out);
+void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
+                       const DropoutSpec& spec, Matrix* out);
 void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
                 Matrix* out);
 void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);

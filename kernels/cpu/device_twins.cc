@@ -85,6 +85,13 @@ struct HostRaw {
     Matrix out_view = M(out, n, cols);
     cpu::GatherRows(M(src, RowsFor(ids, n), cols), View(ids, n), &out_view);
   }
+  static void GatherRowsDropout(const float* src, int64_t cols, const int64_t* ids, int64_t n, const DropoutSpec& spec,
+                                float* out) {
+    Matrix out_view = M(out, n, cols);
+    const std::span<const int64_t> id_span =
+        ids != nullptr ? std::span<const int64_t>(ids, static_cast<size_t>(n)) : std::span<const int64_t>();
+    cpu::GatherRowsDropout(M(src, ids != nullptr ? RowsFor(ids, n) : n, cols), id_span, nullptr, spec, &out_view);
+  }
   static void ScatterAddRows(const float* src, int64_t cols, const int64_t* order, const int64_t* start,
                              int64_t targets, float* out) {
     std::vector<int64_t> s(start, start + targets + 1);

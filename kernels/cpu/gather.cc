@@ -58,24 +58,8 @@ void GatherRowsDropoutImpl(const Context& ctx, const Matrix& src, std::span<cons
   TESSEL_CHECK(!ids.empty() || (count >= 0 && count <= src.rows),
                "GatherRowsDropout: the first {} rows of a {}-row source", count, src.rows);
   const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
-  const KernelOps& ops = Ops(ctx);
-  if (ops.gather_rows_dropout == nullptr) {  // composed: gather, then dropout in place
-    if (ids.empty()) {  // the first `count` rows in order: no gather (no id upload), only the dropout of a prefix
-      out->Resize(count, src.cols);
-      ops.dropout(src.data, spec, &out->data);
-      return;
-    }
-    if (ids_buf != nullptr) {
-      GatherFirst(ctx, src, *ids_buf, count, out);
-    } else {
-      const Buffer<int64_t> copy = Buffer<int64_t>::CopyOf(ids);
-      GatherFirst(ctx, src, copy, count, out);
-    }
-    if (spec.Active()) ops.dropout(out->data, spec, &out->data);
-    return;
-  }
   out->Resize(count, src.cols);
-  ops.gather_rows_dropout(src, ids, spec, out);
+  Ops(ctx).gather_rows_dropout(src, ids, ids_buf, spec, out);
 }
 
 void GatherSpMMImpl(const Context& ctx, const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids,
@@ -175,7 +159,8 @@ std::vector<uint64_t> MaskWords(const DropoutSpec& spec, int64_t elements) {
   return words;
 }
 
-void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec, Matrix* out) {
+void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* /*ids_buf*/,
+                       const DropoutSpec& spec, Matrix* out) {
   const int64_t n = out->rows;
   const int64_t cols = src.cols;
   auto sv = src.View();

@@ -33,6 +33,36 @@ __global__ void ScatterAddRowsKernel(const float* __restrict__ src, int64_t cols
 
 }  // namespace
 
+// One thread per output value: the source value (gathered, or in place with ids null) times the mask bit of its
+// output index, the kernels/dropout_math.h function the CPU evaluates too (bit-identical).
+__global__ void GatherRowsDropoutKernel(const float* __restrict__ src, int64_t cols, const int64_t* __restrict__ ids,
+                                        int64_t n, DropoutSpec spec, float* __restrict__ out) {
+  const int64_t total = n * cols;
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; k < total;
+       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = k / cols;
+    const int64_t j = k - i * cols;
+    const float x = src[(ids != nullptr ? ids[i] : i) * cols + j];
+    if (!spec.Active()) {
+      out[k] = x;
+    } else {
+      const uint64_t word = DropoutMaskWord(spec, static_cast<uint64_t>(k) >> 6);
+      out[k] = ((word >> (k & 63)) & 1U) != 0 ? __fmul_rn(x, spec.scale) : 0.0F;
+    }
+  }
+}
+
+void GatherRowsDropout(const float* src, int64_t cols, const int64_t* ids, int64_t n, const DropoutSpec& spec,
+                       float* out) {
+  const int64_t total = n * cols;
+  if (total == 0) return;
+  constexpr int kThreads = 256;
+  const int64_t blocks = (total + kThreads - 1) / kThreads;
+  const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
+  GatherRowsDropoutKernel<<<grid, kThreads>>>(src, cols, ids, n, spec, out);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
 void GatherRows(const float* src, int64_t cols, const int64_t* ids, int64_t n, float* out) {
   const int64_t total = n * cols;
   if (total == 0) return;

@@ -4,10 +4,16 @@
 
 #include <cstdint>
 
+#include "kernels/dropout_math.h"
+
 namespace tessel::kernels::cuda {
 
 // out[i, :] = src[ids[i], :] for i in [0, n); ids already checked to lie in range.
 void GatherRows(const float* src, int64_t cols, const int64_t* ids, int64_t n, float* out);
+// out[i, j] = dropout(src[r_i, j]) with r_i = ids[i] (ids null: r_i = i) and the mask element i * cols + j of the
+// stream (kernels/dropout_math.h): GatherRows then Dropout in one pass, the same values.
+void GatherRowsDropout(const float* src, int64_t cols, const int64_t* ids, int64_t n, const DropoutSpec& spec,
+                       float* out);
 // out[t, :] += src[order[k], :] for k in [start[t], start[t + 1]), t in [0, targets), k ascending.
 void ScatterAddRows(const float* src, int64_t cols, const int64_t* order, const int64_t* start, int64_t targets,
                     float* out);

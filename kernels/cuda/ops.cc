@@ -23,6 +23,7 @@ struct CudaRaw {
   static constexpr auto Dropout = &cuda::Dropout;
   static constexpr auto AdamStep = &cuda::AdamStep;
   static constexpr auto GatherRows = &cuda::GatherRows;
+  static constexpr auto GatherRowsDropout = &cuda::GatherRowsDropout;
   static constexpr auto ScatterAddRows = &cuda::ScatterAddRows;
   static constexpr auto SoftmaxCrossEntropy = &cuda::SoftmaxCrossEntropy;
   static constexpr auto LossTotal = &cuda::LossTotal;
