@@ -262,9 +262,8 @@ void ReluBackward(const Matrix& y, const Matrix& grad_y, Matrix* grad_x) {
 void Axpy(float alpha, const Matrix& x, Matrix* y) {
   const float* xv = x.View().data();
   float* yv = y->Mut().data();
-  parallel_for_chunks<int64_t>(0, x.size(), 16384, [xv, yv, alpha](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) yv[i] += alpha * xv[i];
-  });
+  parallel_for_chunks<int64_t>(0, x.size(), 16384,
+                               [xv, yv, alpha](int64_t i0, int64_t i1) { Axpy(alpha, xv + i0, i1 - i0, yv + i0); });
 }
 
 void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y) {

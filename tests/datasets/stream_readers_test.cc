@@ -1,9 +1,6 @@
 // Every streaming reader gives the same answer, or the same error at the same line, whether its input is plain,
 // gzip or bzip2, and whatever the stream's window: tiny windows cut the inputs into hundreds of pieces, so lines,
 // headers, comments, blank lines and errors land on every side of a piece boundary.
-#include <bzlib.h>
-#include <zlib.h>
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -17,33 +14,14 @@
 
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
+#include "tests/datasets/test_util.h"
 
 namespace tessel::datasets {
 namespace {
 namespace fs = std::filesystem;
 
-std::string Gzip(const std::string& text) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, text.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-std::string Bzip2(const std::string& text) {
-  std::string out(text.size() + text.size() / 100 + 700, '\0');
-  auto len = static_cast<unsigned>(out.size());
-  BZ2_bzBuffToBuffCompress(out.data(), &len, const_cast<char*>(text.data()), static_cast<unsigned>(text.size()), 9, 0,
-                           0);
-  out.resize(len);
-  return out;
-}
+using testing_util::Bzip2;
+using testing_util::Gzip;
 
 template <typename T>
 std::string Of(const Buffer<T>& b) {

@@ -1,9 +1,6 @@
 // TextFile decompression (gzip, concatenated gzip, bzip2, truncation) and the line/field cursors.
 #include "datasets/text_input.h"
 
-#include <bzlib.h>
-#include <zlib.h>
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -12,33 +9,14 @@
 #include <utility>
 
 #include "core/memory_budget.h"
+#include "tests/datasets/test_util.h"
 
 namespace tessel::datasets {
 namespace {
 namespace fs = std::filesystem;
 
-std::string Gzip(const std::string& text) {
-  z_stream zs{};
-  deflateInit2(&zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
-  std::string out(deflateBound(&zs, text.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  deflate(&zs, Z_FINISH);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
-
-std::string Bzip2(const std::string& text) {
-  std::string out(text.size() + text.size() / 100 + 700, '\0');
-  auto len = static_cast<unsigned>(out.size());
-  BZ2_bzBuffToBuffCompress(out.data(), &len, const_cast<char*>(text.data()), static_cast<unsigned>(text.size()), 9, 0,
-                           0);
-  out.resize(len);
-  return out;
-}
+using testing_util::Bzip2;
+using testing_util::Gzip;
 
 class TextInputTest : public ::testing::Test {
  protected:

@@ -21,6 +21,7 @@
 #include "kernels/loss.h"
 #include "partition/partition_format.h"
 #include "tests/comm/comm_test_util.h"
+#include "tests/train/gcn_test_util.h"
 #include "train/gcn/data.h"
 #include "train/gcn/trainer.h"
 
@@ -30,14 +31,7 @@ namespace {
 namespace fs = std::filesystem;
 using comm::testing::WithWatchdog;
 
-const datasets::NodeDataset& Cora() {
-  static const datasets::NodeDataset data = [] {
-    auto d = datasets::ReadNodeTable(datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
-    d.name = "cora";
-    return d;
-  }();
-  return data;
-}
+const datasets::NodeDataset& Cora() { return test_util::BundledCora(); }
 
 // Cora in K parts (METIS or random), written once per process under the test temp folder.
 fs::path Parts(int k, partition::Method method = partition::Method::kMetis) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "datasets/readers.h"
+#include "tests/train/gcn_test_util.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
@@ -20,14 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const datasets::NodeDataset& Cora() {
-  static const datasets::NodeDataset data = [] {
-    auto d = datasets::ReadNodeTable(datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
-    d.name = "cora";
-    return d;
-  }();
-  return data;
-}
+const datasets::NodeDataset& Cora() { return test_util::BundledCora(); }
 
 TrainConfig PaperConfig() {
   TrainConfig c;  // Kipf & Welling: 2 layers, hidden 16, dropout 0.5, lr 0.01, weight decay 5e-4, 200 epochs

@@ -1,5 +1,23 @@
-# Shared by the distributed benchmark scripts (sourced, not run): native dataset folders of the benchmark graphs.
-# Needs $tessel, $work and $DATA; CSBM settings from CSBM_NODES, CSBM_DEGREE, CSBM_FEATURES and CSBM_SPLIT.
+# Shared by the benchmark scripts (sourced, not run): native dataset folders of the benchmark graphs (bench_dataset
+# needs $tessel, $work and $DATA; CSBM settings from CSBM_NODES, CSBM_DEGREE, CSBM_FEATURES and CSBM_SPLIT), and
+# the rewrite of one section of docs/benchmarks.md (replace_doc_section).
+
+# replace_doc_section DOC HEADING SECTION_FILE: DOC with the section from the line HEADING ("## Name") up to the next
+# "## " heading replaced by SECTION_FILE's text, or that text appended when DOC has no such section.
+replace_doc_section() {
+  local doc=$1 heading=$2 section_file=$3
+  local tmp="$doc.tmp.$$"
+  awk -v section_file="$section_file" -v heading="$heading" '
+    BEGIN { while ((getline line < section_file) > 0) sec = sec line "\n" }
+    /^## / {
+      if (skipping) skipping = 0
+      if ($0 == heading) { printf "%s", sec; skipping = 1; done = 1; next }
+    }
+    !skipping { print }
+    END { if (!done) printf "%s", sec }
+  ' "$doc" >"$tmp"
+  mv "$tmp" "$doc"
+}
 
 # bench_dataset NAME -> prints a native dataset folder under $work with a split (Facebook page-page from
 # $DATA/graphs/facebook_page_page: random 60/20/20, seed 1, as tools/bench/gcn_bench.sh; csbm: generated, seed 1).

@@ -93,16 +93,8 @@ $table
 SECTION
 
 doc="$repo/docs/benchmarks.md"
-tmp="$doc.tmp.$$"
-awk -v section_file="$section" '
-  BEGIN { while ((getline line < section_file) > 0) sec = sec line "\n" }
-  /^## / {
-    if (skipping) skipping = 0
-    if ($0 == "## Compressed input") { printf "%s", sec; skipping = 1; done = 1; next }
-  }
-  !skipping { print }
-  END { if (!done) printf "%s", sec }
-' "$doc" >"$tmp"
-mv "$tmp" "$doc"
+# shellcheck source=tools/bench/lib.sh
+source "$repo/tools/bench/lib.sh"
+replace_doc_section "$doc" "## Compressed input" "$section"
 echo "updated the '## Compressed input' section of $doc" >&2
 printf '%s\n' "$table"
