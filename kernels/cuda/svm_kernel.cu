@@ -246,6 +246,11 @@ void SvmKernelRowsCuda::KRows(int slot, const int32_t* ws, int64_t q, double* ou
   Rows<double>(slot, ws, nullptr, q, nullptr, out);
 }
 
+void SvmKernelRowsCuda::ReserveRows(int64_t q, int64_t n) {
+  impl_->dense.Reserve(static_cast<size_t>(impl_->d * q));
+  impl_->dots.Reserve(static_cast<size_t>(n * q));
+}
+
 void SvmKernelRowsCuda::Diagonal(const int32_t* ids, int64_t n, double* diag) {
   if (n == 0) return;
   DiagonalKernel<<<Blocks(n), kThreads>>>(ids, n, impl_->sq.ptr, params_.type, params_.degree, params_.gamma,

@@ -47,6 +47,9 @@ class SvmKernelRowsCuda {
   void QRows(int slot, const int32_t* ws, const int8_t* sign, int64_t q, const int8_t* col_sign, float* out);
   // The same in float64 without signs: out[t * n + k] = K(ws[t], column k).
   void KRows(int slot, const int32_t* ws, int64_t q, double* out);
+  // Sizes the work arrays for q rows over n columns at once (QRows and KRows then allocate only when a call
+  // exceeds them).
+  void ReserveRows(int64_t q, int64_t n);
   // diag[k] = K(ids[k], ids[k]) for k < n.
   void Diagonal(const int32_t* ids, int64_t n, double* diag);
 

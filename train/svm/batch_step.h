@@ -1,5 +1,6 @@
 // The per-variable and per-pair arithmetic of the C-SVC dual solvers (LIBSVM's Solver), shared by the SMO solver
-// (smo_solver.cc), the batched host reference (batch_solver.cc) and the CUDA solver (cuda/batch_solver.cu).
+// (smo_solver.cc), the batched host reference (batch_solver.cc) and the device loop (device_loop_math.h,
+// cuda/loop_device.cu).
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
 // The SVM solvers' device registry and the functions that pick from it (train/svm/svm_ops.h): the CPU table, and
 // the CUDA table when this build compiled train/svm/cuda/ (the one place in the library that asks).
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -8,7 +9,9 @@
 #include "core/device_ops.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "train/svm/device_loop.h"
 #include "train/svm/dist_solver.h"
+#include "train/svm/solver_common.h"
 #include "train/svm/svm_ops.h"
 
 namespace tessel::train::svm {
@@ -31,9 +34,73 @@ std::vector<double> PredictCpu(const SvmModel& model, const datasets::SparseRowD
 
 constexpr SvmDeviceOps kCpuTable{.solve_batched = SolveBatchedCpu, .predict = PredictCpu};
 
+// The simulated device: the device loop over host twins (predictions on the host: the decision values have no
+// simulated twin).
+SolverResult SolveBatchedSimulated(const BinaryProblem& problem, const SolverOptions& options,
+                                   const BatchOptions& batch, BatchStats* stats) {
+  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched (simulated device): no kernel");
+  const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeTwinLoopDevice(*problem.kernel);
+  return SolveOnLoopDevice(*dev, problem, options, batch, stats);
+}
+
+constexpr SvmDeviceOps kSimulatedTable{.solve_batched = SolveBatchedSimulated, .predict = PredictCpu};
+
 }  // namespace
 
-const SvmDeviceOps& SvmOps(const Context& ctx) { return SelectOps(ctx, kCpuTable, kCudaTable, "svm"); }
+#if !TESSEL_HAVE_CUDA
+namespace devloop {
+std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::cuda::HostCsr&, const kernels::cuda::KernelSpec&) {
+  throw Error("the device SVM loop on CUDA: this tessel was built without CUDA");
+}
+}  // namespace devloop
+#endif
+
+const SvmDeviceOps& SvmOps(const Context& ctx) {
+  return SelectOps(ctx, kCpuTable, kCudaTable, "svm", &kSimulatedTable);
+}
+
+SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& problem, const SolverOptions& options,
+                               const BatchOptions& batch, BatchStats* stats, devloop::LoopResult* loop) {
+  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched (device): no kernel");
+  TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched (device): no samples");
+  TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatched (device): {} labels for {} samples",
+               problem.y.size(), problem.rows.size());
+  CheckBinaryLabels(problem, "SolveBinaryBatched (device)");
+  batch.Validate();
+  TESSEL_CHECK(batch.working_set <= devloop::kMaxQ,
+               "--working-set {} exceeds the device solver's {} (one thread block)", batch.working_set, devloop::kMaxQ);
+  devloop::LoopProblem p;
+  p.sample_rows = problem.rows.data();
+  p.y = problem.y.data();
+  p.l = static_cast<int64_t>(problem.rows.size());
+  p.cp = problem.Cp;
+  p.cn = problem.Cn;
+  p.eps = options.eps;
+  p.shrinking = options.shrinking;
+  p.max_iterations = options.max_iterations;
+  p.working_set = batch.working_set;
+  p.inner_limit = batch.inner_limit;
+  p.inner_factor = batch.inner_factor;
+  p.cache_bytes = options.cache_bytes;
+  const auto start = std::chrono::steady_clock::now();
+  devloop::LoopResult c = devloop::RunDeviceLoop(dev, p);
+  SolverResult r;
+  FillSolution(FinalState{problem.y, c.status, c.a, c.g, {}, problem.Cp, problem.Cn}, &r);
+  r.gap = c.gap;
+  r.iterations = c.iterations;
+  r.kernel_evaluations = c.kernel_evaluations;
+  r.shrink_checks = c.shrink_checks;
+  r.reconstructions = c.reconstructions;
+  r.bound_changes = c.bound_changes;
+  r.min_active = c.min_active;
+  r.cache_hits = c.cache_hits;
+  r.cache_misses = c.cache_misses;
+  r.hit_iteration_limit = c.hit_iteration_limit;
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (stats != nullptr) stats->rounds = c.rounds;
+  if (loop != nullptr) *loop = std::move(c);
+  return r;
+}
 
 SolverResult SolveBinaryBatched(const Context& ctx, const BinaryProblem& problem, const SolverOptions& options,
                                 const BatchOptions& batch, BatchStats* stats) {

@@ -1,5 +1,5 @@
 // The sample-elimination (shrinking) schedule of every C-SVC solver — the one-pair SMO (smo_solver.cc), the
-// batched solver (batch_solver.cc) and its CUDA twin (cuda/batch_solver.cu) — as one named object: when to check
+// batched solver (batch_solver.cc) and its device loop (device_loop.cc) — as one named object: when to check
 // for samples to eliminate, whether a check runs under the chosen policy, and when the eliminated samples are
 // restored. Policies from Narasimhan, Vishnu, Holder, Hoisie, "Fast Support Vector Machines Using Parallel Adaptive
 // Shrinking on Distributed Systems" (2014); the periodic constants are LIBSVM's (svm.cpp, Solver::Solve and

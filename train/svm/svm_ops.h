@@ -15,9 +15,10 @@
 namespace tessel::train::svm {
 
 struct SvmDeviceOps {
-  // The batched solver (batch_solver.h). The CUDA entry runs on the current CUDA device: kernel rows by cuSPARSE,
-  // the subproblem in one thread block (q <= 1024), selection and elimination on the device; problem.kernel
-  // supplies the rows and kernel parameters.
+  // The batched solver (batch_solver.h). The CUDA entry runs the device loop (train/svm/device_loop.h) on the
+  // current CUDA device: kernel rows by cuSPARSE into a device row cache, selection by a device top-k, the
+  // subproblem in one thread block (q <= 1024), elimination on the device; problem.kernel supplies the rows and
+  // kernel parameters. On the simulated device (tests) the same loop runs over host twins.
   SolverResult (*solve_batched)(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
                                 BatchStats* stats);
   // Predicted labels (PredictSvm's meaning). CUDA: float64 kernel and decision values on the device (cuSPARSE dot
@@ -28,6 +29,17 @@ struct SvmDeviceOps {
 namespace cuda {
 extern const SvmDeviceOps kSvmCudaOps;  // train/svm/cuda/svm_ops.cc, CUDA builds only
 }  // namespace cuda
+
+namespace devloop {
+class LoopDevice;
+struct LoopResult;
+}  // namespace devloop
+
+// The batched solver on a device loop (train/svm/device_loop.h: the CUDA kernels, or their host twins on the
+// simulated device): the problem's checks, the loop, and its final state turned into SolveBinary's result by the
+// host solvers' own code (FillSolution). `loop`, when given, receives the loop's own counts.
+SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& problem, const SolverOptions& options,
+                               const BatchOptions& batch, BatchStats* stats, devloop::LoopResult* loop = nullptr);
 
 // The table for ctx's device; throws "built without CUDA" (or no such device) when CUDA is asked for and absent.
 const SvmDeviceOps& SvmOps(const Context& ctx);

@@ -1,14 +1,15 @@
 // The SVM solvers' CUDA entries (the device table of train/svm/svm_ops.h): the batched solver and the decision
-// values on the current CUDA device, over train/svm/cuda/batch_solver.cu and kernels/cuda/svm_kernel.cu. Host
-// C++, compiled only in CUDA builds.
+// values on the current CUDA device, over the device loop (train/svm/device_loop.h, train/svm/cuda/loop_device.cu)
+// and train/svm/cuda/decision_values.cu. Host C++, compiled only in CUDA builds.
 #include <algorithm>
-#include <chrono>
+#include <memory>
 #include <vector>
 
 #include "core/error.h"
 #include "core/parallel.h"
 #include "kernels/cuda/svm_kernel_cuda.h"
-#include "train/svm/cuda/batch_solver_cuda.h"
+#include "train/svm/cuda/decision_values_cuda.h"
+#include "train/svm/device_loop.h"
 #include "train/svm/solver_common.h"
 #include "train/svm/svm_ops.h"
 
@@ -18,43 +19,12 @@ namespace {
 SolverResult SolveBatchedCuda(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
                               BatchStats* stats) {
   TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched (cuda): no kernel");
-  TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched (cuda): no samples");
-  TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatched (cuda): {} labels for {} samples",
-               problem.y.size(), problem.rows.size());
-  batch.Validate();
-  TESSEL_CHECK(batch.working_set <= 1024, "--working-set {} exceeds the CUDA solver's 1024 (one thread block)",
-               batch.working_set);
   const kernels::SparseRowsView& v = problem.kernel->rows();
   const kernels::SvmKernelParams& k = problem.kernel->params();
-  cuda::BatchCudaProblem p;
-  p.rows = {v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
-  p.kernel = {static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
-  p.sample_rows = problem.rows.data();
-  p.y = problem.y.data();
-  p.l = static_cast<int64_t>(problem.rows.size());
-  p.cp = problem.Cp;
-  p.cn = problem.Cn;
-  p.eps = options.eps;
-  p.shrinking = options.shrinking;
-  p.max_iterations = options.max_iterations;
-  p.working_set = batch.working_set;
-  p.inner_limit = batch.inner_limit;
-  p.inner_factor = batch.inner_factor;
-  const auto start = std::chrono::steady_clock::now();
-  cuda::BatchCudaResult c = cuda::SolveBatchCuda(p);
-  SolverResult r;
-  FillSolution(FinalState{problem.y, c.status, c.a, c.g, {}, problem.Cp, problem.Cn}, &r);
-  r.gap = c.gap;
-  r.iterations = c.iterations;
-  r.kernel_evaluations = c.kernel_evaluations;
-  r.shrink_checks = c.shrink_checks;
-  r.reconstructions = c.reconstructions;
-  r.bound_changes = c.bound_changes;
-  r.min_active = c.min_active;
-  r.hit_iteration_limit = c.hit_iteration_limit;
-  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (stats != nullptr) stats->rounds = c.rounds;
-  return r;
+  const kernels::cuda::HostCsr rows{v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
+  const kernels::cuda::KernelSpec spec{static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
+  const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeCudaLoopDevice(rows, spec);
+  return SolveOnLoopDevice(*dev, problem, options, batch, stats);
 }
 
 std::vector<double> PredictCuda(const SvmModel& model, const datasets::SparseRowDataset& data) {
