@@ -67,8 +67,8 @@ TEST(SvmDeviceLoopTest, TwinMakesTheHostBatchedSolversStepsForEveryKernelAndPoli
   device::ScopedSimulatedDevice sim;
   Problem p = MakeProblem(RandomDataset(300, 20, 0.5, {1, -1}, 41));
   for (const auto& kp : Kernels()) {
-    for (const auto policy : {ShrinkingPolicy::kOff, ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic,
-                              ShrinkingPolicy::kLazy}) {
+    for (const auto policy :
+         {ShrinkingPolicy::kOff, ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic, ShrinkingPolicy::kLazy}) {
       SCOPED_TRACE(std::string(SvmKernelName(kp.type)) + " " + std::string(ShrinkingName(policy)));
       SolverOptions o;
       o.eps = 1e-8;
@@ -181,7 +181,7 @@ TEST(SvmDeviceLoopTest, TopKTwinKeepsTheBestCandidatesInOrder) {
   const std::vector<int32_t> act = {0, 1, 2, 3, 4, 5, 6, 7};
   const std::vector<int8_t> y = {1, -1, 1, 1, -1, 1, -1, 1};
   const std::vector<int8_t> st = {batch::kLower, batch::kLower, batch::kUpper, batch::kFree,
-                                  batch::kUpper, batch::kLower, batch::kFree, batch::kFree};
+                                  batch::kUpper, batch::kLower, batch::kFree,  batch::kFree};
   const std::vector<double> g = {-1.0, 2.0, 0.5, -1.0, 3.0, -0.25, -4.0, 7.0};
   Problem p = MakeProblem(RandomDataset(8, 3, 0.5, {1, -1}, 45));
   kernels::SvmKernelRows k(p.view, {kernels::SvmKernelType::kLinear, 3, 0, 0});

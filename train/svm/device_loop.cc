@@ -117,7 +117,8 @@ const RoundInfo& AsRound(const std::vector<std::byte>& b) { return *reinterpret_
 
 int64_t CacheSlots(const LoopProblem& p) {
   const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * p.l;
-  return std::clamp<int64_t>(p.cache_bytes / std::max<int64_t>(row_bytes, 1), p.working_set, std::max<int64_t>(p.l, p.working_set));
+  return std::clamp<int64_t>(p.cache_bytes / std::max<int64_t>(row_bytes, 1), p.working_set,
+                             std::max<int64_t>(p.l, p.working_set));
 }
 
 Loop::Loop(LoopDevice& dev, const LoopProblem& p)
@@ -190,8 +191,8 @@ int64_t Loop::CountOnHost() {
 void Loop::SetActive(int64_t n) {
   n_act_ = n;
   dev_.SetActive(l_, n, act_.get(), rows_.get(), y_.get(), pos_.get(), act_rows_.get(), act_y_.get());
-  dev_.Compact(LoopDevice::Keep::kInactive, l_, nullptr, y_.get(), st_.get(), g_.get(), pos_.get(), 0, 0,
-               inact_.get(), count_.get(), compact_scratch_.get());
+  dev_.Compact(LoopDevice::Keep::kInactive, l_, nullptr, y_.get(), st_.get(), g_.get(), pos_.get(), 0, 0, inact_.get(),
+               count_.get(), compact_scratch_.get());
   n_inact_ = CountOnHost();
   TESSEL_CHECK(n_inact_ + n_act_ == l_, "device SVM solver: {} active and {} eliminated samples of {}", n_act_,
                n_inact_, l_);
@@ -241,11 +242,11 @@ void Loop::Round(int64_t limit) {
     dev_.StoreRows(nm, n_act_, scratch_.get(), slot + m + nm, arena_.get(), l_);
   }
   auto* d_round = reinterpret_cast<RoundInfo*>(round_.get());
-  dev_.LocalSmo(m, arena_.get(), l_, slot, ws, ws_pos_.get(), y_.get(), qd_.get(), alpha_.get(), g_.get(), p_.cp,
-                p_.cn, p_.eps, p_.inner_factor, limit, new_alpha_.get(), d_round);
+  dev_.LocalSmo(m, arena_.get(), l_, slot, ws, ws_pos_.get(), y_.get(), qd_.get(), alpha_.get(), g_.get(), p_.cp, p_.cn,
+                p_.eps, p_.inner_factor, limit, new_alpha_.get(), d_round);
   const bool track = schedule_.eliminates();
-  dev_.ApplyRound(m, ws, ws_rows_.get(), ws_y_.get(), new_alpha_.get(), p_.cp, p_.cn, track, y_.get(),
-                  alpha_.get(), st_.get(), delta_.get(), coef_.get(), d_round, changed_rows_.get(), changed_y_.get(),
+  dev_.ApplyRound(m, ws, ws_rows_.get(), ws_y_.get(), new_alpha_.get(), p_.cp, p_.cn, track, y_.get(), alpha_.get(),
+                  st_.get(), delta_.get(), coef_.get(), d_round, changed_rows_.get(), changed_y_.get(),
                   changed_coef_.get());
   dev_.UpdateActive(n_act_, m, arena_.get(), l_, slot, delta_.get(), coef_.get(), track, act_.get(), g_.get(),
                     g_bar_.get());
@@ -406,10 +407,14 @@ void RowCache::Clear() {
 
 void RowCache::Unlink(int32_t s) {
   const auto i = static_cast<size_t>(s);
-  if (prev_[i] >= 0) next_[static_cast<size_t>(prev_[i])] = next_[i];
-  else first_ = next_[i];
-  if (next_[i] >= 0) prev_[static_cast<size_t>(next_[i])] = prev_[i];
-  else last_ = prev_[i];
+  if (prev_[i] >= 0)
+    next_[static_cast<size_t>(prev_[i])] = next_[i];
+  else
+    first_ = next_[i];
+  if (next_[i] >= 0)
+    prev_[static_cast<size_t>(next_[i])] = prev_[i];
+  else
+    last_ = prev_[i];
   prev_[i] = next_[i] = -1;
 }
 
@@ -417,8 +422,10 @@ void RowCache::PushBack(int32_t s) {
   const auto i = static_cast<size_t>(s);
   prev_[i] = last_;
   next_[i] = -1;
-  if (last_ >= 0) next_[static_cast<size_t>(last_)] = s;
-  else first_ = s;
+  if (last_ >= 0)
+    next_[static_cast<size_t>(last_)] = s;
+  else
+    first_ = s;
   last_ = s;
 }
 

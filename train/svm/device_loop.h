@@ -59,18 +59,17 @@ class LoopDevice {
   virtual void TopK(int side, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
                     int64_t k, double* keys, int32_t* ids, void* scratch) = 0;
   // FormWorkingSet (device_loop_math.h) in one thread.
-  virtual void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key,
-                              const int32_t* low_id, int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos,
-                              const int32_t* rows, const int8_t* y, SelectInfo* info, int32_t* ws_pos,
-                              int32_t* ws_rows, int8_t* ws_y) = 0;
+  virtual void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
+                              int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
+                              const int8_t* y, SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) = 0;
 
   // ---- the round
   // The subproblem (SolveBatchSubproblem of solver_common.h) on the m entries, entry t's row at
   // arena + slot[t] * stride (its entry for active position p at p). new_alpha[0..m), info->steps.
   virtual void LocalSmo(int64_t m, const float* arena, int64_t stride, const int32_t* slot, const int32_t* ws,
-                        const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha,
-                        const double* g, double cp, double cn, double eps, double factor, int64_t limit,
-                        double* new_alpha, RoundInfo* info) = 0;
+                        const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha, const double* g,
+                        double cp, double cn, double eps, double factor, int64_t limit, double* new_alpha,
+                        RoundInfo* info) = 0;
   // ApplyEntry for every entry; info->changed and info->list (increasing), and for the listed entries their
   // dataset rows, labels and coefficients packed in list order.
   virtual void ApplyRound(int64_t m, const int32_t* ws, const int32_t* ws_rows, const int8_t* ws_y,
@@ -87,8 +86,7 @@ class LoopDevice {
   virtual void AddRows(int64_t n, int64_t m, const float* rows, const double* coef, const int32_t* coef_idx,
                        const int32_t* list, double* dst) = 0;
   // dst[slot[t] * stride + k] = src[t * n + k] for t < m, k < n.
-  virtual void StoreRows(int64_t m, int64_t n, const float* src, const int32_t* slot, float* arena,
-                         int64_t stride) = 0;
+  virtual void StoreRows(int64_t m, int64_t n, const float* src, const int32_t* slot, float* arena, int64_t stride) = 0;
   // The cached rows slot[0..m) to new columns: row[k] = old row[remap[k]] for k < n (remap increasing, remap[k]
   // >= k); tmp holds m * n floats.
   virtual void CompactRows(int64_t m, const int32_t* slot, float* arena, int64_t stride, const int32_t* remap,
@@ -97,8 +95,8 @@ class LoopDevice {
   // ---- the active set
   virtual void Iota(int64_t n, int32_t* out) = 0;
   // pos[0..l) = -1, then pos[act[k]] = k; act_rows[k] = rows[act[k]], act_y[k] = y[act[k]].
-  virtual void SetActive(int64_t l, int64_t n, const int32_t* act, const int32_t* rows, const int8_t* y,
-                         int32_t* pos, int32_t* act_rows, int8_t* act_y) = 0;
+  virtual void SetActive(int64_t l, int64_t n, const int32_t* act, const int32_t* rows, const int8_t* y, int32_t* pos,
+                         int32_t* act_rows, int8_t* act_y) = 0;
   // out[k] = src[idx[k]] for k < n.
   virtual void GatherI32(int64_t n, const int32_t* idx, const int32_t* src, int32_t* out) = 0;
   virtual void GatherI8(int64_t n, const int32_t* idx, const int8_t* src, int8_t* out) = 0;
@@ -107,8 +105,7 @@ class LoopDevice {
   enum class Keep { kNotShrunk, kFree, kInactive };
   virtual size_t CompactScratchBytes(int64_t n) const = 0;
   virtual void Compact(Keep keep, int64_t n, const int32_t* in, const int8_t* y, const int8_t* st, const double* g,
-                       const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count,
-                       void* scratch) = 0;
+                       const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count, void* scratch) = 0;
   // out[0] = max_{I_up} -y G, out[1] = max_{I_low} y G over the samples act[0..n) (-inf when empty).
   virtual void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
                         double* out) = 0;

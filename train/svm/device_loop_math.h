@@ -23,9 +23,9 @@ struct SelectInfo {
 
 // What a round leaves for the host, downloaded in one copy of Bytes(q).
 struct RoundInfo {
-  int64_t steps;      // SMO steps of the subproblem
-  int64_t changed;    // working-set entries that reached or left C (their G_bar rows)
-  int32_t list[1];    // those entries' working-set indices, increasing (kMaxQ entries in the allocation)
+  int64_t steps;    // SMO steps of the subproblem
+  int64_t changed;  // working-set entries that reached or left C (their G_bar rows)
+  int32_t list[1];  // those entries' working-set indices, increasing (kMaxQ entries in the allocation)
   static constexpr size_t Bytes(int64_t q) { return 16 + sizeof(int32_t) * static_cast<size_t>(q); }
 };
 

@@ -29,8 +29,7 @@ class TwinDevice final : public LoopDevice {
     TESSEL_CHECK(slot == 0 || slot == 1, "device SVM twin: column slot {}", slot);
     cols_[slot] = std::span<const int32_t>(ids, static_cast<size_t>(n));
   }
-  void QRows(int slot, const int32_t* ws, const int8_t* sign, int64_t q, const int8_t* col_sign,
-             float* out) override {
+  void QRows(int slot, const int32_t* ws, const int8_t* sign, int64_t q, const int8_t* col_sign, float* out) override {
     const std::span<const int32_t> cols = cols_[slot];
     const size_t n = cols.size();
     const std::span<const int8_t> signs(col_sign, col_sign == nullptr ? 0 : n);
@@ -86,9 +85,7 @@ class TwinDevice final : public LoopDevice {
       gg[t] = g[s];
       st[t] = batch::StatusOf(alpha[s], c[t]);
     }
-    const auto q = [&](int64_t t, int64_t u) {
-      return arena[static_cast<int64_t>(slot[t]) * stride + ws_pos[u]];
-    };
+    const auto q = [&](int64_t t, int64_t u) { return arena[static_cast<int64_t>(slot[t]) * stride + ws_pos[u]]; };
     info->steps = SolveBatchSubproblem(std::span<const int8_t>(yy), d, c, q, eps, factor, limit,
                                        std::span<double>(new_alpha, mm), std::span<double>(gg), std::span<int8_t>(st));
   }
@@ -107,9 +104,8 @@ class TwinDevice final : public LoopDevice {
     }
     info->changed = n;
   }
-  void UpdateActive(int64_t n, int64_t m, const float* arena, int64_t stride, const int32_t* slot,
-                    const double* delta, const double* coef, bool track_gbar, const int32_t* act, double* g,
-                    double* g_bar) override {
+  void UpdateActive(int64_t n, int64_t m, const float* arena, int64_t stride, const int32_t* slot, const double* delta,
+                    const double* coef, bool track_gbar, const int32_t* act, double* g, double* g_bar) override {
     parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
       double v = g[act[k]];
       double b = track_gbar ? g_bar[act[k]] : 0.0;
@@ -130,8 +126,7 @@ class TwinDevice final : public LoopDevice {
       dst[list[k]] = v;
     });
   }
-  void StoreRows(int64_t m, int64_t n, const float* src, const int32_t* slot, float* arena,
-                 int64_t stride) override {
+  void StoreRows(int64_t m, int64_t n, const float* src, const int32_t* slot, float* arena, int64_t stride) override {
     for (int64_t t = 0; t < m; ++t)
       std::copy(src + t * n, src + (t + 1) * n, arena + static_cast<int64_t>(slot[t]) * stride);
   }

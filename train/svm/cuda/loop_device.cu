@@ -3,8 +3,8 @@
 // in one thread, the subproblem in one block reading its rows from the row cache, the bookkeeping in one block, the
 // gradient update over the active set, and CUB's stable selection for the active-set compactions, its temporary
 // storage sized once. The host twins (train/svm/loop_twin.cc) are the reference; device_loop_math.h is shared.
-#include <cub/device/device_select.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#include <cub/device/device_select.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -146,11 +146,11 @@ __device__ inline Pick BetterPick(Pick a, Pick b, bool max) {
 }
 
 __global__ void LocalSmoKernel(int m, const float* __restrict__ arena, int64_t stride, const int32_t* __restrict__ slot,
-                         const int32_t* __restrict__ ws, const int32_t* __restrict__ ws_pos,
-                         const int8_t* __restrict__ y_all, const double* __restrict__ qd_all,
-                         const double* __restrict__ alpha_all, const double* __restrict__ g_all, double cp, double cn,
-                         double eps, double factor, int64_t limit, double* __restrict__ new_alpha,
-                         RoundInfo* __restrict__ info) {
+                               const int32_t* __restrict__ ws, const int32_t* __restrict__ ws_pos,
+                               const int8_t* __restrict__ y_all, const double* __restrict__ qd_all,
+                               const double* __restrict__ alpha_all, const double* __restrict__ g_all, double cp,
+                               double cn, double eps, double factor, int64_t limit, double* __restrict__ new_alpha,
+                               RoundInfo* __restrict__ info) {
   __shared__ double a[kMaxQ];
   __shared__ double g[kMaxQ];
   __shared__ int32_t pos[kMaxQ];
@@ -230,8 +230,7 @@ __global__ void LocalSmoKernel(int m, const float* __restrict__ arena, int64_t s
         const double cj = yy[j] > 0 ? cp : cn;
         const double old_i = a[i];
         const double old_j = a[j];
-        batch::UpdatePair(yy[i], yy[j], qd_all[ws[i]], qd_all[ws[j]], row(i)[pos[j]], g[i], g[j], ci, cj, &a[i],
-                          &a[j]);
+        batch::UpdatePair(yy[i], yy[j], qd_all[ws[i]], qd_all[ws[j]], row(i)[pos[j]], g[i], g[j], ci, cj, &a[i], &a[j]);
         d_i = a[i] - old_i;
         d_j = a[j] - old_j;
         st[i] = batch::StatusOf(a[i], ci);
@@ -345,7 +344,8 @@ __global__ void MarkActive(int64_t n, const int32_t* __restrict__ act, const int
   }
 }
 template <typename T>
-__global__ void GatherKernel(int64_t n, const int32_t* __restrict__ idx, const T* __restrict__ src, T* __restrict__ out) {
+__global__ void GatherKernel(int64_t n, const int32_t* __restrict__ idx, const T* __restrict__ src,
+                             T* __restrict__ out) {
   for (int64_t k = GlobalIndex(); k < n; k += GlobalStride()) out[k] = src[idx[k]];
 }
 __global__ void ResetKernel(int64_t n, const int32_t* __restrict__ inact, const double* __restrict__ g_bar,
@@ -401,8 +401,8 @@ struct NotIn {
 template <typename In, typename Op>
 size_t SelectBytes(In in, int64_t n, Op op) {
   size_t bytes = 0;
-  TESSEL_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, in, static_cast<int32_t*>(nullptr),
-                                          static_cast<int64_t*>(nullptr), n, op));
+  TESSEL_CUDA_CHECK(
+      cub::DeviceSelect::If(nullptr, bytes, in, static_cast<int32_t*>(nullptr), static_cast<int64_t*>(nullptr), n, op));
   return bytes;
 }
 
@@ -411,8 +411,7 @@ class CudaDevice final : public LoopDevice {
   CudaDevice(const kernels::cuda::HostCsr& rows, const kernels::cuda::KernelSpec& spec) : rows_(rows, spec) {}
 
   void SetColumns(int slot, const int32_t* ids, int64_t n) override { rows_.SetColumns(slot, ids, n); }
-  void QRows(int slot, const int32_t* ws, const int8_t* sign, int64_t q, const int8_t* col_sign,
-             float* out) override {
+  void QRows(int slot, const int32_t* ws, const int8_t* sign, int64_t q, const int8_t* col_sign, float* out) override {
     rows_.QRows(slot, ws, sign, q, col_sign, out);
   }
   void Diagonal(const int32_t* ids, int64_t n, double* diag) override { rows_.Diagonal(ids, n, diag); }
@@ -435,13 +434,13 @@ class CudaDevice final : public LoopDevice {
     int32_t* id[2] = {reinterpret_cast<int32_t*>(base + 2 * entries * sizeof(double)),
                       reinterpret_cast<int32_t*>(base + 2 * entries * sizeof(double)) + entries};
     TopKTiles<<<static_cast<unsigned>(lists), kSortThreads>>>(side, n, act, y, st, g, static_cast<int>(tile), key[0],
-                                                               id[0]);
+                                                              id[0]);
     TESSEL_CUDA_CHECK_LAUNCH();
     int cur = 0;
     while (lists > 1) {
       const int64_t next = (lists + 1) / 2;
       TopKMerge<<<static_cast<unsigned>(next), kSortThreads>>>(lists, static_cast<int>(tile), key[cur], id[cur],
-                                                                key[1 - cur], id[1 - cur]);
+                                                               key[1 - cur], id[1 - cur]);
       TESSEL_CUDA_CHECK_LAUNCH();
       cur = 1 - cur;
       lists = next;
@@ -461,8 +460,8 @@ class CudaDevice final : public LoopDevice {
                 const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha, const double* g,
                 double cp, double cn, double eps, double factor, int64_t limit, double* new_alpha,
                 RoundInfo* info) override {
-    LocalSmoKernel<<<1, BlockFor(m)>>>(static_cast<int>(m), arena, stride, slot, ws, ws_pos, y, qd, alpha, g, cp, cn, eps,
-                                 factor, limit, new_alpha, info);
+    LocalSmoKernel<<<1, BlockFor(m)>>>(static_cast<int>(m), arena, stride, slot, ws, ws_pos, y, qd, alpha, g, cp, cn,
+                                       eps, factor, limit, new_alpha, info);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
   void ApplyRound(int64_t m, const int32_t* ws, const int32_t* ws_rows, const int8_t* ws_y, const double* new_alpha,
@@ -470,12 +469,11 @@ class CudaDevice final : public LoopDevice {
                   double* coef, RoundInfo* info, int32_t* changed_rows, int8_t* changed_y,
                   double* changed_coef) override {
     ApplyRoundKernel<<<1, BlockFor(m)>>>(static_cast<int>(m), ws, ws_rows, ws_y, new_alpha, cp, cn, track_gbar, y,
-                                          alpha, st, delta, coef, info, changed_rows, changed_y, changed_coef);
+                                         alpha, st, delta, coef, info, changed_rows, changed_y, changed_coef);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
-  void UpdateActive(int64_t n, int64_t m, const float* arena, int64_t stride, const int32_t* slot,
-                    const double* delta, const double* coef, bool track_gbar, const int32_t* act, double* g,
-                    double* g_bar) override {
+  void UpdateActive(int64_t n, int64_t m, const float* arena, int64_t stride, const int32_t* slot, const double* delta,
+                    const double* coef, bool track_gbar, const int32_t* act, double* g, double* g_bar) override {
     if (n == 0 || m == 0) return;
     UpdateActiveKernel<<<Blocks(n), kThreads>>>(n, static_cast<int>(m), arena, stride, slot, delta, coef, track_gbar,
                                                 act, g, g_bar);
@@ -487,8 +485,7 @@ class CudaDevice final : public LoopDevice {
     AddRowsKernel<<<Blocks(n), kThreads>>>(n, m, rows, coef, coef_idx, list, dst);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
-  void StoreRows(int64_t m, int64_t n, const float* src, const int32_t* slot, float* arena,
-                 int64_t stride) override {
+  void StoreRows(int64_t m, int64_t n, const float* src, const int32_t* slot, float* arena, int64_t stride) override {
     if (n == 0 || m == 0) return;
     StoreRowsKernel<<<Blocks(m * n), kThreads>>>(m, n, src, slot, arena, stride);
     TESSEL_CUDA_CHECK_LAUNCH();
@@ -529,13 +526,11 @@ class CudaDevice final : public LoopDevice {
     return std::max({SelectBytes(in, n, NotShrunk{}), SelectBytes(in, n, IsFree{}), SelectBytes(all, n, NotIn{})});
   }
   void Compact(Keep keep, int64_t n, const int32_t* in, const int8_t* y, const int8_t* st, const double* g,
-               const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count,
-               void* scratch) override {
+               const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count, void* scratch) override {
     size_t bytes = CompactScratchBytes(n);
     switch (keep) {
       case Keep::kNotShrunk:
-        TESSEL_CUDA_CHECK(
-            cub::DeviceSelect::If(scratch, bytes, in, out, count, n, NotShrunk{y, st, g, gmax1, gmax2}));
+        TESSEL_CUDA_CHECK(cub::DeviceSelect::If(scratch, bytes, in, out, count, n, NotShrunk{y, st, g, gmax1, gmax2}));
         break;
       case Keep::kFree:
         TESSEL_CUDA_CHECK(cub::DeviceSelect::If(scratch, bytes, in, out, count, n, IsFree{st}));
