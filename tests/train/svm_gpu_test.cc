@@ -13,7 +13,6 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "datasets/readers.h"
-#include "kernels/cuda/svm_kernel_cuda.h"
 #include "tests/train/svm_test_util.h"
 #include "train/svm/batch_solver.h"
 #include "train/svm/device_loop.h"
@@ -118,9 +117,7 @@ TEST_F(SvmGpuTest, DecisionValuesPredictAsTheHost) {
 TEST_F(SvmGpuTest, DeviceTopKMatchesTheTwin) {
   Problem p = MakeProblem(RandomDataset(20, 4, 0.5, {1, -1}, 55));
   kernels::SvmKernelRows k(p.view, {kernels::SvmKernelType::kLinear, 3, 0, 0});
-  const kernels::SparseRowsView& v = k.rows();
-  const kernels::cuda::HostCsr rows{v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
-  const std::unique_ptr<devloop::LoopDevice> gpu = devloop::MakeCudaLoopDevice(rows, {0, 3, 0, 0});
+  const std::unique_ptr<devloop::LoopDevice> gpu = devloop::MakeCudaLoopDevice(k);
   const std::unique_ptr<devloop::LoopDevice> twin = devloop::MakeTwinLoopDevice(k);
   Rng rng(StreamKey{56, 0, 0, 0, 1});
   for (const int64_t n : {int64_t{1}, int64_t{700}, int64_t{5000}, int64_t{70001}}) {
@@ -180,9 +177,7 @@ TEST_F(SvmGpuTest, DeviceTopKMatchesTheTwin) {
 TEST_F(SvmGpuTest, DeviceLoopRoundsAllocateNothing) {
   Problem p = MakeProblem(RandomDataset(3000, 30, 0.4, {1, -1}, 57));
   kernels::SvmKernelRows k(p.view, {kernels::SvmKernelType::kRbf, 3, 0.05, 0});
-  const kernels::SparseRowsView& v = k.rows();
-  const kernels::cuda::HostCsr rows{v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
-  const std::unique_ptr<devloop::LoopDevice> gpu = devloop::MakeCudaLoopDevice(rows, {2, 3, 0.05, 0});
+  const std::unique_ptr<devloop::LoopDevice> gpu = devloop::MakeCudaLoopDevice(k);
   SolverOptions o;
   o.eps = 1e-6;
   o.shrinking = ShrinkingPolicy::kOff;  // the active set never changes: cuSPARSE's column subsets never regrow

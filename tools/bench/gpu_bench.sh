@@ -183,10 +183,13 @@ svm=$repo/tools/bench/gpu_svm_bench.sh
 run_bench gpu_kernels "$kb" "$kb" --nodes "$nodes"
 run_bench gpu_sampler "$sb" "$sb" --nodes "$nodes" --edges "$((nodes * 10))"
 run_bench gpu_svm "$svm" env TESSEL_SHARED_DATA="$carry/data" bash "$svm" "$build"
+# The SVM device loop on the GPU beside the host solvers and its simulated twin (copies, allocations, cache hits).
+lb=$build/tools/bench/tessel_svm_loop_bench
+run_bench svm_loop "$lb" env TESSEL_SHARED_DATA="$carry/data" bash "$repo/tools/bench/svm_loop_bench.sh" "$build" --cuda
 
 echo
 cat "$table"
-for f in "$out"/gpu_kernels.md "$out"/gpu_sampler.md "$out"/gpu_svm.md; do
+for f in "$out"/gpu_kernels.md "$out"/gpu_sampler.md "$out"/gpu_svm.md "$out"/svm_loop.md; do
   [[ -s "$f" ]] && { echo; cat "$f"; }
 done
 exit $fail

@@ -116,6 +116,8 @@ class LoopDevice {
 // The CUDA table over the rows uploaded once (train/svm/cuda/loop_device.cu; a build without CUDA throws).
 std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::cuda::HostCsr& rows,
                                                const kernels::cuda::KernelSpec& kernel);
+// The CUDA table over a host kernel's rows and parameters (the same; train/svm/cuda/svm_ops.cc).
+std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::SvmKernelRows& kernel);
 // The host twins over a host kernel (the simulated device: device pointers are host memory).
 std::unique_ptr<LoopDevice> MakeTwinLoopDevice(kernels::SvmKernelRows& kernel);
 

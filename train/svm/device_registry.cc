@@ -52,6 +52,9 @@ namespace devloop {
 std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::cuda::HostCsr&, const kernels::cuda::KernelSpec&) {
   throw Error("the device SVM loop on CUDA: this tessel was built without CUDA");
 }
+std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::SvmKernelRows&) {
+  throw Error("the device SVM loop on CUDA: this tessel was built without CUDA");
+}
 }  // namespace devloop
 #endif
 

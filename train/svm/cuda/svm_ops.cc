@@ -19,11 +19,7 @@ namespace {
 SolverResult SolveBatchedCuda(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
                               BatchStats* stats) {
   TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched (cuda): no kernel");
-  const kernels::SparseRowsView& v = problem.kernel->rows();
-  const kernels::SvmKernelParams& k = problem.kernel->params();
-  const kernels::cuda::HostCsr rows{v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
-  const kernels::cuda::KernelSpec spec{static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
-  const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeCudaLoopDevice(rows, spec);
+  const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeCudaLoopDevice(*problem.kernel);
   return SolveOnLoopDevice(*dev, problem, options, batch, stats);
 }
 
@@ -77,6 +73,16 @@ std::vector<double> PredictCuda(const SvmModel& model, const datasets::SparseRow
   return out;
 }
 }  // namespace
+
+namespace devloop {
+std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::SvmKernelRows& kernel) {
+  const kernels::SparseRowsView& v = kernel.rows();
+  const kernels::SvmKernelParams& k = kernel.params();
+  const kernels::cuda::HostCsr rows{v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
+  const kernels::cuda::KernelSpec spec{static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
+  return MakeCudaLoopDevice(rows, spec);
+}
+}  // namespace devloop
 
 namespace cuda {
 const SvmDeviceOps kSvmCudaOps{.solve_batched = SolveBatchedCuda, .predict = PredictCuda};
