@@ -32,12 +32,32 @@ std::string SimDescribe(int device_id) {
 void SimSetDevice(int device_id) {
   TESSEL_CHECK(device_id == 0, "simulated device: no device {} (1 visible)", device_id);
 }
+// Memory of the simulated device: its capacity (-1: the host's) and the bytes live. Each block carries its size in a
+// 16-byte header, so a release knows what it gives back.
+std::atomic<int64_t> g_sim_capacity{-1};
+std::atomic<int64_t> g_sim_live{0};
+constexpr size_t kSimHeader = 16;
 void* SimAlloc(size_t bytes) {
-  void* p = std::malloc(bytes);
+  const auto want = static_cast<int64_t>(bytes);
+  const int64_t capacity = g_sim_capacity.load();
+  if (capacity >= 0 && g_sim_live.load() + want > capacity) {
+    throw Error(fmt::format("simulated device: out of memory ({} bytes asked, {} of {} in use)", bytes,
+                            g_sim_live.load(), capacity));
+  }
+  auto* p = static_cast<std::byte*>(std::malloc(bytes + kSimHeader));
   if (p == nullptr) throw Error(fmt::format("simulated device: cannot allocate {} bytes", bytes));
-  return p;
+  std::memcpy(p, &want, sizeof(want));
+  g_sim_live += want;
+  return p + kSimHeader;
 }
-void SimRelease(void* ptr) noexcept { std::free(ptr); }
+void SimRelease(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  std::byte* p = static_cast<std::byte*>(ptr) - kSimHeader;
+  int64_t bytes = 0;
+  std::memcpy(&bytes, p, sizeof(bytes));
+  g_sim_live -= bytes;
+  std::free(p);
+}
 void SimCopy(void* dst, const void* src, size_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, bytes);
 }
@@ -233,9 +253,10 @@ Counters Counters::operator-(const Counters& earlier) const {
   return d;
 }
 
-ScopedSimulatedDevice::ScopedSimulatedDevice() {
+ScopedSimulatedDevice::ScopedSimulatedDevice(int64_t capacity_bytes) {
   TESSEL_CHECK(g_override.load() == nullptr, "a simulated device is already installed");
   ThePool().Reset();
+  g_sim_capacity.store(capacity_bytes);
   g_override.store(&kSimulatedRuntime, std::memory_order_release);
 }
 ScopedSimulatedDevice::~ScopedSimulatedDevice() {

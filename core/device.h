@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace tessel::device {
@@ -59,7 +60,9 @@ void ReleaseCachedMemory();
 // Not nestable; create no device buffers before it that outlive it.
 class ScopedSimulatedDevice {
  public:
-  ScopedSimulatedDevice();
+  // capacity_bytes >= 0 gives the device that much memory: an allocation beyond it fails as cudaMalloc does (the
+  // pool then releases its cache and retries); -1 is the host's memory.
+  explicit ScopedSimulatedDevice(int64_t capacity_bytes = -1);
   ~ScopedSimulatedDevice();
   ScopedSimulatedDevice(const ScopedSimulatedDevice&) = delete;
   ScopedSimulatedDevice& operator=(const ScopedSimulatedDevice&) = delete;

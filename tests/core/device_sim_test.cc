@@ -144,5 +144,21 @@ TEST(SimulatedDevice, AWorkspaceKeptBetweenStepsCostsNothingInSteadyState) {
   EXPECT_EQ(work.Host()[9999], 0.5F);
 }
 
+// A device with a capacity: an allocation beyond it fails like cudaMalloc, and the pool first gives its cached
+// blocks back and retries, so memory a freed buffer left cached is found again.
+TEST(SimulatedDevice, ACapacityIsEnforcedAfterThePoolReleasesItsCache) {
+  device::ScopedSimulatedDevice sim(1 << 20);
+  void* a = device::Malloc(600 << 10);
+  EXPECT_THROW(device::Malloc(600 << 10), Error) << "1.2 MiB on a 1 MiB device";
+  device::Free(a);  // cached by the pool, still held from the device
+  const Counters before = ReadCounters();
+  void* b = device::Malloc(700 << 10);  // does not fit beside the cached block: the pool releases it and retries
+  EXPECT_EQ((ReadCounters() - before).runtime_allocations, 1);
+  EXPECT_EQ(ReadCounters().cached_bytes, 0);
+  device::Free(b);
+  device::ReleaseCachedMemory();
+  EXPECT_EQ(ReadCounters().in_use_bytes, 0);
+}
+
 }  // namespace
 }  // namespace tessel

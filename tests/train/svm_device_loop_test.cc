@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "core/rng.h"
 #include "datasets/readers.h"
 #include "tests/train/svm_test_util.h"
 #include "train/svm/batch_solver.h"
@@ -156,6 +157,32 @@ TEST(SvmDeviceLoopTest, CudaContextRunsTheLoopOnTheSimulatedDevice) {
   EXPECT_THROW(SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, BatchOptions{.working_set = 2048}), Error);
 }
 
+// A device too small for the solve's arrays: an error that names the options to lower, nothing left allocated; with
+// a smaller working set and cache the same device suffices.
+TEST(SvmDeviceLoopTest, TooLittleDeviceMemoryIsAClearErrorAndLeavesNothing) {
+  device::ScopedSimulatedDevice sim(4 << 20);  // 4 MiB (the pool serves small arrays in 64 KiB blocks)
+  Problem p = MakeProblem(RandomDataset(2000, 10, 0.5, {1, -1}, 46));
+  kernels::SvmKernelRows k(p.view, {kernels::SvmKernelType::kRbf, 3, 0.1, 0});
+  SolverOptions o;
+  o.eps = 1e-3;
+  BatchOptions b;
+  b.working_set = 256;  // 256 rows of 2000 samples: 2 MB for the cache, 2 MB for the rows' scratch
+  try {
+    SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("lower --working-set or --cache"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("out of memory"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(device::ReadCounters().in_use_bytes, 0);
+  b.working_set = 16;
+  o.cache_bytes = 1;  // the floor: q rows
+  const SolverResult dev = SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
+  const SolverResult host = SolveBinaryBatched({&k, p.rows, p.y, 1, 1}, o, b);
+  EXPECT_EQ(dev.obj, host.obj);
+  EXPECT_EQ(device::ReadCounters().in_use_bytes, 0);
+}
+
 TEST(SvmDeviceLoopTest, IterationLimitRestoresEverySampleAndStops) {
   device::ScopedSimulatedDevice sim;
   Problem p = MakeProblem(RandomDataset(300, 20, 0.5, {1, -1}, 44));
@@ -199,6 +226,54 @@ TEST(SvmDeviceLoopTest, TopKTwinKeepsTheBestCandidatesInOrder) {
   EXPECT_EQ(ids[0], 7);
   EXPECT_EQ(ids[1], 6);
   EXPECT_EQ(keys[1], 4.0);
+}
+
+// The tournament (the CUDA kernels' stages, run serially by the twin) against a partial sort, on random candidates
+// with many ties, for tile counts that are odd, even and one, and k below, at and above a power of two.
+TEST(SvmDeviceLoopTest, TournamentTopKEqualsAPartialSort) {
+  Problem p = MakeProblem(RandomDataset(8, 3, 0.5, {1, -1}, 47));
+  kernels::SvmKernelRows k(p.view, {kernels::SvmKernelType::kLinear, 3, 0, 0});
+  const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeTwinLoopDevice(k);
+  Rng rng(StreamKey{48, 0, 0, 0, 1});
+  for (const int64_t l : {int64_t{0}, int64_t{1}, int64_t{31}, int64_t{100}, int64_t{1000}, int64_t{7777}}) {
+    std::vector<int32_t> act;
+    std::vector<int8_t> y(static_cast<size_t>(l));
+    std::vector<int8_t> st(static_cast<size_t>(l));
+    std::vector<double> g(static_cast<size_t>(l));
+    for (int64_t s = 0; s < l; ++s) {
+      if (rng.Uniform() < 0.85) act.push_back(static_cast<int32_t>(s));
+      y[static_cast<size_t>(s)] = rng.Uniform() < 0.5 ? 1 : -1;
+      st[static_cast<size_t>(s)] = static_cast<int8_t>(rng.UniformInt(3));
+      g[static_cast<size_t>(s)] = static_cast<double>(rng.UniformInt(40)) / 8 - 2;  // many ties
+    }
+    const auto n = static_cast<int64_t>(act.size());
+    for (const int64_t kk : {int64_t{1}, int64_t{2}, int64_t{32}, int64_t{33}, int64_t{500}, int64_t{1024}}) {
+      for (const int side : {0, 1}) {
+        std::vector<std::pair<double, int32_t>> ref;
+        for (const int32_t s : act) {
+          double v = 0;
+          if (devloop::CandidateKey(side, y[static_cast<size_t>(s)], st[static_cast<size_t>(s)],
+                                    g[static_cast<size_t>(s)], &v)) {
+            ref.emplace_back(v, s);
+          }
+        }
+        std::sort(ref.begin(), ref.end(),
+                  [](const auto& a, const auto& b) { return devloop::Before(a.first, a.second, b.first, b.second); });
+        std::vector<double> keys(static_cast<size_t>(kk));
+        std::vector<int32_t> ids(static_cast<size_t>(kk));
+        dev->TopK(side, n, act.data(), y.data(), st.data(), g.data(), kk, keys.data(), ids.data(), nullptr);
+        for (int64_t t = 0; t < kk; ++t) {
+          const auto u = static_cast<size_t>(t);
+          if (u < ref.size()) {
+            ASSERT_EQ(ids[u], ref[u].second) << "l " << l << " k " << kk << " side " << side << " at " << t;
+            ASSERT_EQ(keys[u], ref[u].first);
+          } else {
+            ASSERT_EQ(ids[u], -1) << "l " << l << " k " << kk << " side " << side << " at " << t;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(SvmDeviceLoopTest, FormWorkingSetTakesHalfFromEachSideOnceEach) {

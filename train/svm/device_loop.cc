@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "core/device.h"
 #include "core/error.h"
 #include "core/interrupt.h"
@@ -56,6 +58,7 @@ class Loop {
   LoopResult Run();
 
  private:
+  void Allocate(int64_t slots);  // every device array of the solve
   double Select();
   void Round(int64_t limit);
   void SetActive(int64_t n);
@@ -136,6 +139,39 @@ Loop::Loop(LoopDevice& dev, const LoopProblem& p)
   const int64_t slots = cache_.slots();
   TESSEL_CHECK(slots <= (int64_t{1} << 40) / l_, "device SVM solver: a row cache of {} rows of {} samples is too large",
                slots, l_);
+  try {
+    Allocate(slots);
+  } catch (const Error& e) {
+    // The large arrays: the row cache (slots x l floats), the rows' scratch (q x l floats) and the kernel's work
+    // (q x l doubles), then a few arrays per sample.
+    const double mb = (4.0 * static_cast<double>(slots + q_) + 8.0 * static_cast<double>(q_) + 64.0) *
+                      static_cast<double>(l_) / (1 << 20);
+    throw Error(fmt::format(
+        "device SVM solver: about {:.0f} MB of device memory for {} samples (a row cache of {} rows, work for q = {} "
+        "rows) could not be allocated; lower --working-set or --cache, or use the CPU: {}",
+        mb, l_, slots, q_, e.what()));
+  }
+  h_select_.resize(SelectInfo::Bytes(q_));
+  h_round_.resize(RoundInfo::Bytes(q_));
+  h_upload_.resize(static_cast<size_t>(std::max<int64_t>(3 * q_, slots)));
+  log::Debug("svm device: {} samples, q {}, row cache {} slots ({:.1f} MB)", l_, q_, slots,
+             4.0 * static_cast<double>(slots * l_) / (1 << 20));
+
+  // The initial state: one upload each.
+  rows_.Upload(p.sample_rows, l_);
+  y_.Upload(p.y, l_);
+  alpha_.Upload(std::vector<double>(static_cast<size_t>(l_), 0.0).data(), l_);
+  g_.Upload(std::vector<double>(static_cast<size_t>(l_), -1.0).data(), l_);
+  g_bar_.Upload(std::vector<double>(static_cast<size_t>(l_), 0.0).data(), l_);
+  st_.Upload(std::vector<int8_t>(static_cast<size_t>(l_), batch::kLower).data(), l_);
+  chosen_.Upload(std::vector<uint8_t>(static_cast<size_t>(l_), 0).data(), l_);
+  dev_.Diagonal(rows_.get(), l_, qd_.get());
+  SetAllActive();
+  r_.min_active = l_;
+  r_.cache_slots = slots;
+}
+
+void Loop::Allocate(int64_t slots) {
   rows_ = DeviceArray<int32_t>(l_);
   y_ = DeviceArray<int8_t>(l_);
   qd_ = DeviceArray<double>(l_);
@@ -163,23 +199,7 @@ Loop::Loop(LoopDevice& dev, const LoopProblem& p)
   scratch_ = DeviceArray<float>(q_ * l_);
   count_ = DeviceArray<int64_t>(1);
   ext_ = DeviceArray<double>(2);
-  h_select_.resize(SelectInfo::Bytes(q_));
-  h_round_.resize(RoundInfo::Bytes(q_));
-  h_upload_.resize(static_cast<size_t>(std::max<int64_t>(3 * q_, slots)));
-
-  // The initial state: one upload each.
-  rows_.Upload(p.sample_rows, l_);
-  y_.Upload(p.y, l_);
-  alpha_.Upload(std::vector<double>(static_cast<size_t>(l_), 0.0).data(), l_);
-  g_.Upload(std::vector<double>(static_cast<size_t>(l_), -1.0).data(), l_);
-  g_bar_.Upload(std::vector<double>(static_cast<size_t>(l_), 0.0).data(), l_);
-  st_.Upload(std::vector<int8_t>(static_cast<size_t>(l_), batch::kLower).data(), l_);
-  chosen_.Upload(std::vector<uint8_t>(static_cast<size_t>(l_), 0).data(), l_);
   dev_.ReserveRows(q_, l_);
-  dev_.Diagonal(rows_.get(), l_, qd_.get());
-  SetAllActive();
-  r_.min_active = l_;
-  r_.cache_slots = slots;
 }
 
 int64_t Loop::CountOnHost() {

@@ -37,6 +37,43 @@ TESSEL_HOST_DEVICE inline bool Before(double key_a, int32_t id_a, double key_b, 
   return key_a > key_b || (key_a == key_b && id_a < id_b);
 }
 
+// ---- the tournament top-k: tiles of `tile` candidates (a power of two >= k) sorted by a bitonic network, then
+// sorted lists merged in pairs (the second reversed, so the two form a bitonic sequence). The CUDA kernels run a
+// stage's compare-exchanges on a block's threads between barriers; the host twin runs the same stages serially
+// (the pairs of one stage are disjoint, so the order within a stage does not matter).
+
+inline constexpr int kMinTile = 32;
+
+TESSEL_HOST_DEVICE inline int64_t TopKTile(int64_t k) {
+  int64_t t = kMinTile;
+  while (t < k) t *= 2;
+  return t;
+}
+
+// Afterwards position a is not after position b in Before's order.
+TESSEL_HOST_DEVICE inline void CompareExchange(double* key, int32_t* id, int a, int b) {
+  if (Before(key[b], id[b], key[a], id[a])) {
+    const double kk = key[a];
+    key[a] = key[b];
+    key[b] = kk;
+    const int32_t ii = id[a];
+    id[a] = id[b];
+    id[b] = ii;
+  }
+}
+
+// Compare-exchange t (t < n / 2) of the stage (size, stride) of the bitonic network over n entries: a full sort
+// runs size = 2, 4, .., n and, for each, stride = size / 2, .., 1; the merge of a bitonic sequence only size = n.
+TESSEL_HOST_DEVICE inline void BitonicStep(double* key, int32_t* id, int size, int stride, int t) {
+  const int lo = 2 * t - (t & (stride - 1));
+  const int hi = lo + stride;
+  if ((lo & size) == 0) {
+    CompareExchange(key, id, lo, hi);
+  } else {
+    CompareExchange(key, id, hi, lo);
+  }
+}
+
 // The key of sample s for side 0 (I_up: -y G) or side 1 (I_low: y G, so the smallest -y G is the largest key);
 // false when s is not on that side.
 TESSEL_HOST_DEVICE inline bool CandidateKey(int side, int8_t y, int8_t st, double g, double* key) {

@@ -43,22 +43,43 @@ class TwinDevice final : public LoopDevice {
   void ReserveRows(int64_t, int64_t) override {}
 
   size_t TopKScratchBytes(int64_t, int64_t) const override { return 0; }
+  // The CUDA kernels' tournament (loop_device.cu: TopKTiles, TopKMerge, CopyHead) stage by stage.
   void TopK(int side, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
             double* keys, int32_t* ids, void*) override {
-    cand_.clear();
+    const int tile = static_cast<int>(TopKTile(k));
+    int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
+    key_.assign(static_cast<size_t>(lists * tile), -kInf);
+    id_.assign(key_.size(), -1);
     for (int64_t p = 0; p < n; ++p) {
       const int32_t s = act[p];
-      double key = 0;
-      if (CandidateKey(side, y[s], st[s], g[s], &key)) cand_.emplace_back(key, s);
+      double v = 0;
+      if (!CandidateKey(side, y[s], st[s], g[s], &v)) continue;
+      key_[static_cast<size_t>(p)] = v;
+      id_[static_cast<size_t>(p)] = s;
     }
-    const size_t take = std::min(cand_.size(), static_cast<size_t>(k));
-    std::partial_sort(cand_.begin(), cand_.begin() + static_cast<std::ptrdiff_t>(take), cand_.end(),
-                      [](const auto& a, const auto& b) { return Before(a.first, a.second, b.first, b.second); });
-    for (int64_t t = 0; t < k; ++t) {
-      const bool has = static_cast<size_t>(t) < take;
-      keys[t] = has ? cand_[static_cast<size_t>(t)].first : -kInf;
-      ids[t] = has ? cand_[static_cast<size_t>(t)].second : -1;
+    for (int64_t b = 0; b < lists; ++b) Network(key_.data() + b * tile, id_.data() + b * tile, tile, 2);
+    std::vector<double> mk(2 * static_cast<size_t>(tile));
+    std::vector<int32_t> mi(mk.size());
+    while (lists > 1) {
+      const int64_t next = (lists + 1) / 2;
+      for (int64_t b = 0; b < next; ++b) {
+        const int64_t a = 2 * b;
+        const bool pair = a + 1 < lists;
+        for (int t = 0; t < tile; ++t) {
+          mk[static_cast<size_t>(t)] = key_[static_cast<size_t>(a * tile + t)];
+          mi[static_cast<size_t>(t)] = id_[static_cast<size_t>(a * tile + t)];
+          mk[static_cast<size_t>(2 * tile - 1 - t)] = pair ? key_[static_cast<size_t>((a + 1) * tile + t)] : -kInf;
+          mi[static_cast<size_t>(2 * tile - 1 - t)] = pair ? id_[static_cast<size_t>((a + 1) * tile + t)] : -1;
+        }
+        if (pair) Network(mk.data(), mi.data(), 2 * tile, 2 * tile);
+        // In place is safe: list b is written after lists 2b and 2b + 1 (>= b) were read.
+        std::copy(mk.begin(), mk.begin() + tile, key_.begin() + b * tile);
+        std::copy(mi.begin(), mi.begin() + tile, id_.begin() + b * tile);
+      }
+      lists = next;
     }
+    std::copy(key_.begin(), key_.begin() + k, keys);
+    std::copy(id_.begin(), id_.begin() + k, ids);
   }
   void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
                       int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos, const int32_t* rows, const int8_t* y,
@@ -193,8 +214,16 @@ class TwinDevice final : public LoopDevice {
  private:
   kernels::SvmKernelRows& kernel_;
   int64_t start_;
+  // The bitonic network's stages from first_size (loop_device.cu's Bitonic), serially.
+  static void Network(double* key, int32_t* id, int n, int first_size) {
+    for (int size = first_size; size <= n; size <<= 1)
+      for (int stride = size >> 1; stride > 0; stride >>= 1)
+        for (int t = 0; t < n / 2; ++t) BitonicStep(key, id, size, stride, t);
+  }
+
   std::span<const int32_t> cols_[2];
-  std::vector<std::pair<double, int32_t>> cand_;
+  std::vector<double> key_;
+  std::vector<int32_t> id_;
 };
 
 }  // namespace

@@ -53,7 +53,9 @@ struct SvmParams {
     v(ParamInfo{"degree", "Degree of the polynomial kernel", "-d,--degree"}, c.kernel.degree);
     v(ParamInfo{"coef0", "coef0 of polynomial and sigmoid kernels", "-r,--coef0"}, c.kernel.coef0);
     v(ParamInfo{"eps", "Stopping tolerance on the maximal violation gap (> 0)", "-e,--eps"}, c.eps);
-    v(ParamInfo{"cache_mb", "Kernel cache budget in MB (> 0), shared by the binary problems solved at once",
+    v(ParamInfo{"cache_mb",
+                "Kernel cache budget in MB (> 0), shared by the binary problems solved at once; with --device cuda the "
+                "device row cache of each problem (at least --working-set rows)",
                 "-m,--cache"},
       c.cache_mb);
     v(ParamInfo{"shrinking",

@@ -31,37 +31,13 @@ using kernels::cuda::kThreads;
 constexpr int kMaxTile = 2 * kMaxQ;  // a merge holds two lists of K <= kMaxQ
 constexpr int kSortThreads = 512;
 
-int64_t TileOf(int64_t k) {
-  int64_t t = 32;
-  while (t < k) t *= 2;
-  return t;
-}
-
-__device__ inline void CompareSwap(double* key, int32_t* id, int a, int b) {
-  // Afterwards a is not after b in Before's order.
-  if (Before(key[b], id[b], key[a], id[a])) {
-    const double kk = key[a];
-    key[a] = key[b];
-    key[b] = kk;
-    const int32_t ii = id[a];
-    id[a] = id[b];
-    id[b] = ii;
-  }
-}
-
-// The bitonic network's stages from `size` (a sort runs size = 2..n; a merge of a bitonic sequence only size = n).
+// The bitonic network's stages from `first_size` (a sort runs size = 2..n; a merge of a bitonic sequence only
+// size = n), a stage's compare-exchanges spread over the block's threads.
 __device__ inline void Bitonic(double* key, int32_t* id, int n, int first_size) {
   for (int size = first_size; size <= n; size <<= 1) {
     for (int stride = size >> 1; stride > 0; stride >>= 1) {
-      for (int t = static_cast<int>(threadIdx.x); t < n / 2; t += static_cast<int>(blockDim.x)) {
-        const int lo = 2 * t - (t & (stride - 1));
-        const int hi = lo + stride;
-        if ((lo & size) == 0) {
-          CompareSwap(key, id, lo, hi);
-        } else {
-          CompareSwap(key, id, hi, lo);
-        }
-      }
+      for (int t = static_cast<int>(threadIdx.x); t < n / 2; t += static_cast<int>(blockDim.x))
+        BitonicStep(key, id, size, stride, t);
       __syncthreads();
     }
   }
@@ -419,13 +395,13 @@ class CudaDevice final : public LoopDevice {
   void ReserveRows(int64_t q, int64_t n) override { rows_.ReserveRows(q, n); }
 
   size_t TopKScratchBytes(int64_t n, int64_t k) const override {
-    const int64_t tile = TileOf(k);
+    const int64_t tile = TopKTile(k);
     const int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
     return static_cast<size_t>(2 * lists * tile) * (sizeof(double) + sizeof(int32_t));
   }
   void TopK(int side, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
             double* keys, int32_t* ids, void* scratch) override {
-    const int64_t tile = TileOf(k);
+    const int64_t tile = TopKTile(k);
     int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
     // Two ping-pong areas of lists * tile entries: keys, then ids.
     auto* base = static_cast<char*>(scratch);
