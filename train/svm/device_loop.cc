@@ -143,8 +143,8 @@ Loop::Loop(LoopDevice& dev, const LoopProblem& p)
     Allocate(slots);
   } catch (const Error& e) {
     // The large arrays: the row cache (slots x l floats), the rows' scratch (q x l floats) and the kernel's work
-    // (q x l doubles), then a few arrays per sample.
-    const double mb = (4.0 * static_cast<double>(slots + q_) + 8.0 * static_cast<double>(q_) + 64.0) *
+    // (q x l doubles), then a few arrays per sample (about 64 bytes) and the top-k's scratch (24).
+    const double mb = (4.0 * static_cast<double>(slots + q_) + 8.0 * static_cast<double>(q_) + 88.0) *
                       static_cast<double>(l_) / (1 << 20);
     throw Error(fmt::format(
         "device SVM solver: about {:.0f} MB of device memory for {} samples (a row cache of {} rows, work for q = {} "

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "train/svm/batch_step.h"
@@ -28,6 +29,9 @@ struct RoundInfo {
   int32_t list[1];  // those entries' working-set indices, increasing (kMaxQ entries in the allocation)
   static constexpr size_t Bytes(int64_t q) { return 16 + sizeof(int32_t) * static_cast<size_t>(q); }
 };
+
+// The host reads the ids at byte 16 of the downloaded bytes.
+static_assert(offsetof(SelectInfo, ws) == 16 && offsetof(RoundInfo, list) == 16, "SelectInfo/RoundInfo layout");
 
 // A top-k candidate: the selection key and the sample id; id < 0 is "none" and orders after every candidate.
 // Order: larger key first, then smaller id (the host solver's ties).

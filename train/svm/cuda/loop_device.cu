@@ -43,9 +43,10 @@ __device__ inline void Bitonic(double* key, int32_t* id, int n, int first_size) 
   }
 }
 
-__global__ void TopKTiles(int side, int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
-                          const int8_t* __restrict__ st, const double* __restrict__ g, int tile,
-                          double* __restrict__ out_key, int32_t* __restrict__ out_id) {
+__global__ void __launch_bounds__(kSortThreads)
+    TopKTiles(int side, int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
+              const int8_t* __restrict__ st, const double* __restrict__ g, int tile, double* __restrict__ out_key,
+              int32_t* __restrict__ out_id) {
   __shared__ double key[kMaxTile];
   __shared__ int32_t id[kMaxTile];
   const int64_t base = static_cast<int64_t>(blockIdx.x) * tile;
@@ -68,8 +69,9 @@ __global__ void TopKTiles(int side, int64_t n, const int32_t* __restrict__ act, 
 }
 
 // Block b: the best `tile` of lists 2b and 2b + 1 (each sorted), or list 2b alone when it is the last.
-__global__ void TopKMerge(int64_t lists, int tile, const double* __restrict__ in_key, const int32_t* __restrict__ in_id,
-                          double* __restrict__ out_key, int32_t* __restrict__ out_id) {
+__global__ void __launch_bounds__(kSortThreads)
+    TopKMerge(int64_t lists, int tile, const double* __restrict__ in_key, const int32_t* __restrict__ in_id,
+              double* __restrict__ out_key, int32_t* __restrict__ out_id) {
   __shared__ double key[kMaxTile];
   __shared__ int32_t id[kMaxTile];
   const int64_t a = 2 * static_cast<int64_t>(blockIdx.x);
@@ -121,12 +123,12 @@ __device__ inline Pick BetterPick(Pick a, Pick b, bool max) {
   return a;
 }
 
-__global__ void LocalSmoKernel(int m, const float* __restrict__ arena, int64_t stride, const int32_t* __restrict__ slot,
-                               const int32_t* __restrict__ ws, const int32_t* __restrict__ ws_pos,
-                               const int8_t* __restrict__ y_all, const double* __restrict__ qd_all,
-                               const double* __restrict__ alpha_all, const double* __restrict__ g_all, double cp,
-                               double cn, double eps, double factor, int64_t limit, double* __restrict__ new_alpha,
-                               RoundInfo* __restrict__ info) {
+__global__ void __launch_bounds__(kMaxQ)
+    LocalSmoKernel(int m, const float* __restrict__ arena, int64_t stride, const int32_t* __restrict__ slot,
+                   const int32_t* __restrict__ ws, const int32_t* __restrict__ ws_pos, const int8_t* __restrict__ y_all,
+                   const double* __restrict__ qd_all, const double* __restrict__ alpha_all,
+                   const double* __restrict__ g_all, double cp, double cn, double eps, double factor, int64_t limit,
+                   double* __restrict__ new_alpha, RoundInfo* __restrict__ info) {
   __shared__ double a[kMaxQ];
   __shared__ double g[kMaxQ];
   __shared__ int32_t pos[kMaxQ];
@@ -224,12 +226,13 @@ __global__ void LocalSmoKernel(int m, const float* __restrict__ arena, int64_t s
   if (t == 0) info->steps = steps;
 }
 
-__global__ void ApplyRoundKernel(int m, const int32_t* __restrict__ ws, const int32_t* __restrict__ ws_rows,
-                                 const int8_t* __restrict__ ws_y, const double* __restrict__ new_alpha, double cp,
-                                 double cn, bool track_gbar, const int8_t* __restrict__ y, double* __restrict__ alpha,
-                                 int8_t* __restrict__ st, double* __restrict__ delta, double* __restrict__ coef,
-                                 RoundInfo* __restrict__ info, int32_t* __restrict__ changed_rows,
-                                 int8_t* __restrict__ changed_y, double* __restrict__ changed_coef) {
+__global__ void __launch_bounds__(kMaxQ)
+    ApplyRoundKernel(int m, const int32_t* __restrict__ ws, const int32_t* __restrict__ ws_rows,
+                     const int8_t* __restrict__ ws_y, const double* __restrict__ new_alpha, double cp, double cn,
+                     bool track_gbar, const int8_t* __restrict__ y, double* __restrict__ alpha, int8_t* __restrict__ st,
+                     double* __restrict__ delta, double* __restrict__ coef, RoundInfo* __restrict__ info,
+                     int32_t* __restrict__ changed_rows, int8_t* __restrict__ changed_y,
+                     double* __restrict__ changed_coef) {
   __shared__ bool changed[kMaxQ];
   const int t = static_cast<int>(threadIdx.x);
   if (t < m) changed[t] = ApplyEntry(t, ws, new_alpha, cp, cn, track_gbar, y, alpha, st, delta, coef);
@@ -330,8 +333,9 @@ __global__ void ResetKernel(int64_t n, const int32_t* __restrict__ inact, const 
 }
 
 // One block: max_{I_up} -y G and max_{I_low} y G.
-__global__ void ExtremesKernel(int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
-                               const int8_t* __restrict__ st, const double* __restrict__ g, double* __restrict__ out) {
+__global__ void __launch_bounds__(1024)
+    ExtremesKernel(int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
+                   const int8_t* __restrict__ st, const double* __restrict__ g, double* __restrict__ out) {
   __shared__ double m1[1024];
   __shared__ double m2[1024];
   double a = -kInf;
