@@ -1,5 +1,7 @@
 // Per-thread cuBLAS / cuSPARSE handles and grow-only device scratch for the CUDA kernels (launch_cuda.h).
 // Lifetime: created lazily on the calling thread's current device, released when the thread exits.
+#include <cub/device/device_scan.cuh>
+
 #include <array>
 
 #include "core/device.h"
@@ -61,5 +63,21 @@ void* Scratch(ScratchSlot slot, size_t bytes) {
   }
   return r.scratch[k];
 }
+
+template <typename T>
+void ScanInPlace(T* a, int64_t n, bool inclusive) {
+  if (n <= 0) return;
+  size_t bytes = 0;
+  if (inclusive) {
+    TESSEL_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, a, a, n));
+    TESSEL_CUDA_CHECK(cub::DeviceScan::InclusiveSum(Scratch(ScratchSlot::kScan, bytes), bytes, a, a, n));
+  } else {
+    TESSEL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, a, a, n));
+    TESSEL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(Scratch(ScratchSlot::kScan, bytes), bytes, a, a, n));
+  }
+}
+
+void InclusiveSumInPlace(int32_t* a, int64_t n) { ScanInPlace(a, n, true); }
+void ExclusiveSumInPlace(int64_t* a, int64_t n) { ScanInPlace(a, n, false); }
 
 }  // namespace tessel::kernels::cuda

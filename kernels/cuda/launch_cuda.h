@@ -30,7 +30,12 @@ cusparseHandle_t CusparseHandle();
 
 // A grow-only device allocation owned by the calling thread, reused across calls (work buffers, index
 // conversions). Valid until the next Scratch call with the same slot on the same thread.
-enum class ScratchSlot { kSpmmWork, kIndptr32, kIndices64, kOnes, kTranspose, kReduce, kCount };
+enum class ScratchSlot { kSpmmWork, kIndptr32, kIndices64, kOnes, kTranspose, kReduce, kScan, kCount };
 void* Scratch(ScratchSlot slot, size_t bytes);
+
+// In-place prefix sums of n device values (CUB, its temporary storage from Scratch(kScan): counted, pooled, and
+// no cudaMalloc in steady state, unlike thrust's algorithms, which allocate their own).
+void InclusiveSumInPlace(int32_t* a, int64_t n);
+void ExclusiveSumInPlace(int64_t* a, int64_t n);
 
 }  // namespace tessel::kernels::cuda

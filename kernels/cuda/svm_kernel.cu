@@ -1,9 +1,5 @@
 // CUDA SVM kernel rows (ThunderSVM's batched rows): the working-set rows are densified into a d x q matrix, one
 // cuSPARSE SpMM (column rows x dense, float64) gives every dot product, and one kernel maps them to K or Q values.
-#include <thrust/device_ptr.h>
-#include <thrust/execution_policy.h>
-#include <thrust/scan.h>
-
 #include <algorithm>
 #include <vector>
 
@@ -186,7 +182,7 @@ void SvmKernelRowsCuda::SetColumns(int slot, const int32_t* ids, int64_t n) {
   s.indptr.Reserve(static_cast<size_t>(n + 1));
   SubsetLengths<<<Blocks(n), kThreads>>>(impl_->indptr.ptr, ids, n, s.indptr.ptr);
   TESSEL_CUDA_CHECK_LAUNCH();
-  thrust::inclusive_scan(thrust::device, s.indptr.ptr + 1, s.indptr.ptr + n + 1, s.indptr.ptr + 1);
+  InclusiveSumInPlace(s.indptr.ptr + 1, n);
   int32_t nnz = 0;
   device::CopyToHost(&nnz, s.indptr.ptr + n, sizeof(int32_t));
   s.nnz = nnz;

@@ -1,12 +1,10 @@
 // CUDA neighbour sampling: the graph in device memory, each step of sampling/gpu_sample_steps.h as a kernel (one
-// thread per row or pick slot; rows run pick_math.h, the CPU PickRow's own algorithm), scans by Thrust.
+// thread per row or pick slot; rows run pick_math.h, the CPU PickRow's own algorithm), scans by CUB (pooled).
 //
 // Per layer: plan (slots and weighted-row scratch per row, destinations marked), scans, picks (rows of degree
 // <= kLocalDegree keep a weighted row's scratch per thread, larger ones a slice of one global scratch), sort-free
 // relabelling (first appearance by atomicMin + scan: NeighborSampler's order), row lengths + scan, the CSR (the
 // CPU's double arithmetic; this file is compiled with --fmad=false), then the node maps are reset.
-#include <thrust/execution_policy.h>
-#include <thrust/scan.h>
 
 #include <climits>
 #include <cstdint>
@@ -16,6 +14,7 @@
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "core/rng.h"
+#include "kernels/cuda/launch_cuda.h"
 #include "sampling/cuda/gpu_sampler_cuda.h"
 #include "sampling/gpu_sample_steps.h"
 
@@ -92,7 +91,7 @@ __global__ void StepKernel(gpu_steps::Step step, gpu_steps::Graph<IdT> g, gpu_st
   if (i < n) gpu_steps::Run(step, g, l, i);
 }
 
-void ExclusiveScan(int64_t* a, int64_t n) { thrust::exclusive_scan(thrust::device, a, a + n, a); }
+void ExclusiveScan(int64_t* a, int64_t n) { kernels::cuda::ExclusiveSumInPlace(a, n); }
 
 }  // namespace
 
@@ -253,7 +252,7 @@ std::vector<LayerArrays> SampleOnDevice(DeviceSampler& sampler, const int64_t* s
     return sampler.Sample(seeds, num_seeds, fanouts, bases, replace, gcn);
   } catch (const Error&) {
     throw;
-  } catch (const std::exception& e) {  // Thrust reports through thrust::system_error
+  } catch (const std::exception& e) {  // e.g. std::bad_alloc from the host side
     throw Error(fmt::format("GPU sampler: {}", e.what()));
   }
 }
