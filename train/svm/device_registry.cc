@@ -135,8 +135,8 @@ BinarySolver MakeBinarySolver(const Context& ctx, std::string_view solver, const
     };
   }
   if (solver == "batch") {
-    // The host batched algorithm with a kernel-row cache across rounds (the table's CPU entry, the CUDA solver's
-    // twin, recomputes every row).
+    // The host batched algorithm with a kernel-row cache across rounds (the table's CPU entry, SolveBinaryBatched,
+    // recomputes every row; it is the reference the device loop matches step for step).
     return [batch](const BinaryProblem& problem, const SolverOptions& o) {
       return SolveBinaryBatchedCached(problem, o, batch);
     };

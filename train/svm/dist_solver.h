@@ -75,7 +75,7 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
                                            DistStats* stats = nullptr, BatchStats* batch_stats = nullptr);
 
 // SolveBinaryDistributedBatched on one rank (a local communicator): SolveBinaryBatched's steps with a kernel-row
-// cache of options.cache_bytes across rounds (batch_solver.cc, the CUDA solver's host twin, recomputes every row).
+// cache of options.cache_bytes across rounds (batch_solver.cc, the device loop's reference, recomputes every row).
 // What `tessel train svm --solver batch` runs on the CPU.
 SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const SolverOptions& options,
                                       const BatchOptions& batch = {}, BatchStats* stats = nullptr);
