@@ -245,6 +245,7 @@ void SvmKernelRowsCuda::KRows(int slot, const int32_t* ws, int64_t q, double* ou
 void SvmKernelRowsCuda::ReserveRows(int64_t q, int64_t n) {
   impl_->dense.Reserve(static_cast<size_t>(impl_->d * q));
   impl_->dots.Reserve(static_cast<size_t>(n * q));
+  impl_->work.Reserve(1);  // CSR_ALG1's SpMM asks for no workspace: allocated now, not at the first product
 }
 
 void SvmKernelRowsCuda::Diagonal(const int32_t* ids, int64_t n, double* diag) {
