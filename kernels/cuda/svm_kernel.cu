@@ -10,29 +10,6 @@
 namespace tessel::kernels::cuda {
 namespace {
 
-// A device array that frees itself; grown, never shrunk.
-template <typename T>
-struct DeviceArray {
-  T* ptr = nullptr;
-  size_t size = 0;
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { device::Free(ptr); }
-  void Reserve(size_t n) {
-    if (n <= size && ptr != nullptr) return;
-    device::Free(ptr);
-    ptr = nullptr;
-    size = 0;
-    ptr = static_cast<T*>(device::Malloc(std::max<size_t>(n, 1) * sizeof(T)));  // the pool, counted
-    size = n;
-  }
-  void Upload(const T* host, size_t n) {
-    Reserve(n);
-    if (n > 0) device::CopyToDevice(ptr, host, n * sizeof(T));
-  }
-};
-
 // KernelFromDot (kernels/cpu/svm_kernel.cc) on the device: the same expressions.
 __device__ inline double DeviceKernel(int type, int degree, double gamma, double coef0, double dot, double sq_a,
                                       double sq_b) {
@@ -126,19 +103,19 @@ struct SvmKernelRowsCuda::Impl {
     const int32_t* ids = nullptr;
     int64_t n = 0;
     int64_t nnz = 0;
-    DeviceArray<int32_t> indptr;
-    DeviceArray<int32_t> indices;
-    DeviceArray<double> values;
+    device::Array<int32_t> indptr;
+    device::Array<int32_t> indices;
+    device::Array<double> values;
     cusparseSpMatDescr_t desc = nullptr;
   };
   int64_t d = 0;
-  DeviceArray<int32_t> indptr;
-  DeviceArray<int32_t> indices;
-  DeviceArray<double> values;
-  DeviceArray<double> sq;
-  DeviceArray<double> dense;  // d x q, the working-set rows
-  DeviceArray<double> dots;   // n x q, column-major
-  DeviceArray<char> work;
+  device::Array<int32_t> indptr;
+  device::Array<int32_t> indices;
+  device::Array<double> values;
+  device::Array<double> sq;
+  device::Array<double> dense;  // d x q, the working-set rows
+  device::Array<double> dots;   // n x q, column-major
+  device::Array<char> work;
   Slot slots[kSlots];
 
   ~Impl() {
@@ -159,7 +136,8 @@ SvmKernelRowsCuda::SvmKernelRowsCuda(const HostCsr& rows, const KernelSpec& para
   impl_->values.Upload(rows.values, static_cast<size_t>(nnz));
   impl_->sq.Reserve(static_cast<size_t>(num_rows_));
   if (num_rows_ > 0) {
-    SquaredNorms<<<Blocks(num_rows_), kThreads>>>(impl_->indptr.ptr, impl_->values.ptr, num_rows_, impl_->sq.ptr);
+    SquaredNorms<<<Blocks(num_rows_), kThreads>>>(impl_->indptr.data(), impl_->values.data(), num_rows_,
+                                                  impl_->sq.data());
     TESSEL_CUDA_CHECK_LAUNCH();
   }
 }
@@ -180,18 +158,18 @@ void SvmKernelRowsCuda::SetColumns(int slot, const int32_t* ids, int64_t n) {
   s.nnz = 0;
   if (n == 0) return;
   s.indptr.Reserve(static_cast<size_t>(n + 1));
-  SubsetLengths<<<Blocks(n), kThreads>>>(impl_->indptr.ptr, ids, n, s.indptr.ptr);
+  SubsetLengths<<<Blocks(n), kThreads>>>(impl_->indptr.data(), ids, n, s.indptr.data());
   TESSEL_CUDA_CHECK_LAUNCH();
-  InclusiveSumInPlace(s.indptr.ptr + 1, n);
+  InclusiveSumInPlace(s.indptr.data() + 1, n);
   int32_t nnz = 0;
-  device::CopyToHost(&nnz, s.indptr.ptr + n, sizeof(int32_t));
+  device::CopyToHost(&nnz, s.indptr.data() + n, sizeof(int32_t));
   s.nnz = nnz;
   s.indices.Reserve(static_cast<size_t>(nnz));
   s.values.Reserve(static_cast<size_t>(nnz));
-  SubsetCopy<<<Blocks(n * 32), kThreads>>>(impl_->indptr.ptr, impl_->indices.ptr, impl_->values.ptr, ids, n,
-                                           s.indptr.ptr, s.indices.ptr, s.values.ptr);
+  SubsetCopy<<<Blocks(n * 32), kThreads>>>(impl_->indptr.data(), impl_->indices.data(), impl_->values.data(), ids, n,
+                                           s.indptr.data(), s.indices.data(), s.values.data());
   TESSEL_CUDA_CHECK_LAUNCH();
-  TESSEL_CUSPARSE_CHECK(cusparseCreateCsr(&s.desc, n, impl_->d, nnz, s.indptr.ptr, s.indices.ptr, s.values.ptr,
+  TESSEL_CUSPARSE_CHECK(cusparseCreateCsr(&s.desc, n, impl_->d, nnz, s.indptr.data(), s.indices.data(), s.values.data(),
                                           CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
                                           CUDA_R_64F));
 }
@@ -206,15 +184,15 @@ void SvmKernelRowsCuda::Rows(int slot, const int32_t* ws, const int8_t* sign, in
   const int64_t d = m.d;
   m.dense.Reserve(static_cast<size_t>(d * q));
   m.dots.Reserve(static_cast<size_t>(s.n * q));
-  TESSEL_CUDA_CHECK(cudaMemset(m.dense.ptr, 0, static_cast<size_t>(d * q) * sizeof(double)));
-  ScatterRows<<<static_cast<int>(std::min<int64_t>(q, 65535)), 128>>>(m.indptr.ptr, m.indices.ptr, m.values.ptr, ws, q,
-                                                                      d, m.dense.ptr);
+  TESSEL_CUDA_CHECK(cudaMemset(m.dense.data(), 0, static_cast<size_t>(d * q) * sizeof(double)));
+  ScatterRows<<<static_cast<int>(std::min<int64_t>(q, 65535)), 128>>>(m.indptr.data(), m.indices.data(),
+                                                                      m.values.data(), ws, q, d, m.dense.data());
   TESSEL_CUDA_CHECK_LAUNCH();
   cusparseHandle_t handle = CusparseHandle();
   cusparseDnMatDescr_t b = nullptr;
   cusparseDnMatDescr_t c = nullptr;
-  TESSEL_CUSPARSE_CHECK(cusparseCreateDnMat(&b, d, q, d, m.dense.ptr, CUDA_R_64F, CUSPARSE_ORDER_COL));
-  TESSEL_CUSPARSE_CHECK(cusparseCreateDnMat(&c, s.n, q, s.n, m.dots.ptr, CUDA_R_64F, CUSPARSE_ORDER_COL));
+  TESSEL_CUSPARSE_CHECK(cusparseCreateDnMat(&b, d, q, d, m.dense.data(), CUDA_R_64F, CUSPARSE_ORDER_COL));
+  TESSEL_CUSPARSE_CHECK(cusparseCreateDnMat(&c, s.n, q, s.n, m.dots.data(), CUDA_R_64F, CUSPARSE_ORDER_COL));
   const double one = 1;
   const double zero = 0;
   size_t bytes = 0;
@@ -224,11 +202,11 @@ void SvmKernelRowsCuda::Rows(int slot, const int32_t* ws, const int8_t* sign, in
                                                 CUSPARSE_SPMM_CSR_ALG1, &bytes));
   m.work.Reserve(bytes);
   TESSEL_CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
-                                     s.desc, b, &zero, c, CUDA_R_64F, CUSPARSE_SPMM_CSR_ALG1, m.work.ptr));
+                                     s.desc, b, &zero, c, CUDA_R_64F, CUSPARSE_SPMM_CSR_ALG1, m.work.data()));
   TESSEL_CUSPARSE_CHECK(cusparseDestroyDnMat(b));
   TESSEL_CUSPARSE_CHECK(cusparseDestroyDnMat(c));
-  MapKernel<Out><<<Blocks(s.n * q), kThreads>>>(m.dots.ptr, s.n, q, ws, sign, s.ids, col_sign, m.sq.ptr, params_.type,
-                                                params_.degree, params_.gamma, params_.coef0, out);
+  MapKernel<Out><<<Blocks(s.n * q), kThreads>>>(m.dots.data(), s.n, q, ws, sign, s.ids, col_sign, m.sq.data(),
+                                                params_.type, params_.degree, params_.gamma, params_.coef0, out);
   TESSEL_CUDA_CHECK_LAUNCH();
   evaluations_ += s.n * q;
 }
@@ -250,7 +228,7 @@ void SvmKernelRowsCuda::ReserveRows(int64_t q, int64_t n) {
 
 void SvmKernelRowsCuda::Diagonal(const int32_t* ids, int64_t n, double* diag) {
   if (n == 0) return;
-  DiagonalKernel<<<Blocks(n), kThreads>>>(ids, n, impl_->sq.ptr, params_.type, params_.degree, params_.gamma,
+  DiagonalKernel<<<Blocks(n), kThreads>>>(ids, n, impl_->sq.data(), params_.type, params_.degree, params_.gamma,
                                           params_.coef0, diag);
   TESSEL_CUDA_CHECK_LAUNCH();
 }

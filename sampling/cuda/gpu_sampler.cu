@@ -29,40 +29,6 @@ int Blocks(int64_t n) {
   return static_cast<int>(b < 1 ? 1 : (b > (INT_MAX / 2) ? INT_MAX / 2 : b));
 }
 
-// A device array that only grows (contents are not kept when it grows).
-template <typename T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  ~DeviceArray() { device::Free(data_); }
-  T* Reserve(size_t n) {
-    if (n > capacity_) {
-      const size_t want = n > capacity_ * 3 / 2 ? n : capacity_ * 3 / 2;
-      device::Free(data_);
-      data_ = nullptr;
-      capacity_ = 0;
-      data_ = static_cast<T*>(device::Malloc(want * sizeof(T)));  // the pool, counted (core/device.h)
-      capacity_ = want;
-    }
-    return data_;
-  }
-  void Upload(const T* host, size_t n) {
-    Reserve(n > 0 ? n : 1);
-    if (n > 0) device::CopyToDevice(data_, host, n * sizeof(T));
-  }
-  T* data() const { return data_; }
-  void Swap(DeviceArray& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(capacity_, other.capacity_);
-  }
-
- private:
-  T* data_ = nullptr;
-  size_t capacity_ = 0;
-};
-
 template <typename T>
 std::vector<T> Download(const T* device, size_t n) {
   std::vector<T> host(n);
@@ -221,20 +187,20 @@ class DeviceSampler {
   int device_id_ = 0;
   bool ids64_ = false;
   int32_t local_part_ = 0;
-  DeviceArray<int64_t> indptr_;
-  DeviceArray<int32_t> indices32_;
-  DeviceArray<int64_t> indices64_;
-  DeviceArray<double> norm_degree_;
-  DeviceArray<double> row_skew_;
-  DeviceArray<int32_t> edge_owner_;
-  DeviceArray<int32_t> local_id_;          // global -> local id of the block being built, -1 elsewhere
-  DeviceArray<unsigned long long> first_;  // first slot of a new source node, kNoSlot elsewhere
-  DeviceArray<unsigned long long> flags_;  // [duplicate destination, row with a bad probability], kNoSlot = none
-  DeviceArray<int64_t> dst_, src_, slot_, scratch_begin_, slot_node_, new_rank_, out_indptr_, scratch_order_;
-  DeviceArray<double> slot_factor_, scratch_q_, scratch_a_;
-  DeviceArray<uint8_t> scratch_capped_;
-  DeviceArray<int32_t> out_indices_;
-  DeviceArray<float> out_values_;
+  device::Array<int64_t> indptr_;
+  device::Array<int32_t> indices32_;
+  device::Array<int64_t> indices64_;
+  device::Array<double> norm_degree_;
+  device::Array<double> row_skew_;
+  device::Array<int32_t> edge_owner_;
+  device::Array<int32_t> local_id_;          // global -> local id of the block being built, -1 elsewhere
+  device::Array<unsigned long long> first_;  // first slot of a new source node, kNoSlot elsewhere
+  device::Array<unsigned long long> flags_;  // [duplicate destination, row with a bad probability], kNoSlot = none
+  device::Array<int64_t> dst_, src_, slot_, scratch_begin_, slot_node_, new_rank_, out_indptr_, scratch_order_;
+  device::Array<double> slot_factor_, scratch_q_, scratch_a_;
+  device::Array<uint8_t> scratch_capped_;
+  device::Array<int32_t> out_indices_;
+  device::Array<float> out_values_;
 };
 
 namespace {

@@ -77,10 +77,7 @@ void ExpectSameAnswer(Problem& p, const kernels::SvmKernelParams& kp, double cp,
 
 TEST(SvmBatchTest, MatchesSmoForEveryKernel) {
   Problem p = MakeProblem(RandomDataset(300, 20, 0.5, {1, -1}, 41));
-  const std::vector<kernels::SvmKernelParams> ks = {{kernels::SvmKernelType::kLinear, 3, 0, 0},
-                                                    {kernels::SvmKernelType::kPolynomial, 2, 0.05, 1},
-                                                    {kernels::SvmKernelType::kRbf, 3, 0.05, 0},
-                                                    {kernels::SvmKernelType::kSigmoid, 3, 0.01, -0.5}};
+  const std::vector<kernels::SvmKernelParams>& ks = testing::EveryKernel();
   for (const auto& kp : ks) {
     SolverOptions o;
     o.eps = 1e-8;

@@ -22,23 +22,11 @@
 namespace tessel::train::svm {
 namespace {
 
+using testing::CudaContext;
+using testing::EveryKernel;
 using testing::MakeProblem;
 using testing::Problem;
 using testing::RandomDataset;
-
-Context Cuda() {
-  Context c;
-  c.device = Device::kCuda;
-  return c;
-}
-
-const std::vector<kernels::SvmKernelParams>& Kernels() {
-  static const std::vector<kernels::SvmKernelParams> ks = {{kernels::SvmKernelType::kLinear, 3, 0, 0},
-                                                           {kernels::SvmKernelType::kPolynomial, 2, 0.05, 1},
-                                                           {kernels::SvmKernelType::kRbf, 3, 0.05, 0},
-                                                           {kernels::SvmKernelType::kSigmoid, 3, 0.01, -0.5}};
-  return ks;
-}
 
 // The loop on the twins, with its own counts.
 SolverResult OnTwin(const Problem& p, kernels::SvmKernelRows& k, double cp, double cn, const SolverOptions& o,
@@ -67,7 +55,7 @@ void ExpectPlannedTraffic(const devloop::LoopResult& r) {
 TEST(SvmDeviceLoopTest, TwinMakesTheHostBatchedSolversStepsForEveryKernelAndPolicy) {
   device::ScopedSimulatedDevice sim;
   Problem p = MakeProblem(RandomDataset(300, 20, 0.5, {1, -1}, 41));
-  for (const auto& kp : Kernels()) {
+  for (const auto& kp : EveryKernel()) {
     for (const auto policy :
          {ShrinkingPolicy::kOff, ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic, ShrinkingPolicy::kLazy}) {
       SCOPED_TRACE(std::string(SvmKernelName(kp.type)) + " " + std::string(ShrinkingName(policy)));
@@ -112,7 +100,7 @@ TEST(SvmDeviceLoopTest, TwinReachesSmosObjectiveOnHeartScale) {
   const auto path = std::filesystem::path(TESSEL_TEST_DATA) / "svm" / "heart_scale";
   Problem p = MakeProblem(datasets::ReadLibsvm(path));
   device::ScopedSimulatedDevice sim;
-  for (const auto& kp : Kernels()) {
+  for (const auto& kp : EveryKernel()) {
     SCOPED_TRACE(std::string(SvmKernelName(kp.type)));
     SolverOptions o;
     o.eps = 1e-9;
@@ -146,7 +134,7 @@ TEST(SvmDeviceLoopTest, CudaContextRunsTheLoopOnTheSimulatedDevice) {
   kernels::SvmKernelRows k(p.view, kp);
   const device::Counters before = device::ReadCounters();
   BatchStats stats;
-  const SolverResult dev = SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b, &stats);
+  const SolverResult dev = SolveBinaryBatched(CudaContext(), {&k, p.rows, p.y, 1, 1}, o, b, &stats);
   const device::Counters used = device::ReadCounters() - before;
   const SolverResult host = SolveBinaryBatched({&k, p.rows, p.y, 1, 1}, o, b);
   for (size_t i = 0; i < host.alpha.size(); ++i) ASSERT_EQ(dev.alpha[i], host.alpha[i]) << "sample " << i;
@@ -154,7 +142,7 @@ TEST(SvmDeviceLoopTest, CudaContextRunsTheLoopOnTheSimulatedDevice) {
   EXPECT_LT(used.allocations, 60) << "allocations must not grow with rounds (" << stats.rounds << ")";
   EXPECT_GT(stats.rounds, 3);
   EXPECT_GT(dev.cache_hits, 0);
-  EXPECT_THROW(SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, BatchOptions{.working_set = 2048}), Error);
+  EXPECT_THROW(SolveBinaryBatched(CudaContext(), {&k, p.rows, p.y, 1, 1}, o, BatchOptions{.working_set = 2048}), Error);
 }
 
 // A device too small for the solve's arrays: an error that names the options to lower, nothing left allocated; with
@@ -168,7 +156,7 @@ TEST(SvmDeviceLoopTest, TooLittleDeviceMemoryIsAClearErrorAndLeavesNothing) {
   BatchOptions b;
   b.working_set = 256;  // 256 rows of 2000 samples: 2 MB for the cache, 2 MB for the rows' scratch
   try {
-    SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
+    SolveBinaryBatched(CudaContext(), {&k, p.rows, p.y, 1, 1}, o, b);
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("lower --working-set or --cache"), std::string::npos) << e.what();
@@ -177,7 +165,7 @@ TEST(SvmDeviceLoopTest, TooLittleDeviceMemoryIsAClearErrorAndLeavesNothing) {
   EXPECT_EQ(device::ReadCounters().in_use_bytes, 0);
   b.working_set = 16;
   o.cache_bytes = 1;  // the floor: q rows
-  const SolverResult dev = SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
+  const SolverResult dev = SolveBinaryBatched(CudaContext(), {&k, p.rows, p.y, 1, 1}, o, b);
   const SolverResult host = SolveBinaryBatched({&k, p.rows, p.y, 1, 1}, o, b);
   EXPECT_EQ(dev.obj, host.obj);
   EXPECT_EQ(device::ReadCounters().in_use_bytes, 0);

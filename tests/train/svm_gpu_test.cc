@@ -25,12 +25,6 @@ using testing::MakeProblem;
 using testing::Problem;
 using testing::RandomDataset;
 
-Context Cuda() {
-  Context c;
-  c.device = Device::kCuda;
-  return c;
-}
-
 class SvmGpuTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -56,10 +50,7 @@ void ExpectSameAnswer(const Problem& p, const SolverResult& host, const SolverRe
 
 TEST_F(SvmGpuTest, BatchSolverMatchesHostTwinForEveryKernelAndPolicy) {
   Problem p = MakeProblem(RandomDataset(1200, 30, 0.4, {1, -1}, 51));
-  const std::vector<kernels::SvmKernelParams> ks = {{kernels::SvmKernelType::kLinear, 3, 0, 0},
-                                                    {kernels::SvmKernelType::kPolynomial, 2, 0.05, 1},
-                                                    {kernels::SvmKernelType::kRbf, 3, 0.05, 0},
-                                                    {kernels::SvmKernelType::kSigmoid, 3, 0.01, -0.5}};
+  const std::vector<kernels::SvmKernelParams>& ks = testing::EveryKernel();
   for (const auto& kp : ks) {
     for (const auto policy : {ShrinkingPolicy::kOff, ShrinkingPolicy::kEager, ShrinkingPolicy::kPeriodic}) {
       SolverOptions o;
@@ -69,7 +60,7 @@ TEST_F(SvmGpuTest, BatchSolverMatchesHostTwinForEveryKernelAndPolicy) {
       b.working_set = 64;
       kernels::SvmKernelRows k(p.view, kp);
       const SolverResult host = SolveBinaryBatched({&k, p.rows, p.y, 1, 1}, o, b);
-      const SolverResult gpu = SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
+      const SolverResult gpu = SolveBinaryBatched(testing::CudaContext(), {&k, p.rows, p.y, 1, 1}, o, b);
       SCOPED_TRACE(std::string(SvmKernelName(kp.type)) + " " + std::string(ShrinkingName(policy)));
       ExpectSameAnswer(p, host, gpu, o.eps, 1);
       if (policy == ShrinkingPolicy::kEager) {
@@ -91,7 +82,7 @@ TEST_F(SvmGpuTest, FullBlockWorkingSetAndHeartScale) {
     b.working_set = q;
     kernels::SvmKernelRows k(p.view, kp);
     const SolverResult host = SolveBinaryBatched({&k, p.rows, p.y, 1, 1}, o, b);
-    const SolverResult gpu = SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, o, b);
+    const SolverResult gpu = SolveBinaryBatched(testing::CudaContext(), {&k, p.rows, p.y, 1, 1}, o, b);
     ExpectSameAnswer(p, host, gpu, o.eps, 1);
     EXPECT_EQ(gpu.nr_sv, host.nr_sv);
   }
@@ -106,7 +97,7 @@ TEST_F(SvmGpuTest, DecisionValuesPredictAsTheHost) {
   const SvmModel model = TrainSvm(train, params);
   const std::vector<double> host = PredictSvm(model, test);
   std::vector<double> gpu(host.size(), -12345.0);  // poisoned
-  gpu = PredictSvm(Cuda(), model, test);
+  gpu = PredictSvm(testing::CudaContext(), model, test);
   ASSERT_EQ(gpu.size(), host.size());
   int64_t differ = 0;
   for (size_t r = 0; r < host.size(); ++r) differ += host[r] != gpu[r];
@@ -117,7 +108,7 @@ TEST_F(SvmGpuTest, DecisionValuesPredictAsTheHost) {
 TEST_F(SvmGpuTest, DeviceTopKMatchesTheTwin) {
   Problem p = MakeProblem(RandomDataset(20, 4, 0.5, {1, -1}, 55));
   kernels::SvmKernelRows k(p.view, {kernels::SvmKernelType::kLinear, 3, 0, 0});
-  const std::unique_ptr<devloop::LoopDevice> gpu = devloop::MakeCudaLoopDevice(k);
+  const std::unique_ptr<devloop::LoopDevice> gpu = SvmOps(testing::CudaContext()).loop_device(k);
   const std::unique_ptr<devloop::LoopDevice> twin = devloop::MakeTwinLoopDevice(k);
   Rng rng(StreamKey{56, 0, 0, 0, 1});
   for (const int64_t n : {int64_t{1}, int64_t{700}, int64_t{5000}, int64_t{70001}}) {
@@ -177,7 +168,7 @@ TEST_F(SvmGpuTest, DeviceTopKMatchesTheTwin) {
 TEST_F(SvmGpuTest, DeviceLoopRoundsAllocateNothing) {
   Problem p = MakeProblem(RandomDataset(3000, 30, 0.4, {1, -1}, 57));
   kernels::SvmKernelRows k(p.view, {kernels::SvmKernelType::kRbf, 3, 0.05, 0});
-  const std::unique_ptr<devloop::LoopDevice> gpu = devloop::MakeCudaLoopDevice(k);
+  const std::unique_ptr<devloop::LoopDevice> gpu = SvmOps(testing::CudaContext()).loop_device(k);
   SolverOptions o;
   o.eps = 1e-6;
   o.shrinking = ShrinkingPolicy::kOff;  // the active set never changes: cuSPARSE's column subsets never regrow
@@ -201,7 +192,7 @@ TEST_F(SvmGpuTest, RejectsAWorkingSetBeyondOneBlock) {
   kernels::SvmKernelRows k(p.view, kp);
   BatchOptions b;
   b.working_set = 2048;
-  EXPECT_THROW(SolveBinaryBatched(Cuda(), {&k, p.rows, p.y, 1, 1}, {}, b), Error);
+  EXPECT_THROW(SolveBinaryBatched(testing::CudaContext(), {&k, p.rows, p.y, 1, 1}, {}, b), Error);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "core/context.h"
 #include "core/rng.h"
 #include "datasets/dataset.h"
 #include "kernels/svm_kernel.h"
@@ -58,6 +59,22 @@ struct Problem {
   std::vector<int32_t> rows;
   std::vector<int8_t> y;
 };
+
+// One parameter set of each kernel type, for tests that run every kernel.
+inline const std::vector<kernels::SvmKernelParams>& EveryKernel() {
+  static const std::vector<kernels::SvmKernelParams> ks = {{kernels::SvmKernelType::kLinear, 3, 0, 0},
+                                                           {kernels::SvmKernelType::kPolynomial, 2, 0.05, 1},
+                                                           {kernels::SvmKernelType::kRbf, 3, 0.05, 0},
+                                                           {kernels::SvmKernelType::kSigmoid, 3, 0.01, -0.5}};
+  return ks;
+}
+
+// A context that asks for CUDA (the GPU, or the simulated device while one is installed).
+inline Context CudaContext() {
+  Context c;
+  c.device = Device::kCuda;
+  return c;
+}
 
 inline Problem MakeProblem(datasets::SparseRowDataset ds) {
   Problem p{std::move(ds), {}, {}, {}};

@@ -108,7 +108,9 @@ int main(int argc, char** argv) {
   out.back().loop = &sim_loop;
   if (cuda) {
     time("device loop, CUDA", [&](kernels::SvmKernelRows& k, BatchStats* s) {
-      const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeCudaLoopDevice(k);
+      Context gpu;
+      gpu.device = Device::kCuda;
+      const std::unique_ptr<devloop::LoopDevice> dev = SvmOps(gpu).loop_device(k);
       return SolveOnLoopDevice(*dev, {&k, rows, y, c, c}, o, b, s, &cuda_loop);
     });
     out.back().loop = &cuda_loop;

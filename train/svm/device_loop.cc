@@ -22,36 +22,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// A device array from the pool, freed with its owner.
-template <typename T>
-class DeviceArray {
- public:
-  DeviceArray() = default;
-  explicit DeviceArray(int64_t n) : n_(std::max<int64_t>(n, 1)) {
-    ptr_ = static_cast<T*>(device::Malloc(static_cast<size_t>(n_) * sizeof(T)));
-  }
-  ~DeviceArray() { device::Free(ptr_); }
-  DeviceArray(const DeviceArray&) = delete;
-  DeviceArray& operator=(const DeviceArray&) = delete;
-  DeviceArray(DeviceArray&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), n_(std::exchange(o.n_, 0)) {}
-  DeviceArray& operator=(DeviceArray&& o) noexcept {
-    std::swap(ptr_, o.ptr_);
-    std::swap(n_, o.n_);
-    return *this;
-  }
-  T* get() const { return ptr_; }
-  void Upload(const T* host, int64_t n) {
-    if (n > 0) device::CopyToDevice(ptr_, host, static_cast<size_t>(n) * sizeof(T));
-  }
-  void Download(T* host, int64_t n) const {
-    if (n > 0) device::CopyToHost(host, ptr_, static_cast<size_t>(n) * sizeof(T));
-  }
-
- private:
-  T* ptr_ = nullptr;
-  int64_t n_ = 0;
-};
-
 class Loop {
  public:
   Loop(LoopDevice& dev, const LoopProblem& p);
@@ -78,31 +48,31 @@ class Loop {
   RowCache cache_;
 
   // Per sample.
-  DeviceArray<int32_t> rows_;
-  DeviceArray<int8_t> y_;
-  DeviceArray<double> qd_, alpha_, g_, g_bar_;
-  DeviceArray<int8_t> st_;
-  DeviceArray<uint8_t> chosen_;
+  device::Array<int32_t> rows_;
+  device::Array<int8_t> y_;
+  device::Array<double> qd_, alpha_, g_, g_bar_;
+  device::Array<int8_t> st_;
+  device::Array<uint8_t> chosen_;
   // Per active (or eliminated) position.
-  DeviceArray<int32_t> act_, keep_, pos_, act_rows_, inact_, inact_rows_, free_, free_rows_, remap_;
-  DeviceArray<int8_t> act_y_, inact_y_, free_y_;
+  device::Array<int32_t> act_, keep_, pos_, act_rows_, inact_, inact_rows_, free_, free_rows_, remap_;
+  device::Array<int8_t> act_y_, inact_y_, free_y_;
   // Selection.
-  DeviceArray<double> up_key_, low_key_;
-  DeviceArray<int32_t> up_id_, low_id_;
-  DeviceArray<std::byte> topk_scratch_, compact_scratch_;
-  DeviceArray<std::byte> select_;  // SelectInfo
-  DeviceArray<int32_t> ws_pos_, ws_rows_, miss_rows_;
-  DeviceArray<int8_t> ws_y_, miss_y_;
+  device::Array<double> up_key_, low_key_;
+  device::Array<int32_t> up_id_, low_id_;
+  device::Array<std::byte> topk_scratch_, compact_scratch_;
+  device::Array<std::byte> select_;  // SelectInfo
+  device::Array<int32_t> ws_pos_, ws_rows_, miss_rows_;
+  device::Array<int8_t> ws_y_, miss_y_;
   // The round.
-  DeviceArray<int32_t> upload_;  // [slot per entry | missing entries | their slots], and the used slots
-  DeviceArray<double> new_alpha_, delta_, coef_, changed_coef_;
-  DeviceArray<int32_t> changed_rows_;
-  DeviceArray<int8_t> changed_y_;
-  DeviceArray<std::byte> round_;  // RoundInfo
-  DeviceArray<float> arena_;      // cache slots x l
-  DeviceArray<float> scratch_;    // q x l
-  DeviceArray<int64_t> count_;
-  DeviceArray<double> ext_;
+  device::Array<int32_t> upload_;  // [slot per entry | missing entries | their slots], and the used slots
+  device::Array<double> new_alpha_, delta_, coef_, changed_coef_;
+  device::Array<int32_t> changed_rows_;
+  device::Array<int8_t> changed_y_;
+  device::Array<std::byte> round_;  // RoundInfo
+  device::Array<float> arena_;      // cache slots x l
+  device::Array<float> scratch_;    // q x l
+  device::Array<int64_t> count_;
+  device::Array<double> ext_;
 
   std::vector<std::byte> h_select_, h_round_;
   std::vector<int32_t> h_upload_;
@@ -165,40 +135,40 @@ Loop::Loop(LoopDevice& dev, const LoopProblem& p)
   g_bar_.Upload(std::vector<double>(static_cast<size_t>(l_), 0.0).data(), l_);
   st_.Upload(std::vector<int8_t>(static_cast<size_t>(l_), batch::kLower).data(), l_);
   chosen_.Upload(std::vector<uint8_t>(static_cast<size_t>(l_), 0).data(), l_);
-  dev_.Diagonal(rows_.get(), l_, qd_.get());
+  dev_.Diagonal(rows_.data(), l_, qd_.data());
   SetAllActive();
   r_.min_active = l_;
   r_.cache_slots = slots;
 }
 
 void Loop::Allocate(int64_t slots) {
-  rows_ = DeviceArray<int32_t>(l_);
-  y_ = DeviceArray<int8_t>(l_);
-  qd_ = DeviceArray<double>(l_);
-  alpha_ = DeviceArray<double>(l_);
-  g_ = DeviceArray<double>(l_);
-  g_bar_ = DeviceArray<double>(l_);
-  st_ = DeviceArray<int8_t>(l_);
-  chosen_ = DeviceArray<uint8_t>(l_);
+  rows_ = device::Array<int32_t>(l_);
+  y_ = device::Array<int8_t>(l_);
+  qd_ = device::Array<double>(l_);
+  alpha_ = device::Array<double>(l_);
+  g_ = device::Array<double>(l_);
+  g_bar_ = device::Array<double>(l_);
+  st_ = device::Array<int8_t>(l_);
+  chosen_ = device::Array<uint8_t>(l_);
   for (auto* a : {&act_, &keep_, &pos_, &act_rows_, &inact_, &inact_rows_, &free_, &free_rows_, &remap_})
-    *a = DeviceArray<int32_t>(l_);
-  for (auto* a : {&act_y_, &inact_y_, &free_y_}) *a = DeviceArray<int8_t>(l_);
-  up_key_ = DeviceArray<double>(q_);
-  low_key_ = DeviceArray<double>(q_);
-  up_id_ = DeviceArray<int32_t>(q_);
-  low_id_ = DeviceArray<int32_t>(q_);
-  topk_scratch_ = DeviceArray<std::byte>(static_cast<int64_t>(dev_.TopKScratchBytes(l_, q_)));
-  compact_scratch_ = DeviceArray<std::byte>(static_cast<int64_t>(dev_.CompactScratchBytes(l_)));
-  select_ = DeviceArray<std::byte>(static_cast<int64_t>(SelectInfo::Bytes(q_)));
-  round_ = DeviceArray<std::byte>(static_cast<int64_t>(RoundInfo::Bytes(q_)));
-  for (auto* a : {&ws_pos_, &ws_rows_, &miss_rows_, &changed_rows_}) *a = DeviceArray<int32_t>(q_);
-  for (auto* a : {&ws_y_, &miss_y_, &changed_y_}) *a = DeviceArray<int8_t>(q_);
-  for (auto* a : {&new_alpha_, &delta_, &coef_, &changed_coef_}) *a = DeviceArray<double>(q_);
-  upload_ = DeviceArray<int32_t>(std::max<int64_t>(3 * q_, slots));
-  arena_ = DeviceArray<float>(slots * l_);
-  scratch_ = DeviceArray<float>(q_ * l_);
-  count_ = DeviceArray<int64_t>(1);
-  ext_ = DeviceArray<double>(2);
+    *a = device::Array<int32_t>(l_);
+  for (auto* a : {&act_y_, &inact_y_, &free_y_}) *a = device::Array<int8_t>(l_);
+  up_key_ = device::Array<double>(q_);
+  low_key_ = device::Array<double>(q_);
+  up_id_ = device::Array<int32_t>(q_);
+  low_id_ = device::Array<int32_t>(q_);
+  topk_scratch_ = device::Array<std::byte>(static_cast<int64_t>(dev_.TopKScratchBytes(l_, q_)));
+  compact_scratch_ = device::Array<std::byte>(static_cast<int64_t>(dev_.CompactScratchBytes(l_)));
+  select_ = device::Array<std::byte>(static_cast<int64_t>(SelectInfo::Bytes(q_)));
+  round_ = device::Array<std::byte>(static_cast<int64_t>(RoundInfo::Bytes(q_)));
+  for (auto* a : {&ws_pos_, &ws_rows_, &miss_rows_, &changed_rows_}) *a = device::Array<int32_t>(q_);
+  for (auto* a : {&ws_y_, &miss_y_, &changed_y_}) *a = device::Array<int8_t>(q_);
+  for (auto* a : {&new_alpha_, &delta_, &coef_, &changed_coef_}) *a = device::Array<double>(q_);
+  upload_ = device::Array<int32_t>(std::max<int64_t>(3 * q_, slots));
+  arena_ = device::Array<float>(slots * l_);
+  scratch_ = device::Array<float>(q_ * l_);
+  count_ = device::Array<int64_t>(1);
+  ext_ = device::Array<double>(2);
   dev_.ReserveRows(q_, l_);
 }
 
@@ -210,20 +180,20 @@ int64_t Loop::CountOnHost() {
 
 void Loop::SetActive(int64_t n) {
   n_act_ = n;
-  dev_.SetActive(l_, n, act_.get(), rows_.get(), y_.get(), pos_.get(), act_rows_.get(), act_y_.get());
-  dev_.Compact(LoopDevice::Keep::kInactive, l_, nullptr, y_.get(), st_.get(), g_.get(), pos_.get(), 0, 0, inact_.get(),
-               count_.get(), compact_scratch_.get());
+  dev_.SetActive(l_, n, act_.data(), rows_.data(), y_.data(), pos_.data(), act_rows_.data(), act_y_.data());
+  dev_.Compact(LoopDevice::Keep::kInactive, l_, nullptr, y_.data(), st_.data(), g_.data(), pos_.data(), 0, 0,
+               inact_.data(), count_.data(), compact_scratch_.data());
   n_inact_ = CountOnHost();
   TESSEL_CHECK(n_inact_ + n_act_ == l_, "device SVM solver: {} active and {} eliminated samples of {}", n_act_,
                n_inact_, l_);
-  dev_.GatherI32(n_inact_, inact_.get(), rows_.get(), inact_rows_.get());
-  dev_.GatherI8(n_inact_, inact_.get(), y_.get(), inact_y_.get());
-  dev_.SetColumns(0, act_rows_.get(), n_act_);
-  dev_.SetColumns(1, inact_rows_.get(), n_inact_);
+  dev_.GatherI32(n_inact_, inact_.data(), rows_.data(), inact_rows_.data());
+  dev_.GatherI8(n_inact_, inact_.data(), y_.data(), inact_y_.data());
+  dev_.SetColumns(0, act_rows_.data(), n_act_);
+  dev_.SetColumns(1, inact_rows_.data(), n_inact_);
 }
 
 void Loop::SetAllActive() {
-  dev_.Iota(l_, act_.get());
+  dev_.Iota(l_, act_.data());
   SetActive(l_);
   cache_.Clear();  // the cached rows lack the restored columns
 }
@@ -231,12 +201,12 @@ void Loop::SetAllActive() {
 // The host solver's Select: the q best of each side, the working set formed on the device, one download.
 double Loop::Select() {
   ++r_.selections;
-  void* scratch = topk_scratch_.get();
-  dev_.TopK(0, n_act_, act_.get(), y_.get(), st_.get(), g_.get(), q_, up_key_.get(), up_id_.get(), scratch);
-  dev_.TopK(1, n_act_, act_.get(), y_.get(), st_.get(), g_.get(), q_, low_key_.get(), low_id_.get(), scratch);
-  auto* info = reinterpret_cast<SelectInfo*>(select_.get());
-  dev_.FormWorkingSet(up_key_.get(), up_id_.get(), low_key_.get(), low_id_.get(), q_, q_, chosen_.get(), pos_.get(),
-                      rows_.get(), y_.get(), info, ws_pos_.get(), ws_rows_.get(), ws_y_.get());
+  void* scratch = topk_scratch_.data();
+  dev_.TopK(0, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, up_key_.data(), up_id_.data(), scratch);
+  dev_.TopK(1, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, low_key_.data(), low_id_.data(), scratch);
+  auto* info = reinterpret_cast<SelectInfo*>(select_.data());
+  dev_.FormWorkingSet(up_key_.data(), up_id_.data(), low_key_.data(), low_id_.data(), q_, q_, chosen_.data(),
+                      pos_.data(), rows_.data(), y_.data(), info, ws_pos_.data(), ws_rows_.data(), ws_y_.data());
   select_.Download(h_select_.data(), static_cast<int64_t>(h_select_.size()));
   return AsSelect(h_select_).gap;
 }
@@ -244,7 +214,7 @@ double Loop::Select() {
 void Loop::Round(int64_t limit) {
   const SelectInfo& sel = AsSelect(h_select_);
   const int64_t m = sel.m;
-  auto* d_info = reinterpret_cast<SelectInfo*>(select_.get());
+  auto* d_info = reinterpret_cast<SelectInfo*>(select_.data());
   const int32_t* ws = d_info->ws;  // the device copy of the ids
   // Slots: hits keep theirs, misses take the least recently used; one upload of [slots | missing | their slots].
   cache_.Assign(sel.ws, m, h_upload_.data(), &missing_);
@@ -254,29 +224,29 @@ void Loop::Round(int64_t limit) {
     h_upload_[static_cast<size_t>(m + nm + u)] = h_upload_[static_cast<size_t>(missing_[static_cast<size_t>(u)])];
   }
   upload_.Upload(h_upload_.data(), m + 2 * nm);
-  const int32_t* slot = upload_.get();
+  const int32_t* slot = upload_.data();
   if (nm > 0) {
-    dev_.GatherI32(nm, slot + m, ws_rows_.get(), miss_rows_.get());
-    dev_.GatherI8(nm, slot + m, ws_y_.get(), miss_y_.get());
-    dev_.QRows(0, miss_rows_.get(), miss_y_.get(), nm, act_y_.get(), scratch_.get());
-    dev_.StoreRows(nm, n_act_, scratch_.get(), slot + m + nm, arena_.get(), l_);
+    dev_.GatherI32(nm, slot + m, ws_rows_.data(), miss_rows_.data());
+    dev_.GatherI8(nm, slot + m, ws_y_.data(), miss_y_.data());
+    dev_.QRows(0, miss_rows_.data(), miss_y_.data(), nm, act_y_.data(), scratch_.data());
+    dev_.StoreRows(nm, n_act_, scratch_.data(), slot + m + nm, arena_.data(), l_);
   }
-  auto* d_round = reinterpret_cast<RoundInfo*>(round_.get());
-  dev_.LocalSmo(m, arena_.get(), l_, slot, ws, ws_pos_.get(), y_.get(), qd_.get(), alpha_.get(), g_.get(), p_.cp, p_.cn,
-                p_.eps, p_.inner_factor, limit, new_alpha_.get(), d_round);
+  auto* d_round = reinterpret_cast<RoundInfo*>(round_.data());
+  dev_.LocalSmo(m, arena_.data(), l_, slot, ws, ws_pos_.data(), y_.data(), qd_.data(), alpha_.data(), g_.data(), p_.cp,
+                p_.cn, p_.eps, p_.inner_factor, limit, new_alpha_.data(), d_round);
   const bool track = schedule_.eliminates();
-  dev_.ApplyRound(m, ws, ws_rows_.get(), ws_y_.get(), new_alpha_.get(), p_.cp, p_.cn, track, y_.get(), alpha_.get(),
-                  st_.get(), delta_.get(), coef_.get(), d_round, changed_rows_.get(), changed_y_.get(),
-                  changed_coef_.get());
-  dev_.UpdateActive(n_act_, m, arena_.get(), l_, slot, delta_.get(), coef_.get(), track, act_.get(), g_.get(),
-                    g_bar_.get());
+  dev_.ApplyRound(m, ws, ws_rows_.data(), ws_y_.data(), new_alpha_.data(), p_.cp, p_.cn, track, y_.data(),
+                  alpha_.data(), st_.data(), delta_.data(), coef_.data(), d_round, changed_rows_.data(),
+                  changed_y_.data(), changed_coef_.data());
+  dev_.UpdateActive(n_act_, m, arena_.data(), l_, slot, delta_.data(), coef_.data(), track, act_.data(), g_.data(),
+                    g_bar_.data());
   round_.Download(h_round_.data(), static_cast<int64_t>(h_round_.size()));
   const RoundInfo& info = AsRound(h_round_);
   r_.bound_changes += info.changed;
   if (info.changed > 0 && n_inact_ > 0) {
     // G_bar of the eliminated samples: the changed entries' rows over them, in entry order.
-    dev_.QRows(1, changed_rows_.get(), changed_y_.get(), info.changed, inact_y_.get(), scratch_.get());
-    dev_.AddRows(n_inact_, info.changed, scratch_.get(), changed_coef_.get(), nullptr, inact_.get(), g_bar_.get());
+    dev_.QRows(1, changed_rows_.data(), changed_y_.data(), info.changed, inact_y_.data(), scratch_.data());
+    dev_.AddRows(n_inact_, info.changed, scratch_.data(), changed_coef_.data(), nullptr, inact_.data(), g_bar_.data());
   }
 }
 
@@ -284,22 +254,22 @@ void Loop::Round(int64_t limit) {
 void Loop::Reconstruct() {
   if (n_inact_ == 0) return;
   ++r_.reconstructions;
-  dev_.ResetFromGBar(n_inact_, inact_.get(), g_bar_.get(), g_.get());
-  dev_.Compact(LoopDevice::Keep::kFree, n_act_, act_.get(), y_.get(), st_.get(), g_.get(), pos_.get(), 0, 0,
-               free_.get(), count_.get(), compact_scratch_.get());
+  dev_.ResetFromGBar(n_inact_, inact_.data(), g_bar_.data(), g_.data());
+  dev_.Compact(LoopDevice::Keep::kFree, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), pos_.data(), 0, 0,
+               free_.data(), count_.data(), compact_scratch_.data());
   const int64_t nf = CountOnHost();
-  dev_.GatherI32(nf, free_.get(), rows_.get(), free_rows_.get());
-  dev_.GatherI8(nf, free_.get(), y_.get(), free_y_.get());
+  dev_.GatherI32(nf, free_.data(), rows_.data(), free_rows_.data());
+  dev_.GatherI8(nf, free_.data(), y_.data(), free_y_.data());
   for (int64_t b = 0; b < nf; b += q_) {
     const int64_t m = std::min(q_, nf - b);
-    dev_.QRows(1, free_rows_.get() + b, free_y_.get() + b, m, inact_y_.get(), scratch_.get());
-    dev_.AddRows(n_inact_, m, scratch_.get(), alpha_.get(), free_.get() + b, inact_.get(), g_.get());
+    dev_.QRows(1, free_rows_.data() + b, free_y_.data() + b, m, inact_y_.data(), scratch_.data());
+    dev_.AddRows(n_inact_, m, scratch_.data(), alpha_.data(), free_.data() + b, inact_.data(), g_.data());
   }
 }
 
 void Loop::DoShrinking() {
   ++r_.shrink_checks;
-  dev_.Extremes(n_act_, act_.get(), y_.get(), st_.get(), g_.get(), ext_.get());
+  dev_.Extremes(n_act_, act_.data(), y_.data(), st_.data(), g_.data(), ext_.data());
   double ext[2] = {0, 0};
   ext_.Download(ext, 2);
   if (schedule_.Unshrink(unshrink_, ext[0] + ext[1])) {
@@ -309,22 +279,22 @@ void Loop::DoShrinking() {
       SetAllActive();
     }
   }
-  dev_.Compact(LoopDevice::Keep::kNotShrunk, n_act_, act_.get(), y_.get(), st_.get(), g_.get(), pos_.get(), ext[0],
-               ext[1], keep_.get(), count_.get(), compact_scratch_.get());
+  dev_.Compact(LoopDevice::Keep::kNotShrunk, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), pos_.data(), ext[0],
+               ext[1], keep_.data(), count_.data(), compact_scratch_.data());
   const int64_t n = CountOnHost();
   if (n != n_act_) {
     ++r_.active_changes;
     // The cached rows move to the new columns: entry k of a row is the old position of the new k-th sample.
-    dev_.GatherI32(n, keep_.get(), pos_.get(), remap_.get());
+    dev_.GatherI32(n, keep_.data(), pos_.data(), remap_.data());
     const std::vector<int32_t> used = cache_.Used();
     if (!used.empty()) {
       upload_.Upload(used.data(), static_cast<int64_t>(used.size()));
       for (size_t b = 0; b < used.size(); b += static_cast<size_t>(q_)) {
         const auto m = static_cast<int64_t>(std::min(used.size() - b, static_cast<size_t>(q_)));
-        dev_.CompactRows(m, upload_.get() + b, arena_.get(), l_, remap_.get(), n, scratch_.get());
+        dev_.CompactRows(m, upload_.data() + b, arena_.data(), l_, remap_.data(), n, scratch_.data());
       }
     }
-    std::swap(act_, keep_);
+    act_.Swap(keep_);
     SetActive(n);
   }
   r_.min_active = std::min(r_.min_active, n_act_);

@@ -113,11 +113,10 @@ class LoopDevice {
   virtual void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, double* g) = 0;
 };
 
-// The CUDA table over the rows uploaded once (train/svm/cuda/loop_device.cu; a build without CUDA throws).
+// The CUDA table over the rows uploaded once (train/svm/cuda/loop_device.cu, CUDA builds only; callers outside
+// train/svm/cuda/ reach it through SvmOps(ctx).loop_device, train/svm/svm_ops.h).
 std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::cuda::HostCsr& rows,
                                                const kernels::cuda::KernelSpec& kernel);
-// The CUDA table over a host kernel's rows and parameters (the same; train/svm/cuda/svm_ops.cc).
-std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::SvmKernelRows& kernel);
 // The host twins over a host kernel (the simulated device: device pointers are host memory).
 std::unique_ptr<LoopDevice> MakeTwinLoopDevice(kernels::SvmKernelRows& kernel);
 

@@ -32,7 +32,7 @@ std::vector<double> PredictCpu(const SvmModel& model, const datasets::SparseRowD
   return PredictSvm(model, data);
 }
 
-constexpr SvmDeviceOps kCpuTable{.solve_batched = SolveBatchedCpu, .predict = PredictCpu};
+constexpr SvmDeviceOps kCpuTable{.solve_batched = SolveBatchedCpu, .predict = PredictCpu, .loop_device = nullptr};
 
 // The simulated device: the device loop over host twins (predictions on the host: the decision values have no
 // simulated twin).
@@ -43,20 +43,10 @@ SolverResult SolveBatchedSimulated(const BinaryProblem& problem, const SolverOpt
   return SolveOnLoopDevice(*dev, problem, options, batch, stats);
 }
 
-constexpr SvmDeviceOps kSimulatedTable{.solve_batched = SolveBatchedSimulated, .predict = PredictCpu};
+constexpr SvmDeviceOps kSimulatedTable{
+    .solve_batched = SolveBatchedSimulated, .predict = PredictCpu, .loop_device = devloop::MakeTwinLoopDevice};
 
 }  // namespace
-
-#if !TESSEL_HAVE_CUDA
-namespace devloop {
-std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::cuda::HostCsr&, const kernels::cuda::KernelSpec&) {
-  throw Error("the device SVM loop on CUDA: this tessel was built without CUDA");
-}
-std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::SvmKernelRows&) {
-  throw Error("the device SVM loop on CUDA: this tessel was built without CUDA");
-}
-}  // namespace devloop
-#endif
 
 const SvmDeviceOps& SvmOps(const Context& ctx) {
   return SelectOps(ctx, kCpuTable, kCudaTable, "svm", &kSimulatedTable);

@@ -3,6 +3,7 @@
 // (train/svm/cuda/svm_ops.cc). train/svm/device_registry.cc is the one file that knows whether it was built.
 #pragma once
 
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -14,6 +15,11 @@
 
 namespace tessel::train::svm {
 
+namespace devloop {
+class LoopDevice;
+struct LoopResult;
+}  // namespace devloop
+
 struct SvmDeviceOps {
   // The batched solver (batch_solver.h). The CUDA entry runs the device loop (train/svm/device_loop.h) on the
   // current CUDA device: kernel rows by cuSPARSE into a device row cache, selection by a device top-k, the
@@ -24,16 +30,14 @@ struct SvmDeviceOps {
   // Predicted labels (PredictSvm's meaning). CUDA: float64 kernel and decision values on the device (cuSPARSE dot
   // products, RBF through squared norms), voting on the host.
   std::vector<double> (*predict)(const SvmModel& model, const datasets::SparseRowDataset& data);
+  // The device loop's raw operations over a kernel's rows and parameters (train/svm/device_loop.h): the CUDA
+  // kernels, or the host twins on the simulated device; null in the CPU table.
+  std::unique_ptr<devloop::LoopDevice> (*loop_device)(kernels::SvmKernelRows& kernel);
 };
 
 namespace cuda {
 extern const SvmDeviceOps kSvmCudaOps;  // train/svm/cuda/svm_ops.cc, CUDA builds only
 }  // namespace cuda
-
-namespace devloop {
-class LoopDevice;
-struct LoopResult;
-}  // namespace devloop
 
 // The batched solver on a device loop (train/svm/device_loop.h: the CUDA kernels, or their host twins on the
 // simulated device): the problem's checks, the loop, and its final state turned into SolveBinary's result by the

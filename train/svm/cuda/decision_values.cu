@@ -15,18 +15,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// A device array from the counted pool (core/device.h), filled from the host when given.
-template <typename T>
-struct PoolArray {
-  explicit PoolArray(size_t n, const T* host = nullptr)
-      : ptr(static_cast<T*>(device::Malloc(std::max<size_t>(n, 1) * sizeof(T)))) {
-    if (host != nullptr && n > 0) device::CopyToDevice(ptr, host, n * sizeof(T));
-  }
-  ~PoolArray() { device::Free(ptr); }
-  PoolArray(const PoolArray&) = delete;
-  PoolArray& operator=(const PoolArray&) = delete;
-  T* ptr;
-};
 int Blocks(int64_t n) { return static_cast<int>(std::clamp<int64_t>((n + kThreads - 1) / kThreads, 1, 65535 * 32)); }
 
 __global__ void AccumulateDecisions(int64_t n, int64_t m, int64_t pairs, const double* __restrict__ k,
@@ -51,24 +39,27 @@ std::vector<double> DecisionValuesCuda(const kernels::cuda::HostCsr& data, int64
   kernels::cuda::SvmKernelRowsCuda rows(data, kernel);
   std::vector<int32_t> h_ids(static_cast<size_t>(data.num_rows));
   std::iota(h_ids.begin(), h_ids.end(), 0);
-  const PoolArray<int32_t> ids(h_ids.size(), h_ids.data());
-  rows.SetColumns(0, ids.ptr, num_queries);
+  device::Array<int32_t> ids;
+  ids.Upload(h_ids.data(), h_ids.size());
+  rows.SetColumns(0, ids.data(), num_queries);
   std::vector<double> init(static_cast<size_t>(pairs * num_queries));
   for (int64_t p = 0; p < pairs; ++p)
     std::fill(init.begin() + p * num_queries, init.begin() + (p + 1) * num_queries, -rho[p]);
-  const PoolArray<double> out(init.size(), init.data());
-  const PoolArray<double> d_coef(static_cast<size_t>(pairs * nsv), coef);
+  device::Array<double> out;
+  out.Upload(init.data(), init.size());
+  device::Array<double> d_coef;
+  d_coef.Upload(coef, static_cast<size_t>(pairs * nsv));
   constexpr int64_t kChunk = 1024;
-  const PoolArray<double> k(static_cast<size_t>(std::min(kChunk, std::max<int64_t>(nsv, 1)) * num_queries));
+  const device::Array<double> k(static_cast<size_t>(std::min(kChunk, std::max<int64_t>(nsv, 1)) * num_queries));
   for (int64_t b = 0; b < nsv; b += kChunk) {
     const int64_t m = std::min(kChunk, nsv - b);
-    rows.KRows(0, ids.ptr + num_queries + b, m, k.ptr);
-    AccumulateDecisions<<<Blocks(num_queries * pairs), kThreads>>>(num_queries, m, pairs, k.ptr, d_coef.ptr, nsv, b,
-                                                                   out.ptr);
+    rows.KRows(0, ids.data() + num_queries + b, m, k.data());
+    AccumulateDecisions<<<Blocks(num_queries * pairs), kThreads>>>(num_queries, m, pairs, k.data(), d_coef.data(), nsv,
+                                                                   b, out.data());
     TESSEL_CUDA_CHECK_LAUNCH();
   }
   std::vector<double> h(init.size());
-  if (!h.empty()) device::CopyToHost(h.data(), out.ptr, h.size() * sizeof(double));
+  out.Download(h.data(), h.size());
   return h;
 }
 

@@ -16,10 +16,19 @@
 namespace tessel::train::svm {
 namespace {
 
+// The device loop's CUDA operations over the kernel's rows (uploaded once) and parameters.
+std::unique_ptr<devloop::LoopDevice> LoopDeviceCuda(kernels::SvmKernelRows& kernel) {
+  const kernels::SparseRowsView& v = kernel.rows();
+  const kernels::SvmKernelParams& k = kernel.params();
+  const kernels::cuda::HostCsr rows{v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
+  const kernels::cuda::KernelSpec spec{static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
+  return devloop::MakeCudaLoopDevice(rows, spec);
+}
+
 SolverResult SolveBatchedCuda(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
                               BatchStats* stats) {
   TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched (cuda): no kernel");
-  const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeCudaLoopDevice(*problem.kernel);
+  const std::unique_ptr<devloop::LoopDevice> dev = LoopDeviceCuda(*problem.kernel);
   return SolveOnLoopDevice(*dev, problem, options, batch, stats);
 }
 
@@ -74,18 +83,9 @@ std::vector<double> PredictCuda(const SvmModel& model, const datasets::SparseRow
 }
 }  // namespace
 
-namespace devloop {
-std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::SvmKernelRows& kernel) {
-  const kernels::SparseRowsView& v = kernel.rows();
-  const kernels::SvmKernelParams& k = kernel.params();
-  const kernels::cuda::HostCsr rows{v.indptr.data(), v.indices.data(), v.values.data(), v.num_rows(), v.num_cols};
-  const kernels::cuda::KernelSpec spec{static_cast<int>(k.type), k.degree, k.gamma, k.coef0};
-  return MakeCudaLoopDevice(rows, spec);
-}
-}  // namespace devloop
-
 namespace cuda {
-const SvmDeviceOps kSvmCudaOps{.solve_batched = SolveBatchedCuda, .predict = PredictCuda};
+const SvmDeviceOps kSvmCudaOps{
+    .solve_batched = SolveBatchedCuda, .predict = PredictCuda, .loop_device = LoopDeviceCuda};
 }  // namespace cuda
 
 }  // namespace tessel::train::svm
