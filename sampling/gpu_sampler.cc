@@ -1,6 +1,5 @@
 // GpuNeighborSampler's host side: checks, the per-node aggregation degrees and skews (computed here exactly as
-// NeighborSampler and SkewedPolicy compute them), the per-layer stream bases, the blocks from the device arrays,
-// and EmulateGpuSample: the device's step pipeline (gpu_sample_steps.h) run in serial loops on the host.
+// NeighborSampler and SkewedPolicy compute them), the per-layer stream bases, and the blocks the device writes.
 #include "sampling/gpu_sampler.h"
 
 #include <algorithm>
@@ -11,7 +10,6 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/parallel.h"
-#include "sampling/gpu_sample_steps.h"
 
 namespace tessel::sampling {
 namespace {
@@ -85,98 +83,29 @@ std::vector<uint64_t> Bases(const StreamKey& key, size_t layers) {
   return bases;
 }
 
-std::vector<Block> ToBlocks(std::vector<cuda::LayerArrays> layers) {
-  std::vector<Block> blocks(layers.size());
-  for (size_t l = 0; l < layers.size(); ++l) {
-    cuda::LayerArrays& a = layers[l];
-    Block& b = blocks[l];
-    b.num_dst = static_cast<int64_t>(a.indptr.size()) - 1;
-    b.src_nodes = std::move(a.src_nodes);
-    b.adj = kernels::SparseMatrix{b.num_dst, b.num_src(), Buffer<int64_t>(std::move(a.indptr)),
-                                  Buffer<int32_t>(std::move(a.indices)), Buffer<float>(std::move(a.values))};
-  }
-  return blocks;
-}
+// The sink the device writes a sample's layers to: each layer's Block, its arrays allocated on the device only (the
+// host side of a Buffer is allocated but neither touched nor uploaded; it is filled only if read there).
+struct BlockSink {
+  std::vector<Block>* blocks;
 
-void Scan(std::vector<int64_t>* a) { std::exclusive_scan(a->begin(), a->end(), a->begin(), int64_t{0}); }
-
-// The host twin of DeviceSampler::Layer (cuda/gpu_sampler.cu): the same steps, in serial loops.
-template <typename IdT>
-cuda::LayerArrays EmulateLayer(const gpu_steps::Graph<IdT>& g, std::vector<int32_t>& local_id,
-                               std::vector<unsigned long long>& first, const std::vector<int64_t>& dst, int fanout,
-                               uint64_t base, bool replace, bool gcn) {
-  using gpu_steps::Step;
-  const auto m = static_cast<int64_t>(dst.size());
-  const auto rows = static_cast<size_t>(m);
-  std::vector<unsigned long long> flags(2, gpu_steps::kNone);
-  std::vector<int64_t> slot(rows + 1), scratch_begin(rows + 1), out_indptr(rows + 1);
-  gpu_steps::Layer l{};
-  l.dst = dst.data();
-  l.m = m;
-  l.k = fanout;
-  l.replace = replace;
-  l.gcn = gcn;
-  l.base = base;
-  l.local_id = local_id.data();
-  l.first = first.data();
-  l.flags = flags.data();
-  l.slot = slot.data();
-  l.scratch_begin = scratch_begin.data();
-  auto run = [&](Step step, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) gpu_steps::Run(step, g, l, i);
-  };
-  run(Step::kPlanRow, m + 1);
-  Scan(&slot);
-  Scan(&scratch_begin);
-  if (flags[0] != gpu_steps::kNone) {
-    run(Step::kClearDestination, m);
-    throw Error(fmt::format("sampling: destination node {} is listed twice", flags[0]));
+  static cuda::LayerTargets Targets(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz) {
+    Block& b = (*static_cast<BlockSink*>(context)->blocks)[layer];
+    b.num_dst = m;
+    b.device_src = Buffer<int64_t>::Uninitialized(static_cast<size_t>(num_src));
+    b.adj = kernels::SparseMatrix{m, num_src, Buffer<int64_t>::Uninitialized(static_cast<size_t>(m) + 1),
+                                  Buffer<int32_t>::Uninitialized(static_cast<size_t>(nnz)),
+                                  Buffer<float>::Uninitialized(static_cast<size_t>(nnz))};
+    return cuda::LayerTargets{b.device_src.OverwriteDevice(), b.adj.indptr.OverwriteDevice(),
+                              b.adj.indices.OverwriteDevice(), b.adj.values.OverwriteDevice()};
   }
-  l.slots = slot[rows];
-  const auto s = static_cast<size_t>(std::max<int64_t>(scratch_begin[rows], 1));
-  std::vector<double> scratch_q(s), scratch_a(s);
-  std::vector<uint8_t> scratch_capped(s);
-  std::vector<int64_t> scratch_order(s);
-  const auto slots = static_cast<size_t>(l.slots);
-  std::vector<int64_t> slot_node(slots + 1), new_rank(slots + 1);
-  std::vector<double> slot_factor(slots + 1);
-  l.scratch_q = scratch_q.data();
-  l.scratch_a = scratch_a.data();
-  l.scratch_capped = scratch_capped.data();
-  l.scratch_order = scratch_order.data();
-  l.slot_node = slot_node.data();
-  l.slot_factor = slot_factor.data();
-  l.new_rank = new_rank.data();
-  run(Step::kPickRow, m);
-  run(Step::kFirstSeen, l.slots);
-  run(Step::kMarkNew, l.slots + 1);
-  Scan(&new_rank);
-  l.num_src = m + new_rank[slots];
-  cuda::LayerArrays out;
-  out.src_nodes.assign(static_cast<size_t>(l.num_src), -1);
-  std::copy(dst.begin(), dst.end(), out.src_nodes.begin());
-  l.src = out.src_nodes.data();
-  run(Step::kAssignNew, l.slots);
-  l.out_indptr = out_indptr.data();
-  run(Step::kRowLength, m + 1);
-  Scan(&out_indptr);
-  out.indices.assign(static_cast<size_t>(out_indptr[rows]), -1);
-  out.values.assign(out.indices.size(), -1.0F);
-  l.out_indices = out.indices.data();
-  l.out_values = out.values.data();
-  run(Step::kWriteRow, m);
-  run(Step::kResetMaps, std::max(l.num_src, l.slots));
-  TESSEL_CHECK(flags[1] == gpu_steps::kNone, "sampling: row {} has a negative or non-finite probability", flags[1]);
-  out.indptr = std::move(out_indptr);
-  return out;
-}
+};
 
 }  // namespace
 
 GpuNeighborSampler::GpuNeighborSampler(const datasets::AnyGraph& graph, SamplerOptions options,
                                        std::optional<GpuSkew> skew, int device_id)
     : options_(std::move(options)), device_id_(device_id), num_nodes_(datasets::NumNodes(graph)) {
-  ops_ = cuda::CudaSamplerOps();
+  ops_ = device::Simulated() ? &cuda::SimulatedSamplerOps() : cuda::CudaSamplerOps();
   TESSEL_CHECK(ops_ != nullptr,
                "GPU sampler: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON, or sample on the CPU)");
   const int devices = device::CudaDeviceCount();
@@ -190,35 +119,13 @@ GpuNeighborSampler::GpuNeighborSampler(const datasets::AnyGraph& graph, SamplerO
 
 std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key) {
   CheckSeeds(seeds, num_nodes_);
-  return ToBlocks(ops_->sample(*device_, seeds.data(), static_cast<int64_t>(seeds.size()), options_.fanouts,
-                               Bases(key, options_.fanouts.size()), options_.replace,
-                               options_.aggregation == Aggregation::kGcn));
-}
-
-std::vector<Block> EmulateGpuSample(const datasets::AnyGraph& graph, const SamplerOptions& options,
-                                    const std::optional<GpuSkew>& skew, std::span<const int64_t> seeds,
-                                    const StreamKey& key) {
-  PreparedGraph prepared;
-  Prepare(graph, options, skew, &prepared);
-  const cuda::GraphArrays& a = prepared.arrays;
-  CheckSeeds(seeds, a.num_nodes);
-  const std::vector<uint64_t> bases = Bases(key, options.fanouts.size());
-  const bool gcn = options.aggregation == Aggregation::kGcn;
-  std::vector<int32_t> local_id(static_cast<size_t>(a.num_nodes), -1);
-  std::vector<unsigned long long> first(local_id.size(), gpu_steps::kNone);
-  std::vector<cuda::LayerArrays> layers(options.fanouts.size());
-  std::vector<int64_t> dst(seeds.begin(), seeds.end());
-  for (size_t l = layers.size(); l-- > 0;) {
-    if (a.indices64 != nullptr) {
-      const gpu_steps::Graph<int64_t> g{a.indptr, a.indices64, a.norm_degree, a.row_skew, a.edge_owner, a.local_part};
-      layers[l] = EmulateLayer(g, local_id, first, dst, options.fanouts[l], bases[l], options.replace, gcn);
-    } else {
-      const gpu_steps::Graph<int32_t> g{a.indptr, a.indices32, a.norm_degree, a.row_skew, a.edge_owner, a.local_part};
-      layers[l] = EmulateLayer(g, local_id, first, dst, options.fanouts[l], bases[l], options.replace, gcn);
-    }
-    dst = layers[l].src_nodes;
-  }
-  return ToBlocks(std::move(layers));
+  std::vector<Block> blocks(options_.fanouts.size());
+  BlockSink sink{&blocks};
+  ops_->sample(*device_, seeds.data(), static_cast<int64_t>(seeds.size()), options_.fanouts,
+               Bases(key, options_.fanouts.size()), options_.replace, options_.aggregation == Aggregation::kGcn,
+               cuda::LayerSink{&sink, &BlockSink::Targets});
+  for (Block& b : blocks) b.src_nodes = b.device_src.ToVector();  // one download per layer
+  return blocks;
 }
 
 }  // namespace tessel::sampling

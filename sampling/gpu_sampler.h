@@ -1,5 +1,6 @@
 // GpuNeighborSampler: node-wise neighbour sampling on a CUDA device with the graph resident in device memory. It
-// draws exactly what NeighborSampler draws for the same key (uniform or skewed picks; identical blocks).
+// draws exactly what NeighborSampler draws for the same key (uniform or skewed picks; identical blocks). On the
+// simulated device (core/device.h, tests) the same pipeline runs on host twins of its kernels.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +34,9 @@ class GpuNeighborSampler {
                      std::optional<GpuSkew> skew = std::nullopt, int device_id = 0);
 
   // NeighborSampler::Sample's contract and result: the blocks are identical to the CPU sampler's for the same
-  // seeds and key (with NeighborSampler given the same SkewedPolicy, or none). Not reentrant.
+  // seeds and key (with NeighborSampler given the same SkewedPolicy, or none). The blocks stay on the device: each
+  // adjacency's arrays and Block::device_src are written there and read by kernels in place; src_nodes is their
+  // host copy (one download per layer). Not reentrant.
   std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key);
 
   const SamplerOptions& options() const { return options_; }
@@ -46,11 +49,5 @@ class GpuNeighborSampler {
   const cuda::SamplerCudaOps* ops_ = nullptr;
   cuda::DeviceSamplerPtr device_;
 };
-
-// The device pipeline (sampling/gpu_sample_steps.h, the code each CUDA kernel runs) in serial host loops, from the
-// same prepared arrays: the blocks GpuNeighborSampler returns, computed without a GPU. For tests; slow.
-std::vector<Block> EmulateGpuSample(const datasets::AnyGraph& graph, const SamplerOptions& options,
-                                    const std::optional<GpuSkew>& skew, std::span<const int64_t> seeds,
-                                    const StreamKey& key);
 
 }  // namespace tessel::sampling

@@ -3,6 +3,7 @@
 // (core/device_ops.h) that sampling/device_registry.cc hands out only when the build compiled gpu_sampler.cu.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -22,36 +23,42 @@ struct GraphArrays {
   int32_t local_part = 0;               // with row_skew: neighbours owned by this part get weight s
 };
 
-// One sampled layer in host memory: source nodes (destinations first), then the CSR of the block.
-struct LayerArrays {
-  std::vector<int64_t> src_nodes;
-  std::vector<int64_t> indptr;
-  std::vector<int32_t> indices;
-  std::vector<float> values;
+// Where one sampled layer is written: device arrays of the caller (the Block's buffers), handed out by the sink once
+// the layer's sizes are known. src_nodes: num_src ids (destinations first); the block's CSR: indptr (m + 1),
+// indices and values (nnz each). Every pointer is valid (non-null) even for 0 elements.
+struct LayerTargets {
+  int64_t* src_nodes = nullptr;
+  int64_t* indptr = nullptr;
+  int32_t* indices = nullptr;
+  float* values = nullptr;
+};
+struct LayerSink {
+  void* context = nullptr;
+  // Layer `layer` (0 = input layer) has m destination rows, num_src source nodes and nnz entries.
+  LayerTargets (*targets)(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz) = nullptr;
 };
 
-class DeviceSampler;  // defined in gpu_sampler.cu
-struct DeviceSamplerDeleter {
-  void (*destroy)(DeviceSampler* sampler) noexcept = nullptr;  // set by the table's create
-  void operator()(DeviceSampler* sampler) const noexcept {
-    if (destroy != nullptr) destroy(sampler);
-  }
+// The device side's state; each table's create makes its own kind (the CUDA pipeline, or its simulated twin).
+class DeviceSampler {
+ public:
+  virtual ~DeviceSampler() = default;
 };
-using DeviceSamplerPtr = std::unique_ptr<DeviceSampler, DeviceSamplerDeleter>;
+using DeviceSamplerPtr = std::unique_ptr<DeviceSampler>;
 
 // The device side of the sampler.
 struct SamplerCudaOps {
   // Uploads the graph to device `device_id`. Throws tessel::Error.
   DeviceSamplerPtr (*create)(int device_id, const GraphArrays& graph);
-  // Samples layers L-1 .. 0 from the seeds (already checked to lie in range): layer l picks fanouts[l] neighbours
-  // per destination row with the row stream Rng(Mix64(bases[l] ^ Mix64(u))). Returns the layers input layer first.
-  // Throws tessel::Error when a destination node is listed twice.
-  std::vector<LayerArrays> (*sample)(DeviceSampler& sampler, const int64_t* seeds, int64_t num_seeds,
-                                     const std::vector<int>& fanouts, const std::vector<uint64_t>& bases, bool replace,
-                                     bool gcn);
+  // Samples layers L-1 .. 0 from the seeds (host memory, already checked to lie in range; one upload): layer l
+  // picks fanouts[l] neighbours per destination row with the row stream Rng(Mix64(bases[l] ^ Mix64(u))), and is
+  // written to sink.targets(l, ...), on the device. Throws tessel::Error when a destination node is listed twice.
+  void (*sample)(DeviceSampler& sampler, const int64_t* seeds, int64_t num_seeds, const std::vector<int>& fanouts,
+                 const std::vector<uint64_t>& bases, bool replace, bool gcn, const LayerSink& sink);
 };
 
 // The table, or null when this build has no CUDA (sampling/device_registry.cc).
 const SamplerCudaOps* CudaSamplerOps();
+// The same pipeline on the simulated device (core/device.h), each kernel a serial host loop (gpu_sampler_twin.cc).
+const SamplerCudaOps& SimulatedSamplerOps();
 
 }  // namespace tessel::sampling::cuda

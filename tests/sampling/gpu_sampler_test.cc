@@ -210,9 +210,10 @@ void ExpectSameBlocks(const std::vector<Block>& gpu, const std::vector<Block>& c
   }
 }
 
-// Where the GPU sampler's pipeline runs: the CUDA kernels, or the same step functions in host loops.
-enum class Backend { kHostSteps, kCuda };
-void PrintTo(Backend b, std::ostream* os) { *os << (b == Backend::kCuda ? "cuda" : "host steps"); }
+// Where the GPU sampler's pipeline runs: the CUDA kernels, or the same pipeline on the simulated device (each kernel
+// a host loop over the same step functions).
+enum class Backend { kSimulated, kCuda };
+void PrintTo(Backend b, std::ostream* os) { *os << (b == Backend::kCuda ? "cuda" : "simulated device"); }
 
 class GpuMatchesCpu : public ::testing::TestWithParam<std::tuple<SamplerCase, Backend>> {
  protected:
@@ -239,10 +240,16 @@ TEST_P(GpuMatchesCpu, IdenticalBlocksForTheSameKey) {
     skew = GpuSkew{owners, 1, *c.skew};
   }
   NeighborSampler cpu(graph, options, policy);
-  std::optional<GpuNeighborSampler> gpu;
-  if (backend == Backend::kCuda) gpu.emplace(graph, options, skew, 0);
+  std::optional<device::ScopedSimulatedDevice> sim;
+  if (backend == Backend::kSimulated) sim.emplace();
+  GpuNeighborSampler gpu(graph, options, skew, 0);
   auto sample = [&](std::span<const int64_t> seeds, const StreamKey& key) {
-    return gpu ? gpu->Sample(seeds, key) : EmulateGpuSample(graph, options, skew, seeds, key);
+    std::vector<Block> blocks = gpu.Sample(seeds, key);
+    for (const Block& b : blocks) {  // written on the device, not through the host
+      EXPECT_TRUE(b.adj.indptr.DeviceCurrent() && b.adj.indices.DeviceCurrent() && b.adj.values.DeviceCurrent());
+      EXPECT_EQ(b.device_src.ToVector(), b.src_nodes);
+    }
+    return blocks;
   };
   Rng seed_rng(9);
   for (uint64_t batch = 0; batch < 3; ++batch) {
@@ -283,10 +290,10 @@ INSTANTIATE_TEST_SUITE_P(
                 "budget_gcn", {15, 10, 5}, false, Aggregation::kGcn, SkewOptions{.variance_budget = 0.5}, false},
             SamplerCase{"budget_replace", {40, 3}, true, Aggregation::kGcn, SkewOptions{.variance_budget = 0.5}, false},
             SamplerCase{"skew1_is_uniform", {10, 25}, false, Aggregation::kMean, SkewOptions{.skew = 1.0}, false}),
-        ::testing::Values(Backend::kHostSteps, Backend::kCuda)),
+        ::testing::Values(Backend::kSimulated, Backend::kCuda)),
     [](const auto& param_info) {
       return std::get<0>(param_info.param).name +
-             (std::get<1>(param_info.param) == Backend::kCuda ? "_cuda" : "_host_steps");
+             (std::get<1>(param_info.param) == Backend::kCuda ? "_cuda" : "_simulated");
     });
 
 }  // namespace

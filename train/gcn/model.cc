@@ -118,7 +118,8 @@ bool GcnModel::AggregateFirst(const SparseMatrix& a, int64_t n_src, int l, bool 
 }
 
 const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std::span<const int64_t> x_rows,
-                                std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key) {
+                                std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key,
+                                const Buffer<int64_t>* x_row_ids) {
   const int layers = config_.layers;
   TESSEL_CHECK(static_cast<int>(graphs.size()) == layers, "the model has {} layers but {} graphs were given", layers,
                graphs.size());
@@ -135,9 +136,15 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
     s.key.purpose += static_cast<uint64_t>(l);
     s.sparse_in = l == 0 && x.is_sparse;
     const std::span<const int64_t> rows = l == 0 ? x_rows : std::span<const int64_t>();
-    // On a device the input row ids go up once per step, in x_ids_, for every gather of the layer.
+    // On a device the input row ids are read there by every gather of the layer: the caller's copy already on the
+    // device (x_row_ids), or x_ids_ (uploaded once per step).
     const bool device_ids = ctx.IsCuda() && !rows.empty();
-    if (device_ids) {
+    const Buffer<int64_t>* ids = &x_ids_;
+    if (device_ids && x_row_ids != nullptr) {
+      TESSEL_CHECK(x_row_ids->size() == rows.size(), "{} device row ids for {} input rows", x_row_ids->size(),
+                   rows.size());
+      ids = x_row_ids;
+    } else if (device_ids) {
       x_ids_.ResizeUninitialized(rows.size());
       std::copy(rows.begin(), rows.end(), x_ids_.MutableHost().begin());
     }
@@ -185,14 +192,14 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
         // built (for the SAGE self term).
         s.in = Matrix();
         if (device_ids) {
-          kernels::GatherSpMM(ctx, a, src, x_ids_, p, s.key, &s.agg);
+          kernels::GatherSpMM(ctx, a, src, *ids, p, s.key, &s.agg);
         } else {
           kernels::GatherSpMM(ctx, a, src, rows, p, s.key, &s.agg);
         }
         kernels::Gemm(ctx, s.agg, false, W(l).value, false, 1.0F, 0.0F, &s.out);
         if (sage) {
           if (device_ids) {
-            kernels::GatherRowsDropout(ctx, src, x_ids_, a.rows, p, s.key, &s.self_in);
+            kernels::GatherRowsDropout(ctx, src, *ids, a.rows, p, s.key, &s.self_in);
           } else {
             kernels::GatherRowsDropout(ctx, src, rows.empty() ? rows : rows.first(static_cast<size_t>(a.rows)), a.rows,
                                        p, s.key, &s.self_in);
@@ -201,7 +208,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
         }
       } else {
         if (materialize && device_ids) {
-          kernels::GatherRowsDropout(ctx, src, x_ids_, n_src, p, s.key, &s.in);
+          kernels::GatherRowsDropout(ctx, src, *ids, n_src, p, s.key, &s.in);
         } else if (materialize) {
           kernels::GatherRowsDropout(ctx, src, rows, n_src, p, s.key, &s.in);
         } else {

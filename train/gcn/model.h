@@ -73,9 +73,11 @@ class GcnModel {
   // The same with the first layer's input rows read through `x_rows` (dense x only): input row i is x's row
   // x_rows[i] (empty: x's rows in order). A sampled batch passes the whole feature matrix and its first block's
   // source ids, so the input rows are gathered inside the first layer's kernels (with dropout fused) instead of
-  // copied first.
+  // copied first. On a device, `x_row_ids` (when given) holds x_rows already there (the GPU sampler's first block:
+  // Block::device_src) and the gathers read it in place; otherwise x_rows go up once per step.
   const Matrix& Forward(const Context& ctx, const FeatureMatrix& x, std::span<const int64_t> x_rows,
-                        std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key);
+                        std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key,
+                        const Buffer<int64_t>* x_row_ids = nullptr);
   // Fills every Param::grad from the gradient of the loss with respect to the last logits.
   void Backward(const Context& ctx, const Matrix& grad_logits);
 

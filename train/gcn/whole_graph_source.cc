@@ -1,5 +1,5 @@
 // The whole graph in one process as a GraphSource (trainer.h): full-graph steps over the normalised adjacency, or
-// sampled mini-batches (NeighborSampler); evaluation by full-graph inference. Also PredictFromCheckpoint.
+// sampled mini-batches (NeighborSampler; GpuNeighborSampler on a device); evaluation by full-graph inference. Also PredictFromCheckpoint.
 #include <chrono>
 #include <memory>
 #include <numeric>
@@ -9,6 +9,7 @@
 #include "kernels/gather.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
+#include "sampling/gpu_sampler.h"
 #include "sampling/neighbor_sampler.h"
 #include "train/gcn/trainer.h"
 
@@ -38,20 +39,27 @@ class WholeGraphSource final : public GraphSource {
     const SparseMatrix* t = adj_t_.indptr.empty() ? &adj_ : &adj_t_;
     full_graphs_.assign(static_cast<size_t>(c.model.layers), LayerGraph{&adj_, t});
     if (c.batch_size > 0) {
-      sampler_.emplace(data.graph,
-                       sampling::SamplerOptions{c.fanouts, c.replace,
-                                                c.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
-                                                                                : sampling::Aggregation::kMean});
+      sampling::SamplerOptions options{
+          c.fanouts, c.replace,
+          c.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn : sampling::Aggregation::kMean};
+      if (ctx.IsCuda()) {
+        // On a device the graph stays there and the blocks are sampled there (the same blocks as the CPU sampler's
+        // for the same key): no block goes up per step.
+        gpu_sampler_.emplace(data.graph, std::move(options), std::nullopt, ctx.device_id);
+      } else {
+        sampler_.emplace(data.graph, std::move(options));
+      }
     }
   }
 
   std::vector<int64_t> TrainNodes() const override { return data_.train.ToVector(); }
-  bool Samples() const override { return sampler_.has_value(); }
+  bool Samples() const override { return sampler_.has_value() || gpu_sampler_.has_value(); }
   bool Partitioned() const override { return false; }
 
   void MakeBatch(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, Batch* b,
                  StepCounters* counters) override {
-    if (!sampler_) {  // the whole graph: every layer over Â, the loss over the seeds' rows
+    b->x_row_ids = nullptr;
+    if (!Samples()) {  // the whole graph: every layer over Â, the loss over the seeds' rows
       b->blocks.clear();
       b->graphs = full_graphs_;
       b->x = &features_;
@@ -64,7 +72,7 @@ class WholeGraphSource final : public GraphSource {
       return;
     }
     auto t0 = std::chrono::steady_clock::now();
-    b->blocks = sampler_->Sample(seeds, sample_key);
+    b->blocks = gpu_sampler_ ? gpu_sampler_->Sample(seeds, sample_key) : sampler_->Sample(seeds, sample_key);
     counters->sample_seconds += SecondsSince(t0);
     b->graphs.clear();
     for (const auto& blk : b->blocks) {
@@ -84,6 +92,7 @@ class WholeGraphSource final : public GraphSource {
     } else {
       b->x = &features_;
       b->x_rows = src;
+      if (gpu_sampler_) b->x_row_ids = &b->blocks.front().device_src;  // already on the device
     }
     SetSeedLabels(
         seeds, [&](int64_t seed) { return labels_[static_cast<size_t>(seed)]; }, b);
@@ -111,7 +120,8 @@ class WholeGraphSource final : public GraphSource {
   SparseMatrix adj_;
   SparseMatrix adj_t_;  // empty when adj_ is symmetric
   std::vector<LayerGraph> full_graphs_;
-  std::optional<sampling::NeighborSampler> sampler_;  // mini-batch steps
+  std::optional<sampling::NeighborSampler> sampler_;  // mini-batch steps on the CPU
+  std::optional<sampling::GpuNeighborSampler> gpu_sampler_;  // mini-batch steps on a device
 };
 
 }  // namespace

@@ -1,0 +1,173 @@
+// The GPU sampler's per-layer pipeline over device arrays, written once for its two executors: the CUDA kernels
+// (cuda/gpu_sampler.cu: each step of gpu_sample_steps.h a kernel, scans by CUB) and their host twins on the
+// simulated device (gpu_sampler_twin.cc: each step a serial loop, scans by std::exclusive_scan). Both run this same
+// sequence of allocations, launches, scans and copies, so a test on the simulated device counts exactly what a GPU
+// run copies and allocates. Only C++17 (nvcc compiles it).
+//
+// An executor Exec provides, as static functions:
+//   template <typename IdT> void Launch(gpu_steps::Step, const gpu_steps::Graph<IdT>&, const gpu_steps::Layer&, n)
+//   template <typename T> void Fill(T* a, int64_t n, T value)
+//   void ExclusiveScan(int64_t* a, int64_t n)
+//   void CopyOnDevice(void* dst, const void* src, size_t bytes)   (device to device, stream-ordered)
+//   void SetDevice(int device_id), void Finish()                  (Finish: wait for the device; errors surface)
+//
+// Copies per layer (counted by core/device.h): 5 downloads of one value (the slot and scratch totals, the duplicate
+// flag, the new-node count, the entry count) and one of the bad-row flag; the layer's arrays are written to the
+// caller's device arrays (LayerSink), never through the host. The seeds are the one upload of a Sample.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "core/device.h"
+#include "core/error.h"
+#include "sampling/cuda/gpu_sampler_cuda.h"
+#include "sampling/gpu_sample_steps.h"
+
+namespace tessel::sampling::cuda {
+
+template <typename Exec>
+class SamplerPipeline {
+ public:
+  static constexpr unsigned long long kNoSlot = gpu_steps::kNone;
+
+  SamplerPipeline(int device_id, const GraphArrays& g) : device_id_(device_id) {
+    Exec::SetDevice(device_id_);
+    const auto n = static_cast<size_t>(g.num_nodes);
+    const auto e = static_cast<size_t>(g.num_entries);
+    indptr_.Upload(g.indptr, n + 1);
+    ids64_ = g.indices64 != nullptr;
+    if (ids64_) {
+      indices64_.Upload(g.indices64, e);
+    } else {
+      indices32_.Upload(g.indices32, e);
+    }
+    norm_degree_.Upload(g.norm_degree, n);
+    if (g.row_skew != nullptr) {
+      row_skew_.Upload(g.row_skew, n);
+      edge_owner_.Upload(g.edge_owner, e);
+      local_part_ = g.local_part;
+    }
+    local_id_.Reserve(n > 0 ? n : 1);
+    first_.Reserve(n > 0 ? n : 1);
+    Exec::Fill(local_id_.data(), g.num_nodes, int32_t{-1});
+    Exec::Fill(first_.data(), g.num_nodes, kNoSlot);
+    flags_.Reserve(2);
+    Exec::Finish();
+  }
+
+  void Sample(const int64_t* seeds, int64_t num_seeds, const std::vector<int>& fanouts,
+              const std::vector<uint64_t>& bases, bool replace, bool gcn, const LayerSink& sink) {
+    Exec::SetDevice(device_id_);
+    dst_.Upload(seeds, static_cast<size_t>(num_seeds));
+    int64_t m = num_seeds;
+    for (size_t l = fanouts.size(); l-- > 0;) {
+      m = ids64_ ? Layer(View<int64_t>(indices64_.data()), l, m, fanouts[l], bases[l], replace, gcn, sink)
+                 : Layer(View<int32_t>(indices32_.data()), l, m, fanouts[l], bases[l], replace, gcn, sink);
+      dst_.Swap(src_);
+    }
+  }
+
+ private:
+  template <typename T>
+  static T DownloadOne(const T* device) {
+    T value{};
+    device::CopyToHost(&value, device, sizeof(T));
+    return value;
+  }
+
+  template <typename IdT>
+  gpu_steps::Graph<IdT> View(const IdT* indices) const {
+    return gpu_steps::Graph<IdT>{indptr_.data(),     indices,    norm_degree_.data(), row_skew_.data(),
+                                 edge_owner_.data(), local_part_};
+  }
+
+  template <typename IdT>
+  static void Launch(gpu_steps::Step step, const gpu_steps::Graph<IdT>& g, const gpu_steps::Layer& l, int64_t n) {
+    if (n > 0) Exec::Launch(step, g, l, n);
+  }
+
+  // One layer (index `layer`, m destination rows in dst_); its arrays go to the sink's device arrays. Returns the
+  // layer's source count (the next layer's destinations, left in src_).
+  template <typename IdT>
+  int64_t Layer(const gpu_steps::Graph<IdT>& g, size_t layer, int64_t m, int fanout, uint64_t base, bool replace,
+                bool gcn, const LayerSink& sink) {
+    using gpu_steps::Step;
+    const auto rows = static_cast<size_t>(m);
+    gpu_steps::Layer l{};
+    l.dst = dst_.data();
+    l.m = m;
+    l.k = fanout;
+    l.replace = replace;
+    l.gcn = gcn;
+    l.base = base;
+    l.local_id = local_id_.data();
+    l.first = first_.data();
+    l.flags = flags_.Reserve(2);
+    Exec::Fill(l.flags, 2, kNoSlot);
+    l.slot = slot_.Reserve(rows + 1);
+    l.scratch_begin = scratch_begin_.Reserve(rows + 1);
+    Launch(Step::kPlanRow, g, l, m + 1);
+    Exec::ExclusiveScan(l.slot, m + 1);
+    Exec::ExclusiveScan(l.scratch_begin, m + 1);
+    l.slots = DownloadOne(l.slot + m);
+    const int64_t scratch = DownloadOne(l.scratch_begin + m);
+    const auto duplicate = DownloadOne(l.flags);
+    if (duplicate != kNoSlot) {
+      Launch(Step::kClearDestination, g, l, m);
+      Exec::Finish();
+      throw Error(fmt::format("sampling: destination node {} is listed twice", duplicate));
+    }
+    const auto s = static_cast<size_t>(scratch > 0 ? scratch : 1);
+    l.scratch_q = scratch_q_.Reserve(s);
+    l.scratch_a = scratch_a_.Reserve(s);
+    l.scratch_capped = scratch_capped_.Reserve(s);
+    l.scratch_order = scratch_order_.Reserve(s);
+    const auto slots = static_cast<size_t>(l.slots);
+    l.slot_node = slot_node_.Reserve(slots + 1);
+    l.slot_factor = slot_factor_.Reserve(slots + 1);
+    l.new_rank = new_rank_.Reserve(slots + 1);
+    Launch(Step::kPickRow, g, l, m);
+    Launch(Step::kFirstSeen, g, l, l.slots);
+    Launch(Step::kMarkNew, g, l, l.slots + 1);
+    Exec::ExclusiveScan(l.new_rank, l.slots + 1);
+    l.num_src = m + DownloadOne(l.new_rank + l.slots);
+    l.src = src_.Reserve(static_cast<size_t>(l.num_src));
+    if (m > 0) Exec::CopyOnDevice(l.src, l.dst, rows * sizeof(int64_t));
+    Launch(Step::kAssignNew, g, l, l.slots);
+    l.out_indptr = out_indptr_.Reserve(rows + 1);
+    Launch(Step::kRowLength, g, l, m + 1);
+    Exec::ExclusiveScan(l.out_indptr, m + 1);
+    const int64_t nnz = DownloadOne(l.out_indptr + m);
+    // The block's arrays, now that its sizes are known: the entries are written there directly.
+    const LayerTargets t = sink.targets(sink.context, layer, m, l.num_src, nnz);
+    l.out_indices = t.indices;
+    l.out_values = t.values;
+    Launch(Step::kWriteRow, g, l, m);
+    Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);
+    if (l.num_src > 0) Exec::CopyOnDevice(t.src_nodes, l.src, static_cast<size_t>(l.num_src) * sizeof(int64_t));
+    Exec::CopyOnDevice(t.indptr, l.out_indptr, (rows + 1) * sizeof(int64_t));
+    const auto bad_row = DownloadOne(l.flags + 1);
+    TESSEL_CHECK(bad_row == kNoSlot, "sampling: row {} has a negative or non-finite probability", bad_row);
+    return l.num_src;
+  }
+
+  int device_id_ = 0;
+  bool ids64_ = false;
+  int32_t local_part_ = 0;
+  device::Array<int64_t> indptr_;
+  device::Array<int32_t> indices32_;
+  device::Array<int64_t> indices64_;
+  device::Array<double> norm_degree_;
+  device::Array<double> row_skew_;
+  device::Array<int32_t> edge_owner_;
+  device::Array<int32_t> local_id_;          // global -> local id of the block being built, -1 elsewhere
+  device::Array<unsigned long long> first_;  // first slot of a new source node, kNoSlot elsewhere
+  device::Array<unsigned long long> flags_;  // [duplicate destination, row with a bad probability], kNoSlot = none
+  device::Array<int64_t> dst_, src_, slot_, scratch_begin_, slot_node_, new_rank_, out_indptr_, scratch_order_;
+  device::Array<double> slot_factor_, scratch_q_, scratch_a_;
+  device::Array<uint8_t> scratch_capped_;
+};
+
+}  // namespace tessel::sampling::cuda
