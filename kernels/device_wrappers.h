@@ -195,6 +195,27 @@ struct DeviceWrappers {
     return t;
   }
 
+  // The rows gathered on the device: the entry count from the host offsets (a's host copy is current: features are
+  // written on the host), the offsets scanned and the entries copied on the device.
+  static SparseMatrix GatherSparseRows(const SparseMatrix& a, std::span<const int64_t> ids,
+                                       const Buffer<int64_t>* ids_buf) {
+    const auto m = static_cast<int64_t>(ids.size());
+    int64_t nnz = 0;
+    const std::span<const int64_t> p = a.indptr.Host();
+    for (const int64_t r : ids) nnz += p[static_cast<size_t>(r) + 1] - p[static_cast<size_t>(r)];
+    SparseMatrix out{m, a.cols, Buffer<int64_t>::Uninitialized(static_cast<size_t>(m) + 1),
+                     Buffer<int32_t>::Uninitialized(static_cast<size_t>(nnz)),
+                     Buffer<float>::Uninitialized(a.has_values() ? static_cast<size_t>(nnz) : 0)};
+    Buffer<int64_t> copy;
+    if (ids_buf == nullptr) {
+      copy = Buffer<int64_t>::CopyOf(ids);
+      ids_buf = &copy;
+    }
+    Raw::GatherSparseRows(OnDevice(a), m > 0 ? ids_buf->Device() : nullptr, m, out.indptr.OverwriteDevice(),
+                          out.indices.OverwriteDevice(), a.has_values() ? out.values.OverwriteDevice() : nullptr);
+    return out;
+  }
+
   // ---- top-k
 
   static void TopK(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices) {
@@ -227,6 +248,7 @@ constexpr KernelOps MakeDeviceOps() {
       .row_argmax = W::RowArgmax,
       .spmm = W::SpMM,
       .transpose = W::Transpose,
+      .gather_sparse_rows = W::GatherSparseRows,
       .topk = W::TopK,
   };
 }

@@ -38,6 +38,7 @@ constexpr KernelOps kCpuOps{
     .row_argmax = cpu::RowArgmax,
     .spmm = cpu::SpMM,
     .transpose = cpu::Transpose,
+    .gather_sparse_rows = cpu::GatherSparseRows,
     .topk = cpu::TopK,
 };
 

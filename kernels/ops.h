@@ -56,6 +56,10 @@ struct KernelOps {
   // sparse.h (y is sized)
   void (*spmm)(const SparseMatrix& a, const Matrix& x, Matrix* y);
   SparseMatrix (*transpose)(const SparseMatrix& a);
+  // ids checked; ids_buf: a Buffer starting with the same ids, which a device entry reads in place (null: it
+  // uploads a copy)
+  SparseMatrix (*gather_sparse_rows)(const SparseMatrix& a, std::span<const int64_t> ids,
+                                     const Buffer<int64_t>* ids_buf);
   // topk.h (values and indices are sized)
   void (*topk)(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices);
 };
@@ -86,6 +90,7 @@ void RowSoftmax(const Matrix& logits, Matrix* probs);
 void RowArgmax(const Matrix& x, std::span<int32_t> out);
 void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y);
 SparseMatrix Transpose(const SparseMatrix& a);
+SparseMatrix GatherSparseRows(const SparseMatrix& a, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf);
 void TopK(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices);
 }  // namespace cpu
 

@@ -17,8 +17,12 @@ void SpMMTranspose(const Context& ctx, const SparseMatrix& a, const Matrix& x, M
 // The transpose as a CSR matrix (rows sorted by column of a; entries within a row keep a's row order).
 SparseMatrix Transpose(const Context& ctx, const SparseMatrix& a);
 
-// The rows `ids` of a (in that order, repeats allowed) as a new [ids.size() x a.cols] CSR matrix.
-SparseMatrix GatherSparseRows(const Context& ctx, const SparseMatrix& a, std::span<const int64_t> ids);
+// The rows `ids` of a (in that order, repeats allowed) as a new [ids.size() x a.cols] CSR matrix. On a device the
+// result is built there (the entry count from a's host offsets, the rows on the device: nothing goes through the
+// host); `ids_buf`, when given, starts with the same ids, already on the device (e.g. Block::device_src), and is
+// read in place; otherwise the ids go up once.
+SparseMatrix GatherSparseRows(const Context& ctx, const SparseMatrix& a, std::span<const int64_t> ids,
+                              const Buffer<int64_t>* ids_buf = nullptr);
 
 // Sparse input features times dense weights (the first GCN layer): y = x * w; and its weight gradient
 // grad_w = x^T * grad_y. Same kernels as SpMM / SpMMTranspose, named for the call sites.

@@ -11,13 +11,15 @@
 //   void CopyOnDevice(void* dst, const void* src, size_t bytes)   (device to device, stream-ordered)
 //   void SetDevice(int device_id), void Finish()                  (Finish: wait for the device; errors surface)
 //
-// Copies per layer (counted by core/device.h): 5 downloads of one value (the slot and scratch totals, the duplicate
-// flag, the new-node count, the entry count) and one of the bad-row flag; the layer's arrays are written to the
-// caller's device arrays (LayerSink), never through the host. The seeds are the one upload of a Sample.
+// Copies per layer (counted by core/device.h): 3 small downloads, each a wait for the device that sizes the next
+// arrays (the slot and scratch totals with the duplicate flag; the new-node count; the entry count with the bad-row
+// flag); the layer's arrays are written to the caller's device arrays (LayerSink), never through the host. The seeds
+// are the one upload of a Sample.
 #pragma once
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <vector>
 
 #include "core/device.h"
@@ -70,11 +72,15 @@ class SamplerPipeline {
   }
 
  private:
-  template <typename T>
-  static T DownloadOne(const T* device) {
-    T value{};
-    device::CopyToHost(&value, device, sizeof(T));
-    return value;
+  // Values at device addresses (8-byte counts or flags), gathered into one staging array by stream-ordered device
+  // copies and read back with one download: one wait for the device instead of one per value.
+  template <size_t N>
+  std::array<unsigned long long, N> Read(const std::array<const void*, N>& at) {
+    unsigned long long* stage = stage_.Reserve(N);
+    for (size_t i = 0; i < N; ++i) Exec::CopyOnDevice(stage + i, at[i], sizeof(unsigned long long));
+    std::array<unsigned long long, N> values{};
+    device::CopyToHost(values.data(), stage, N * sizeof(unsigned long long));
+    return values;
   }
 
   template <typename IdT>
@@ -111,9 +117,11 @@ class SamplerPipeline {
     Launch(Step::kPlanRow, g, l, m + 1);
     Exec::ExclusiveScan(l.slot, m + 1);
     Exec::ExclusiveScan(l.scratch_begin, m + 1);
-    l.slots = DownloadOne(l.slot + m);
-    const int64_t scratch = DownloadOne(l.scratch_begin + m);
-    const auto duplicate = DownloadOne(l.flags);
+    // One read for the slot and scratch totals and the duplicate flag (staged on the device, then one copy).
+    const auto plan = Read<3>({l.slot + m, l.scratch_begin + m, l.flags});
+    l.slots = static_cast<int64_t>(plan[0]);
+    const auto scratch = static_cast<int64_t>(plan[1]);
+    const auto duplicate = plan[2];
     if (duplicate != kNoSlot) {
       Launch(Step::kClearDestination, g, l, m);
       Exec::Finish();
@@ -132,14 +140,18 @@ class SamplerPipeline {
     Launch(Step::kFirstSeen, g, l, l.slots);
     Launch(Step::kMarkNew, g, l, l.slots + 1);
     Exec::ExclusiveScan(l.new_rank, l.slots + 1);
-    l.num_src = m + DownloadOne(l.new_rank + l.slots);
+    l.num_src = m + static_cast<int64_t>(Read<1>({l.new_rank + l.slots})[0]);
     l.src = src_.Reserve(static_cast<size_t>(l.num_src));
     if (m > 0) Exec::CopyOnDevice(l.src, l.dst, rows * sizeof(int64_t));
     Launch(Step::kAssignNew, g, l, l.slots);
     l.out_indptr = out_indptr_.Reserve(rows + 1);
     Launch(Step::kRowLength, g, l, m + 1);
     Exec::ExclusiveScan(l.out_indptr, m + 1);
-    const int64_t nnz = DownloadOne(l.out_indptr + m);
+    // One read for the entry count and the bad-row flag (set by the picks).
+    const auto written = Read<2>({l.out_indptr + m, l.flags + 1});
+    const auto nnz = static_cast<int64_t>(written[0]);
+    const auto bad_row = written[1];
+    TESSEL_CHECK(bad_row == kNoSlot, "sampling: row {} has a negative or non-finite probability", bad_row);
     // The block's arrays, now that its sizes are known: the entries are written there directly.
     const LayerTargets t = sink.targets(sink.context, layer, m, l.num_src, nnz);
     l.out_indices = t.indices;
@@ -148,8 +160,6 @@ class SamplerPipeline {
     Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);
     if (l.num_src > 0) Exec::CopyOnDevice(t.src_nodes, l.src, static_cast<size_t>(l.num_src) * sizeof(int64_t));
     Exec::CopyOnDevice(t.indptr, l.out_indptr, (rows + 1) * sizeof(int64_t));
-    const auto bad_row = DownloadOne(l.flags + 1);
-    TESSEL_CHECK(bad_row == kNoSlot, "sampling: row {} has a negative or non-finite probability", bad_row);
     return l.num_src;
   }
 
@@ -165,6 +175,7 @@ class SamplerPipeline {
   device::Array<int32_t> local_id_;          // global -> local id of the block being built, -1 elsewhere
   device::Array<unsigned long long> first_;  // first slot of a new source node, kNoSlot elsewhere
   device::Array<unsigned long long> flags_;  // [duplicate destination, row with a bad probability], kNoSlot = none
+  device::Array<unsigned long long> stage_;  // values staged for one read (Read)
   device::Array<int64_t> dst_, src_, slot_, scratch_begin_, slot_node_, new_rank_, out_indptr_, scratch_order_;
   device::Array<double> slot_factor_, scratch_q_, scratch_a_;
   device::Array<uint8_t> scratch_capped_;

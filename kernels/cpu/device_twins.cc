@@ -151,6 +151,14 @@ struct HostRaw {
     std::copy_n(t.indices.Host().data(), a.nnz, t_indices);
     if (t_values != nullptr) std::copy_n(t.values.Host().data(), a.nnz, t_values);
   }
+  static void GatherSparseRows(const DeviceCsr& a, const int64_t* ids, int64_t m, int64_t* out_indptr,
+                               int32_t* out_indices, float* out_values) {
+    const SparseMatrix g =
+        cpu::GatherSparseRows(Csr(a), std::span<const int64_t>(ids, static_cast<size_t>(m)), nullptr);
+    std::copy_n(g.indptr.Host().data(), m + 1, out_indptr);
+    std::copy_n(g.indices.Host().data(), g.nnz(), out_indices);
+    if (out_values != nullptr) std::copy_n(g.values.Host().data(), g.nnz(), out_values);
+  }
   static void TopK(const float* x, int64_t n_rows, int64_t c, int64_t k, float* values, int32_t* indices) {
     Matrix v = M(values, n_rows, k);
     Buffer<int32_t> i = View(indices, n_rows * k);

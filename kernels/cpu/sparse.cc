@@ -79,16 +79,10 @@ SparseMatrix Transpose(const SparseMatrix& a) {
 
 }  // namespace cpu
 
-namespace {
-
-SparseMatrix GatherSparseRowsCpu(const SparseMatrix& a, std::span<const int64_t> ids) {
+SparseMatrix cpu::GatherSparseRows(const SparseMatrix& a, std::span<const int64_t> ids, const Buffer<int64_t>*) {
   auto p = a.indptr.Host();
   std::vector<int64_t> out_p(ids.size() + 1, 0);
-  for (size_t i = 0; i < ids.size(); ++i) {
-    const int64_t r = ids[i];
-    TESSEL_CHECK(r >= 0 && r < a.rows, "GatherSparseRows: row {} outside [0, {})", r, a.rows);
-    out_p[i + 1] = out_p[i] + (p[r + 1] - p[r]);
-  }
+  for (size_t i = 0; i < ids.size(); ++i) out_p[i + 1] = out_p[i] + (p[ids[i] + 1] - p[ids[i]]);
   auto idx = a.indices.Host();
   auto val = a.values.Host();
   std::vector<int32_t> out_i(static_cast<size_t>(out_p.back()));
@@ -104,8 +98,6 @@ SparseMatrix GatherSparseRowsCpu(const SparseMatrix& a, std::span<const int64_t>
   return SparseMatrix{static_cast<int64_t>(ids.size()), a.cols, Buffer<int64_t>(std::move(out_p)),
                       Buffer<int32_t>(std::move(out_i)), Buffer<float>(std::move(out_v))};
 }
-
-}  // namespace
 
 void SpMM(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
   SpMMShape(a, x, y);
@@ -154,11 +146,14 @@ void SpMMTranspose(const Context& ctx, const SparseMatrix& a, const Matrix& x, M
 
 SparseMatrix Transpose(const Context& ctx, const SparseMatrix& a) { return Ops(ctx).transpose(a); }
 
-SparseMatrix GatherSparseRows(const Context& ctx, const SparseMatrix& a, std::span<const int64_t> ids) {
-  // On CUDA too the rows are gathered on the host (the ids come from the host-side sampler); the result is
-  // uploaded by the first kernel that reads it.
-  (void)ctx;
-  return GatherSparseRowsCpu(a, ids);
+SparseMatrix GatherSparseRows(const Context& ctx, const SparseMatrix& a, std::span<const int64_t> ids,
+                              const Buffer<int64_t>* ids_buf) {
+  TESSEL_CHECK(a.indptr.size() == static_cast<size_t>(a.rows + 1), "GatherSparseRows: {} offsets for {} rows",
+               a.indptr.size(), a.rows);
+  for (const int64_t r : ids) TESSEL_CHECK(r >= 0 && r < a.rows, "GatherSparseRows: row {} outside [0, {})", r, a.rows);
+  TESSEL_CHECK(ids_buf == nullptr || ids_buf->size() >= ids.size(), "GatherSparseRows: {} ids but a buffer of {}",
+               ids.size(), ids_buf == nullptr ? 0 : ids_buf->size());
+  return Ops(ctx).gather_sparse_rows(a, ids, ids_buf);
 }
 
 }  // namespace tessel::kernels

@@ -31,6 +31,7 @@ struct CudaRaw {
   static constexpr auto RowArgmax = &cuda::RowArgmax;
   static constexpr auto SpMM = &cuda::SpMM;
   static constexpr auto Transpose = &cuda::Transpose;
+  static constexpr auto GatherSparseRows = &cuda::GatherSparseRows;
   static constexpr auto TopK = &cuda::TopK;
 };
 

@@ -20,6 +20,33 @@ __global__ void FillKernel(float* out, int64_t n, float value) {
   for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) out[i] = value;
 }
 
+// out[i] = length of row ids[i] for i < m, out[m] = 0 (an exclusive scan then gives the offsets).
+__global__ void GatheredLengthsKernel(const int64_t* __restrict__ indptr, const int64_t* __restrict__ ids, int64_t m,
+                                      int64_t* __restrict__ out) {
+  for (int64_t i = GlobalIndex(); i <= m; i += GlobalStride()) {
+    out[i] = i < m ? indptr[ids[i] + 1] - indptr[ids[i]] : 0;
+  }
+}
+
+// One warp per gathered row: its entries copied in order (coalesced reads and writes within the row).
+constexpr int kGatherWarp = 32;
+__global__ void GatherEntriesKernel(const int64_t* __restrict__ indptr, const int32_t* __restrict__ indices,
+                                    const float* __restrict__ values, const int64_t* __restrict__ ids, int64_t m,
+                                    const int64_t* __restrict__ out_indptr, int32_t* __restrict__ out_indices,
+                                    float* __restrict__ out_values) {
+  const int lane = static_cast<int>(threadIdx.x % kGatherWarp);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / kGatherWarp);
+  for (int64_t i = GlobalIndex() / kGatherWarp; i < m; i += warps) {
+    const int64_t begin = indptr[ids[i]];
+    const int64_t len = indptr[ids[i] + 1] - begin;
+    const int64_t out = out_indptr[i];
+    for (int64_t e = lane; e < len; e += kGatherWarp) {
+      out_indices[out + e] = indices[begin + e];
+      if (out_values != nullptr) out_values[out + e] = values[begin + e];
+    }
+  }
+}
+
 // n ones in the calling thread's scratch; refilled only when the scratch moved or grew.
 const float* Ones(int64_t n) {
   thread_local const void* filled_at = nullptr;
@@ -157,6 +184,17 @@ void Transpose(const DeviceCsr& a, int64_t* t_indptr, int32_t* t_indices, float*
   TESSEL_CUSPARSE_CHECK(cusparseCsr2cscEx2(h, m, n, nnz, in_values, p32, a.indices, out_values, c32, t_indices,
                                            CUDA_R_32F, action, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, work));
   WidenKernel<<<Blocks(a.cols + 1), kThreads>>>(c32, a.cols + 1, t_indptr);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+void GatherSparseRows(const DeviceCsr& a, const int64_t* ids, int64_t m, int64_t* out_indptr, int32_t* out_indices,
+                      float* out_values) {
+  GatheredLengthsKernel<<<Blocks(m + 1), kThreads>>>(a.indptr, ids, m, out_indptr);
+  TESSEL_CUDA_CHECK_LAUNCH();
+  ExclusiveSumInPlace(out_indptr, m + 1);
+  if (m == 0 || a.nnz == 0) return;
+  GatherEntriesKernel<<<Blocks(m * kGatherWarp), kThreads>>>(a.indptr, a.indices, a.values, ids, m, out_indptr,
+                                                             out_indices, out_values);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

@@ -20,4 +20,10 @@ void SpMM(const DeviceCsr& a, const float* x, int64_t n, float* y);
 // Within a row of the result, entries are in increasing column order (the CPU's order). Needs nnz < 2^31.
 void Transpose(const DeviceCsr& a, int64_t* t_indptr, int32_t* t_indices, float* t_values);
 
+// The rows ids[0 .. m) of a (ids in range) as CSR: out_indptr[m + 1] (row lengths, then an exclusive scan),
+// out_indices and out_values (when a has values; sized by the caller from the entry count) with each row's
+// entries in a's order. One warp per row.
+void GatherSparseRows(const DeviceCsr& a, const int64_t* ids, int64_t m, int64_t* out_indptr, int32_t* out_indices,
+                      float* out_values);
+
 }  // namespace tessel::kernels::cuda

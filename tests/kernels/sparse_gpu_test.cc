@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "core/device.h"
+#include "core/rng.h"
 #include "kernels/sparse.h"
 #include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -121,6 +123,46 @@ TEST_P(SparseOnDevice, GatherSparseRowsCopiesTheRows) {
   const auto dg = testing::Densify(g);
   for (size_t i = 0; i < ids.size(); ++i)
     for (int64_t col = 0; col < 30; ++col) ASSERT_EQ(dg[i * 30 + col], d[ids[i] * 30 + col]);
+}
+
+// Every shape, weighted or not, with the ids in a Buffer already on the device (read in place) or not: the CPU's
+// CSR exactly (rows in the order of ids, entries in a's order), built without reading anything back.
+TEST_P(SparseOnDevice, GatherSparseRowsEqualsTheCpuCsr) {
+  uint64_t seed = 5000;
+  for (const Case& c : kCases) {
+    if (c.rows == 0) continue;
+    for (const bool weighted : {true, false}) {
+      const SparseMatrix a = RandomSparse(c.rows, c.cols, c.density, weighted, ++seed);
+      Rng rng(seed);
+      std::vector<int64_t> ids(static_cast<size_t>(rng.UniformInt(3 * static_cast<uint64_t>(c.rows)) + 1));
+      for (auto& id : ids) id = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(c.rows)));
+      const SparseMatrix want = GatherSparseRows(cpu_, a, ids);
+      for (const bool resident : {false, true}) {
+        const Buffer<int64_t> id_buf = Buffer<int64_t>::CopyOf(ids);
+        if (ctx_.IsCuda()) {
+          if (resident) (void)id_buf.Device();
+          (void)a.indptr.Device();  // inputs resident, as the trainer's features are
+          (void)a.indices.Device();
+          if (weighted) (void)a.values.Device();
+        }
+        const device::Counters before = device::ReadCounters();
+        const SparseMatrix g = GatherSparseRows(ctx_, a, ids, resident ? &id_buf : nullptr);
+        const device::Counters used = device::ReadCounters() - before;
+        ASSERT_EQ(g.rows, static_cast<int64_t>(ids.size()));
+        ASSERT_EQ(g.cols, c.cols);
+        if (ctx_.IsCuda()) {
+          EXPECT_EQ(used.d2h_copies, 0);  // the entry count comes from the host offsets
+          EXPECT_EQ(used.h2d_copies, resident ? 0 : 1);
+        }
+        EXPECT_EQ(g.indptr.ToVector(), want.indptr.ToVector());
+        EXPECT_EQ(g.indices.ToVector(), want.indices.ToVector());
+        EXPECT_EQ(g.values.ToVector(), want.values.ToVector());
+        g.Validate("gathered rows");
+      }
+    }
+  }
+  EXPECT_THROW(GatherSparseRows(ctx_, RandomSparse(4, 4, 0.5, true, 1), std::vector<int64_t>{4}), Error);
+  EXPECT_THROW(GatherSparseRows(ctx_, RandomSparse(4, 4, 0.5, true, 1), std::vector<int64_t>{-1}), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, SparseOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),

@@ -73,9 +73,10 @@ class GcnDeviceFlow : public ::testing::TestWithParam<FlowCase> {};
 // From the third epoch on (the pool warm), every epoch makes no runtime allocation (cudaMalloc), no
 // synchronisation and exactly the planned copies:
 //  - whole graph: no upload at all (graph, features, weights, labels and loss rows stay resident);
-//  - sampled: blocks sampled on the device (GpuNeighborSampler, on the simulated device its host twin). Per step,
-//    uploads of the seeds and their labels only, plus the gathered rows of sparse input features (3 CSR arrays; the
-//    loss rows 0..n-1 stay while n does); per layer, 7 downloads: 6 values (sizes, error flags) and the source ids;
+//  - sampled: blocks sampled on the device (GpuNeighborSampler, on the simulated device its host twin) and input
+//    rows gathered there (dense or sparse). Per step, uploads of the seeds and their labels only (the loss rows
+//    0..n-1 stay while n does); per layer, 4 downloads: 3 of 6 values in all (sizes, error flags) and the source
+//    ids;
 //  - both: two downloads an epoch besides, the loss summed on the device over the steps (8 B) and the
 //    evaluation's predictions (nodes x 4 B).
 // A whole-graph epoch makes the same fixed number of pool requests every epoch (the counts docs/gpu.md gives),
@@ -98,11 +99,11 @@ TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
   }
   const int64_t nodes = data.num_nodes();
   const int64_t steps = f.sampled ? 4 : 1;
-  // Sampled on the device (GpuNeighborSampler): per step the seeds and their labels go up, plus, for sparse
-  // features, the gathered input rows (3 CSR arrays; gathered on the host); the blocks are written on the device.
-  // Each layer's sampling reads back 6 values (its sizes and two error flags) and its source ids.
-  const int64_t per_step_uploads = f.sampled ? 2 + (f.dense ? 0 : 3) : 0;
-  const int64_t per_step_downloads = f.sampled ? 7 * config.model.layers : 0;
+  // Sampled on the device (GpuNeighborSampler): per step the seeds and their labels go up; the blocks are written
+  // on the device and the input rows gathered there. Each layer's sampling reads back 3 small staged arrays (its
+  // sizes and two error flags) and its source ids.
+  const int64_t per_step_uploads = f.sampled ? 2 : 0;
+  const int64_t per_step_downloads = f.sampled ? 4 * config.model.layers : 0;
   for (size_t e = 2; e < r.epochs.size(); ++e) {
     const EpochStats& s = r.epochs[e];
     SCOPED_TRACE(::testing::Message() << f.name << ", epoch " << s.epoch);
@@ -130,7 +131,8 @@ INSTANTIATE_TEST_SUITE_P(Simulated, GcnDeviceFlow,
                                            FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage, 6},
                                            FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn, 0},
                                            FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn, 0},
-                                           FlowCase{"sampled_dense_sage", true, true, ModelKind::kSage, 0}),
+                                           FlowCase{"sampled_dense_sage", true, true, ModelKind::kSage, 0},
+                                           FlowCase{"sampled_sparse_sage", true, false, ModelKind::kSage, 0}),
                          [](const ::testing::TestParamInfo<FlowCase>& param) { return std::string(param.param.name); });
 
 }  // namespace

@@ -124,7 +124,6 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
   TESSEL_CHECK(static_cast<int>(graphs.size()) == layers, "the model has {} layers but {} graphs were given", layers,
                graphs.size());
   TESSEL_CHECK(x.cols() == config_.in_dim, "features have {} columns, the model expects {}", x.cols(), config_.in_dim);
-  TESSEL_CHECK(x_rows.empty() || !x.is_sparse, "input rows by id need dense features");
   const bool drop = training && config_.dropout > 0.0F;
   const float p = drop ? config_.dropout : 0.0F;
   state_.resize(static_cast<size_t>(layers));
@@ -157,11 +156,37 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
     s.in_ref = nullptr;
     if (s.sparse_in) {
       const SparseMatrix& xs = x.sparse;
-      // Without dropout the features themselves are the input (their device mirrors persist between steps). With
-      // dropout, a copy that borrows their structure, rebuilt only when the features change (Buffer versions),
-      // takes the dropped values into the same buffer every step: nothing is allocated or uploaded for it.
       const SparseMatrix* in = &xs;
-      if (drop) {
+      s.self_sp = SparseMatrix();
+      if (!rows.empty()) {
+        // A sampled batch's input rows, gathered (on a device, there: the ids read in place, nothing through the
+        // host) and dropped out in place. The SAGE self term's rows (the first a.rows) are gathered on their own
+        // on a device (a host prefix view would download the matrix); dropout's mask, a function of the entry
+        // index, gives them the same values.
+        const auto gather = [&](std::span<const int64_t> r, SparseMatrix* out) {
+          *out = kernels::GatherSparseRows(ctx, xs, r, device_ids ? ids : nullptr);
+          if (!drop) return;
+          if (out->has_values()) {
+            kernels::Dropout(ctx, out->values, p, s.key, &out->values);
+          } else {  // value-less features: dropout of their implied ones
+            if (s.ones.size() != static_cast<size_t>(out->nnz())) s.ones = Buffer<float>(out->indices.size(), 1.0F);
+            kernels::Dropout(ctx, s.ones, p, s.key, &out->values);
+          }
+        };
+        gather(rows, &s.in_sp);
+        s.sp_versions = {};  // in_sp no longer borrows the features' structure
+        in = &s.in_sp;
+        if (sage && a.rows < in->rows) {
+          if (ctx.IsCuda()) {
+            gather(rows.first(static_cast<size_t>(a.rows)), &s.self_sp);
+          } else {
+            s.self_sp = SparsePrefix(*in, a.rows);
+          }
+        }
+      } else if (drop) {
+        // Without dropout the features themselves are the input (their device mirrors persist between steps). With
+        // dropout, a copy that borrows their structure, rebuilt only when the features change (Buffer versions),
+        // takes the dropped values into the same buffer every step: nothing is allocated or uploaded for it.
         const std::array<uint64_t, 3> versions{xs.indptr.version(), xs.indices.version(), xs.values.version()};
         if (versions != s.sp_versions || s.in_sp.rows != xs.rows) {
           s.in_sp = SparseMatrix{xs.rows, xs.cols, BorrowAll(xs.indptr, xs.indptr.size()),
@@ -172,15 +197,12 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
         kernels::Dropout(ctx, xs.has_values() ? xs.values : s.ones, p, s.key, &s.in_sp.values);
         in = &s.in_sp;
       }
+      if (sage && a.rows < in->rows && s.self_sp.indptr.empty()) s.self_sp = SparsePrefix(*in, a.rows);
       s.in_sp_ref = in;
       kernels::SpMM(ctx, *in, W(l).value, &s.work);
       kernels::SpMM(ctx, a, s.work, &s.out);
       if (sage) {  // out += in[0 .. dst)·W_self, added where out lives (no host round trip)
-        if (a.rows == in->rows) {
-          kernels::SpMM(ctx, *in, WSelf(l).value, &s.self_in);
-        } else {
-          kernels::SpMM(ctx, SparsePrefix(*in, a.rows), WSelf(l).value, &s.self_in);
-        }
+        kernels::SpMM(ctx, a.rows == in->rows ? *in : s.self_sp, WSelf(l).value, &s.self_in);
         kernels::Axpy(ctx, 1.0F, s.self_in, &s.out);
       }
     } else {
@@ -297,13 +319,7 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
         } else {
           kernels::SpMMTranspose(ctx, *s.in_sp_ref, s.work, &W(l).grad);
         }
-        if (sage) {
-          if (a.rows == in.rows) {
-            kernels::SpMMTranspose(ctx, in, dz, &WSelf(l).grad);
-          } else {
-            kernels::SpMMTranspose(ctx, SparsePrefix(in, a.rows), dz, &WSelf(l).grad);
-          }
-        }
+        if (sage) kernels::SpMMTranspose(ctx, a.rows == in.rows ? in : s.self_sp, dz, &WSelf(l).grad);
       } else {
         const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
         kernels::Gemm(ctx, in, true, s.work, false, 1.0F, 0.0F, &W(l).grad);

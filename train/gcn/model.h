@@ -70,11 +70,12 @@ class GcnModel {
                         const StreamKey& dropout_key) {
     return Forward(ctx, x, {}, graphs, training, dropout_key);
   }
-  // The same with the first layer's input rows read through `x_rows` (dense x only): input row i is x's row
-  // x_rows[i] (empty: x's rows in order). A sampled batch passes the whole feature matrix and its first block's
-  // source ids, so the input rows are gathered inside the first layer's kernels (with dropout fused) instead of
-  // copied first. On a device, `x_row_ids` (when given) holds x_rows already there (the GPU sampler's first block:
-  // Block::device_src) and the gathers read it in place; otherwise x_rows go up once per step.
+  // The same with the first layer's input rows read through `x_rows`: input row i is x's row x_rows[i] (empty: x's
+  // rows in order). A sampled batch passes the whole feature matrix and its first block's source ids: dense rows
+  // are gathered inside the first layer's kernels (with dropout fused) instead of copied first; sparse rows are
+  // gathered by GatherSparseRows (on a device, there) and dropped out in place. On a device, `x_row_ids` (when given)
+  // holds x_rows already there (the GPU sampler's first block: Block::device_src) and the gathers read it in place;
+  // otherwise x_rows go up once per step.
   const Matrix& Forward(const Context& ctx, const FeatureMatrix& x, std::span<const int64_t> x_rows,
                         std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key,
                         const Buffer<int64_t>* x_row_ids = nullptr);
@@ -99,6 +100,7 @@ class GcnModel {
                                             // structure borrowed, the dropped values owned
     std::array<uint64_t, 3> sp_versions{};  // the Buffer versions of the features in_sp was built from
     Buffer<float> ones;                     // the implied values of value-less sparse features (dropout's input)
+    SparseMatrix self_sp;  // SAGE on sampled sparse input: the destinations' rows of the input (after dropout)
     const SparseMatrix* in_sp_ref = nullptr;  // the sparse input of the last forward: &in_sp or the features
     SparseMatrix in_t;          // on a device: the transpose of the sparse input's structure, values per step
     Buffer<int64_t> in_t_from;  // in_t's entry k is the input's entry in_t_from[k]

@@ -317,8 +317,8 @@ double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_
   const auto t0 = Clock::now();
   double loss_sum = 0;
   if (b.rows != nullptr && !b.rows->empty()) {
-    const Matrix& logits =
-        model_.Forward(ctx_, *b.x, b.x_rows, b.graphs, true, TrainKey(ctx_, epoch, batch, kPurposeDropout), b.x_row_ids);
+    const Matrix& logits = model_.Forward(ctx_, *b.x, b.x_rows, b.graphs, true,
+                                          TrainKey(ctx_, epoch, batch, kPurposeDropout), b.x_row_ids);
     const auto weight = static_cast<double>(seed_count);
     if (ctx_.IsCuda()) {
       // The loss stays on the device, summed over the epoch's steps, and is read once at its end (EpochLoss).

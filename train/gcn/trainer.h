@@ -235,11 +235,11 @@ void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int6
 // and the rows of the last layer's output that enter the loss with their labels. Made by a GraphSource; the
 // spans point into the batch itself or into the source, valid until the source's next MakeBatch.
 struct Batch {
-  std::vector<sampling::Block> blocks;  // sampled layer graphs, owned here (empty for a whole-graph step)
-  std::vector<LayerGraph> graphs;       // one per layer
-  FeatureMatrix gathered;               // input rows gathered for this step (unused when x points elsewhere)
-  const FeatureMatrix* x = nullptr;     // the input rows, or (x_rows non-empty) the rows they are read from
-  std::span<const int64_t> x_rows;      // dense x: input row i is x's row x_rows[i] (gathered inside the model)
+  std::vector<sampling::Block> blocks;         // sampled layer graphs, owned here (empty for a whole-graph step)
+  std::vector<LayerGraph> graphs;              // one per layer
+  FeatureMatrix gathered;                      // input rows gathered for this step (unused when x points elsewhere)
+  const FeatureMatrix* x = nullptr;            // the input rows, or (x_rows non-empty) the rows they are read from
+  std::span<const int64_t> x_rows;             // dense x: input row i is x's row x_rows[i] (gathered inside the model)
   const Buffer<int64_t>* x_row_ids = nullptr;  // x_rows already on the device (the GPU sampler's), or null
   // Labels and loss rows are Buffers kept from step to step, so on a device they are uploaded only when they change
   // (a whole-graph step's never; a sampled step's labels every step, its rows 0..n-1 when n changes).

@@ -1,5 +1,6 @@
 // The whole graph in one process as a GraphSource (trainer.h): full-graph steps over the normalised adjacency, or
-// sampled mini-batches (NeighborSampler; GpuNeighborSampler on a device); evaluation by full-graph inference. Also PredictFromCheckpoint.
+// sampled mini-batches (NeighborSampler; GpuNeighborSampler on a device); evaluation by full-graph inference. Also
+// PredictFromCheckpoint.
 #include <chrono>
 #include <memory>
 #include <numeric>
@@ -79,20 +80,22 @@ class WholeGraphSource final : public GraphSource {
       counters->sampled_edges += blk.num_edges();
       b->graphs.push_back(LayerGraph{&blk.adj, nullptr});
     }
-    // Input rows of the first block's source nodes: dense rows are read in place by the model (gathered inside the
-    // first layer's kernels, dropout fused); sparse rows are gathered here.
+    // The input rows are the first block's source nodes. They are read from the whole feature matrix inside the
+    // model's first layer (dense: gathered by its kernels with dropout fused; sparse on a device: GatherSparseRows
+    // there, from the ids the GPU sampler left on the device). Sparse rows on the CPU are gathered here, where
+    // --overlap runs it beside the previous step's compute.
     const auto& src = b->blocks.front().src_nodes;
-    if (features_.is_sparse) {
+    b->x = &features_;
+    b->x_rows = src;
+    if (gpu_sampler_) {
+      b->x_row_ids = &b->blocks.front().device_src;
+    } else if (features_.is_sparse) {
       t0 = std::chrono::steady_clock::now();
       b->gathered.is_sparse = true;
       b->gathered.sparse = kernels::GatherSparseRows(ctx, features_.sparse, src);
       counters->fetch_seconds += SecondsSince(t0);
       b->x = &b->gathered;
       b->x_rows = {};
-    } else {
-      b->x = &features_;
-      b->x_rows = src;
-      if (gpu_sampler_) b->x_row_ids = &b->blocks.front().device_src;  // already on the device
     }
     SetSeedLabels(
         seeds, [&](int64_t seed) { return labels_[static_cast<size_t>(seed)]; }, b);
@@ -120,7 +123,7 @@ class WholeGraphSource final : public GraphSource {
   SparseMatrix adj_;
   SparseMatrix adj_t_;  // empty when adj_ is symmetric
   std::vector<LayerGraph> full_graphs_;
-  std::optional<sampling::NeighborSampler> sampler_;  // mini-batch steps on the CPU
+  std::optional<sampling::NeighborSampler> sampler_;         // mini-batch steps on the CPU
   std::optional<sampling::GpuNeighborSampler> gpu_sampler_;  // mini-batch steps on a device
 };
 
