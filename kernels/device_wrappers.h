@@ -89,6 +89,22 @@ struct DeviceWrappers {
     Raw::GatherRowsDropout(src.data.Device(), src.cols, id_ptr, out->rows, spec, out->data.OverwriteDevice());
   }
 
+  // The aggregation of gathered, dropped-out rows in one kernel (the CPU's fused kernel's values): the gathered
+  // matrix is never built. ids from the caller's Buffer when it has one.
+  static void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids,
+                         const Buffer<int64_t>* ids_buf, const DropoutSpec& spec, Matrix* out) {
+    const int64_t* id_ptr = nullptr;
+    Buffer<int64_t> copy;
+    if (!ids.empty()) {
+      if (ids_buf == nullptr) {
+        copy = Buffer<int64_t>::CopyOf(ids);
+        ids_buf = &copy;
+      }
+      id_ptr = ids_buf->Device();
+    }
+    Raw::GatherSpMM(OnDevice(a), src.data.Device(), src.rows, src.cols, id_ptr, spec, out->data.OverwriteDevice());
+  }
+
   // The row gather with one column per row.
   static void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out) {
     Raw::GatherRows(src.Device(), 1, ids.Device(), static_cast<int64_t>(ids.size()), out->OverwriteDevice());
@@ -223,7 +239,7 @@ struct DeviceWrappers {
   }
 };
 
-// The table of a device whose raw kernels are Raw's. The fused gathers are composed by the public functions.
+// The table of a device whose raw kernels are Raw's.
 template <typename Raw>
 constexpr KernelOps MakeDeviceOps() {
   using W = DeviceWrappers<Raw>;
@@ -240,7 +256,7 @@ constexpr KernelOps MakeDeviceOps() {
       .gather_rows = W::GatherRows,
       .gather_values = W::GatherValues,
       .gather_rows_dropout = W::GatherRowsDropout,
-      .gather_spmm = nullptr,  // composed: GatherRowsDropout, then SpMM
+      .gather_spmm = W::GatherSpMM,
       .scatter_add_rows = W::ScatterAddRows,
       .softmax_cross_entropy = W::SoftmaxCrossEntropy,
       .softmax_cross_entropy_add = W::SoftmaxCrossEntropyAdd,

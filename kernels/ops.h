@@ -43,8 +43,8 @@ struct KernelOps {
   // entry reads in place (null: it uploads a copy); a host entry ignores it.
   void (*gather_rows_dropout)(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
                               const DropoutSpec& spec, Matrix* out);
-  void (*gather_spmm)(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
-                      Matrix* out);
+  void (*gather_spmm)(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids,
+                      const Buffer<int64_t>* ids_buf, const DropoutSpec& spec, Matrix* out);
   void (*scatter_add_rows)(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
   // loss.h
   double (*softmax_cross_entropy)(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
@@ -79,8 +79,8 @@ void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
 void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out);
 void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
                        const DropoutSpec& spec, Matrix* out);
-void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
-                Matrix* out);
+void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
+                const DropoutSpec& spec, Matrix* out);
 void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out);
 double SoftmaxCrossEntropy(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
                            Matrix* grad);

@@ -151,6 +151,14 @@ struct HostRaw {
     std::copy_n(t.indices.Host().data(), a.nnz, t_indices);
     if (t_values != nullptr) std::copy_n(t.values.Host().data(), a.nnz, t_values);
   }
+  static void GatherSpMM(const DeviceCsr& a, const float* src, int64_t src_rows, int64_t cols, const int64_t* ids,
+                         const DropoutSpec& spec, float* out) {
+    Matrix out_view = M(out, a.rows, cols);
+    cpu::GatherSpMM(
+        Csr(a), M(src, src_rows, cols),
+        ids != nullptr ? std::span<const int64_t>(ids, static_cast<size_t>(a.cols)) : std::span<const int64_t>(),
+        nullptr, spec, &out_view);
+  }
   static void GatherSparseRows(const DeviceCsr& a, const int64_t* ids, int64_t m, int64_t* out_indptr,
                                int32_t* out_indices, float* out_values) {
     const SparseMatrix g =

@@ -78,7 +78,7 @@ void GatherSpMMImpl(const Context& ctx, const SparseMatrix& a, const Matrix& src
     return;
   }
   out->Resize(a.rows, src.cols);
-  ops.gather_spmm(a, src, ids, spec, out);
+  ops.gather_spmm(a, src, ids, ids_buf, spec, out);
 }
 
 }  // namespace
@@ -253,8 +253,8 @@ TESSEL_CLONE_AVX2 void GatherSpMMRows(const GatherSpMMArgs& g, int64_t d0, int64
   }
 }
 
-void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids, const DropoutSpec& spec,
-                Matrix* out) {
+void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids,
+                const Buffer<int64_t>* /*ids_buf*/, const DropoutSpec& spec, Matrix* out) {
   const int64_t cols = src.cols;
   const std::vector<uint64_t> words = spec.Active() ? MaskWords(spec, a.cols * cols) : std::vector<uint64_t>();
   const GatherSpMMArgs g{a.indptr.Host().data(),

@@ -1,5 +1,6 @@
 // CUDA row gather (out[i, :] = src[ids[i], :]) and scatter-add (out[t, :] += src[i, :] for ids[i] = t, grouped by
-// target so repeats add in index order), one thread per output value. CPU twins in kernels/cpu/gather.cc.
+// target so repeats add in index order), one thread per output value; the gather with dropout, and the fused
+// aggregation of gathered rows (GatherSpMM, one warp per output row). CPU twins in kernels/cpu/gather.cc.
 #include "core/cuda_check.h"
 #include "kernels/cuda/gather_cuda.h"
 
@@ -81,6 +82,49 @@ void ScatterAddRows(const float* src, int64_t cols, const int64_t* order, const 
   const int64_t blocks = (total + kThreads - 1) / kThreads;
   const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
   ScatterAddRowsKernel<<<grid, kThreads>>>(src, cols, order, start, targets, out);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+// GatherSpMM: warp w of the grid takes destination rows w, w + warps, ...; lane l the columns l, l + 32, ... Each
+// value sums its row's entries in order, w * dropout(x) rounded at each step (__fmul_rn/__fadd_rn: no contraction),
+// as the CPU's fused kernel does, so the two agree bit for bit.
+__global__ void GatherSpMMKernel(const int64_t* __restrict__ indptr, const int32_t* __restrict__ indices,
+                                 const float* __restrict__ values, int64_t rows, const float* __restrict__ src,
+                                 int64_t cols, const int64_t* __restrict__ ids, DropoutSpec spec,
+                                 float* __restrict__ out) {
+  constexpr int kWarp = 32;
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * (blockDim.x / kWarp);
+  const bool drop = spec.Active();
+  for (int64_t d = (blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x) / kWarp; d < rows; d += warps) {
+    const int64_t begin = indptr[d];
+    const int64_t end = indptr[d + 1];
+    for (int64_t j = lane; j < cols; j += kWarp) {
+      float acc = 0.0F;
+      for (int64_t e = begin; e < end; ++e) {
+        const int64_t s = indices[e];
+        const float w = values != nullptr ? values[e] : 1.0F;
+        float x = src[(ids != nullptr ? ids[s] : s) * cols + j];
+        if (drop) {
+          const auto k = static_cast<uint64_t>(s * cols + j);
+          x = ((DropoutMaskWord(spec, k >> 6) >> (k & 63)) & 1U) != 0 ? __fmul_rn(x, spec.scale) : 0.0F;
+        }
+        acc = __fadd_rn(acc, __fmul_rn(w, x));
+      }
+      out[d * cols + j] = acc;
+    }
+  }
+}
+
+void GatherSpMM(const DeviceCsr& a, const float* src, int64_t src_rows, int64_t cols, const int64_t* ids,
+                const DropoutSpec& spec, float* out) {
+  (void)src_rows;  // the twin's view size; ids were checked against it by the public function
+  if (a.rows == 0 || cols == 0) return;
+  constexpr int kThreads = 256;
+  constexpr int kWarpsPerBlock = kThreads / 32;
+  const int64_t blocks = (a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
+  const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
+  GatherSpMMKernel<<<grid, kThreads>>>(a.indptr, a.indices, a.values, a.rows, src, cols, ids, spec, out);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

@@ -24,6 +24,7 @@ struct CudaRaw {
   static constexpr auto AdamStep = &cuda::AdamStep;
   static constexpr auto GatherRows = &cuda::GatherRows;
   static constexpr auto GatherRowsDropout = &cuda::GatherRowsDropout;
+  static constexpr auto GatherSpMM = &cuda::GatherSpMM;
   static constexpr auto ScatterAddRows = &cuda::ScatterAddRows;
   static constexpr auto SoftmaxCrossEntropy = &cuda::SoftmaxCrossEntropy;
   static constexpr auto LossTotal = &cuda::LossTotal;

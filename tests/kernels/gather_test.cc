@@ -147,6 +147,18 @@ TEST_P(GatherOnDevice, GatherSpMMIsTheAggregationOfTheDroppedOutRows) {
     Matrix from_buf;  // the ids in a Buffer: the same values
     GatherSpMM(ctx, b, src, Buffer<int64_t>::CopyOf(all), 0.5F, key, &from_buf);
     EXPECT_EQ(from_buf.data.ToVector(), by_id.data.ToVector());
+    // Every device's fused kernel makes the CPU's values bit for bit (same entry order, no contraction), weighted
+    // or not, with and without dropout.
+    for (const bool weighted : {true, false}) {
+      const SparseMatrix c = testing::RandomSparse(70, static_cast<int64_t>(ids.size()), 0.05, weighted, 74);
+      for (const float p : {0.0F, 0.5F, 0.3F}) {
+        Matrix got;
+        Matrix want;
+        GatherSpMM(ctx, c, src, ids, p, key, &got);
+        GatherSpMM(Context{}, c, src, ids, p, key, &want);
+        ASSERT_EQ(got.data.ToVector(), want.data.ToVector()) << cols << " " << p << " weighted " << weighted;
+      }
+    }
   }
   Matrix src(3, 2);
   Matrix out;
