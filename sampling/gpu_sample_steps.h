@@ -1,5 +1,6 @@
 // The steps of one sampled layer of the GPU sampler on raw arrays, one call per row or per pick slot, as TESSEL_HD
-// code: cuda/gpu_sampler.cu runs each step as a kernel, EmulateGpuSample (gpu_sampler.cc) runs them in serial loops.
+// code: cuda/gpu_sampler.cu runs each step as a kernel, gpu_sampler_twin.cc (the simulated device) in serial loops;
+// gpu_sampler_pipeline.h is the per-layer sequence both run.
 //
 // Layout: row i of the layer owns pick slots [slot[i], slot[i+1]) (pick_math::MaxPicks of them); a slot holds the
 // picked node (-1: empty or a self-loop) and its estimator factor. New source nodes are numbered in order of first
