@@ -40,6 +40,10 @@ void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Mat
 // scales it by 1 / (1 - p); the mask is a function of (key, element index), never stored, so the result does not
 // depend on the thread count or the device. y may be x. p = 0 copies x.
 void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKey& key, Buffer<float>* y);
+// Dropout of the first n values of x (n <= x.size()) into y, resized to n: Dropout of that prefix, the same values
+// (the mask is a function of the index). A constant kept at its largest size serves every shorter call.
+void DropoutPrefix(const Context& ctx, const Buffer<float>& x, int64_t n, float p, const StreamKey& key,
+                   Buffer<float>* y);
 // The backward pass of Dropout(x, p, key): grad_x = grad_y * mask / (1 - p) with the mask regenerated from the same
 // key (it is Dropout applied to the gradient). grad_x may be grad_y.
 void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, float p, const StreamKey& key,

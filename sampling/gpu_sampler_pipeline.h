@@ -115,51 +115,66 @@ class SamplerPipeline {
     l.slot = slot_.Reserve(rows + 1);
     l.scratch_begin = scratch_begin_.Reserve(rows + 1);
     Launch(Step::kPlanRow, g, l, m + 1);
-    Exec::ExclusiveScan(l.slot, m + 1);
-    Exec::ExclusiveScan(l.scratch_begin, m + 1);
-    // One read for the slot and scratch totals and the duplicate flag (staged on the device, then one copy).
-    const auto plan = Read<3>({l.slot + m, l.scratch_begin + m, l.flags});
-    l.slots = static_cast<int64_t>(plan[0]);
-    const auto scratch = static_cast<int64_t>(plan[1]);
-    const auto duplicate = plan[2];
-    if (duplicate != kNoSlot) {
-      Launch(Step::kClearDestination, g, l, m);
-      Exec::Finish();
-      throw Error(fmt::format("sampling: destination node {} is listed twice", duplicate));
+    // From here the node maps hold this layer's marks; an error must leave them clean for the next call. Every
+    // allocation comes before the picks, while PlanRow's marks of the destinations are the only ones (undone by
+    // kClearDestination); after kAssignNew, kResetMaps undoes every mark.
+    bool maps_full = false;
+    try {
+      Exec::ExclusiveScan(l.slot, m + 1);
+      Exec::ExclusiveScan(l.scratch_begin, m + 1);
+      // One read for the slot and scratch totals and the duplicate flag (staged on the device, then one copy).
+      const auto plan = Read<3>({l.slot + m, l.scratch_begin + m, l.flags});
+      l.slots = static_cast<int64_t>(plan[0]);
+      const auto scratch = static_cast<int64_t>(plan[1]);
+      const auto duplicate = plan[2];
+      if (duplicate != kNoSlot) throw Error(fmt::format("sampling: destination node {} is listed twice", duplicate));
+      const auto s = static_cast<size_t>(scratch > 0 ? scratch : 1);
+      l.scratch_q = scratch_q_.Reserve(s);
+      l.scratch_a = scratch_a_.Reserve(s);
+      l.scratch_capped = scratch_capped_.Reserve(s);
+      l.scratch_order = scratch_order_.Reserve(s);
+      const auto slots = static_cast<size_t>(l.slots);
+      l.slot_node = slot_node_.Reserve(slots + 1);
+      l.slot_factor = slot_factor_.Reserve(slots + 1);
+      l.new_rank = new_rank_.Reserve(slots + 1);
+      l.src = src_.Reserve(rows + slots);  // at most one new source node per slot
+      l.out_indptr = out_indptr_.Reserve(rows + 1);
+      Launch(Step::kPickRow, g, l, m);
+      Launch(Step::kFirstSeen, g, l, l.slots);
+      Launch(Step::kMarkNew, g, l, l.slots + 1);
+      Exec::ExclusiveScan(l.new_rank, l.slots + 1);
+      l.num_src = m + static_cast<int64_t>(Read<1>({l.new_rank + l.slots})[0]);
+      if (m > 0) Exec::CopyOnDevice(l.src, l.dst, rows * sizeof(int64_t));
+      Launch(Step::kAssignNew, g, l, l.slots);
+      maps_full = true;
+      Launch(Step::kRowLength, g, l, m + 1);
+      Exec::ExclusiveScan(l.out_indptr, m + 1);
+      // One read for the entry count and the bad-row flag (set by the picks).
+      const auto written = Read<2>({l.out_indptr + m, l.flags + 1});
+      const auto nnz = static_cast<int64_t>(written[0]);
+      const auto bad_row = written[1];
+      TESSEL_CHECK(bad_row == kNoSlot, "sampling: row {} has a negative or non-finite probability", bad_row);
+      // The block's arrays, now that its sizes are known: the entries are written there directly.
+      const LayerTargets t = sink.targets(sink.context, layer, m, l.num_src, nnz);
+      l.out_indices = t.indices;
+      l.out_values = t.values;
+      Launch(Step::kWriteRow, g, l, m);
+      Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);
+      maps_full = false;
+      if (l.num_src > 0) Exec::CopyOnDevice(t.src_nodes, l.src, static_cast<size_t>(l.num_src) * sizeof(int64_t));
+      Exec::CopyOnDevice(t.indptr, l.out_indptr, (rows + 1) * sizeof(int64_t));
+    } catch (...) {
+      try {
+        if (maps_full) {
+          Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);
+        } else {
+          Launch(Step::kClearDestination, g, l, m);
+        }
+        Exec::Finish();
+      } catch (...) {  // the device itself failed: its error is the one to report
+      }
+      throw;
     }
-    const auto s = static_cast<size_t>(scratch > 0 ? scratch : 1);
-    l.scratch_q = scratch_q_.Reserve(s);
-    l.scratch_a = scratch_a_.Reserve(s);
-    l.scratch_capped = scratch_capped_.Reserve(s);
-    l.scratch_order = scratch_order_.Reserve(s);
-    const auto slots = static_cast<size_t>(l.slots);
-    l.slot_node = slot_node_.Reserve(slots + 1);
-    l.slot_factor = slot_factor_.Reserve(slots + 1);
-    l.new_rank = new_rank_.Reserve(slots + 1);
-    Launch(Step::kPickRow, g, l, m);
-    Launch(Step::kFirstSeen, g, l, l.slots);
-    Launch(Step::kMarkNew, g, l, l.slots + 1);
-    Exec::ExclusiveScan(l.new_rank, l.slots + 1);
-    l.num_src = m + static_cast<int64_t>(Read<1>({l.new_rank + l.slots})[0]);
-    l.src = src_.Reserve(static_cast<size_t>(l.num_src));
-    if (m > 0) Exec::CopyOnDevice(l.src, l.dst, rows * sizeof(int64_t));
-    Launch(Step::kAssignNew, g, l, l.slots);
-    l.out_indptr = out_indptr_.Reserve(rows + 1);
-    Launch(Step::kRowLength, g, l, m + 1);
-    Exec::ExclusiveScan(l.out_indptr, m + 1);
-    // One read for the entry count and the bad-row flag (set by the picks).
-    const auto written = Read<2>({l.out_indptr + m, l.flags + 1});
-    const auto nnz = static_cast<int64_t>(written[0]);
-    const auto bad_row = written[1];
-    TESSEL_CHECK(bad_row == kNoSlot, "sampling: row {} has a negative or non-finite probability", bad_row);
-    // The block's arrays, now that its sizes are known: the entries are written there directly.
-    const LayerTargets t = sink.targets(sink.context, layer, m, l.num_src, nnz);
-    l.out_indices = t.indices;
-    l.out_values = t.values;
-    Launch(Step::kWriteRow, g, l, m);
-    Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);
-    if (l.num_src > 0) Exec::CopyOnDevice(t.src_nodes, l.src, static_cast<size_t>(l.num_src) * sizeof(int64_t));
-    Exec::CopyOnDevice(t.indptr, l.out_indptr, (rows + 1) * sizeof(int64_t));
     return l.num_src;
   }
 

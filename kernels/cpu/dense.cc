@@ -87,6 +87,15 @@ void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKe
   Ops(ctx).dropout(x, MakeDropoutSpec(p, Rng(key)()), y);
 }
 
+void DropoutPrefix(const Context& ctx, const Buffer<float>& x, int64_t n, float p, const StreamKey& key,
+                   Buffer<float>* y) {
+  TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
+  TESSEL_CHECK(n >= 0 && static_cast<size_t>(n) <= x.size(), "DropoutPrefix: {} of {} values", n, x.size());
+  TESSEL_CHECK(y != &x || static_cast<size_t>(n) == x.size(), "DropoutPrefix: an in-place prefix");
+  if (y->size() != static_cast<size_t>(n)) *y = Buffer<float>::Uninitialized(static_cast<size_t>(n));
+  Ops(ctx).dropout(x, MakeDropoutSpec(p, Rng(key)()), y);
+}
+
 void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, float p, const StreamKey& key,
                      Buffer<float>* grad_x) {
   Dropout(ctx, grad_y, p, key, grad_x);  // the same mask and scale, regenerated

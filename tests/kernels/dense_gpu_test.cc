@@ -157,8 +157,19 @@ TEST_P(DenseOnDevice, DropoutDrawsTheCpuMaskAndScales) {
         const auto k = static_cast<size_t>(i);
         ASSERT_EQ(gx[k], DropoutKeep(spec, static_cast<uint64_t>(i)) ? gy.View()[k] * spec.scale : 0.0F) << i;
       }
+      // A prefix of x: the first m values of the whole dropout, y resized to m.
+      for (const int64_t m : {int64_t{0}, n / 2, n}) {
+        Buffer<float> prefix(3, std::numeric_limits<float>::quiet_NaN());
+        DropoutPrefix(ctx_, x.data, m, p, key, &prefix);
+        ASSERT_EQ(prefix.size(), static_cast<size_t>(m));
+        for (int64_t i = 0; i < m; ++i) ASSERT_EQ(prefix[static_cast<size_t>(i)], y[static_cast<size_t>(i)]) << i;
+      }
     }
   }
+  Buffer<float> x(4, 1.0F);
+  Buffer<float> y;
+  EXPECT_THROW(DropoutPrefix(ctx_, x, 5, 0.5F, StreamKey{}, &y), Error);
+  EXPECT_THROW(DropoutPrefix(ctx_, x, 2, 0.5F, StreamKey{}, &x), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, DenseOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),

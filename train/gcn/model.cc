@@ -168,9 +168,11 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
           if (!drop) return;
           if (out->has_values()) {
             kernels::Dropout(ctx, out->values, p, s.key, &out->values);
-          } else {  // value-less features: dropout of their implied ones
-            if (s.ones.size() != static_cast<size_t>(out->nnz())) s.ones = Buffer<float>(out->indices.size(), 1.0F);
-            kernels::Dropout(ctx, s.ones, p, s.key, &out->values);
+          } else {  // value-less features: dropout of their implied ones (a grow-only constant, so on a device it
+                    // goes up only when it grows)
+            const auto nnz = static_cast<size_t>(out->nnz());
+            if (s.ones.size() < nnz) s.ones = Buffer<float>(std::max(nnz, s.ones.size() * 2), 1.0F);
+            kernels::DropoutPrefix(ctx, s.ones, out->nnz(), p, s.key, &out->values);
           }
         };
         gather(rows, &s.in_sp);
@@ -194,7 +196,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
           s.ones = xs.has_values() ? Buffer<float>() : Buffer<float>(static_cast<size_t>(xs.nnz()), 1.0F);
           s.sp_versions = versions;
         }
-        kernels::Dropout(ctx, xs.has_values() ? xs.values : s.ones, p, s.key, &s.in_sp.values);
+        kernels::DropoutPrefix(ctx, xs.has_values() ? xs.values : s.ones, xs.nnz(), p, s.key, &s.in_sp.values);
         in = &s.in_sp;
       }
       if (sage && a.rows < in->rows && s.self_sp.indptr.empty()) s.self_sp = SparsePrefix(*in, a.rows);
