@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/device.h"
 #include "datasets/readers.h"
 #include "tests/train/gcn_test_util.h"
 #include "train/gcn/trainer.h"
@@ -145,6 +146,24 @@ TEST(GcnTrainer, ResumedRunEndsWithTheSameWeights) {
     other.model.hidden = 8;
     EXPECT_NE(ErrorOf([&] { GcnTrainer t(Cora(), other, ctx); }).find("different settings"), std::string::npos);
     fs::remove_all(dir);
+  }
+}
+
+// Without a CUDA device (or a CUDA build), a sampled --device cuda run fails with the --device error every CUDA path
+// gives, before the GPU sampler is built.
+TEST(GcnTrainer, SampledOnCudaWithoutADeviceGivesTheDeviceError) {
+  if (device::CudaDeviceCount() > 0) GTEST_SKIP() << "a CUDA device is visible";
+  TrainConfig c;
+  c.epochs = 1;
+  c.batch_size = 35;
+  c.fanouts = {5, 5};
+  Context ctx;
+  ctx.device = Device::kCuda;
+  try {
+    GcnTrainer(Cora(), c, ctx).Train();
+    ADD_FAILURE() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--device cuda"), std::string::npos) << e.what();
   }
 }
 

@@ -46,6 +46,7 @@ class WholeGraphSource final : public GraphSource {
       if (ctx.IsCuda()) {
         // On a device the graph stays there and the blocks are sampled there (the same blocks as the CPU sampler's
         // for the same key): no block goes up per step.
+        ctx.RequireCuda();  // the --device error of every CUDA path, before the sampler's own
         gpu_sampler_.emplace(data.graph, std::move(options), std::nullopt, ctx.device_id);
       } else {
         sampler_.emplace(data.graph, std::move(options));
