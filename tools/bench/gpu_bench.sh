@@ -151,6 +151,10 @@ for dev in cpu cuda; do
     "$(gcn_epoch "$work/csbm" "$dev" csbm_mb --batch-size 1024 --fanouts 10,5)" \
     "tessel train gcn --dataset csbm --device $dev --batch-size 1024 --fanouts 10,5 --epochs $epochs"
 done
+# The same on the GPU with the blocks sampled on the CPU and uploaded every step (the pipeline's baseline).
+row "GCN mini-batch epoch, csbm, tessel cuda, CPU sampling (--no-device-sampling)" \
+  "$(gcn_epoch "$work/csbm" cuda csbm_mb_host --batch-size 1024 --fanouts 10,5 --no-device-sampling)" \
+  "tessel train gcn --dataset csbm --device cuda --batch-size 1024 --fanouts 10,5 --no-device-sampling --epochs $epochs"
 
 # Where the GPU time goes: an nsys summary of three full-batch epochs on the CSBM graph, when nsys is installed.
 if command -v nsys >/dev/null 2>&1; then

@@ -76,7 +76,8 @@ int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeight
   TrainState s = LoadCheckpoint(c.checkpoint_dir);
   nlohmann::json want = config;
   nlohmann::json have = s.config;
-  for (const char* key : {"epochs", "patience", "overlap", "network"}) {  // none changes what a step computes
+  // None of these changes what a step computes.
+  for (const char* key : {"epochs", "patience", "overlap", "device_sampling", "network"}) {
     want.erase(key);
     have.erase(key);
   }

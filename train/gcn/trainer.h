@@ -100,8 +100,9 @@ struct TrainConfig {
   std::filesystem::path checkpoint_dir;                 // empty = no checkpoints
   int checkpoint_every = 10;                            // epochs between checkpoints (the last epoch is always saved)
   bool resume = false;                                  // continue from checkpoint_dir when it holds a checkpoint
-  bool overlap = true;  // sample and fetch the next mini-batch while the current one computes (same results)
-  DistOptions dist;     // partitioned training only (defaults otherwise)
+  bool overlap = true;          // sample and fetch the next mini-batch while the current one computes (same results)
+  bool device_sampling = true;  // --device cuda, one process: sample on the GPU (the same blocks as on the CPU)
+  DistOptions dist;             // partitioned training only (defaults otherwise)
   // Throws with the flag name and the fix. Partitioned training always samples (fanouts required; batch_size 0 =
   // all of a rank's seeds per step); one process rejects non-default distributed options.
   void Validate(bool partitioned = false) const;
@@ -141,6 +142,12 @@ struct TrainConfig {
                 "thread; the same results as --no-overlap for a given seed; CPU, --threads other than 1)",
                 "--overlap,!--no-overlap"},
       c.overlap);
+    v(ParamInfo{"device_sampling",
+                "On by default: with --device cuda (one process), sample mini-batches on the GPU, where the blocks "
+                "stay (the same blocks as the CPU sampler's, so the same results); --no-device-sampling samples on "
+                "the CPU and uploads every block",
+                "--device-sampling,!--no-device-sampling"},
+      c.device_sampling);
     v(ParamInfo{"normalize_features",
                 "Input feature scaling: none, l1 (rows to unit L1 norm: the Planetoid/Kipf & Welling "
                 "preprocessing) or standard (columns to zero mean, unit variance)"},

@@ -43,7 +43,7 @@ class WholeGraphSource final : public GraphSource {
       sampling::SamplerOptions options{
           c.fanouts, c.replace,
           c.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn : sampling::Aggregation::kMean};
-      if (ctx.IsCuda()) {
+      if (ctx.IsCuda() && c.device_sampling) {
         // On a device the graph stays there and the blocks are sampled there (the same blocks as the CPU sampler's
         // for the same key): no block goes up per step.
         ctx.RequireCuda();  // the --device error of every CUDA path, before the sampler's own
@@ -83,14 +83,14 @@ class WholeGraphSource final : public GraphSource {
     }
     // The input rows are the first block's source nodes. They are read from the whole feature matrix inside the
     // model's first layer (dense: gathered by its kernels with dropout fused; sparse on a device: GatherSparseRows
-    // there, from the ids the GPU sampler left on the device). Sparse rows on the CPU are gathered here, where
-    // --overlap runs it beside the previous step's compute.
+    // there, from the ids the GPU sampler left on the device, or uploaded once). Sparse rows on the CPU are
+    // gathered here, where --overlap runs it beside the previous step's compute.
     const auto& src = b->blocks.front().src_nodes;
     b->x = &features_;
     b->x_rows = src;
     if (gpu_sampler_) {
       b->x_row_ids = &b->blocks.front().device_src;
-    } else if (features_.is_sparse) {
+    } else if (features_.is_sparse && !ctx.IsCuda()) {
       t0 = std::chrono::steady_clock::now();
       b->gathered.is_sparse = true;
       b->gathered.sparse = kernels::GatherSparseRows(ctx, features_.sparse, src);
