@@ -74,34 +74,31 @@ struct DeviceWrappers {
                     out->data.OverwriteDevice());
   }
 
-  // Gather and dropout in one pass; the ids from the caller's Buffer when it has one (no upload in steady state).
+  // The ids on the device: the caller's Buffer when it has one (no upload in steady state), else a copy uploaded
+  // into `copy`; null for no ids (rows in order).
+  static const int64_t* DeviceIds(std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf, Buffer<int64_t>* copy) {
+    if (ids.empty()) return nullptr;
+    if (ids_buf == nullptr) {
+      *copy = Buffer<int64_t>::CopyOf(ids);
+      ids_buf = copy;
+    }
+    return ids_buf->Device();
+  }
+
+  // Gather and dropout in one pass.
   static void GatherRowsDropout(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
                                 const DropoutSpec& spec, Matrix* out) {
-    const int64_t* id_ptr = nullptr;
     Buffer<int64_t> copy;
-    if (!ids.empty()) {
-      if (ids_buf == nullptr) {
-        copy = Buffer<int64_t>::CopyOf(ids);
-        ids_buf = &copy;
-      }
-      id_ptr = ids_buf->Device();
-    }
+    const int64_t* id_ptr = DeviceIds(ids, ids_buf, &copy);
     Raw::GatherRowsDropout(src.data.Device(), src.cols, id_ptr, out->rows, spec, out->data.OverwriteDevice());
   }
 
   // The aggregation of gathered, dropped-out rows in one kernel (the CPU's fused kernel's values): the gathered
-  // matrix is never built. ids from the caller's Buffer when it has one.
+  // matrix is never built.
   static void GatherSpMM(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids,
                          const Buffer<int64_t>* ids_buf, const DropoutSpec& spec, Matrix* out) {
-    const int64_t* id_ptr = nullptr;
     Buffer<int64_t> copy;
-    if (!ids.empty()) {
-      if (ids_buf == nullptr) {
-        copy = Buffer<int64_t>::CopyOf(ids);
-        ids_buf = &copy;
-      }
-      id_ptr = ids_buf->Device();
-    }
+    const int64_t* id_ptr = DeviceIds(ids, ids_buf, &copy);
     Raw::GatherSpMM(OnDevice(a), src.data.Device(), src.rows, src.cols, id_ptr, spec, out->data.OverwriteDevice());
   }
 
@@ -223,11 +220,7 @@ struct DeviceWrappers {
                      Buffer<int32_t>::Uninitialized(static_cast<size_t>(nnz)),
                      Buffer<float>::Uninitialized(a.has_values() ? static_cast<size_t>(nnz) : 0)};
     Buffer<int64_t> copy;
-    if (ids_buf == nullptr) {
-      copy = Buffer<int64_t>::CopyOf(ids);
-      ids_buf = &copy;
-    }
-    Raw::GatherSparseRows(OnDevice(a), m > 0 ? ids_buf->Device() : nullptr, m, out.indptr.OverwriteDevice(),
+    Raw::GatherSparseRows(OnDevice(a), DeviceIds(ids, ids_buf, &copy), m, out.indptr.OverwriteDevice(),
                           out.indices.OverwriteDevice(), a.has_values() ? out.values.OverwriteDevice() : nullptr);
     return out;
   }
