@@ -77,9 +77,7 @@ SparseMatrix Transpose(const SparseMatrix& a) {
                       Buffer<float>(std::move(tv))};
 }
 
-}  // namespace cpu
-
-SparseMatrix cpu::GatherSparseRows(const SparseMatrix& a, std::span<const int64_t> ids, const Buffer<int64_t>*) {
+SparseMatrix GatherSparseRows(const SparseMatrix& a, std::span<const int64_t> ids, const Buffer<int64_t>*) {
   auto p = a.indptr.Host();
   std::vector<int64_t> out_p(ids.size() + 1, 0);
   for (size_t i = 0; i < ids.size(); ++i) out_p[i + 1] = out_p[i] + (p[ids[i] + 1] - p[ids[i]]);
@@ -98,6 +96,8 @@ SparseMatrix cpu::GatherSparseRows(const SparseMatrix& a, std::span<const int64_
   return SparseMatrix{static_cast<int64_t>(ids.size()), a.cols, Buffer<int64_t>(std::move(out_p)),
                       Buffer<int32_t>(std::move(out_i)), Buffer<float>(std::move(out_v))};
 }
+
+}  // namespace cpu
 
 void SpMM(const Context& ctx, const SparseMatrix& a, const Matrix& x, Matrix* y) {
   SpMMShape(a, x, y);

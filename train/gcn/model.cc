@@ -178,13 +178,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
         gather(rows, &s.in_sp);
         s.sp_versions = {};  // in_sp no longer borrows the features' structure
         in = &s.in_sp;
-        if (sage && a.rows < in->rows) {
-          if (ctx.IsCuda()) {
-            gather(rows.first(static_cast<size_t>(a.rows)), &s.self_sp);
-          } else {
-            s.self_sp = SparsePrefix(*in, a.rows);
-          }
-        }
+        if (sage && a.rows < in->rows && ctx.IsCuda()) gather(rows.first(static_cast<size_t>(a.rows)), &s.self_sp);
       } else if (drop) {
         // Without dropout the features themselves are the input (their device mirrors persist between steps). With
         // dropout, a copy that borrows their structure, rebuilt only when the features change (Buffer versions),
@@ -199,6 +193,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
         kernels::DropoutPrefix(ctx, xs.has_values() ? xs.values : s.ones, xs.nnz(), p, s.key, &s.in_sp.values);
         in = &s.in_sp;
       }
+      // Elsewhere the self rows are a prefix view of the input (its host arrays).
       if (sage && a.rows < in->rows && s.self_sp.indptr.empty()) s.self_sp = SparsePrefix(*in, a.rows);
       s.in_sp_ref = in;
       kernels::SpMM(ctx, *in, W(l).value, &s.work);
