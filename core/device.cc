@@ -14,11 +14,13 @@
 
 #include "core/build_config.h"
 #include "core/error.h"
+#include "core/pinned_memory.h"
 
 namespace tessel::device {
 
 #if TESSEL_HAVE_CUDA
 extern const RuntimeOps kCudaRuntime;
+extern const PinnedOps kCudaPinned;
 #endif
 
 namespace {
@@ -221,6 +223,76 @@ void Synchronize() {
 }
 
 void ReleaseCachedMemory() { ThePool().ReleaseCached(); }
+
+// ---- pinned host memory (core/pinned_memory.h): the simulated device's is the host heap.
+namespace {
+struct AtomicPinnedCounters {
+  std::atomic<int64_t> allocations{0}, allocated_bytes{0}, frees{0}, in_use_bytes{0};
+};
+AtomicPinnedCounters& PinnedCount() {
+  static AtomicPinnedCounters c;
+  return c;
+}
+void* SimAllocPinned(size_t bytes) {
+  void* p = std::malloc(bytes);
+  if (p == nullptr) throw Error(fmt::format("simulated device: cannot pin {} bytes of host memory", bytes));
+  return p;
+}
+void SimReleasePinned(void* ptr) noexcept { std::free(ptr); }
+const PinnedOps kSimulatedPinned{SimAllocPinned, SimReleasePinned};
+// Pinned blocks remember their size and the table that made them (a simulated block may outlive the simulation).
+struct PinnedBlock {
+  size_t bytes;
+  const PinnedOps* ops;
+};
+std::mutex g_pinned_mu;
+std::unordered_map<void*, PinnedBlock>& PinnedLive() {
+  static auto* live = new std::unordered_map<void*, PinnedBlock>();  // leaked, as the pool is
+  return *live;
+}
+}  // namespace
+
+void* MallocPinned(size_t bytes) {
+  const PinnedOps* ops = nullptr;
+  if (Simulated()) {
+    ops = &kSimulatedPinned;
+  } else {
+#if TESSEL_HAVE_CUDA
+    ops = &kCudaPinned;
+#else
+    throw Error("this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON)");
+#endif
+  }
+  void* p = ops->alloc(std::max<size_t>(bytes, 1));
+  {
+    std::lock_guard<std::mutex> lock(g_pinned_mu);
+    PinnedLive()[p] = PinnedBlock{bytes, ops};
+  }
+  PinnedCount().allocations += 1;
+  PinnedCount().allocated_bytes += static_cast<int64_t>(bytes);
+  PinnedCount().in_use_bytes += static_cast<int64_t>(bytes);
+  return p;
+}
+
+void FreePinned(void* ptr) noexcept {
+  if (ptr == nullptr) return;
+  PinnedBlock block{0, nullptr};
+  {
+    std::lock_guard<std::mutex> lock(g_pinned_mu);
+    auto it = PinnedLive().find(ptr);
+    if (it == PinnedLive().end()) return;  // not ours
+    block = it->second;
+    PinnedLive().erase(it);
+  }
+  block.ops->release(ptr);
+  PinnedCount().frees += 1;
+  PinnedCount().in_use_bytes -= static_cast<int64_t>(block.bytes);
+}
+
+PinnedCounters ReadPinnedCounters() {
+  const AtomicPinnedCounters& c = PinnedCount();
+  return PinnedCounters{c.allocations.load(), c.allocated_bytes.load(), c.frees.load(), c.in_use_bytes.load()};
+}
 
 Counters ReadCounters() {
   const AtomicCounters& c = Count();

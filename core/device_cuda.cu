@@ -5,6 +5,7 @@
 
 #include "core/cuda_check.h"
 #include "core/device.h"
+#include "core/pinned_memory.h"
 
 namespace tessel::device {
 namespace {
@@ -60,10 +61,26 @@ void CopyToHostCuda(void* dst, const void* src, size_t bytes) {
 
 void SynchronizeCuda() { TESSEL_CUDA_CHECK(cudaDeviceSynchronize()); }
 
+void* MallocPinnedCuda(size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t e = cudaMallocHost(&p, bytes);
+  if (e != cudaSuccess) {
+    cudaGetLastError();  // as MallocCuda: the failure belongs to this call
+    ::tessel::cuda::ThrowCuda(e, "cudaMallocHost", __FILE__, __LINE__);
+  }
+  return p;
+}
+
+void FreePinnedCuda(void* ptr) noexcept {
+  if (ptr != nullptr) cudaFreeHost(ptr);
+}
+
 }  // namespace
 
 extern const RuntimeOps kCudaRuntime;  // read by core/device.cc
 const RuntimeOps kCudaRuntime{CudaDeviceCountCuda, DescribeCuda,   SetDeviceCuda,  MallocCuda, FreeCuda,
                               CopyToDeviceCuda,    CopyToHostCuda, SynchronizeCuda};
+extern const PinnedOps kCudaPinned;  // read by core/device.cc
+const PinnedOps kCudaPinned{MallocPinnedCuda, FreePinnedCuda};
 
 }  // namespace tessel::device

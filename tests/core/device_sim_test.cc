@@ -9,6 +9,7 @@
 
 #include "core/buffer.h"
 #include "core/device.h"
+#include "core/pinned_memory.h"
 
 namespace tessel {
 namespace {
@@ -158,6 +159,41 @@ TEST(SimulatedDevice, ACapacityIsEnforcedAfterThePoolReleasesItsCache) {
   device::Free(b);
   device::ReleaseCachedMemory();
   EXPECT_EQ(ReadCounters().in_use_bytes, 0);
+}
+
+// Pinned host memory: counted, grown by half and kept (so a staging array sized once pins nothing per step), freed
+// with its holder; without a device runtime it is refused, since only a device can page-lock memory for its DMA.
+TEST(SimulatedDevice, PinnedArraysGrowByHalfAndPinNothingOnceLargeEnough) {
+  if (!device::BuiltWithCuda()) {
+    EXPECT_THROW(device::MallocPinned(16), Error) << "no runtime, nothing to pin for";
+  }
+  device::ScopedSimulatedDevice sim;
+  const device::PinnedCounters before = device::ReadPinnedCounters();
+  {
+    device::PinnedArray<float> a;
+    float* p = a.Reserve(100);
+    for (int i = 0; i < 100; ++i) p[i] = static_cast<float>(i);
+    EXPECT_EQ(a.capacity(), 100U);
+    EXPECT_EQ(a.Reserve(80), p) << "room enough: the same memory";
+    a.Reserve(120);  // grows to max(120, 150)
+    EXPECT_EQ(a.capacity(), 150U);
+    a.Reserve(150);
+    const device::PinnedCounters d = device::ReadPinnedCounters();
+    EXPECT_EQ(d.allocations - before.allocations, 2);
+    EXPECT_EQ(d.allocated_bytes - before.allocated_bytes, (100 + 150) * 4);
+    EXPECT_EQ(d.frees - before.frees, 1);
+    EXPECT_EQ(d.in_use_bytes - before.in_use_bytes, 150 * 4);
+    // Pinned memory is a valid source of a device copy.
+    Buffer<float> on_device = Buffer<float>::Uninitialized(150);
+    for (int i = 0; i < 150; ++i) a.data()[i] = 2.0F * static_cast<float>(i);
+    device::CopyToDevice(on_device.OverwriteDevice(), a.data(), 150 * sizeof(float));
+    EXPECT_EQ(on_device.Host()[149], 298.0F);
+  }
+  const device::PinnedCounters after = device::ReadPinnedCounters();
+  EXPECT_EQ(after.frees - before.frees, 2);
+  EXPECT_EQ(after.in_use_bytes, before.in_use_bytes);
+  device::FreePinned(nullptr);  // a no-op, as free(nullptr)
+  EXPECT_EQ(device::ReadPinnedCounters().frees, after.frees);
 }
 
 }  // namespace

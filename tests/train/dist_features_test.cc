@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "comm/thread_comm.h"
+#include "core/device.h"
 #include "core/error.h"
+#include "core/pinned_memory.h"
 #include "core/rng.h"
 #include "partition/partition_format.h"
 #include "tests/partition/test_graphs.h"
@@ -361,6 +363,79 @@ TEST_F(DistFeaturesTest, CompressedFetchDeliversEachRowsCodecRoundTrip) {
       }
     }
   }
+}
+
+// --device cuda (FetchToDevice, on the simulated device): the table rows a step names are Fetch's rows bit for bit
+// (compressed or not: the same exchange and the same rounding), and once the table and the pinned staging array are
+// large enough a step uploads exactly its fetched rows, in one copy per rank that fetched any, and allocates, pins
+// and downloads nothing. The thread ranks share the process's counters, so they are read by rank 0 between
+// barriers and compared with the sum over ranks.
+TEST_F(DistFeaturesTest, DeviceFetchUploadsOnlyTheFetchedRowsAndEqualsFetch) {
+  device::ScopedSimulatedDevice sim;
+  for (int32_t parts = 1; parts <= 4; ++parts) {
+    const Partitioned& p = Make(parts, false);
+    for (int64_t capacity : {-1, 0, 5}) {
+      for (const std::string spec_text : {"none", "int8", "qsgd:3"}) {
+        const std::string what = fmt::format("{} parts, capacity {}, {}", parts, capacity, spec_text);
+        const auto n_ranks = static_cast<size_t>(parts);
+        std::vector<int64_t> fetched(n_ranks, 0);
+        device::Counters moved;
+        device::PinnedCounters pinned_before, pinned_after;
+        comm::ThreadGroup::Run(parts, [&](comm::Communicator& comm) {
+          const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
+          const auto r = static_cast<size_t>(comm.Rank());
+          DistFeatureStore store(Context{}, part, p.offsets, comm, FeatureNorm::kL1, FeatureCacheOptions{capacity});
+          store.SetCompression(comm::CompressSpec::Parse(spec_text, "--feature-compress"), 5);
+          for (int step = 0; step < 2; ++step) {
+            const std::vector<int64_t> ids = StepIds(part, p.offsets, comm.Rank(), step);
+            const FeatureMatrix want = store.Fetch(ids, nullptr, 7);
+            (void)store.FetchToDevice(ids, nullptr, 7);  // warm: the table and the staging array sized
+            ASSERT_TRUE(comm.Barrier().ok());
+            device::Counters before;
+            if (r == 0) {
+              before = device::ReadCounters();
+              pinned_before = device::ReadPinnedCounters();
+            }
+            ASSERT_TRUE(comm.Barrier().ok());
+            FetchStats stats;
+            const DistFeatureStore::DeviceRows got = store.FetchToDevice(ids, &stats, 7);
+            ASSERT_TRUE(comm.Barrier().ok());
+            if (r == 0 && step == 1) {
+              moved = device::ReadCounters() - before;
+              pinned_after = device::ReadPinnedCounters();
+            }
+            if (step == 1) fetched[r] = stats.fetched_rows;
+            ASSERT_TRUE(comm.Barrier().ok());
+            // The simulated device's memory is host memory: the table is read where the model's gather reads it.
+            ASSERT_EQ(got.rows.size(), ids.size()) << what;
+            const int64_t c = store.cols();
+            const float* table = got.table->dense.data.Device();
+            for (size_t i = 0; i < ids.size(); ++i) {
+              const std::vector<float> row(table + got.rows[i] * c, table + (got.rows[i] + 1) * c);
+              ASSERT_EQ(row, RowOf(want, static_cast<int64_t>(i)).second) << what << ", step " << step << " row " << i;
+            }
+          }
+        });
+        if (HasFatalFailure()) return;
+        int64_t uploads = 0, rows = 0;
+        for (int64_t m : fetched) {
+          uploads += m > 0 ? 1 : 0;
+          rows += m;
+        }
+        const int64_t c = p.data.features.dim;
+        EXPECT_EQ(moved.h2d_copies, uploads) << what;
+        EXPECT_EQ(moved.h2d_bytes, rows * c * 4) << what;
+        EXPECT_EQ(moved.d2h_copies, 0) << what;
+        EXPECT_EQ(moved.allocations, 0) << what;
+        EXPECT_EQ(moved.synchronizations, 0) << what;
+        EXPECT_EQ(pinned_after.allocations, pinned_before.allocations) << what;
+        if (parts > 1 && capacity == 0) {
+          EXPECT_GT(rows, 0) << what << ": the test must fetch something";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(device::ReadPinnedCounters().in_use_bytes, 0) << "the stores freed their staging arrays";
 }
 
 // Standard scaling is fitted over the rows of every rank (two allreduces): each rank's owned rows equal the

@@ -3,47 +3,19 @@
 // itself must match the CPU's.
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <string>
 #include <vector>
 
 #include "core/device.h"
-#include "datasets/readers.h"
 #include "tests/train/gcn_test_util.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
 namespace {
 
-namespace fs = std::filesystem;
-
 const datasets::NodeDataset& Cora() { return test_util::BundledCora(); }
 
-// Cora with its features stored dense (the sparse-input and dense-input layers take different paths).
-const datasets::NodeDataset& DenseCora() {
-  static const datasets::NodeDataset data = [] {
-    datasets::NodeDataset d =
-        datasets::ReadNodeTable(datasets::NodeTableFromPrefix(fs::path(TESSEL_TEST_DATA) / "cora" / "cora"));
-    d.name = "cora";
-    const datasets::Features& f = d.features;
-    std::vector<float> dense(static_cast<size_t>(f.num_rows * f.dim), 0.0F);
-    const auto p = f.indptr.Host();
-    const auto idx = f.indices.Host();
-    const auto val = f.values.Host();
-    for (int64_t r = 0; r < f.num_rows; ++r) {
-      for (int64_t e = p[r]; e < p[r + 1]; ++e) {
-        dense[static_cast<size_t>(r * f.dim + idx[e])] = val.empty() ? 1.0F : val[e];
-      }
-    }
-    datasets::Features out;
-    out.num_rows = f.num_rows;
-    out.dim = f.dim;
-    out.dense = Buffer<float>(std::move(dense));
-    d.features = std::move(out);
-    return d;
-  }();
-  return data;
-}
+const datasets::NodeDataset& DenseCora() { return test_util::BundledDenseCora(); }
 
 struct FlowCase {
   const char* name;

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "core/clock.h"
+#include "core/device.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/rng.h"
@@ -63,11 +64,13 @@ void CheckServed(std::span<const int64_t> ids, int64_t num_owned, int rank) {
 }
 
 // ---- Shipping rows: `serve` holds owned row ids grouped by requesting rank (serve_counts[k] for rank k); this rank
-// receives want_counts[k] rows from rank k. The result holds the received rows, sending ranks in order.
+// receives want_counts[k] rows from rank k. The result holds the received rows, sending ranks in order. Dense rows
+// may be received `into` caller memory instead (room for every received row; the result is then empty): the
+// pinned staging array of a device fetch.
 
 kernels::Matrix ShipDense(comm::Communicator& comm, const kernels::Matrix& mine, std::span<const int64_t> serve,
                           std::span<const int64_t> serve_counts, std::span<const int64_t> want_counts,
-                          std::string_view purpose, int64_t* received_bytes) {
+                          std::string_view purpose, int64_t* received_bytes, float* into = nullptr) {
   const int64_t c = mine.cols;
   auto src = mine.View();
   const auto n = static_cast<int64_t>(serve.size());
@@ -78,9 +81,11 @@ kernels::Matrix ShipDense(comm::Communicator& comm, const kernels::Matrix& mine,
   std::vector<int64_t> recv_counts(want_counts.begin(), want_counts.end());
   for (int64_t& x : send_counts) x *= c;
   for (int64_t& x : recv_counts) x *= c;
-  kernels::Matrix out(Sum(want_counts), c);
-  comm.Alltoallv<float>(send, send_counts, out.Mut(), recv_counts, purpose).ThrowIfError();
-  *received_bytes += out.size() * static_cast<int64_t>(sizeof(float));
+  const int64_t rows = Sum(want_counts);
+  kernels::Matrix out = into != nullptr ? kernels::Matrix() : kernels::Matrix(rows, c);
+  const std::span<float> dst = into != nullptr ? std::span<float>(into, Index(rows * c)) : out.Mut();
+  comm.Alltoallv<float>(send, send_counts, dst, recv_counts, purpose).ThrowIfError();
+  *received_bytes += rows * c * static_cast<int64_t>(sizeof(float));
   return out;
 }
 
@@ -190,7 +195,8 @@ uint64_t RowSeed(uint64_t seed, int64_t i) { return Mix64(seed ^ Mix64(static_ca
 kernels::Matrix ShipDenseCompressed(comm::Communicator& comm, const kernels::Matrix& mine,
                                     std::span<const int64_t> serve, std::span<const int64_t> serve_counts,
                                     std::span<const int64_t> want_counts, std::string_view purpose,
-                                    const RowCompression& z, int64_t* received_bytes, FetchStats* st) {
+                                    const RowCompression& z, int64_t* received_bytes, FetchStats* st,
+                                    float* into = nullptr) {
   const int64_t c = mine.cols;
   const int64_t rb = z.codec->EncodedBytes(c);
   auto src = mine.View();
@@ -210,8 +216,8 @@ kernels::Matrix ShipDenseCompressed(comm::Communicator& comm, const kernels::Mat
   std::vector<std::byte> recv(Index(rows * rb));
   comm.Alltoallv<std::byte>(send, send_counts, recv, recv_counts, purpose).ThrowIfError();
   t0 = Clock::now();
-  kernels::Matrix out(rows, c);
-  auto dst = out.Mut();
+  kernels::Matrix out = into != nullptr ? kernels::Matrix() : kernels::Matrix(rows, c);
+  const std::span<float> dst = into != nullptr ? std::span<float>(into, Index(rows * c)) : out.Mut();
   parallel_for<int64_t>(0, rb > 0 ? rows : 0, kGrain / 4, [&](int64_t i) {
     z.codec->Decode(std::span<const std::byte>(recv.data() + i * rb, Index(rb)),
                     std::span<float>(dst.data() + i * c, Index(c)), false);
@@ -378,7 +384,8 @@ kernels::SparseMatrix ShipSparseCompressed(comm::Communicator& comm, const kerne
 FeatureMatrix ShipRows(comm::Communicator& comm, const FeatureMatrix& mine, std::span<const int64_t> serve,
                        std::span<const int64_t> serve_counts, std::span<const int64_t> want_counts,
                        std::string_view purpose, int64_t* received_bytes, const RowCompression* z = nullptr,
-                       FetchStats* st = nullptr) {
+                       FetchStats* st = nullptr, float* into = nullptr) {
+  TESSEL_CHECK(into == nullptr || !mine.is_sparse, "sparse rows cannot be received into a dense array");
   FeatureMatrix out;
   out.is_sparse = mine.is_sparse;
   if (z != nullptr) {  // st receives the encoding's bytes and seconds
@@ -386,15 +393,15 @@ FeatureMatrix ShipRows(comm::Communicator& comm, const FeatureMatrix& mine, std:
       out.sparse =
           ShipSparseCompressed(comm, mine.sparse, serve, serve_counts, want_counts, purpose, *z, received_bytes, st);
     } else {
-      out.dense =
-          ShipDenseCompressed(comm, mine.dense, serve, serve_counts, want_counts, purpose, *z, received_bytes, st);
+      out.dense = ShipDenseCompressed(comm, mine.dense, serve, serve_counts, want_counts, purpose, *z, received_bytes,
+                                      st, into);
     }
     return out;
   }
   if (mine.is_sparse) {
     out.sparse = ShipSparse(comm, mine.sparse, serve, serve_counts, want_counts, purpose, received_bytes);
   } else {
-    out.dense = ShipDense(comm, mine.dense, serve, serve_counts, want_counts, purpose, received_bytes);
+    out.dense = ShipDense(comm, mine.dense, serve, serve_counts, want_counts, purpose, received_bytes, into);
   }
   return out;
 }
@@ -444,7 +451,7 @@ void RequestIdsCompressed(comm::Communicator& comm, std::span<const int64_t> wan
 // go out by one alltoallv (with its count exchange), the rows come back by one more.
 FeatureMatrix RequestRows(comm::Communicator& comm, const FeatureMatrix& mine, std::span<const int64_t> want,
                           std::span<const int64_t> want_counts, std::string_view purpose, int64_t* received_bytes,
-                          const RowCompression* z = nullptr, FetchStats* st = nullptr) {
+                          const RowCompression* z = nullptr, FetchStats* st = nullptr, float* into = nullptr) {
   std::vector<int64_t> serve;
   std::vector<int64_t> serve_counts;
   if (z == nullptr) {
@@ -453,7 +460,7 @@ FeatureMatrix RequestRows(comm::Communicator& comm, const FeatureMatrix& mine, s
     RequestIdsCompressed(comm, want, want_counts, &serve, &serve_counts, purpose, st);
   }
   CheckServed(serve, mine.rows(), comm.Rank());
-  return ShipRows(comm, mine, serve, serve_counts, want_counts, purpose, received_bytes, z, st);
+  return ShipRows(comm, mine, serve, serve_counts, want_counts, purpose, received_bytes, z, st, into);
 }
 
 // ---- Assembling output rows from several sources.
@@ -624,74 +631,141 @@ void DistFeatureStore::SetCompression(const comm::CompressSpec& spec, uint64_t s
 
 DistFeatureStore::~DistFeatureStore() = default;
 
-FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, FetchStats* stats, uint64_t step) {
-  constexpr int32_t kOwned = 0;
-  constexpr int32_t kCached = 1;
-  constexpr int32_t kRemote = 2;
+namespace {
+
+constexpr int32_t kOwned = 0;
+constexpr int32_t kCached = 1;
+constexpr int32_t kRemote = 2;
+
+// Where each row of a fetch comes from (refs: an owned row, a cached row, or remote row `row` of `remote`), and the
+// distinct remote ids, ascending, as one batched request: owner-local ids grouped by owner rank (owners hold
+// contiguous ranges in rank order).
+struct FetchPlan {
+  std::vector<RowRef> refs;
+  std::vector<int64_t> remote;
+  std::vector<int64_t> want;
+  std::vector<int64_t> want_counts;
+  int64_t local_rows = 0;
+  int64_t cache_hits = 0;
+};
+
+FetchPlan PlanFetch(std::span<const int64_t> global_ids, std::span<const int64_t> offsets, int64_t global_offset,
+                    int64_t num_owned, std::span<const int64_t> cached_ids) {
   const auto n = static_cast<int64_t>(global_ids.size());
-  const int64_t total = offsets_.back();
-  const int64_t owned_end = global_offset_ + num_owned();
-  std::vector<RowRef> refs(Index(n));
+  const int64_t total = offsets.back();
+  const int64_t owned_end = global_offset + num_owned;
+  FetchPlan plan;
+  plan.refs.resize(Index(n));
   parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
     const int64_t g = global_ids[Index(i)];
     TESSEL_CHECK(g >= 0 && g < total, "features: requested global id {} is outside [0, {})", g, total);
-    if (g >= global_offset_ && g < owned_end) {
-      refs[Index(i)] = {kOwned, g - global_offset_};
+    if (g >= global_offset && g < owned_end) {
+      plan.refs[Index(i)] = {kOwned, g - global_offset};
       return;
     }
-    auto it = std::lower_bound(cached_ids_.begin(), cached_ids_.end(), g);
-    if (it != cached_ids_.end() && *it == g) {
-      refs[Index(i)] = {kCached, it - cached_ids_.begin()};
+    auto it = std::lower_bound(cached_ids.begin(), cached_ids.end(), g);
+    if (it != cached_ids.end() && *it == g) {
+      plan.refs[Index(i)] = {kCached, it - cached_ids.begin()};
     } else {
-      refs[Index(i)] = {kRemote, -1};
+      plan.refs[Index(i)] = {kRemote, -1};
     }
   });
-  int64_t local_rows = 0;
-  int64_t cache_hits = 0;
-  std::vector<int64_t> remote;
   for (int64_t i = 0; i < n; ++i) {
-    const int32_t s = refs[Index(i)].source;
-    if (s == kOwned) ++local_rows;
-    if (s == kCached) ++cache_hits;
-    if (s == kRemote) remote.push_back(global_ids[Index(i)]);
+    const int32_t s = plan.refs[Index(i)].source;
+    if (s == kOwned) ++plan.local_rows;
+    if (s == kCached) ++plan.cache_hits;
+    if (s == kRemote) plan.remote.push_back(global_ids[Index(i)]);
   }
-  // Distinct remote ids, ascending, are grouped by owner rank (owners hold contiguous ranges in rank order).
+  std::vector<int64_t>& remote = plan.remote;
   std::sort(remote.begin(), remote.end());
   remote.erase(std::unique(remote.begin(), remote.end()), remote.end());
-  std::vector<int64_t> want(remote.size());
-  std::vector<int64_t> want_counts(offsets_.size() - 1, 0);
+  plan.want.resize(remote.size());
+  plan.want_counts.assign(offsets.size() - 1, 0);
   for (size_t i = 0; i < remote.size(); ++i) {
     const auto owner =
-        static_cast<size_t>(std::upper_bound(offsets_.begin(), offsets_.end(), remote[i]) - offsets_.begin() - 1);
-    want[i] = remote[i] - offsets_[owner];
-    ++want_counts[owner];
+        static_cast<size_t>(std::upper_bound(offsets.begin(), offsets.end(), remote[i]) - offsets.begin() - 1);
+    plan.want[i] = remote[i] - offsets[owner];
+    ++plan.want_counts[owner];
   }
   parallel_for<int64_t>(0, n, kGrain, [&](int64_t i) {
-    RowRef& r = refs[Index(i)];
+    RowRef& r = plan.refs[Index(i)];
     if (r.source == kRemote) {
       r.row = std::lower_bound(remote.begin(), remote.end(), global_ids[Index(i)]) - remote.begin();
     }
   });
+  return plan;
+}
+
+void AddFetchStats(const FetchPlan& plan, int64_t requested, int64_t received, const FetchStats& z, FetchStats* stats) {
+  if (stats == nullptr) return;
+  stats->requested_rows += requested;
+  stats->local_rows += plan.local_rows;
+  stats->cache_hits += plan.cache_hits;
+  stats->fetched_rows += static_cast<int64_t>(plan.remote.size());
+  stats->fetched_bytes += received;
+  stats->sent_raw_bytes += z.sent_raw_bytes;
+  stats->sent_wire_bytes += z.sent_wire_bytes;
+  stats->encode_seconds += z.encode_seconds;
+  stats->decode_seconds += z.decode_seconds;
+}
+
+}  // namespace
+
+FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, FetchStats* stats, uint64_t step) {
+  const FetchPlan plan = PlanFetch(global_ids, offsets_, global_offset_, num_owned(), cached_ids_);
   int64_t received = 0;
   FetchStats z_stats;
-  // Rows are encoded with the (seed, step, rank) stream, so QSGD's draws are reproducible.
-  const RowCompression z{codec_.get(), Mix64(codec_seed_ ^ Mix64(step * 7919 + static_cast<uint64_t>(comm_->Rank())))};
-  const FeatureMatrix fetched =
-      RequestRows(*comm_, owned_, want, want_counts, kFetchPurpose, &received, codec_ ? &z : nullptr, &z_stats);
+  const RowCompression z = StepCompression(step);
+  const FeatureMatrix fetched = RequestRows(*comm_, owned_, plan.want, plan.want_counts, kFetchPurpose, &received,
+                                            codec_ ? &z : nullptr, &z_stats);
   const FeatureMatrix* sources[] = {&owned_, &cache_, &fetched};
-  FeatureMatrix out = Assemble(sources, refs, cols(), is_sparse());
-  if (stats != nullptr) {
-    stats->requested_rows += n;
-    stats->local_rows += local_rows;
-    stats->cache_hits += cache_hits;
-    stats->fetched_rows += static_cast<int64_t>(remote.size());
-    stats->fetched_bytes += received;
-    stats->sent_raw_bytes += z_stats.sent_raw_bytes;
-    stats->sent_wire_bytes += z_stats.sent_wire_bytes;
-    stats->encode_seconds += z_stats.encode_seconds;
-    stats->decode_seconds += z_stats.decode_seconds;
-  }
+  FeatureMatrix out = Assemble(sources, plan.refs, cols(), is_sparse());
+  AddFetchStats(plan, static_cast<int64_t>(global_ids.size()), received, z_stats, stats);
   return out;
+}
+
+RowCompression DistFeatureStore::StepCompression(uint64_t step) const {
+  // Rows are encoded with the (seed, step, rank) stream, so QSGD's draws are reproducible.
+  return RowCompression{codec_.get(), Mix64(codec_seed_ ^ Mix64(step * 7919 + static_cast<uint64_t>(comm_->Rank())))};
+}
+
+DistFeatureStore::DeviceRows DistFeatureStore::FetchToDevice(std::span<const int64_t> global_ids, FetchStats* stats,
+                                                             uint64_t step) {
+  TESSEL_CHECK(!is_sparse(), "features: a device fetch takes dense rows (sparse rows go through Fetch)");
+  const FetchPlan plan = PlanFetch(global_ids, offsets_, global_offset_, num_owned(), cached_ids_);
+  const int64_t c = cols();
+  const int64_t resident = num_owned() + cache_rows();
+  const auto m = static_cast<int64_t>(plan.remote.size());
+  const auto n = static_cast<int64_t>(global_ids.size());
+  // The table: owned rows, cached rows, then room for fetched rows: as many as the step's rows (the most it could
+  // fetch; the per-step input matrix the host path assembles is that large), grown by half when a step needs more,
+  // never more than the rows held elsewhere. It goes up whole once, and again only when it grows.
+  if (table_.dense.rows < resident + m) {
+    const int64_t elsewhere = offsets_.back() - resident;
+    const int64_t room = std::min(elsewhere, std::max(n, (table_.dense.rows - resident) * 3 / 2));
+    table_.is_sparse = false;
+    table_.dense = kernels::Matrix(resident + room, c);
+    float* t = table_.dense.Mut().data();
+    std::copy_n(owned_.dense.View().data(), num_owned() * c, t);
+    std::copy_n(cache_.dense.View().data(), cache_rows() * c, t + num_owned() * c);
+  }
+  // The remote rows arrive in the pinned staging array, as large as the table's room (received, or decoded, there:
+  // no pageable copy).
+  float* staging = staging_.Reserve(Index(std::max<int64_t>(1, (table_.dense.rows - resident) * c)));
+  int64_t received = 0;
+  FetchStats z_stats;
+  const RowCompression z = StepCompression(step);
+  (void)RequestRows(*comm_, owned_, plan.want, plan.want_counts, kFetchPurpose, &received, codec_ ? &z : nullptr,
+                    &z_stats, staging);
+  float* on_device = table_.dense.data.MutableDevice();  // uploads only a new table
+  if (m > 0) device::CopyToDevice(on_device + resident * c, staging, Index(m * c) * sizeof(float));
+  table_rows_.resize(Index(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const RowRef r = plan.refs[Index(i)];
+    table_rows_[Index(i)] = r.source == kOwned ? r.row : r.source == kCached ? num_owned() + r.row : resident + r.row;
+  }
+  AddFetchStats(plan, n, received, z_stats, stats);
+  return DeviceRows{&table_, table_rows_};
 }
 
 // ---- HaloExchanger

@@ -10,6 +10,7 @@
 #include "comm/communicator.h"
 #include "comm/compress.h"
 #include "core/context.h"
+#include "core/pinned_memory.h"
 #include "kernels/matrix.h"
 #include "partition/partition_build.h"
 #include "train/gcn/data.h"
@@ -71,6 +72,21 @@ class DistFeatureStore {
   // rounding of a compressed fetch (the same on every rank).
   FeatureMatrix Fetch(std::span<const int64_t> global_ids, FetchStats* stats, uint64_t step = 0);
 
+  // The rows of one step on a device (dense features): row i of the input is row rows[i] of *table, a matrix kept
+  // on the device (owned rows, then the cached halo rows, then this step's fetched rows), so the model's first layer
+  // gathers them there by id. Valid until the next call.
+  struct DeviceRows {
+    const FeatureMatrix* table = nullptr;
+    std::span<const int64_t> rows;
+  };
+  // Fetch for --device cuda: the same exchange as Fetch (the same bytes, compression and statistics), but the
+  // fetched rows are received into a pinned host array and go up in one copy, behind the owned and cached rows the
+  // table holds on the device from the first call on. Nothing is assembled on the host, and nothing is allocated
+  // once the table and the pinned array are as large as a step needs (the table's room starts at the first step's
+  // row count and grows by half when a step fetches more, up to every row this rank does not hold).
+  // Collective, as Fetch. Dense features only.
+  DeviceRows FetchToDevice(std::span<const int64_t> global_ids, FetchStats* stats, uint64_t step = 0);
+
   int64_t cols() const { return owned_.cols(); }
   bool is_sparse() const { return owned_.is_sparse; }
   int64_t cache_rows() const { return static_cast<int64_t>(cached_ids_.size()); }
@@ -85,6 +101,8 @@ class DistFeatureStore {
   const FeatureScaling& scaling() const { return scaling_; }  // what the owned rows were prepared with
 
  private:
+  RowCompression StepCompression(uint64_t step) const;  // the codec and this step's rounding seed
+
   comm::Communicator* comm_;
   std::vector<int64_t> offsets_;
   int64_t global_offset_ = 0;
@@ -95,6 +113,11 @@ class DistFeatureStore {
   int64_t setup_bytes_ = 0;
   std::unique_ptr<comm::Codec> codec_;  // null: fetched rows travel as float32
   uint64_t codec_seed_ = 0;
+  // FetchToDevice: the device table (host rows: owned and cached only; the fetched ones exist on the device), the
+  // table row of each requested id, and the pinned array the fetched rows arrive in.
+  FeatureMatrix table_;
+  std::vector<int64_t> table_rows_;
+  device::PinnedArray<float> staging_;
 };
 
 // Moves rows of per-node matrices from owners to the ranks that hold those nodes as halo (layer-wise full-graph

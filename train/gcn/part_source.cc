@@ -66,12 +66,24 @@ class PartSource final : public GraphSource {
     const std::span<const int64_t> inputs =
         b->blocks.empty() ? std::span<const int64_t>() : std::span<const int64_t>(b->blocks.front().src_nodes);
     FetchStats fs;
-    b->gathered = features_.Fetch(inputs, &fs, sample_key.epoch * 1000003ULL + sample_key.batch);
-    b->x = &b->gathered;
-    b->x_rows = {};
+    const uint64_t step = sample_key.epoch * 1000003ULL + sample_key.batch;
+    b->x_row_ids = nullptr;
+    if (ctx.IsCuda() && !features_.is_sparse()) {
+      // On a device the owned and cached rows stay there; only the fetched rows go up (from a pinned array), and the
+      // first layer gathers its input rows by id (docs/gpu.md, "Partitioned runs").
+      const DistFeatureStore::DeviceRows rows = features_.FetchToDevice(inputs, &fs, step);
+      b->gathered = FeatureMatrix();
+      b->x = rows.table;
+      b->x_rows = rows.rows;
+    } else {
+      b->gathered = features_.Fetch(inputs, &fs, step);
+      b->x = &b->gathered;
+      b->x_rows = {};
+    }
     counters->fetch_seconds += SecondsSince(t0);
     const uint64_t fetch_bytes = comm_.Bytes().Total() - b1;
     counters->feature_bytes += fetch_bytes;
+    counters->fetched_rows += fs.fetched_rows;
     counters->feature_raw_bytes +=
         fetch_bytes - static_cast<uint64_t>(fs.sent_wire_bytes) + static_cast<uint64_t>(fs.sent_raw_bytes);
     counters->compress_seconds += fs.encode_seconds;

@@ -15,6 +15,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/params_json.h"
+#include "core/pinned_memory.h"
 #include "core/progress.h"
 #include "core/worker.h"
 #include "kernels/loss.h"
@@ -110,8 +111,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, va
                                    feature_bytes, sample_bytes, gradient_bytes, eval_bytes, total_bytes,
                                    feature_raw_bytes, gradient_raw_bytes, compress_seconds, decompress_seconds,
                                    comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges, remote_input_nodes,
-                                   remote_share, device_allocations, device_runtime_allocations, h2d_copies, h2d_bytes,
-                                   d2h_copies, d2h_bytes, device_synchronizations)
+                                   remote_share, fetched_rows, device_allocations, device_runtime_allocations,
+                                   h2d_copies, h2d_bytes, d2h_copies, d2h_bytes, device_synchronizations,
+                                   pinned_allocations)
 
 nlohmann::json EpochStats::ToJson() const { return *this; }
 
@@ -124,7 +126,8 @@ nlohmann::json DeviceCounts(const EpochStats& e) {
           {"h2d_bytes", e.h2d_bytes},
           {"d2h_copies", e.d2h_copies},
           {"d2h_bytes", e.d2h_bytes},
-          {"synchronizations", e.device_synchronizations}};
+          {"synchronizations", e.device_synchronizations},
+          {"pinned_allocations", e.pinned_allocations}};
 }
 }  // namespace
 
@@ -400,6 +403,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const auto epoch_t0 = Clock::now();
     const std::clock_t c0 = std::clock();
     const device::Counters device0 = device::ReadCounters();
+    const int64_t pinned0 = device::ReadPinnedCounters().allocations;
     counters_ = StepCounters{};
     compute_s_ = allreduce_s_ = forward_s_ = backward_s_ = optimizer_s_ = 0;
     gradient_b_ = 0;
@@ -486,8 +490,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
                                 static_cast<double>(grad_compress_ ? grad_stats_.raw_bytes : gradient_b_)};
     // The device runtime's work this epoch (core/device.h counters of this process; an MPI rank is a process).
     const device::Counters dev = device::ReadCounters() - device0;
-    for (int64_t v : {dev.allocations, dev.runtime_allocations, dev.h2d_copies, dev.h2d_bytes, dev.d2h_copies,
-                      dev.d2h_bytes, dev.synchronizations}) {
+    for (int64_t v :
+         {dev.allocations, dev.runtime_allocations, dev.h2d_copies, dev.h2d_bytes, dev.d2h_copies, dev.d2h_bytes,
+          dev.synchronizations, device::ReadPinnedCounters().allocations - pinned0, counters_.fetched_rows}) {
       sums.push_back(static_cast<double>(v));
     }
     comm_.Allreduce<double>(sums, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
@@ -529,6 +534,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.d2h_copies = static_cast<int64_t>(sums[17]);
     st.d2h_bytes = static_cast<uint64_t>(sums[18]);
     st.device_synchronizations = static_cast<int64_t>(sums[19]);
+    st.pinned_allocations = static_cast<int64_t>(sums[20]);
+    st.fetched_rows = static_cast<int64_t>(sums[21]);
     if (ctx_.IsCuda()) {
       log::Debug(
           "epoch {}: device allocations {} ({} from the runtime), {} uploads ({} B), {} downloads ({} B), {} "

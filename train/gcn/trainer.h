@@ -204,6 +204,7 @@ struct EpochStats {
   int64_t seed_nodes = 0;          // training nodes visited
   int64_t sampled_edges = 0;       // neighbour picks of the sampled blocks (0 for full-graph steps)
   int64_t remote_input_nodes = 0;  // first-layer source nodes owned by another rank
+  int64_t fetched_rows = 0;        // of those, rows received from their owners (not in the halo cache)
   double remote_share = 0;         // remote picks / all picks of the sampler
   // The device runtime's work (core/device.h Counters; 0 on the CPU): allocations asked for and those the caching
   // pool could not serve (cudaMalloc calls), host-to-device and device-to-host copies with their bytes, and
@@ -216,6 +217,7 @@ struct EpochStats {
   int64_t d2h_copies = 0;
   uint64_t d2h_bytes = 0;
   int64_t device_synchronizations = 0;
+  int64_t pinned_allocations = 0;  // page-locked host arrays allocated (core/pinned_memory.h; 0 in steady state)
   nlohmann::json ToJson() const;
 };
 
@@ -278,7 +280,7 @@ struct StepCounters {
   uint64_t sample_bytes = 0, feature_bytes = 0;
   uint64_t feature_raw_bytes = 0;  // feature_bytes as if the rows travelled uncompressed
   double compress_seconds = 0, decompress_seconds = 0;
-  int64_t sampled_edges = 0, remote_picks = 0, remote_input_nodes = 0;
+  int64_t sampled_edges = 0, remote_picks = 0, remote_input_nodes = 0, fetched_rows = 0;
 };
 
 // Where a rank's share of the graph lives and how batches and predictions are made from it: the trainer's only

@@ -1,0 +1,73 @@
+// Page-locked (pinned) host memory for data that crosses to the device every step: the GPU copies it by DMA, at
+// full PCIe bandwidth and without the driver's staging copy through its own pinned bounce buffer that a pageable
+// source costs. Allocated by cudaMallocHost in a CUDA build, by the host heap on the simulated device
+// (core/device.h), and refused ("built without CUDA") otherwise. Pinning is slow (the pages are locked one by one)
+// and takes memory from the rest of the system, so holders grow and keep their arrays (PinnedArray) instead of
+// allocating per step; the counters below let a test assert that steady-state steps pin nothing.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <utility>
+
+namespace tessel::device {
+
+void* MallocPinned(size_t bytes);
+void FreePinned(void* ptr) noexcept;
+
+// Process-wide counts of pinned allocations since the start; differences of two readings give an interval's.
+struct PinnedCounters {
+  int64_t allocations = 0;      // MallocPinned calls
+  int64_t allocated_bytes = 0;  // bytes they asked for
+  int64_t frees = 0;            // FreePinned calls (of non-null pointers)
+  int64_t in_use_bytes = 0;     // a gauge: pinned bytes live at the reading
+};
+PinnedCounters ReadPinnedCounters();
+
+// The CUDA runtime's entries (core/device_cuda.cu).
+struct PinnedOps {
+  void* (*alloc)(size_t bytes);
+  void (*release)(void* ptr) noexcept;
+};
+
+// A grow-only array in pinned host memory (device::Array's host twin): Reserve keeps the memory when it is large
+// enough and otherwise grows by at least half, dropping the contents.
+template <typename T>
+class PinnedArray {
+ public:
+  PinnedArray() = default;
+  ~PinnedArray() { FreePinned(data_); }
+  PinnedArray(const PinnedArray&) = delete;
+  PinnedArray& operator=(const PinnedArray&) = delete;
+  PinnedArray(PinnedArray&& other) noexcept { Swap(other); }
+  PinnedArray& operator=(PinnedArray&& other) noexcept {
+    Swap(other);
+    return *this;
+  }
+
+  // At least n elements; returns data().
+  T* Reserve(size_t n) {
+    if (n > capacity_ || data_ == nullptr) {
+      const size_t want = std::max<size_t>({n, capacity_ + capacity_ / 2, 1});
+      FreePinned(data_);
+      data_ = nullptr;
+      capacity_ = 0;
+      data_ = static_cast<T*>(MallocPinned(want * sizeof(T)));
+      capacity_ = want;
+    }
+    return data_;
+  }
+  T* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+  void Swap(PinnedArray& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(capacity_, other.capacity_);
+  }
+
+ private:
+  T* data_ = nullptr;
+  size_t capacity_ = 0;
+};
+
+}  // namespace tessel::device
