@@ -1,6 +1,7 @@
 // Buffer<T>: a contiguous array in host memory with an optional device mirror and a "which side is current"
 // flag (XGBoost HostDeviceVector, ThunderSVM SyncArray). Host memory is owned, or borrowed from a mapping
-// kept alive by a shared owner (mmap-loaded datasets). The same header serves CPU-only and CUDA builds.
+// kept alive by a shared owner (mmap-loaded datasets), or mapped pinned memory the device reads in place (Mapped:
+// one array, both sides always current, nothing ever copied). The same header serves CPU-only and CUDA builds.
 #pragma once
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/pinned_memory.h"
 
 namespace tessel {
 
@@ -30,6 +32,7 @@ class Buffer {
   static_assert(std::is_trivially_copyable_v<T>, "Buffer<T> holds trivially copyable elements only");
 
  public:
+  using value_type = T;
   Buffer() = default;
   // n value-initialised (zero) elements.
   explicit Buffer(size_t n) { Allocate(n, true); }
@@ -68,6 +71,21 @@ class Buffer {
     if (!values.empty()) std::memcpy(b.host_, values.data(), values.size_bytes());
     return b;
   }
+  // A copy of `values` in mapped pinned host memory (core/pinned_memory.h): kernels read and write it in place over
+  // the bus, so Device() is its device address and no copy is ever made in either direction. For arrays too large
+  // for the device that kernels touch sparsely. Needs a device runtime (CUDA or the simulated device).
+  static Buffer MappedCopyOf(std::span<const T> values) {
+    Buffer b;
+    void* mem = device::MallocMapped(std::max<size_t>(values.size_bytes(), 1));
+    b.owner_ = std::shared_ptr<void>(mem, [](void* p) { device::FreePinned(p); });
+    b.host_ = static_cast<T*>(mem);
+    b.mapped_device_ = static_cast<T*>(device::MappedDevicePointer(mem));
+    if (!values.empty()) std::memcpy(b.host_, values.data(), values.size_bytes());
+    b.size_ = values.size();
+    b.capacity_ = values.size();
+    b.version_ = NextBufferVersion();
+    return b;
+  }
 
   Buffer(Buffer&& other) noexcept { *this = std::move(other); }
   Buffer& operator=(Buffer&& other) noexcept {
@@ -81,6 +99,7 @@ class Buffer {
       capacity_ = std::exchange(other.capacity_, 0);
       reusable_ = std::exchange(other.reusable_, false);
       version_ = std::exchange(other.version_, 0);
+      mapped_device_ = std::exchange(other.mapped_device_, nullptr);
     }
     return *this;
   }
@@ -94,6 +113,11 @@ class Buffer {
   // uninitialised memory. Contents are undefined afterwards; a device mirror is dropped.
   void ResizeUninitialized(size_t n) {
     if (n == size_) return;
+    if (mapped_device_ != nullptr && n <= capacity_) {  // stays mapped
+      size_ = n;
+      version_ = NextBufferVersion();
+      return;
+    }
     if (reusable_ && n <= capacity_ && host_current_) {
       size_ = n;
       device_.reset();
@@ -116,7 +140,7 @@ class Buffer {
   // Host view for writing; the device mirror becomes stale.
   std::span<T> MutableHost() {
     SyncToHost();
-    device_current_ = false;
+    if (mapped_device_ == nullptr) device_current_ = false;
     host_current_ = true;
     version_ = NextBufferVersion();
     return {host_, size_};
@@ -125,11 +149,16 @@ class Buffer {
 
   // Device pointer for reading (allocates and uploads when needed). CUDA builds only; throws otherwise.
   const T* Device() const {
+    if (mapped_device_ != nullptr) return mapped_device_;
     SyncToDevice();
     return static_cast<const T*>(device_.get());
   }
   // Device pointer for writing; the host copy becomes stale.
   T* MutableDevice() {
+    if (mapped_device_ != nullptr) {
+      version_ = NextBufferVersion();
+      return mapped_device_;
+    }
     SyncToDevice();
     host_current_ = false;
     device_current_ = true;
@@ -140,6 +169,7 @@ class Buffer {
   // (it is stale afterwards). Only for full overwrites; a kernel that reads or keeps some elements takes
   // MutableDevice(). An input aliasing this buffer is brought to the device first by its Device() call.
   T* OverwriteDevice() {
+    if (mapped_device_ != nullptr) return MutableDevice();
     if (!device_) device_.reset(device::Malloc(std::max<size_t>(bytes(), 1)));
     host_current_ = false;
     device_current_ = true;
@@ -151,7 +181,9 @@ class Buffer {
   // the process, so (version) alone tells a cache whether what it derived from this buffer is still valid. 0 only
   // for an empty default-constructed or moved-from buffer.
   uint64_t version() const { return version_; }
-  bool DeviceCurrent() const { return device_current_ && device_ != nullptr; }
+  bool DeviceCurrent() const { return mapped_device_ != nullptr || (device_current_ && device_ != nullptr); }
+  // True for MappedCopyOf's memory (until a resize beyond its size replaces it).
+  bool Mapped() const { return mapped_device_ != nullptr; }
 
   std::vector<T> ToVector() const {
     auto h = Host();
@@ -207,6 +239,7 @@ class Buffer {
   size_t capacity_ = 0;    // elements at host_ (Allocate only)
   bool reusable_ = false;  // host_ is this buffer's own allocation (not borrowed, not a moved-in vector)
   uint64_t version_ = 0;
+  T* mapped_device_ = nullptr;  // MappedCopyOf: the device's address of host_ (then device_ stays null)
 };
 
 }  // namespace tessel

@@ -12,6 +12,8 @@
 #include <new>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include "core/build_config.h"
 #include "core/error.h"
 #include "core/pinned_memory.h"
@@ -26,14 +28,20 @@ extern const PinnedOps kCudaPinned;
 namespace {
 
 // ---- the simulated runtime: host memory, memcpy.
-int SimDeviceCount() { return 1; }
+std::atomic<int> g_sim_devices{1};
+thread_local int g_sim_current = 0;
+int SimDeviceCount() { return g_sim_devices.load(); }
 std::string SimDescribe(int device_id) {
-  return device_id == 0 ? std::string("simulated device, host memory")
-                        : std::string("no simulated device ") + std::to_string(device_id) + " (1 visible)";
+  return device_id >= 0 && device_id < g_sim_devices.load()
+             ? std::string("simulated device, host memory")
+             : fmt::format("no simulated device {} ({} visible)", device_id, g_sim_devices.load());
 }
 void SimSetDevice(int device_id) {
-  TESSEL_CHECK(device_id == 0, "simulated device: no device {} (1 visible)", device_id);
+  TESSEL_CHECK(device_id >= 0 && device_id < g_sim_devices.load(), "simulated device: no device {} ({} visible)",
+               device_id, g_sim_devices.load());
+  g_sim_current = device_id;
 }
+int SimCurrentDevice() { return g_sim_current; }
 // Memory of the simulated device: its capacity (-1: the host's) and the bytes live. Each block carries its size in a
 // 16-byte header, so a release knows what it gives back.
 std::atomic<int64_t> g_sim_capacity{-1};
@@ -64,8 +72,16 @@ void SimCopy(void* dst, const void* src, size_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, bytes);
 }
 void SimSynchronize() {}
-const RuntimeOps kSimulatedRuntime{SimDeviceCount, SimDescribe, SimSetDevice, SimAlloc,
-                                   SimRelease,     SimCopy,     SimCopy,      SimSynchronize};
+// A capacity gives its unused part as free; without one, the host's available memory stands for it.
+MemoryInfo SimMemoryInfo() {
+  const int64_t capacity = g_sim_capacity.load();
+  if (capacity >= 0) return MemoryInfo{std::max<int64_t>(0, capacity - g_sim_live.load()), capacity};
+  const auto page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  return MemoryInfo{static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) * page,
+                    static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * page};
+}
+const RuntimeOps kSimulatedRuntime{SimDeviceCount, SimDescribe, SimSetDevice, SimCurrentDevice, SimAlloc,
+                                   SimRelease,     SimCopy,     SimCopy,      SimSynchronize,   SimMemoryInfo};
 
 std::atomic<const RuntimeOps*> g_override{nullptr};
 
@@ -194,6 +210,7 @@ std::string Describe(int device_id) {
   return Runtime() != nullptr ? Runtime()->describe(device_id) : std::string("built without CUDA");
 }
 void SetDevice(int device_id) { Required().set_device(device_id); }
+int CurrentDevice() { return Required().current_device(); }
 
 void* Malloc(size_t bytes) {
   void* p = ThePool().Allocate(bytes);
@@ -239,7 +256,8 @@ void* SimAllocPinned(size_t bytes) {
   return p;
 }
 void SimReleasePinned(void* ptr) noexcept { std::free(ptr); }
-const PinnedOps kSimulatedPinned{SimAllocPinned, SimReleasePinned};
+void* SimDevicePointer(void* host) { return host; }  // the simulated device's memory is host memory
+const PinnedOps kSimulatedPinned{SimAllocPinned, SimReleasePinned, SimAllocPinned, SimDevicePointer};
 // Pinned blocks remember their size and the table that made them (a simulated block may outlive the simulation).
 struct PinnedBlock {
   size_t bytes;
@@ -252,18 +270,19 @@ std::unordered_map<void*, PinnedBlock>& PinnedLive() {
 }
 }  // namespace
 
-void* MallocPinned(size_t bytes) {
-  const PinnedOps* ops = nullptr;
-  if (Simulated()) {
-    ops = &kSimulatedPinned;
-  } else {
+namespace {
+const PinnedOps& PinnedRuntime() {
+  if (Simulated()) return kSimulatedPinned;
 #if TESSEL_HAVE_CUDA
-    ops = &kCudaPinned;
+  return kCudaPinned;
 #else
-    throw Error("this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON)");
+  throw Error("this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON)");
 #endif
-  }
-  void* p = ops->alloc(std::max<size_t>(bytes, 1));
+}
+
+void* AllocPinned(size_t bytes, bool mapped) {
+  const PinnedOps* ops = &PinnedRuntime();
+  void* p = mapped ? ops->alloc_mapped(std::max<size_t>(bytes, 1)) : ops->alloc(std::max<size_t>(bytes, 1));
   {
     std::lock_guard<std::mutex> lock(g_pinned_mu);
     PinnedLive()[p] = PinnedBlock{bytes, ops};
@@ -272,6 +291,20 @@ void* MallocPinned(size_t bytes) {
   PinnedCount().allocated_bytes += static_cast<int64_t>(bytes);
   PinnedCount().in_use_bytes += static_cast<int64_t>(bytes);
   return p;
+}
+}  // namespace
+
+void* MallocPinned(size_t bytes) { return AllocPinned(bytes, false); }
+void* MallocMapped(size_t bytes) { return AllocPinned(bytes, true); }
+void* MappedDevicePointer(void* host) {
+  const PinnedOps* ops = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_pinned_mu);
+    auto it = PinnedLive().find(host);
+    TESSEL_CHECK(it != PinnedLive().end(), "MappedDevicePointer: not the start of a pinned block");
+    ops = it->second.ops;
+  }
+  return ops->device_pointer(host);
 }
 
 void FreePinned(void* ptr) noexcept {
@@ -292,6 +325,11 @@ void FreePinned(void* ptr) noexcept {
 PinnedCounters ReadPinnedCounters() {
   const AtomicPinnedCounters& c = PinnedCount();
   return PinnedCounters{c.allocations.load(), c.allocated_bytes.load(), c.frees.load(), c.in_use_bytes.load()};
+}
+
+MemoryInfo ReadMemoryInfo() {
+  const RuntimeOps& rt = Required();
+  return rt.memory_info();
 }
 
 Counters ReadCounters() {
@@ -325,10 +363,13 @@ Counters Counters::operator-(const Counters& earlier) const {
   return d;
 }
 
-ScopedSimulatedDevice::ScopedSimulatedDevice(int64_t capacity_bytes) {
+ScopedSimulatedDevice::ScopedSimulatedDevice(int64_t capacity_bytes, int devices) {
   TESSEL_CHECK(g_override.load() == nullptr, "a simulated device is already installed");
+  TESSEL_CHECK(devices >= 1, "a simulated runtime needs at least one device, got {}", devices);
   ThePool().Reset();
   g_sim_capacity.store(capacity_bytes);
+  g_sim_devices.store(devices);
+  g_sim_current = 0;
   g_override.store(&kSimulatedRuntime, std::memory_order_release);
 }
 ScopedSimulatedDevice::~ScopedSimulatedDevice() {

@@ -25,12 +25,23 @@ int CudaDeviceCount();
 // A one-line description ("NVIDIA H100 80GB HBM3, sm_90, 79.1 GiB") or why there is none.
 std::string Describe(int device_id);
 
+// The calling thread's device (cudaSetDevice / cudaGetDevice): every allocation, copy and kernel of that thread
+// goes there. Each rank (an MPI process, or a thread of the thread backend) sets its own.
 void SetDevice(int device_id);
+int CurrentDevice();
 void* Malloc(size_t bytes);
 void Free(void* ptr) noexcept;
 void CopyToDevice(void* dst, const void* src, size_t bytes);
 void CopyToHost(void* dst, const void* src, size_t bytes);
 void Synchronize();
+
+// The device's free and total memory in bytes (cudaMemGetInfo; the simulated device's capacity, or the host's
+// memory). Memory the pool caches counts as used.
+struct MemoryInfo {
+  int64_t free_bytes = 0;
+  int64_t total_bytes = 0;
+};
+MemoryInfo ReadMemoryInfo();
 
 // Process-wide counts of the device runtime's work since the start (all threads). Differences of two readings
 // (operator-) give the work of an interval, e.g. a training step or epoch.
@@ -64,7 +75,8 @@ class ScopedSimulatedDevice {
  public:
   // capacity_bytes >= 0 gives the device that much memory: an allocation beyond it fails as cudaMalloc does (the
   // pool then releases its cache and retries); -1 is the host's memory.
-  explicit ScopedSimulatedDevice(int64_t capacity_bytes = -1);
+  // `devices` simulated devices are visible (all share the host memory and one pool; each thread has a current one).
+  explicit ScopedSimulatedDevice(int64_t capacity_bytes = -1, int devices = 1);
   ~ScopedSimulatedDevice();
   ScopedSimulatedDevice(const ScopedSimulatedDevice&) = delete;
   ScopedSimulatedDevice& operator=(const ScopedSimulatedDevice&) = delete;
@@ -128,11 +140,13 @@ struct RuntimeOps {
   int (*device_count)();
   std::string (*describe)(int device_id);
   void (*set_device)(int device_id);
+  int (*current_device)();
   void* (*alloc)(size_t bytes);
   void (*release)(void* ptr) noexcept;
   void (*copy_to_device)(void* dst, const void* src, size_t bytes);
   void (*copy_to_host)(void* dst, const void* src, size_t bytes);
   void (*synchronize)();
+  MemoryInfo (*memory_info)();
 };
 
 }  // namespace tessel::device

@@ -35,6 +35,12 @@ std::string DescribeCuda(int device_id) {
 
 void SetDeviceCuda(int device_id) { TESSEL_CUDA_CHECK(cudaSetDevice(device_id)); }
 
+int CurrentDeviceCuda() {
+  int device_id = 0;
+  TESSEL_CUDA_CHECK(cudaGetDevice(&device_id));
+  return device_id;
+}
+
 void* MallocCuda(size_t bytes) {
   void* p = nullptr;
   const cudaError_t e = cudaMalloc(&p, bytes);
@@ -72,15 +78,39 @@ void* MallocPinnedCuda(size_t bytes) {
 }
 
 void FreePinnedCuda(void* ptr) noexcept {
-  if (ptr != nullptr) cudaFreeHost(ptr);
+  if (ptr != nullptr && cudaFreeHost(ptr) != cudaSuccess) cudaGetLastError();  // not the next launch's error
+}
+
+void* MallocMappedCuda(size_t bytes) {
+  void* p = nullptr;
+  const cudaError_t e = cudaHostAlloc(&p, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+  if (e != cudaSuccess) {
+    cudaGetLastError();
+    ::tessel::cuda::ThrowCuda(e, "cudaHostAlloc", __FILE__, __LINE__);
+  }
+  return p;
+}
+
+void* MappedDevicePointerCuda(void* host) {
+  void* d = nullptr;
+  TESSEL_CUDA_CHECK(cudaHostGetDevicePointer(&d, host, 0));
+  return d;
+}
+
+MemoryInfo MemoryInfoCuda() {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+  TESSEL_CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  return MemoryInfo{static_cast<int64_t>(free_bytes), static_cast<int64_t>(total_bytes)};
 }
 
 }  // namespace
 
 extern const RuntimeOps kCudaRuntime;  // read by core/device.cc
-const RuntimeOps kCudaRuntime{CudaDeviceCountCuda, DescribeCuda,   SetDeviceCuda,  MallocCuda, FreeCuda,
-                              CopyToDeviceCuda,    CopyToHostCuda, SynchronizeCuda};
+const RuntimeOps kCudaRuntime{CudaDeviceCountCuda, DescribeCuda,  SetDeviceCuda,    CurrentDeviceCuda,
+                              MallocCuda,          FreeCuda,      CopyToDeviceCuda, CopyToHostCuda,
+                              SynchronizeCuda,     MemoryInfoCuda};
 extern const PinnedOps kCudaPinned;  // read by core/device.cc
-const PinnedOps kCudaPinned{MallocPinnedCuda, FreePinnedCuda};
+const PinnedOps kCudaPinned{MallocPinnedCuda, FreePinnedCuda, MallocMappedCuda, MappedDevicePointerCuda};
 
 }  // namespace tessel::device

@@ -16,6 +16,13 @@ namespace tessel::device {
 void* MallocPinned(size_t bytes);
 void FreePinned(void* ptr) noexcept;
 
+// Mapped pinned memory (zero-copy; cudaHostAlloc with cudaHostAllocMapped): page-locked host memory that kernels
+// read and write in place over the bus, for data too large for the device that a step touches only sparsely (the
+// input rows a mini-batch gathers). Counted and freed as pinned memory (FreePinned). MappedDevicePointer gives the
+// device's address of such memory (with unified addressing the same pointer; on the simulated device always).
+void* MallocMapped(size_t bytes);
+void* MappedDevicePointer(void* host);
+
 // Process-wide counts of pinned allocations since the start; differences of two readings give an interval's.
 struct PinnedCounters {
   int64_t allocations = 0;      // MallocPinned calls
@@ -29,6 +36,8 @@ PinnedCounters ReadPinnedCounters();
 struct PinnedOps {
   void* (*alloc)(size_t bytes);
   void (*release)(void* ptr) noexcept;
+  void* (*alloc_mapped)(size_t bytes);
+  void* (*device_pointer)(void* host);
 };
 
 // A grow-only array in pinned host memory (device::Array's host twin): Reserve keeps the memory when it is large

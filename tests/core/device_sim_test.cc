@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <numeric>
+#include <thread>
 #include <vector>
 
 #include "core/buffer.h"
@@ -194,6 +195,72 @@ TEST(SimulatedDevice, PinnedArraysGrowByHalfAndPinNothingOnceLargeEnough) {
   EXPECT_EQ(after.in_use_bytes, before.in_use_bytes);
   device::FreePinned(nullptr);  // a no-op, as free(nullptr)
   EXPECT_EQ(device::ReadPinnedCounters().frees, after.frees);
+}
+
+// Several simulated devices: each thread has its own current one (cudaSetDevice is per thread), so thread ranks
+// can each take theirs; a device that does not exist is refused.
+TEST(SimulatedDevice, EachThreadHasItsCurrentDevice) {
+  device::ScopedSimulatedDevice sim(-1, 2);
+  EXPECT_EQ(device::CudaDeviceCount(), 2);
+  EXPECT_EQ(device::CurrentDevice(), 0);
+  device::SetDevice(1);
+  EXPECT_EQ(device::CurrentDevice(), 1);
+  int other = -1;
+  std::thread t([&] { other = device::CurrentDevice(); });
+  t.join();
+  EXPECT_EQ(other, 0) << "a new thread starts on device 0";
+  EXPECT_THROW(device::SetDevice(2), Error);
+  device::SetDevice(0);
+}
+
+// The simulated device's memory: a capacity's unused part is free, and pool blocks count as used.
+TEST(SimulatedDevice, MemoryInfoReportsTheCapacityLeft) {
+  device::ScopedSimulatedDevice sim(4 << 20);
+  EXPECT_EQ(device::ReadMemoryInfo().total_bytes, 4 << 20);
+  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 4 << 20);
+  void* p = device::Malloc(1 << 20);
+  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 3 << 20);
+  device::Free(p);
+  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 3 << 20) << "cached by the pool";
+  device::ReleaseCachedMemory();
+  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 4 << 20);
+}
+
+// A mapped buffer is one array both sides read and write in place: Device() is its device address, nothing is ever
+// copied or allocated from the pool, writes on either side are seen on the other, and a resize within its size
+// keeps it mapped (beyond, it becomes an ordinary buffer and the pinned memory is freed).
+TEST(SimulatedDevice, MappedBuffersAreReadInPlaceAndNeverCopied) {
+  device::ScopedSimulatedDevice sim;
+  const std::vector<float> values = {1, 2, 3, 4, 5};
+  const device::PinnedCounters pinned0 = device::ReadPinnedCounters();
+  const Counters before = ReadCounters();
+  {
+    Buffer<float> b = Buffer<float>::MappedCopyOf(values);
+    EXPECT_TRUE(b.Mapped());
+    EXPECT_TRUE(b.DeviceCurrent());
+    EXPECT_TRUE(b.HostCurrent());
+    EXPECT_EQ(b.Device(), b.Host().data()) << "the simulated device's address of host memory is the host address";
+    b.MutableDevice()[2] = 30.0F;
+    EXPECT_EQ(b.Host()[2], 30.0F);
+    b.MutableHost()[3] = 40.0F;
+    EXPECT_EQ(b.Device()[3], 40.0F);
+    const uint64_t v = b.version();
+    b.OverwriteDevice()[0] = 10.0F;
+    EXPECT_NE(b.version(), v);
+    EXPECT_EQ(b.Host()[0], 10.0F);
+    b.ResizeUninitialized(3);
+    EXPECT_TRUE(b.Mapped());
+    EXPECT_EQ(b.size(), 3U);
+    Buffer<float> moved = std::move(b);
+    EXPECT_TRUE(moved.Mapped());
+    EXPECT_FALSE(b.Mapped());  // NOLINT(bugprone-use-after-move): a moved-from buffer is empty and ordinary
+    const Counters d = ReadCounters() - before;
+    EXPECT_EQ(d.allocations + d.h2d_copies + d.d2h_copies, 0);
+    EXPECT_EQ(device::ReadPinnedCounters().allocations - pinned0.allocations, 1);
+    moved.ResizeUninitialized(8);  // larger than the mapping: an ordinary buffer
+    EXPECT_FALSE(moved.Mapped());
+    EXPECT_EQ(device::ReadPinnedCounters().in_use_bytes, pinned0.in_use_bytes) << "the mapping was freed";
+  }
 }
 
 }  // namespace

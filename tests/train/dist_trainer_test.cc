@@ -244,6 +244,31 @@ TEST(GcnTrainerOnParts, OnADeviceOnlyFetchedRowsGoUpAndSteadyEpochsAllocateNothi
   }
 }
 
+// One GPU per rank: each rank's trainer makes its context's device the rank's current one (before, every rank of
+// a GCN run worked on device 0); --features-on host is refused on parts, which keep their rows on the device.
+TEST(GcnTrainerOnParts, EachRankRunsOnItsOwnDevice) {
+  const fs::path dir = Parts(2, partition::Method::kMetis, true);
+  const auto offsets = partition::ReadPartitionsJson(dir).at("node_ranges").get<std::vector<int64_t>>();
+  device::ScopedSimulatedDevice sim(-1, 2);
+  std::vector<int> seen(2, -1);
+  WithWatchdog(std::chrono::seconds(120), [&] {
+    comm::ThreadGroup::Run(2, [&](comm::Communicator& comm) {
+      const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());
+      Context ctx;
+      ctx.device = Device::kCuda;
+      ctx.device_id = comm.Rank();
+      TrainConfig c = Config(1, 30, {5, 5});
+      c.features_on = FeaturePlacement::kHost;
+      EXPECT_THROW(GcnTrainer(part, offsets, comm, c, ctx), Error);
+      c.features_on = FeaturePlacement::kAuto;
+      GcnTrainer trainer(part, offsets, comm, c, ctx);
+      (void)trainer.Train();
+      seen[static_cast<size_t>(comm.Rank())] = device::CurrentDevice();
+    });
+  });
+  EXPECT_EQ(seen, (std::vector<int>{0, 1}));
+}
+
 // AverageGradients leaves sum_r (b_r / B) g_r on every rank; a rank with no seeds contributes nothing.
 TEST(GcnTrainerOnParts, AverageGradientsIsTheWeightedMean) {
   const int k = 3;

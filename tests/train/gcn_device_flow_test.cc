@@ -24,6 +24,7 @@ struct FlowCase {
   ModelKind kind;
   int64_t pool_requests;       // whole graph: device allocations an epoch, all served by the pool (docs/gpu.md)
   bool host_sampling = false;  // sampled: --no-device-sampling (the CPU sampler; its blocks go up every step)
+  bool host_features = false;  // --features-on host: mapped host memory the gathers read in place
 };
 
 TrainConfig Config(const FlowCase& f) {
@@ -39,6 +40,7 @@ TrainConfig Config(const FlowCase& f) {
     c.fanouts = {5, 5};
   }
   c.device_sampling = !f.host_sampling;
+  c.features_on = f.host_features ? FeaturePlacement::kHost : FeaturePlacement::kDevice;
   return c;
 }
 
@@ -101,17 +103,109 @@ TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Simulated, GcnDeviceFlow,
-                         ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn, 3},
-                                           FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn, 4},
-                                           FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage, 6},
-                                           FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn, 0},
-                                           FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn, 0},
-                                           FlowCase{"sampled_dense_sage", true, true, ModelKind::kSage, 0},
-                                           FlowCase{"sampled_sparse_sage", true, false, ModelKind::kSage, 0},
-                                           FlowCase{"host_sampled_sparse_gcn", true, false, ModelKind::kGcn, 0, true},
-                                           FlowCase{"host_sampled_dense_sage", true, true, ModelKind::kSage, 0, true}),
-                         [](const ::testing::TestParamInfo<FlowCase>& param) { return std::string(param.param.name); });
+INSTANTIATE_TEST_SUITE_P(
+    Simulated, GcnDeviceFlow,
+    ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn, 3},
+                      FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn, 4},
+                      FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage, 6},
+                      FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn, 0},
+                      FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn, 0},
+                      FlowCase{"sampled_dense_sage", true, true, ModelKind::kSage, 0},
+                      FlowCase{"sampled_sparse_sage", true, false, ModelKind::kSage, 0},
+                      FlowCase{"host_sampled_sparse_gcn", true, false, ModelKind::kGcn, 0, true},
+                      FlowCase{"host_sampled_dense_sage", true, true, ModelKind::kSage, 0, true},
+                      FlowCase{"mapped_sampled_dense_gcn", true, true, ModelKind::kGcn, 0, false, true},
+                      FlowCase{"mapped_sampled_sparse_sage", true, false, ModelKind::kSage, 0, false, true}),
+    [](const ::testing::TestParamInfo<FlowCase>& param) { return std::string(param.param.name); });
+
+// Bytes of the prepared features (L1 rows of Cora: the same arrays, dense or CSR, as the trainer keeps).
+int64_t FeatureBytes(const datasets::NodeDataset& data) {
+  const FeatureMatrix f = PrepareFeatures(data.features, FeatureScaling{FeatureNorm::kL1, {}, {}});
+  if (!f.is_sparse) return static_cast<int64_t>(f.dense.data.bytes());
+  return static_cast<int64_t>(f.sparse.indptr.bytes() + f.sparse.indices.bytes() + f.sparse.values.bytes());
+}
+
+uint64_t TotalUploads(const TrainResult& r) {
+  uint64_t bytes = 0;
+  for (const EpochStats& e : r.epochs) bytes += e.h2d_bytes;
+  return bytes;
+}
+
+// --features-on host: the features are mapped, never uploaded. The same sampled run with them on the device
+// uploads exactly their bytes more over the whole run (once, on first use), and nothing else differs: the losses
+// are equal and steady epochs copy the plan above (GcnDeviceFlow's mapped_* cases).
+TEST(GcnFeaturePlacement, MappedFeaturesAreNeverUploaded) {
+  for (bool dense : {true, false}) {
+    const datasets::NodeDataset& data = dense ? DenseCora() : Cora();
+    TrainConfig c = Config(FlowCase{"", true, dense, ModelKind::kGcn, 0});
+    c.epochs = 3;
+    device::ScopedSimulatedDevice sim;
+    Context ctx;
+    ctx.device = Device::kCuda;
+    c.features_on = FeaturePlacement::kDevice;
+    const TrainResult on_device = GcnTrainer(data, c, ctx).Train();
+    c.features_on = FeaturePlacement::kHost;
+    const device::PinnedCounters pinned0 = device::ReadPinnedCounters();
+    const TrainResult mapped = GcnTrainer(data, c, ctx).Train();
+    EXPECT_EQ(device::ReadPinnedCounters().allocations - pinned0.allocations, dense ? 1 : 3) << "one per array";
+    EXPECT_EQ(device::ReadPinnedCounters().in_use_bytes, pinned0.in_use_bytes) << "freed with the trainer";
+    EXPECT_EQ(TotalUploads(on_device) - TotalUploads(mapped), static_cast<uint64_t>(FeatureBytes(data)))
+        << (dense ? "dense" : "sparse");
+    ASSERT_EQ(mapped.epochs.size(), on_device.epochs.size());
+    for (size_t e = 0; e < mapped.epochs.size(); ++e) {
+      EXPECT_EQ(mapped.epochs[e].loss, on_device.epochs[e].loss) << "epoch " << e + 1;
+    }
+  }
+}
+
+// --features-on auto: a sampled run whose features take more than half of the device's free memory keeps them in
+// mapped host memory and trains as the CPU does; asked to put them on the device, the same run fails for memory.
+TEST(GcnFeaturePlacement, AutoKeepsFeaturesLargerThanHalfTheDeviceOnTheHost) {
+  const datasets::NodeDataset& data = DenseCora();
+  const int64_t bytes = FeatureBytes(data);
+  TrainConfig c = Config(FlowCase{"", true, true, ModelKind::kGcn, 0});
+  c.epochs = 2;
+  c.features_on = FeaturePlacement::kAuto;
+  const TrainResult on_cpu = GcnTrainer(data, c, Context{}).Train();
+  {
+    device::ScopedSimulatedDevice sim(bytes * 21 / 20);  // the features take more than half of it
+    Context ctx;
+    ctx.device = Device::kCuda;
+    const device::PinnedCounters pinned0 = device::ReadPinnedCounters();
+    GcnTrainer trainer(data, c, ctx);
+    EXPECT_EQ(device::ReadPinnedCounters().allocations - pinned0.allocations, 1) << "mapped";
+    const TrainResult r = trainer.Train();
+    ASSERT_EQ(r.epochs.size(), on_cpu.epochs.size());
+    for (size_t e = 0; e < r.epochs.size(); ++e) EXPECT_NEAR(r.epochs[e].loss, on_cpu.epochs[e].loss, 1e-5);
+    c.features_on = FeaturePlacement::kDevice;
+    EXPECT_THROW(GcnTrainer(data, c, ctx).Train(), Error) << "they do not fit beside the rest";
+  }
+  {
+    device::ScopedSimulatedDevice sim(bytes * 4);  // room enough: on the device
+    Context ctx;
+    ctx.device = Device::kCuda;
+    c.features_on = FeaturePlacement::kAuto;
+    const device::PinnedCounters pinned0 = device::ReadPinnedCounters();
+    GcnTrainer trainer(data, c, ctx);
+    EXPECT_EQ(device::ReadPinnedCounters().allocations, pinned0.allocations) << "on the device";
+  }
+}
+
+// A trainer runs on the device its context names: it makes it the calling thread's current device (one GPU per
+// rank), so nothing of a rank lands on device 0 by default.
+TEST(GcnFeaturePlacement, TheTrainerSelectsItsDevice) {
+  device::ScopedSimulatedDevice sim(-1, 2);
+  Context ctx;
+  ctx.device = Device::kCuda;
+  ctx.device_id = 1;
+  TrainConfig c = Config(FlowCase{"", false, false, ModelKind::kGcn, 0});
+  c.epochs = 1;
+  GcnTrainer trainer(Cora(), c, ctx);
+  EXPECT_EQ(device::CurrentDevice(), 1);
+  device::SetDevice(0);
+  ctx.device_id = 2;
+  EXPECT_THROW(GcnTrainer(Cora(), c, ctx), Error) << "2 devices visible";
+}
 
 }  // namespace
 }  // namespace tessel::train::gcn

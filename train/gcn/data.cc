@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <type_traits>
 #include <variant>
 
 #include "core/error.h"
@@ -224,6 +226,17 @@ FeatureMatrix PrepareFeatures(const datasets::Features& f, const FeatureScaling&
     }
   }
   return out;
+}
+
+int64_t MapFeaturesToHost(FeatureMatrix* f) {
+  const auto map = [](auto& buf) {
+    using T = typename std::remove_reference_t<decltype(buf)>::value_type;
+    if (buf.Mapped()) return int64_t{0};
+    buf = std::remove_reference_t<decltype(buf)>::MappedCopyOf(std::span<const T>(buf.Host()));
+    return static_cast<int64_t>(buf.bytes());
+  };
+  if (!f->is_sparse) return map(f->dense.data);
+  return map(f->sparse.indptr) + map(f->sparse.indices) + map(f->sparse.values);
 }
 
 void CheckTrainable(const datasets::NodeDataset& data, const std::string& where) {

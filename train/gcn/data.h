@@ -67,6 +67,10 @@ FeatureScaling FitFeatureScaling(const datasets::Features& features, FeatureNorm
 // (kStandard needs one mean and scale per column).
 FeatureMatrix PrepareFeatures(const datasets::Features& features, const FeatureScaling& scaling);
 
+// Moves the features' arrays into mapped pinned host memory (Buffer::MappedCopyOf): the device reads them in place,
+// so they never go up whole. Needs a device runtime. Returns the bytes moved.
+int64_t MapFeaturesToHost(FeatureMatrix* f);
+
 // Throws with the fix when the dataset cannot train a node classifier: no features, no labels, no split
 // (suggest --random-split), or a split list that names unlabelled nodes.
 void CheckTrainable(const datasets::NodeDataset& data, const std::string& where);

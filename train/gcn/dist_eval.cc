@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "kernels/dense.h"
+#include "kernels/gather.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
 
@@ -104,11 +105,25 @@ Matrix DistEvaluator::Logits(const Context& ctx, const GcnModel& model, const Fe
     const Matrix& w = params[first].value;
     const bool sparse_in = l == 0 && x.is_sparse;
     const Matrix& in = l == 0 && !x.is_sparse ? x.dense : h;
+    // A dense input with more rows than the owned ones (the device table: owned rows first) is multiplied whole and
+    // the product cut to its owned rows (a few columns per row, not the input's width).
+    const bool cut = l == 0 && !x.is_sparse && in.rows > part_->num_owned;
+    const auto owned_product = [&](const Matrix& weights, Matrix* out) {
+      if (!cut) {
+        kernels::Gemm(ctx, in, false, weights, false, 1.0F, 0.0F, out);
+        return;
+      }
+      Matrix all;
+      kernels::Gemm(ctx, in, false, weights, false, 1.0F, 0.0F, &all);
+      kernels::GatherRowsDropout(ctx, all, std::span<const int64_t>(), part_->num_owned, 0.0F, StreamKey{}, out);
+    };
+    TESSEL_CHECK(x.is_sparse || l > 0 || in.rows >= part_->num_owned, "evaluation: {} input rows for {} owned nodes",
+                 in.rows, part_->num_owned);
     Matrix t;  // [num_owned x out]: transform first, then aggregate (model.cc's order)
     if (sparse_in) {
       kernels::SpMM(ctx, x.sparse, w, &t);
     } else {
-      kernels::Gemm(ctx, in, false, w, false, 1.0F, 0.0F, &t);
+      owned_product(w, &t);
     }
     const Matrix t_all = halo_.Exchange(t);  // [num_local x out]
     Matrix z;
@@ -121,8 +136,12 @@ Matrix DistEvaluator::Logits(const Context& ctx, const GcnModel& model, const Fe
         auto sv = self.View();
         auto zv = z.Mut();
         for (size_t i = 0; i < zv.size(); ++i) zv[i] += sv[i];
-      } else {
+      } else if (!cut) {
         kernels::Gemm(ctx, in, false, w_self, false, 1.0F, 1.0F, &z);
+      } else {
+        Matrix self;
+        owned_product(w_self, &self);
+        kernels::Axpy(ctx, 1.0F, self, &z);
       }
     }
     if (mc.bias) kernels::AddBias(ctx, params[first + per_layer - 1].value, &z);

@@ -24,8 +24,9 @@ class DistEvaluator {
   DistEvaluator(const DistEvaluator&) = delete;
   DistEvaluator& operator=(const DistEvaluator&) = delete;
 
-  // Output rows (logits) [num_owned x classes] of every owned node from the owned input rows x (no dropout).
-  // Collective.
+  // Output rows (logits) [num_owned x classes] of every owned node from the owned input rows x (no dropout): x's
+  // first num_owned rows, when it holds more (dense: the device feature table, DistFeatureStore::EvalInput, whose
+  // products are cut to the owned rows on the device). Collective.
   Matrix Logits(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const;
 
   // Metrics over the global train, val and test splits of the owned predictions `pred` (labels per owned node):

@@ -740,7 +740,7 @@ DistFeatureStore::DeviceRows DistFeatureStore::FetchToDevice(std::span<const int
   // The table: owned rows, cached rows, then room for fetched rows: as many as the step's rows (the most it could
   // fetch; the per-step input matrix the host path assembles is that large), grown by half when a step needs more,
   // never more than the rows held elsewhere. It goes up whole once, and again only when it grows.
-  if (table_.dense.rows < resident + m) {
+  if (table_.dense.rows < resident + m || table_.dense.cols != c) {
     const int64_t elsewhere = offsets_.back() - resident;
     const int64_t room = std::min(elsewhere, std::max(n, (table_.dense.rows - resident) * 3 / 2));
     table_.is_sparse = false;
@@ -749,9 +749,14 @@ DistFeatureStore::DeviceRows DistFeatureStore::FetchToDevice(std::span<const int
     std::copy_n(owned_.dense.View().data(), num_owned() * c, t);
     std::copy_n(cache_.dense.View().data(), cache_rows() * c, t + num_owned() * c);
   }
-  // The remote rows arrive in the pinned staging array, as large as the table's room (received, or decoded, there:
-  // no pageable copy).
-  float* staging = staging_.Reserve(Index(std::max<int64_t>(1, (table_.dense.rows - resident) * c)));
+  // The remote rows arrive in the pinned staging array (received, or decoded, there: no pageable copy), sized to
+  // twice the most rows a step has fetched and at least 4 MiB: page-locked memory is taken from the whole node, so
+  // not to the table's room, but pinning is slow, so not to every new maximum either.
+  if (Index(m * c) > staging_.capacity()) {
+    constexpr int64_t kMinStagingFloats = int64_t{1} << 20;
+    staging_.Reserve(Index(std::max(2 * m * c, kMinStagingFloats)));
+  }
+  float* staging = staging_.Reserve(Index(std::max<int64_t>(1, m * c)));
   int64_t received = 0;
   FetchStats z_stats;
   const RowCompression z = StepCompression(step);

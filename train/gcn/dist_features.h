@@ -98,6 +98,10 @@ class DistFeatureStore {
   int64_t global_offset() const { return global_offset_; }
   // The owned rows (row i = new global id global_offset() + i).
   const FeatureMatrix& owned() const { return owned_; }
+  // The evaluation's input: once FetchToDevice has built the device table, the table (its first num_owned() rows
+  // are the owned rows; DistEvaluator cuts its products to them), so the owned rows are on the device once, not
+  // twice; before, or on the CPU, owned().
+  const FeatureMatrix& EvalInput() const { return table_.dense.rows > 0 ? table_ : owned_; }
   const FeatureScaling& scaling() const { return scaling_; }  // what the owned rows were prepared with
 
  private:

@@ -100,7 +100,7 @@ class PartSource final : public GraphSource {
   }
 
   const Matrix& Logits(const Context& ctx, GcnModel& model) override {
-    logits_ = eval_.Logits(ctx, model, features_.owned());
+    logits_ = eval_.Logits(ctx, model, features_.EvalInput());
     return logits_;
   }
 

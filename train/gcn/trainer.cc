@@ -68,6 +68,9 @@ void TrainConfig::Validate(bool partitioned) const {
     TESSEL_CHECK(f.block == 0, "--feature-compress {}: feature rows keep one scale per row; drop the block size",
                  dist.feature_compress);
     if (!dist.network.empty()) (void)comm::NetworkModel::Parse(dist.network, "--network");
+    TESSEL_CHECK(features_on != FeaturePlacement::kHost,
+                 "--features-on host applies to one process; a partitioned run keeps its rows on the device and "
+                 "fetches the rest each step (docs/gpu.md): drop it");
   } else {
     TESSEL_CHECK(ParamsToJson(dist) == ParamsToJson(DistOptions{}),
                  "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress, --feature-compress and "
@@ -213,9 +216,15 @@ struct GcnTrainer::Setup {
 
 namespace {
 
+// The rank's view of the run; on a device, also the calling thread's current device (one GPU per rank: every
+// allocation, copy and kernel of this rank goes to ctx.device_id, not to device 0).
 Context RankContext(Context ctx, const comm::Communicator& comm) {
   ctx.rank = comm.Rank();
   ctx.world_size = comm.Size();
+  if (ctx.IsCuda()) {
+    ctx.RequireCuda();
+    device::SetDevice(ctx.device_id);
+  }
   return ctx;
 }
 
@@ -367,6 +376,8 @@ double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int
 }
 
 bool GcnTrainer::Overlaps() const {
+  // Never on a device: its batch state exists once (the GPU sampler's blocks, the partitioned feature table and
+  // its row ids), so preparing the next batch would overwrite what the current step reads.
   return config_.overlap && source_->Samples() && steps_ > 1 && !ctx_.IsCuda() && ctx_.threads != 1;
 }
 

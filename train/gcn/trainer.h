@@ -36,6 +36,13 @@
 
 namespace tessel::train::gcn {
 
+// Where a --device cuda run in one process keeps its input features (`--features-on`).
+enum class FeaturePlacement {
+  kAuto,    // the device, except a sampled run's features that take more than half the device's free memory: kHost
+  kDevice,  // resident on the device
+  kHost,    // mapped pinned host memory that the device's gathers read in place (zero-copy): features larger than it
+};
+
 // The parameters of partitioned (distributed) training only.
 struct DistOptions {
   sampling::SkewOptions skew;             // training only; evaluation never skews
@@ -102,7 +109,8 @@ struct TrainConfig {
   bool resume = false;                                  // continue from checkpoint_dir when it holds a checkpoint
   bool overlap = true;          // sample and fetch the next mini-batch while the current one computes (same results)
   bool device_sampling = true;  // --device cuda, one process: sample on the GPU (the same blocks as on the CPU)
-  DistOptions dist;             // partitioned training only (defaults otherwise)
+  FeaturePlacement features_on = FeaturePlacement::kAuto;  // --device cuda, one process: where the features live
+  DistOptions dist;                                        // partitioned training only (defaults otherwise)
   // Throws with the flag name and the fix. Partitioned training always samples (fanouts required; batch_size 0 =
   // all of a rank's seeds per step); one process rejects non-default distributed options.
   void Validate(bool partitioned = false) const;
@@ -148,6 +156,11 @@ struct TrainConfig {
                 "the CPU and uploads every block",
                 "--device-sampling,!--no-device-sampling"},
       c.device_sampling);
+    v(ParamInfo{"features_on",
+                "With --device cuda (one process): where the input features live: device, host (mapped pinned "
+                "memory the GPU gathers each step's rows from, for features larger than the GPU) or auto (host for "
+                "a sampled run whose features take more than half the GPU's free memory, else device)"},
+      c.features_on);
     v(ParamInfo{"normalize_features",
                 "Input feature scaling: none, l1 (rows to unit L1 norm: the Planetoid/Kipf & Welling "
                 "preprocessing) or standard (columns to zero mean, unit variance)"},
@@ -407,3 +420,14 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
                              TrainConfig* config = nullptr);
 
 }  // namespace tessel::train::gcn
+
+namespace tessel {
+// The one list of FeaturePlacement's names (core/params.h).
+template <>
+struct EnumNames<train::gcn::FeaturePlacement> {
+  static constexpr std::array<std::pair<train::gcn::FeaturePlacement, std::string_view>, 3> kNames{
+      {{train::gcn::FeaturePlacement::kAuto, "auto"},
+       {train::gcn::FeaturePlacement::kDevice, "device"},
+       {train::gcn::FeaturePlacement::kHost, "host"}}};
+};
+}  // namespace tessel

@@ -7,6 +7,8 @@
 #include <optional>
 #include <utility>
 
+#include "core/device.h"
+#include "core/log.h"
 #include "kernels/gather.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
@@ -36,6 +38,7 @@ class WholeGraphSource final : public GraphSource {
         features_(PrepareFeatures(data.features, scaling_)),
         labels_(data.labels.ToVector()),
         label_buf_(Buffer<int32_t>::CopyOf(labels_)) {
+    if (ctx.IsCuda()) PlaceFeatures(c);
     BuildAdjacency(ctx, data.graph, c.model.kind, &adj_, &adj_t_);
     const SparseMatrix* t = adj_t_.indptr.empty() ? &adj_ : &adj_t_;
     full_graphs_.assign(static_cast<size_t>(c.model.layers), LayerGraph{&adj_, t});
@@ -115,6 +118,28 @@ class WholeGraphSource final : public GraphSource {
   const FeatureScaling& scaling() const override { return scaling_; }
 
  private:
+  // --features-on (on a device; the trainer has set it): host, or auto for a sampled run whose features would take
+  // more than half of the device's free memory, keeps them in mapped host memory, read in place by the first
+  // layer's gathers; otherwise they go up on first use, as every other array.
+  void PlaceFeatures(const TrainConfig& c) {
+    const int64_t bytes = features_.is_sparse
+                              ? static_cast<int64_t>(features_.sparse.indptr.bytes() +
+                                                     features_.sparse.indices.bytes() + features_.sparse.values.bytes())
+                              : static_cast<int64_t>(features_.dense.data.bytes());
+    bool host = c.features_on == FeaturePlacement::kHost;
+    if (c.features_on == FeaturePlacement::kAuto && c.batch_size > 0) {
+      const device::MemoryInfo mem = device::ReadMemoryInfo();
+      host = bytes > mem.free_bytes / 2;
+      if (host) {
+        log::Info(
+            "features: {:.1f} MB would take more than half of the device's {:.1f} MB free; they stay in mapped "
+            "host memory and each step's rows are read in place (--features-on device to override)",
+            static_cast<double>(bytes) / 1e6, static_cast<double>(mem.free_bytes) / 1e6);
+      }
+    }
+    if (host) MapFeaturesToHost(&features_);
+  }
+
   const datasets::NodeDataset& data_;
   FeatureScaling scaling_;
   FeatureMatrix features_;
@@ -137,6 +162,10 @@ std::unique_ptr<GraphSource> MakeWholeGraphSource(const datasets::NodeDataset& d
 
 Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& data, const std::filesystem::path& dir,
                              TrainConfig* config) {
+  if (ctx.IsCuda()) {  // this thread's device, as a trainer's rank sets it
+    ctx.RequireCuda();
+    device::SetDevice(ctx.device_id);
+  }
   TrainState s = LoadCheckpoint(dir);
   TrainConfig c = TrainConfig::FromJson(s.config);
   TESSEL_CHECK(!data.features.empty(), "{}: the dataset has no node features", data.name);
