@@ -100,6 +100,7 @@ class Buffer {
       reusable_ = std::exchange(other.reusable_, false);
       version_ = std::exchange(other.version_, 0);
       mapped_device_ = std::exchange(other.mapped_device_, nullptr);
+      mapped_written_ = std::exchange(other.mapped_written_, false);
     }
     return *this;
   }
@@ -140,6 +141,7 @@ class Buffer {
   // Host view for writing; the device mirror becomes stale.
   std::span<T> MutableHost() {
     SyncToHost();
+    if (mapped_device_ != nullptr) device::Synchronize();  // kernels still reading it finish before the host writes
     if (mapped_device_ == nullptr) device_current_ = false;
     host_current_ = true;
     version_ = NextBufferVersion();
@@ -157,6 +159,7 @@ class Buffer {
   T* MutableDevice() {
     if (mapped_device_ != nullptr) {
       version_ = NextBufferVersion();
+      mapped_written_ = true;  // the next host read waits for the device
       return mapped_device_;
     }
     SyncToDevice();
@@ -216,6 +219,10 @@ class Buffer {
     version_ = NextBufferVersion();
   }
   void SyncToHost() const {
+    if (mapped_written_) {  // a kernel may still be writing the mapped memory: wait for the device
+      device::Synchronize();
+      mapped_written_ = false;
+    }
     if (host_current_) return;
     if (size_ > 0) device::CopyToHost(host_, device_.get(), bytes());
     host_current_ = true;
@@ -239,7 +246,8 @@ class Buffer {
   size_t capacity_ = 0;    // elements at host_ (Allocate only)
   bool reusable_ = false;  // host_ is this buffer's own allocation (not borrowed, not a moved-in vector)
   uint64_t version_ = 0;
-  T* mapped_device_ = nullptr;  // MappedCopyOf: the device's address of host_ (then device_ stays null)
+  T* mapped_device_ = nullptr;           // MappedCopyOf: the device's address of host_ (then device_ stays null)
+  mutable bool mapped_written_ = false;  // mapped: handed to the device for writing since the last host access
 };
 
 }  // namespace tessel

@@ -72,13 +72,13 @@ void SimCopy(void* dst, const void* src, size_t bytes) {
   if (bytes > 0) std::memcpy(dst, src, bytes);
 }
 void SimSynchronize() {}
-// A capacity gives its unused part as free; without one, the host's available memory stands for it.
+// A capacity gives its unused part as free; without one, the host's physical memory stands for the device (all
+// of it free: a fixed answer, so a test's placement does not follow the host's load).
 MemoryInfo SimMemoryInfo() {
   const int64_t capacity = g_sim_capacity.load();
   if (capacity >= 0) return MemoryInfo{std::max<int64_t>(0, capacity - g_sim_live.load()), capacity};
-  const auto page = static_cast<int64_t>(sysconf(_SC_PAGESIZE));
-  return MemoryInfo{static_cast<int64_t>(sysconf(_SC_AVPHYS_PAGES)) * page,
-                    static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * page};
+  const auto bytes = static_cast<int64_t>(sysconf(_SC_PHYS_PAGES)) * static_cast<int64_t>(sysconf(_SC_PAGESIZE));
+  return MemoryInfo{bytes, bytes};
 }
 const RuntimeOps kSimulatedRuntime{SimDeviceCount, SimDescribe, SimSetDevice, SimCurrentDevice, SimAlloc,
                                    SimRelease,     SimCopy,     SimCopy,      SimSynchronize,   SimMemoryInfo};
@@ -130,15 +130,16 @@ class Pool {
   void* Allocate(size_t bytes) {
     const RuntimeOps& rt = Required();
     const size_t size = RoundUp(bytes);
+    const int dev = rt.current_device();  // blocks serve the device they were allocated on only
     {
       std::lock_guard<std::mutex> lock(mu_);
-      // The smallest cached block that fits and wastes at most half of itself.
-      auto it = free_.lower_bound(size);
-      if (it != free_.end() && it->first <= 2 * size) {
+      // The smallest cached block of this device that fits and wastes at most half of itself.
+      auto it = free_.lower_bound({dev, size});
+      if (it != free_.end() && it->first.first == dev && it->first.second <= 2 * size) {
         void* p = it->second;
         live_[p] = it->first;
-        Count().cached_bytes -= static_cast<int64_t>(it->first);
-        Count().in_use_bytes += static_cast<int64_t>(it->first);
+        Count().cached_bytes -= static_cast<int64_t>(it->first.second);
+        Count().in_use_bytes += static_cast<int64_t>(it->first.second);
         free_.erase(it);
         return p;
       }
@@ -152,7 +153,7 @@ class Pool {
     }
     Count().runtime_allocations += 1;
     std::lock_guard<std::mutex> lock(mu_);
-    live_[p] = size;
+    live_[p] = {dev, size};
     Count().in_use_bytes += static_cast<int64_t>(size);
     return p;
   }
@@ -161,8 +162,8 @@ class Pool {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = live_.find(p);
     if (it == live_.end()) return;  // not ours (freed twice, or from before a runtime switch)
-    Count().in_use_bytes -= static_cast<int64_t>(it->second);
-    Count().cached_bytes += static_cast<int64_t>(it->second);
+    Count().in_use_bytes -= static_cast<int64_t>(it->second.second);
+    Count().cached_bytes += static_cast<int64_t>(it->second.second);
     free_.emplace(it->second, p);
     live_.erase(it);
   }
@@ -170,9 +171,9 @@ class Pool {
   void ReleaseCached() noexcept {
     const RuntimeOps* rt = Runtime();
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [size, p] : free_) {
-      if (rt != nullptr) rt->release(p);
-      Count().cached_bytes -= static_cast<int64_t>(size);
+    for (const auto& [key, p] : free_) {
+      if (rt != nullptr) rt->release(p);  // cudaFree finds the block's device from its address
+      Count().cached_bytes -= static_cast<int64_t>(key.second);
     }
     free_.clear();
   }
@@ -181,14 +182,15 @@ class Pool {
   void Reset() noexcept {
     ReleaseCached();
     std::lock_guard<std::mutex> lock(mu_);
-    for (const auto& [p, size] : live_) Count().in_use_bytes -= static_cast<int64_t>(size);
+    for (const auto& [p, key] : live_) Count().in_use_bytes -= static_cast<int64_t>(key.second);
     live_.clear();
   }
 
  private:
+  using Key = std::pair<int, size_t>;  // (device, block size)
   std::mutex mu_;
-  std::multimap<size_t, void*> free_;       // size -> cached block
-  std::unordered_map<void*, size_t> live_;  // block -> size
+  std::multimap<Key, void*> free_;       // (device, size) -> cached block
+  std::unordered_map<void*, Key> live_;  // block -> (device, size)
 };
 
 Pool& ThePool() {
@@ -328,8 +330,10 @@ PinnedCounters ReadPinnedCounters() {
 }
 
 MemoryInfo ReadMemoryInfo() {
-  const RuntimeOps& rt = Required();
-  return rt.memory_info();
+  MemoryInfo info = Required().memory_info();
+  info.free_bytes += Count().cached_bytes.load();  // the pool's cached blocks are free to whoever asks next
+  info.free_bytes = std::min(info.free_bytes, info.total_bytes);
+  return info;
 }
 
 Counters ReadCounters() {

@@ -36,7 +36,8 @@ void CopyToHost(void* dst, const void* src, size_t bytes);
 void Synchronize();
 
 // The device's free and total memory in bytes (cudaMemGetInfo; the simulated device's capacity, or the host's
-// memory). Memory the pool caches counts as used.
+// memory). Blocks the pool caches count as free. Each device has its own blocks in the pool: a block freed on one
+// device serves later requests on that device only.
 struct MemoryInfo {
   int64_t free_bytes = 0;
   int64_t total_bytes = 0;

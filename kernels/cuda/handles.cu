@@ -1,8 +1,10 @@
 // Per-thread cuBLAS / cuSPARSE handles and grow-only device scratch for the CUDA kernels (launch_cuda.h).
-// Lifetime: created lazily on the calling thread's current device, released when the thread exits.
+// Lifetime: created lazily on the calling thread's current device (one set per device), released when the thread
+// exits.
 #include <cub/device/device_scan.cuh>
 
 #include <array>
+#include <map>
 
 #include "core/device.h"
 #include "kernels/cuda/launch_cuda.h"
@@ -27,9 +29,14 @@ struct ThreadResources {
   }
 };
 
+// One set per device the thread has used: handles and scratch belong to the device that was current when they were
+// made, so a thread that changes device (a Python session training on device 1, then on device 0) gets that
+// device's.
 ThreadResources& Resources() {
-  thread_local ThreadResources r;
-  return r;
+  thread_local std::map<int, ThreadResources> per_device;
+  int device_id = 0;
+  TESSEL_CUDA_CHECK(cudaGetDevice(&device_id));
+  return per_device[device_id];
 }
 
 }  // namespace

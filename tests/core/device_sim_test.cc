@@ -221,9 +221,31 @@ TEST(SimulatedDevice, MemoryInfoReportsTheCapacityLeft) {
   void* p = device::Malloc(1 << 20);
   EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 3 << 20);
   device::Free(p);
-  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 3 << 20) << "cached by the pool";
+  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 4 << 20) << "cached by the pool, free to the next request";
   device::ReleaseCachedMemory();
   EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 4 << 20);
+}
+
+// The pool keeps each device's blocks apart: a block freed on device 0 never serves device 1 (whose kernels could
+// not read it), only later requests on device 0.
+TEST(SimulatedDevice, ThePoolServesEachDeviceFromItsOwnBlocks) {
+  device::ScopedSimulatedDevice sim(-1, 2);
+  device::Free(device::Malloc(1 << 20));  // cached for device 0
+  Counters before = ReadCounters();
+  device::SetDevice(1);
+  void* on1 = device::Malloc(1 << 20);
+  EXPECT_EQ((ReadCounters() - before).runtime_allocations, 1) << "device 0's block is not device 1's";
+  device::Free(on1);
+  device::SetDevice(0);
+  before = ReadCounters();
+  void* on0 = device::Malloc(1 << 20);
+  EXPECT_EQ((ReadCounters() - before).runtime_allocations, 0) << "device 0's own block";
+  device::SetDevice(1);
+  before = ReadCounters();
+  device::Free(device::Malloc(1 << 20));
+  EXPECT_EQ((ReadCounters() - before).runtime_allocations, 0) << "device 1's own block";
+  device::SetDevice(0);
+  device::Free(on0);
 }
 
 // A mapped buffer is one array both sides read and write in place: Device() is its device address, nothing is ever
@@ -240,8 +262,13 @@ TEST(SimulatedDevice, MappedBuffersAreReadInPlaceAndNeverCopied) {
     EXPECT_TRUE(b.DeviceCurrent());
     EXPECT_TRUE(b.HostCurrent());
     EXPECT_EQ(b.Device(), b.Host().data()) << "the simulated device's address of host memory is the host address";
+    Counters sync0 = ReadCounters();
     b.MutableDevice()[2] = 30.0F;
     EXPECT_EQ(b.Host()[2], 30.0F);
+    EXPECT_EQ((ReadCounters() - sync0).synchronizations, 1) << "a host read after a device write waits for it";
+    sync0 = ReadCounters();
+    EXPECT_EQ(b.Host()[2], 30.0F);
+    EXPECT_EQ((ReadCounters() - sync0).synchronizations, 0) << "once";
     b.MutableHost()[3] = 40.0F;
     EXPECT_EQ(b.Device()[3], 40.0F);
     const uint64_t v = b.version();

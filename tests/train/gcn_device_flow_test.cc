@@ -191,6 +191,16 @@ TEST(GcnFeaturePlacement, AutoKeepsFeaturesLargerThanHalfTheDeviceOnTheHost) {
   }
 }
 
+// Mapped features are for sampled runs: a full-batch step would put them on the device whole.
+TEST(GcnFeaturePlacement, FullBatchRunsRefuseHostFeatures) {
+  TrainConfig c = Config(FlowCase{"", false, true, ModelKind::kGcn, 0});
+  c.features_on = FeaturePlacement::kHost;
+  EXPECT_THROW(c.Validate(false), Error);
+  c.batch_size = 35;
+  c.fanouts = {5, 5};
+  EXPECT_NO_THROW(c.Validate(false));
+}
+
 // A trainer runs on the device its context names: it makes it the calling thread's current device (one GPU per
 // rank), so nothing of a rank lands on device 0 by default.
 TEST(GcnFeaturePlacement, TheTrainerSelectsItsDevice) {

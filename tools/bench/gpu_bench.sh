@@ -155,6 +155,11 @@ done
 row "GCN mini-batch epoch, csbm, tessel cuda, CPU sampling (--no-device-sampling)" \
   "$(gcn_epoch "$work/csbm" cuda csbm_mb_host --batch-size 1024 --fanouts 10,5 --no-device-sampling)" \
   "tessel train gcn --dataset csbm --device cuda --batch-size 1024 --fanouts 10,5 --no-device-sampling --epochs $epochs"
+# The features in mapped host memory, each step's rows read over the bus by the gathers (--features-on host: the
+# path for features larger than the GPU).
+row "GCN mini-batch epoch, csbm, tessel cuda, features in mapped host memory (--features-on host)" \
+  "$(gcn_epoch "$work/csbm" cuda csbm_mb_mapped --batch-size 1024 --fanouts 10,5 --features-on host)" \
+  "tessel train gcn --dataset csbm --device cuda --batch-size 1024 --fanouts 10,5 --features-on host --epochs $epochs"
 
 # Where the GPU time goes: an nsys summary of three full-batch epochs on the CSBM graph, when nsys is installed.
 if command -v nsys >/dev/null 2>&1; then

@@ -77,7 +77,7 @@ int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeight
   nlohmann::json want = config;
   nlohmann::json have = s.config;
   // None of these changes what a step computes.
-  for (const char* key : {"epochs", "patience", "overlap", "device_sampling", "network"}) {
+  for (const char* key : {"epochs", "patience", "overlap", "device_sampling", "features_on", "network"}) {
     want.erase(key);
     have.erase(key);
   }

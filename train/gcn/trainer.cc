@@ -77,6 +77,10 @@ void TrainConfig::Validate(bool partitioned) const {
                  "--network apply to distributed training only; add --partitions DIR (made by `tessel partition`) or "
                  "drop them");
   }
+  TESSEL_CHECK(partitioned || batch_size > 0 || features_on != FeaturePlacement::kHost,
+               "--features-on host needs sampled steps (--batch-size N): a full-batch step reads every feature row "
+               "(its dropout and the weight gradient's transpose would put them on the device whole); use "
+               "--batch-size or --features-on device");
   if (partitioned || batch_size > 0) {
     TESSEL_CHECK(static_cast<int>(fanouts.size()) == model.layers,
                  "--fanouts gives {} fanouts but the model has {} layers ({}give one per layer, input layer first, "
@@ -401,6 +405,7 @@ void GcnTrainer::SaveState(int epochs_done) const {
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
+  if (ctx_.IsCuda()) device::SetDevice(ctx_.device_id);  // the calling thread may not be the constructing one
   TrainResult result;
   result.setup_bytes = setup_bytes_;
   const int64_t bs = config_.batch_size;

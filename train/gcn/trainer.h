@@ -40,7 +40,7 @@ namespace tessel::train::gcn {
 enum class FeaturePlacement {
   kAuto,    // the device, except a sampled run's features that take more than half the device's free memory: kHost
   kDevice,  // resident on the device
-  kHost,    // mapped pinned host memory that the device's gathers read in place (zero-copy): features larger than it
+  kHost,    // mapped pinned host memory that the device's gathers read in place (zero-copy; sampled runs only)
 };
 
 // The parameters of partitioned (distributed) training only.
@@ -157,9 +157,10 @@ struct TrainConfig {
                 "--device-sampling,!--no-device-sampling"},
       c.device_sampling);
     v(ParamInfo{"features_on",
-                "With --device cuda (one process): where the input features live: device, host (mapped pinned "
-                "memory the GPU gathers each step's rows from, for features larger than the GPU) or auto (host for "
-                "a sampled run whose features take more than half the GPU's free memory, else device)"},
+                "With --device cuda (one process; ignored on the CPU): where the input features live: device, host "
+                "(mapped pinned memory the GPU gathers each step's rows from, for features larger than the GPU; "
+                "sampled runs) or auto (host for a sampled run whose features take more than half the GPU's free "
+                "memory, else device)"},
       c.features_on);
     v(ParamInfo{"normalize_features",
                 "Input feature scaling: none, l1 (rows to unit L1 norm: the Planetoid/Kipf & Welling "
