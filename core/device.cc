@@ -113,8 +113,9 @@ AtomicCounters& Count() {
 // any small request; a few dozen live ones cost a few MiB of device memory); above, eight steps per power of two
 // (2^k, 1.125 x 2^k, ..., at most 12.5% unused). The varying shapes of sampled batches, a few percent apart from
 // step to step, then share blocks instead of each new maximum missing the cache.
+constexpr size_t kSmallBlock = size_t{64} << 10;
 size_t RoundUp(size_t bytes) {
-  constexpr size_t kSmall = size_t{64} << 10;
+  constexpr size_t kSmall = kSmallBlock;
   if (bytes <= kSmall) return kSmall;
   size_t power = kSmall;
   while (power * 2 < bytes) power *= 2;  // power < bytes <= 2 * power
@@ -144,17 +145,23 @@ class Pool {
         return p;
       }
     }
+    // A miss allocates a quarter more than asked (above the small class): a sampled batch's shapes reach new maxima
+    // a few percent above the last now and then, and each would otherwise miss again. When the device lacks the
+    // headroom, the exact size is tried.
+    const size_t grown = size > kSmallBlock ? RoundUp(size + size / 4) : size;
     void* p = nullptr;
+    size_t got = grown;
     try {
-      p = rt.alloc(size);
+      p = rt.alloc(grown);
     } catch (const Error&) {
       ReleaseCached();  // cached blocks may be what the device lacks
+      got = size;
       p = rt.alloc(size);
     }
     Count().runtime_allocations += 1;
     std::lock_guard<std::mutex> lock(mu_);
-    live_[p] = {dev, size};
-    Count().in_use_bytes += static_cast<int64_t>(size);
+    live_[p] = {dev, got};
+    Count().in_use_bytes += static_cast<int64_t>(got);
     return p;
   }
 

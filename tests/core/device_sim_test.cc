@@ -150,11 +150,11 @@ TEST(SimulatedDevice, AWorkspaceKeptBetweenStepsCostsNothingInSteadyState) {
 // blocks back and retries, so memory a freed buffer left cached is found again.
 TEST(SimulatedDevice, ACapacityIsEnforcedAfterThePoolReleasesItsCache) {
   device::ScopedSimulatedDevice sim(1 << 20);
-  void* a = device::Malloc(600 << 10);
-  EXPECT_THROW(device::Malloc(600 << 10), Error) << "1.2 MiB on a 1 MiB device";
+  void* a = device::Malloc(400 << 10);  // a 512 KiB block (a miss takes a quarter more)
+  EXPECT_THROW(device::Malloc(700 << 10), Error) << "1.2 MiB on a 1 MiB device, even without the quarter";
   device::Free(a);  // cached by the pool, still held from the device
   const Counters before = ReadCounters();
-  void* b = device::Malloc(700 << 10);  // does not fit beside the cached block: the pool releases it and retries
+  void* b = device::Malloc(800 << 10);  // does not fit beside the cached block: the pool releases it and retries
   EXPECT_EQ((ReadCounters() - before).runtime_allocations, 1);
   EXPECT_EQ(ReadCounters().cached_bytes, 0);
   device::Free(b);
@@ -218,8 +218,8 @@ TEST(SimulatedDevice, MemoryInfoReportsTheCapacityLeft) {
   device::ScopedSimulatedDevice sim(4 << 20);
   EXPECT_EQ(device::ReadMemoryInfo().total_bytes, 4 << 20);
   EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 4 << 20);
-  void* p = device::Malloc(1 << 20);
-  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 3 << 20);
+  void* p = device::Malloc(1 << 20);  // a miss takes a quarter more: 1.25 MiB
+  EXPECT_EQ(device::ReadMemoryInfo().free_bytes, (4 << 20) - (5 << 18));
   device::Free(p);
   EXPECT_EQ(device::ReadMemoryInfo().free_bytes, 4 << 20) << "cached by the pool, free to the next request";
   device::ReleaseCachedMemory();
