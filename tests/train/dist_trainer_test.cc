@@ -192,7 +192,7 @@ TEST(GcnTrainerOnParts, RanksAgreeOnLossesAndWeights) {
 // epoch on nothing is pinned and nothing synchronised, and the pool serves nearly every allocation. The feature rows
 // that go up are exactly the fetched ones: two runs that differ only in the halo cache sample the same blocks and
 // exchange the same gradients, so their uploads differ by the fetched rows' bytes and nothing else.
-TEST(GcnTrainerOnParts, OnADeviceOnlyFetchedRowsGoUpAndSteadyEpochsAllocateNothing) {
+TEST(GcnTrainerOnParts, OnADeviceOnlyFetchedRowsGoUpAndSteadyEpochsPinNothing) {
   const int k = 2;
   const fs::path dir = Parts(k, partition::Method::kMetis, true);
   const int64_t cols = test_util::BundledDenseCora().features.dim;
