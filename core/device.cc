@@ -115,9 +115,8 @@ AtomicCounters& Count() {
 // step to step, then share blocks instead of each new maximum missing the cache.
 constexpr size_t kSmallBlock = size_t{64} << 10;
 size_t RoundUp(size_t bytes) {
-  constexpr size_t kSmall = kSmallBlock;
-  if (bytes <= kSmall) return kSmall;
-  size_t power = kSmall;
+  if (bytes <= kSmallBlock) return kSmallBlock;
+  size_t power = kSmallBlock;
   while (power * 2 < bytes) power *= 2;  // power < bytes <= 2 * power
   const size_t step = power / 8;
   return (bytes + step - 1) / step * step;
@@ -277,9 +276,7 @@ std::unordered_map<void*, PinnedBlock>& PinnedLive() {
   static auto* live = new std::unordered_map<void*, PinnedBlock>();  // leaked, as the pool is
   return *live;
 }
-}  // namespace
 
-namespace {
 const PinnedOps& PinnedRuntime() {
   if (Simulated()) return kSimulatedPinned;
 #if TESSEL_HAVE_CUDA

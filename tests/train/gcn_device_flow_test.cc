@@ -120,9 +120,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 // Bytes of the prepared features (L1 rows of Cora: the same arrays, dense or CSR, as the trainer keeps).
 int64_t FeatureBytes(const datasets::NodeDataset& data) {
-  const FeatureMatrix f = PrepareFeatures(data.features, FeatureScaling{FeatureNorm::kL1, {}, {}});
-  if (!f.is_sparse) return static_cast<int64_t>(f.dense.data.bytes());
-  return static_cast<int64_t>(f.sparse.indptr.bytes() + f.sparse.indices.bytes() + f.sparse.values.bytes());
+  return FeatureBytes(PrepareFeatures(data.features, FeatureScaling{FeatureNorm::kL1, {}, {}}));
 }
 
 uint64_t TotalUploads(const TrainResult& r) {

@@ -228,15 +228,23 @@ FeatureMatrix PrepareFeatures(const datasets::Features& f, const FeatureScaling&
   return out;
 }
 
-int64_t MapFeaturesToHost(FeatureMatrix* f) {
+int64_t FeatureBytes(const FeatureMatrix& f) {
+  if (!f.is_sparse) return static_cast<int64_t>(f.dense.data.bytes());
+  return static_cast<int64_t>(f.sparse.indptr.bytes() + f.sparse.indices.bytes() + f.sparse.values.bytes());
+}
+
+void MapFeaturesToHost(FeatureMatrix* f) {
   const auto map = [](auto& buf) {
-    using T = typename std::remove_reference_t<decltype(buf)>::value_type;
-    if (buf.Mapped()) return int64_t{0};
-    buf = std::remove_reference_t<decltype(buf)>::MappedCopyOf(std::span<const T>(buf.Host()));
-    return static_cast<int64_t>(buf.bytes());
+    using B = std::remove_reference_t<decltype(buf)>;
+    if (!buf.Mapped()) buf = B::MappedCopyOf(std::span<const typename B::value_type>(buf.Host()));
   };
-  if (!f->is_sparse) return map(f->dense.data);
-  return map(f->sparse.indptr) + map(f->sparse.indices) + map(f->sparse.values);
+  if (!f->is_sparse) {
+    map(f->dense.data);
+    return;
+  }
+  map(f->sparse.indptr);
+  map(f->sparse.indices);
+  map(f->sparse.values);
 }
 
 void CheckTrainable(const datasets::NodeDataset& data, const std::string& where) {

@@ -67,9 +67,11 @@ FeatureScaling FitFeatureScaling(const datasets::Features& features, FeatureNorm
 // (kStandard needs one mean and scale per column).
 FeatureMatrix PrepareFeatures(const datasets::Features& features, const FeatureScaling& scaling);
 
+// Bytes of the features' arrays (dense values, or the CSR's three arrays).
+int64_t FeatureBytes(const FeatureMatrix& f);
 // Moves the features' arrays into mapped pinned host memory (Buffer::MappedCopyOf): the device reads them in place,
-// so they never go up whole. Needs a device runtime. Returns the bytes moved.
-int64_t MapFeaturesToHost(FeatureMatrix* f);
+// so they never go up whole. Needs a device runtime.
+void MapFeaturesToHost(FeatureMatrix* f);
 
 // Throws with the fix when the dataset cannot train a node classifier: no features, no labels, no split
 // (suggest --random-split), or a split list that names unlabelled nodes.

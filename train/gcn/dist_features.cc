@@ -752,11 +752,9 @@ DistFeatureStore::DeviceRows DistFeatureStore::FetchToDevice(std::span<const int
   // The remote rows arrive in the pinned staging array (received, or decoded, there: no pageable copy), sized to
   // twice the most rows a step has fetched and at least 4 MiB: page-locked memory is taken from the whole node, so
   // not to the table's room, but pinning is slow, so not to every new maximum either.
-  if (Index(m * c) > staging_.capacity()) {
-    constexpr int64_t kMinStagingFloats = int64_t{1} << 20;
-    staging_.Reserve(Index(std::max(2 * m * c, kMinStagingFloats)));
-  }
-  float* staging = staging_.Reserve(Index(std::max<int64_t>(1, m * c)));
+  constexpr size_t kMinStagingFloats = size_t{1} << 20;
+  const size_t need = Index(m * c);
+  float* staging = staging_.Reserve(need > staging_.capacity() ? std::max(2 * need, kMinStagingFloats) : need);
   int64_t received = 0;
   FetchStats z_stats;
   const RowCompression z = StepCompression(step);

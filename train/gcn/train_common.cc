@@ -6,11 +6,18 @@
 #include <string>
 #include <utility>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
+
+void UseDevice(const Context& ctx) {
+  if (!ctx.IsCuda()) return;
+  ctx.RequireCuda();
+  device::SetDevice(ctx.device_id);
+}
 
 StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose) {
   return StreamKey{.seed = ctx.seed,

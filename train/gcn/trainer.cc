@@ -225,10 +225,7 @@ namespace {
 Context RankContext(Context ctx, const comm::Communicator& comm) {
   ctx.rank = comm.Rank();
   ctx.world_size = comm.Size();
-  if (ctx.IsCuda()) {
-    ctx.RequireCuda();
-    device::SetDevice(ctx.device_id);
-  }
+  UseDevice(ctx);
   return ctx;
 }
 
@@ -405,7 +402,7 @@ void GcnTrainer::SaveState(int epochs_done) const {
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
-  if (ctx_.IsCuda()) device::SetDevice(ctx_.device_id);  // the calling thread may not be the constructing one
+  UseDevice(ctx_);  // the calling thread may not be the constructing one
   TrainResult result;
   result.setup_bytes = setup_bytes_;
   const int64_t bs = config_.batch_size;

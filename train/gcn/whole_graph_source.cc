@@ -122,10 +122,7 @@ class WholeGraphSource final : public GraphSource {
   // more than half of the device's free memory, keeps them in mapped host memory, read in place by the first
   // layer's gathers; otherwise they go up on first use, as every other array.
   void PlaceFeatures(const TrainConfig& c) {
-    const int64_t bytes = features_.is_sparse
-                              ? static_cast<int64_t>(features_.sparse.indptr.bytes() +
-                                                     features_.sparse.indices.bytes() + features_.sparse.values.bytes())
-                              : static_cast<int64_t>(features_.dense.data.bytes());
+    const int64_t bytes = FeatureBytes(features_);
     bool host = c.features_on == FeaturePlacement::kHost;
     if (c.features_on == FeaturePlacement::kAuto && c.batch_size > 0) {
       const device::MemoryInfo mem = device::ReadMemoryInfo();
@@ -162,10 +159,7 @@ std::unique_ptr<GraphSource> MakeWholeGraphSource(const datasets::NodeDataset& d
 
 Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& data, const std::filesystem::path& dir,
                              TrainConfig* config) {
-  if (ctx.IsCuda()) {  // this thread's device, as a trainer's rank sets it
-    ctx.RequireCuda();
-    device::SetDevice(ctx.device_id);
-  }
+  UseDevice(ctx);  // this thread's device, as a trainer's rank sets it
   TrainState s = LoadCheckpoint(dir);
   TrainConfig c = TrainConfig::FromJson(s.config);
   TESSEL_CHECK(!data.features.empty(), "{}: the dataset has no node features", data.name);
