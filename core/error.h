@@ -11,9 +11,25 @@
 
 namespace tessel {
 
+// `text` with every NUL byte written as `\x00`. what() is a C string, so a NUL (from a file's content or name)
+// would otherwise cut the message short wherever it is read (the "error:" line, the log, Python's exception).
+inline std::string WithoutNul(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    if (c == '\0') {
+      out += "\\x00";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  // NUL bytes in `message` are kept as `\x00` (WithoutNul): the whole message survives what().
+  explicit Error(const std::string& message) : std::runtime_error(WithoutNul(message)) {}
 
   // An error in an input file at a 1-based line ("cora.cites:1042: node id 'x7' is not an integer").
   static Error AtLine(std::string_view file, int64_t line, std::string_view what) {

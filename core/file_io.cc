@@ -83,14 +83,62 @@ void RemoveStaleTemporaries(const fs::path& path) {
   }
 }
 
+// Why `st` (of `path`) cannot be read as a file, or "" when it is a regular file.
+std::string NotRegularReason(const struct stat& st) {
+  if (S_ISREG(st.st_mode)) return "";
+  if (S_ISDIR(st.st_mode)) return "is a folder; give the file inside it";
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) return "is a device, not a regular file; give a file";
+  if (S_ISFIFO(st.st_mode)) return "is a named pipe, not a regular file; give a file";
+  if (S_ISSOCK(st.st_mode)) return "is a socket, not a regular file; give a file";
+  return "is not a regular file; give a file";
+}
+
+// Refuses to rename over `path` when it exists and is not a regular file (a folder, a device such as /dev/null, a
+// pipe): rename(2) would replace the device node or fail late. A symbolic link is judged by its target (only the
+// link is replaced); a link to nothing may be replaced.
+void CheckRenameTargetIsFile(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &st) != 0) return;
+  if (S_ISREG(st.st_mode)) return;
+  if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
+    throw Error::InFile(path.string(),
+                        "is a device, not a file; it is never replaced (omit the option to write "
+                        "nothing)");
+  }
+  throw Error::InFile(path.string(),
+                      std::string(S_ISDIR(st.st_mode) ? "is a folder" : "is not a regular file") +
+                          ", so it is not replaced by a file; remove it yourself or choose another path");
+}
+
+// Refuses to replace `path` by a folder when it exists and is not a folder (a file, a device, a pipe). A symbolic
+// link is judged by its target; a link to nothing may be replaced.
+void CheckRenameTargetIsFolder(const fs::path& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return;
+  if (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) return;
+  const std::string what = S_ISREG(st.st_mode)                            ? "is a file"
+                           : (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ? "is a device"
+                                                                          : "is not a folder";
+  throw Error::InFile(path.string(),
+                      what + ", so it is not replaced by an output folder; remove it yourself or choose another path");
+}
+
 }  // namespace
 
 std::shared_ptr<MappedFile> MappedFile::Open(const fs::path& path) {
+  struct stat pre {};
+  // Checked before open(2), which would block on a named pipe.
+  if (::stat(path.c_str(), &pre) == 0) {
+    if (const std::string why = NotRegularReason(pre); !why.empty()) throw Error::InFile(path.string(), why);
+  }
   Fd f;
   f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (f.fd < 0) throw Error::InFile(path.string(), "cannot open: " + SysError());
   struct stat st {};
   if (::fstat(f.fd, &st) != 0) throw Error::InFile(path.string(), "cannot stat: " + SysError());
+  if (const std::string why = NotRegularReason(st); !why.empty()) throw Error::InFile(path.string(), why);
   std::shared_ptr<MappedFile> m(new MappedFile());
   m->path_ = path;
   m->size_ = static_cast<size_t>(st.st_size);
@@ -107,6 +155,13 @@ MappedFile::~MappedFile() {
 }
 
 std::string ReadFileToString(const fs::path& path) {
+  // Checked before opening: a folder would read as a huge size (reported as out of memory), a device such as
+  // /dev/zero never ends, and a pipe would block.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw Error::InFile(path.string(), errno == ENOENT ? "no such file" : "cannot open: " + SysError());
+  }
+  if (const std::string why = NotRegularReason(st); !why.empty()) throw Error::InFile(path.string(), why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error::InFile(path.string(), "cannot open: " + SysError());
   std::string s;
@@ -121,6 +176,7 @@ std::string ReadFileToString(const fs::path& path) {
 }
 
 void WriteFileAtomic(const fs::path& path, std::span<const std::byte> bytes) {
+  CheckRenameTargetIsFile(path);
   RemoveStaleTemporaries(path);
   const fs::path tmp = path.parent_path() / fmt::format(".{}.tmp.{}", path.filename().string(), UniqueSuffix());
   {
@@ -158,6 +214,12 @@ void WriteFileAtomic(const fs::path& path, std::span<const std::byte> bytes) {
       throw Error::InFile(path.string(), "fsync failed: " + why);
     }
   }
+  try {
+    CheckRenameTargetIsFile(path);  // again: something may have appeared there while the file was written
+  } catch (const Error&) {
+    ::unlink(tmp.c_str());
+    throw;
+  }
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     const std::string why = SysError();
     ::unlink(tmp.c_str());
@@ -176,6 +238,7 @@ AtomicDirectory::AtomicDirectory(fs::path final_path, bool overwrite)
   if (fs::exists(final_path_, ec) && !overwrite_) {
     throw Error::InFile(final_path_.string(), "already exists; pass --force to replace it");
   }
+  CheckRenameTargetIsFolder(final_path_);
   fs::path parent = final_path_.parent_path();
   if (parent.empty()) parent = ".";
   if (!fs::is_directory(parent, ec)) {
@@ -198,6 +261,7 @@ AtomicDirectory::~AtomicDirectory() {
 void AtomicDirectory::Commit() {
   std::error_code ec;
   fs::path old;
+  CheckRenameTargetIsFolder(final_path_);
   if (fs::exists(final_path_, ec)) {
     if (!overwrite_) throw Error::InFile(final_path_.string(), "already exists; pass --force to replace it");
     old = final_path_.parent_path() / fmt::format(".{}.old.{}", final_path_.filename().string(), UniqueSuffix());

@@ -205,9 +205,10 @@ std::string OutOfMemoryMessage() {
   const int64_t available = AvailableBytes();
   const int64_t limit = Limit();
   return fmt::format(
-      "out of memory{} (an allocation failed; the process holds {}, the machine has {} available{}); use a machine "
-      "with more memory, fewer ranks per machine, or smaller inputs (more partitions, smaller --batch-size or "
-      "--cache-size)",
+      "out of memory{} (an allocation failed; the process holds {}, the machine has {} available{}); lower the "
+      "sizes that drive it (more partitions; a smaller --batch-size, --fanouts, --hidden or --layers for training, "
+      "-m for the SVM kernel cache, --nodes, --edges or --features for generators), or use a machine with more "
+      "memory or fewer ranks per machine",
       activity.empty() ? "" : fmt::format(" while {}", activity), FormatBytes(ResidentBytes()),
       available < 0 ? std::string("an unknown amount") : FormatBytes(available),
       limit > 0 ? fmt::format(", --max-memory {}", FormatBytes(limit)) : "");

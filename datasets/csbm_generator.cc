@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "datasets/generators.h"
@@ -118,6 +120,11 @@ void ValidateCsbmOptions(const CsbmOptions& o) {
 
 NodeDataset GenerateCsbm(const CsbmOptions& o, CsbmDetails* details) {
   ValidateCsbmOptions(o);
+  const std::string options =
+      fmt::format("--nodes {}, --avg-degree {}, --features {}", o.num_nodes, o.avg_degree, o.feature_dim);
+  internal::CheckGeneratorMemory("a CSBM graph", o.num_nodes, static_cast<double>(o.num_nodes) * o.avg_degree / 2,
+                                 o.feature_dim, options);
+  const memory::Activity activity(fmt::format("generating a CSBM graph ({})", options));
   const int64_t n = o.num_nodes;
   const int32_t k = o.num_classes;
 

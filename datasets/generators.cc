@@ -2,10 +2,13 @@
 // Gaussian node features drawn per node chunk, and the edge-homophily measure.
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include <tbb/parallel_reduce.h>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "datasets/generators.h"
@@ -54,6 +57,21 @@ void Shuffle(std::span<int64_t> values, Rng& rng) {
     const auto j = static_cast<size_t>(rng.UniformInt(i));
     std::swap(values[i - 1], values[j]);
   }
+}
+
+void CheckGeneratorMemory(std::string_view generator, int64_t nodes, double edges, int64_t feature_dim,
+                          std::string_view sizes) {
+  // Each drawn edge is kept as a pair of 8-byte ids and then as two adjacency entries (an id and its place in the
+  // sort): 32 bytes an edge; 16 bytes a node (its id and its row offset); 4 bytes a feature value.
+  const double bytes = 32.0 * std::max(edges, 0.0) + 16.0 * static_cast<double>(nodes) +
+                       4.0 * static_cast<double>(nodes) * static_cast<double>(std::max<int64_t>(feature_dim, 0));
+  const std::string what = fmt::format("generating {} ({})", generator, sizes);
+  const std::string fix = "lower these options";
+  if (!(bytes < 9e18)) {
+    throw Error(fmt::format("{} needs more than {}, more than any machine has; {}", what,
+                            memory::FormatBytes(std::numeric_limits<int64_t>::max()), fix));
+  }
+  memory::Check(static_cast<int64_t>(bytes), what, fix);
 }
 
 void ValidateSplitFractions(const SplitFractions& split) {

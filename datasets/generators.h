@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "core/rng.h"
@@ -112,6 +113,11 @@ inline int64_t DrawAlias(std::span<const AliasSlot> slots, Rng& rng) {
 void Shuffle(std::span<int64_t> values, Rng& rng);
 // Throws unless the three fractions are finite, >= 0 and sum to 1 (as ParseSplitFractions requires).
 void ValidateSplitFractions(const SplitFractions& split);
+// Checks the memory budget (core/memory_budget.h) for the least a generator holds at once: `edges` drawn pairs,
+// their adjacency, `nodes` ids and nodes x feature_dim features. The message names the generator and the options
+// (`sizes`, e.g. "--nodes 10, --avg-degree 5, --features 3") and says to lower them.
+void CheckGeneratorMemory(std::string_view generator, int64_t nodes, double edges, int64_t feature_dim,
+                          std::string_view sizes);
 // Row u = class_means[labels[u]] (or 0 when class_means is empty) + noise * N(0, 1) per value.
 Features GaussianFeatures(std::span<const int32_t> labels, int64_t num_nodes, int64_t dim,
                           std::span<const float> class_means, double noise, uint64_t seed);

@@ -12,6 +12,7 @@
 #include "core/build_config.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/output_guard.h"
 #include "datasets/readers.h"
 
 namespace tessel::datasets {
@@ -107,16 +108,8 @@ void RunValidate(const fs::path& dir, const auto& data) {
 
 }  // namespace
 
-void CheckOutputFolder(const fs::path& dir, const WriteOptions& options) {
-  std::error_code ec;
-  if (!fs::exists(dir, ec)) return;
-  if (!options.overwrite) throw Error::InFile(dir.string(), "already exists; pass --force to replace it");
-  const bool empty_dir = fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
-  if (!empty_dir && !fs::exists(dir / "manifest.json", ec)) {
-    throw Error::InFile(dir.string(),
-                        "exists and is not a tessel dataset, so it is not replaced even with --force; remove it "
-                        "yourself or choose another output folder");
-  }
+void CheckOutputFolder(const fs::path& dir, const WriteOptions& options, std::span<const fs::path> inputs) {
+  CheckOutputPath(dir, OutputKind::kDatasetFolder, options.overwrite, options.flag, inputs);
 }
 
 std::string_view KindName(DatasetKind kind) { return kind == DatasetKind::kNode ? "node" : "sparse_rows"; }

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,11 +23,14 @@ inline constexpr int kNativeFormatVersion = 1;
 enum class DatasetKind { kNode, kSparseRows };
 
 struct WriteOptions {
-  bool overwrite = false;  // replace an existing dataset folder (--force); other folders are never replaced
+  bool overwrite = false;         // replace an existing dataset folder (--force); other folders are never replaced
+  std::string flag = "--output";  // the option or argument naming the folder, for messages ("path" in Python)
 };
-// Throws unless `dir` can be written with `options`: it must not exist, or (with overwrite) be an empty folder or a
-// tessel dataset; any other existing folder or file is never replaced. Commands call it before reading inputs.
-void CheckOutputFolder(const fs::path& dir, const WriteOptions& options);
+// Throws unless `dir` can be written with `options` (the output guard, core/output_guard.h): it must not exist, or
+// (with overwrite) be an empty folder or a tessel dataset; any other existing folder or file, a device, and any path
+// that is, contains or lies inside one of `inputs` (the files the command reads) is never replaced. Commands call
+// it before reading inputs.
+void CheckOutputFolder(const fs::path& dir, const WriteOptions& options, std::span<const fs::path> inputs = {});
 // Both writers check the output folder, validate the dataset and leave nothing behind when they fail.
 void WriteNodeDataset(const NodeDataset& data, const fs::path& dir, const WriteOptions& options = {});
 void WriteSparseRowDataset(const SparseRowDataset& data, const fs::path& dir, const WriteOptions& options = {});

@@ -4,9 +4,11 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <string>
 
 #include "core/error.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "datasets/generators.h"
@@ -71,6 +73,10 @@ void ValidateRmatOptions(const RmatOptions& o) {
 
 EdgeList GenerateRmatEdges(const RmatOptions& o) {
   ValidateRmatOptions(o);
+  const std::string sizes =
+      fmt::format("--nodes {}, --edges {}, --features {}", o.num_nodes, o.num_edges, o.feature_dim);
+  internal::CheckGeneratorMemory("an R-MAT graph", o.num_nodes, static_cast<double>(o.num_edges), o.feature_dim, sizes);
+  const memory::Activity activity(fmt::format("generating an R-MAT graph ({})", sizes));
   const int64_t n = o.num_nodes;
   const int64_t m = o.num_edges;
   const std::vector<Level> levels = LevelThresholds(o);

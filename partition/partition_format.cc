@@ -6,6 +6,7 @@
 #include <chrono>
 #include <ctime>
 #include <limits>
+#include <map>
 #include <utility>
 #include <variant>
 
@@ -16,6 +17,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "core/output_guard.h"
 #include "core/rng.h"
 #include "datasets/array_store.h"
 
@@ -61,6 +63,8 @@ class Keys {
   [[noreturn]] void Fail(const std::string& what) const {
     throw Error::InFile(file_, fmt::format("{}; {}", what, kFix));
   }
+  bool Has(const std::string& key) const { return j_.is_object() && j_.contains(key); }
+  const std::string& file() const { return file_; }
 
  private:
   const nlohmann::json& j_;
@@ -75,16 +79,10 @@ nlohmann::json ParseJsonFile(const fs::path& file, const std::string& text) {
   }
 }
 
-// An existing output is replaced (with --force) only when it is a partition folder or empty.
+// An existing output is replaced (with --force) only when it is a partition folder or empty; never a device, a
+// file or another folder (the output guard, core/output_guard.h; the commands also check it against their inputs).
 void CheckReplaceable(const fs::path& dir, bool overwrite) {
-  std::error_code ec;
-  if (!overwrite || !fs::exists(dir, ec)) return;  // AtomicDirectory reports "exists; pass --force"
-  const bool empty_dir = fs::is_directory(dir, ec) && fs::is_empty(dir, ec);
-  if (!empty_dir && !fs::exists(dir / "partitions.json", ec)) {
-    throw Error::InFile(dir.string(),
-                        "exists and is not a partition folder, so it is not replaced even with --force; remove it "
-                        "yourself or choose another --output");
-  }
+  CheckOutputPath(dir, OutputKind::kPartitionFolder, overwrite, "--output");
 }
 
 }  // namespace
@@ -257,6 +255,65 @@ PartitionResult PartitionToFolder(const datasets::NodeDataset& data, const Parti
   return result;
 }
 
+namespace {
+
+// partitions.json must agree with itself before any part is checked against it (a checksum proves only that a
+// file is the one the summary names, not that either is sane): node ranges rising from 0 to the dataset's node
+// count, each part's node count its range, halos within the other parts' nodes, and the parts' counts summing to
+// the dataset's.
+void CheckSummary(const nlohmann::json& j, const Keys& keys, int64_t k) {
+  const Keys ds(keys.At("dataset"), keys.file() + " \"dataset\"");
+  const int64_t n = ds.Int("num_nodes", 1);
+  (void)ds.Int("num_classes");
+  (void)ds.Int("feature_dim");
+  const nlohmann::json& ranges = j.at("node_ranges");
+  for (int64_t p = 0; p <= k; ++p) {
+    const nlohmann::json& r = ranges[static_cast<size_t>(p)];
+    const int64_t before = p == 0 ? 0 : ranges[static_cast<size_t>(p) - 1].get<int64_t>();
+    if (!r.is_number_integer() || r.get<int64_t>() < before || (p == 0 && r.get<int64_t>() != 0)) {
+      keys.Fail(fmt::format("'node_ranges' must rise from 0 (offset {} is {})", p, r.dump()));
+    }
+  }
+  if (ranges[static_cast<size_t>(k)].get<int64_t>() != n) {
+    keys.Fail(
+        fmt::format("'node_ranges' end at {} nodes but \"dataset\" \"num_nodes\" is {}: the summary disagrees "
+                    "with its parts",
+                    ranges[static_cast<size_t>(k)].get<int64_t>(), n));
+  }
+  const char* summed[] = {"edges", "halo", "train", "val", "test"};
+  const char* dataset_key[] = {"num_entries", nullptr, "train", "val", "test"};
+  int64_t sums[5] = {0, 0, 0, 0, 0};
+  for (int64_t p = 0; p < k; ++p) {
+    const Keys part(j.at("parts")[static_cast<size_t>(p)], fmt::format("{} \"parts\"[{}]", keys.file(), p));
+    const int64_t nodes = part.Int("nodes");
+    const int64_t range =
+        ranges[static_cast<size_t>(p) + 1].get<int64_t>() - ranges[static_cast<size_t>(p)].get<int64_t>();
+    if (nodes != range)
+      part.Fail(fmt::format("'nodes' is {} but 'node_ranges' give part {} {} nodes", nodes, p, range));
+    for (size_t i = 0; i < 5; ++i) {
+      const int64_t v = part.Int(summed[i]);
+      if (v > std::numeric_limits<int64_t>::max() - sums[i]) part.Fail(fmt::format("'{}' is too large", summed[i]));
+      sums[i] += v;
+    }
+    if (part.Int("halo") > n - nodes) {
+      part.Fail(fmt::format("'halo' is {} but only {} of the {} nodes belong to other parts", part.Int("halo"),
+                            n - nodes, n));
+    }
+  }
+  for (size_t i = 0; i < 5; ++i) {
+    if (dataset_key[i] == nullptr || !ds.Has(dataset_key[i])) continue;
+    if (ds.Int(dataset_key[i]) != sums[i]) {
+      ds.Fail(fmt::format("'{}' is {} but the parts' '{}' sum to {}: the summary disagrees with its parts",
+                          dataset_key[i], ds.Int(dataset_key[i]), summed[i], sums[i]));
+    }
+  }
+  if (j.contains("total_halo") && keys.Int("total_halo") != sums[1]) {
+    keys.Fail(fmt::format("'total_halo' is {} but the parts' 'halo' sum to {}", keys.Int("total_halo"), sums[1]));
+  }
+}
+
+}  // namespace
+
 nlohmann::json ReadPartitionsJson(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) throw Error::InFile(dir.string(), "no such partition folder");
@@ -284,6 +341,7 @@ nlohmann::json ReadPartitionsJson(const fs::path& dir) {
   if (!ranges.is_array() || static_cast<int64_t>(ranges.size()) != k + 1) {
     keys.Fail(fmt::format("'node_ranges' must hold {} offsets", k + 1));
   }
+  CheckSummary(j, keys, k);
   return j;
 }
 
@@ -292,6 +350,74 @@ bool IsPartitionFolder(const fs::path& dir) {
   return fs::is_directory(dir, ec) && fs::exists(dir / "partitions.json", ec);
 }
 
+namespace {
+
+// A part's manifest, read and checked against partitions.json (`top`, as ReadPartitionsJson returns it).
+struct Manifest {
+  fs::path dir;   // the part's folder
+  fs::path file;  // its manifest.json
+  nlohmann::json json;
+};
+
+// Reads part `rank`'s manifest and checks that it is the one partitions.json names (checksum) and that it
+// describes the same dataset: node count, classes, feature width and kind, weights. Node ranges and counts are
+// LoadPart's.
+Manifest ReadManifest(const fs::path& dir, const nlohmann::json& top, int32_t rank) {
+  const std::string top_file = (dir / "partitions.json").string();
+  const auto k = top["num_parts"].get<int32_t>();
+  const nlohmann::json& entry = top["parts"][static_cast<size_t>(rank)];
+  const Keys entry_keys(entry, top_file);
+  const std::string sub = entry_keys.String("dir");
+  if (sub != PartDirName(rank)) entry_keys.Fail(fmt::format("part {} must live in '{}'", rank, PartDirName(rank)));
+  Manifest out;
+  out.dir = dir / sub;
+  out.file = out.dir / "manifest.json";
+  std::error_code ec;
+  if (!fs::exists(out.file, ec)) {
+    throw Error::InFile(out.file.string(), fmt::format("missing; the partition folder is incomplete; {}", kFix));
+  }
+  const std::string text = ReadFileToString(out.file);
+  const std::string sum = ChecksumHex(text.data(), text.size());
+  if (sum != entry_keys.String("manifest_xxh3")) {
+    throw Error::InFile(out.file.string(),
+                        fmt::format("checksum {} differs from {} in partitions.json: the part was modified or comes "
+                                    "from another run; {}",
+                                    sum, entry_keys.String("manifest_xxh3"), kFix));
+  }
+  out.json = ParseJsonFile(out.file, text);
+  const Keys mk(out.json, out.file.string());
+  if (mk.String("format") != kPartFormatName || mk.Int("part") != rank || mk.Int("num_parts", 1) != k) {
+    mk.Fail(fmt::format("not part {} of {} of a tessel partition", rank, k));
+  }
+  // The dataset as partitions.json describes it (ReadPartitionsJson checked these keys).
+  const nlohmann::json& ds = top["dataset"];
+  const auto differs = [&](const std::string& key, const std::string& ours, const std::string& ds_key) {
+    mk.Fail(fmt::format("'{}' is {} but partitions.json has \"dataset\" '{}' {}: the part and the summary disagree",
+                        key, ours, ds_key, ds[ds_key].dump()));
+  };
+  if (mk.Int("dataset_nodes") != ds["num_nodes"].get<int64_t>()) {
+    differs("dataset_nodes", std::to_string(mk.Int("dataset_nodes")), "num_nodes");
+  }
+  if (mk.Int("num_classes") != ds["num_classes"].get<int64_t>()) {
+    differs("num_classes", std::to_string(mk.Int("num_classes")), "num_classes");
+  }
+  if (mk.Int("feature_dim") != ds["feature_dim"].get<int64_t>()) {
+    differs("feature_dim", std::to_string(mk.Int("feature_dim")), "feature_dim");
+  }
+  if (mk.Bool("has_features") != (mk.Int("feature_dim") > 0)) {
+    mk.Fail(
+        fmt::format("'has_features' is {} but 'feature_dim' is {}", mk.Bool("has_features"), mk.Int("feature_dim")));
+  }
+  for (const char* key : {"features_sparse", "weighted"}) {
+    if (ds.contains(key) && ds[key].is_boolean() && mk.Bool(key) != ds[key].get<bool>()) {
+      differs(key, mk.Bool(key) ? "true" : "false", key);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& options) {
   const nlohmann::json top = ReadPartitionsJson(dir);
   const std::string top_file = (dir / "partitions.json").string();
@@ -299,29 +425,12 @@ LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& opt
   const auto k = static_cast<int32_t>(top_keys.Int("num_parts", 1));
   TESSEL_CHECK(rank >= 0 && rank < k, "{}: rank {} has no part: the folder holds {} parts (0..{}); run {} ranks",
                dir.string(), rank, k, k - 1, k);
-  const nlohmann::json& entry = top["parts"][static_cast<size_t>(rank)];
-  const Keys entry_keys(entry, top_file);
-  const std::string sub = entry_keys.String("dir");
-  if (sub != PartDirName(rank)) entry_keys.Fail(fmt::format("part {} must live in '{}'", rank, PartDirName(rank)));
-  const fs::path part_dir = dir / sub;
-  const fs::path manifest_file = part_dir / "manifest.json";
-  std::error_code ec;
-  if (!fs::exists(manifest_file, ec)) {
-    throw Error::InFile(manifest_file.string(), fmt::format("missing; the partition folder is incomplete; {}", kFix));
-  }
-  const std::string text = ReadFileToString(manifest_file);
-  const std::string sum = ChecksumHex(text.data(), text.size());
-  if (sum != entry_keys.String("manifest_xxh3")) {
-    throw Error::InFile(manifest_file.string(),
-                        fmt::format("checksum {} differs from {} in partitions.json: the part was modified or comes "
-                                    "from another run; {}",
-                                    sum, entry_keys.String("manifest_xxh3"), kFix));
-  }
-  const nlohmann::json m = ParseJsonFile(manifest_file, text);
+  const Keys entry_keys(top["parts"][static_cast<size_t>(rank)], top_file);
+  const Manifest manifest = ReadManifest(dir, top, rank);
+  const fs::path& part_dir = manifest.dir;
+  const fs::path& manifest_file = manifest.file;
+  const nlohmann::json& m = manifest.json;
   const Keys mk(m, manifest_file.string());
-  if (mk.String("format") != kPartFormatName || mk.Int("part") != rank || mk.Int("num_parts", 1) != k) {
-    mk.Fail(fmt::format("not part {} of {} of a tessel partition", rank, k));
-  }
   LocalPart p;
   p.part = rank;
   p.num_parts = k;
@@ -385,17 +494,36 @@ LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& opt
   p.val = r.Map<int64_t>("val", verify, entry_keys.Int("val"));
   p.test = r.Map<int64_t>("test", verify, entry_keys.Int("test"));
   if (options.validate) {
-    // A halo node's id on its owner must be one of the owner's nodes (node_ranges in partitions.json).
+    // A halo node must be the node its owner holds at the halo's remote id: inside the owner's node range
+    // (node_ranges), and the same dataset node there (the owner's owned_ids, mapped from its part folder, whose
+    // manifest must be the one partitions.json names).
+    std::map<int32_t, Buffer<int64_t>> owned_by;
     for (int64_t j = 0; j < p.num_halo; ++j) {
-      const int32_t owner = p.halo_owner[static_cast<size_t>(j)];
-      if (owner < 0 || owner >= k) continue;  // Validate names it
+      const auto jj = static_cast<size_t>(j);
+      const int32_t owner = p.halo_owner[jj];
+      if (owner < 0 || owner >= k || owner == rank) continue;  // Validate names it
       const int64_t owner_nodes = top["node_ranges"][static_cast<size_t>(owner) + 1].get<int64_t>() -
                                   top["node_ranges"][static_cast<size_t>(owner)].get<int64_t>();
-      if (p.halo_remote[static_cast<size_t>(j)] >= owner_nodes) {
+      const int64_t remote = p.halo_remote[jj];
+      if (remote < 0 || remote >= owner_nodes) {
         throw Error::InFile(part_dir.string(),
                             fmt::format("invalid part: halo node {} has remote id {} but its owner part {} has {} "
                                         "nodes; {}",
-                                        j, p.halo_remote[static_cast<size_t>(j)], owner, owner_nodes, kFix));
+                                        j, remote, owner, owner_nodes, kFix));
+      }
+      auto it = owned_by.find(owner);
+      if (it == owned_by.end()) {
+        const Manifest om = ReadManifest(dir, top, owner);
+        const datasets::ArrayReader owner_arrays(
+            om.dir, om.json.contains("arrays") ? om.json["arrays"] : nlohmann::json(), kFix);
+        it = owned_by.emplace(owner, owner_arrays.Map<int64_t>("owned_ids", verify, owner_nodes)).first;
+      }
+      if (it->second[static_cast<size_t>(remote)] != p.halo_ids[jj]) {
+        throw Error::InFile(
+            part_dir.string(),
+            fmt::format("invalid part: halo node {} is dataset node {} but its owner part {} holds "
+                        "dataset node {} at remote id {}; the halo no longer matches its owner; {}",
+                        j, p.halo_ids[jj], owner, it->second[static_cast<size_t>(remote)], remote, kFix));
       }
     }
     try {

@@ -64,16 +64,18 @@ std::string DatasetFingerprint(const datasets::NodeDataset& data);
 void CheckPartitionDataset(const nlohmann::json& desc, const std::string& dir, const datasets::NodeDataset& data,
                            const std::string& path);
 
-// Reads partitions.json and checks its format and version; throws naming the file and the fix.
+// Reads partitions.json and checks its format and version and that it agrees with itself (node ranges from 0 to the
+// dataset's node count, per-part counts and their sums); throws naming the file and the fix.
 nlohmann::json ReadPartitionsJson(const fs::path& dir);
 // True when `dir` holds a partitions.json (for `tessel info` to tell partitions from datasets).
 bool IsPartitionFolder(const fs::path& dir);
 // Maps part `rank` (arrays borrowed from the files) and checks it against partitions.json: the part manifest's
-// checksum, counts, node range, and (by option) every array checksum and the structure.
+// checksum, counts, node range and dataset (nodes, classes, feature width), and (by option) every array checksum,
+// the structure, and that every halo node is the node its owner part holds at its remote id.
 LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& options = {});
 
 // Loads every part with checksums and validation; one {"part", "ok", "detail"} per part ("ok" or the error).
-// Never throws for a bad part (only when partitions.json itself is unreadable).
+// Never throws for a bad part (only when partitions.json itself is unreadable or refused).
 nlohmann::ordered_json VerifyPartition(const fs::path& dir);
 
 // partitions.json plus "path"; what `tessel info PARTITION_DIR --json` prints.

@@ -2,8 +2,15 @@
 // bound to the config field, with its help text and its default shown; booleans become flags, enumerations accept
 // their names, integer lists are comma-separated. The returned ParamOptions finds an option by parameter name
 // (to ask whether it was given).
+//
+// Every value goes through one strict parser (AddOption below, also used by the cmd_*.cc files for their own
+// options): integers must be plain decimal digits within the field's type and the option's range (no wrap of -1
+// into an unsigned, no 1e8 or 2.5 for an integer), floating values finite and in range, and text options non-empty;
+// each refusal names the option and the accepted range.
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <type_traits>
@@ -34,7 +41,41 @@ class ParamOptions {
   std::map<std::string, CLI::Option*, std::less<>> options_;
 };
 
+// The most worker threads a --threads option takes: more is a typo (and would fail to start the threads).
+inline constexpr int kMaxThreads = 4096;
+
+// The values an arithmetic option accepts, both ends included; the default is the whole range of the type
+// (for floating types: every finite value).
+template <typename T>
+struct Bounds {
+  T lo = std::numeric_limits<T>::lowest();
+  T hi = std::numeric_limits<T>::max();
+};
+
 namespace cli_detail {
+
+// The option's name in messages: its first long name ("--nodes" of "--nodes,-n"), else its first name.
+std::string DisplayName(const std::string& flag);
+// The strict conversions behind AddOption and AddParams; each throws tessel::Error naming `name` and the range.
+// Integers: an optional sign and decimal digits only, within [lo, hi] (no wrap, no exponent, fraction or hex).
+int64_t ParseSigned(const std::string& text, const std::string& name, int64_t lo, int64_t hi);
+uint64_t ParseUnsigned(const std::string& text, const std::string& name, uint64_t lo, uint64_t hi);
+// A finite number within [lo, hi] (nan and inf refused, and values beyond the field's type: `lo`/`hi`).
+double ParseFinite(const std::string& text, const std::string& name, double lo, double hi);
+// Refuses an empty value: an empty path or spec is a mistake, not "unset".
+void CheckNotEmpty(const std::string& text, const std::string& name);
+
+template <typename T>
+T ParseNumber(const std::string& text, const std::string& name, const Bounds<T>& b) {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>);
+  if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(ParseFinite(text, name, static_cast<double>(b.lo), static_cast<double>(b.hi)));
+  } else if constexpr (std::is_signed_v<T>) {
+    return static_cast<T>(ParseSigned(text, name, static_cast<int64_t>(b.lo), static_cast<int64_t>(b.hi)));
+  } else {
+    return static_cast<T>(ParseUnsigned(text, name, static_cast<uint64_t>(b.lo), static_cast<uint64_t>(b.hi)));
+  }
+}
 
 std::string JoinInts(const std::vector<int>& values);
 // Runs fn; a tessel::Error it throws becomes CLI::ValidationError, so CLI11 reports the bad value like its own
@@ -48,6 +89,43 @@ void AsValidationError(Fn&& fn) {
   }
 }
 std::vector<int> ParseIntList(const std::string& text, const std::string& flag);
+
+// An option whose text `parse` converts and stores (throwing tessel::Error on a bad value), shown in --help with
+// CLI11's type name for T and, after capture_default_str(), the field's current value.
+template <typename T, typename Parse>
+CLI::Option* AddParsed(CLI::App* app, const std::string& flag, T* field, const std::string& help, Parse parse) {
+  CLI::Option* o = app->add_option_function<std::string>(
+      flag, [field, parse](const std::string& text) { AsValidationError([&] { *field = parse(text); }); }, help);
+  o->type_name(CLI::detail::type_name<T>());
+  o->default_function([field] { return CLI::detail::to_string(*field); });
+  return o;
+}
+
+}  // namespace cli_detail
+
+// `flag` bound to an integer or floating field through the strict parser: refused, naming the option and the
+// range, unless the value is a plain integer (or a finite number) within `bounds` and the field's type. Returns the
+// option for chaining (->capture_default_str(), ->required(), ->group(...)).
+template <typename T>
+CLI::Option* AddOption(CLI::App* app, const std::string& flag, T* field, const std::string& help,
+                       std::type_identity_t<Bounds<T>> bounds = {}) {
+  static_assert(std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, "use add_flag for booleans");
+  const std::string name = cli_detail::DisplayName(flag);
+  return cli_detail::AddParsed(app, flag, field, help, [name, bounds](const std::string& text) {
+    return cli_detail::ParseNumber<T>(text, name, bounds);
+  });
+}
+
+// `flag` bound to a text field (a path or a spec); an empty value is refused naming the option.
+inline CLI::Option* AddOption(CLI::App* app, const std::string& flag, std::string* field, const std::string& help) {
+  const std::string name = cli_detail::DisplayName(flag);
+  return cli_detail::AddParsed(app, flag, field, help, [name](const std::string& text) {
+    cli_detail::CheckNotEmpty(text, name);
+    return text;
+  });
+}
+
+namespace cli_detail {
 
 struct CliBinder {
   CLI::App* app;
@@ -82,6 +160,8 @@ struct CliBinder {
                  help)
               ->type_name("N,N,...")
               ->default_str(JoinInts(field));
+    } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>) {
+      o = AddOption(app, flag, &field, help)->capture_default_str();
     } else {
       o = app->add_option(flag, field, help)->capture_default_str();
     }

@@ -23,6 +23,7 @@
 #include "datasets/split.h"
 #include "datasets/stats.h"
 #include "datasets/text_input.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 
 namespace tessel::tools {
@@ -269,7 +270,8 @@ void RunConvert(const CLI::App& sub, const ConvertArgs& a) {
   ValidateArgs(sub, a);
   const auto t0 = std::chrono::steady_clock::now();
   const ds::WriteOptions write{.overwrite = a.force};
-  ds::CheckOutputFolder(a.output, write);  // fail before reading a large input
+  // Fail before reading a large input; never over an input (--input may be a file, a folder or a prefix).
+  ds::CheckOutputFolder(a.output, write, PathList({a.input, a.edges, a.features, a.labels, a.train, a.val, a.test}));
   log::Info("reading {} ({})", a.input, a.from);
   std::optional<memory::Activity> activity(std::in_place, fmt::format("reading {} as {}", a.input, a.from));
   const Progress progress(fmt::format("convert: {}", a.input));  // a line every 10 s on large inputs
@@ -328,40 +330,42 @@ void RegisterConvert(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
   ConvertArgs& a = *args;
   CLI::App* sub = app.add_subcommand("convert", "Convert a raw dataset into the native format (docs/formats.md)");
-  sub->add_option("--from", a.from, "Input format")
+  AddOption(sub, "--from", &a.from, "Input format")
       ->required()
       ->check(CLI::IsMember({"edgelist", "metis", "linqs", "nodetable", "ogb", "libsvm", "idx"}));
-  sub->add_option(
-         "input", a.input,
-         "INPUT: a file (edgelist, metis, libsvm; idx: the images file, with --labels), a prefix or folder "
-         "(linqs: PREFIX.content + PREFIX.cites), a prefix (nodetable: PREFIX.edges.txt, ...) or a folder (ogb)")
+  AddOption(sub, "input", &a.input,
+            "INPUT: a file (edgelist, metis, libsvm; idx: the images file, with --labels), a prefix or folder "
+            "(linqs: PREFIX.content + PREFIX.cites), a prefix (nodetable: PREFIX.edges.txt, ...) or a folder (ogb)")
       ->required();
-  sub->add_option("--output,-o", a.output, "Dataset folder to write")->required();
-  sub->add_flag("--force", a.force, "Replace an existing dataset folder");
-  sub->add_option("--name", a.name, "Dataset name stored in the manifest (default: from the input name)");
-  sub->add_option("--split", a.split, "Random train,val,test fractions of the labelled nodes, e.g. 0.6,0.2,0.2");
+  AddOption(sub, "--output,-o", &a.output, "Dataset folder to write")->required();
+  sub->add_flag(
+      "--force", a.force,
+      "Replace an existing tessel dataset folder (never another folder or file, a device, or an input of the run)");
+  AddOption(sub, "--name", &a.name, "Dataset name stored in the manifest (default: from the input name)");
+  AddOption(sub, "--split", &a.split, "Random train,val,test fractions of the labelled nodes, e.g. 0.6,0.2,0.2");
   sub->add_flag("--resplit", a.resplit, "With --split: replace the split the input already has");
-  sub->add_option("--seed", a.seed, "Seed of the random split")->capture_default_str();
+  AddOption(sub, "--seed", &a.seed, "Seed of the random split")->capture_default_str();
   sub->add_flag("--directed", a.directed, "Keep edge directions (default: symmetrise)");
   sub->add_flag("--keep-self-loops", a.keep_self_loops, "Keep (u, u) edges (default: drop them)");
   sub->add_flag("--one-based", a.one_based, "Edge-list ids start at 1");
   sub->add_flag("--weighted", a.weighted, "The edge list has a third column of weights");
-  sub->add_option("--delimiter", a.delimiter,
-                  "Edge-list field separator: one character, 'tab' or 'space' "
-                  "(default: comma if the first line has one, else whitespace)");
-  sub->add_option("--edges", a.edges, "nodetable: the edges file (instead of PREFIX.edges.txt)");
-  sub->add_option("--features", a.features, "nodetable: the features file (instead of PREFIX.features.txt)");
-  sub->add_option("--labels", a.labels,
-                  "nodetable: the labels file (instead of PREFIX.labels.txt); idx: the labels file of the images");
-  sub->add_option("--positive", a.positive,
-                  "libsvm, idx: a binary task, +1 for these class labels and -1 for the rest (e.g. 0,2,4,6)");
-  sub->add_option("--negative", a.negative,
-                  "libsvm, idx: with --positive, -1 for these class labels only; rows of other classes are dropped");
-  sub->add_option("--train", a.train, "nodetable: the train list (instead of PREFIX.train.txt)");
-  sub->add_option("--val", a.val, "nodetable: the validation list (instead of PREFIX.val.txt)");
-  sub->add_option("--test", a.test, "nodetable: the test list (instead of PREFIX.test.txt)");
-  sub->add_option("--ogb-split", a.ogb_split, "ogb: the folder under split/ (default: the only one)");
-  sub->add_option("--num-features", a.num_features, "libsvm: number of features (default: the largest index)");
+  AddOption(sub, "--delimiter", &a.delimiter,
+            "Edge-list field separator: one character, 'tab' or 'space' "
+            "(default: comma if the first line has one, else whitespace)");
+  AddOption(sub, "--edges", &a.edges, "nodetable: the edges file (instead of PREFIX.edges.txt)");
+  AddOption(sub, "--features", &a.features, "nodetable: the features file (instead of PREFIX.features.txt)");
+  AddOption(sub, "--labels", &a.labels,
+            "nodetable: the labels file (instead of PREFIX.labels.txt); idx: the labels file of the images");
+  AddOption(sub, "--positive", &a.positive,
+            "libsvm, idx: a binary task, +1 for these class labels and -1 for the rest (e.g. 0,2,4,6)");
+  AddOption(sub, "--negative", &a.negative,
+            "libsvm, idx: with --positive, -1 for these class labels only; rows of other classes are dropped");
+  AddOption(sub, "--train", &a.train, "nodetable: the train list (instead of PREFIX.train.txt)");
+  AddOption(sub, "--val", &a.val, "nodetable: the validation list (instead of PREFIX.val.txt)");
+  AddOption(sub, "--test", &a.test, "nodetable: the test list (instead of PREFIX.test.txt)");
+  AddOption(sub, "--ogb-split", &a.ogb_split, "ogb: the folder under split/ (default: the only one)");
+  AddOption(sub, "--num-features", &a.num_features, "libsvm: number of features (default: the largest index)",
+            {1, std::numeric_limits<int32_t>::max()});
   SetAction(sub, [args, sub] { RunConvert(*sub, *args); });
 }
 

@@ -16,6 +16,7 @@
 #include "datasets/native_format.h"
 #include "datasets/split.h"
 #include "datasets/stats.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 
 namespace tessel::tools {
@@ -34,12 +35,14 @@ struct Common {
 };
 
 void AddCommon(CLI::App* sub, Common& c) {
-  sub->add_option("--output,-o", c.output, "Dataset folder to write (native format)")->required();
-  sub->add_flag("--force", c.force, "Replace an existing dataset folder");
-  sub->add_option("--seed", c.seed, "Seed of every random draw (same seed, same dataset)")->capture_default_str();
-  sub->add_option("--split", c.split, "Train,val,test fractions of the labelled nodes, summing to 1")
+  AddOption(sub, "--output,-o", &c.output, "Dataset folder to write (native format)")->required();
+  sub->add_flag("--force", c.force,
+                "Replace an existing tessel dataset folder (never another folder or file, or a device)");
+  AddOption(sub, "--seed", &c.seed, "Seed of every random draw (same seed, same dataset)")->capture_default_str();
+  AddOption(sub, "--split", &c.split, "Train,val,test fractions of the labelled nodes, summing to 1")
       ->capture_default_str();
-  sub->add_option("--threads", c.threads, "Worker threads (0 = all); the output does not depend on it")
+  AddOption(sub, "--threads", &c.threads, "Worker threads (0 = all); the output does not depend on it",
+            {0, kMaxThreads})
       ->capture_default_str();
   sub->add_flag("--json", c.json, "Print a JSON summary on stdout");
 }
@@ -154,21 +157,21 @@ void RegisterCsbm(CLI::App* group) {
       "Contextual stochastic block model: classes as communities, homophily, heavy-tailed degrees, "
       "Gaussian class features");
   AddCommon(sub, state->common);
-  sub->add_option("--nodes,-n", o.num_nodes, "Number of nodes")->capture_default_str();
-  sub->add_option("--classes", o.num_classes, "Number of classes (= communities), 2..nodes")->capture_default_str();
-  sub->add_option("--avg-degree", o.avg_degree, "Target mean degree; nodes * avg-degree / 2 edges are drawn")
+  AddOption(sub, "--nodes,-n", &o.num_nodes, "Number of nodes")->capture_default_str();
+  AddOption(sub, "--classes", &o.num_classes, "Number of classes (= communities), 2..nodes")->capture_default_str();
+  AddOption(sub, "--avg-degree", &o.avg_degree, "Target mean degree; nodes * avg-degree / 2 edges are drawn")
       ->capture_default_str();
-  sub->add_option("--homophily", o.homophily, "Probability that an edge stays inside its source's class, 0..1")
+  AddOption(sub, "--homophily", &o.homophily, "Probability that an edge stays inside its source's class, 0..1")
       ->capture_default_str();
-  sub->add_option("--degree-exponent", o.degree_exponent,
-                  "Power-law exponent of the degrees (> 2, e.g. 2.5); 0 = no degree correction")
+  AddOption(sub, "--degree-exponent", &o.degree_exponent,
+            "Power-law exponent of the degrees (> 2, e.g. 2.5); 0 = no degree correction")
       ->capture_default_str();
-  sub->add_option("--class-concentration", o.class_concentration,
-                  "Dirichlet concentration of the class sizes (small = unequal); 0 = equal sizes")
+  AddOption(sub, "--class-concentration", &o.class_concentration,
+            "Dirichlet concentration of the class sizes (small = unequal); 0 = equal sizes")
       ->capture_default_str();
-  sub->add_option("--features", o.feature_dim, "Feature dimension (0 = none)")->capture_default_str();
-  sub->add_option("--signal", o.signal, "Length of each class mean vector")->capture_default_str();
-  sub->add_option("--noise", o.noise, "Standard deviation of the Gaussian feature noise")->capture_default_str();
+  AddOption(sub, "--features", &o.feature_dim, "Feature dimension (0 = none)")->capture_default_str();
+  AddOption(sub, "--signal", &o.signal, "Length of each class mean vector")->capture_default_str();
+  AddOption(sub, "--noise", &o.noise, "Standard deviation of the Gaussian feature noise")->capture_default_str();
   SetAction(sub, [state] { RunCsbm(*state); });
 }
 
@@ -178,24 +181,24 @@ void RegisterRmat(CLI::App* group) {
   CLI::App* sub = group->add_subcommand(
       "rmat", "R-MAT power-law graph (Graph500 parameters by default); optional random features and labels");
   AddCommon(sub, state->common);
-  CLI::Option* scale_opt =
-      sub->add_option("--scale", state->scale, "2^scale nodes (unless --nodes is given)")->capture_default_str();
+  CLI::Option* scale_opt = AddOption(sub, "--scale", &state->scale, "2^scale nodes (unless --nodes is given)", {1, 62})
+                               ->capture_default_str();
   CLI::Option* ef_opt =
-      sub->add_option("--edge-factor", state->edge_factor, "Edges drawn per node (unless --edges is given)")
+      AddOption(sub, "--edge-factor", &state->edge_factor, "Edges drawn per node (unless --edges is given)")
           ->capture_default_str();
-  sub->add_option("--nodes,-n", o.num_nodes, "Number of nodes (any count >= 2) instead of --scale")
+  AddOption(sub, "--nodes,-n", &o.num_nodes, "Number of nodes (any count >= 2) instead of --scale")
       ->excludes(scale_opt);
-  sub->add_option("--edges,-m", o.num_edges, "Number of edges drawn, before dedupe, instead of --edge-factor")
+  AddOption(sub, "--edges,-m", &o.num_edges, "Number of edges drawn, before dedupe, instead of --edge-factor")
       ->excludes(ef_opt);
-  sub->add_option("-a", o.a, "Probability of the top-left quadrant")->capture_default_str();
-  sub->add_option("-b", o.b, "Probability of the top-right quadrant")->capture_default_str();
-  sub->add_option("-c", o.c, "Probability of the bottom-left quadrant")->capture_default_str();
-  sub->add_option("-d", o.d, "Probability of the bottom-right quadrant; a + b + c + d = 1")->capture_default_str();
-  sub->add_option("--noise", o.noise, "Per-level noise (NSKG), 0..min(b, c, (a+d)/2); smooths the degrees")
+  AddOption(sub, "-a", &o.a, "Probability of the top-left quadrant")->capture_default_str();
+  AddOption(sub, "-b", &o.b, "Probability of the top-right quadrant")->capture_default_str();
+  AddOption(sub, "-c", &o.c, "Probability of the bottom-left quadrant")->capture_default_str();
+  AddOption(sub, "-d", &o.d, "Probability of the bottom-right quadrant; a + b + c + d = 1")->capture_default_str();
+  AddOption(sub, "--noise", &o.noise, "Per-level noise (NSKG), 0..min(b, c, (a+d)/2); smooths the degrees")
       ->capture_default_str();
   sub->add_flag("--no-permute", state->no_permute, "Keep R-MAT's ids (degree then falls with the id)");
-  sub->add_option("--features", o.feature_dim, "Standard-normal feature dimension (0 = none)")->capture_default_str();
-  sub->add_option("--classes", o.num_classes, "Uniform random labels over this many classes, with a split (0 = none)")
+  AddOption(sub, "--features", &o.feature_dim, "Standard-normal feature dimension (0 = none)")->capture_default_str();
+  AddOption(sub, "--classes", &o.num_classes, "Uniform random labels over this many classes, with a split (0 = none)")
       ->capture_default_str();
   SetAction(sub, [state, sub] { RunRmat(*state, *sub); });
 }

@@ -14,6 +14,7 @@
 #include "datasets/native_format.h"
 #include "datasets/stats.h"
 #include "partition/partition_format.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 
 namespace tessel::tools {
@@ -148,7 +149,7 @@ void RunInfo(const InfoArgs& a) {
 void RegisterInfo(CLI::App& app) {
   auto args = std::make_shared<InfoArgs>();
   CLI::App* sub = app.add_subcommand("info", "Describe a native dataset and verify its checksums");
-  sub->add_option("path", args->path, "Dataset folder (made by tessel convert or tessel generate)")->required();
+  AddOption(sub, "path", &args->path, "Dataset folder (made by tessel convert or tessel generate)")->required();
   sub->add_flag("--json", args->json, "Print one JSON object instead of text");
   sub->add_flag("--verify,!--no-verify", args->verify, "Verify every array's XXH3 checksum")->capture_default_str();
   SetAction(sub, [args] { RunInfo(*args); });

@@ -19,6 +19,7 @@
 #include "core/progress.h"
 #include "datasets/native_format.h"
 #include "partition/partition_format.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 
 namespace tessel::tools {
@@ -62,8 +63,7 @@ void RunPartition(const PartitionState& s) {
   o.imbalance = s.imbalance;
   TESSEL_CHECK(s.parts >= 1, "--parts is {}; it must be at least 1", s.parts);
   TESSEL_CHECK(s.threads >= 0, "--threads is {}; use 0 (all cores) or a positive count", s.threads);
-  std::error_code ec;
-  TESSEL_CHECK(s.force || !fs::exists(s.output, ec), "{}: already exists; pass --force to replace it", s.output);
+  CheckOutputPath(s.output, OutputKind::kPartitionFolder, s.force, "--output", PathList({s.dataset}));
   ThreadLimit limit(s.threads);
 
   const auto start = std::chrono::steady_clock::now();
@@ -145,8 +145,17 @@ void PrintPartitionInfo(const std::string& path, bool json, bool verify) {
       }
     }
   }
-  TESSEL_CHECK(failed == 0, "{}: {} of {} parts failed verification; re-run tessel partition", path, failed,
-               checks.size());
+  if (failed == 0) return;
+  // The error line says what failed first (the details of every part are printed above).
+  std::string first;
+  for (const auto& c : checks) {
+    if (!c["ok"].get<bool>()) {
+      first = fmt::format("part {}: {}", c["part"].get<int>(), c["detail"].get<std::string>());
+      break;
+    }
+  }
+  throw Error(fmt::format("{}: {} of {} parts failed verification ({}); re-run tessel partition", path, failed,
+                          checks.size(), first));
 }
 
 void RegisterPartition(CLI::App& app) {
@@ -155,28 +164,30 @@ void RegisterPartition(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "partition",
       "Split a node dataset into K parts (METIS with balance constraints, or random/hash baselines) with 1-hop halos");
-  sub->add_option("dataset", s.dataset, "Native node dataset folder (from tessel convert or tessel generate)")
+  AddOption(sub, "dataset", &s.dataset, "Native node dataset folder (from tessel convert or tessel generate)")
       ->required();
-  sub->add_option("--parts,-k", s.parts, "Number of parts K, 1..nodes (one per training rank)")->required();
-  sub->add_option("--output,-o", s.output, "Partition folder to write")->required();
-  sub->add_option("--method", s.method, "metis, random (balanced random) or hash (hash of the node id)")
+  AddOption(sub, "--parts,-k", &s.parts, "Number of parts K, 1..nodes (one per training rank)")->required();
+  AddOption(sub, "--output,-o", &s.output, "Partition folder to write")->required();
+  AddOption(sub, "--method", &s.method, "metis, random (balanced random) or hash (hash of the node id)")
       ->capture_default_str();
-  sub->add_option("--balance", s.balance,
-                  "METIS balance constraints, a comma list of nodes, edges, train; auto = nodes,edges plus train "
-                  "when the dataset has a training split")
+  AddOption(sub, "--balance", &s.balance,
+            "METIS balance constraints, a comma list of nodes, edges, train; auto = nodes,edges plus train "
+            "when the dataset has a training split")
       ->capture_default_str();
-  sub->add_option("--objective", s.objective, "What METIS minimises: cut (edge cut) or vol (communication volume)")
+  AddOption(sub, "--objective", &s.objective, "What METIS minimises: cut (edge cut) or vol (communication volume)")
       ->capture_default_str();
-  sub->add_option("--metis-algorithm", s.metis_algorithm,
-                  "auto (recursive bisection for K <= 8 with the cut objective, else k-way), kway or recursive")
+  AddOption(sub, "--metis-algorithm", &s.metis_algorithm,
+            "auto (recursive bisection for K <= 8 with the cut objective, else k-way), kway or recursive")
       ->capture_default_str();
-  sub->add_option("--seed", s.seed, "Seed of METIS and of --method random (same seed, same files)")
+  AddOption(sub, "--seed", &s.seed, "Seed of METIS and of --method random (same seed, same files)")
       ->capture_default_str();
-  sub->add_option("--imbalance", s.imbalance,
-                  "Largest allowed part weight / average, per balance constraint, in (1, 3]")
+  AddOption(sub, "--imbalance", &s.imbalance,
+            "Largest allowed part weight / average, per balance constraint, in (1, 3]")
       ->capture_default_str();
-  sub->add_flag("--force", s.force, "Replace an existing partition folder");
-  sub->add_option("--threads", s.threads, "Worker threads (0 = all); the output does not depend on it")
+  sub->add_flag("--force", s.force,
+                "Replace an existing partition folder (never another folder or file, a device, or the input dataset)");
+  AddOption(sub, "--threads", &s.threads, "Worker threads (0 = all); the output does not depend on it",
+            {0, kMaxThreads})
       ->capture_default_str();
   sub->add_flag("--json", s.json, "Print the statistics, timings and peak memory as JSON on stdout");
   SetAction(sub, [state] { RunPartition(*state); });

@@ -14,6 +14,7 @@
 #include "datasets/open_node_dataset.h"
 #include "datasets/text_input.h"
 #include "kernels/dense.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "train/gcn/trainer.h"
 
@@ -56,7 +57,8 @@ std::vector<int64_t> SelectNodes(const datasets::NodeDataset& d, const std::stri
 
 void RunPredictGcn(const PredictGcnArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
-  CheckOutputFile(a.output, a.force, "--output", {a.dataset});
+  const bool nodes_file = a.nodes != "train" && a.nodes != "val" && a.nodes != "test" && a.nodes != "all";
+  CheckOutputFile(a.output, a.force, "--output", {a.dataset, a.checkpoint, nodes_file ? a.nodes : std::string()});
   ThreadLimit limit(a.threads);
   const datasets::NodeDataset data = datasets::OpenNodeDataset(a.dataset);
   const std::vector<int64_t> nodes = SelectNodes(data, a.nodes);
@@ -107,24 +109,26 @@ void RegisterPredictGcn(CLI::App& app) {
   CLI::App* group = GroupCommand(app, "predict", "Predict with a trained model (gcn, svm)");
   auto args = std::make_shared<PredictGcnArgs>();
   CLI::App* sub = group->add_subcommand("gcn", "Predict node classes with a GCN checkpoint");
-  sub->add_option("--dataset", args->dataset, "Native dataset folder or node-table prefix (same features as training)")
+  AddOption(sub, "--dataset", &args->dataset, "Native dataset folder or node-table prefix (same features as training)")
       ->required();
-  sub->add_option("--checkpoint", args->checkpoint, "Checkpoint folder written by `tessel train gcn --checkpoint`")
+  AddOption(sub, "--checkpoint", &args->checkpoint, "Checkpoint folder written by `tessel train gcn --checkpoint`")
       ->required()
       ->check(CLI::ExistingDirectory);
-  sub->add_option("--nodes", args->nodes, "train, val, test, all, or a file with one node id per line")
+  AddOption(sub, "--nodes", &args->nodes, "train, val, test, all, or a file with one node id per line")
       ->capture_default_str();
-  sub->add_option("--output", args->output, "Output file (\"node<TAB>class\" lines); default stdout");
-  sub->add_flag("--force", args->force, "Replace an existing --output file");
+  AddOption(sub, "--output", &args->output, "Output file (\"node<TAB>class\" lines); default stdout");
+  sub->add_flag(
+      "--force", args->force,
+      "Replace an existing --output file (a regular file only; never a folder, a device or an input of the run)");
   sub->add_flag("--probabilities", args->probabilities, "Append the class probabilities to each line");
-  sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
-  sub->add_option("--device", args->device, "cpu or cuda (full-graph inference on one GPU)")->capture_default_str();
-  sub->add_option("--math", args->math, "Dense products on CUDA: fp32 (exact float32) or tf32 (tensor cores)")
+  AddOption(sub, "--threads", &args->threads, "Worker threads; 0 = all cores", {0, kMaxThreads})->capture_default_str();
+  AddOption(sub, "--device", &args->device, "cpu or cuda (full-graph inference on one GPU)")->capture_default_str();
+  AddOption(sub, "--math", &args->math, "Dense products on CUDA: fp32 (exact float32) or tf32 (tensor cores)")
       ->capture_default_str()
       ->check(CLI::IsMember({"fp32", "tf32"}));
-  sub->add_option("--device-id", args->device_id, "CUDA device ordinal; -1 = local rank modulo the visible GPUs")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 1 << 20).description(""));
+  AddOption(sub, "--device-id", &args->device_id, "CUDA device ordinal; -1 = local rank modulo the visible GPUs",
+            {-1, 1 << 20})
+      ->capture_default_str();
   sub->add_flag("--json", args->json, "Print a JSON summary (nodes, accuracy) after the predictions");
   SetAction(sub, [args] { RunPredictGcn(*args); });
 }

@@ -12,6 +12,7 @@
 #include "core/parallel.h"
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "train/svm/svm_model.h"
 #include "train/svm/svm_ops.h"
@@ -32,7 +33,8 @@ struct PredictSvmArgs {
 
 void RunPredictSvm(const PredictSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
-  CheckOutputFile(a.output, a.force, "--output", {a.model, a.data});
+  const std::string sidecar = a.model.empty() ? std::string() : train::svm::SidecarPath(a.model);
+  CheckOutputFile(a.output, a.force, "--output", {a.model, sidecar, a.data});
   Context ctx;
   ctx.device = ParseDevice(a.device);
   ctx.device_id = a.device_id;
@@ -68,19 +70,23 @@ void RegisterPredictSvm(CLI::App& app) {
   CLI::App* group = GroupCommand(app, "predict", "Predict with a trained model (gcn, svm)");
   auto args = std::make_shared<PredictSvmArgs>();
   CLI::App* sub = group->add_subcommand("svm", "Predict LIBSVM text data with a LIBSVM C-SVC model");
-  sub->add_option("--model", args->model, "Model file (LIBSVM text format, from tessel or svm-train)")
+  AddOption(sub, "--model", &args->model, "Model file (LIBSVM text format, from tessel or svm-train)")
       ->required()
       ->check(CLI::ExistingFile);
-  sub->add_option("--data", args->data,
-                  "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy")
+  AddOption(sub, "--data", &args->data,
+            "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy")
       ->required()
       ->check(CLI::ExistingPath);
-  sub->add_option("--output", args->output, "Write one predicted label per line here (as svm-predict)");
-  sub->add_flag("--force", args->force, "Replace an existing --output file");
-  sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
-  sub->add_option("--device", args->device, "cpu, or cuda (kernel and decision values on the GPU)")
+  AddOption(sub, "--output", &args->output, "Write one predicted label per line here (as svm-predict)");
+  sub->add_flag(
+      "--force", args->force,
+      "Replace an existing --output file (a regular file only; never a folder, a device or an input of the run)");
+  AddOption(sub, "--threads", &args->threads, "Worker threads (0 = all cores)", {0, kMaxThreads})
       ->capture_default_str();
-  sub->add_option("--device-id", args->device_id, "CUDA device ordinal with --device cuda")->capture_default_str();
+  AddOption(sub, "--device", &args->device, "cpu, or cuda (kernel and decision values on the GPU)")
+      ->capture_default_str();
+  AddOption(sub, "--device-id", &args->device_id, "CUDA device ordinal with --device cuda", {-1, 1 << 20})
+      ->capture_default_str();
   sub->add_flag("--json", args->json, "Print the accuracy as JSON");
   SetAction(sub, [args] { RunPredictSvm(*args); });
 }

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "comm/agree.h"
 #include "comm/communicator.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -23,6 +24,7 @@
 #include "partition/partition_format.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
+#include "tools/rank_settings.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::tools {
@@ -55,13 +57,13 @@ struct TrainGcnArgs {
 train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   CheckTimeout(a.timeout);
-  CheckOutputFile(a.metrics, a.force, "--metrics", {a.dataset});
+  CheckOutputFile(a.metrics, a.force, "--metrics", {a.dataset, a.partitions}, {a.checkpoint});
   train::gcn::TrainConfig c = a.config;
   if (c.batch_size == 0 && !partitioned) c.fanouts.clear();  // full batch: no sampling
   c.checkpoint_dir = a.checkpoint;
   c.checkpoint_every = a.checkpoint_every;
   c.resume = a.resume;
-  train::gcn::CheckCheckpointTarget(c, a.force);
+  train::gcn::CheckCheckpointTarget(c, a.force, PathList({a.dataset, a.partitions}), PathList({a.metrics}));
   if (partitioned) {
     TESSEL_CHECK(a.random_split.empty(),
                  "--random-split cannot be used with --partitions: the split is stored in the parts; make the split "
@@ -103,6 +105,31 @@ std::string EpochLine(const train::gcn::EpochStats& s, int epochs, bool partitio
   return line;
 }
 
+// What every rank of a partitioned run must share (comm/agree.h): the training and distributed parameters, seed,
+// device kind and math, and the content of --partitions, --dataset and a resumed checkpoint. Per-rank settings
+// (--device-id, --timeout, --threads other than whether it is 1) and what rank 0 alone writes (--metrics, --json,
+// checkpoints) may differ.
+comm::Settings RankSettings(const TrainGcnArgs& a, const train::gcn::TrainConfig& c) {
+  comm::Settings s;
+  AddParamSettings(c, &s);
+  AddParamSettings(c.dist, &s);
+  for (auto& [name, value] : s) {  // --threads 1 turns the prefetch thread off, which reorders the collectives
+    if (name == "--overlap") {
+      name = "--overlap (off with --threads 1)";
+      value = c.overlap && a.threads != 1 ? "on" : "off";
+    }
+  }
+  s.emplace_back("--seed", std::to_string(a.seed));
+  s.emplace_back("--device", a.device);
+  s.emplace_back("--math", a.math);
+  s.emplace_back("--partitions", ContentFingerprint(a.partitions));
+  s.emplace_back("--dataset", a.dataset.empty() ? "not given" : ContentFingerprint(a.dataset));
+  std::string resume = a.resume ? ContentFingerprint(a.checkpoint) : "off";
+  if (a.resume && !resume.starts_with("checkpoint.json")) resume = "on, but no checkpoint in its --checkpoint folder";
+  s.emplace_back("--resume", resume);
+  return s;
+}
+
 void RunTrainGcn(const TrainGcnArgs& a) {
   const bool partitioned = !a.partitions.empty();
   const train::gcn::TrainConfig c = MakeTrainConfig(a, partitioned);
@@ -137,6 +164,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   } else {
     // MPI starts here when launched by mpirun; from now on an exception on any rank ends the job (main.cc).
     comm = comm::MakeWorldCommunicator(a.timeout);
+    comm::AgreeOrFail(*comm, RankSettings(a, c));  // the first collective: every rank's options and data agree
     const nlohmann::json desc = partition::ReadPartitionsJson(a.partitions);
     const int parts = desc.at("num_parts").get<int>();
     TESSEL_CHECK(comm->Size() == parts,
@@ -196,34 +224,35 @@ void RegisterTrainGcn(CLI::App& app) {
   CLI::App* group = GroupCommand(app, "train", "Train a model (gcn, svm)");
   auto args = std::make_shared<TrainGcnArgs>();
   CLI::App* sub = group->add_subcommand("gcn", "Train a GCN (Kipf & Welling) or GraphSAGE-mean node classifier");
-  sub->add_option("--dataset", args->dataset,
-                  "Native dataset folder, or a node-table prefix (tests/data/cora/cora); with --partitions: checked "
-                  "to be the partitioned dataset");
+  AddOption(sub, "--dataset", &args->dataset,
+            "Native dataset folder, or a node-table prefix (tests/data/cora/cora); with --partitions: checked "
+            "to be the partitioned dataset");
   args->train_options = AddParams(sub, &args->config);
-  sub->add_option("--seed", args->seed, "Seed of every random stream (init, dropout, sampling, shuffling, split)")
+  AddOption(sub, "--seed", &args->seed, "Seed of every random stream (init, dropout, sampling, shuffling, split)")
       ->capture_default_str();
-  sub->add_option("--threads", args->threads, "Worker threads; 0 = all cores")->capture_default_str();
-  sub->add_option("--device", args->device, "cpu or cuda")->capture_default_str();
-  sub->add_option("--math", args->math,
-                  "Dense products on CUDA: fp32 (exact float32) or tf32 (tensor cores: inputs rounded to 10 mantissa "
-                  "bits, faster on Ampere and later); the CPU always computes float32")
+  AddOption(sub, "--threads", &args->threads, "Worker threads; 0 = all cores", {0, kMaxThreads})->capture_default_str();
+  AddOption(sub, "--device", &args->device, "cpu or cuda")->capture_default_str();
+  AddOption(sub, "--math", &args->math,
+            "Dense products on CUDA: fp32 (exact float32) or tf32 (tensor cores: inputs rounded to 10 mantissa "
+            "bits, faster on Ampere and later); the CPU always computes float32")
       ->capture_default_str()
       ->check(CLI::IsMember({"fp32", "tf32"}));
-  sub->add_option("--device-id", args->device_id,
-                  "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)")
-      ->capture_default_str()
-      ->check(CLI::Range(-1, 1 << 20).description(""));
-  sub->add_option("--checkpoint", args->checkpoint, "Checkpoint folder, replaced atomically");
-  sub->add_option("--checkpoint-every", args->checkpoint_every, "Epochs between checkpoints (>= 1)")
+  AddOption(sub, "--device-id", &args->device_id,
+            "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)", {-1, 1 << 20})
+      ->capture_default_str();
+  AddOption(sub, "--checkpoint", &args->checkpoint, "Checkpoint folder, replaced atomically");
+  AddOption(sub, "--checkpoint-every", &args->checkpoint_every, "Epochs between checkpoints (>= 1)")
       ->capture_default_str();
   sub->add_flag("--resume", args->resume, "Continue from the checkpoint in --checkpoint when there is one");
-  sub->add_option("--metrics", args->metrics, "Write one JSON line per epoch and a final line to FILE.jsonl");
-  sub->add_flag("--force", args->force, "Replace an existing --metrics file or --checkpoint");
-  sub->add_option("--random-split", args->random_split,
-                  "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
+  AddOption(sub, "--metrics", &args->metrics, "Write one JSON line per epoch and a final line to FILE.jsonl");
+  sub->add_flag("--force", args->force,
+                "Replace an existing --metrics file, or a --checkpoint folder that holds a tessel checkpoint (never "
+                "another folder or file, a device, or an input of the run)");
+  AddOption(sub, "--random-split", &args->random_split,
+            "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)");
   sub->add_flag("--json", args->json, "Print the final result as one JSON object");
-  sub->add_option("--partitions", args->partitions,
-                  "Partition folder from `tessel partition`: train on it with one rank per part")
+  AddOption(sub, "--partitions", &args->partitions,
+            "Partition folder from `tessel partition`: train on it with one rank per part")
       ->group(std::string(train::gcn::DistOptions::kGroup));
   AddTimeoutOption(sub, &args->timeout)->group(std::string(train::gcn::DistOptions::kGroup));
   args->dist_options = AddParams(sub, &args->config.dist);

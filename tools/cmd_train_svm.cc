@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "comm/agree.h"
 #include "comm/communicator.h"
 #include "comm/net_model.h"
 #include "core/context.h"
@@ -23,6 +24,7 @@
 #include "datasets/text_input.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
+#include "tools/rank_settings.h"
 #include "train/svm/batch_solver.h"
 #include "train/svm/dist_train.h"
 #include "train/svm/svm_ops.h"
@@ -114,18 +116,44 @@ std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>
   return out;
 }
 
+// What every rank of a distributed run must share (comm/agree.h): the training parameters and class weights, the
+// device kind, solver, working set, pair schedule and rebalancing, and the content of --data. Per-rank settings
+// (--threads, --device-id, --timeout, the cache budget -m) and what rank 0 alone writes or prints (--model, --json,
+// --network's prediction) may differ.
+comm::Settings RankSettings(const TrainSvmArgs& a) {
+  comm::Settings s;
+  AddParamSettings(a.params, &s);
+  std::erase_if(s, [](const comm::Setting& x) { return x.first == "-m/--cache"; });  // a rank's memory, not maths
+  std::string weights;
+  try {
+    for (const auto& w : ParseWeights(a.weights))
+      weights += fmt::format("{}{}:{}", weights.empty() ? "" : ",", w.label, nlohmann::json(w.weight).dump());
+  } catch (const Error&) {
+    weights = fmt::format("{}", fmt::join(a.weights, " "));  // refused on every rank after the agreement
+  }
+  s.emplace_back("-w/--weight", weights);
+  s.emplace_back("--device", a.device);
+  s.emplace_back("--solver", a.solver);
+  s.emplace_back("--working-set", std::to_string(a.working_set));
+  s.emplace_back("--pairs", a.pairs);
+  s.emplace_back("--rebalance", nlohmann::json(a.rebalance).dump());
+  s.emplace_back("--data", ContentFingerprint(a.data));
+  return s;
+}
+
 void RunTrainSvm(const TrainSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   CheckTimeout(a.timeout);
   // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job
   // (main.cc). Checks that every rank makes alike throw on every rank; the rest go through OnEveryRankOrFail.
   const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator(a.timeout);
+  if (comm->Size() > 1) comm::AgreeOrFail(*comm, RankSettings(a));  // the first collective: options and data agree
   const bool distributed = comm->Size() > 1;
   const bool lead = comm->Rank() == 0;
   // The output is checked before anything is read: an existing model (or the training data itself) is never
   // replaced by accident.
   comm::OnEveryRankOrFail(*comm, [&] {
-    if (lead) CheckOutputFile(a.model, a.force, "--model", {a.data});
+    if (lead) train::svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
   });
   train::svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
@@ -208,47 +236,52 @@ void RegisterTrainSvm(CLI::App& app) {
   CLI::App* sub = group->add_subcommand(
       "svm", "C-SVC (LIBSVM's dual, SMO with second-order working sets and sample elimination) on LIBSVM text data");
   sub->set_help_flag("--help", "Print this help message and exit");  // -h is svm-train's shrinking flag
-  sub->add_option("--data", args->data,
-                  "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert)")
+  AddOption(sub, "--data", &args->data,
+            "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert)")
       ->required()
       ->check(CLI::ExistingPath);
-  sub->add_option("--model", args->model, "Output model file (LIBSVM text format; FILE.json gets the statistics)")
+  AddOption(sub, "--model", &args->model, "Output model file (LIBSVM text format; FILE.json gets the statistics)")
       ->required();
-  sub->add_flag("--force", args->force, "Replace an existing --model file");
+  sub->add_flag("--force", args->force,
+                "Replace an existing --model file and its sidecar MODEL.json (regular files only; never a folder, a "
+                "device or the --data file)");
   AddParams(sub, &args->params);
   sub->add_option("-w,--weight", args->weights,
                   "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)")
       ->expected(0, 2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->allow_extra_args(true);
-  sub->add_option("--threads", args->threads, "Worker threads (0 = all cores)")->capture_default_str();
-  sub->add_option("--device", args->device,
-                  "cpu, or cuda (the batched solver on the GPU: kernel rows by cuSPARSE, subproblems in one block)")
+  AddOption(sub, "--threads", &args->threads, "Worker threads (0 = all cores)", {0, kMaxThreads})
       ->capture_default_str();
-  sub->add_option(
-         "--device-id", args->device_id,
-         "CUDA device ordinal with --device cuda (-1 = the rank's local rank modulo the GPUs: one GPU per rank)")
+  AddOption(sub, "--device", &args->device,
+            "cpu, or cuda (the batched solver on the GPU: kernel rows by cuSPARSE, subproblems in one block)")
       ->capture_default_str();
-  sub->add_option("--solver", args->solver,
-                  "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets: under "
-                  "mpirun two collectives per round of up to 10 q steps instead of two per step); --device cuda always "
-                  "runs batch")
+  AddOption(sub, "--device-id", &args->device_id,
+            "CUDA device ordinal with --device cuda (-1 = the rank's local rank modulo the GPUs: one GPU per rank)",
+            {-1, 1 << 20})
       ->capture_default_str();
-  sub->add_option("--working-set", args->working_set,
-                  "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 there)")
+  AddOption(sub, "--solver", &args->solver,
+            "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets: under "
+            "mpirun two collectives per round of up to 10 q steps instead of two per step); --device cuda always "
+            "runs batch")
       ->capture_default_str();
-  sub->add_option("--network", args->network,
-                  "Under mpirun: predict the training time on one machine per rank connected by this network, "
-                  "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages sent");
-  sub->add_option("--pairs", args->pairs,
-                  "Under mpirun, how one-vs-one pairs use the ranks: shared (every pair solved by all ranks over "
-                  "their row blocks), spread (each pair solved by one rank alone), or auto (spread when there are at "
-                  "least as many pairs as ranks)")
+  AddOption(sub, "--working-set", &args->working_set,
+            "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 there)",
+            {0, 1 << 16})
+      ->capture_default_str();
+  AddOption(sub, "--network", &args->network,
+            "Under mpirun: predict the training time on one machine per rank connected by this network, "
+            "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages sent");
+  AddOption(sub, "--pairs", &args->pairs,
+            "Under mpirun, how one-vs-one pairs use the ranks: shared (every pair solved by all ranks over "
+            "their row blocks), spread (each pair solved by one rank alone), or auto (spread when there are at "
+            "least as many pairs as ranks)")
       ->capture_default_str()
       ->check(CLI::IsMember({"auto", "shared", "spread"}));
-  sub->add_option("--rebalance", args->rebalance,
-                  "Under mpirun (SMO, pairs shared): move active samples between ranks at an elimination check point "
-                  "when one rank's share exceeds this times the mean (0 = never)")
+  AddOption(sub, "--rebalance", &args->rebalance,
+            "Under mpirun (SMO, pairs shared): move active samples between ranks at an elimination check point "
+            "when one rank's share exceeds this times the mean (0 = never)",
+            {0, 1e9})
       ->capture_default_str()
       ->check(CLI::Range(0.0, 1e9));
   AddTimeoutOption(sub, &args->timeout);

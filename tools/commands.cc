@@ -2,14 +2,15 @@
 // Actions run after parsing, inside main's error handler, so every failure prints "error: ...".
 #include "tools/commands.h"
 
-#include <unistd.h>
-
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <map>
 
 #include "comm/communicator.h"
 #include "core/error.h"
+#include "core/output_guard.h"
+#include "tools/cli_params.h"
 
 namespace tessel::tools {
 namespace {
@@ -22,32 +23,17 @@ std::map<const CLI::App*, std::function<void()>>& Actions() {
 void SetAction(CLI::App* sub, std::function<void()> run) { Actions()[sub] = std::move(run); }
 
 void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
-                     std::initializer_list<std::string_view> inputs) {
-  if (path.empty()) return;
-  std::error_code ec;
-  for (std::string_view input : inputs) {
-    TESSEL_CHECK(input.empty() || !std::filesystem::equivalent(path, input, ec),
-                 "{} {} is an input of this command; write to another path", flag, path);
-  }
-  TESSEL_CHECK(force || !std::filesystem::exists(path, ec),
-               "{} {}: already exists; pass --force to replace it or choose another path", flag, path);
-  // The folder must take the file (written as a temporary and renamed), checked now rather than after the work.
-  const std::filesystem::path dir = std::filesystem::path(path).parent_path().empty()
-                                        ? std::filesystem::path(".")
-                                        : std::filesystem::path(path).parent_path();
-  TESSEL_CHECK(std::filesystem::is_directory(dir, ec),
-               "{} {}: the folder {} does not exist (or is not a folder); create it or choose another path", flag, path,
-               dir.string());
-  TESSEL_CHECK(::access(dir.c_str(), W_OK) == 0, "{} {}: the folder {} is not writable; choose another path", flag,
-               path, dir.string());
+                     std::initializer_list<std::string_view> inputs,
+                     std::initializer_list<std::string_view> other_outputs) {
+  CheckOutputPath(path, OutputKind::kFile, force, flag, PathList(inputs), PathList(other_outputs));
 }
 
 CLI::Option* AddTimeoutOption(CLI::App* sub, double* seconds) {
   *seconds = comm::Communicator::kDefaultTimeoutSeconds;
-  return sub
-      ->add_option("--timeout", *seconds,
+  return AddOption(sub, "--timeout", seconds,
                    "Under mpirun: seconds a collective or message may wait for the other ranks before the whole job "
-                   "ends with a message naming the ranks that did not answer (a stopped or hung rank); 0 = no limit")
+                   "ends with a message naming the ranks that did not answer (a stopped or hung rank); 0 = no limit",
+                   {0, std::numeric_limits<double>::max()})
       ->capture_default_str();
 }
 

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/output_guard.h"
+
 namespace tessel::tools {
 
 // Adds every subcommand to `app`.
@@ -27,9 +29,13 @@ CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string
 CLI::Option* AddTimeoutOption(CLI::App* sub, double* seconds);
 void CheckTimeout(double seconds);
 
-// Checks an output file given by `flag` before any work: it may exist only with --force, and it must not be one
-// of `inputs` (the files the command reads). Empty paths (no output asked for) pass.
+// Checks an output file given by `flag` before any work with the one output guard (core/output_guard.h): it is
+// not, does not contain and does not lie inside any of `inputs` (the files, folders and node-table prefixes the
+// command reads) or `other_outputs` (the command's other outputs), even with --force; it is not a device; an
+// existing path is replaced only when it is a regular file and --force is given. Empty paths (no output asked for,
+// an option not given) pass or are skipped.
 void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
-                     std::initializer_list<std::string_view> inputs = {});
+                     std::initializer_list<std::string_view> inputs = {},
+                     std::initializer_list<std::string_view> other_outputs = {});
 
 }  // namespace tessel::tools

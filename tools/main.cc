@@ -2,7 +2,9 @@
 // that turns exceptions into "error: ..." on stderr and a non-zero exit status.
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <new>
+#include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
@@ -17,6 +19,7 @@
 #if TESSEL_MPI
 #include "comm/mpi_comm.h"
 #endif
+#include "tools/cli_params.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
@@ -24,18 +27,24 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag(
       "--version", fmt::format("tessel {} (CUDA {})", TESSEL_VERSION, tessel::device::BuiltWithCuda() ? "on" : "off"));
+  // Values are parsed strictly (tools/cli_params.h): no empty text, numbers finite and in range.
   std::string log_level = "info";
-  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")->capture_default_str();
+  tessel::tools::AddOption(&app, "--log-level", &log_level, "trace, debug, info, warn, error or off")
+      ->capture_default_str();
   std::string max_memory = "0";
-  app.add_option("--max-memory", max_memory,
-                 "Most memory this process may hold (e.g. 8G, binary units); larger allocations are refused with a "
-                 "message before they are made. 0: only the machine's available memory limits")
+  tessel::tools::AddOption(&app, "--max-memory", &max_memory,
+                           "Most memory this process may hold (e.g. 8G, binary units); larger allocations are refused "
+                           "with a message before they are made. 0: only the machine's available memory limits")
       ->capture_default_str();
   double max_inflate_ratio = tessel::memory::InflateLimits{}.max_ratio;
-  app.add_option("--max-inflate-ratio", max_inflate_ratio,
-                 "Largest size ratio a .gz/.bz2 input may inflate to before it is refused as a decompression bomb "
-                 "(0: no limit)")
+  tessel::tools::AddOption(&app, "--max-inflate-ratio", &max_inflate_ratio,
+                           "Largest size ratio a .gz/.bz2 input may inflate to before it is refused as a "
+                           "decompression bomb (0: no limit)",
+                           {0, std::numeric_limits<double>::max()})
       ->capture_default_str();
+  // CLI11's messages quote the command line: control bytes in them are escaped as in every other message.
+  app.failure_message(
+      [](const CLI::App* a, const CLI::Error& e) { return tessel::PrintableText(CLI::FailureMessage::simple(a, e)); });
   app.get_formatter()->column_width(38);
   app.footer("Run `tessel SUBCOMMAND --help` for the options of each step. Docs: docs/cli.md");
 
@@ -54,15 +63,19 @@ int main(int argc, char** argv) {
     tessel::tools::RunSelected(app);
   } catch (const std::exception& e) {
     // A bare std::bad_alloc says nothing: name what was running, the memory there was and what needs less.
-    const std::string message = dynamic_cast<const std::bad_alloc*>(&e) != nullptr
-                                    ? tessel::PrintableText(tessel::memory::OutOfMemoryMessage())
-                                    : tessel::PrintableText(e.what());
+    // std::length_error is the same failure one step earlier: a container asked for more than it can ever hold.
+    const bool out_of_memory =
+        dynamic_cast<const std::bad_alloc*>(&e) != nullptr || dynamic_cast<const std::length_error*>(&e) != nullptr;
+    const std::string message =
+        out_of_memory ? tessel::PrintableText(tessel::memory::OutOfMemoryMessage()) : tessel::PrintableText(e.what());
     std::fflush(stdout);
 #if TESSEL_MPI
     // Under mpirun one failing rank must end the whole job (MPI_Abort), never leave the others waiting.
     if (tessel::comm::MpiInitialized()) tessel::comm::AbortJob(message);
 #endif
-    std::fprintf(stderr, "error: %s\n", message.c_str());
+    // Written with its length: nothing in the message (PrintableText leaves no NUL) can cut it short.
+    const std::string line = "error: " + message + "\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
     return 1;
   }
   return 0;

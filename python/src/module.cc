@@ -4,6 +4,7 @@
 #include <pthread.h>
 
 #include <new>
+#include <string_view>
 
 #include "core/build_config.h"
 #include "core/log.h"
@@ -54,7 +55,11 @@ PYBIND11_MODULE(_tessel, m) {
     } catch (const tessel::interrupt::Interrupted& e) {
       PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
     } catch (const tessel::Error& e) {
-      PyErr_SetString(error_type.ptr(), e.what());
+      // Not PyErr_SetString: a message quoting bytes that are not UTF-8 (a binary file's) would raise it empty.
+      const std::string_view what(e.what());
+      PyObject* text = PyUnicode_DecodeUTF8(what.data(), static_cast<Py_ssize_t>(what.size()), "backslashreplace");
+      PyErr_SetObject(error_type.ptr(), text);
+      Py_XDECREF(text);
     } catch (const std::bad_alloc&) {
       PyErr_SetString(PyExc_MemoryError, tessel::memory::OutOfMemoryMessage().c_str());
     }

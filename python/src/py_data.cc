@@ -3,6 +3,7 @@
 // array of a loaded dataset as a read-only zero-copy numpy view; save through the native writer (checked, atomic,
 // replaced only with force).
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 
@@ -23,6 +24,23 @@ namespace {
 namespace fs = std::filesystem;
 using datasets::NodeDataset;
 using datasets::SparseRowDataset;
+
+// Whether the first bytes of `p` (neither gzip nor bzip2, which the LIBSVM reader decompresses) hold a NUL or another
+// control byte that text does not: binary content, which the reader would quote back as a label that is not a number.
+bool LooksBinary(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  char buf[512];
+  in.read(buf, sizeof buf);
+  const auto n = static_cast<size_t>(in.gcount());
+  const auto byte = [&](size_t i) { return static_cast<unsigned char>(buf[i]); };
+  if (n >= 2 && byte(0) == 0x1f && byte(1) == 0x8b) return false;               // gzip
+  if (n >= 3 && buf[0] == 'B' && buf[1] == 'Z' && buf[2] == 'h') return false;  // bzip2
+  for (size_t i = 0; i < n; ++i) {
+    const unsigned char c = byte(i);
+    if (c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f' && c != '\v') return true;
+  }
+  return false;
+}
 
 py::object Load(const std::string& path) {
   const fs::path p(path);
@@ -51,6 +69,10 @@ py::object Load(const std::string& path) {
                "convert raw data with `tessel convert` or build a dataset with tessel.node_dataset / "
                "tessel.rows_dataset",
                path);
+  TESSEL_CHECK(!LooksBinary(p),
+               "{}: a binary file, not a native dataset folder (with manifest.json), a node-table prefix or a LIBSVM "
+               "text file; give a dataset folder or LIBSVM text (convert raw data with `tessel convert`)",
+               path);
   auto d = RunReleased([&] { return datasets::ReadSparseRows(p); });
   return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d))});
 }
@@ -67,7 +89,11 @@ NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool direc
                    const std::optional<F32>& feat_values, int64_t feature_dim, const std::optional<I32>& labels,
                    int64_t num_classes, const std::optional<I64>& train, const std::optional<I64>& val,
                    const std::optional<I64>& test, const std::string& name) {
+  TESSEL_CHECK(src.ndim() == 1 && dst.ndim() == 1, "edges: sources and targets must be 1-D arrays");
   TESSEL_CHECK(src.size() == dst.size(), "edges: {} sources but {} targets", src.size(), dst.size());
+  TESSEL_CHECK(num_nodes >= 0, "num_nodes={} must not be negative", num_nodes);
+  TESSEL_CHECK(feature_dim >= 0 && feature_dim <= (int64_t{1} << 31),
+               "features: {} columns; between 0 and 2147483648 (32-bit feature ids) are needed", feature_dim);
   datasets::EdgeList edges;
   edges.src.assign(src.data(), src.data() + src.size());
   edges.dst.assign(dst.data(), dst.data() + dst.size());
@@ -124,6 +150,13 @@ NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool direc
 
 RowData BuildRows(const I64& indptr, const I32& indices, const F64& values, const F64& labels, int64_t num_features,
                   const std::string& name) {
+  // The shape first: SparseRowDataset::Validate reads indptr[0] and indptr[rows].
+  TESSEL_CHECK(indptr.ndim() == 1 && indptr.size() >= 1,
+               "X: indptr has {} entries; a CSR matrix of n rows has n + 1 (at least 1)", indptr.size());
+  TESSEL_CHECK(indices.ndim() == 1 && values.ndim() == 1 && labels.ndim() == 1,
+               "X: indices, values and labels must be 1-D arrays");
+  TESSEL_CHECK(num_features >= 0 && num_features <= (int64_t{1} << 31),
+               "X: {} features; between 0 and 2147483648 (32-bit feature ids) are needed", num_features);
   auto d = std::make_shared<SparseRowDataset>();
   d->name = name;
   d->num_rows = static_cast<int64_t>(indptr.size()) - 1;
@@ -203,7 +236,7 @@ void RegisterData(py::module_& m) {
       .def(
           "save",
           [](const NodeData& d, const fs::path& path, bool force) {
-            RunReleased([&] { datasets::WriteNodeDataset(*d.data, path, {.overwrite = force}); });
+            RunReleased([&] { datasets::WriteNodeDataset(*d.data, path, {.overwrite = force, .flag = "path"}); });
           },
           py::arg("path"), py::arg("force") = false)
       .def("stats_json", [](const NodeData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); });
@@ -223,7 +256,7 @@ void RegisterData(py::module_& m) {
       .def(
           "save",
           [](const RowData& d, const fs::path& path, bool force) {
-            RunReleased([&] { datasets::WriteSparseRowDataset(*d.data, path, {.overwrite = force}); });
+            RunReleased([&] { datasets::WriteSparseRowDataset(*d.data, path, {.overwrite = force, .flag = "path"}); });
           },
           py::arg("path"), py::arg("force") = false)
       .def("stats_json", [](const RowData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); });

@@ -12,6 +12,7 @@
 
 #include "core/context.h"
 #include "core/error.h"
+#include "core/output_guard.h"
 #include "core/parallel.h"
 #include "core/params_json.h"
 #include "partition/partition_format.h"
@@ -57,7 +58,7 @@ gcn::TrainConfig MakeConfig(const std::string& params_json, const std::string& c
   c.checkpoint_dir = checkpoint;
   c.checkpoint_every = checkpoint_every;
   c.resume = resume;
-  gcn::CheckCheckpointTarget(c, force);
+  gcn::CheckCheckpointTarget(c, force, {}, {}, "checkpoint");
   c.Validate(false);
   return c;
 }
@@ -120,9 +121,7 @@ std::string Partition(const NodeData& d, int32_t parts, const std::string& outpu
   o.metis_algorithm = partition::ParseMetisAlgorithm(metis_algorithm);
   o.seed = seed;
   o.imbalance = imbalance;
-  std::error_code ec;
-  TESSEL_CHECK(force || !std::filesystem::exists(output, ec), "{}: already exists; pass force=True to replace it",
-               output);
+  CheckOutputPath(output, OutputKind::kPartitionFolder, force, "output");
   return RunReleased([&] {
     ThreadLimit limit(threads);
     const partition::PartitionResult r = partition::PartitionToFolder(*d.data, o, output, force);

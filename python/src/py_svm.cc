@@ -2,6 +2,7 @@
 // as JSON by tessel/svm.py), the model as a dict of numpy arrays (so estimators pickle without C++ state), decision
 // values and votes for new rows, and LIBSVM model files both ways.
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,7 @@
 #include "python/src/py_common.h"
 #include "python/src/py_modules.h"
 #include "train/svm/batch_solver.h"
+#include "train/svm/svm_model.h"
 #include "train/svm/svm_ops.h"
 #include "train/svm/svm_train.h"
 
@@ -33,11 +35,47 @@ py::array_t<T> ToArray(const std::vector<T>& v) {
   return out;
 }
 
+// A model array of the dict: integers (in T's range) for integer T, numbers for double; never a silent wrap.
 template <typename T>
 std::vector<T> ToVector(const py::handle& h, const char* key) {
-  const auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(h);
-  TESSEL_CHECK(a, "SVM model: '{}' is not a numeric array", key);
-  return std::vector<T>(a.data(), a.data() + a.size());
+  const py::array raw = py::array::ensure(h);
+  TESSEL_CHECK(raw, "SVM model: '{}' is not an array", key);
+  const char kind = raw.dtype().kind();
+  if constexpr (std::is_integral_v<T>) {
+    TESSEL_CHECK(kind == 'i' || kind == 'u', "SVM model: '{}' has dtype kind '{}'; integers are needed", key, kind);
+    const auto a = py::array_t<int64_t, py::array::c_style | py::array::forcecast>::ensure(raw);
+    TESSEL_CHECK(a, "SVM model: '{}' is not an integer array", key);
+    std::vector<T> out;
+    out.reserve(static_cast<size_t>(a.size()));
+    for (py::ssize_t i = 0; i < a.size(); ++i) {
+      const int64_t v = a.data()[i];
+      bool fits = kind != 'u' || v >= 0;  // a uint64 above 2^63 arrives negative
+      if constexpr (sizeof(T) < sizeof(int64_t))
+        fits = fits && v >= std::numeric_limits<T>::min() && v <= std::numeric_limits<T>::max();
+      TESSEL_CHECK(fits, "SVM model: '{}' holds {}, outside the range of its {}-bit entries", key, v, 8 * sizeof(T));
+      out.push_back(static_cast<T>(v));
+    }
+    return out;
+  } else {
+    TESSEL_CHECK(kind == 'b' || kind == 'i' || kind == 'u' || kind == 'f',
+                 "SVM model: '{}' has dtype kind '{}'; numbers are needed", key, kind);
+    const auto a = py::array_t<T, py::array::c_style | py::array::forcecast>::ensure(raw);
+    TESSEL_CHECK(a, "SVM model: '{}' is not a numeric array", key);
+    return std::vector<T>(a.data(), a.data() + a.size());
+  }
+}
+
+// A scalar of the dict as T, with the key in the message instead of pybind11's cast error.
+template <typename T>
+T ToScalar(const py::handle& h, const char* key) {
+  try {
+    return h.cast<T>();
+  } catch (const py::cast_error&) {
+    throw Error(fmt::format("SVM model: '{}' is {}; {} is needed", key, py::repr(h).cast<std::string>(),
+                            std::is_same_v<T, std::string> ? "a string"
+                            : std::is_integral_v<T>        ? "an integer in range"
+                                                           : "a number"));
+  }
 }
 
 py::dict ModelToDict(const svm::SvmModel& m) {
@@ -64,10 +102,10 @@ svm::SvmModel ModelFromDict(const py::dict& d) {
   for (const char* key : {"kernel", "degree", "gamma", "coef0", "labels", "rho", "nr_sv", "sv_indptr", "sv_indices",
                           "sv_values", "sv_coef", "num_features"})
     TESSEL_CHECK(d.contains(key), "SVM model: '{}' is missing", key);
-  m.kernel.type = ParseEnum<kernels::SvmKernelType>(d["kernel"].cast<std::string>(), "kernel");
-  m.kernel.degree = d["degree"].cast<int>();
-  m.kernel.gamma = d["gamma"].cast<double>();
-  m.kernel.coef0 = d["coef0"].cast<double>();
+  m.kernel.type = ParseEnum<kernels::SvmKernelType>(ToScalar<std::string>(d["kernel"], "kernel"), "kernel");
+  m.kernel.degree = ToScalar<int>(d["degree"], "degree");
+  m.kernel.gamma = ToScalar<double>(d["gamma"], "gamma");
+  m.kernel.coef0 = ToScalar<double>(d["coef0"], "coef0");
   m.labels = ToVector<int32_t>(d["labels"], "labels");
   m.nr_class = static_cast<int32_t>(m.labels.size());
   m.rho = ToVector<double>(d["rho"], "rho");
@@ -76,7 +114,7 @@ svm::SvmModel ModelFromDict(const py::dict& d) {
   m.sv_indices = ToVector<int32_t>(d["sv_indices"], "sv_indices");
   m.sv_values = ToVector<double>(d["sv_values"], "sv_values");
   m.sv_coef = ToVector<double>(d["sv_coef"], "sv_coef");
-  m.num_features = d["num_features"].cast<int64_t>();
+  m.num_features = ToScalar<int64_t>(d["num_features"], "num_features");
   m.num_features_known = true;
   m.Validate();
   return m;
@@ -84,6 +122,14 @@ svm::SvmModel ModelFromDict(const py::dict& d) {
 
 datasets::SparseRowDataset Rows(const I64& indptr, const I32& indices, const F64& values, const F64& labels,
                                 int64_t num_features) {
+  // The shape first: every later check (SparseRowDataset::Validate) reads indptr[0] and indptr[rows].
+  TESSEL_CHECK(indptr.ndim() == 1 && indptr.size() >= 1,
+               "X: indptr has {} entries; a CSR matrix of n rows has n + 1 (at least 1)", indptr.size());
+  TESSEL_CHECK(indices.ndim() == 1 && values.ndim() == 1 && labels.ndim() == 1,
+               "X: indices, values and labels must be 1-D arrays");
+  TESSEL_CHECK(num_features >= 0 && num_features <= svm::kMaxModelFeatures,
+               "X: {} features; between 0 and {} (32-bit feature ids) are needed", num_features,
+               svm::kMaxModelFeatures);
   datasets::SparseRowDataset d;
   d.num_rows = static_cast<int64_t>(indptr.size()) - 1;
   d.num_features = num_features;
@@ -101,7 +147,13 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
               int working_set) {
   TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
   svm::SvmParams p;
-  ParamsFromJson(nlohmann::json::parse(params_json), &p);
+  nlohmann::json params;
+  try {
+    params = nlohmann::json::parse(params_json);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(fmt::format("params_json: not valid JSON ({})", e.what()));
+  }
+  ParamsFromJson(params, &p);
   for (const auto& [label, weight] : weights) p.weights.push_back({label, weight});
   p.class_order = sorted_classes ? svm::ClassOrder::kSorted : svm::ClassOrder::kFirstAppearance;
   p.Validate();
@@ -123,6 +175,7 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
 // Decision values [rows x pairs] (LIBSVM's order) and the voted labels of CSR rows.
 py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& indices, const F64& values,
                    int64_t num_features, int threads) {
+  TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
   const svm::SvmModel model = ModelFromDict(model_dict);
   const datasets::SparseRowDataset data = Rows(indptr, indices, values, F64(0), num_features);
   const auto pairs = static_cast<int64_t>(model.nr_class) * (model.nr_class - 1) / 2;
@@ -148,8 +201,7 @@ py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& ind
 
 void Save(const py::dict& model_dict, const std::string& path, bool force) {
   const svm::SvmModel model = ModelFromDict(model_dict);
-  std::error_code ec;
-  TESSEL_CHECK(force || !std::filesystem::exists(path, ec), "{}: already exists; pass force=True to replace it", path);
+  svm::CheckSvmModelOutput(path, force, "path", {});
   RunReleased([&] { svm::SaveSvmModel(model, path); });
 }
 

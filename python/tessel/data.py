@@ -7,7 +7,7 @@ import os
 import numpy as np
 
 from . import _tessel
-from ._checks import as_array, as_bool, as_int
+from ._checks import MAX_COLUMNS, as_array, as_bool, as_int, is_sparse, sparse_input
 from ._errors import Error
 
 NodeData = _tessel.NodeData
@@ -55,8 +55,8 @@ def _features(features, n, sparse="auto"):
         return None, None
     if sparse not in (True, False, "auto"):
         raise Error(f"sparse_features={sparse!r}: True, False or 'auto' is needed")
-    if hasattr(features, "tocsr") and hasattr(features, "nnz"):  # scipy.sparse
-        m = features.tocsr()
+    if is_sparse(features):
+        m = sparse_input("features", features).tocsr()  # indptr and indices checked before SciPy reads them
         m.sum_duplicates()
         m.sort_indices()
         if m.shape[0] != n:
@@ -89,9 +89,9 @@ def node_dataset(edge_index=None, *, adjacency=None, num_nodes=None, features=No
     if (edge_index is None) == (adjacency is None):
         raise Error("give the graph as edge_index (2 x E ids) or adjacency (a SciPy sparse matrix), exactly one")
     if adjacency is not None:
-        if not (hasattr(adjacency, "tocoo") and hasattr(adjacency, "nnz")):
+        if not is_sparse(adjacency):
             raise Error(f"adjacency: a SciPy sparse matrix is needed, got {type(adjacency).__name__}")
-        coo = adjacency.tocoo()
+        coo = sparse_input("adjacency", adjacency).tocoo()  # checked before SciPy reads its ids
         if coo.shape[0] != coo.shape[1]:
             raise Error(f"adjacency: a square matrix is needed, got shape {coo.shape}")
         src, dst = coo.row, coo.col
@@ -165,15 +165,20 @@ def rows_dataset(X, y, name=""):
 def csr_arrays(name, X):
     """(indptr int64, indices int32, values float64, num_features) of a dense array or SciPy sparse matrix, with
     finite values, sorted indices and no explicit duplicates."""
-    if hasattr(X, "tocsr") and hasattr(X, "nnz"):
-        m = X.tocsr()
+    if is_sparse(X):
+        m = sparse_input(name, X).tocsr()  # indptr and indices checked before SciPy reads them
+        if m.shape[1] > MAX_COLUMNS:
+            raise Error(f"{name}: {m.shape[1]} columns; feature ids are 32-bit, so at most {MAX_COLUMNS} columns")
         if not m.has_canonical_format:
             m = m.copy()
             m.sum_duplicates()
         values = as_array(name, m.data, "float", dtype=np.float64, finite=True)
         return (as_array(name + ".indptr", m.indptr, "int", dtype=np.int64),
                 as_array(name + ".indices", m.indices, "int", dtype=np.int32), values, int(m.shape[1]))
-    return _dense_to_csr(as_array(name, X, "float", ndim=2, dtype=np.float64, finite=True))
+    dense = as_array(name, X, "float", ndim=2, dtype=np.float64, finite=True)
+    if dense.shape[1] > MAX_COLUMNS:
+        raise Error(f"{name}: {dense.shape[1]} columns; feature ids are 32-bit, so at most {MAX_COLUMNS} columns")
+    return _dense_to_csr(dense)
 
 
 def _dense_to_csr(dense):

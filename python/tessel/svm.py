@@ -14,8 +14,8 @@ import numpy as np
 
 from . import _tessel
 from ._errors import Error
-from ._checks import engine_call
-from .data import csr_arrays
+from ._checks import engine_call, sparse_input
+from .data import _path, csr_arrays
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin
@@ -143,9 +143,9 @@ class SVC(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"{name}={value!r}: must be {'>' if lo_open else '>='} {lo}")
             return float(value)
 
-        def integer(name, value, lo):
-            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < lo:
-                raise ValueError(f"{name}={value!r}: an integer >= {lo} is needed")
+        def integer(name, value, lo, hi=2 ** 31 - 1):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or not lo <= value <= hi:
+                raise ValueError(f"{name}={value!r}: an integer from {lo} to {hi} is needed")
             return int(value)
 
         if self.kernel not in _KERNELS:
@@ -167,11 +167,20 @@ class SVC(ClassifierMixin, BaseEstimator):
         n_features = X.shape[1]
         if isinstance(self.gamma, str):
             if self.gamma == "scale":
-                if hasattr(X, "multiply"):
-                    var = X.multiply(X).mean() - X.mean() ** 2
-                else:
-                    var = X.var()
+                with np.errstate(over="ignore", invalid="ignore"):  # overflow: refused below
+                    if hasattr(X, "multiply"):
+                        var = X.multiply(X).mean() - X.mean() ** 2
+                    else:
+                        var = X.var()
+                if not np.isfinite(var) and self.kernel == "linear":
+                    var = 1.0  # gamma is not used by a linear kernel
+                if not np.isfinite(var):
+                    raise ValueError("gamma='scale': the variance of X is not finite (its values are too large); "
+                                     "scale X or give gamma a number")
                 gamma = 1.0 / (n_features * var) if var != 0 else 1.0
+                if not np.isfinite(gamma):
+                    raise ValueError(f"gamma='scale': 1 / (n_features * X.var()) = {gamma} is not finite (the "
+                                     f"variance of X is {var:g}); scale X or give gamma a number")
             elif self.gamma == "auto":
                 gamma = 1.0 / n_features
             else:
@@ -187,18 +196,33 @@ class SVC(ClassifierMixin, BaseEstimator):
             "eps": number("tol", self.tol, 0.0),
             "cache_mb": number("cache_size", self.cache_size, 0.0),
             "shrinking": shrinking,
-            "max_iter": -1 if self.max_iter == -1 else integer("max_iter", self.max_iter, 1),
+            "max_iter": -1 if self.max_iter == -1 else integer("max_iter", self.max_iter, 1, 2 ** 63 - 1),
         }
 
+    def _working_set(self):
+        w = self.working_set
+        if isinstance(w, bool) or not isinstance(w, numbers.Integral) or not -2 ** 31 <= w < 2 ** 31:
+            raise ValueError(f"working_set={w!r}: 0 (the default) or a positive even integer is needed")
+        return int(w)
+
+    def _threads(self):
+        t = self.threads
+        if isinstance(t, bool) or not isinstance(t, numbers.Integral) or not 0 <= t <= 4096:
+            raise ValueError(f"threads={t!r}: an integer from 0 (all cores) to 4096 is needed")
+        return int(t)
+
     def _validate(self, X, reset):
-        return self._validate_data(X, accept_sparse="csr", dtype=np.float64, order="C", accept_large_sparse=False,
-                                   reset=reset)
+        # A SciPy matrix's indptr and indices are checked before SciPy or scikit-learn reads them (a corrupt one
+        # would crash the interpreter inside SciPy's compiled routines).
+        return self._validate_data(sparse_input("X", X), accept_sparse="csr", dtype=np.float64, order="C",
+                                   accept_large_sparse=False, reset=reset)
 
     # ---- training ---------------------------------------------------------------------------------------------
     def fit(self, X, y):
         """Trains on X (dense or SciPy CSR, n_samples x n_features) and class labels y. Returns self."""
-        X, y = self._validate_data(X, y, accept_sparse="csr", dtype=np.float64, order="C",
+        X, y = self._validate_data(sparse_input("X", X), y, accept_sparse="csr", dtype=np.float64, order="C",
                                    accept_large_sparse=False)
+        threads = self._threads()
         check_classification_targets(y)
         params = self._engine_params(X)
         classes, y_index = np.unique(y, return_inverse=True)
@@ -217,8 +241,8 @@ class SVC(ClassifierMixin, BaseEstimator):
         indptr, indices, values, n_features = csr_arrays("X", X)
         model, report = engine_call(
             {"--working-set": "working_set"}, _tessel.svm_fit, indptr, indices, values, y_index.astype(np.float64),
-            n_features, json.dumps(params), weights, True, int(self.threads), str(self.device), str(self.solver),
-            int(self.working_set))
+            n_features, json.dumps(params), weights, True, threads, str(self.device), str(self.solver),
+            self._working_set())
         self.classes_ = classes
         self._sparse = hasattr(X, "tocsr")
         self._set_model(model)
@@ -252,7 +276,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         check_is_fitted(self)
         X = self._validate(X, reset=False)
         indptr, indices, values, n_features = csr_arrays("X", X)
-        return _tessel.svm_decision(self._model, indptr, indices, values, n_features, int(self.threads))
+        return _tessel.svm_decision(self._model, indptr, indices, values, n_features, self._threads())
 
     def decision_function(self, X):
         """Decision values: (n_samples,) for two classes (positive means classes_[1]); (n_samples, n_classes)
@@ -287,7 +311,11 @@ class SVC(ClassifierMixin, BaseEstimator):
     @classmethod
     def load(cls, path, **params):
         """An SVC from a LIBSVM model file (svm-train's or tessel's), ready to predict."""
-        m = _tessel.svm_load(str(path))
+        path = _path("path", path)
+        m = _tessel.svm_load(path)
+        if len(m["labels"]) < 2:
+            raise Error(f"{path}: a model of one class (label {m['labels'][0]}), which svm-train writes for data of "
+                        f"one label; SVC needs two classes or more (`tessel predict svm` predicts with it)")
         model, classes = _sorted_model(m)
         kernel = {v: k for k, v in _KERNELS.items()}[m["kernel"]]
         est = cls(kernel=kernel, degree=int(m["degree"]), gamma=float(m["gamma"]), coef0=float(m["coef0"]),
@@ -297,7 +325,13 @@ class SVC(ClassifierMixin, BaseEstimator):
         n_features = int(m["num_features"])
         est.n_features_in_ = n_features
         est.support_ = np.zeros(0, dtype=np.int32)  # the training rows are not in a model file
-        sv = np.zeros((len(model["sv_indptr"]) - 1, n_features))
+        n_sv = len(model["sv_indptr"]) - 1
+        if n_sv * n_features > 2 ** 24:  # a wide model (the sidecar's num_features): sparse, as for sparse training
+            import scipy.sparse as sp
+            est.support_vectors_ = sp.csr_matrix((model["sv_values"], model["sv_indices"], model["sv_indptr"]),
+                                                 shape=(n_sv, n_features))
+            return est
+        sv = np.zeros((n_sv, n_features))
         for r in range(sv.shape[0]):
             b, e = model["sv_indptr"][r], model["sv_indptr"][r + 1]
             sv[r, model["sv_indices"][b:e]] = model["sv_values"][b:e]

@@ -207,3 +207,85 @@ def test_sparse_features_auto():
     assert tessel.node_dataset(ring(10), features=np.ones((10, 2)), sparse_features=True).features_sparse
     with pytest.raises(tessel.Error, match="sparse_features"):
         tessel.node_dataset(ring(10), features=x, sparse_features="maybe")
+
+
+def test_load_of_a_non_dataset_says_what_the_path_is(tmp_path):
+    # A binary file (bytes that are not UTF-8 end up quoted in the reader's message), a folder of unrelated files
+    # and a folder whose manifest.json is binary: each message names the path and what was expected.
+    rng = np.random.default_rng(1)
+    blob = tmp_path / "random.bin"
+    blob.write_bytes(bytes(rng.integers(0, 256, 4096, dtype=np.uint8)))
+    folder = tmp_path / "photos"
+    folder.mkdir()
+    (folder / "a.jpg").write_bytes(b"\xff\xd8\xff\xe0" + bytes(100))
+    manifest = tmp_path / "broken"
+    manifest.mkdir()
+    (manifest / "manifest.json").write_bytes(b"\x00\x9f\x92\x96 not json")
+    for path, name in ((blob, "random.bin"), (folder, "photos"), (manifest, "broken")):
+        with pytest.raises(tessel.Error) as info:
+            tessel.load(path)
+        msg = str(info.value)
+        assert name in msg, msg
+        assert len(msg) > len(str(path)) + 10, msg
+    with pytest.raises(tessel.Error, match="random.bin: a binary file"):
+        tessel.load(blob)
+    # Text whose bytes are not UTF-8 (Latin-1 here) is quoted with escapes, not raised as an empty message.
+    latin = tmp_path / "latin1.txt"
+    latin.write_bytes(b"caf\xe9 1:1\n")
+    with pytest.raises(tessel.Error, match=r"latin1.txt:1: .*caf\\xe9"):
+        tessel.load(latin)
+
+
+def _corrupt_csr(x, how):
+    import scipy.sparse as sp
+    m = sp.csr_matrix(x, copy=True)
+    if how == "indptr":
+        m.indptr[2] = 10 ** 9
+    elif how == "indices":
+        m.indices[0] = 10 ** 6
+    elif how == "nnz":
+        m.data = m.data[:-1].copy()
+    return m
+
+
+@pytest.mark.parametrize("how", ["indptr", "indices", "nnz"])
+def test_corrupt_sparse_inputs_are_refused_before_scipy_reads_them(tmp_path, how):
+    import scipy.sparse as sp
+    x = np.zeros((10, 6), np.float32)
+    x[np.arange(10), np.arange(10) % 6] = 1
+    with pytest.raises(tessel.Error, match="features"):
+        tessel.node_dataset(ring(10), features=_corrupt_csr(x, how))
+    with pytest.raises(tessel.Error, match="X"):
+        tessel.rows_dataset(_corrupt_csr(x, how), np.zeros(10))
+    adj = sp.csr_matrix(sp.coo_matrix((np.ones(20), (ring(10)[0], ring(10)[1])), shape=(10, 10)))
+    with pytest.raises(tessel.Error, match="adjacency"):
+        tessel.node_dataset(adjacency=_corrupt_csr(adj, how))
+
+
+def test_hostile_arrays_raise_python_exceptions(tmp_path):
+    import scipy.sparse as sp
+    with pytest.raises(tessel.Error, match="dimension"):
+        tessel.rows_dataset(np.ones((2, 3, 4)), np.zeros(2))
+    with pytest.raises(tessel.Error, match="dimension"):
+        tessel.rows_dataset(np.float64(1.0), np.zeros(1))
+    with pytest.raises(tessel.Error, match="numeric"):
+        tessel.rows_dataset(np.array([[object()]], dtype=object), np.zeros(1))
+    with pytest.raises(tessel.Error, match="NaN"):
+        tessel.rows_dataset(np.ones((2, 2)), np.array([0.0, np.nan]))
+    with pytest.raises(tessel.Error, match="NaN"):
+        tessel.rows_dataset(sp.csr_matrix(np.array([[np.nan, 1.0]])), np.zeros(1))
+    with pytest.raises(tessel.Error, match="2 labels for 3 rows"):
+        tessel.rows_dataset(np.ones((3, 2)), np.zeros(2))
+    empty = tessel.rows_dataset(np.zeros((0, 4)), np.zeros(0))
+    assert empty.num_rows == 0 and empty.num_features == 4
+    with pytest.raises(tessel.Error, match="do not fit int64"):
+        tessel.node_dataset(ring(10), labels=np.full(10, 1e300))
+    with pytest.raises(tessel.Error, match="num_nodes"):
+        tessel.node_dataset(ring(10), num_nodes=-1)
+    # The extension module itself refuses what the Python layer would have caught.
+    with pytest.raises(tessel.Error, match="indptr has 0 entries"):
+        tessel._tessel.build_rows(np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0), np.zeros(0), 3, "")
+    with pytest.raises(tessel.Error, match="malformed|offsets"):
+        tessel._tessel.build_rows(np.array([0, 5, 1], np.int64), np.zeros(1, np.int32), np.ones(1), np.zeros(2), 3, "")
+    with pytest.raises(tessel.Error, match="features"):
+        tessel._tessel.build_rows(np.array([0, 1], np.int64), np.zeros(1, np.int32), np.ones(1), np.zeros(1), -2, "")

@@ -71,6 +71,24 @@ TEST(PrintableText, EscapesControlBytesButKeepsTextNewlinesAndUtf8) {
   EXPECT_EQ(PrintableText("caf\xc3\xa9"), "caf\xc3\xa9");  // UTF-8 stays as it is
 }
 
+TEST(Error, NulBytesSurviveWhatAsEscapes) {
+  // what() is a C string: a raw NUL from a file's content would cut every reader of the message short.
+  const std::string name("bad\0name.txt", 12);
+  const Error e = Error::InFile(name, "unexpected byte");
+  EXPECT_STREQ(e.what(), "bad\\x00name.txt: unexpected byte");
+  try {
+    TESSEL_CHECK(false, "field '{}' is not a number (in {})",
+                 std::string("1\0"
+                             "2",
+                             3),
+                 "rows.txt");
+  } catch (const Error& c) {
+    EXPECT_STREQ(c.what(), "field '1\\x002' is not a number (in rows.txt)");
+    EXPECT_EQ(PrintableText(c.what()), "field '1\\x002' is not a number (in rows.txt)");  // nothing left to escape
+  }
+  EXPECT_EQ(WithoutNul("plain"), "plain");
+}
+
 TEST(Log, ParseLevel) {
   EXPECT_EQ(log::ParseLevel("debug"), log::Level::kDebug);
   EXPECT_THROW(log::ParseLevel("loud"), Error);

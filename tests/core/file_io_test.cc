@@ -1,7 +1,9 @@
 // Atomic outputs leave either the old or the new result, never a mix; mappings read what was written.
 #include "core/file_io.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -9,9 +11,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "core/checksum.h"
 #include "core/error.h"
+#include "core/output_guard.h"
 
 namespace tessel {
 namespace {
@@ -131,6 +136,190 @@ TEST_F(FileIoTest, MissingFileNamesPath) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("nope.bin"), std::string::npos);
   }
+}
+
+TEST_F(FileIoTest, ReadFileToStringRefusesFoldersAndDevices) {
+  fs::create_directories(dir_ / "manifest.json");
+  EXPECT_THAT(
+      [&] { ReadFileToString(dir_ / "manifest.json"); },
+      ::testing::ThrowsMessage<Error>(::testing::HasSubstr("manifest.json: is a folder; give the file inside it")));
+  EXPECT_THAT([&] { MappedFile::Open(dir_ / "manifest.json"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is a folder")));
+  if (fs::exists("/dev/zero")) {
+    EXPECT_THAT([] { ReadFileToString("/dev/zero"); },
+                ::testing::ThrowsMessage<Error>(::testing::HasSubstr("/dev/zero: is a device, not a regular file")));
+    EXPECT_THAT([] { MappedFile::Open("/dev/zero"); }, ::testing::ThrowsMessage<Error>(::testing::HasSubstr("device")));
+  }
+  // A named pipe is refused before open(2), which would wait for a writer forever.
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+  EXPECT_THAT([&] { ReadFileToString(dir_ / "pipe"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is a named pipe")));
+  EXPECT_THAT([&] { MappedFile::Open(dir_ / "pipe"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is a named pipe")));
+  EXPECT_THAT([&] { ReadFileToString(dir_ / "missing"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("missing: no such file")));
+}
+
+TEST_F(FileIoTest, AtomicWritersNeverRenameOverAnotherKind) {
+  // A file never replaces a folder or a pipe; a folder never replaces a file.
+  fs::create_directories(dir_ / "folder");
+  std::ofstream(dir_ / "folder" / "keep") << "keep";
+  EXPECT_THAT([&] { WriteFileAtomic(dir_ / "folder", std::string_view("x")); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is a folder, so it is not replaced")));
+  EXPECT_EQ(ReadFileToString(dir_ / "folder" / "keep"), "keep");
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+  EXPECT_THROW(WriteFileAtomic(dir_ / "pipe", std::string_view("x")), Error);
+  EXPECT_TRUE(fs::is_fifo(dir_ / "pipe"));
+  WriteFileAtomic(dir_ / "file", std::string_view("old"));
+  EXPECT_THAT([&] { AtomicDirectory d(dir_ / "file", true); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is a file, so it is not replaced")));
+  {
+    AtomicDirectory d(dir_ / "late", true);
+    WriteFileAtomic(d.path() / "x", std::string_view("1"));
+    WriteFileAtomic(dir_ / "late", std::string_view("appeared meanwhile"));
+    EXPECT_THROW(d.Commit(), Error);
+  }
+  EXPECT_EQ(ReadFileToString(dir_ / "late"), "appeared meanwhile");
+  EXPECT_EQ(ReadFileToString(dir_ / "file"), "old");
+  // Nothing but what the test made is left.
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir_)) names.insert(e.path().filename().string());
+  EXPECT_EQ(names, (std::set<std::string>{"file", "folder", "late", "pipe"}));
+}
+
+// The output guard: every refused case leaves every file byte-identical.
+class OutputGuardTest : public FileIoTest {
+ protected:
+  void SetUp() override {
+    FileIoTest::SetUp();
+    fs::create_directories(dir_ / "ds");
+    std::ofstream(dir_ / "ds" / "manifest.json") << R"({"format": "tessel-dataset", "version": 1})";
+    std::ofstream(dir_ / "ds" / "labels.bin") << "labels";
+    fs::create_directories(dir_ / "ck");
+    std::ofstream(dir_ / "ck" / "checkpoint.json") << R"({"kind": "tessel-gcn-checkpoint"})";
+    std::ofstream(dir_ / "ck" / "tensors.bin") << "tensors";
+    fs::create_directories(dir_ / "notes");
+    std::ofstream(dir_ / "notes" / "mine.txt") << "mine";
+    fs::create_directories(dir_ / "empty");
+    std::ofstream(dir_ / "in.txt") << "input";
+    std::ofstream(dir_ / "cora.edges.txt") << "0 1";  // a node-table prefix dir_/cora
+    snapshot_ = Snapshot();
+  }
+  void TearDown() override {
+    EXPECT_EQ(Snapshot(), snapshot_) << "a refused output changed a file";
+    FileIoTest::TearDown();
+  }
+  std::map<std::string, std::string> Snapshot() const {
+    std::map<std::string, std::string> out;
+    for (const auto& e : fs::recursive_directory_iterator(dir_)) {
+      out[e.path().string()] = e.is_regular_file() && !e.is_symlink() ? ReadFileToString(e.path()) : "(not a file)";
+    }
+    return out;
+  }
+  // The message of CheckOutputPath, "" when it passes.
+  std::string Refusal(const fs::path& out, OutputKind kind, bool force, std::vector<fs::path> inputs = {},
+                      std::vector<fs::path> outputs = {}) const {
+    try {
+      CheckOutputPath(out, kind, force, "--output", inputs, outputs);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "";
+  }
+  fs::path In(const char* name) const { return dir_ / name; }
+  std::map<std::string, std::string> snapshot_;
+};
+
+using ::testing::HasSubstr;
+
+TEST_F(OutputGuardTest, AnInputIsNeverAnOutputEvenWithForce) {
+  const std::vector<fs::path> inputs{In("in.txt"), In("ds")};
+  EXPECT_THAT(Refusal(In("in.txt"), OutputKind::kFile, true, inputs), HasSubstr("is an input of this command"));
+  // Through a symbolic link, a hard link and `..`.
+  fs::create_symlink(In("in.txt"), In("sym"));
+  fs::create_hard_link(In("in.txt"), In("hard"));
+  fs::create_directory_symlink(In("ds"), In("dslink"));
+  snapshot_ = Snapshot();
+  EXPECT_THAT(Refusal(In("sym"), OutputKind::kFile, true, inputs), HasSubstr("is an input of this command"));
+  EXPECT_THAT(Refusal(In("hard"), OutputKind::kFile, true, inputs), HasSubstr("is an input of this command"));
+  EXPECT_THAT(Refusal(dir_ / "ds" / ".." / "in.txt", OutputKind::kFile, true, inputs), HasSubstr("is an input"));
+  // Inside an input folder (the issue's `--output DS/manifest.json --force`), also through a link to it.
+  EXPECT_THAT(Refusal(In("ds") / "manifest.json", OutputKind::kFile, true, inputs), HasSubstr("lies inside"));
+  EXPECT_THAT(Refusal(In("dslink") / "manifest.json", OutputKind::kFile, true, inputs), HasSubstr("lies inside"));
+  EXPECT_THAT(Refusal(In("dslink") / "new.txt", OutputKind::kFile, true, inputs), HasSubstr("lies inside"));
+  EXPECT_THAT(Refusal(In("ds") / "sub" / "new", OutputKind::kCheckpointFolder, true, inputs), HasSubstr("lies inside"));
+  // An output folder that contains an input, and an input given as a link into the output.
+  EXPECT_THAT(Refusal(dir_, OutputKind::kDatasetFolder, true, inputs), HasSubstr("contains"));
+  EXPECT_THAT(Refusal(In("ds"), OutputKind::kDatasetFolder, true, {In("dslink") / "labels.bin"}),
+              HasSubstr("contains"));
+  EXPECT_THAT(Refusal(In("dslink"), OutputKind::kDatasetFolder, true, inputs), HasSubstr("is an input"));
+  // A node-table prefix reads PREFIX.*: those files are inputs too.
+  EXPECT_THAT(Refusal(In("cora.edges.txt"), OutputKind::kFile, true, {In("cora")}), HasSubstr("is an input"));
+  // Two outputs of one run never overlap.
+  EXPECT_THAT(Refusal(In("ck") / "metrics.json", OutputKind::kFile, true, {}, {In("ck")}),
+              HasSubstr("lies inside " + In("ck").string() + ", another output of this command"));
+  // Another output is never a prefix: a model "m" and its sidecar "m.json" do not overlap.
+  EXPECT_EQ(Refusal(In("m.json"), OutputKind::kFile, false, {}, {In("m")}), "");
+  // Unrelated paths pass.
+  EXPECT_EQ(Refusal(In("new.txt"), OutputKind::kFile, false, inputs, {In("ck")}), "");
+  EXPECT_EQ(Refusal(In("dsx"), OutputKind::kDatasetFolder, false, inputs), "");
+}
+
+TEST_F(OutputGuardTest, OnlyAPathOfTheKindBeingWrittenIsReplaced) {
+  // A folder of other files is never replaced, not even with --force.
+  EXPECT_THAT(Refusal(In("notes"), OutputKind::kCheckpointFolder, true),
+              HasSubstr("is not a tessel checkpoint (it is a folder of other files), so it is not replaced even with "
+                        "--force"));
+  EXPECT_THAT(Refusal(In("notes"), OutputKind::kDatasetFolder, true), HasSubstr("is not a tessel dataset"));
+  EXPECT_THAT(Refusal(In("notes"), OutputKind::kPartitionFolder, true), HasSubstr("is not a partition folder"));
+  EXPECT_THAT(Refusal(In("notes"), OutputKind::kFile, true), HasSubstr("is a folder of other files, not a file"));
+  // A dataset is no checkpoint and a checkpoint no dataset; a file no folder and a folder no file.
+  EXPECT_THAT(Refusal(In("ds"), OutputKind::kCheckpointFolder, true), HasSubstr("(it is a tessel dataset)"));
+  EXPECT_THAT(Refusal(In("ck"), OutputKind::kDatasetFolder, true), HasSubstr("(it is a tessel checkpoint)"));
+  EXPECT_THAT(Refusal(In("in.txt"), OutputKind::kCheckpointFolder, true), HasSubstr("(it is a regular file)"));
+  EXPECT_THAT(Refusal(In("empty"), OutputKind::kFile, true), HasSubstr("is an empty folder, not a file"));
+  // Its own kind, or an empty folder, is replaced with --force only.
+  EXPECT_EQ(Refusal(In("ck"), OutputKind::kCheckpointFolder, true), "");
+  EXPECT_EQ(Refusal(In("ds"), OutputKind::kDatasetFolder, true), "");
+  EXPECT_EQ(Refusal(In("empty"), OutputKind::kCheckpointFolder, true), "");
+  EXPECT_EQ(Refusal(In("in.txt"), OutputKind::kFile, true), "");
+  EXPECT_THAT(Refusal(In("in.txt"), OutputKind::kFile, false),
+              HasSubstr("--output " + In("in.txt").string() + ": already exists; pass --force to replace it"));
+  EXPECT_THAT(Refusal(In("empty"), OutputKind::kCheckpointFolder, false), HasSubstr("already exists; pass --force"));
+  EXPECT_THAT(Refusal(In("ck"), OutputKind::kCheckpointFolder, false), HasSubstr("already exists; pass --force"));
+  // Python names its argument and force=True.
+  try {
+    CheckOutputPath(In("in.txt"), OutputKind::kFile, false, "path");
+    ADD_FAILURE();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("path " + In("in.txt").string() + ": already exists; pass force=True"));
+  }
+  EXPECT_TRUE(HoldsOutputOf(In("ck"), OutputKind::kCheckpointFolder));
+  EXPECT_FALSE(HoldsOutputOf(In("ds"), OutputKind::kCheckpointFolder));
+  // A damaged checkpoint.json is named as such.
+  std::ofstream(In("notes") / "checkpoint.json") << "{not json";
+  snapshot_ = Snapshot();
+  EXPECT_THAT(Refusal(In("notes"), OutputKind::kCheckpointFolder, true), HasSubstr("checkpoint.json is damaged"));
+}
+
+TEST_F(OutputGuardTest, DevicesPipesAndMissingFoldersAreRefused) {
+  for (const char* dev : {"/dev/null", "/dev/full"}) {
+    if (!fs::exists(dev)) continue;
+    EXPECT_THAT(Refusal(dev, OutputKind::kFile, true),
+                HasSubstr(std::string(dev) + ": is a device, not a file; omit the option to write nothing"));
+    EXPECT_THAT(Refusal(dev, OutputKind::kCheckpointFolder, true), HasSubstr("is a device"));
+    EXPECT_TRUE(fs::is_character_file(dev));
+  }
+  if (fs::exists("/dev/null")) {
+    fs::create_symlink("/dev/null", In("devlink"));
+    EXPECT_THAT(Refusal(In("devlink"), OutputKind::kFile, true), HasSubstr("device"));
+  }
+  ASSERT_EQ(::mkfifo(In("pipe").c_str(), 0600), 0);
+  EXPECT_THAT(Refusal(In("pipe"), OutputKind::kFile, true), HasSubstr("is a named pipe, not a file"));
+  snapshot_ = Snapshot();
+  EXPECT_THAT(Refusal(In("nowhere") / "out.txt", OutputKind::kFile, true),
+              HasSubstr("the folder " + In("nowhere").string() + " does not exist"));
+  EXPECT_EQ(Refusal("", OutputKind::kFile, false, {In("in.txt")}), "");  // no output asked for
 }
 
 TEST(Checksum, DetectsOneFlippedBit) {

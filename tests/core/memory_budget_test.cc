@@ -16,6 +16,7 @@ namespace tessel::memory {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // Restores the process-wide limits a test changes.
 class MemoryBudgetTest : public ::testing::Test {
@@ -117,6 +118,11 @@ TEST_F(MemoryBudgetTest, ActivitiesNestAndTheFailingOneIsKeptForTheOutOfMemoryMe
   EXPECT_EQ(FailedActivity(), "sorting the edges of x");  // the innermost one the exception left
   EXPECT_THAT(OutOfMemoryMessage(), HasSubstr("out of memory while sorting the edges of x"));
   EXPECT_THAT(OutOfMemoryMessage(), HasSubstr("available"));
+  // The fix names the options that size the work (all of them real options of the CLI).
+  for (const char* option : {"--batch-size", "--fanouts", "--hidden", "--layers", "--nodes", "--features"}) {
+    EXPECT_THAT(OutOfMemoryMessage(), HasSubstr(option));
+  }
+  EXPECT_THAT(OutOfMemoryMessage(), Not(HasSubstr("--cache-size")));  // not an option of any subcommand
 }
 
 TEST_F(MemoryBudgetTest, InflationBeyondTheRatioIsRefusedNamingTheFile) {

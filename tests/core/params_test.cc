@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "core/params_json.h"
@@ -103,6 +107,70 @@ TEST(Params, AbsentKeysKeepDefaultsAndBadTypesNameTheKey) {
   }
 }
 
+// One field of each arithmetic type a configuration holds, for ParamsFromJson's range checks.
+struct Typed {
+  int degree = 3;
+  int64_t count = 0;
+  uint64_t seed = 1;
+  float weight = 1.0F;
+  double rate = 0.5;
+  bool flag = false;
+  std::vector<int> fanouts{10};
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{"degree", ""}, c.degree);
+    v(ParamInfo{"count", ""}, c.count);
+    v(ParamInfo{"seed", ""}, c.seed);
+    v(ParamInfo{"weight", ""}, c.weight);
+    v(ParamInfo{"rate", ""}, c.rate);
+    v(ParamInfo{"flag", ""}, c.flag);
+    v(ParamInfo{"fanouts", ""}, c.fanouts);
+  }
+};
+
+TEST(Params, JsonNumbersOutOfTheirFieldsRangeAreRefusedNamingTheKey) {
+  for (const auto& [text, expected] : std::vector<std::pair<std::string, std::string>>{
+           {R"({"degree": 1e30})", "\"degree\" is 1e+30, out of range; give an integer in [-2147483648, 2147483647]"},
+           {R"({"degree": 2147483648})", "\"degree\" is 2147483648, out of range"},
+           {R"({"degree": 2.5})", "\"degree\" is 2.5, not a whole number"},
+           {R"({"degree": "3"})", "\"degree\" is \"3\", not a number"},
+           {R"({"degree": true})", "\"degree\" is true, not a number"},
+           {R"({"count": 9223372036854775808})", "\"count\" is 9223372036854775808, out of range"},
+           {R"({"count": 1e19})", "\"count\" is 1e+19, out of range"},
+           {R"({"seed": -1})", "\"seed\" is -1, out of range; give an integer in [0, 18446744073709551615]"},
+           {R"({"seed": 1e20})", "\"seed\" is 1e+20, out of range"},
+           {R"({"weight": 1e39})", "\"weight\" is 1e+39, out of range; give a finite number"},
+           {R"({"rate": "0.5"})", "\"rate\" is \"0.5\", not a number"},
+           {R"({"flag": 1})", "\"flag\" is 1; give true or false"},
+           {R"({"fanouts": [10, 1e10]})", "\"fanouts[1]\" is 10000000000.0, out of range"},
+           {R"({"fanouts": [1.5]})", "\"fanouts[0]\" is 1.5, not a whole number"},
+           {R"({"fanouts": 5})", "\"fanouts\" is 5, not a list of numbers"},
+       }) {
+    Typed t;
+    try {
+      ParamsFromJson(nlohmann::json::parse(text), &t);
+      ADD_FAILURE() << "accepted " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << text << " -> " << e.what();
+    }
+  }
+  // Every value within its type is taken exactly, integral floats included.
+  Typed t;
+  ParamsFromJson(nlohmann::json::parse(R"({"degree": -2147483648, "count": -9223372036854775808,
+      "seed": 18446744073709551615, "weight": -3.4e38, "rate": 1e300, "flag": true, "fanouts": [-1, 2147483647, 4.0]})"),
+                 &t);
+  EXPECT_EQ(t.degree, INT32_MIN);
+  EXPECT_EQ(t.count, INT64_MIN);
+  EXPECT_EQ(t.seed, UINT64_MAX);
+  EXPECT_EQ(t.weight, -3.4e38F);
+  EXPECT_EQ(t.rate, 1e300);
+  EXPECT_TRUE(t.flag);
+  EXPECT_EQ(t.fanouts, (std::vector<int>{-1, INT32_MAX, 4}));
+  ParamsFromJson(nlohmann::json::parse(R"({"degree": 3.0, "seed": 0.0})"), &t);
+  EXPECT_EQ(t.degree, 3);
+  EXPECT_EQ(t.seed, 0U);
+}
+
 TEST(Params, CliBindsParsesAndShowsDefaults) {
   CLI::App app("demo");
   Demo d;
@@ -171,6 +239,148 @@ TEST(Params, EnumParseTakesAliasesAndNamesStayCanonical) {
   } catch (const CLI::ValidationError& err) {
     EXPECT_NE(std::string(err.what()).find("use small (0) or large (1)"), std::string::npos) << err.what();
   }
+}
+
+// The message of the ValidationError that parsing `args` raises ("" when it parses).
+std::string ParseError(CLI::App& app, const std::string& args) {
+  try {
+    app.parse(args, false);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// As ParseError, for arguments given one by one, as argv holds them (CLI11's string form drops empty words).
+std::string ParseArgsError(CLI::App& app, std::vector<std::string> args) {
+  std::reverse(args.begin(), args.end());  // CLI11 takes the vector last argument first
+  try {
+    app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+struct Numbers {
+  uint64_t seed = 1;
+  int threads = 0;
+  int64_t count = -1;
+  int32_t small = 0;
+  double rate = 0.5;
+  float weight = 1.0F;
+  std::string path;
+};
+
+// A CLI app with one strictly parsed option per field of *n.
+void AddNumbers(CLI::App* app, Numbers* n) {
+  tools::AddOption(app, "--seed", &n->seed, "Seed")->capture_default_str();
+  tools::AddOption(app, "--threads,-t", &n->threads, "Threads", {0, tools::kMaxThreads})->capture_default_str();
+  tools::AddOption(app, "--count", &n->count, "Count");
+  tools::AddOption(app, "--small", &n->small, "Small");
+  tools::AddOption(app, "--rate", &n->rate, "Rate", {0, 1});
+  tools::AddOption(app, "--weight", &n->weight, "Weight");
+  tools::AddOption(app, "--path", &n->path, "Path");
+}
+
+TEST(CliOptions, IntegersNeverWrapAndNameTheOptionAndRange) {
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--seed -1", "--seed -1: out of range; give an integer in [0, 18446744073709551615]"},
+           {"--seed 18446744073709551616", "--seed 18446744073709551616: out of range"},
+           {"--seed 1e23", "--seed 1e23: not an integer (write whole numbers in plain digits"},
+           {"--seed 2.5", "--seed 2.5: not an integer"},
+           {"--seed 0x10", "--seed 0x10: not an integer"},
+           {"--seed ' 7'", "--seed  7: not an integer"},
+           {"--seed abc", "--seed abc: not an integer; give an integer in [0, 18446744073709551615]"},
+           {"--threads 2147483647", "--threads 2147483647: out of range; give an integer in [0, 4096]"},
+           {"-t -1", "--threads -1: out of range; give an integer in [0, 4096]"},
+           {"--count 9223372036854775808", "--count 9223372036854775808: out of range"},
+           {"--count -9223372036854775809", "--count -9223372036854775809: out of range"},
+           {"--small 2147483648", "--small 2147483648: out of range; give an integer in [-2147483648, 2147483647]"},
+           {"--small 1e8", "--small 1e8: not an integer"},
+           {"--small +-5", "--small +-5: not an integer"},
+           {"--seed +-5", "--seed +-5: not an integer"},
+           {"--count -", "--count -: not an integer"},
+       }) {
+    CLI::App app("demo");
+    Numbers n;
+    AddNumbers(&app, &n);
+    EXPECT_NE(ParseError(app, args).find(expected), std::string::npos)
+        << args << " -> '" << ParseError(app, args) << "'";
+  }
+  CLI::App app("demo");
+  Numbers n;
+  AddNumbers(&app, &n);
+  EXPECT_EQ(ParseError(app, "--seed 18446744073709551615 -t 4096 --count -9223372036854775808 --small +7"), "");
+  EXPECT_EQ(n.seed, UINT64_MAX);
+  EXPECT_EQ(n.threads, 4096);
+  EXPECT_EQ(n.count, INT64_MIN);
+  EXPECT_EQ(n.small, 7);
+}
+
+TEST(CliOptions, FloatsMustBeFiniteAndInRange) {
+  for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
+           {"--rate nan", "--rate nan: not finite; give a number in [0, 1]"},
+           {"--rate inf", "--rate inf: not finite"},
+           {"--rate 1.5", "--rate 1.5: out of range; give a number in [0, 1]"},
+           {"--rate x", "--rate x: not a number"},
+           {"--weight -inf", "--weight -inf: not finite; give a finite number"},
+           {"--weight 1e300", "--weight 1e300: out of range; give a finite number"},  // beyond float
+           {"--weight 1e400", "--weight 1e400: not finite"},
+       }) {
+    CLI::App app("demo");
+    Numbers n;
+    AddNumbers(&app, &n);
+    EXPECT_NE(ParseError(app, args).find(expected), std::string::npos)
+        << args << " -> '" << ParseError(app, args) << "'";
+  }
+  CLI::App app("demo");
+  Numbers n;
+  AddNumbers(&app, &n);
+  EXPECT_EQ(ParseError(app, "--rate 0.25 --weight -3e5"), "");
+  EXPECT_EQ(n.rate, 0.25);
+  EXPECT_EQ(n.weight, -3e5F);
+}
+
+TEST(CliOptions, EmptyValuesAreRefusedNotUnset) {
+  CLI::App app("demo");
+  Numbers n;
+  AddNumbers(&app, &n);
+  EXPECT_NE(ParseArgsError(app, {"--path", ""}).find("--path: the value is empty"), std::string::npos);
+  CLI::App app2("demo");
+  AddNumbers(&app2, &n);
+  EXPECT_NE(ParseArgsError(app2, {"--count", ""}).find("--count: the value is empty"), std::string::npos);
+  CLI::App app3("demo");
+  AddNumbers(&app3, &n);
+  EXPECT_NE(ParseArgsError(app3, {"--rate="}).find("--rate"), std::string::npos);  // refused, never taken as unset
+  // Through the parameter declarations too: text, numbers and lists.
+  for (const auto& [args, expected] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"-n", ""}, "--name: the value is empty"},
+           {{"--hidden", "1e8"}, "--hidden 1e8: not an integer"},
+           {{"--learning-rate", "nan"}, "--learning-rate nan: not finite"},
+           {{"--fanouts", "2147483648,1"}, "--fanouts: 2147483648 is out of range"},
+           {{"--fanouts", ""}, "--fanouts: the value is empty"},
+       }) {
+    CLI::App demo("demo");
+    Demo d;
+    tools::AddParams(&demo, &d);
+    const std::string message = ParseArgsError(demo, args);
+    EXPECT_NE(message.find(expected), std::string::npos) << args[0] << " -> '" << message << "'";
+  }
+}
+
+TEST(CliOptions, HelpStillShowsTypesAndDefaults) {
+  CLI::App app("demo");
+  Numbers n;
+  AddNumbers(&app, &n);
+  const std::string help = app.help();
+  EXPECT_NE(help.find("--seed UINT=1"), std::string::npos) << help;
+  EXPECT_NE(help.find("--threads INT=0"), std::string::npos) << help;
+  EXPECT_NE(help.find("--rate FLOAT"), std::string::npos) << help;
+  EXPECT_NE(help.find("--path TEXT"), std::string::npos) << help;
+  EXPECT_EQ(tools::cli_detail::DisplayName("-c,--cost"), "--cost");
+  EXPECT_EQ(tools::cli_detail::DisplayName("-a"), "-a");
+  EXPECT_EQ(tools::cli_detail::DisplayName("--overlap,!--no-overlap"), "--overlap");
 }
 
 }  // namespace

@@ -28,7 +28,7 @@ const Template& Valid() {
   static const Template t = [] {
     const fs::path& scratch = fuzz::ScratchDir("checkpoint");
     train::gcn::TrainState s;
-    s.config = {{"hidden", 4}, {"layers", 2}};
+    s.config = {{"hidden", 4}, {"layers", 2}, {"epochs", 5}, {"feature_scaling", {{"norm", "none"}}}};
     s.epochs_done = 3;
     s.best_epoch = 2;
     s.best_val_acc = 0.5;

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 
 #include "core/checksum.h"
@@ -233,13 +235,136 @@ TEST_F(PartitionFormatTest, ImpossibleCountsAreRefusedEvenWithMatchingChecksums)
     const std::string top_dump = top.dump(2);
     WriteFileAtomic(dir / "partitions.json", std::string_view(top_dump));
   };
+  // partitions.json refuses a halo larger than the other parts' nodes; the part, classes other than the dataset's.
   forge("num_halo", int64_t{1000000000}, "halo");
-  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("impossible counts"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("'halo' is 1000000000"), std::string::npos);
   forge("num_classes", int64_t{100000000}, "");
-  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("impossible counts"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("'num_classes' is 100000000"), std::string::npos);
+  {  // the same count forged into the summary too is still impossible
+    nlohmann::json top = nlohmann::json::parse(ReadFileToString(dir / "partitions.json"));
+    top["dataset"]["num_classes"] = int64_t{100000000};
+    WriteFileAtomic(dir / "partitions.json", std::string_view(top.dump(2)));
+    EXPECT_NE(ErrorOf([&] { LoadPart(dir, 1); }).find("impossible counts"), std::string::npos);
+  }
   // The forgery itself is consistent: the untouched manifest, re-checksummed, loads.
   forge("num_halo", nlohmann::json::parse(part_text)["num_halo"], "halo");
   EXPECT_NO_THROW(LoadPart(dir, 1));
+}
+
+// partitions.json is checked against itself and against every part's manifest, even when every checksum matches:
+// node count, node ranges, per-part counts and their sums, classes, feature width.
+TEST_F(PartitionFormatTest, SummaryDisagreeingWithItsPartsIsRefused) {
+  const datasets::NodeDataset d = RandomDataset(GraphSpec{});
+  const fs::path dir = root_ / "out";
+  PartitionToFolder(d, Options(Method::kMetis, 3), dir, false);
+  const std::string top_text = ReadFileToString(dir / "partitions.json");
+  const auto edit_top = [&](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json top = nlohmann::json::parse(top_text);
+    edit(top);
+    WriteFileAtomic(dir / "partitions.json", std::string_view(top.dump(2)));
+  };
+  const auto expect_refused = [&](const std::string& needle) {
+    for (int32_t p = 0; p < 3; ++p) {
+      const std::string what = ErrorOf([&] { LoadPart(dir, p); });
+      EXPECT_NE(what.find(needle), std::string::npos) << "part " << p << ": " << what;
+      EXPECT_NE(what.find(dir.string()), std::string::npos) << what;
+      EXPECT_NE(what.find("re-run tessel partition"), std::string::npos) << what;
+    }
+    // `tessel info` (VerifyPartition): every part fails, or partitions.json itself is refused.
+    try {
+      for (const auto& check : VerifyPartition(dir)) EXPECT_FALSE(check["ok"].get<bool>()) << check.dump();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+  };
+  edit_top([](nlohmann::json& j) { j["dataset"]["num_nodes"] = j["dataset"]["num_nodes"].get<int64_t>() + 7; });
+  expect_refused("num_nodes");
+  EXPECT_NE(ErrorOf([&] { ReadPartitionsJson(dir); }).find("num_nodes"), std::string::npos);
+  edit_top([](nlohmann::json& j) { j["dataset"]["num_classes"] = j["dataset"]["num_classes"].get<int64_t>() + 3; });
+  expect_refused("num_classes");
+  edit_top([](nlohmann::json& j) { j["dataset"]["feature_dim"] = j["dataset"]["feature_dim"].get<int64_t>() + 1; });
+  expect_refused("feature_dim");
+  edit_top([](nlohmann::json& j) { j["dataset"]["train"] = j["dataset"]["train"].get<int64_t>() + 1; });
+  expect_refused("'train'");
+  edit_top([](nlohmann::json& j) { j["dataset"]["num_entries"] = j["dataset"]["num_entries"].get<int64_t>() - 2; });
+  expect_refused("num_entries");
+  // Ranges that overlap, and a part whose node count is not its range (the total unchanged).
+  edit_top([](nlohmann::json& j) {
+    j["node_ranges"][2] = j["node_ranges"][0].get<int64_t>();
+    j["node_ranges"][1] = j["node_ranges"][1].get<int64_t>() + 1;
+  });
+  expect_refused("node_ranges");
+  edit_top([](nlohmann::json& j) {
+    j["node_ranges"][1] = j["node_ranges"][1].get<int64_t>() + 1;
+    j["parts"][0]["nodes"] = j["parts"][0]["nodes"].get<int64_t>() + 1;
+    j["parts"][1]["nodes"] = j["parts"][1]["nodes"].get<int64_t>() - 1;
+  });
+  EXPECT_NE(ErrorOf([&] { LoadPart(dir, 0); }).find("counts disagree"), std::string::npos);
+  edit_top([](nlohmann::json& j) { j["total_halo"] = j["total_halo"].get<int64_t>() + 1; });
+  expect_refused("total_halo");
+  // The untouched summary loads.
+  edit_top([](nlohmann::json&) {});
+  for (int32_t p = 0; p < 3; ++p) EXPECT_NO_THROW(LoadPart(dir, p));
+}
+
+// A halo node must be, on its owner part, the node its remote id names: the same dataset node, inside the owner's
+// node range. Forged arrays with recomputed checksums (array, manifest, partitions.json) are refused.
+TEST_F(PartitionFormatTest, HaloThatNoLongerMatchesItsOwnerIsRefused) {
+  const datasets::NodeDataset d = RandomDataset(GraphSpec{});
+  const fs::path dir = root_ / "out";
+  PartitionToFolder(d, Options(Method::kMetis, 3), dir, false);
+  const auto saved = Files(dir);
+  const auto restore = [&] {
+    for (const auto& [rel, bytes] : saved) WriteFileAtomic(dir / rel, std::string_view(bytes));
+  };
+  // Rewrites element 0 of part 0's array `name` (of T) with fn(old value) and every checksum that guards it.
+  const auto forge = [&](const std::string& name, auto tag, const auto& fn) {
+    using T = decltype(tag);
+    const fs::path part = dir / "part-0";
+    nlohmann::json m = nlohmann::json::parse(ReadFileToString(part / "manifest.json"));
+    nlohmann::json& entry = m["arrays"][name];
+    const fs::path file = part / entry["file"].get<std::string>();
+    std::string bytes = ReadFileToString(file);
+    ASSERT_GE(bytes.size(), sizeof(T));
+    T v;
+    std::memcpy(&v, bytes.data(), sizeof(T));
+    v = fn(v);
+    std::memcpy(bytes.data(), &v, sizeof(T));
+    WriteFileAtomic(file, std::string_view(bytes));
+    entry["xxh3"] = ChecksumHex(bytes.data(), bytes.size());
+    const std::string text = m.dump(2) + "\n";
+    WriteFileAtomic(part / "manifest.json", std::string_view(text));
+    nlohmann::json top = nlohmann::json::parse(ReadFileToString(dir / "partitions.json"));
+    top["parts"][0]["manifest_xxh3"] = ChecksumHex(text.data(), text.size());
+    WriteFileAtomic(dir / "partitions.json", std::string_view(top.dump(2)));
+  };
+  ASSERT_GT(LoadPart(dir, 0).num_halo, 0);
+  const LocalPart before = LoadPart(dir, 0);
+  const int32_t owner = before.halo_owner[0];
+  const int64_t owner_nodes = LoadPart(dir, owner).num_owned;
+  // The remote id moved to another node of the same owner.
+  forge("halo_remote", int64_t{}, [&](int64_t r) { return r + 1 < owner_nodes ? r + 1 : r - 1; });
+  std::string what = ErrorOf([&] { LoadPart(dir, 0); });
+  EXPECT_NE(what.find("no longer matches its owner"), std::string::npos) << what;
+  EXPECT_NE(what.find("re-run tessel partition"), std::string::npos) << what;
+  EXPECT_FALSE(VerifyPartition(dir)[0]["ok"].get<bool>());
+  restore();
+  // The remote id beyond its owner's node range.
+  forge("halo_remote", int64_t{}, [&](int64_t) { return owner_nodes; });
+  what = ErrorOf([&] { LoadPart(dir, 0); });
+  EXPECT_NE(what.find("its owner part " + std::to_string(owner) + " has"), std::string::npos) << what;
+  restore();
+  // Another owner (the third part), and this part itself.
+  forge("halo_owner", int32_t{}, [&](int32_t o) { return o == 1 ? 2 : 1; });
+  what = ErrorOf([&] { LoadPart(dir, 0); });
+  EXPECT_FALSE(what.empty());
+  EXPECT_NE(what.find("halo"), std::string::npos) << what;
+  restore();
+  forge("halo_owner", int32_t{}, [&](int32_t) { return 0; });
+  what = ErrorOf([&] { LoadPart(dir, 0); });
+  EXPECT_NE(what.find("owner part 0"), std::string::npos) << what;
+  restore();
+  EXPECT_NO_THROW(LoadPart(dir, 0));
 }
 
 // Real data (skipped when ../shared/data is absent): Cora and a METIS example mesh.

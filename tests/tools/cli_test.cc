@@ -9,8 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -218,7 +221,7 @@ TEST_F(CliTest, BadOptionsExitNonZeroWithAClearMessage) {
       {"convert --from edgelist --seed 3 " + In("tiny.edges") + out, "--seed only seeds the random split"},
       {"convert --from libsvm --split 0.6,0.2,0.2 " + In("rows.libsvm") + out,
        "LIBSVM and IDX rows have no node split"},
-      {"convert --from libsvm --num-features 0 " + In("rows.libsvm") + out, "--num-features must be >= 1"},
+      {"convert --from libsvm --num-features 0 " + In("rows.libsvm") + out, "--num-features 0: out of range"},
       {"convert --from edgelist --delimiter ab " + In("tiny.edges") + out, "must be one character"},
       {"convert --from edgelist " + In("missing.edges") + out, "no such file"},
       {"convert --from libsvm '" + root_.string() + "'" + out, "is a folder; give the file inside it"},
@@ -350,6 +353,268 @@ TEST_F(CliTest, InfoReportsCorruptionAndExitsNonZero) {
   const Result truncated = Run("info --no-verify '" + Out("t").string() + "'");
   EXPECT_EQ(truncated.code, 1);
   EXPECT_THAT(truncated.err, HasSubstr("has 3 bytes but the manifest says 16"));
+}
+
+// Issue 33, options: every integer option of every subcommand is range-checked (no wrap, no 1e8 or 2.5 for an
+// integer), floats are finite, empty values are refused, and memory failures driven by an option name the activity
+// and the option. Each case must fail (exit 1 for our checks, 105 or 106 for CLI11's), naming the option.
+TEST_F(CliTest, OptionValuesAreCheckedAndRefusalsNameTheOption) {
+  const std::string cora = "'" + (fs::path(TESSEL_TEST_DATA) / "cora" / "cora").string() + "'";
+  const std::string svm = "'" + (fs::path(TESSEL_TEST_DATA) / "libsvm" / "tiny.svm").string() + "'";
+  const std::string metis = "convert --from metis " + In("square.graph") + " --output '" + Out("m").string() + "'";
+  const std::string csbm = "generate csbm --output '" + Out("g").string() + "'";
+  const std::string gcn = "train gcn --dataset " + cora + " --epochs 1";
+  const std::string train_svm = "train svm --data " + svm + " --model '" + Out("model").string() + "'";
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      // Integers that would wrap or truncate.
+      {metis + " --split 0.5,0.25,0.25 --seed -1", {"--seed -1: out of range", "[0, 18446744073709551615]"}},
+      {metis + " --split 0.5,0.25,0.25 --seed 1e23", {"--seed 1e23: not an integer", "plain digits"}},
+      {csbm + " --seed 18446744073709551616", {"--seed 18446744073709551616: out of range"}},
+      {csbm + " --nodes 1e12", {"--nodes 1e12: not an integer"}},
+      {csbm + " --classes 2.5", {"--classes 2.5: not an integer"}},
+      {gcn + " --hidden 1e8", {"--hidden 1e8: not an integer"}},
+      {gcn + " --patience 2147483648", {"--patience 2147483648: out of range", "[-2147483648, 2147483647]"}},
+      {"partition " + cora + " --parts 4294967297 -o '" + Out("p").string() + "'",
+       {"--parts 4294967297: out of range"}},
+      {"convert --from libsvm " + svm + " -o '" + Out("l").string() + "' --num-features 99999999999",
+       {"--num-features 99999999999: out of range", "[1, 2147483647]"}},
+      // Ranges the meaning requires.
+      {csbm + " --threads 2147483647", {"--threads 2147483647: out of range", "[0, 4096]"}},
+      {gcn + " --threads 5000", {"--threads 5000: out of range", "[0, 4096]"}},
+      {train_svm + " --max-iter -5", {"--max-iter -5", "-1"}},
+      {gcn + " --batch-size 8 --fanouts 2147483647,1", {"--fanouts 2147483647", "-1 for all neighbours"}},
+      {gcn + " --batch-size 8 --fanouts 2147483648,1", {"--fanouts: 2147483648 is out of range"}},
+      // Floats must be finite.
+      {train_svm + " --rebalance nan", {"--rebalance nan: not finite"}},
+      {train_svm + " -c inf", {"--cost inf: not finite"}},
+      {train_svm + " -g nan", {"--gamma nan: not finite"}},
+      {gcn + " --lr nan", {"--lr nan: not finite"}},
+      {gcn + " --dropout 1e300", {"--dropout 1e300: out of range"}},  // beyond float
+      {csbm + " --homophily nan", {"--homophily nan: not finite"}},
+      {"--max-inflate-ratio nan info '" + Out("x").string() + "'", {"--max-inflate-ratio nan: not finite"}},
+      {"--max-inflate-ratio -1 info '" + Out("x").string() + "'", {"--max-inflate-ratio -1: out of range"}},
+      {gcn + " --timeout inf", {"--timeout inf: not finite"}},
+      // Empty values are refused, never taken as unset.
+      {metis + " --split ''", {"--split: the value is empty"}},
+      {gcn + " --metrics ''", {"--metrics: the value is empty"}},
+      {gcn + " --checkpoint ''", {"--checkpoint: the value is empty"}},
+      {"info ''", {"path: the value is empty"}},
+      {"--log-level '' info '" + Out("x").string() + "'", {"--log-level: the value is empty"}},
+      {gcn + " --grad-compress ''", {"--grad-compress: the value is empty"}},
+  };
+  for (const auto& [args, expected] : cases) {
+    const Result r = Run(args);
+    EXPECT_NE(r.code, 0) << args;
+    for (const std::string& e : expected) EXPECT_THAT(r.err, HasSubstr(e)) << args;
+  }
+  EXPECT_FALSE(fs::exists(Out("m")));
+  EXPECT_FALSE(fs::exists(Out("g")));
+  EXPECT_FALSE(fs::exists(Out("model")));
+  // The largest values still in range are taken.
+  const Result ok = Run(metis + " --split 0.5,0.25,0.25 --seed 18446744073709551615");
+  EXPECT_EQ(ok.code, 0) << ok.err;
+}
+
+TEST_F(CliTest, SizesBeyondTheMemoryBudgetNameTheActivityAndTheOption) {
+  const std::string cora = "'" + (fs::path(TESSEL_TEST_DATA) / "cora" / "cora").string() + "'";
+  const Result nodes =
+      Run("--max-memory 256M generate csbm --nodes 1000000000000 --output '" + Out("g").string() + "'");
+  EXPECT_EQ(nodes.code, 1);
+  EXPECT_THAT(nodes.err, HasSubstr("generating a CSBM graph (--nodes 1000000000000"));
+  EXPECT_THAT(nodes.err, HasSubstr("lower these options"));
+  const Result edges =
+      Run("--max-memory 256M generate rmat --nodes 1000 --edges 100000000000 --output '" + Out("r").string() + "'");
+  EXPECT_EQ(edges.code, 1);
+  EXPECT_THAT(edges.err, HasSubstr("generating an R-MAT graph (--nodes 1000, --edges 100000000000"));
+  const Result features =
+      Run("--max-memory 256M generate csbm --nodes 100000 --features 100000 --output '" + Out("f").string() + "'");
+  EXPECT_EQ(features.code, 1);
+  EXPECT_THAT(features.err, HasSubstr("--features 100000"));
+  const Result hidden = Run("--max-memory 256M train gcn --dataset " + cora + " --epochs 1 --hidden 100000000");
+  EXPECT_EQ(hidden.code, 1);
+  EXPECT_THAT(hidden.err, HasSubstr("--hidden 100000000"));
+  EXPECT_THAT(hidden.err, HasSubstr("lower --hidden or --layers"));
+  const Result layers =
+      Run("--max-memory 256M train gcn --dataset " + cora + " --epochs 1 --hidden 4096 --layers 100000");
+  EXPECT_EQ(layers.code, 1);
+  EXPECT_THAT(layers.err, HasSubstr("--layers 100000"));
+  for (const Result* r : {&nodes, &edges, &features, &hidden, &layers}) {
+    EXPECT_THAT(r->err, ::testing::Not(HasSubstr("out of memory (an allocation failed"))) << r->err;
+  }
+  EXPECT_FALSE(fs::exists(Out("g")));
+}
+
+TEST_F(CliTest, NulBytesInInputsAreShownNotCutOff) {
+  const fs::path edges = root_ / "nul.edges";
+  {
+    std::ofstream f(edges, std::ios::binary);
+    f << "0 1\n" << std::string("1\0x 2\n", 6);
+  }
+  const Result r = Run("convert --from edgelist '" + edges.string() + "' --output '" + Out("n").string() + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("nul.edges:2: "));
+  EXPECT_THAT(r.err, HasSubstr("1\\x00x"));  // the NUL as an escape, and the message goes on after it
+  EXPECT_EQ(r.err.find('\0'), std::string::npos);
+  const fs::path rows = root_ / "nul.svm";
+  {
+    std::ofstream f(rows, std::ios::binary);
+    f << "+1 1:0.5\n" << std::string("-1 1:0\0.2 2:1\n", 14);
+  }
+  const Result s = Run("train svm --data '" + rows.string() + "' --model '" + Out("nul.model").string() + "'");
+  EXPECT_EQ(s.code, 1);
+  EXPECT_THAT(s.err, HasSubstr("nul.svm:2: "));
+  EXPECT_THAT(s.err, HasSubstr("0\\x00.2"));
+  // Control bytes in a refused option value or an unknown option are escaped too (the parser's own messages).
+  const Result value = Run("generate csbm --output '" + Out("c").string() + "' --seed \"$(printf '\\033[31m')\"");
+  EXPECT_NE(value.code, 0);
+  EXPECT_THAT(value.err, HasSubstr("--seed \\x1b[31m: not an integer"));
+  const Result option = Run("info --bad\"$(printf '\\033[31m')\" '" + Out("c").string() + "'");
+  EXPECT_NE(option.code, 0);
+  EXPECT_THAT(option.err, HasSubstr("--bad\\x1b[31m"));
+  for (const Result* each : {&value, &option}) EXPECT_EQ(each->err.find('\x1b'), std::string::npos) << each->err;
+}
+
+// Issue 33, data loss: an output never replaces an input of the run (or another output), a device, or a file or
+// folder of another kind, even with --force; --resume never takes over a folder that is not a checkpoint. Every
+// input is byte-identical after each refused run.
+TEST_F(CliTest, OutputsNeverDestroyInputs) {
+  ConvertAndInfo("--from nodetable " + In("table"), "t");
+  const auto q = [](const fs::path& p) { return "'" + p.string() + "'"; };
+  const fs::path t = Out("t");
+  const fs::path ck = Out("ck");
+  const fs::path parts = Out("p");
+  const fs::path notes = Out("notes");
+  const fs::path rows = root_ / "h.json";  // SVM data named like the sidecar of a model "h"
+  fs::copy_file(kData / "rows.libsvm", rows);
+  fs::create_directories(root_ / "tab");  // a node-table prefix root_/tab/table
+  for (const char* f : {"edges", "features", "labels", "train", "val", "test"}) {
+    const std::string name = std::string("table.") + f + ".txt";
+    fs::copy_file(kData / name, root_ / "tab" / name);
+  }
+  fs::create_directories(notes);
+  std::ofstream(notes / "keep.txt") << "mine";
+  fs::create_directory_symlink(t, root_ / "link");
+  const std::string gcn = "train gcn --dataset " + q(t) + " --epochs 1";
+  ASSERT_EQ(Run(gcn + " --checkpoint " + q(ck)).code, 0);
+  ASSERT_EQ(Run("partition " + q(t) + " --parts 2 --method hash --output " + q(parts)).code, 0);
+  ASSERT_EQ(Run("train svm --data " + q(rows) + " --model " + q(Out("model"))).code, 0);
+
+  const auto snapshot = [&] {
+    std::vector<std::pair<std::string, std::string>> files;
+    for (const auto& e : fs::recursive_directory_iterator(root_)) {
+      const std::string name = e.path().filename().string();
+      if (name == "stdout.txt" || name == "stderr.txt") continue;
+      files.emplace_back(e.path().string(), e.is_regular_file() && !e.is_symlink() ? Slurp(e.path()) : "(folder)");
+    }
+    std::sort(files.begin(), files.end());
+    return files;
+  };
+  const auto before = snapshot();
+  const std::string predict = "predict gcn --dataset " + q(t) + " --checkpoint " + q(ck) + " --force --output ";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {gcn + " --checkpoint " + q(t) + " --force", "is an input of this command"},
+      {gcn + " --checkpoint " + q(t / "ck") + " --force", "lies inside"},
+      {gcn + " --checkpoint " + q(root_ / "link") + " --force", "is an input of this command"},
+      {gcn + " --checkpoint " + q(root_) + " --force", "contains"},
+      {gcn + " --checkpoint " + q(notes) + " --resume", "is not a tessel checkpoint (it is a folder of other files)"},
+      {gcn + " --checkpoint " + q(notes) + " --force", "so it is not replaced even with --force"},
+      {gcn + " --checkpoint " + q(parts) + " --force", "(it is a tessel partition folder)"},
+      {gcn + " --checkpoint " + q(Out("model")) + " --force", "(it is a regular file)"},
+      {gcn + " --metrics " + q(t / "manifest.json") + " --force", "lies inside"},
+      {gcn + " --checkpoint " + q(Out("ck2")) + " --metrics " + q(Out("ck2") / "m.json"),
+       "another output of this command"},
+      {"train gcn --partitions " + q(parts) + " --epochs 1 --checkpoint " + q(parts / "x"), "lies inside"},
+      {predict + q(t / "manifest.json"), "lies inside"},
+      {predict + q(ck / "checkpoint.json"), "lies inside"},
+      {predict + q(root_ / "link" / "labels.new"), "lies inside"},
+      {predict + "/dev/null", "/dev/null: is a device, not a file; omit the option to write nothing"},
+      {predict + q(notes), "is a folder of other files, not a file"},
+      {"predict gcn --dataset " + q(root_ / "tab" / "table") + " --checkpoint " + q(ck) + " --force --output " +
+           q(root_ / "tab" / "table.labels.txt"),
+       "is an input of this command"},
+      {"train svm --data " + q(rows) + " --model " + q(root_ / "h") + " --force", "--model's sidecar"},
+      {"train svm --data " + q(rows) + " --model " + q(rows) + " --force", "is an input of this command"},
+      {"predict svm --data " + q(rows) + " --model " + q(Out("model")) + " --force --output " + q(Out("model.json")),
+       "is an input of this command"},
+      {"partition " + q(t) + " --parts 2 --output " + q(t) + " --force", "is an input of this command"},
+      {"partition " + q(t) + " --parts 2 --output " + q(ck) + " --force", "(it is a tessel checkpoint)"},
+      {"convert --from nodetable " + In("table") + " --output " + q(notes) + " --force", "is not a tessel dataset"},
+      {"convert --from nodetable " + In("table") + " --output " + q(parts) + " --force", "is not a tessel dataset"},
+      {"convert --from libsvm " + q(rows) + " --output " + q(root_) + " --force", "contains"},
+      {"generate csbm --nodes 100 --output " + q(ck) + " --force", "is not a tessel dataset"},
+  };
+  for (const auto& [args, message] : cases) {
+    const Result r = Run(args);
+    EXPECT_EQ(r.code, 1) << args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(message)) << args;
+    EXPECT_EQ(snapshot(), before) << "changed files: " << args;
+  }
+  if (fs::exists("/dev/null")) {
+    EXPECT_TRUE(fs::is_character_file("/dev/null"));
+  }
+  // What may be replaced still is: an empty folder as a new checkpoint, a checkpoint with --force.
+  fs::create_directories(Out("empty"));
+  EXPECT_EQ(Run(gcn + " --checkpoint " + q(Out("empty"))).code, 0);
+  EXPECT_TRUE(fs::exists(Out("empty") / "checkpoint.json"));
+  EXPECT_EQ(Run(gcn + " --checkpoint " + q(ck) + " --force").code, 0);
+}
+
+// A tampered checkpoint is refused by `train gcn --resume` and `predict gcn --checkpoint` before it is used, naming
+// the checkpoint, the field or tensor, and the fix; a resume past the run's --epochs says how to continue.
+TEST_F(CliTest, TamperedCheckpointsAreRefusedByResumeAndPredict) {
+  ConvertAndInfo("--from nodetable " + In("table"), "t");
+  const auto q = [](const fs::path& p) { return "'" + p.string() + "'"; };
+  const std::string gcn = "train gcn --dataset " + q(Out("t")) + " --epochs 3";
+  ASSERT_EQ(Run(gcn + " --checkpoint " + q(Out("ck"))).code, 0);
+  ASSERT_EQ(Run(gcn + " --normalize-features standard --checkpoint " + q(Out("cks"))).code, 0);
+  const std::string good = Slurp(Out("ck") / "checkpoint.json");
+  const std::string good_s = Slurp(Out("cks") / "checkpoint.json");
+  const auto tamper = [&](const fs::path& dir, const std::string& text,
+                          const std::function<void(nlohmann::json&)>& fn) {
+    nlohmann::json j = nlohmann::json::parse(text);
+    fn(j);
+    std::ofstream(dir / "checkpoint.json", std::ios::trunc) << j.dump(2);
+  };
+  const std::string resume = gcn + " --checkpoint " + q(Out("ck")) + " --resume";
+  const std::string predict = "predict gcn --dataset " + q(Out("t")) + " --checkpoint ";
+  struct Case {
+    std::string args;
+    bool standard;  // the standard-scaling checkpoint
+    std::function<void(nlohmann::json&)> edit;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {resume, false, [](nlohmann::json& j) { j["epochs_done"] = 2147483647; }, "\"epochs_done\" is 2147483647"},
+      {resume, false, [](nlohmann::json& j) { j["epochs_done"] = int64_t{1} << 40; },
+       "\"epochs_done\" is 1099511627776"},
+      {resume, false, [](nlohmann::json& j) { j["epochs_done"] = -5; }, "\"epochs_done\" is -5"},
+      {resume, false, [](nlohmann::json& j) { j["adam_steps"] = -7; }, "\"adam_steps\" is -7"},
+      {resume, false, [](nlohmann::json& j) { j["num_moments"] = 3; }, "\"num_moments\" is 3"},
+      {predict + q(Out("ck")), false, [](nlohmann::json& j) { j["config"]["hidden"] = 1000000000; },
+       "(layer0.weight) is 3x16 but the model of its configuration needs 3x1000000000"},
+      {predict + q(Out("ck")), false, [](nlohmann::json& j) { j["config"] = 5; }, "\"config\" is 5"},
+      {predict + q(Out("cks")), true, [](nlohmann::json& j) { j["config"].erase("feature_scaling"); },
+       "\"config.feature_scaling\" is missing"},
+  };
+  for (const Case& c : cases) {
+    const fs::path dir = Out(c.standard ? "cks" : "ck");
+    tamper(dir, c.standard ? good_s : good, c.edit);
+    const Result r = Run(c.args);
+    EXPECT_EQ(r.code, 1) << c.args << "\n" << r.err;
+    EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
+    EXPECT_THAT(r.err, HasSubstr(dir.string())) << c.args;
+    EXPECT_THAT(r.err, HasSubstr("delete it to start over")) << c.args;
+  }
+  std::ofstream(Out("ck") / "checkpoint.json", std::ios::trunc) << good;
+  std::ofstream(Out("cks") / "checkpoint.json", std::ios::trunc) << good_s;
+  // Past --epochs: the fix is named; with more epochs, or untampered, it continues.
+  const Result past =
+      Run("train gcn --dataset " + q(Out("t")) + " --epochs 2 --checkpoint " + q(Out("ck")) + " --resume");
+  EXPECT_EQ(past.code, 1);
+  EXPECT_THAT(past.err, HasSubstr("has 3 epochs done, more than --epochs 2; pass --epochs 3 or more"));
+  EXPECT_EQ(Run("train gcn --dataset " + q(Out("t")) + " --epochs 5 --checkpoint " + q(Out("ck")) + " --resume").code,
+            0);
+  EXPECT_EQ(Run(predict + q(Out("cks")) + " --output " + q(Out("p.json"))).code, 0);
 }
 
 }  // namespace

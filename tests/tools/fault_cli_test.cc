@@ -136,12 +136,14 @@ TEST_F(FaultCli, TimeoutOption) {
     EXPECT_THAT(help.out, HasSubstr("--timeout FLOAT=600")) << sub;
   }
   for (const char* bad : {"-1", "nan", "inf"}) {
+    // Refused while parsing (tools/cli_params.h): CLI11's exit status, the option, the value and the range.
     const Result r = Run("", TrainSvm() + Quote(Out("m")) + " --timeout " + bad);
-    EXPECT_EQ(r.code, 1) << bad << ": " << r.err;
-    EXPECT_THAT(r.err, HasSubstr("must be a finite number of seconds >= 0 (0 = no limit")) << bad;
+    EXPECT_NE(r.code, 0) << bad << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr("--timeout " + std::string(bad) + ": ")) << bad;
+    EXPECT_THAT(r.err, HasSubstr("give a finite number >= 0")) << bad;
     const Result g =
         Run("", "train gcn --dataset " + Quote(fs::path(TESSEL_TEST_DATA) / "cora" / "cora") + " --timeout " + bad);
-    EXPECT_EQ(g.code, 1) << bad;
+    EXPECT_NE(g.code, 0) << bad;
     EXPECT_THAT(g.err, HasSubstr("--timeout")) << bad;
   }
   const Result zero = Run("", TrainSvm() + Quote(Out("m")) + " --timeout 0");  // 0 = no limit: trains

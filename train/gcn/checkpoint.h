@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -12,7 +13,8 @@
 
 namespace tessel::train::gcn {
 
-inline constexpr int kCheckpointVersion = 1;
+// 2: config.feature_scaling is always present (version 1 wrote it for standard scaling only); still reads 1.
+inline constexpr int kCheckpointVersion = 2;
 
 struct TrainState {
   nlohmann::json config;  // ModelConfig and TrainConfig fields (see trainer.cc)
@@ -28,7 +30,23 @@ struct TrainState {
 
 // Writes `dir` atomically (a temporary folder renamed over the old one).
 void SaveCheckpoint(const std::filesystem::path& dir, const TrainState& state);
-// Throws naming the folder and what is wrong (missing file, version, truncated tensors).
+// Reads `dir` and checks everything the checkpoint itself determines before anything trusts it: format and version,
+// counters (read as 64-bit integers: 0 <= best_epoch <= epochs_done <= config.epochs, epochs_since_best =
+// epochs_done - best_epoch, epochs_done <= adam_steps, best_val_acc -1 before the first evaluation and in [0, 1]
+// after), tensor counts (two Adam moments per parameter, best parameters once evaluated) and shapes (moments and
+// best parameters shaped as the parameters), every value finite, and the feature scaling the configuration needs.
+// Throws naming the folder, the file and field or tensor, and the fix.
 TrainState LoadCheckpoint(const std::filesystem::path& dir);
+
+// One tensor a model expects: its parameter name and shape.
+struct TensorShape {
+  std::string name;
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+// Throws naming `dir`, the tensor and the fix unless `s` (from LoadCheckpoint) holds one parameter of each of these
+// shapes, in order; LoadCheckpoint has already matched the moments and best parameters to the parameters.
+void CheckCheckpointShapes(const std::filesystem::path& dir, const TrainState& s,
+                           const std::vector<TensorShape>& model);
 
 }  // namespace tessel::train::gcn

@@ -8,7 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <limits>
+#include <string>
 
+#include <fmt/format.h>
+
+#include "core/memory_budget.h"
 #include "kernels/dense.h"
 #include "kernels/gather.h"
 #include "kernels/sparse.h"
@@ -84,6 +89,21 @@ void ModelConfig::Validate() const {
 
 GcnModel::GcnModel(const ModelConfig& config, uint64_t seed) : config_(config) {
   config_.Validate();
+  // The weights, their gradients and Adam's two moments, checked as a whole before any is made, so that a large
+  // --hidden or --layers is refused by name rather than failing as a bare out-of-memory.
+  double parameters = 0;
+  for (int l = 0; l < config_.layers; ++l) {
+    parameters += static_cast<double>(InDim(l)) * static_cast<double>(OutDim(l)) *
+                      (config_.kind == ModelKind::kSage ? 2.0 : 1.0) +
+                  (config_.bias ? static_cast<double>(OutDim(l)) : 0.0);
+  }
+  const std::string sizes = fmt::format("--hidden {}, --layers {}, {} input features, {} classes", config_.hidden,
+                                        config_.layers, config_.in_dim, config_.num_classes);
+  memory::CheckArray(
+      parameters >= 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(parameters),
+      4 * static_cast<int64_t>(sizeof(float)),
+      fmt::format("the model's {:.0f} parameters with their gradients and Adam moments ({})", parameters, sizes),
+      "lower --hidden or --layers");
   Rng rng(StreamKey{.seed = seed, .purpose = 0x1417});
   for (int l = 0; l < config_.layers; ++l) {
     param_index_.push_back(params_.size());

@@ -59,7 +59,9 @@ bool CheckpointDue(const TrainConfig& c, int epoch, bool stop) {
 }
 
 nlohmann::json CheckpointConfig(nlohmann::json config, const FeatureScaling& scaling) {
-  if (scaling.norm == FeatureNorm::kStandard) config["feature_scaling"] = scaling.ToJson();
+  // Always written (checkpoint version 2), so that a checkpoint whose scaling is missing is refused rather than
+  // refitted on other data.
+  config["feature_scaling"] = scaling.ToJson();
   return config;
 }
 
@@ -81,8 +83,18 @@ TrainState CaptureState(nlohmann::json config, int epochs_done, const BestWeight
 int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeights* best, GcnModel* model, Adam* adam) {
   if (!c.resume || !std::filesystem::exists(c.checkpoint_dir / "checkpoint.json")) return 0;
   TrainState s = LoadCheckpoint(c.checkpoint_dir);
+  const std::string dir = c.checkpoint_dir.string();
+  TESSEL_CHECK(s.epochs_done <= c.epochs,
+               "--resume: the checkpoint in {} has {} epochs done, more than --epochs {}; pass --epochs {} or more to "
+               "continue it, or delete it (or use a new --checkpoint folder) to start over",
+               dir, s.epochs_done, c.epochs, s.epochs_done);
   nlohmann::json want = config;
   nlohmann::json have = s.config;
+  // Version 1 checkpoints stored the feature scaling for standard scaling only (LoadCheckpoint requires it there).
+  if (!have.contains("feature_scaling") && want.contains("feature_scaling") &&
+      want["feature_scaling"].value("norm", "") != FeatureNormName(FeatureNorm::kStandard)) {
+    want.erase("feature_scaling");
+  }
   // None of these changes what a step computes.
   for (const char* key : {"epochs", "patience", "overlap", "device_sampling", "features_on", "network"}) {
     want.erase(key);
@@ -93,13 +105,30 @@ int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeight
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
     if (!have.contains(it.key()) && want.contains(it.key()) && want[it.key()] == it.value()) want.erase(it.key());
   }
-  TESSEL_CHECK(want == have,
-               "--resume: the checkpoint in {} was trained with different settings ({}); use the same options or a "
-               "new --checkpoint folder",
-               c.checkpoint_dir.string(), have.dump());
+  if (want != have) {
+    // Name the settings that differ (not the whole configuration: the feature scaling alone can be megabytes).
+    std::string diff;
+    const auto shown = [](const nlohmann::json& j, const std::string& key) {
+      if (!j.contains(key)) return std::string("unset");
+      std::string text = j.at(key).dump();
+      return text.size() > 60 ? text.substr(0, 57) + "..." : text;
+    };
+    nlohmann::json keys = have;
+    keys.update(want);
+    for (auto it = keys.begin(); it != keys.end(); ++it) {
+      if (want.contains(it.key()) && have.contains(it.key()) && want[it.key()] == have[it.key()]) continue;
+      diff += fmt::format("{}{}: {} in the checkpoint, {} now", diff.empty() ? "" : "; ", it.key(),
+                          shown(have, it.key()), shown(want, it.key()));
+    }
+    throw Error(fmt::format(
+        "--resume: the checkpoint in {} was trained with different settings ({}); train with the same options (and "
+        "dataset), or use a new --checkpoint folder",
+        dir, diff));
+  }
   auto& params = model->params();
-  TESSEL_CHECK(s.params.size() == params.size(), "--resume: checkpoint has {} tensors, the model {}", s.params.size(),
-               params.size());
+  std::vector<TensorShape> shapes;
+  for (const Param& p : params) shapes.push_back({p.name, p.value.rows, p.value.cols});
+  CheckCheckpointShapes(c.checkpoint_dir, s, shapes);
   for (size_t i = 0; i < params.size(); ++i) params[i].value = std::move(s.params[i]);
   adam->Restore(s.adam_steps, std::move(s.moments));
   best->params = std::move(s.best_params);

@@ -14,6 +14,7 @@
 #include "core/fault_inject.h"
 #include "core/interrupt.h"
 #include "core/log.h"
+#include "core/output_guard.h"
 #include "core/params_json.h"
 #include "core/pinned_memory.h"
 #include "core/progress.h"
@@ -34,14 +35,17 @@ uint64_t SentBytes(const comm::Communicator& comm) { return comm.Bytes().Total()
 
 }  // namespace
 
-void CheckCheckpointTarget(const TrainConfig& c, bool force) {
+void CheckCheckpointTarget(const TrainConfig& c, bool force, std::span<const std::filesystem::path> inputs,
+                           std::span<const std::filesystem::path> other_outputs, std::string_view flag) {
+  if (c.checkpoint_dir.empty()) return;
+  // Never the run's input, never a device, never a folder of other files or another kind (not even with --resume,
+  // which would write there, or --force); existence alone is judged below.
+  CheckOutputPath(c.checkpoint_dir, OutputKind::kCheckpointFolder, /*force=*/true, flag, inputs, other_outputs);
   // A checkpoint is another run's state: replaced only when asked, as every other output is.
-  std::error_code ec;
-  TESSEL_CHECK(c.checkpoint_dir.empty() || c.resume || force ||
-                   !std::filesystem::exists(c.checkpoint_dir / "checkpoint.json", ec),
-               "--checkpoint {}: already holds a checkpoint; pass --resume to continue it, --force to replace it, or "
-               "choose another folder",
-               c.checkpoint_dir.string());
+  const bool cli = flag.starts_with("--");
+  TESSEL_CHECK(c.resume || force || !HoldsOutputOf(c.checkpoint_dir, OutputKind::kCheckpointFolder),
+               "{} {}: already holds a checkpoint; pass {} to continue it, {} to replace it, or choose another folder",
+               flag, c.checkpoint_dir.string(), cli ? "--resume" : "resume=True", cli ? "--force" : "force=True");
 }
 
 void TrainConfig::Validate(bool partitioned) const {
@@ -87,6 +91,14 @@ void TrainConfig::Validate(bool partitioned) const {
                  "for example --fanouts 10,25 for 2 layers; -1 = all neighbours)",
                  fanouts.size(), model.layers, partitioned ? "distributed training always samples: " : "");
     sampling::SamplerOptions{fanouts, replace, sampling::Aggregation::kGcn}.Validate();
+    // A fanout beyond any real degree only asks for huge sampling buffers (with --replace, that many picks a node).
+    constexpr int kMaxFanout = 1 << 16;
+    for (const int f : fanouts) {
+      TESSEL_CHECK(f <= kMaxFanout,
+                   "--fanouts {}: at most {} neighbours are sampled per node; use -1 for all neighbours, or a "
+                   "smaller fanout",
+                   f, kMaxFanout);
+    }
   }
   adam.Validate();
 }

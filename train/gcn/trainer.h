@@ -173,8 +173,14 @@ struct TrainConfig {
   }
 };
 
-// Throws when c.checkpoint_dir already holds a checkpoint and neither c.resume nor `force` says what to do with it.
-void CheckCheckpointTarget(const TrainConfig& c, bool force);
+// The output guard of c.checkpoint_dir (core/output_guard.h): throws when it is, contains or lies inside one of
+// `inputs` (--dataset, --partitions) or `other_outputs` (--metrics), is a device, or exists and is neither a tessel
+// checkpoint nor an empty folder (even with --resume or --force: it is never deleted); and when it already holds a
+// checkpoint and neither c.resume nor `force` says what to do with it. `flag` names the option in messages
+// ("checkpoint" from Python).
+void CheckCheckpointTarget(const TrainConfig& c, bool force, std::span<const std::filesystem::path> inputs = {},
+                           std::span<const std::filesystem::path> other_outputs = {},
+                           std::string_view flag = "--checkpoint");
 
 // One epoch as every rank sees it: values are reduced over ranks (sums, or maxima for the seconds), so every rank
 // holds the same numbers. One process is the one-rank case.

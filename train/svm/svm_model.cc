@@ -3,12 +3,15 @@
 #include "train/svm/svm_model.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/output_guard.h"
 #include "core/parallel.h"
 #include "datasets/text_input.h"
 
@@ -17,15 +20,30 @@ namespace tessel::train::svm {
 kernels::SparseRowsView SvmModel::SupportVectors() const { return {sv_indptr, sv_indices, sv_values, num_features}; }
 
 void SvmModel::Validate() const {
-  TESSEL_CHECK(nr_class >= 1, "SVM model: nr_class is {}", nr_class);
+  TESSEL_CHECK(nr_class >= 1, "SVM model: nr_class is {}; a C-SVC model has at least 1 class", nr_class);
   const auto pairs = static_cast<size_t>(nr_class) * static_cast<size_t>(nr_class - 1) / 2;
   TESSEL_CHECK(labels.size() == static_cast<size_t>(nr_class), "SVM model: {} labels for {} classes", labels.size(),
                nr_class);
+  {
+    std::vector<int32_t> sorted = labels;
+    std::sort(sorted.begin(), sorted.end());
+    const auto dup = std::adjacent_find(sorted.begin(), sorted.end());
+    TESSEL_CHECK(dup == sorted.end(), "SVM model: label {} appears twice; every class needs its own label", *dup);
+  }
   TESSEL_CHECK(rho.size() == pairs, "SVM model: {} rho values for {} class pairs", rho.size(), pairs);
+  TESSEL_CHECK(prob_a.empty() || prob_a.size() == pairs, "SVM model: {} probA values for {} class pairs", prob_a.size(),
+               pairs);
+  TESSEL_CHECK(prob_b.empty() || prob_b.size() == pairs, "SVM model: {} probB values for {} class pairs", prob_b.size(),
+               pairs);
+  TESSEL_CHECK(prob_a.empty() == prob_b.empty(), "SVM model: probA and probB come together ({} and {} values)",
+               prob_a.size(), prob_b.size());
   TESSEL_CHECK(nr_sv.size() == static_cast<size_t>(nr_class), "SVM model: nr_sv has {} entries for {} classes",
                nr_sv.size(), nr_class);
   int64_t sum = 0;
-  for (const int32_t n : nr_sv) sum += n;
+  for (const int32_t n : nr_sv) {
+    TESSEL_CHECK(n >= 0, "SVM model: nr_sv holds {}; support-vector counts are 0 or more", n);
+    sum += n;
+  }
   TESSEL_CHECK(sum == total_sv(), "SVM model: nr_sv adds up to {} but there are {} support vectors", sum, total_sv());
   TESSEL_CHECK(sv_coef.size() == static_cast<size_t>((nr_class - 1) * total_sv()),
                "SVM model: {} coefficients for {} classes and {} support vectors", sv_coef.size(), nr_class,
@@ -33,19 +51,65 @@ void SvmModel::Validate() const {
   TESSEL_CHECK(sv_indices.size() == sv_values.size() && !sv_indptr.empty() && sv_indptr.front() == 0 &&
                    sv_indptr.back() == static_cast<int64_t>(sv_indices.size()),
                "SVM model: support-vector arrays disagree");
-  // Rows as the kernels read them: offsets ascending, feature ids ascending within a row and non-negative.
+  // Rows as the kernels read them: offsets ascending and within the arrays (checked before a row is read), feature
+  // ids ascending within a row, non-negative and below num_features.
   for (int64_t r = 0; r < total_sv(); ++r) {
-    TESSEL_CHECK(sv_indptr[r] <= sv_indptr[r + 1], "SVM model: support vector {} has a negative length", r);
+    TESSEL_CHECK(sv_indptr[r] <= sv_indptr[r + 1] && sv_indptr[r + 1] <= static_cast<int64_t>(sv_indices.size()),
+                 "SVM model: support vector {} has a negative length or runs past the arrays", r);
     for (int64_t e = sv_indptr[r]; e < sv_indptr[r + 1]; ++e) {
       TESSEL_CHECK(sv_indices[e] >= 0 && (e == sv_indptr[r] || sv_indices[e] > sv_indices[e - 1]),
                    "SVM model: the feature ids of support vector {} are not ascending non-negative ids", r);
+      TESSEL_CHECK(sv_indices[e] < num_features,
+                   "SVM model: support vector {} has feature id {} but num_features is {} (the training data's "
+                   "feature count must exceed every support vector's feature id)",
+                   r, sv_indices[e], num_features);
     }
   }
+  TESSEL_CHECK(num_features >= 0 && num_features <= kMaxModelFeatures,
+               "SVM model: num_features {} is outside [0, {}] (feature ids are 32-bit)", num_features,
+               kMaxModelFeatures);
   TESSEL_CHECK(sv_rows.empty() || static_cast<int64_t>(sv_rows.size()) == total_sv(),
                "SVM model: {} training rows for {} support vectors", sv_rows.size(), total_sv());
+  for (const int64_t r : sv_rows) TESSEL_CHECK(r >= 0, "SVM model: a support vector's training row is {}", r);
+  // Every number finite: one NaN or infinity would make every prediction the same.
+  const auto finite = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return std::isfinite(x); });
+  };
+  TESSEL_CHECK(finite(rho) && finite(prob_a) && finite(prob_b), "SVM model: a rho, probA or probB value is not finite");
+  TESSEL_CHECK(finite(sv_coef), "SVM model: a support-vector coefficient is not finite");
+  TESSEL_CHECK(finite(sv_values), "SVM model: a support-vector feature value is not finite");
+  ValidateKernel();
+}
+
+void SvmModel::ValidateKernel() const {
+  // LIBSVM's svm_check_parameter for the model's kernel, and finite numbers.
+  const auto t = kernel.type;
+  TESSEL_CHECK(t == kernels::SvmKernelType::kLinear || t == kernels::SvmKernelType::kPolynomial ||
+                   t == kernels::SvmKernelType::kRbf || t == kernels::SvmKernelType::kSigmoid,
+               "SVM model: kernel_type {} is not linear, polynomial, rbf or sigmoid", static_cast<int>(t));
+  TESSEL_CHECK(std::isfinite(kernel.gamma) && kernel.gamma >= 0, "SVM model: gamma {} must be a finite number >= 0",
+               kernel.gamma);
+  TESSEL_CHECK(std::isfinite(kernel.coef0), "SVM model: coef0 {} is not finite", kernel.coef0);
+  TESSEL_CHECK(t != kernels::SvmKernelType::kPolynomial || kernel.degree >= 0,
+               "SVM model: degree {} of the polynomial kernel must not be negative", kernel.degree);
+  // svm-train and tessel leave gamma 0 (1/num_features) only for data without features: then no support vector
+  // has one. With features, gamma 0 makes every RBF value 1 and every polynomial or sigmoid one a constant.
+  TESSEL_CHECK(t == kernels::SvmKernelType::kLinear || kernel.gamma > 0 || sv_indices.empty(),
+               "SVM model: gamma 0 with kernel_type {} and support vectors that have features (training sets "
+               "gamma to 1/num_features; a model with gamma 0 is damaged)",
+               kernels::SvmKernelName(t));
 }
 
 std::string SidecarPath(const std::filesystem::path& model_path) { return model_path.string() + ".json"; }
+
+void CheckSvmModelOutput(const std::filesystem::path& path, bool force, std::string_view flag,
+                         std::span<const std::filesystem::path> inputs) {
+  if (path.empty()) return;
+  const std::filesystem::path model[1] = {path};
+  const std::filesystem::path side[1] = {SidecarPath(path)};
+  CheckOutputPath(path, OutputKind::kFile, force, flag, inputs, side);
+  CheckOutputPath(side[0], OutputKind::kFile, force, fmt::format("{}'s sidecar", flag), inputs, model);
+}
 
 void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, const std::string& extra_json) {
   model.Validate();
@@ -100,21 +164,64 @@ void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, cons
 
 namespace {
 
+// The end of every message about a model file whose contents contradict themselves.
+constexpr std::string_view kDamaged = " (the model file is damaged: retrain, or restore the file)";
+
+// A header list ("rho 0.1 -0.2", "label 1 -1") of exactly `expected` values (`per` says what each one is for);
+// integers must lie in [lo, hi] (`range` describes them).
 template <typename T>
 std::vector<T> ParseList(const datasets::LineCursor& cur, datasets::Fields* fields, std::string_view key,
-                         size_t expected) {
+                         size_t expected, std::string_view per, int64_t lo = std::numeric_limits<int32_t>::min(),
+                         int64_t hi = std::numeric_limits<int32_t>::max(), std::string_view range = "") {
   std::vector<T> out;
   std::string_view tok;
   while (fields->Next(&tok)) {
     if constexpr (std::is_integral_v<T>) {
-      out.push_back(static_cast<T>(cur.ParseInt(tok, key)));
+      const int64_t v = cur.ParseInt(tok, key);
+      if (v < lo || v > hi) cur.Fail("'{}' holds {}: {}{}", key, v, range, kDamaged);
+      out.push_back(static_cast<T>(v));
     } else {
       out.push_back(cur.ParseDouble(tok, key));
     }
   }
-  if (expected != 0 && out.size() != expected)
-    cur.Fail("'{}' has {} values but nr_class needs {}", key, out.size(), expected);
+  if (out.size() != expected)
+    cur.Fail("'{}' has {} values but nr_class needs {} ({}){}", key, out.size(), expected, per, kDamaged);
   return out;
+}
+
+// The sidecar PATH.json written beside a model: every field checked (type, range, agreement with the model file).
+void ReadSidecar(const std::string& side, const std::string& model_name, int64_t min_features, SvmModel* m) {
+  const auto fail = [&](std::string_view what) {
+    throw Error::InFile(side, fmt::format("{}; this sidecar of {} is damaged or belongs to another model (restore "
+                                          "it, or delete it to use the model without it)",
+                                          what, model_name));
+  };
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(ReadFileToString(side));
+  } catch (const nlohmann::json::exception& e) {
+    fail(fmt::format("not valid JSON ({})", e.what()));
+  }
+  if (!j.is_object()) fail("not a JSON object");
+  if (!j.contains("format") || !j["format"].is_string() || j["format"].get<std::string>() != "tessel-svm-model-sidecar")
+    fail("field 'format' is not \"tessel-svm-model-sidecar\"");
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"].get<int64_t>() != 1)
+    fail(fmt::format("field 'version' is {}, this tessel reads version 1",
+                     j.contains("version") ? j["version"].dump() : std::string("missing")));
+  if (!j.contains("num_features") || !j["num_features"].is_number_integer())
+    fail(fmt::format("field 'num_features' is {}; an integer is needed",
+                     j.contains("num_features") ? j["num_features"].dump() : std::string("missing")));
+  const auto& nf = j["num_features"];
+  const bool too_big = nf.is_number_unsigned() ? nf.get<uint64_t>() > static_cast<uint64_t>(kMaxModelFeatures)
+                                               : nf.get<int64_t>() > kMaxModelFeatures;
+  const int64_t n = too_big ? kMaxModelFeatures + 1 : nf.get<int64_t>();
+  if (n < 0 || too_big)
+    fail(fmt::format("field 'num_features' is {}; it must be in [0, {}]", nf.dump(), kMaxModelFeatures));
+  if (n < min_features)
+    fail(fmt::format("field 'num_features' is {} but the support vectors use feature index {}", n, min_features));
+  if (j.contains("training") && !j["training"].is_object()) fail("field 'training' is not a JSON object");
+  m->num_features = n;
+  m->num_features_known = true;
 }
 
 }  // namespace
@@ -128,20 +235,38 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
   bool have_type = false;
   bool have_gamma = false;
   int64_t total_sv = -1;
+  int64_t nr_sv_line = 0;
+  std::vector<std::string> seen_keys;
   std::string_view line;
   while (cur.Next(&line)) {
     datasets::Fields fields(line);
     std::string_view key;
     if (!fields.Next(&key)) continue;
-    std::string_view val;
-    const auto pairs =
-        static_cast<size_t>(std::max(m.nr_class, 1)) * static_cast<size_t>(std::max(m.nr_class - 1, 0)) / 2;
+    if (key == "SV") {
+      seen_sv = true;
+      break;
+    }
+    if (std::find(seen_keys.begin(), seen_keys.end(), key) != seen_keys.end())
+      cur.Fail("'{}' appears twice in the header{}", key, kDamaged);
+    seen_keys.emplace_back(key);
+    // A single value: "gamma 0.5" (a second value would be silently ignored otherwise).
+    const auto value = [&] {
+      std::string_view val;
+      std::string_view extra;
+      if (!fields.Next(&val)) cur.Fail("{} needs a value{}", key, kDamaged);
+      if (fields.Next(&extra)) cur.Fail("{} takes one value, found '{}' after '{}'{}", key, extra, val, kDamaged);
+      return val;
+    };
+    const bool list = key == "rho" || key == "label" || key == "probA" || key == "probB" || key == "nr_sv";
+    if (list && m.nr_class == 0)
+      cur.Fail("'{}' comes before nr_class: the header gives nr_class first (as svm-train writes it){}", key, kDamaged);
+    const auto pairs = static_cast<size_t>(m.nr_class) * static_cast<size_t>(std::max(m.nr_class - 1, 0)) / 2;
     if (key == "svm_type") {
-      if (!fields.Next(&val)) cur.Fail("svm_type needs a value");
+      const std::string_view val = value();
       if (val != "c_svc") cur.Fail("svm_type '{}' is not supported: tessel reads C-SVC models (svm-train -s 0)", val);
       have_type = true;
     } else if (key == "kernel_type") {
-      if (!fields.Next(&val)) cur.Fail("kernel_type needs a value");
+      const std::string_view val = value();
       if (val == "precomputed") cur.Fail("precomputed kernels are not supported");
       try {
         m.kernel.type = kernels::ParseSvmKernel(val);
@@ -149,38 +274,43 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
         cur.Fail("{}", e.what());
       }
     } else if (key == "degree") {
-      if (!fields.Next(&val)) cur.Fail("degree needs a value");
-      m.kernel.degree = static_cast<int>(cur.ParseInt(val, "degree"));
+      const int64_t d = cur.ParseInt(value(), "degree");
+      if (d < 0 || d > std::numeric_limits<int32_t>::max())
+        cur.Fail("degree {} is out of range: the polynomial degree is 0 to {} (svm-train -d){}", d,
+                 std::numeric_limits<int32_t>::max(), kDamaged);
+      m.kernel.degree = static_cast<int>(d);
     } else if (key == "gamma") {
-      if (!fields.Next(&val)) cur.Fail("gamma needs a value");
-      m.kernel.gamma = cur.ParseDouble(val, "gamma");
+      m.kernel.gamma = cur.ParseDouble(value(), "gamma");
+      if (m.kernel.gamma < 0) cur.Fail("gamma {} must not be negative (svm-train -g){}", m.kernel.gamma, kDamaged);
       have_gamma = true;
     } else if (key == "coef0") {
-      if (!fields.Next(&val)) cur.Fail("coef0 needs a value");
-      m.kernel.coef0 = cur.ParseDouble(val, "coef0");
+      m.kernel.coef0 = cur.ParseDouble(value(), "coef0");
     } else if (key == "nr_class") {
-      if (!fields.Next(&val)) cur.Fail("nr_class needs a value");
-      const int64_t n = cur.ParseInt(val, "nr_class");
-      if (n < 1 || n > 1000000) cur.Fail("nr_class {} is out of range", n);
+      const int64_t n = cur.ParseInt(value(), "nr_class");
+      if (n < 1 || n > 1000000)
+        cur.Fail("nr_class {} is out of range: a C-SVC model has 1 to 1000000 classes{}", n, kDamaged);
       m.nr_class = static_cast<int32_t>(n);
     } else if (key == "total_sv") {
-      if (!fields.Next(&val)) cur.Fail("total_sv needs a value");
-      total_sv = cur.ParseInt(val, "total_sv");
-      if (total_sv < 0) cur.Fail("total_sv {} is negative", total_sv);
+      total_sv = cur.ParseInt(value(), "total_sv");
+      if (total_sv < 0) cur.Fail("total_sv {} is negative{}", total_sv, kDamaged);
     } else if (key == "rho") {
-      if (m.nr_class == 0) cur.Fail("rho before nr_class");
-      m.rho = ParseList<double>(cur, &fields, "rho", pairs);
+      m.rho = ParseList<double>(cur, &fields, "rho", pairs, "one per pair of classes");
     } else if (key == "label") {
-      m.labels = ParseList<int32_t>(cur, &fields, "label", static_cast<size_t>(m.nr_class));
+      m.labels = ParseList<int32_t>(cur, &fields, "label", static_cast<size_t>(m.nr_class), "one per class",
+                                    std::numeric_limits<int32_t>::min(), std::numeric_limits<int32_t>::max(),
+                                    "class labels are 32-bit integers");
+      std::vector<int32_t> sorted = m.labels;  // sorted: nr_class may be large
+      std::sort(sorted.begin(), sorted.end());
+      if (const auto dup = std::adjacent_find(sorted.begin(), sorted.end()); dup != sorted.end())
+        cur.Fail("label {} appears twice: every class has its own label{}", *dup, kDamaged);
     } else if (key == "probA") {
-      m.prob_a = ParseList<double>(cur, &fields, "probA", pairs);
+      m.prob_a = ParseList<double>(cur, &fields, "probA", pairs, "one per pair of classes");
     } else if (key == "probB") {
-      m.prob_b = ParseList<double>(cur, &fields, "probB", pairs);
+      m.prob_b = ParseList<double>(cur, &fields, "probB", pairs, "one per pair of classes");
     } else if (key == "nr_sv") {
-      m.nr_sv = ParseList<int32_t>(cur, &fields, "nr_sv", static_cast<size_t>(m.nr_class));
-    } else if (key == "SV") {
-      seen_sv = true;
-      break;
+      m.nr_sv = ParseList<int32_t>(cur, &fields, "nr_sv", static_cast<size_t>(m.nr_class), "one count per class", 0,
+                                   std::numeric_limits<int32_t>::max(), "support-vector counts are 0 to 2147483647");
+      nr_sv_line = cur.line_number();
     } else {
       cur.Fail(
           "unknown key '{}' in the model header (expected svm_type, kernel_type, degree, gamma, coef0, "
@@ -188,10 +318,25 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
           key);
     }
   }
-  if (!have_type) throw Error::InFile(file.name(), "not an SVM model: no 'svm_type' line");
+  if (!have_type)
+    throw Error::InFile(file.name(),
+                        "not an SVM model: no 'svm_type' line (a LIBSVM model file from svm-train or `tessel train "
+                        "svm` is expected)");
   if (!seen_sv) throw Error::InFile(file.name(), "no 'SV' line: the model file is truncated");
-  if (m.nr_class < 1 || total_sv < 0 || m.labels.empty() || m.nr_sv.empty())
-    throw Error::InFile(file.name(), "the header lacks nr_class, total_sv, label or nr_sv");
+  std::string missing;
+  for (const char* key : {"nr_class", "total_sv", "rho", "label", "nr_sv"})
+    if (std::find(seen_keys.begin(), seen_keys.end(), key) == seen_keys.end())
+      missing += fmt::format("{}{}", missing.empty() ? "" : ", ", key);
+  if (!missing.empty()) throw Error::InFile(file.name(), fmt::format("the header lacks {}{}", missing, kDamaged));
+  int64_t sv_sum = 0;
+  for (const int32_t n : m.nr_sv) sv_sum += n;
+  if (sv_sum != total_sv) {
+    throw Error::AtLine(file.name(), nr_sv_line,
+                        fmt::format("nr_sv adds up to {} but total_sv is {}{}", sv_sum, total_sv, kDamaged));
+  }
+  if (m.prob_a.empty() != m.prob_b.empty())
+    throw Error::InFile(file.name(), fmt::format("the header has {} without {}{}", m.prob_a.empty() ? "probB" : "probA",
+                                                 m.prob_a.empty() ? "probA" : "probB", kDamaged));
   // svm-train always writes gamma for these kernels; without it every kernel value would use gamma 0.
   if (m.kernel.type != kernels::SvmKernelType::kLinear && !have_gamma) {
     throw Error::InFile(file.name(), fmt::format("kernel_type {} needs a 'gamma' line in the header (the model file is "
@@ -206,16 +351,22 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
     datasets::Fields fields(line);
     std::string_view tok;
     for (int32_t c = 0; c < ncoef; ++c) {
-      if (!fields.Next(&tok)) cur.Fail("support vector has {} coefficients, {} expected", c, ncoef);
+      if (!fields.Next(&tok) || tok.find(':') != std::string_view::npos)
+        cur.Fail("support vector has {} coefficients, {} expected (nr_class - 1){}", c, ncoef, kDamaged);
       coef[c].push_back(cur.ParseDouble(tok, "coefficient"));
     }
     int64_t prev = 0;
     while (fields.Next(&tok)) {
       const size_t colon = tok.find(':');
-      if (colon == std::string_view::npos) cur.Fail("'{}' is not index:value", tok);
+      if (colon == std::string_view::npos) {
+        cur.Fail(
+            "'{}' is not index:value (a support vector has nr_class - 1 = {} coefficients, then index:value "
+            "pairs){}",
+            tok, ncoef, kDamaged);
+      }
       const int64_t idx = cur.ParseInt(tok.substr(0, colon), "feature index");
       if (idx <= prev) cur.Fail("feature index {} must be at least 1 and above the previous one ({})", idx, prev);
-      if (idx > (int64_t{1} << 31)) cur.Fail("feature index {} is too large", idx);
+      if (idx > kMaxModelFeatures) cur.Fail("feature index {} is too large (at most {})", idx, kMaxModelFeatures);
       prev = idx;
       m.sv_indices.push_back(static_cast<int32_t>(idx - 1));
       m.sv_values.push_back(cur.ParseDouble(tok.substr(colon + 1), "feature value"));
@@ -240,19 +391,20 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
   for (const auto& c : coef) m.sv_coef.insert(m.sv_coef.end(), c.begin(), c.end());
   m.num_features = max_id + 1;
   const std::string side = SidecarPath(path);
-  if (std::filesystem::exists(side)) {
-    try {
-      const auto j = nlohmann::json::parse(ReadFileToString(side));
-      m.num_features = std::max(m.num_features, j.at("num_features").get<int64_t>());
-      m.num_features_known = true;
-    } catch (const nlohmann::json::exception& e) {
-      throw Error::InFile(side, fmt::format("bad sidecar: {} (delete it to use the model without it)", e.what()));
+  std::error_code ec;
+  const auto side_status = std::filesystem::status(side, ec);
+  if (std::filesystem::exists(side_status)) {
+    if (!std::filesystem::is_regular_file(side_status)) {
+      throw Error::InFile(side, fmt::format("the sidecar of {} is not a regular file (remove it, or restore the "
+                                            "JSON file that `tessel train svm` wrote)",
+                                            file.name()));
     }
+    ReadSidecar(side, file.name(), max_id + 1, &m);
   }
   try {
     m.Validate();
   } catch (const Error& e) {
-    throw Error::InFile(file.name(), e.what());
+    throw Error::InFile(file.name(), fmt::format("{}{}", e.what(), kDamaged));
   }
   return m;
 }

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "datasets/dataset.h"
@@ -35,13 +36,25 @@ struct SvmModel {
 
   int64_t total_sv() const { return static_cast<int64_t>(sv_indptr.size()) - 1; }
   kernels::SparseRowsView SupportVectors() const;
-  // Throws unless the arrays agree with nr_class and total_sv.
+  // Throws unless the arrays agree with nr_class and total_sv, counts are non-negative, labels distinct, every
+  // number finite and the kernel's parameters in range (ValidateKernel).
   void Validate() const;
+  // LIBSVM's svm_check_parameter for the model's kernel: gamma >= 0 (> 0 when a support vector has features),
+  // degree >= 0 for polynomial kernels, finite gamma and coef0.
+  void ValidateKernel() const;
 };
+
+// Feature ids are 32-bit: a model's num_features is at most 2^31.
+inline constexpr int64_t kMaxModelFeatures = int64_t{1} << 31;
 
 // Writes `path` in LIBSVM's text format (svm_save_model: %.17g numbers, %.8g feature values) and the sidecar
 // `path.json` with the training dimension and `extra_json` (training statistics), both atomically.
 void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, const std::string& extra_json = "{}");
+// The output guard (core/output_guard.h) for a model `path` and its sidecar `path.json`, both outputs: neither may
+// be, contain or lie inside one of `inputs` (or the other), a device or a folder; existing files are replaced only
+// with `force`. `flag` names the option ("--model") or the Python argument ("path"). Call before any work.
+void CheckSvmModelOutput(const std::filesystem::path& path, bool force, std::string_view flag,
+                         std::span<const std::filesystem::path> inputs);
 // Reads a LIBSVM C-SVC model (ours or svm-train's); errors name the file and line. Reads `path.json` when present.
 SvmModel LoadSvmModel(const std::filesystem::path& path);
 std::string SidecarPath(const std::filesystem::path& model_path);

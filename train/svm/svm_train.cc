@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include <tbb/global_control.h>
@@ -123,6 +124,51 @@ SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& param
   });
 }
 
+namespace {
+
+// Kernel values must fit the float kernel cache (LIBSVM's Qfloat): a value beyond it becomes infinite and the
+// working-set selection then reads outside its arrays. By Cauchy-Schwarz |x.z| <= the largest squared row norm,
+// which the diagonal reaches, so that norm bounds every kernel value.
+void CheckKernelRange(const datasets::SparseRowDataset& data, const kernels::SvmKernelParams& k) {
+  const auto indptr = data.indptr.Host();
+  const auto values = data.values.Host();
+  double max_sq = 0;
+  int64_t row = 0;
+  for (int64_t r = 0; r < data.num_rows; ++r) {
+    double sq = 0;
+    for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) sq += values[e] * values[e];
+    if (!(sq <= max_sq)) {  // an infinite norm too
+      max_sq = sq;
+      row = r;
+    }
+  }
+  double bound = max_sq;  // linear
+  if (k.type == kernels::SvmKernelType::kPolynomial) {
+    bound = std::pow(k.gamma * max_sq + std::abs(k.coef0), k.degree);
+  } else if (k.type == kernels::SvmKernelType::kRbf) {
+    bound = 4 * max_sq;  // |x - z|^2 <= 4 max |x|^2 must stay finite (the value itself lies in [0, 1])
+  } else if (k.type == kernels::SvmKernelType::kSigmoid) {
+    bound = k.gamma * max_sq + std::abs(k.coef0);  // finite inside tanh
+  }
+  const double limit = k.type == kernels::SvmKernelType::kLinear || k.type == kernels::SvmKernelType::kPolynomial
+                           ? static_cast<double>(std::numeric_limits<float>::max())
+                           : std::numeric_limits<double>::max();
+  if (std::isfinite(bound) && std::abs(bound) <= limit) return;
+  std::string params;  // the parameters this kernel uses
+  if (k.type == kernels::SvmKernelType::kPolynomial) {
+    params = fmt::format(" (gamma {:g}, coef0 {:g}, degree {}; or lower those)", k.gamma, k.coef0, k.degree);
+  } else if (k.type == kernels::SvmKernelType::kSigmoid) {
+    params = fmt::format(" (gamma {:g}, coef0 {:g}; or lower those)", k.gamma, k.coef0);
+  }
+  throw Error(
+      fmt::format("{}: row {} has squared norm {:g}, so {} kernel values{} reach {:g}, beyond the {} range of "
+                  "the kernel; scale the features (svm-scale)",
+                  data.name.empty() ? "data" : data.name, row + 1, max_sq, kernels::SvmKernelName(k.type), params,
+                  bound, limit < std::numeric_limits<double>::max() ? "float" : "double"));
+}
+
+}  // namespace
+
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                        const PairsSolver& solve_pairs) {
   const auto start_time = std::chrono::steady_clock::now();
@@ -141,6 +187,7 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
   for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, f + 1);
   SvmParams p = params;
   if (p.kernel.gamma == 0 && max_index > 0) p.kernel.gamma = 1.0 / static_cast<double>(max_index);
+  CheckKernelRange(data, p.kernel);
 
   std::vector<double> weighted_c(static_cast<size_t>(nr_class), p.C);
   for (const auto& w : p.weights) {
