@@ -19,6 +19,7 @@
 
 #include "core/error.h"
 #include "core/fault_inject.h"
+#include "core/memory_budget.h"
 
 namespace tessel {
 namespace fs = std::filesystem;
@@ -168,6 +169,9 @@ std::string ReadFileToString(const fs::path& path) {
   in.seekg(0, std::ios::end);
   const auto size = in.tellg();
   if (size < 0) throw Error::InFile(path.string(), "cannot read: " + SysError());
+  // A huge file (100 GiB of holes where a small JSON file belongs) is refused naming it, not as a bare out of memory.
+  const auto bytes = static_cast<int64_t>(size);
+  memory::Check(bytes, fmt::format("reading {} ({} bytes)", path.string(), bytes), "check that this is the right file");
   s.resize(static_cast<size_t>(size));
   in.seekg(0);
   in.read(s.data(), static_cast<std::streamsize>(s.size()));

@@ -289,6 +289,17 @@ void CheckOutputPath(const fs::path& out, OutputKind kind, bool force, std::stri
   CheckAgainst(out, flag, inputs, false);
   CheckAgainst(out, flag, other_outputs, true);
   const std::string name = out.string();
+  // The files of a dataset, partition or checkpoint are written only by its own writer, as a whole: nothing is
+  // written inside one (a metrics file, a model's sidecar, a new folder), even with force.
+  for (fs::path up = Resolved(out).parent_path(); up.has_relative_path(); up = up.parent_path()) {
+    const What a = Classify(up);
+    if (a == What::kDataset || a == What::kPartition || a == What::kCheckpoint) {
+      throw Error(
+          fmt::format("{} {}: lies inside {}, which {}; its files are written only by the command that "
+                      "makes it, so nothing is written inside it even with {}; choose a path outside it",
+                      flag, name, up.string(), Describe(a), ForceHint(flag)));
+    }
+  }
   const What w = Classify(out);
   switch (w) {
     case What::kDevice:
@@ -320,14 +331,21 @@ void CheckOutputPath(const fs::path& out, OutputKind kind, bool force, std::stri
                     "choose another path",
                     flag, name, KindNoun(kind), Describe(w), ForceHint(flag)));
   }
+  // The writers rename the path itself (written under a temporary name beside it): a name ending in "." or ".."
+  // (the current folder, `--checkpoint .`) cannot be renamed, which would fail only after all the work.
+  fs::path named = out;
+  while (named.has_relative_path() && named.filename().empty()) named = named.parent_path();
+  TESSEL_CHECK(named.filename() != "." && named.filename() != "..",
+               "{} {}: a path ending in '.' or '..' cannot be replaced (the folder it names cannot be renamed); give "
+               "the folder by its name, such as {}",
+               flag, name, Resolved(out).string());
   if (w != What::kMissing && !force) {
     throw Error(fmt::format("{} {}: already exists; pass {} to replace it or choose another path", flag, name,
                             ForceHint(flag)));
   }
-  // The folder must take the output (written under a temporary name and renamed), checked before any work.
-  fs::path parent = fs::path(out).lexically_normal();
-  while (parent.has_relative_path() && parent.filename().empty()) parent = parent.parent_path();
-  parent = parent.parent_path();
+  // The folder must take the output (written under a temporary name and renamed), checked before any work. It is
+  // taken as the system resolves it (not lexically: "missing/../ck" needs the folder "missing").
+  fs::path parent = named.parent_path();
   if (parent.empty()) parent = ".";
   std::error_code ec;
   TESSEL_CHECK(fs::is_directory(parent, ec),

@@ -228,7 +228,8 @@ NodeTablePaths NodeTableFromPrefix(const fs::path& prefix) {
       fs::path p = prefix;
       p += suffix;
       p += ext;
-      if (fs::is_regular_file(p, ec)) return p;
+      // Anything at the name counts (a folder, a pipe, a device): its reader refuses it, never silently skips it.
+      if (fs::exists(fs::symlink_status(p, ec))) return p;
     }
     return {};
   };

@@ -25,7 +25,8 @@ fs::path FindOptional(const fs::path& base) {
   for (std::string_view ext : {"", ".gz", ".bz2"}) {
     fs::path p = base;
     p += ext;
-    if (fs::is_regular_file(p, ec)) return p;
+    // Anything at the name counts (a folder, a pipe, a device): its reader refuses it, never silently skips it.
+    if (fs::exists(fs::symlink_status(p, ec))) return p;
   }
   return {};
 }

@@ -418,7 +418,8 @@ fs::path FindWithCompression(const fs::path& base) {
   for (const char* ext : {"", ".gz", ".bz2"}) {
     fs::path p = base;
     p += ext;
-    if (fs::is_regular_file(p, ec)) return p;
+    // Anything at the name counts (a folder, a pipe, a device, a dangling link): its reader refuses it by name.
+    if (fs::exists(fs::symlink_status(p, ec))) return p;
   }
   throw Error::InFile(base.string(), "no such file (also looked for .gz and .bz2)");
 }

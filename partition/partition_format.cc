@@ -342,6 +342,32 @@ nlohmann::json ReadPartitionsJson(const fs::path& dir) {
     keys.Fail(fmt::format("'node_ranges' must hold {} offsets", k + 1));
   }
   CheckSummary(j, keys, k);
+  // The keys `tessel info` prints: typed here, so a damaged one is named instead of failing in the printer.
+  for (const char* key : {"algorithm", "objective"}) {
+    if (keys.Has(key)) (void)keys.String(key);
+  }
+  (void)keys.String("method");
+  if (keys.Has("seed") && !keys.At("seed").is_number_unsigned()) {
+    keys.Fail(fmt::format("'seed' must be an integer >= 0, not {}", keys.At("seed").dump()));
+  }
+  for (const char* key : {"edge_cut", "cut_entries", "metis_objective"}) {
+    if (keys.Has(key)) (void)keys.Int(key, std::numeric_limits<int64_t>::min());
+  }
+  for (const char* key : {"imbalance_tolerance", "cut_fraction", "halo_replication"}) {
+    if (keys.Has(key) && !keys.At(key).is_number()) keys.Fail(fmt::format("'{}' must be a number", key));
+  }
+  if (keys.Has("balance")) {
+    const nlohmann::json& b = keys.At("balance");
+    if (!b.is_array() || !std::all_of(b.begin(), b.end(), [](const nlohmann::json& x) { return x.is_string(); })) {
+      keys.Fail("'balance' must be a list of strings");
+    }
+  }
+  if (keys.Has("imbalance")) {
+    const nlohmann::json& b = keys.At("imbalance");
+    if (!b.is_object() || !std::all_of(b.begin(), b.end(), [](const nlohmann::json& x) { return x.is_number(); })) {
+      keys.Fail("'imbalance' must be an object of numbers");
+    }
+  }
   return j;
 }
 
@@ -571,17 +597,17 @@ std::string FormatPartitionSummary(const nlohmann::json& d) {
   std::string out;
   if (d.contains("path")) out += fmt::format("partition   {}\n", d["path"].get<std::string>());
   out += fmt::format("method      {} ({}), {} parts, seed {}, objective {}, balance {}, imbalance <= {}\n",
-                     get("method").get<std::string>(), get("algorithm").get<std::string>(),
-                     get("num_parts").get<int64_t>(), get("seed").get<uint64_t>(), get("objective").get<std::string>(),
-                     balance, get("imbalance_tolerance").get<double>());
+                     d.value("method", std::string("?")), d.value("algorithm", std::string("?")),
+                     d.value("num_parts", int64_t{0}), d.value("seed", uint64_t{0}),
+                     d.value("objective", std::string("?")), balance, d.value("imbalance_tolerance", 0.0));
   out += fmt::format("dataset     {}: {} nodes, {} adjacency entries ({})\n", ds.value("name", std::string()),
                      ds.value("num_nodes", int64_t{0}), ds.value("num_entries", int64_t{0}),
                      ds.value("symmetric", true) ? "symmetric" : "directed");
   out += fmt::format("edge cut    {} {} edges ({:.2f}% of adjacency entries cross parts)\n",
-                     get("edge_cut").get<int64_t>(), ds.value("symmetric", true) ? "undirected" : "directed",
-                     100.0 * get("cut_fraction").get<double>());
+                     d.value("edge_cut", int64_t{0}), ds.value("symmetric", true) ? "undirected" : "directed",
+                     100.0 * d.value("cut_fraction", 0.0));
   out += fmt::format("halo        replication {:.4f} ({} halo copies over all parts)\n",
-                     get("halo_replication").get<double>(), get("total_halo").get<int64_t>());
+                     d.value("halo_replication", 0.0), d.value("total_halo", int64_t{0}));
   std::string imb;
   for (const char* name : {"nodes", "edges", "train"}) {
     if (!get("imbalance").contains(name)) continue;

@@ -140,8 +140,14 @@ void RunInfo(const InfoArgs& a) {
       if (!c.ok) std::printf("  %s: %s\n", PrintableText(c.name).c_str(), PrintableText(c.detail).c_str());
     }
   }
-  TESSEL_CHECK(failed == 0, "{}: {} of {} arrays failed checksum verification; re-run tessel convert", a.path, failed,
-               checks.size());
+  if (failed > 0) {  // the message names the damaged arrays' files, not only their count
+    std::string which;
+    for (const auto& c : checks) {
+      if (!c.ok) which += fmt::format("{}{} ({})", which.empty() ? "" : ", ", c.name, c.detail);
+    }
+    throw Error(fmt::format("{}: {} of {} arrays failed checksum verification: {}; re-run tessel convert", a.path,
+                            failed, checks.size(), which));
+  }
 }
 
 }  // namespace

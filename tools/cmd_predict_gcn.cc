@@ -1,7 +1,9 @@
 // `tessel predict gcn`: class predictions from a GCN checkpoint for the nodes asked for (a split, all nodes, or a
 // file of node ids), written as "node class [probabilities...]" lines; the accuracy when the nodes are labelled.
 #include <cstdio>
+#include <filesystem>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
@@ -44,6 +46,9 @@ std::vector<int64_t> SelectNodes(const datasets::NodeDataset& d, const std::stri
     for (int64_t u = 0; u < d.num_nodes(); ++u) out.push_back(u);
     return out;
   }
+  std::error_code ec;  // not a split's name, so a file: say which option named it when there is none
+  TESSEL_CHECK(std::filesystem::exists(which, ec),
+               "--nodes {}: no such file; give train, val, test, all, or a file with one node id per line", which);
   const auto file = datasets::TextFile::Open(which);
   datasets::LineCursor cur(file);
   std::string_view line;

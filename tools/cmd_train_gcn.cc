@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "core/output_guard.h"
 #include "core/parallel.h"
 #include "datasets/open_node_dataset.h"
 #include "datasets/split.h"
@@ -82,8 +83,9 @@ train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned)
                  "--fanouts and --replace apply to sampled mini-batches: add --batch-size N (seed nodes per step) or "
                  "drop them (full-batch training uses every neighbour)");
     TESSEL_CHECK(!a.dist_options.Any(),
-                 "--skew, --skew-variance, --skew-max and --feature-cache apply to distributed training only; add "
-                 "--partitions DIR (made by `tessel partition`) or drop them");
+                 "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress, --feature-compress and "
+                 "--network apply to distributed training only; add --partitions DIR (made by `tessel partition`) or "
+                 "drop them");
   }
   c.Validate(partitioned);
   return c;
@@ -124,8 +126,13 @@ comm::Settings RankSettings(const TrainGcnArgs& a, const train::gcn::TrainConfig
   s.emplace_back("--math", a.math);
   s.emplace_back("--partitions", ContentFingerprint(a.partitions));
   s.emplace_back("--dataset", a.dataset.empty() ? "not given" : ContentFingerprint(a.dataset));
-  std::string resume = a.resume ? ContentFingerprint(a.checkpoint) : "off";
-  if (a.resume && !resume.starts_with("checkpoint.json")) resume = "on, but no checkpoint in its --checkpoint folder";
+  // The one test of "is a checkpoint" (core/output_guard.h); its checkpoint.json holds the tensors' checksum.
+  std::string resume = "off";
+  if (a.resume) {
+    resume = HoldsOutputOf(a.checkpoint, OutputKind::kCheckpointFolder)
+                 ? ContentFingerprint(std::filesystem::path(a.checkpoint) / "checkpoint.json")
+                 : "on, but no checkpoint in its --checkpoint folder";
+  }
   s.emplace_back("--resume", resume);
   return s;
 }

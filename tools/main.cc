@@ -56,7 +56,11 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    tessel::log::SetLevel(tessel::log::ParseLevel(log_level));
+    try {
+      tessel::log::SetLevel(tessel::log::ParseLevel(log_level));
+    } catch (const tessel::Error& e) {
+      throw tessel::Error(fmt::format("--log-level: {}", e.what()));
+    }
     tessel::fault::InitFromEnvironment();  // a malformed TESSEL_FAULT is an error before any work
     tessel::memory::SetLimit(tessel::memory::ParseSize(max_memory, "--max-memory"));
     tessel::memory::SetInflateLimits({max_inflate_ratio});

@@ -167,6 +167,8 @@ def as_int(name, value, minimum=None):
     value = int(value)
     if minimum is not None and value < minimum:
         raise Error(f"{name}={value}: must be >= {minimum}")
+    if value > 2 ** 63 - 1:  # the engine's integers are 64-bit
+        raise Error(f"{name}={value}: must be at most 2**63 - 1")
     return value
 
 

@@ -8,7 +8,7 @@ import sys
 from . import _tessel
 from ._checks import as_bool, as_int, check_params, engine_call
 from ._errors import Error
-from .data import NodeData, from_pyg, load
+from .data import NodeData, _path, from_pyg, load
 
 #: The training parameters of ``tessel train gcn``: name, help, default (and choices), from the engine.
 GCN_PARAMS = json.loads(_tessel.gcn_params())
@@ -91,7 +91,8 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
         result_json, probs = engine_call(_FLAGS, _tessel.train_gcn,
             nd, json.dumps(given), as_int("seed", seed, minimum=0), as_int("threads", threads, minimum=0),
             str(device), as_int("device_id", device_id, minimum=-1),
-            "" if checkpoint is None else os.fspath(checkpoint), as_int("checkpoint_every", checkpoint_every, 1),
+            "" if checkpoint is None else _path("checkpoint", checkpoint),
+            as_int("checkpoint_every", checkpoint_every, 1),
             as_bool("resume", resume), as_bool("force", force), as_bool("predict", predict), on_epoch)
     finally:
         close()
@@ -105,7 +106,7 @@ def predict_gcn(data, checkpoint, *, threads=0, device="cpu", device_id=-1):
     """Class probabilities [num_nodes x classes] of every node of ``data`` from a checkpoint's best-validation
     weights (``tessel predict gcn``); ``probs.argmax(1)`` are the predicted classes."""
     nd = _node_data(data)
-    return _tessel.predict_gcn(nd, os.fspath(checkpoint), as_int("threads", threads, minimum=0), str(device),
+    return _tessel.predict_gcn(nd, _path("checkpoint", checkpoint), as_int("threads", threads, minimum=0), str(device),
                                as_int("device_id", device_id, minimum=-1))
 
 
@@ -117,7 +118,10 @@ def partition(data, parts, output, *, method="metis", balance="auto", objective=
     nd = _node_data(data)
     if isinstance(imbalance, bool) or not isinstance(imbalance, (int, float)):
         raise Error(f"imbalance={imbalance!r}: a number in (1, 3] is needed")
-    return json.loads(_tessel.partition(nd, as_int("parts", parts, minimum=1), os.fspath(output), str(method),
+    parts = as_int("parts", parts, minimum=1)
+    if parts > 2 ** 31 - 1:
+        raise Error(f"parts={parts}: at most 2**31 - 1 parts (and at most one per node)")
+    return json.loads(_tessel.partition(nd, parts, _path("output", output), str(method),
                                         str(balance), str(objective), str(metis_algorithm),
                                         as_int("seed", seed, minimum=0), float(imbalance), as_bool("force", force),
                                         as_int("threads", threads, minimum=0)))

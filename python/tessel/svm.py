@@ -306,7 +306,7 @@ class SVC(ClassifierMixin, BaseEstimator):
             raise Error(f"save: LIBSVM model files hold integer class labels; these are {c.dtype} ({c[:3]}...)")
         m = dict(self._model)
         m["labels"] = self.classes_.astype(np.int32)
-        _tessel.svm_save(m, str(path), bool(force))
+        _tessel.svm_save(m, _path("path", path), bool(force))
 
     @classmethod
     def load(cls, path, **params):

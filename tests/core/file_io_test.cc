@@ -243,6 +243,11 @@ TEST_F(OutputGuardTest, AnInputIsNeverAnOutputEvenWithForce) {
   EXPECT_THAT(Refusal(In("sym"), OutputKind::kFile, true, inputs), HasSubstr("is an input of this command"));
   EXPECT_THAT(Refusal(In("hard"), OutputKind::kFile, true, inputs), HasSubstr("is an input of this command"));
   EXPECT_THAT(Refusal(dir_ / "ds" / ".." / "in.txt", OutputKind::kFile, true, inputs), HasSubstr("is an input"));
+  // A hard link, elsewhere, to a file inside an input folder is that file under another name.
+  fs::create_hard_link(In("ds") / "manifest.json", In("hard_manifest"));
+  snapshot_ = Snapshot();
+  EXPECT_THAT(Refusal(In("hard_manifest"), OutputKind::kFile, true, inputs),
+              HasSubstr("is a hard link to a file inside"));
   // Inside an input folder (the issue's `--output DS/manifest.json --force`), also through a link to it.
   EXPECT_THAT(Refusal(In("ds") / "manifest.json", OutputKind::kFile, true, inputs), HasSubstr("lies inside"));
   EXPECT_THAT(Refusal(In("dslink") / "manifest.json", OutputKind::kFile, true, inputs), HasSubstr("lies inside"));
@@ -302,6 +307,28 @@ TEST_F(OutputGuardTest, OnlyAPathOfTheKindBeingWrittenIsReplaced) {
   EXPECT_THAT(Refusal(In("notes"), OutputKind::kCheckpointFolder, true), HasSubstr("checkpoint.json is damaged"));
 }
 
+TEST_F(OutputGuardTest, RelativeAndTrailingSlashPathsPassAndDotNamesAreRefusedBeforeAnyWork) {
+  const fs::path cwd = fs::current_path();
+  fs::current_path(dir_);
+  // Relative paths and trailing slashes name the same outputs as their plain forms.
+  EXPECT_EQ(Refusal("ck/", OutputKind::kCheckpointFolder, true), "");
+  EXPECT_EQ(Refusal("./new_ck", OutputKind::kCheckpointFolder, false), "");
+  EXPECT_EQ(Refusal("ds/../out.txt", OutputKind::kFile, false), "");
+  EXPECT_THAT(Refusal("ds/", OutputKind::kDatasetFolder, true, {In("ds")}), HasSubstr("is an input"));
+  // "." and ".." cannot be renamed by the writers: refused now, naming the folder to give instead.
+  fs::current_path(In("ck"));
+  EXPECT_THAT(Refusal(".", OutputKind::kCheckpointFolder, true),
+              HasSubstr("--output .: a path ending in '.' or '..' cannot be replaced (the folder it names cannot be "
+                        "renamed); give the folder by its name, such as " +
+                        In("ck").string()));
+  EXPECT_THAT(Refusal("../empty/..", OutputKind::kDatasetFolder, true), HasSubstr("is not a tessel dataset"));
+  EXPECT_THAT(Refusal("../empty/.", OutputKind::kCheckpointFolder, true), HasSubstr("ending in '.' or '..'"));
+  // The parent folder as the system resolves it: "missing/../x" needs the folder "missing".
+  EXPECT_THAT(Refusal("../missing/../x", OutputKind::kCheckpointFolder, false),
+              HasSubstr("the folder ../missing/.. does not exist"));
+  fs::current_path(cwd);
+}
+
 TEST_F(OutputGuardTest, DevicesPipesAndMissingFoldersAreRefused) {
   for (const char* dev : {"/dev/null", "/dev/full"}) {
     if (!fs::exists(dev)) continue;
@@ -320,6 +347,34 @@ TEST_F(OutputGuardTest, DevicesPipesAndMissingFoldersAreRefused) {
   EXPECT_THAT(Refusal(In("nowhere") / "out.txt", OutputKind::kFile, true),
               HasSubstr("the folder " + In("nowhere").string() + " does not exist"));
   EXPECT_EQ(Refusal("", OutputKind::kFile, false, {In("in.txt")}), "");  // no output asked for
+}
+
+TEST_F(OutputGuardTest, NothingIsWrittenInsideADatasetOrCheckpointEvenWhenItIsNoInput) {
+  // A metrics file, a model's sidecar or a new folder inside a dataset or checkpoint (none of them an input of the
+  // run) would change that folder behind its writer: refused, with --force too, also through a link.
+  EXPECT_THAT(Refusal(In("ds") / "manifest.json", OutputKind::kFile, true), HasSubstr("is a tessel dataset"));
+  EXPECT_THAT(Refusal(In("ds") / "new.json", OutputKind::kFile, true), HasSubstr("lies inside"));
+  EXPECT_THAT(Refusal(In("ck") / "tensors.bin", OutputKind::kFile, true), HasSubstr("is a tessel checkpoint"));
+  EXPECT_THAT(Refusal(In("ds") / "sub", OutputKind::kDatasetFolder, true), HasSubstr("lies inside"));
+  fs::create_directory_symlink(In("ds"), In("dslink"));
+  snapshot_ = Snapshot();
+  EXPECT_THAT(Refusal(In("dslink") / "labels.bin", OutputKind::kFile, true), HasSubstr("is a tessel dataset"));
+  // Beside them, and inside a folder of other files, outputs pass.
+  EXPECT_EQ(Refusal(In("notes") / "mine.txt", OutputKind::kFile, true), "");
+  EXPECT_EQ(Refusal(In("ds2"), OutputKind::kDatasetFolder, false), "");
+}
+
+TEST_F(FileIoTest, ReadFileToStringRefusesAHugeFileByName) {
+  const fs::path p = dir_ / "manifest.json";
+  std::ofstream(p) << "{}";
+  fs::resize_file(p, uintmax_t{1} << 40);  // 1 TiB of holes: more than the machine's memory
+  try {
+    (void)ReadFileToString(p);
+    ADD_FAILURE() << "read a 1 TiB file";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr(p.string()));
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("check that this is the right file"));
+  }
 }
 
 TEST(Checksum, DetectsOneFlippedBit) {

@@ -211,8 +211,11 @@ TrainState LoadCheckpoint(const std::filesystem::path& dir) {
     CheckScaling(s.config, version, json_path, fix);
 
     const auto tensors = dir / "tensors.bin";
+    const nlohmann::json& sum = j.at("tensors_checksum");
+    TESSEL_CHECK(sum.is_string(), "{}: \"tensors_checksum\" is {}, not a string of 16 hex digits ({})", file,
+                 sum.dump().substr(0, 40), fix);
     const std::string bytes = ReadFileToString(tensors);
-    TESSEL_CHECK(ChecksumHex(bytes.data(), bytes.size()) == j.at("tensors_checksum").get<std::string>(),
+    TESSEL_CHECK(ChecksumHex(bytes.data(), bytes.size()) == sum.get<std::string>(),
                  "{}: checksum mismatch ({})", tensors.string(), fix);
     // Counts (no model has 2^30 tensors; the reads below stop at the end of the file whatever the counts say).
     constexpr int64_t most = int64_t{1} << 30;

@@ -1,7 +1,9 @@
 // The whole graph in one process as a GraphSource (trainer.h): full-graph steps over the normalised adjacency, or
 // sampled mini-batches (NeighborSampler; GpuNeighborSampler on a device); evaluation by full-graph inference. Also
 // PredictFromCheckpoint.
+#include <algorithm>
 #include <chrono>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -9,6 +11,8 @@
 
 #include "core/device.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
+#include "core/params_json.h"
 #include "kernels/gather.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
@@ -38,6 +42,17 @@ class WholeGraphSource final : public GraphSource {
         features_(PrepareFeatures(data.features, scaling_)),
         labels_(data.labels.ToVector()),
         label_buf_(Buffer<int32_t>::CopyOf(labels_)) {
+    if (c.batch_size == 0) {
+      // A full-graph step keeps every layer's output, pre-dropout copy and gradient for all nodes: refused by name
+      // before training starts (a huge --layers would otherwise grow until the machine runs out of memory).
+      const double count = static_cast<double>(data.num_nodes()) * static_cast<double>(c.model.layers) *
+                           static_cast<double>(std::max(c.model.hidden, c.model.num_classes));
+      memory::CheckArray(count >= 9e18 ? std::numeric_limits<int64_t>::max() : static_cast<int64_t>(count),
+                         3 * static_cast<int64_t>(sizeof(float)),
+                         fmt::format("full-graph training's activations ({} nodes, --layers {}, --hidden {})",
+                                     data.num_nodes(), c.model.layers, c.model.hidden),
+                         "lower --layers or --hidden, or train in mini-batches with --batch-size N");
+    }
     if (ctx.IsCuda()) PlaceFeatures(c);
     BuildAdjacency(ctx, data.graph, c.model.kind, &adj_, &adj_t_);
     const SparseMatrix* t = adj_t_.indptr.empty() ? &adj_ : &adj_t_;
@@ -166,6 +181,8 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
   try {
     c = TrainConfig::FromJson(s.config);
     c.model.Validate();
+    // Every value the training run had to pass (counts, rates), not only the model's: a damaged one is named here.
+    c.Validate(ParamsToJson(c.dist) != ParamsToJson(DistOptions{}));
   } catch (const Error& e) {
     throw Error::InFile(json_file, fmt::format("\"config\": {} (checkpoint {} damaged; delete it and train again)",
                                                e.what(), dir.string()));
