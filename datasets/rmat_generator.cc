@@ -66,8 +66,9 @@ void ValidateRmatOptions(const RmatOptions& o) {
                "--noise must be in [0, min(b, c, (a+d)/2) = {}] so every level keeps valid probabilities, got {}",
                max_noise, o.noise);
   TESSEL_CHECK(o.feature_dim >= 0, "--features must be >= 0 (0 = no features), got {}", o.feature_dim);
-  TESSEL_CHECK(o.num_classes >= 0 && o.num_classes <= o.num_nodes,
-               "--classes must be in [0, nodes = {}] (0 = no labels), got {}", o.num_nodes, o.num_classes);
+  TESSEL_CHECK(o.num_classes == 0 || (o.num_classes >= 2 && o.num_classes <= o.num_nodes),
+               "--classes must be 0 (no labels) or in [2, nodes = {}] (one class gives nothing to learn), got {}",
+               o.num_nodes, o.num_classes);
   internal::ValidateSplitFractions(o.split);
 }
 

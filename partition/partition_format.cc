@@ -307,7 +307,7 @@ void CheckSummary(const nlohmann::json& j, const Keys& keys, int64_t k) {
                           dataset_key[i], ds.Int(dataset_key[i]), summed[i], sums[i]));
     }
   }
-  if (j.contains("total_halo") && keys.Int("total_halo") != sums[1]) {
+  if (keys.Int("total_halo") != sums[1]) {
     keys.Fail(fmt::format("'total_halo' is {} but the parts' 'halo' sum to {}", keys.Int("total_halo"), sums[1]));
   }
 }
@@ -347,9 +347,15 @@ nlohmann::json ReadPartitionsJson(const fs::path& dir) {
     if (keys.Has(key)) (void)keys.String(key);
   }
   (void)keys.String("method");
-  if (keys.Has("seed") && !keys.At("seed").is_number_unsigned()) {
+  if (!keys.At("seed").is_number_unsigned()) {
     keys.Fail(fmt::format("'seed' must be an integer >= 0, not {}", keys.At("seed").dump()));
   }
+  // The dataset's description: every key tessel writes, with its type (a damaged one is named here, never read as
+  // a default or failing later in a printer).
+  const Keys ds(keys.At("dataset"), file.string() + " (key \"dataset\")");
+  (void)ds.String("name");
+  (void)ds.String("fingerprint");
+  for (const char* key : {"symmetric", "weighted", "features_sparse"}) (void)ds.Bool(key);
   for (const char* key : {"edge_cut", "cut_entries", "metis_objective"}) {
     if (keys.Has(key)) (void)keys.Int(key, std::numeric_limits<int64_t>::min());
   }

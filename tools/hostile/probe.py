@@ -737,7 +737,7 @@ PARTS_DATASET_KEYS = {"*name": "cora", "num_nodes": 2708, "num_entries": 10556, 
 PART_KEYS = {"format": "tessel-partition-part", "version": 1, "part": 0, "num_parts": 2, "global_offset": 0,
              "num_owned": 1332, "num_halo": 120, "num_entries": 5346, "dataset_nodes": 2708, "weighted": False,
              "has_features": True}
-SIDECAR_KEYS = {"format": "tessel-svm-model-sidecar", "version": 1, "num_features": 13, "training": {}}
+SIDECAR_KEYS = {"format": "tessel-svm-model-sidecar", "version": 1, "num_features": 13, "?training": {}}
 
 
 def dataset_array(name, fn, ds="ds"):
@@ -885,7 +885,8 @@ def more_cases(have_mpi):
     def key_cases(rel, prefix, keys, cmd, extra_setup=None):
         for i, (key, example) in enumerate(keys.items()):
             info_only = key.startswith("*")
-            key = key.lstrip("*")
+            optional = key.startswith("?")  # may be missing (written by tessel, not required by the reader)
+            key = key.lstrip("*?")
             path = prefix + [key]
             # Two bad values per key (rotating through the kinds, so every kind is tried on every file), three for
             # counts; every value kind of every key would multiply the runtime for little.
@@ -900,13 +901,15 @@ def more_cases(have_mpi):
                 # A number beyond double is refused by the JSON parser, which names the number, not the key; a value
                 # inside "config" may be named by the check it fails ("config": the model needs ...).
                 named = (key, "1e400") if vname.endswith("1e400") else (key, "config") if prefix == ["config"] else key
+                if "part-0" in rel:  # a part's manifest is covered by its checksum in partitions.json
+                    named = (key, "checksum")
                 S("key-%s-%s-%s" % (rel.replace("/", "-"), ".".join(map(str, path)), vname), cmd,
                   needles=(os.path.basename(rel), named), setup=setup, timeout=90 if cmd is mpi2 else 20, **kw)
             # A key missing from "config" keeps its default (checkpoints of older versions lack newer keys).
             if not info_only and not prefix:
                 S("key-%s-%s-missing" % (rel.replace("/", "-"), ".".join(map(str, path))), cmd,
-                  needles=(os.path.basename(rel), key), setup=json_drop(rel, path),
-                  timeout=90 if cmd is mpi2 else 20)
+                  needles=(os.path.basename(rel), (key, "checksum") if "part-0" in rel else key), setup=json_drop(rel, path),
+                  timeout=90 if cmd is mpi2 else 20, **({"expect": "any"} if optional else {}))
     key_cases("ds/manifest.json", [], MANIFEST_KEYS, gcn1)
     key_cases("ds/manifest.json", ["arrays", "indptr"], ARRAY_KEYS, gcn1)
     key_cases("ckpt/checkpoint.json", [], CKPT_KEYS, gcn_predict)
@@ -979,8 +982,9 @@ def more_cases(have_mpi):
           needles=("bad.svm",), setup=write("bad.svm", text), **expect)
         S("svm-predict-data-%s" % name, [T, "predict", "svm", "--model", W + "/h.model", "--data", W + "/bad.svm"],
           needles=("bad.svm",), setup=write("bad.svm", text), expect="error" if name not in ("one-label",) else "any")
+    # Rows wider than the model: used as svm-predict uses them, with one warning (docs/reliability.md).
     S("svm-predict-wider-data", [T, "predict", "svm", "--model", W + "/h.model", "--data", W + "/letter.svm"],
-      needles=(("feature", "num_features"),))
+      needles=(("feature", "num_features"),), expect="any")
     for key, line in [("svm_type", "svm_type nu_svr_bogus"), ("kernel_type", "kernel_type bogus"),
                       ("gamma", "gamma 1e400"), ("gamma", "gamma inf"), ("rho", "rho nan"), ("nr_class", "nr_class 1"),
                       ("nr_class", "nr_class -2"), ("nr_class", "nr_class 0"), ("total_sv", "total_sv -1"),
@@ -1200,7 +1204,7 @@ def more_cases(have_mpi):
         ("gcn", gcn1, "--normalize-features", ["l3"]), ("gcn", gcn1, "--features-on", ["disk"]),
         ("gcn", gcn1, "--math", ["fp8"]),
         ("svm", svm_train, "-c", ["0", "-1"]), ("svm", svm_train, "-g", ["-1"]),
-        ("svm", svm_train + ["-t", "polynomial"], "-d", ["0", "1000000"]), ("svm", svm_train, "-e", ["0", "-1"]),
+        ("svm", svm_train + ["-t", "polynomial"], "-d", ["1000000"]), ("svm", svm_train, "-e", ["0", "-1"]),
         ("svm", svm_train, "-m", ["0", "-1", "1e12"]), ("svm", svm_train, "--max-iter", ["0", "-2"]),
         ("svm", svm_train, "--threads", ["-1"]), ("svm", svm_train, "--working-set", ["-2", "3", "1"]),
         ("svm", svm_train + ["--solver", "batch"], "--working-set", ["2147483647"]),
@@ -1502,7 +1506,6 @@ def _truncate_tensors(w):
 # Silent or unhelpful cases of the broadened probe not fixed yet (each a defect to fix; --strict does not fail on
 # them, and the probe lists them). Loss, crash, hang and broken are never listed here.
 KNOWN_OPEN = set("""
-@@KNOWN@@
 """.split("\n")) - {""}
 
 
