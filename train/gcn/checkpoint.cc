@@ -215,8 +215,8 @@ TrainState LoadCheckpoint(const std::filesystem::path& dir) {
     TESSEL_CHECK(sum.is_string(), "{}: \"tensors_checksum\" is {}, not a string of 16 hex digits ({})", file,
                  sum.dump().substr(0, 40), fix);
     const std::string bytes = ReadFileToString(tensors);
-    TESSEL_CHECK(ChecksumHex(bytes.data(), bytes.size()) == sum.get<std::string>(),
-                 "{}: checksum mismatch ({})", tensors.string(), fix);
+    TESSEL_CHECK(ChecksumHex(bytes.data(), bytes.size()) == sum.get<std::string>(), "{}: checksum mismatch ({})",
+                 tensors.string(), fix);
     // Counts (no model has 2^30 tensors; the reads below stop at the end of the file whatever the counts say).
     constexpr int64_t most = int64_t{1} << 30;
     const int64_t num_params = Counter(j, "num_params", 0, most, json_path, fix);
