@@ -198,9 +198,26 @@ def parts_json(fn):
 
 
 def mknod_null(name):
+    """A device node like /dev/null inside the case folder (root only; otherwise a named pipe, which every writer
+    must refuse as well). Cases never name the machine's own devices as outputs: a vulnerable build would replace
+    them (the baseline replaced /dev/null with a checkpoint folder)."""
     def setup(w):
-        os.mknod(os.path.join(w, name), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        if os.geteuid() == 0:
+            os.mknod(os.path.join(w, name), 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+        else:
+            os.mkfifo(os.path.join(w, name))
     return setup
+
+
+SYSTEM_DEVICES = ("/dev/null", "/dev/zero", "/dev/urandom", "/dev/full")
+
+
+def check_system_devices(after_case):
+    """Stops the probe at once if a case replaced one of the machine's devices (and says which case)."""
+    for dev in SYSTEM_DEVICES:
+        if os.path.lexists(dev) and not stat.S_ISCHR(os.lstat(dev).st_mode):
+            sys.exit("probe: %s is no longer a device after case %s; restore it (rm -rf %s; mknod -m 666 %s c 1 N) "
+                     "and fix the case" % (dev, after_case, dev, dev))
 
 
 def symlink(target, name):
@@ -1367,7 +1384,7 @@ def more_cases(have_mpi):
         ("train-gcn-seed-huge", "tessel.train_gcn(W+'/ds', epochs=1, seed=2**64)", "seed"),
         ("train-gcn-threads-negative", "tessel.train_gcn(W+'/ds', epochs=1, threads=-1)", "threads"),
         ("train-gcn-device", "tessel.train_gcn(W+'/ds', epochs=1, device='tpu')", "device"),
-        ("train-gcn-checkpoint-dev-null", "tessel.train_gcn(W+'/ds', epochs=1, checkpoint='/dev/null', force=True)",
+        ("train-gcn-checkpoint-dev-null", "tessel.train_gcn(W+'/ds', epochs=1, checkpoint=W+'/devnull', force=True)",
          "checkpoint"),
         ("train-gcn-checkpoint-int", "tessel.train_gcn(W+'/ds', epochs=1, checkpoint=5)", "checkpoint"),
         ("train-gcn-checkpoint-every-zero", "tessel.train_gcn(W+'/ds', epochs=1, checkpoint=W+'/c', "
@@ -1389,7 +1406,7 @@ def more_cases(have_mpi):
         ("partition-huge", "tessel.partition(W+'/ds', 2**40, W+'/p')", "parts"),
         ("partition-float", "tessel.partition(W+'/ds', 2.5, W+'/p')", "parts"),
         ("partition-output-none", "tessel.partition(W+'/ds', 2, None)", "output"),
-        ("partition-output-dev-null", "tessel.partition(W+'/ds', 2, '/dev/null', force=True)", "/dev/null"),
+        ("partition-output-dev-null", "tessel.partition(W+'/ds', 2, W+'/devnull', force=True)", "devnull"),
         ("partition-imbalance-nan", "tessel.partition(W+'/ds', 2, W+'/p', imbalance=float('nan'))", "imbalance"),
         ("partition-method", "tessel.partition(W+'/ds', 2, W+'/p', method='bogus')", "method"),
         ("svc-c-negative", "tessel.SVC(C=-1).fit(np.eye(4),[0,1,0,1])", "C"),
@@ -1414,7 +1431,7 @@ def more_cases(have_mpi):
          ("NaN", "X")),
         ("svc-fit-huge-columns", "import scipy.sparse as sp; X=sp.csr_matrix((4,2**40)); "
          "tessel.SVC().fit(X,[0,1,0,1])", ("columns", "X", "indices")),
-        ("svc-save-dev-null", "c=tessel.SVC().fit(np.eye(4),[0,1,0,1]); c.save('/dev/null', force=True)", "/dev/null"),
+        ("svc-save-dev-null", "c=tessel.SVC().fit(np.eye(4),[0,1,0,1]); c.save(W+'/devnull', force=True)", "devnull"),
         ("svc-save-folder", "c=tessel.SVC().fit(np.eye(4),[0,1,0,1]); c.save(W+'/junk', force=True)", "junk"),
         ("svc-save-none", "c=tessel.SVC().fit(np.eye(4),[0,1,0,1]); c.save(None)", "path"),
         ("svc-save-unfitted", "tessel.SVC().save(W+'/m')", ("fitted",)),
@@ -1428,6 +1445,8 @@ def more_cases(have_mpi):
     ]
     for name, code, needle in py:
         def setup(w, name=name):
+            if "dev-null" in name:
+                mknod_null("devnull")(w)
             if "fifo" in name:
                 os.mkfifo(os.path.join(w, "fifo"))
             if name == "load-sparse-file":
@@ -1447,7 +1466,7 @@ def more_cases(have_mpi):
             ("save-over-junk", "d=tessel.load(W+'/ds'); d.save(W+'/junk', force=True)", "junk"),
             ("save-over-file", "d=tessel.load(W+'/ds'); d.save(W+'/notes.txt', force=True)", "notes.txt"),
             ("save-over-cwd", "d=tessel.load(W+'/ds'); d.save('.', force=True)", "."),
-            ("save-dev-null", "d=tessel.load(W+'/ds'); d.save('/dev/null', force=True)", "/dev/null"),
+            ("save-dev-null", "d=tessel.load(W+'/ds'); d.save(W+'/devnull', force=True)", "devnull"),
             ("rows-save-over-source", "d=tessel.load(W+'/h.svm'); d.save(W+'/h.svm', force=True)", "h.svm"),
             ("partition-over-source", "tessel.partition(W+'/ds', 2, W+'/ds', force=True)", "ds"),
             ("partition-inside-source", "tessel.partition(W+'/ds', 2, W+'/ds/p', force=True)", "ds"),
@@ -1472,7 +1491,8 @@ def more_cases(have_mpi):
              "c.save(W+'/ds/indptr.bin', force=True)", "indptr.bin"),
             ("svc-save-sidecar-folder", "c=tessel.SVC().fit(np.eye(4),[0,1,0,1]); c.save(W+'/m', force=True)",
              "m.json")]:
-        setup = (lambda w: os.makedirs(os.path.join(w, "m.json", "keep"))) if name == "svc-save-sidecar-folder" else None
+        setup = ((lambda w: os.makedirs(os.path.join(w, "m.json", "keep"))) if name == "svc-save-sidecar-folder" else
+                 mknod_null("devnull") if "dev-null" in name else None)
         needles = () if needle is None else ((needle,),)
         L("python-%s" % name, ["python", P + code], needles=needles, python=True, setup=setup, timeout=30)
     K("python-save-new", ["python", P + "d=tessel.load(W+'/ds'); d.save(W+'/ds2')"], python=True)
@@ -1612,6 +1632,7 @@ def main():
     records = []
     for c in all_cases:
         rec = run_case(c, args, fx, base)
+        check_system_devices(c.name)
         records.append(rec)
         print("%-10s %-9s %-45s rc=%s %5.1fs  %s" % (rec["verdict"], c.klass, c.name, rec["rc"], rec["seconds"],
                                                        rec["stderr"].split("\n")[-1][:110]), flush=True)
