@@ -86,7 +86,7 @@ struct DistOptions {
       c.feature_compress);
     v(ParamInfo{"network",
                 "Predict each epoch's time on this network from the measured compute and the bytes and messages of "
-                "every exchange: BANDWIDTH,LATENCY, e.g. 10Gbit,5us (docs/comm.md, time model); empty = off",
+                "every exchange: BANDWIDTH,LATENCY, e.g. 10Gbit,5us (docs/comm.md, time model); leave it out for none",
                 {},
                 kGroup},
       c.network);
