@@ -8,6 +8,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -70,14 +71,30 @@ std::string DisplayName(const std::string& flag) {
   return first.empty() ? flag : first;
 }
 
-int64_t ParseSigned(const std::string& text, const std::string& name, int64_t lo, int64_t hi) {
+// Plain decimal digits (an optional '+'; a '-' only where T is signed, or "-0") within [lo, hi] of T: never wrapped,
+// truncated or read as a float.
+template <typename T>
+T ParseDecimal(const std::string& text, const std::string& name, T lo, T hi) {
   const std::string range = fmt::format("[{}, {}]", lo, hi);
+  const auto digit_first = [](std::string_view d) { return !d.empty() && d.front() >= '0' && d.front() <= '9'; };
   std::string_view digits(text);
   if (digits.starts_with('+')) {
     digits.remove_prefix(1);
-    if (digits.empty() || digits.front() < '0' || digits.front() > '9') throw NotAnInteger(text, name, range);
+    if (!digit_first(digits)) throw NotAnInteger(text, name, range);
   }
-  int64_t v = 0;
+  if constexpr (std::is_unsigned_v<T>) {
+    if (digits.starts_with('-')) {
+      // A negative value is refused, never wrapped into a huge unsigned one; "-0" is 0.
+      const std::string_view rest = digits.substr(1);
+      if (rest.empty() || rest.find_first_not_of("0123456789") != std::string_view::npos) {
+        throw NotAnInteger(text, name, range);
+      }
+      if (rest.find_first_not_of('0') != std::string_view::npos || lo > 0) throw OutOfRange(text, name, range);
+      return 0;
+    }
+    if (!digit_first(digits)) throw NotAnInteger(text, name, range);
+  }
+  T v = 0;
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 10);
   if (ec == std::errc::result_out_of_range && end == digits.data() + digits.size()) {
     throw OutOfRange(text, name, range);
@@ -87,31 +104,12 @@ int64_t ParseSigned(const std::string& text, const std::string& name, int64_t lo
   return v;
 }
 
+int64_t ParseSigned(const std::string& text, const std::string& name, int64_t lo, int64_t hi) {
+  return ParseDecimal<int64_t>(text, name, lo, hi);
+}
+
 uint64_t ParseUnsigned(const std::string& text, const std::string& name, uint64_t lo, uint64_t hi) {
-  const std::string range = fmt::format("[{}, {}]", lo, hi);
-  std::string_view digits(text);
-  if (digits.starts_with('+')) {
-    digits.remove_prefix(1);
-    if (digits.empty() || digits.front() < '0' || digits.front() > '9') throw NotAnInteger(text, name, range);
-  }
-  if (digits.starts_with('-')) {
-    // A negative value is refused, never wrapped into a huge unsigned one; "-0" is 0.
-    const std::string_view rest = digits.substr(1);
-    if (rest.empty() || rest.find_first_not_of("0123456789") != std::string_view::npos) {
-      throw NotAnInteger(text, name, range);
-    }
-    if (rest.find_first_not_of('0') != std::string_view::npos || lo > 0) throw OutOfRange(text, name, range);
-    return 0;
-  }
-  if (digits.empty() || digits.front() < '0' || digits.front() > '9') throw NotAnInteger(text, name, range);
-  uint64_t v = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, 10);
-  if (ec == std::errc::result_out_of_range && end == digits.data() + digits.size()) {
-    throw OutOfRange(text, name, range);
-  }
-  if (ec != std::errc() || end != digits.data() + digits.size()) throw NotAnInteger(text, name, range);
-  if (v < lo || v > hi) throw OutOfRange(text, name, range);
-  return v;
+  return ParseDecimal<uint64_t>(text, name, lo, hi);
 }
 
 double ParseFinite(const std::string& text, const std::string& name, double lo, double hi) {

@@ -283,6 +283,15 @@ void AddNumbers(CLI::App* app, Numbers* n) {
   tools::AddOption(app, "--path", &n->path, "Path");
 }
 
+// Parses `args` into a fresh app of AddNumbers and expects an error containing `expected`.
+void ExpectRefused(const std::string& args, const std::string& expected) {
+  CLI::App app("demo");
+  Numbers n;
+  AddNumbers(&app, &n);
+  const std::string error = ParseError(app, args);
+  EXPECT_NE(error.find(expected), std::string::npos) << args << " -> '" << error << "'";
+}
+
 TEST(CliOptions, IntegersNeverWrapAndNameTheOptionAndRange) {
   for (const auto& [args, expected] : std::vector<std::pair<std::string, std::string>>{
            {"--seed -1", "--seed -1: out of range; give an integer in [0, 18446744073709551615]"},
@@ -302,11 +311,7 @@ TEST(CliOptions, IntegersNeverWrapAndNameTheOptionAndRange) {
            {"--seed +-5", "--seed +-5: not an integer"},
            {"--count -", "--count -: not an integer"},
        }) {
-    CLI::App app("demo");
-    Numbers n;
-    AddNumbers(&app, &n);
-    EXPECT_NE(ParseError(app, args).find(expected), std::string::npos)
-        << args << " -> '" << ParseError(app, args) << "'";
+    ExpectRefused(args, expected);
   }
   CLI::App app("demo");
   Numbers n;
@@ -328,11 +333,7 @@ TEST(CliOptions, FloatsMustBeFiniteAndInRange) {
            {"--weight 1e300", "--weight 1e300: out of range; give a finite number"},  // beyond float
            {"--weight 1e400", "--weight 1e400: not finite"},
        }) {
-    CLI::App app("demo");
-    Numbers n;
-    AddNumbers(&app, &n);
-    EXPECT_NE(ParseError(app, args).find(expected), std::string::npos)
-        << args << " -> '" << ParseError(app, args) << "'";
+    ExpectRefused(args, expected);
   }
   CLI::App app("demo");
   Numbers n;
