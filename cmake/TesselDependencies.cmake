@@ -13,6 +13,13 @@ set(BLA_VENDOR OpenBLAS)
 find_package(BLAS REQUIRED)                # libopenblas-dev: CPU GEMM
 if(TESSEL_MPI)
   find_package(MPI REQUIRED COMPONENTS CXX)  # libopenmpi-dev, openmpi-bin
+  # libptscotch-dev, libscotchparmetis-dev: distributed partitioning (`mpirun tessel partition`) through ParMETIS's
+  # API, 64-bit. Optional: without it the distributed METIS path refuses with a message naming the packages.
+  find_package(PTScotchParMETIS)
+endif()
+set(TESSEL_HAVE_PARMETIS OFF)
+if(TESSEL_MPI AND PTScotchParMETIS_FOUND)
+  set(TESSEL_HAVE_PARMETIS ON)
 endif()
 if(TESSEL_TESTS)
   find_package(GTest REQUIRED)             # libgtest-dev, libgmock-dev

@@ -50,4 +50,5 @@ install(FILES
   "${PROJECT_BINARY_DIR}/cmake/tesselConfigVersion.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/FindMETIS.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/FindXXHASH.cmake"
+  "${CMAKE_CURRENT_LIST_DIR}/FindPTScotchParMETIS.cmake"
   DESTINATION "${TESSEL_INSTALL_CMAKEDIR}" COMPONENT devel)

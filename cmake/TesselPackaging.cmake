@@ -40,6 +40,9 @@ set(_tessel_dev_depends
 if(TESSEL_MPI)
   list(APPEND _tessel_dev_depends libopenmpi-dev)
 endif()
+if(TESSEL_HAVE_PARMETIS)
+  list(APPEND _tessel_dev_depends libptscotch-dev liblzma-dev)
+endif()
 list(JOIN _tessel_dev_depends ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
 # cmake (>= 3.25) for find_package(tessel) is a suggestion, not a dependency: the binary runs without it.
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "cmake (>= 3.25), openmpi-bin")

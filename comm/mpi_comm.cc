@@ -678,7 +678,12 @@ class MpiCommunicator final : public Communicator {
     return Wait(requests.data(), static_cast<int>(requests.size()), nullptr, "MPI_Waitall");
   }
 
-  MPI_Comm comm_;
+  MPI_Comm comm_;  // collectives; MpiHandle hands it to libraries that take an MPI_Comm
+
+ public:
+  const MPI_Comm* handle() const { return &comm_; }
+
+ private:
   MPI_Comm p2p_comm_ = MPI_COMM_NULL;  // point-to-point messages only: their tags are the callers'
   MPI_Comm ctl_comm_ = MPI_COMM_NULL;  // the watchdog's probes and answers only
   uint64_t seq_ = 0;                   // calls begun on this rank (collectives and messages)
@@ -743,6 +748,12 @@ void FinalizeMpiIfOwned() {
     }
   }
   MPI_Finalize();
+}
+
+const void* MpiHandle(const Communicator& comm) {
+  const auto* mpi = dynamic_cast<const MpiCommunicator*>(&comm);
+  TESSEL_CHECK(mpi != nullptr, "comm: the {} communicator has no MPI_Comm (run under mpirun)", comm.Backend());
+  return mpi->handle();
 }
 
 std::unique_ptr<Communicator> MakeMpiCommunicator(const MpiOptions& options) {

@@ -39,6 +39,12 @@ void FinalizeMpiIfOwned();
 // point-to-point messages, the watchdog's probes).
 std::unique_ptr<Communicator> MakeMpiCommunicator(const MpiOptions& options = {});
 
+// The MPI communicator behind an MPI-backend communicator (Backend() == "mpi"), for libraries that take one
+// (ParMETIS): a pointer to its MPI_Comm, kept out of this header's types so it needs no <mpi.h>; cast it to
+// `const MPI_Comm*`. The caller must not free it and should MPI_Comm_dup it for calls of its own. Throws
+// tessel::Error for another backend.
+const void* MpiHandle(const Communicator& comm);
+
 // Prints "error: [rank r] <message>" to stderr and ends the whole job: MPI_Abort when MPI is initialised (every
 // rank is killed within seconds), std::exit otherwise. For main() and job guards only; library code throws.
 [[noreturn]] void AbortJob(std::string_view message, int exit_code = 1);

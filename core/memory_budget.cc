@@ -1,6 +1,8 @@
 // Memory budget, activities and decompression limits (core/memory_budget.h).
 #include "core/memory_budget.h"
 
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <mutex>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -77,6 +80,38 @@ int64_t ResidentBytes() {
   int64_t resident_pages = 0;
   if (!(in >> size_pages >> resident_pages)) return 0;
   return resident_pages * static_cast<int64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+int64_t PeakResidentBytes() {
+  struct rusage usage {};
+  if (::getrusage(RUSAGE_SELF, &usage) != 0) return 0;
+  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+}
+
+int64_t AnonResidentBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.starts_with("RssAnon:")) continue;
+    int64_t kib = -1;
+    std::istringstream(line.substr(8)) >> kib;  // "RssAnon:     1234 kB"
+    return kib < 0 ? -1 : kib * 1024;
+  }
+  return -1;
+}
+
+void ReleaseMappedPages(const void* data, int64_t bytes) {
+#ifdef MADV_PAGEOUT
+  if (data == nullptr || bytes <= 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last = (begin + static_cast<uintptr_t>(bytes)) / page * page;
+  if (last > first) (void)::madvise(reinterpret_cast<void*>(first), last - first, MADV_PAGEOUT);
+#else
+  (void)data;
+  (void)bytes;
+#endif
 }
 
 void SetLimit(int64_t bytes) {

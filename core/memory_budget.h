@@ -19,6 +19,17 @@ constexpr int64_t kCheckThreshold = int64_t{8} << 20;
 int64_t AvailableBytes();
 // This process's resident set size in bytes (/proc/self/statm); 0 when unknown.
 int64_t ResidentBytes();
+// The most this process has held resident since it started (getrusage ru_maxrss, file-backed pages such as mapped
+// files included); 0 when unknown.
+int64_t PeakResidentBytes();
+// The anonymous (private) part of the resident set now: RssAnon from /proc/self/status (heap, copies; not mapped
+// files nor shared libraries); -1 when the kernel does not report it.
+int64_t AnonResidentBytes();
+// Asks the OS to reclaim this process's resident pages in [data, data + bytes) (the whole pages inside the range;
+// Linux madvise(MADV_PAGEOUT)): pages of a mapped file that were not written are dropped and come back from the file
+// when read again; the contents never change (anonymous pages are swapped out or stay). For a mapped array read once
+// (copied or checked) and rarely afterwards. Nothing happens where the OS cannot.
+void ReleaseMappedPages(const void* data, int64_t bytes);
 
 // `--max-memory`: the most this process may hold resident (0 = no limit of its own; the machine's available
 // memory still applies). Process-wide; set once by the CLI before work starts.

@@ -110,7 +110,9 @@ void ValidateCsbmOptions(const CsbmOptions& o) {
                "--degree-exponent must be 0 (no degree correction) or > 2 (a power law with a finite mean, "
                "e.g. 2.5), got {}",
                o.degree_exponent);
-  TESSEL_CHECK(o.feature_dim >= 0, "--features must be >= 0 (0 = no features), got {}", o.feature_dim);
+  TESSEL_CHECK(o.feature_dim >= 0 && o.feature_dim <= kMaxFeatureDim,
+               "--features must be in [0, {}] (0 = no features; columns are int32 ids), got {}", kMaxFeatureDim,
+               o.feature_dim);
   TESSEL_CHECK(o.num_nodes <= std::numeric_limits<int64_t>::max() / std::max<int64_t>(o.feature_dim, 1),
                "--nodes x --features overflows; reduce one of them");
   TESSEL_CHECK(std::isfinite(o.signal) && o.signal >= 0, "--signal must be a finite value >= 0, got {}", o.signal);

@@ -34,6 +34,12 @@ inline constexpr int32_t kNoLabel = -1;
 // Class ids are dense (0, 1, ...), so a dataset of n nodes has at most max(n, kMaxClassesAlways) classes; a larger
 // num_classes (or label) is damage, refused on reading because per-class tables are sized by it.
 inline constexpr int64_t kMaxClassesAlways = 65536;
+// Node feature columns: column ids are int32 (sparse features, the kernels' SparseMatrix), so a dimension is at most
+// 2^31 - 1 (docs/formats.md, "Limits").
+inline constexpr int64_t kMaxFeatureDim = 2147483647;
+// LIBSVM rows: 0-based int32 feature ids in [0, num_features), so num_features is at most 2^31 (LIBSVM's 1-based
+// indices up to 2^31); the SVM model file allows the same (train/svm/svm_model.h, kMaxModelFeatures).
+inline constexpr int64_t kMaxSparseRowFeatures = int64_t{1} << 31;
 
 struct NodeDataset {
   std::string name;
@@ -44,6 +50,9 @@ struct NodeDataset {
   Buffer<int64_t> train;  // node ids, sorted ascending
   Buffer<int64_t> val;
   Buffer<int64_t> test;
+  // The fingerprint of graph, features and labels (partition::DatasetFingerprint) when the loader knows it without
+  // reading the arrays (LoadNodeDataset makes it from the manifest's checksums); empty otherwise.
+  std::string fingerprint;
 
   int64_t num_nodes() const { return NumNodes(graph); }
   bool has_labels() const { return !labels.empty(); }

@@ -78,6 +78,8 @@ SparseRowDataset ReadIdx(const fs::path& images, const fs::path& labels, double 
   TESSEL_CHECK(im.dims[0] < (int64_t{1} << 31), "{}: {} images exceed 32-bit row ids", images.string(), im.dims[0]);
   const int64_t n = im.dims[0];
   const int64_t d = im.dims[1] * im.dims[2];
+  TESSEL_CHECK(d <= kMaxSparseRowFeatures, "{}: images of {} x {} = {} pixels exceed 32-bit feature ids (at most {})",
+               images.string(), im.dims[1], im.dims[2], d, kMaxSparseRowFeatures);
   std::vector<int64_t> indptr{0};
   std::vector<int32_t> indices;
   std::vector<double> values;

@@ -1,6 +1,7 @@
 // ReadLinqs: the LINQS citation-network text format (Cora, Citeseer): "<paper id> <F feature values> <class>"
 // per paper in .content and "<cited id> <citing id>" per citation in .cites. Features are kept sparse (CSR).
 #include <algorithm>
+#include <limits>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -81,6 +82,8 @@ NodeDataset ReadLinqs(const fs::path& content, const fs::path& cites) {
   std::vector<std::string_view> classes = class_of_node;
   std::sort(classes.begin(), classes.end());
   classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+  TESSEL_CHECK(classes.size() <= static_cast<size_t>(std::numeric_limits<int32_t>::max()),
+               "{}: {} classes exceed 32-bit class ids", content_file.name(), classes.size());
   std::vector<int32_t> labels(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     labels[i] =

@@ -3,16 +3,20 @@
 #include "datasets/native_format.h"
 
 #include <algorithm>
+#include <charconv>
 #include <limits>
+#include <string>
 #include <type_traits>
 #include <variant>
 
 #include <fmt/format.h>
 
 #include "core/build_config.h"
+#include "core/checksum.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/output_guard.h"
+#include "core/rng.h"
 #include "datasets/readers.h"
 
 namespace tessel::datasets {
@@ -160,6 +164,10 @@ DatasetKind PeekKind(const fs::path& dir) {
 void WriteNodeDataset(const NodeDataset& data, const fs::path& dir, const WriteOptions& options) {
   CheckOutputFolder(dir, options);
   data.Validate();
+  // What the readers refuse is not written (docs/formats.md, "Limits").
+  TESSEL_CHECK(data.features.empty() || data.features.dim <= kMaxFeatureDim,
+               "{}: {} feature columns; the native format holds at most {} (int32 column ids)", dir.string(),
+               data.features.dim, kMaxFeatureDim);
   AtomicDirectory out(dir, options.overwrite);
   ArrayWriter w(out.path());
   OrderedJson m = Header(DatasetKind::kNode, data.name);
@@ -201,6 +209,9 @@ void WriteNodeDataset(const NodeDataset& data, const fs::path& dir, const WriteO
 void WriteSparseRowDataset(const SparseRowDataset& data, const fs::path& dir, const WriteOptions& options) {
   CheckOutputFolder(dir, options);
   data.Validate();
+  TESSEL_CHECK(data.num_features <= kMaxSparseRowFeatures,
+               "{}: {} features; the native format holds at most {} (int32 feature ids)", dir.string(),
+               data.num_features, kMaxSparseRowFeatures);
   AtomicDirectory out(dir, options.overwrite);
   ArrayWriter w(out.path());
   OrderedJson m = Header(DatasetKind::kSparseRows, data.name);
@@ -214,6 +225,43 @@ void WriteSparseRowDataset(const SparseRowDataset& data, const fs::path& dir, co
   Finish(out, std::move(m), w);
 }
 
+namespace {
+
+// partition::DatasetFingerprint of the dataset, made from the manifest's per-array XXH3 checksums instead of the
+// arrays (the same value: each array's part is Mix64(h ^ XXH3(bytes)), and the manifest holds XXH3(bytes); an absent
+// array counts as empty). A dataset of millions of nodes is then recognised without reading a byte of it; the
+// checksums themselves are verified where the arrays are read with verification.
+std::string StoredFingerprint(const ArrayReader& r, int64_t n, int64_t dim, bool sparse) {
+  uint64_t h = Mix64(static_cast<uint64_t>(n));
+  const uint64_t empty = Checksum64(nullptr, 0);
+  auto add = [&](const char* name) {
+    uint64_t sum = empty;
+    if (r.Has(name)) {
+      const std::string hex = r.Entry(name).xxh3;
+      const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), sum, 16);
+      if (ec != std::errc() || end != hex.data() + hex.size()) {
+        throw Error(fmt::format("array '{}': \"xxh3\" is '{}', not 16 hex digits; re-run tessel convert", name, hex));
+      }
+    }
+    h = Mix64(h ^ sum);
+  };
+  add("indptr");
+  add("indices");
+  add("weights");
+  h = Mix64(h ^ static_cast<uint64_t>(dim));
+  if (sparse) {
+    add("feat_indptr");
+    add("feat_indices");
+    add("feat_values");
+  } else {
+    add("features");
+  }
+  add("labels");
+  return fmt::format("{:016x}", h);
+}
+
+}  // namespace
+
 NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
   const nlohmann::json j = ReadManifest(dir);
   const Manifest m(j, dir);
@@ -222,26 +270,49 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
                         "is a sparse_rows dataset (LIBSVM-style rows for SVM), not a node dataset (graph)");
   }
   const ArrayReader r(dir, j["arrays"], kFix);
-  if (options.verify_checksums) VerifyAll(r);
   NodeDataset d;
   d.name = m.String("name");
+  // Every count of the manifest is checked against what the format can hold before any array is mapped or sized
+  // (docs/formats.md, "Limits"): a damaged or hostile count is a message naming the key, never a wrapped product.
   const int64_t n = m.Int("num_nodes");
   const int64_t entries = m.Int("num_entries");
+  if (n > kMaxNativeCount)
+    m.Fail(fmt::format("\"num_nodes\" is {}, beyond the {} the format allows", n, kMaxNativeCount));
+  if (entries > kMaxNativeCount) {
+    m.Fail(fmt::format("\"num_entries\" is {}, beyond the {} the format allows", entries, kMaxNativeCount));
+  }
   const std::string id_dtype = m.String("id_dtype");
-  if (id_dtype == "int32") {
-    d.graph = LoadGraph<int32_t>(r, n, entries);
-  } else if (id_dtype == "int64") {
-    d.graph = LoadGraph<int64_t>(r, n, entries);
-  } else {
+  if (id_dtype != "int32" && id_dtype != "int64") {
     m.Fail(fmt::format("\"id_dtype\" is \"{}\"; expected int32 or int64", id_dtype));
   }
-  if (m.Bool("weighted") != r.Has("weights")) m.Fail("\"weighted\" disagrees with the presence of array 'weights'");
+  if (id_dtype == "int32" && n - 1 > std::numeric_limits<int32_t>::max()) {
+    m.Fail(
+        fmt::format("\"id_dtype\" is int32 but \"num_nodes\" is {}: int32 ids reach {} nodes at most (more nodes "
+                    "are stored with int64 ids)",
+                    n, int64_t{std::numeric_limits<int32_t>::max()} + 1));
+  }
   const int64_t dim = m.Int("feature_dim");
   // Kernels index columns with int32, and num_nodes x feature_dim must not wrap around before it is compared.
-  if (dim > std::numeric_limits<int32_t>::max() || (n > 0 && dim > std::numeric_limits<int64_t>::max() / n)) {
-    m.Fail(fmt::format("\"feature_dim\" is {} (with {} nodes); at most {} columns are supported", dim, n,
-                       std::numeric_limits<int32_t>::max()));
+  if (dim > kMaxFeatureDim || (n > 0 && dim > std::numeric_limits<int64_t>::max() / n)) {
+    m.Fail(
+        fmt::format("\"feature_dim\" is {} (with {} nodes); at most {} columns are supported", dim, n, kMaxFeatureDim));
   }
+  // Classes beyond the node count (and 65536) cannot all occur; such a count is damage, and tools size per-class
+  // tables by it. Class ids are int32.
+  const int64_t classes = m.Int("num_classes");
+  const int64_t most_classes =
+      std::min<int64_t>(std::max<int64_t>(n, kMaxClassesAlways), std::numeric_limits<int32_t>::max());
+  if (classes > most_classes) {
+    m.Fail(fmt::format("\"num_classes\" is {} but the dataset has {} nodes (at most {} classes are accepted)", classes,
+                       n, most_classes));
+  }
+  if (options.verify_checksums) VerifyAll(r);
+  if (id_dtype == "int32") {
+    d.graph = LoadGraph<int32_t>(r, n, entries);
+  } else {
+    d.graph = LoadGraph<int64_t>(r, n, entries);
+  }
+  if (m.Bool("weighted") != r.Has("weights")) m.Fail("\"weighted\" disagrees with the presence of array 'weights'");
   if (dim == 0 && (r.Has("features") || r.Has("feat_indptr") || r.Has("feat_indices") || r.Has("feat_values"))) {
     m.Fail("\"feature_dim\" is 0 but the folder has feature arrays: the manifest is damaged");
   }
@@ -258,14 +329,6 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
       d.features.dense = r.Map<float>("features", false, n * dim);
     }
   }
-  // Classes beyond the node count (and 65536) cannot all occur; such a count is damage, and tools size per-class
-  // tables by it.
-  const int64_t classes = m.Int("num_classes");
-  const int64_t most_classes = std::max<int64_t>(n, kMaxClassesAlways);
-  if (classes > most_classes) {
-    m.Fail(fmt::format("\"num_classes\" is {} but the dataset has {} nodes (at most {} classes are accepted)", classes,
-                       n, most_classes));
-  }
   d.num_classes = static_cast<int32_t>(classes);
   if (r.Has("labels")) {
     if (d.num_classes <= 0) m.Fail("array 'labels' is present but \"num_classes\" is 0");
@@ -276,6 +339,7 @@ NodeDataset LoadNodeDataset(const fs::path& dir, const LoadOptions& options) {
     d.val = r.Map<int64_t>("val", false, m.SplitSize("val"));
     d.test = r.Map<int64_t>("test", false, m.SplitSize("test"));
   }
+  d.fingerprint = StoredFingerprint(r, n, dim, dim > 0 && d.features.sparse);
   if (options.validate) {
     RunValidate(dir, d);
     // The format promises rows sorted ascending without duplicates (docs/formats.md); samplers and the symmetry
@@ -302,12 +366,22 @@ SparseRowDataset LoadSparseRowDataset(const fs::path& dir, const LoadOptions& op
     throw Error::InFile(dir.string(), "is a node dataset (graph), not a sparse_rows dataset (LIBSVM-style rows)");
   }
   const ArrayReader r(dir, j["arrays"], kFix);
-  if (options.verify_checksums) VerifyAll(r);
   SparseRowDataset d;
   d.name = m.String("name");
   d.num_rows = m.Int("num_rows");
   d.num_features = m.Int("num_features");
   const int64_t nnz = m.Int("nnz");
+  if (d.num_rows > kMaxNativeCount) {
+    m.Fail(fmt::format("\"num_rows\" is {}, beyond the {} the format allows", d.num_rows, kMaxNativeCount));
+  }
+  if (nnz > kMaxNativeCount)
+    m.Fail(fmt::format("\"nnz\" is {}, beyond the {} the format allows", nnz, kMaxNativeCount));
+  // Feature ids are int32 in [0, num_features).
+  if (d.num_features > kMaxSparseRowFeatures) {
+    m.Fail(fmt::format("\"num_features\" is {}; int32 feature ids allow at most {}", d.num_features,
+                       kMaxSparseRowFeatures));
+  }
+  if (options.verify_checksums) VerifyAll(r);
   d.indptr = r.Map<int64_t>("indptr", false, d.num_rows + 1);
   d.indices = r.Map<int32_t>("indices", false, nnz);
   d.values = r.Map<double>("values", false, nnz);

@@ -3,6 +3,7 @@
 // Written into a temporary folder and renamed, so a failure never leaves a half-written dataset.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -19,6 +20,9 @@ namespace tessel::datasets {
 namespace fs = std::filesystem;
 
 inline constexpr int kNativeFormatVersion = 1;
+// The largest node, entry, row or non-zero count a manifest may declare (2^62): far beyond any machine, and low
+// enough that count + 1 and count x 8 bytes never wrap around in int64. Larger counts are refused as damage.
+inline constexpr int64_t kMaxNativeCount = int64_t{1} << 62;
 
 enum class DatasetKind { kNode, kSparseRows };
 

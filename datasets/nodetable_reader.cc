@@ -5,6 +5,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/memory_budget.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
 
@@ -44,7 +45,13 @@ Features ReadSparseFeatures(const fs::path& path) {
   const int64_t n = head[0];
   const int64_t dim = head[1];
   const int64_t nnz = head[2];
-  if (dim > std::numeric_limits<int32_t>::max()) cur.Fail("feature count {} does not fit 32-bit column ids", dim);
+  if (dim > kMaxFeatureDim)
+    cur.Fail("feature count {} does not fit 32-bit column ids (at most {})", dim, kMaxFeatureDim);
+  // Rows may be empty, so the file's size does not bound N: the row index is checked against the memory budget
+  // before it is sized from the header.
+  if (n >= std::numeric_limits<int64_t>::max() / 8) cur.Fail("node count {} is beyond any machine's memory", n);
+  memory::CheckArray(n + 1, static_cast<int64_t>(sizeof(int64_t)), fmt::format("the feature row index of {} nodes", n),
+                     fmt::format("check the node count in the header of {}", file.name()));
 
   std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
   std::vector<int32_t> columns;

@@ -84,6 +84,11 @@ Features ReadDenseCsv(const fs::path& path) {
     }
     if (rows == 0 && blank_line == 0) {
       dim = static_cast<int64_t>(std::count(lines[0].begin(), lines[0].end(), ',')) + 1;
+      if (dim > kMaxFeatureDim) {
+        throw Error::AtLine(
+            file.name(), line_base + 1,
+            fmt::format("{} values in a row; node features have at most {} columns (int32 ids)", dim, kMaxFeatureDim));
+      }
       // Rows expected in the whole file, from this piece's bytes per line: one reservation instead of regrowths.
       const double per_line = static_cast<double>(piece.size()) / static_cast<double>(lines.size());
       const auto expected = static_cast<int64_t>(static_cast<double>(file.EstimatedSize()) / per_line * 1.02) + 1;

@@ -65,7 +65,9 @@ void ValidateRmatOptions(const RmatOptions& o) {
   TESSEL_CHECK(o.noise >= 0 && o.noise <= max_noise,
                "--noise must be in [0, min(b, c, (a+d)/2) = {}] so every level keeps valid probabilities, got {}",
                max_noise, o.noise);
-  TESSEL_CHECK(o.feature_dim >= 0, "--features must be >= 0 (0 = no features), got {}", o.feature_dim);
+  TESSEL_CHECK(o.feature_dim >= 0 && o.feature_dim <= kMaxFeatureDim,
+               "--features must be in [0, {}] (0 = no features; columns are int32 ids), got {}", kMaxFeatureDim,
+               o.feature_dim);
   TESSEL_CHECK(o.num_classes == 0 || (o.num_classes >= 2 && o.num_classes <= o.num_nodes),
                "--classes must be 0 (no labels) or in [2, nodes = {}] (one class gives nothing to learn), got {}",
                o.num_nodes, o.num_classes);

@@ -38,8 +38,9 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
 // Fails clearly when `count` does not fit METIS's idx_t.
 void CheckFitsIdx(int64_t count, std::string_view what) {
   TESSEL_CHECK(count <= kIdxMax,
-               "METIS cannot take this graph: {} is {}, more than its {}-bit idx_t holds ({}); use --method random "
-               "or hash, or a METIS built with IDXTYPEWIDTH 64",
+               "METIS cannot take this graph: {} is {}, more than its {}-bit idx_t holds ({}); partition it "
+               "distributed with 64-bit ParMETIS (mpirun -np R tessel partition ..., docs/partition.md), or use "
+               "--method random or hash",
                what, count, sizeof(idx_t) * 8, kIdxMax);
 }
 

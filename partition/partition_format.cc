@@ -33,7 +33,7 @@ constexpr const char* kFix = "re-run tessel partition";
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
 
-std::string PartDirName(int32_t k) { return fmt::format("part-{}", k); }
+using folder::PartDirName;
 
 // Typed access to a JSON object read from `file`; every failure names the file, the key and the fix.
 class Keys {
@@ -88,6 +88,7 @@ void CheckReplaceable(const fs::path& dir, bool overwrite) {
 }  // namespace
 
 std::string DatasetFingerprint(const datasets::NodeDataset& data) {
+  if (!data.fingerprint.empty()) return data.fingerprint;
   uint64_t h = Mix64(static_cast<uint64_t>(data.num_nodes()));
   auto add = [&h](const auto& buffer) {
     const auto v = buffer.Host();
@@ -115,23 +116,44 @@ std::string DatasetFingerprint(const datasets::NodeDataset& data) {
 
 namespace {
 
-OrderedJson DatasetJson(const datasets::NodeDataset& data, const PartitionStats& stats) {
-  const bool weighted = std::visit([](const auto& g) { return g.has_weights(); }, data.graph);
-  return {{"name", data.name},
-          {"num_nodes", data.num_nodes()},
-          {"num_entries", datasets::NumEntries(data.graph)},
-          {"symmetric", stats.symmetric},
-          {"weighted", weighted},
-          {"feature_dim", data.features.dim},
-          {"features_sparse", data.features.sparse},
-          {"num_classes", data.num_classes},
-          {"train", data.train.size()},
-          {"val", data.val.size()},
-          {"test", data.test.size()},
-          {"fingerprint", DatasetFingerprint(data)}};
+OrderedJson DatasetJson(const DatasetSummary& d) {
+  return {{"name", d.name},
+          {"num_nodes", d.num_nodes},
+          {"num_entries", d.num_entries},
+          {"symmetric", d.symmetric},
+          {"weighted", d.weighted},
+          {"feature_dim", d.feature_dim},
+          {"features_sparse", d.features_sparse},
+          {"num_classes", d.num_classes},
+          {"train", d.train},
+          {"val", d.val},
+          {"test", d.test},
+          {"fingerprint", d.fingerprint}};
 }
 
-// Writes one part's arrays and manifest into `dir`; returns the manifest text's checksum.
+}  // namespace
+
+DatasetSummary SummarizeDataset(const datasets::NodeDataset& data, bool symmetric) {
+  DatasetSummary d;
+  d.name = data.name;
+  d.num_nodes = data.num_nodes();
+  d.num_entries = datasets::NumEntries(data.graph);
+  d.symmetric = symmetric;
+  d.weighted = std::visit([](const auto& g) { return g.has_weights(); }, data.graph);
+  d.feature_dim = data.features.dim;
+  d.features_sparse = data.features.sparse;
+  d.num_classes = data.num_classes;
+  d.train = static_cast<int64_t>(data.train.size());
+  d.val = static_cast<int64_t>(data.val.size());
+  d.test = static_cast<int64_t>(data.test.size());
+  d.fingerprint = DatasetFingerprint(data);
+  return d;
+}
+
+namespace folder {
+
+std::string PartDirName(int32_t k) { return fmt::format("part-{}", k); }
+
 std::string WritePart(const LocalPart& p, const fs::path& dir) {
   fs::create_directory(dir);
   datasets::ArrayWriter w(dir);
@@ -176,7 +198,41 @@ std::string WritePart(const LocalPart& p, const fs::path& dir) {
   return ChecksumHex(text.data(), text.size());
 }
 
-}  // namespace
+nlohmann::ordered_json Describe(const DatasetSummary& dataset, const PartitionOptions& options,
+                                const std::string& algorithm, int64_t metis_objective,
+                                const std::vector<Constraint>& balance, const std::vector<int64_t>& offsets,
+                                const PartitionStats& stats, const std::vector<std::string>& manifest_sums) {
+  const auto k = static_cast<int32_t>(offsets.size()) - 1;
+  TESSEL_CHECK(k >= 1 && static_cast<int32_t>(manifest_sums.size()) == k && stats.num_parts == k,
+               "partition folder: {} node ranges, {} manifests and {} parts in the statistics disagree", offsets.size(),
+               manifest_sums.size(), stats.num_parts);
+  OrderedJson j;
+  j["format"] = kFormatName;
+  j["version"] = kPartitionFormatVersion;
+  j["dataset"] = DatasetJson(dataset);
+  j["method"] = MethodName(options.method);
+  j["algorithm"] = algorithm;
+  j["num_parts"] = k;
+  j["seed"] = options.seed;
+  j["objective"] = ObjectiveName(options.objective);
+  OrderedJson bal = OrderedJson::array();
+  for (Constraint c : balance) bal.push_back(ConstraintName(c));
+  j["balance"] = bal;
+  j["imbalance_tolerance"] = options.imbalance;
+  j["metis_objective"] = metis_objective;
+  j["node_ranges"] = offsets;
+  OrderedJson st = StatsToJson(stats);
+  for (int32_t p = 0; p < k; ++p) {
+    OrderedJson& e = st["parts"][static_cast<size_t>(p)];
+    e["dir"] = PartDirName(p);
+    e["manifest_xxh3"] = manifest_sums[static_cast<size_t>(p)];
+  }
+  for (auto& [key, value] : st.items()) j[key] = value;
+  j["created_by"] = fmt::format("tessel {}", TESSEL_VERSION);
+  return j;
+}
+
+}  // namespace folder
 
 PartitionResult PartitionToFolder(const datasets::NodeDataset& data, const PartitionOptions& options,
                                   const fs::path& dir, bool overwrite) {
@@ -212,7 +268,7 @@ PartitionResult PartitionToFolder(const datasets::NodeDataset& data, const Parti
     const LocalPart part = builder.Build(p);
     result.timings.build += Seconds(t);
     t = Clock::now();
-    manifest_sums[p] = WritePart(part, out.path() / PartDirName(p));
+    manifest_sums[p] = folder::WritePart(part, out.path() / PartDirName(p));
     result.timings.write += Seconds(t);
     halos[p] = part.num_halo;
     if (chatty) {
@@ -223,29 +279,8 @@ PartitionResult PartitionToFolder(const datasets::NodeDataset& data, const Parti
   SetHalo(&result.stats, halos);
 
   t = Clock::now();
-  OrderedJson j;
-  j["format"] = kFormatName;
-  j["version"] = kPartitionFormatVersion;
-  j["dataset"] = DatasetJson(data, result.stats);
-  j["method"] = MethodName(options.method);
-  j["algorithm"] = result.algorithm;
-  j["num_parts"] = k;
-  j["seed"] = options.seed;
-  j["objective"] = ObjectiveName(options.objective);
-  OrderedJson bal = OrderedJson::array();
-  for (Constraint c : balance) bal.push_back(ConstraintName(c));
-  j["balance"] = bal;
-  j["imbalance_tolerance"] = options.imbalance;
-  j["metis_objective"] = result.metis_objective;
-  j["node_ranges"] = plan.offsets;
-  OrderedJson stats = StatsToJson(result.stats);
-  for (int32_t p = 0; p < k; ++p) {
-    OrderedJson& e = stats["parts"][static_cast<size_t>(p)];
-    e["dir"] = PartDirName(p);
-    e["manifest_xxh3"] = manifest_sums[p];
-  }
-  for (auto& [key, value] : stats.items()) j[key] = value;
-  j["created_by"] = fmt::format("tessel {}", TESSEL_VERSION);
+  OrderedJson j = folder::Describe(SummarizeDataset(data, result.stats.symmetric), options, result.algorithm,
+                                   result.metis_objective, balance, plan.offsets, result.stats, manifest_sums);
   WriteFileAtomic(out.path() / "partitions.json", j.dump(2) + "\n");
   out.Commit();
   result.timings.write += Seconds(t);

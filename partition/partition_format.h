@@ -49,13 +49,46 @@ struct PartitionResult {
 PartitionResult PartitionToFolder(const datasets::NodeDataset& data, const PartitionOptions& options,
                                   const fs::path& dir, bool overwrite);
 
+// What partitions.json says of the partitioned dataset (its "dataset" object).
+struct DatasetSummary {
+  std::string name;
+  int64_t num_nodes = 0;
+  int64_t num_entries = 0;
+  bool symmetric = true;
+  bool weighted = false;
+  int64_t feature_dim = 0;
+  bool features_sparse = false;
+  int32_t num_classes = 0;
+  int64_t train = 0;
+  int64_t val = 0;
+  int64_t test = 0;
+  std::string fingerprint;  // DatasetFingerprint
+};
+DatasetSummary SummarizeDataset(const datasets::NodeDataset& data, bool symmetric);
+
+// The pieces of a partition folder, shared by PartitionToFolder and the distributed DistPartitionToFolder
+// (partition/dist_partition.h), so both write the same bytes for the same parts.
+namespace folder {
+std::string PartDirName(int32_t k);  // "part-<k>"
+// Writes one part's arrays and manifest.json into `dir` (created; it must not exist); returns the manifest's XXH3
+// (16 hex digits), which partitions.json records.
+std::string WritePart(const LocalPart& part, const fs::path& dir);
+// The content of partitions.json. `offsets` are the node ranges (K + 1), `manifest_sums` one per part.
+nlohmann::ordered_json Describe(const DatasetSummary& dataset, const PartitionOptions& options,
+                                const std::string& algorithm, int64_t metis_objective,
+                                const std::vector<Constraint>& balance, const std::vector<int64_t>& offsets,
+                                const PartitionStats& stats, const std::vector<std::string>& manifest_sums);
+}  // namespace folder
+
 struct LoadPartOptions {
   bool verify_checksums = true;  // hash every array of the part (XXH3, several GB/s)
   bool validate = true;          // LocalPart::Validate() after loading
 };
 
 // XXH3-based fingerprint (16 hex digits) of a dataset's graph, features and labels (not its split), stored as
-// "dataset.fingerprint" in partitions.json so training can check that --dataset is the partitioned dataset.
+// "dataset.fingerprint" in partitions.json so training can check that --dataset is the partitioned dataset. A
+// dataset loaded from a native folder carries it already (NodeDataset::fingerprint, made from the manifest's
+// per-array checksums without reading the arrays); otherwise every array is hashed. Both give the same value.
 std::string DatasetFingerprint(const datasets::NodeDataset& data);
 
 // Throws unless `data` is the dataset partitions.json (`desc`, read from `dir`) describes: name, counts, and the

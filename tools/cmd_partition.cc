@@ -1,5 +1,7 @@
 // `tessel partition DATASET --parts K --output DIR`: METIS, random or hash partitions of a node dataset written as a
 // partition folder (partition/partition_format.h); prints the statistics (text, or JSON with --json) and timings.
+// Under `mpirun -np K` (K > 1) the ranks partition together, each reading only a block of the dataset
+// (partition/dist_partition.h).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -12,15 +14,19 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "comm/agree.h"
+#include "comm/communicator.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "core/progress.h"
 #include "datasets/native_format.h"
+#include "partition/dist_partition.h"
 #include "partition/partition_format.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
+#include "tools/rank_settings.h"
 
 namespace tessel::tools {
 namespace {
@@ -52,6 +58,76 @@ int64_t PeakRssBytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
+// What the ranks of `mpirun tessel partition` must agree on: every option that shapes the folder, and the dataset's
+// content (its manifest, which holds the arrays' checksums), never its path.
+comm::Settings RankSettings(const PartitionState& s) {
+  comm::Settings out;
+  out.emplace_back("--parts", std::to_string(s.parts));
+  out.emplace_back("--method", s.method);
+  out.emplace_back("--balance", s.balance);
+  out.emplace_back("--objective", s.objective);
+  out.emplace_back("--metis-algorithm", s.metis_algorithm);
+  out.emplace_back("--seed", std::to_string(s.seed));
+  out.emplace_back("--imbalance", fmt::format("{}", s.imbalance));
+  out.emplace_back("--force", s.force ? "true" : "false");
+  out.emplace_back("dataset", ContentFingerprint(s.dataset));
+  return out;
+}
+
+// `mpirun -np K tessel partition`: every rank reads a block of rows, ParMETIS (PT-Scotch) or the hash assigns, the
+// rows move to their parts, each rank writes its parts (partition/dist_partition.h). Rank 0 prints.
+void RunDistPartition(comm::Communicator& comm, const PartitionState& s, const partition::PartitionOptions& o) {
+  const auto start = std::chrono::steady_clock::now();
+  comm::OnEveryRankOrFail(comm, [&] {
+    if (comm.Rank() == 0) {
+      CheckOutputPath(s.output, OutputKind::kPartitionFolder, s.force, "--output", PathList({s.dataset}));
+    }
+  });
+  ThreadLimit limit(s.threads);
+  log::Info("partition: {} ranks partition {} into {} parts ({})", comm.Size(), s.dataset, s.parts, s.method);
+  const partition::DistPartitionResult r = partition::DistPartitionToFolder(comm, s.dataset, o, s.output, s.force);
+  const partition::DistPartitionTimings& t = r.timings;
+  // Per-rank figures, gathered: peak memory, rows read, and the slowest rank's time of each step.
+  std::vector<int64_t> mine{PeakRssBytes(), r.block_rows, r.block_entries, r.parts_written};
+  std::vector<int64_t> all(mine.size() * static_cast<size_t>(comm.Size()));
+  comm.Allgather<int64_t>(mine, all, "stats").ThrowIfError();
+  std::vector<double> steps{t.read, t.symmetry, t.assign, t.parmetis, t.relabel, t.move, t.build, t.write, t.total};
+  comm.Allreduce<double>(steps, comm::ReduceOp::kMax, "stats").ThrowIfError();
+  if (comm.Rank() != 0) return;
+  nlohmann::ordered_json j = r.description;
+  j["path"] = fs::absolute(s.output).string();
+  j["distributed"] = {
+      {"ranks", comm.Size()},
+      {"partitioner", r.algorithm == "parmetis-kway" ? "ParMETIS_V3_PartKway (PT-Scotch)" : r.algorithm}};
+  const char* names[] = {"read", "symmetry", "assign", "parmetis",       "relabel",
+                         "move", "build",    "write",  "partition_total"};
+  nlohmann::ordered_json timings;
+  for (size_t i = 0; i < steps.size(); ++i) timings[names[i]] = steps[i];
+  timings["total"] = Seconds(start);
+  j["seconds"] = timings;  // the slowest rank's time of each step
+  nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+  int64_t peak = 0;
+  for (int k = 0; k < comm.Size(); ++k) {
+    const int64_t* v = &all[static_cast<size_t>(k) * mine.size()];
+    ranks.push_back(
+        {{"rank", k}, {"peak_rss_bytes", v[0]}, {"rows", v[1]}, {"entries", v[2]}, {"parts_written", v[3]}});
+    peak = std::max(peak, v[0]);
+  }
+  j["ranks"] = ranks;
+  j["peak_rss_bytes"] = peak;  // the largest over ranks
+  if (s.json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("%s", partition::FormatPartitionSummary(nlohmann::json::parse(j.dump())).c_str());
+  std::printf(
+      "time        %.2f s on %d ranks, slowest rank per step: read %.2f s, symmetry %.2f s, assignment %.2f s "
+      "(ParMETIS "
+      "%.2f s), relabel %.2f s, move %.2f s, build %.2f s, write %.2f s; peak memory %.0f MiB (largest rank)\n",
+      steps[8], comm.Size(), steps[0], steps[1], steps[2], steps[3], steps[4], steps[5], steps[6], steps[7],
+      static_cast<double>(peak) / (1024.0 * 1024.0));
+}
+
 void RunPartition(const PartitionState& s) {
   partition::PartitionOptions o;
   o.method = partition::ParseMethod(s.method);
@@ -63,6 +139,13 @@ void RunPartition(const PartitionState& s) {
   o.imbalance = s.imbalance;
   TESSEL_CHECK(s.parts >= 1, "--parts is {}; it must be at least 1", s.parts);
   TESSEL_CHECK(s.threads >= 0, "--threads is {}; use 0 (all cores) or a positive count", s.threads);
+  // Under mpirun with several ranks: the distributed path (MPI starts here; an exception on any rank ends the job).
+  const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator();
+  if (comm->Size() > 1) {
+    comm::AgreeOrFail(*comm, RankSettings(s));
+    RunDistPartition(*comm, s, o);
+    return;
+  }
   CheckOutputPath(s.output, OutputKind::kPartitionFolder, s.force, "--output", PathList({s.dataset}));
   ThreadLimit limit(s.threads);
 
@@ -163,16 +246,19 @@ void RegisterPartition(CLI::App& app) {
   PartitionState& s = *state;
   CLI::App* sub = app.add_subcommand(
       "partition",
-      "Split a node dataset into K parts (METIS with balance constraints, or random/hash baselines) with 1-hop halos");
+      "Split a node dataset into K parts (METIS with balance constraints, or random/hash baselines) with 1-hop halos; "
+      "under mpirun -np R the R ranks partition together, each reading only a block of the dataset (ParMETIS's API "
+      "from PT-Scotch)");
   AddOption(sub, "dataset", &s.dataset, "Native node dataset folder (from tessel convert or tessel generate)")
       ->required();
   AddOption(sub, "--parts,-k", &s.parts, "Number of parts K, 1..nodes (one per training rank)")->required();
   AddOption(sub, "--output,-o", &s.output, "Partition folder to write")->required();
-  AddOption(sub, "--method", &s.method, "metis, random (balanced random) or hash (hash of the node id)")
+  AddOption(sub, "--method", &s.method,
+            "metis, random (balanced random; one process only) or hash (hash of the node id)")
       ->capture_default_str();
   AddOption(sub, "--balance", &s.balance,
             "METIS balance constraints, a comma list of nodes, edges, train; auto = nodes,edges plus train "
-            "when the dataset has a training split")
+            "when the dataset has a training split. Under mpirun one constraint (auto = nodes)")
       ->capture_default_str();
   AddOption(sub, "--objective", &s.objective, "What METIS minimises: cut (edge cut) or vol (communication volume)")
       ->capture_default_str();

@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential clang clang-format cmake ninja-build pkg-config gzip bzip2 python3
-  libtbb-dev libmetis-dev libopenmpi-dev openmpi-bin
+  libtbb-dev libmetis-dev libopenmpi-dev openmpi-bin libptscotch-dev libscotchparmetis-dev liblzma-dev
   libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev libfmt-dev libspdlog-dev
   libopenblas-dev zlib1g-dev libbz2-dev libxxhash-dev
   libsvm-tools metis dpkg-dev

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/parallel.h"
@@ -127,6 +128,12 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
     return true;
   }();
   (void)serial_blas;
+  // BLAS takes int sizes: the leading dimensions (the operands' widths) must fit. Row counts and (beyond 2^31 - 1)
+  // inner lengths are cut into chunks of at most 2^21 below (rows_per, inner_per), so any height is fine.
+  constexpr int64_t kBlasMax = std::numeric_limits<int>::max();
+  TESSEL_CHECK(a.cols <= kBlasMax && b.cols <= kBlasMax && n <= kBlasMax,
+               "Gemm: {}x{} times {}x{}: a matrix wider than {} columns does not fit BLAS's 32-bit sizes", a.rows,
+               a.cols, b.rows, b.cols, kBlasMax);
   const float* ap = a.View().data();
   const float* bp = b.View().data();
   const auto lda = static_cast<int>(a.cols);
@@ -170,7 +177,7 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
   }
   if (work < 2 * kChunkWork || (m < 2 * rows_per && k < 2 * inner_per)) {
     sgemm(m, k, ap, bp, alpha, beta, cv.data());
-  } else if (m >= 2 * rows_per) {
+  } else if (m >= 2 * rows_per && k <= kBlasMax) {
     parallel_for<int64_t>(0, (m + rows_per - 1) / rows_per, 1, [&](int64_t t) {
       const int64_t r0 = t * rows_per;
       const int64_t rows = std::min(m, r0 + rows_per) - r0;

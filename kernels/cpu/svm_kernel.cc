@@ -9,6 +9,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "kernels/fast_exp.h"
 
@@ -86,8 +87,21 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
   return std::exp(-params.gamma * sum);
 }
 
+namespace {
+
+// The scratch row a kernel scatters x into: one double per feature id up to the largest (2^31 at most, 16 GiB), so
+// it is compared with the memory budget before it is allocated.
+std::vector<double> DenseScratch(int64_t num_cols) {
+  memory::CheckArray(num_cols, static_cast<int64_t>(sizeof(double)),
+                     fmt::format("the SVM kernel's scratch row over {} feature ids", num_cols),
+                     "renumber the features densely (the largest feature id sets this size)");
+  return std::vector<double>(static_cast<size_t>(num_cols), 0.0);
+}
+
+}  // namespace
+
 SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params, bool allow_bits)
-    : rows_(rows), params_(params), dense_(static_cast<size_t>(rows.num_cols), 0.0) {
+    : rows_(rows), params_(params), dense_(DenseScratch(rows.num_cols)) {
   if (params_.type == SvmKernelType::kRbf) {
     squared_norms_.resize(static_cast<size_t>(rows_.num_rows()));
     parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {

@@ -4,6 +4,7 @@
 // replaced only with force).
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <string>
 
@@ -92,8 +93,9 @@ NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool direc
   TESSEL_CHECK(src.ndim() == 1 && dst.ndim() == 1, "edges: sources and targets must be 1-D arrays");
   TESSEL_CHECK(src.size() == dst.size(), "edges: {} sources but {} targets", src.size(), dst.size());
   TESSEL_CHECK(num_nodes >= 0, "num_nodes={} must not be negative", num_nodes);
-  TESSEL_CHECK(feature_dim >= 0 && feature_dim <= (int64_t{1} << 31),
-               "features: {} columns; between 0 and 2147483648 (32-bit feature ids) are needed", feature_dim);
+  TESSEL_CHECK(feature_dim >= 0 && feature_dim <= datasets::kMaxFeatureDim,
+               "features: {} columns; between 0 and {} (32-bit feature ids) are needed", feature_dim,
+               datasets::kMaxFeatureDim);
   datasets::EdgeList edges;
   edges.src.assign(src.data(), src.data() + src.size());
   edges.dst.assign(dst.data(), dst.data() + dst.size());
@@ -115,6 +117,9 @@ NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool direc
   if (dense) {
     TESSEL_CHECK(dense->ndim() == 2 && dense->shape(0) == n,
                  "features: {} rows for {} nodes (a [num_nodes x dim] array is needed)", dense->shape(0), n);
+    TESSEL_CHECK(dense->shape(1) <= datasets::kMaxFeatureDim,
+                 "features: {} columns; at most {} (32-bit feature ids) are supported", dense->shape(1),
+                 datasets::kMaxFeatureDim);
     d->features.num_rows = n;
     d->features.dim = dense->shape(1);
     d->features.dense = CopyToBuffer(*dense);
@@ -134,8 +139,11 @@ NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool direc
     if (num_classes < 0) {
       int32_t top = -1;
       for (const int32_t y : d->labels.Host()) top = std::max(top, y);
-      num_classes = top + 1;
+      num_classes = int64_t{top} + 1;
     }
+    TESSEL_CHECK(num_classes <= std::numeric_limits<int32_t>::max(),
+                 "num_classes {} does not fit 32-bit class ids (at most {})", num_classes,
+                 std::numeric_limits<int32_t>::max());
     TESSEL_CHECK(num_classes <= datasets::kMaxClassesAlways || num_classes <= n,
                  "num_classes {} exceeds max(nodes, {}); class ids must be dense (0, 1, ...)", num_classes,
                  datasets::kMaxClassesAlways);
@@ -155,8 +163,9 @@ RowData BuildRows(const I64& indptr, const I32& indices, const F64& values, cons
                "X: indptr has {} entries; a CSR matrix of n rows has n + 1 (at least 1)", indptr.size());
   TESSEL_CHECK(indices.ndim() == 1 && values.ndim() == 1 && labels.ndim() == 1,
                "X: indices, values and labels must be 1-D arrays");
-  TESSEL_CHECK(num_features >= 0 && num_features <= (int64_t{1} << 31),
-               "X: {} features; between 0 and 2147483648 (32-bit feature ids) are needed", num_features);
+  TESSEL_CHECK(num_features >= 0 && num_features <= datasets::kMaxSparseRowFeatures,
+               "X: {} features; between 0 and {} (32-bit feature ids) are needed", num_features,
+               datasets::kMaxSparseRowFeatures);
   auto d = std::make_shared<SparseRowDataset>();
   d->name = name;
   d->num_rows = static_cast<int64_t>(indptr.size()) - 1;

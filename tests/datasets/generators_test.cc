@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "datasets/native_format.h"
 
@@ -471,6 +472,46 @@ TEST(Rmat, BadOptionsAreRejected) {
   EXPECT_THROW(GenerateRmatEdges(stuck), Error);
 }
 
+// papers100M-class sizes (3e9 nodes, 3.2e9 edges drawn) pass the option checks as 64-bit counts without generating
+// anything; feature columns beyond int32 ids are refused; the memory check names the sizes before any allocation.
+TEST(Generators, CountsBeyond32BitsPassTheOptionChecks) {
+  constexpr int64_t kNodes = 3'000'000'000;
+  RmatOptions r = SmallRmat();
+  r.num_nodes = kNodes;
+  r.num_edges = 3'200'000'000;
+  r.num_classes = 172;
+  EXPECT_NO_THROW(ValidateRmatOptions(r));
+  r.feature_dim = int64_t{1} << 31;
+  EXPECT_THROW(ValidateRmatOptions(r), Error);
+  try {
+    ValidateRmatOptions(r);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--features must be in [0, 2147483647]"), std::string::npos) << e.what();
+  }
+  r.feature_dim = 128;
+  EXPECT_NO_THROW(ValidateRmatOptions(r));
+
+  CsbmOptions c = SmallCsbm();
+  c.num_nodes = kNodes;
+  c.avg_degree = 2.2;  // 3.3e9 edges drawn
+  c.feature_dim = 128;
+  EXPECT_NO_THROW(ValidateCsbmOptions(c));
+  c.feature_dim = int64_t{1} << 31;
+  EXPECT_THROW(ValidateCsbmOptions(c), Error);
+
+  // The generators refuse such sizes by the memory budget, naming the 64-bit counts, before drawing anything.
+  memory::SetLimit(int64_t{1} << 30);
+  r.feature_dim = 0;
+  try {
+    GenerateRmatEdges(r);
+    ADD_FAILURE() << "3.2e9 edges were generated within 1 GiB";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--nodes 3000000000, --edges 3200000000"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--max-memory"), std::string::npos) << e.what();
+  }
+  memory::SetLimit(0);
+}
+
 // `tessel generate` end to end: the written dataset equals the in-memory one for the same options, and bad options
 // fail before anything is written. Skips when the binary has not been built.
 class GenerateCli : public ::testing::Test {
@@ -567,6 +608,8 @@ TEST_F(GenerateCli, BadOptionsFailBeforeWriting) {
       {"rmat --scale 0", "--scale"},
       {"rmat --nodes 100 --noise 0.5", "--noise"},
       {"rmat --edge-factor -2", "--edge-factor"},
+      {"rmat --nodes 3000000000 --edges 3200000000 --features 2147483648", "--features"},
+      {"csbm --nodes 3000000000 --features 2147483648", "--features"},
   };
   for (const auto& [args, needle] : cases) {
     EXPECT_NE(Run(args + " --output '" + dir.string() + "'", &out, &err), 0) << args;

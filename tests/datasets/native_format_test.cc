@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <tuple>
 
 #include "core/checksum.h"
@@ -389,6 +390,177 @@ TEST_F(NativeFormatTest, ManifestProblemsNameTheFolderAndTheFix) {
   EXPECT_THAT(LoadError(), HasSubstr("\"feature_dim\" is 1099511627776"));
   reset();
   EXPECT_NO_THROW(LoadNodeDataset(dir_));
+}
+
+// Whole-graph counts beyond 2^31 (ogbn-papers100M has 3.2e9 adjacency entries and 57 GB of features) are read,
+// compared and reported as 64-bit numbers: a manifest that claims them over tiny files is refused with the exact
+// byte counts (never a 32-bit wrap or a crash), and counts beyond what the format holds are refused by name before
+// any array is mapped.
+TEST_F(NativeFormatTest, CountsBeyond32BitsAreComparedExactly) {
+  WriteNodeDataset(RandomNodeDataset(12, false, false, Feat::kDense, true, false), dir_);
+  const std::string good = ReadFileToString(dir_ / "manifest.json");
+  auto reset = [&] { std::ofstream(dir_ / "manifest.json") << good; };
+  auto load_error = [&](bool verify) -> std::string {
+    try {
+      LoadNodeDataset(dir_, {.verify_checksums = verify});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  constexpr int64_t kEntries = 3'000'000'000;  // > 2^31 and its int32 wrap-around is negative
+  const auto indices_bytes = fs::file_size(dir_ / "indices.bin");
+
+  // 3e9 int32 entries claimed: 12e9 bytes expected, the file has a few hundred. With and without checksums.
+  EditManifest([&](nlohmann::json& j) {
+    j["num_entries"] = kEntries;
+    j["arrays"]["indices"]["count"] = kEntries;
+    j["arrays"]["indices"]["bytes"] = 4 * kEntries;
+  });
+  for (const bool verify : {true, false}) {
+    const std::string e = load_error(verify);
+    EXPECT_THAT(e,
+                HasSubstr(fmt::format("array 'indices' has {} bytes but the manifest says 12000000000", indices_bytes)))
+        << verify;
+    EXPECT_THAT(e, HasSubstr("re-run tessel convert")) << verify;
+  }
+  reset();
+  // The entry's bytes must be count x 4 computed in 64 bits: a product wrapped to 32 bits (12e9 mod 2^32 = 3410065408)
+  // is refused.
+  EditManifest([&](nlohmann::json& j) {
+    j["num_entries"] = kEntries;
+    j["arrays"]["indices"]["count"] = kEntries;
+    j["arrays"]["indices"]["bytes"] = (4 * kEntries) % (int64_t{1} << 32);
+  });
+  EXPECT_THAT(load_error(false), HasSubstr("\"bytes\" is 3410065408 but 3000000000 int32 values take 12000000000"));
+  reset();
+
+  // More nodes than int32 ids can name, stored with int32 ids: refused by name (the ids could not reach them).
+  EditManifest([&](nlohmann::json& j) { j["num_nodes"] = kEntries; });
+  EXPECT_THAT(load_error(true),
+              HasSubstr("\"id_dtype\" is int32 but \"num_nodes\" is 3000000000: int32 ids reach 2147483648 nodes"));
+  reset();
+  // Exactly 2^31 nodes still fit int32 ids (ids 0 .. 2^31 - 1): the next complaint is the indptr file's size.
+  EditManifest([&](nlohmann::json& j) {
+    j["num_nodes"] = int64_t{1} << 31;
+    j["arrays"]["indptr"]["count"] = (int64_t{1} << 31) + 1;
+    j["arrays"]["indptr"]["bytes"] = 8 * ((int64_t{1} << 31) + 1);
+  });
+  EXPECT_THAT(load_error(false), HasSubstr("array 'indptr' has"));
+  EXPECT_THAT(load_error(false), HasSubstr("but the manifest says 17179869192"));
+  reset();
+
+  // 3e9 nodes with int64 ids: the indptr (3e9 + 1 offsets) and the dense features (3e9 x 17 floats) are compared
+  // with their 64-bit sizes.
+  EditManifest([&](nlohmann::json& j) {
+    j["num_nodes"] = kEntries;
+    j["id_dtype"] = "int64";
+    j["arrays"]["indptr"]["count"] = kEntries + 1;
+    j["arrays"]["indptr"]["bytes"] = 8 * (kEntries + 1);
+  });
+  EXPECT_THAT(load_error(false), HasSubstr("but the manifest says 24000000008"));
+  EXPECT_THAT(load_error(true), HasSubstr("but the manifest says 24000000008"));
+  reset();
+  EditManifest([&](nlohmann::json& j) {
+    j["num_nodes"] = kEntries;
+    j["id_dtype"] = "int64";
+    j["arrays"]["indptr"]["count"] = kEntries + 1;
+  });
+  // The features' expected count is num_nodes x feature_dim = 51e9, in 64 bits.
+  EditManifest([&](nlohmann::json& j) {
+    j["arrays"]["indptr"]["bytes"] = 8 * (kEntries + 1);
+    j["arrays"]["features"]["count"] = 17 * kEntries;
+    j["arrays"]["features"]["bytes"] = 4 * 17 * kEntries;
+  });
+  EXPECT_THAT(load_error(true), HasSubstr("array 'features' has"));
+  EXPECT_THAT(load_error(true), HasSubstr("but the manifest says 204000000000"));
+  reset();
+
+  // Class ids are int32: 3e9 classes (with 3e9 nodes) would wrap around; refused before anything is mapped.
+  EditManifest([&](nlohmann::json& j) {
+    j["num_nodes"] = kEntries;
+    j["id_dtype"] = "int64";
+    j["num_classes"] = kEntries;
+  });
+  EXPECT_THAT(load_error(false),
+              HasSubstr("\"num_classes\" is 3000000000 but the dataset has 3000000000 nodes (at most 2147483647"));
+  reset();
+  // Feature columns are int32 ids: 2^31 columns are one too many.
+  EditManifest([&](nlohmann::json& j) { j["feature_dim"] = int64_t{1} << 31; });
+  EXPECT_THAT(load_error(false), HasSubstr("\"feature_dim\" is 2147483648"));
+  EXPECT_THAT(load_error(false), HasSubstr("at most 2147483647 columns"));
+  reset();
+  // A count so large that count + 1 or count x 8 would wrap int64 is refused by name.
+  EditManifest([&](nlohmann::json& j) {
+    j["num_nodes"] = std::numeric_limits<int64_t>::max();
+    j["id_dtype"] = "int64";
+  });
+  EXPECT_THAT(load_error(false), HasSubstr("\"num_nodes\" is 9223372036854775807, beyond the 4611686018427387904"));
+  reset();
+  EditManifest([&](nlohmann::json& j) { j["num_entries"] = std::numeric_limits<int64_t>::max(); });
+  EXPECT_THAT(load_error(false), HasSubstr("\"num_entries\" is 9223372036854775807, beyond"));
+  reset();
+  EXPECT_NO_THROW(LoadNodeDataset(dir_));
+}
+
+TEST_F(NativeFormatTest, SparseRowCountsBeyond32BitsAreComparedExactly) {
+  WriteSparseRowDataset(RandomSparseRows(5, 20), dir_);
+  const std::string good = ReadFileToString(dir_ / "manifest.json");
+  auto reset = [&] { std::ofstream(dir_ / "manifest.json") << good; };
+  auto load_error = [&](bool verify) -> std::string {
+    try {
+      LoadSparseRowDataset(dir_, {.verify_checksums = verify});
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  constexpr int64_t kNnz = 3'000'000'000;
+  EditManifest([&](nlohmann::json& j) {
+    j["nnz"] = kNnz;
+    j["arrays"]["values"]["count"] = kNnz;
+    j["arrays"]["values"]["bytes"] = 8 * kNnz;
+    j["arrays"]["indices"]["count"] = kNnz;
+    j["arrays"]["indices"]["bytes"] = 4 * kNnz;
+  });
+  for (const bool verify : {true, false}) {
+    EXPECT_THAT(load_error(verify), HasSubstr("but the manifest says 12000000000")) << verify;
+  }
+  reset();
+  // Feature ids are int32 in [0, num_features): 2^31 features are the most (LIBSVM index 2^31), 2^31 + 1 too many.
+  EditManifest([&](nlohmann::json& j) { j["num_features"] = (int64_t{1} << 31) + 1; });
+  EXPECT_THAT(load_error(false),
+              HasSubstr("\"num_features\" is 2147483649; int32 feature ids allow at most 2147483648"));
+  reset();
+  EditManifest([&](nlohmann::json& j) { j["num_features"] = int64_t{1} << 31; });
+  EXPECT_EQ(LoadSparseRowDataset(dir_).num_features, int64_t{1} << 31);
+  reset();
+  EditManifest([&](nlohmann::json& j) { j["num_rows"] = std::numeric_limits<int64_t>::max(); });
+  EXPECT_THAT(load_error(false), HasSubstr("\"num_rows\" is 9223372036854775807, beyond"));
+}
+
+// The writers refuse what the readers would refuse, before writing anything.
+TEST_F(NativeFormatTest, WritersRefuseFeatureCountsBeyondInt32Ids) {
+  NodeDataset d = RandomNodeDataset(13, false, false, Feat::kNone, false, false);
+  d.features.num_rows = d.num_nodes();
+  d.features.dim = int64_t{1} << 31;  // no stored entries: only the column count is too large
+  d.features.sparse = true;
+  d.features.indptr = Buffer<int64_t>(std::vector<int64_t>(static_cast<size_t>(d.num_nodes()) + 1, 0));
+  try {
+    WriteNodeDataset(d, dir_);
+    ADD_FAILURE() << "a 2^31-column dataset was written";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("2147483648 feature columns; the native format holds at most 2147483647"));
+  }
+  EXPECT_FALSE(fs::exists(dir_));
+  d.features.dim = (int64_t{1} << 31) - 1;
+  WriteNodeDataset(d, dir_);
+  EXPECT_EQ(LoadNodeDataset(dir_).features.dim, (int64_t{1} << 31) - 1);
+
+  SparseRowDataset rows = RandomSparseRows(6, 10);
+  rows.num_features = (int64_t{1} << 31) + 1;
+  EXPECT_THROW(WriteSparseRowDataset(rows, root_ / "rows"), Error);
+  EXPECT_FALSE(fs::exists(root_ / "rows"));
 }
 
 TEST_F(NativeFormatTest, ExistingOutputNeedsOverwriteAndOnlyDatasetsAreReplaced) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "datasets/readers.h"
 #include "tests/datasets/test_util.h"
 
@@ -178,6 +179,20 @@ TEST_F(NodeTableReaderTest, FeatureFileErrorsNameTheLine) {
   EXPECT_THAT(err("4 3 1 9\n"), HasSubstr(f + ":1: expected the header"));
   EXPECT_THAT(err("4 -3 1\n"), HasSubstr(f + ":1: feature count -3 is negative"));
   EXPECT_THAT(err("# only a comment\n"), HasSubstr(f + ": no 'num_nodes num_features nnz' header"));
+}
+
+// A features header may declare any node count (rows may be empty, so the file's size bounds nothing): 3e9 nodes
+// are read as a 64-bit count and their row index is compared with the memory budget before it is allocated.
+TEST_F(NodeTableReaderTest, AHugeDeclaredNodeCountIsCheckedBeforeAllocating) {
+  memory::SetLimit(int64_t{1} << 30);
+  const std::string e = ErrorOf([&] { ReadNodeTable(Table("3000000000 4 0\n", "")); });
+  memory::SetLimit(0);
+  EXPECT_THAT(e, HasSubstr("the feature row index of 3000000000 nodes needs 22.4 GiB"));
+  EXPECT_THAT(e, HasSubstr("check the node count in the header of"));
+  EXPECT_THAT(ErrorOf([&] { ReadNodeTable(Table("9223372036854775807 4 0\n", "")); }),
+              HasSubstr("node count 9223372036854775807 is beyond any machine's memory"));
+  EXPECT_THAT(ErrorOf([&] { ReadNodeTable(Table("4 2147483648 0\n", "")); }),
+              HasSubstr("feature count 2147483648 does not fit 32-bit column ids"));
 }
 
 TEST_F(NodeTableReaderTest, LabelFileErrorsNameTheLine) {

@@ -91,6 +91,23 @@ TEST_F(SvmModelTest, RoundTripsBinaryAndMulticlassModels) {
   }
 }
 
+// Feature ids are int32 and LIBSVM's indices 1-based, so the largest id, 2^31 - 1, is written as index 2^31:
+// computed in 32 bits it would wrap to -2^31 and the saved model could not be read back.
+TEST_F(SvmModelTest, TheLargestFeatureIdIsWrittenIn64Bits) {
+  const std::string head =
+      "svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0.1\nlabel 1 -1\nnr_sv 1 1\nSV\n";
+  const SvmModel m = LoadSvmModel(Write("wide.model", head + "1 2147483648:1 \n-1 1:1 \n"));
+  ASSERT_EQ(m.sv_indices, (std::vector<int32_t>{std::numeric_limits<int32_t>::max(), 0}));
+  EXPECT_EQ(m.num_features, int64_t{1} << 31);
+  SaveSvmModel(m, dir_ / "again.model");
+  const std::string text = ReadFileToString(dir_ / "again.model");
+  EXPECT_NE(text.find(" 2147483648:1 "), std::string::npos) << text;
+  EXPECT_EQ(text.find("-2147483648:"), std::string::npos) << text;
+  const SvmModel back = LoadSvmModel(dir_ / "again.model");
+  EXPECT_EQ(back.sv_indices, m.sv_indices);
+  EXPECT_EQ(back.num_features, int64_t{1} << 31);
+}
+
 TEST_F(SvmModelTest, MulticlassTrainingDoesNotDependOnThreads) {
   // Pairs run concurrently with all threads and one after another with one: the same model either way.
   const auto data = datasets::ReadLibsvm(kData / "letter_300");

@@ -155,7 +155,7 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   const int64_t lo = blocks[static_cast<size_t>(comm.Rank())];
   const int64_t hi = blocks[static_cast<size_t>(comm.Rank()) + 1];
   int64_t max_index = 0;  // LIBSVM's max_index, as TrainOneVsOne resolves it
-  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, f + 1);
+  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
   // This rank's rows; the offsets keep pointing into the whole arrays.
   // Bit rows (every value 1) only when the whole data is binary: a row sent by another rank must be computable by
   // this rank's kernel with the same arithmetic (SvmKernelRows::QRowOf).

@@ -143,7 +143,7 @@ void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, cons
   for (int64_t s = 0; s < l; ++s) {
     for (int32_t c = 0; c + 1 < model.nr_class; ++c) fmt::format_to(it, "{:.17g} ", model.sv_coef[c * l + s]);
     for (int64_t e = model.sv_indptr[s]; e < model.sv_indptr[s + 1]; ++e)
-      fmt::format_to(it, "{}:{:.8g} ", model.sv_indices[e] + 1, model.sv_values[e]);
+      fmt::format_to(it, "{}:{:.8g} ", int64_t{model.sv_indices[e]} + 1, model.sv_values[e]);
     fmt::format_to(it, "\n");
   }
   WriteFileAtomic(path, std::string_view(out.data(), out.size()));

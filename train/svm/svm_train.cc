@@ -184,7 +184,7 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
 
   const auto indices = data.indices.Host();
   int64_t max_index = 0;  // LIBSVM's max_index: the largest 1-based feature id in the training data
-  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, f + 1);
+  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
   SvmParams p = params;
   if (p.kernel.gamma == 0 && max_index > 0) p.kernel.gamma = 1.0 / static_cast<double>(max_index);
   CheckKernelRange(data, p.kernel);
