@@ -11,11 +11,11 @@
 
 namespace tessel::datasets {
 
-NodeDataset OpenNodeDataset(const std::string& path) {
+NodeDataset OpenNodeDataset(const std::string& path, const LoadOptions& options) {
   namespace fs = std::filesystem;
   if (fs::exists(fs::path(path) / "manifest.json")) {
     log::Info("loading native dataset {}", path);
-    return datasets::LoadNodeDataset(path);
+    return datasets::LoadNodeDataset(path, options);
   }
   datasets::NodeTablePaths paths;
   try {

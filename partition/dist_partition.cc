@@ -19,6 +19,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -83,6 +85,30 @@ void ReleasePages(const void* data, size_t bytes) {
   const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
   const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
   if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+// Linux's resident-set figures of this process (/proc/self/status, KiB -> bytes); -1 when unreadable.
+int64_t StatusBytes(const char* key) {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  if (f == nullptr) return -1;
+  char line[256];
+  int64_t out = -1;
+  const size_t len = std::strlen(key);
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, key, len) == 0) {
+      out = std::strtoll(line + len, nullptr, 10) * 1024;
+      break;
+    }
+  }
+  std::fclose(f);
+  return out;
+}
+// Resets VmHWM to the current RSS (Linux >= 4.0: "5" to clear_refs); false when not allowed.
+bool ResetPeakRss() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("5", f) >= 0;
+  return std::fclose(f) == 0 && ok;
 }
 
 template <typename T>
@@ -510,6 +536,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
 
   // 3. Assignment.
   clock = Clock::now();
+  bool partitioner_measured = false;
   std::vector<int32_t> part(static_cast<size_t>(rows), 0);
   if (P > 1 && options.method == Method::kHash) {
     for (int64_t i = 0; i < rows; ++i) {
@@ -527,10 +554,18 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
     log::Info("partition: ParMETIS_V3_PartKway (PT-Scotch) over {} ranks into {} parts, balancing {}", K, P,
               ConstraintName(c));
     const auto pm = Clock::now();
+    const int64_t peak_before = StatusBytes("VmHWM:");
+    const int64_t rss_before = StatusBytes("VmRSS:");
+    const bool reset = ResetPeakRss();
     comm::OnEveryRankOrFail(comm, [&] {
       part = detail::ParMetisKway(comm, vtxdist, adj_ptr, adj, vwgt, P, options.imbalance, options.seed);
     });
     t.parmetis = Seconds(pm);
+    if (reset && rss_before >= 0) {
+      result.partitioner_rss_bytes = std::max<int64_t>(StatusBytes("VmHWM:") - rss_before, 0);
+      result.peak_rss_outside_partitioner_bytes = peak_before;
+      partitioner_measured = ResetPeakRss();
+    }
   }
   adj = {};
   adj_ptr = {};
@@ -898,6 +933,12 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   });
   t.write += Seconds(c);
   t.total = Seconds(start);
+  if (partitioner_measured) {
+    result.peak_rss_outside_partitioner_bytes =
+        std::max(result.peak_rss_outside_partitioner_bytes, StatusBytes("VmHWM:"));
+  } else if (result.algorithm != "parmetis-kway") {
+    result.peak_rss_outside_partitioner_bytes = StatusBytes("VmHWM:");
+  }
   return result;
 }
 

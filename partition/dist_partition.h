@@ -37,9 +37,13 @@ struct DistPartitionResult {
   std::string algorithm;  // "parmetis-kway", "hash" or "single"
   std::vector<Constraint> balance;
   DistPartitionTimings timings;
-  int64_t block_rows = 0;              // rows this rank read
-  int64_t block_entries = 0;           // adjacency entries this rank read
-  int64_t parts_written = 0;           // parts this rank wrote (part k is written by rank k mod K)
+  int64_t block_rows = 0;     // rows this rank read
+  int64_t block_entries = 0;  // adjacency entries this rank read
+  int64_t parts_written = 0;  // parts this rank wrote (part k is written by rank k mod K)
+  // This rank's resident memory (Linux VmHWM, reset around the ParMETIS call through /proc/self/clear_refs): the
+  // growth inside ParMETIS (the partitioner's share) and the peak of every other step; -1 where not measurable.
+  int64_t partitioner_rss_bytes = -1;
+  int64_t peak_rss_outside_partitioner_bytes = -1;
   nlohmann::ordered_json description;  // the content of partitions.json (every rank)
 };
 

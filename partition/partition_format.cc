@@ -564,33 +564,41 @@ LocalPart LoadPart(const fs::path& dir, int32_t rank, const LoadPartOptions& opt
     // A halo node must be the node its owner holds at the halo's remote id: inside the owner's node range
     // (node_ranges), and the same dataset node there (the owner's owned_ids, mapped from its part folder, whose
     // manifest must be the one partitions.json names).
-    std::map<int32_t, Buffer<int64_t>> owned_by;
+    // One owner part at a time (its owned_ids mapped, checked, unmapped), so a rank never holds more than one other
+    // part's ids: the check is sized by a part, not by the dataset.
+    std::vector<std::vector<int64_t>> by_owner(static_cast<size_t>(k));
     for (int64_t j = 0; j < p.num_halo; ++j) {
-      const auto jj = static_cast<size_t>(j);
-      const int32_t owner = p.halo_owner[jj];
+      const int32_t owner = p.halo_owner[static_cast<size_t>(j)];
       if (owner < 0 || owner >= k || owner == rank) continue;  // Validate names it
+      by_owner[static_cast<size_t>(owner)].push_back(j);
+    }
+    for (int32_t owner = 0; owner < k; ++owner) {
+      const std::vector<int64_t>& halo = by_owner[static_cast<size_t>(owner)];
+      if (halo.empty()) continue;
       const int64_t owner_nodes = top["node_ranges"][static_cast<size_t>(owner) + 1].get<int64_t>() -
                                   top["node_ranges"][static_cast<size_t>(owner)].get<int64_t>();
-      const int64_t remote = p.halo_remote[jj];
-      if (remote < 0 || remote >= owner_nodes) {
-        throw Error::InFile(part_dir.string(),
-                            fmt::format("invalid part: halo node {} has remote id {} but its owner part {} has {} "
-                                        "nodes; {}",
-                                        j, remote, owner, owner_nodes, kFix));
+      for (int64_t j : halo) {
+        const int64_t remote = p.halo_remote[static_cast<size_t>(j)];
+        if (remote < 0 || remote >= owner_nodes) {
+          throw Error::InFile(part_dir.string(),
+                              fmt::format("invalid part: halo node {} has remote id {} but its owner part {} has {} "
+                                          "nodes; {}",
+                                          j, remote, owner, owner_nodes, kFix));
+        }
       }
-      auto it = owned_by.find(owner);
-      if (it == owned_by.end()) {
-        const Manifest om = ReadManifest(dir, top, owner);
-        const datasets::ArrayReader owner_arrays(
-            om.dir, om.json.contains("arrays") ? om.json["arrays"] : nlohmann::json(), kFix);
-        it = owned_by.emplace(owner, owner_arrays.Map<int64_t>("owned_ids", verify, owner_nodes)).first;
-      }
-      if (it->second[static_cast<size_t>(remote)] != p.halo_ids[jj]) {
-        throw Error::InFile(
-            part_dir.string(),
-            fmt::format("invalid part: halo node {} is dataset node {} but its owner part {} holds "
-                        "dataset node {} at remote id {}; the halo no longer matches its owner; {}",
-                        j, p.halo_ids[jj], owner, it->second[static_cast<size_t>(remote)], remote, kFix));
+      const Manifest om = ReadManifest(dir, top, owner);
+      const datasets::ArrayReader owner_arrays(om.dir,
+                                               om.json.contains("arrays") ? om.json["arrays"] : nlohmann::json(), kFix);
+      const Buffer<int64_t> owned = owner_arrays.Map<int64_t>("owned_ids", verify, owner_nodes);
+      for (int64_t j : halo) {
+        const auto jj = static_cast<size_t>(j);
+        const int64_t remote = p.halo_remote[jj];
+        if (owned[static_cast<size_t>(remote)] != p.halo_ids[jj]) {
+          throw Error::InFile(part_dir.string(),
+                              fmt::format("invalid part: halo node {} is dataset node {} but its owner part {} holds "
+                                          "dataset node {} at remote id {}; the halo no longer matches its owner; {}",
+                                          j, p.halo_ids[jj], owner, owned[static_cast<size_t>(remote)], remote, kFix));
+        }
       }
     }
     try {

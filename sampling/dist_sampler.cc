@@ -65,6 +65,48 @@ void AlltoallvWithCounts(SampleExchange& ex, std::span<const T> send, std::span<
 
 }  // namespace
 
+int32_t BlockIdMap::FindOrInsert(int64_t key, int32_t value) {
+  if (static_cast<size_t>(size_ + 1) * 2 > keys_.size()) Rehash(std::max<size_t>(64, keys_.size() * 2));
+  const size_t mask = keys_.size() - 1;
+  for (size_t i = Mix64(static_cast<uint64_t>(key)) & mask;; i = (i + 1) & mask) {
+    if (keys_[i] == key) return values_[i];
+    if (keys_[i] < 0) {
+      keys_[i] = key;
+      values_[i] = value;
+      ++size_;
+      return -1;
+    }
+  }
+}
+
+void BlockIdMap::Clear() {
+  if (size_ == 0) return;
+  // A table more than 16 times what the last block inserted shrinks back; otherwise one pass over it (at most 4 slots
+  // per id inserted, as the table is at least a quarter full after growing).
+  if (keys_.size() > 16 * static_cast<size_t>(size_) && keys_.size() > 64) {
+    keys_ = std::vector<int64_t>();
+    values_ = std::vector<int32_t>();
+  } else {
+    std::fill(keys_.begin(), keys_.end(), -1);
+  }
+  size_ = 0;
+}
+
+void BlockIdMap::Rehash(size_t capacity) {
+  std::vector<int64_t> keys(capacity, -1);
+  std::vector<int32_t> values(capacity, 0);
+  const size_t mask = capacity - 1;
+  for (size_t j = 0; j < keys_.size(); ++j) {
+    if (keys_[j] < 0) continue;
+    size_t i = Mix64(static_cast<uint64_t>(keys_[j])) & mask;
+    while (keys[i] >= 0) i = (i + 1) & mask;
+    keys[i] = keys_[j];
+    values[i] = values_[j];
+  }
+  keys_ = std::move(keys);
+  values_ = std::move(values);
+}
+
 DistNeighborSampler::DistNeighborSampler(const OwnedGraph& part, std::vector<int64_t> offsets,
                                          std::unique_ptr<SampleExchange> exchange, SamplerOptions options,
                                          SkewOptions skew)
@@ -105,49 +147,54 @@ DistNeighborSampler::DistNeighborSampler(const OwnedGraph& part, std::vector<int
                    static_cast<int64_t>(part_.halo_remote.size()) == part_.num_halo,
                "sampling: part {} has inconsistent sizes (load it with LoadPart, which validates it)", rank_);
 
-  // Global ids of the local nodes; owned rows with columns sorted by global id, and the owner of every entry.
+  // Halo entries checked once, so GlobalOf needs no checks; owned rows with columns sorted by global id.
   const std::span<const int64_t> halo_remote = part_.halo_remote;
-  global_of_.resize(static_cast<size_t>(num_local));
-  for (int64_t u = 0; u < num_local; ++u) {
-    if (u < part_.num_owned) {
-      global_of_[static_cast<size_t>(u)] = part_.global_offset + u;
-      continue;
-    }
-    const auto h = static_cast<size_t>(u - part_.num_owned);
-    const int32_t o = halo_owner[h];
-    TESSEL_CHECK(o >= 0 && o < parts && o != rank_ && halo_remote[h] >= 0 &&
-                     halo_remote[h] < offsets_[static_cast<size_t>(o) + 1] - offsets_[static_cast<size_t>(o)],
+  for (int64_t h = 0; h < part_.num_halo; ++h) {
+    const int32_t o = halo_owner[static_cast<size_t>(h)];
+    const int64_t r = halo_remote[static_cast<size_t>(h)];
+    TESSEL_CHECK(o >= 0 && o < parts && o != rank_ && r >= 0 &&
+                     r < offsets_[static_cast<size_t>(o) + 1] - offsets_[static_cast<size_t>(o)],
                  "sampling: halo node {} of part {} names owner {} and remote id {}, outside the node ranges "
                  "(offsets from another partition?)",
-                 h, rank_, o, halo_remote[h]);
-    global_of_[static_cast<size_t>(u)] = offsets_[static_cast<size_t>(o)] + halo_remote[h];
+                 h, rank_, o, r);
   }
   const int64_t owned_entries = indptr[part_.num_owned];
   cols_.resize(static_cast<size_t>(owned_entries));
-  edge_owner_.resize(static_cast<size_t>(owned_entries));
-  norm_degree_.assign(static_cast<size_t>(num_local), 0.0);
-  const double plus = options_.aggregation == Aggregation::kGcn ? 1.0 : 0.0;
+  degree_.assign(static_cast<size_t>(num_local), 0);
   parallel_for<int64_t>(0, part_.num_owned, 1024, [&](int64_t u) {
     const auto begin = static_cast<size_t>(indptr[u]);
     const auto end = static_cast<size_t>(indptr[u + 1]);
+    const auto first = cols_.begin() + static_cast<std::ptrdiff_t>(begin);
+    const auto last = cols_.begin() + static_cast<std::ptrdiff_t>(end);
     std::copy(indices.begin() + static_cast<std::ptrdiff_t>(begin), indices.begin() + static_cast<std::ptrdiff_t>(end),
-              cols_.begin() + static_cast<std::ptrdiff_t>(begin));
-    std::sort(
-        cols_.begin() + static_cast<std::ptrdiff_t>(begin), cols_.begin() + static_cast<std::ptrdiff_t>(end),
-        [&](int32_t a, int32_t b) { return global_of_[static_cast<size_t>(a)] < global_of_[static_cast<size_t>(b)]; });
-    int64_t d = 0;
-    for (size_t e = begin; e < end; ++e) {
-      const int32_t c = cols_[e];
-      edge_owner_[e] = c < part_.num_owned ? rank_ : halo_owner[static_cast<size_t>(c - part_.num_owned)];
-      d += c != u ? 1 : 0;
+              first);
+    // Owned columns keep their order (global = offset + local); only rows with halo columns need the translation.
+    if (std::any_of(first, last, [&](int32_t c) { return c >= part_.num_owned; })) {
+      std::sort(first, last, [&](int32_t a, int32_t b) { return GlobalOf(a) < GlobalOf(b); });
+    } else {
+      std::sort(first, last);
     }
-    norm_degree_[static_cast<size_t>(u)] = static_cast<double>(d) + plus;
+    int64_t d = 0;
+    for (size_t e = begin; e < end; ++e) d += cols_[e] != u ? 1 : 0;
+    TESSEL_CHECK(d <= INT32_MAX, "sampling: node {} has {} neighbours", u, d);
+    degree_[static_cast<size_t>(u)] = static_cast<int32_t>(d);
   });
   FetchHaloDegrees();
 
-  const SkewedPolicy mine(edge_owner_, rank_, skew_);
+  const SkewedPolicy mine = SkewedPolicy::FromColumns(cols_, part_.num_owned, rank_, part_.halo_owner, rank_, skew_);
   for (int32_t j = 0; j < parts; ++j) policies_.push_back(mine.WithLocalPart(j));
-  local_id_.assign(static_cast<size_t>(offsets_.back()), -1);
+}
+
+int64_t DistNeighborSampler::GlobalOf(int64_t local) const {
+  if (local < part_.num_owned) return part_.global_offset + local;
+  const auto h = static_cast<size_t>(local - part_.num_owned);
+  return offsets_[static_cast<size_t>(part_.halo_owner[h])] + part_.halo_remote[h];
+}
+
+int64_t DistNeighborSampler::MemoryBytes() const {
+  return static_cast<int64_t>(cols_.capacity() * sizeof(int32_t) + degree_.capacity() * sizeof(int32_t) +
+                              policies_.capacity() * sizeof(SkewedPolicy) + offsets_.capacity() * sizeof(int64_t)) +
+         block_id_.MemoryBytes();
 }
 
 int32_t DistNeighborSampler::OwnerOf(int64_t global_id) const {
@@ -175,23 +222,23 @@ void DistNeighborSampler::FetchHaloDegrees() {
   std::vector<int64_t> asked_counts;
   AlltoallvWithCounts<int64_t>(*exchange_, request, counts, &asked, &asked_counts);
   std::vector<int64_t> degrees(asked.size());
-  const double plus = options_.aggregation == Aggregation::kGcn ? 1.0 : 0.0;
   for (size_t i = 0; i < asked.size(); ++i) {
     TESSEL_CHECK(asked[i] >= 0 && asked[i] < part_.num_owned,
                  "sampling: a peer asked part {} for local node {} of {} (the parts come from different partitions)",
                  rank_, asked[i], part_.num_owned);
-    degrees[i] = static_cast<int64_t>(norm_degree_[static_cast<size_t>(asked[i])] - plus);
+    degrees[i] = degree_[static_cast<size_t>(asked[i])];
   }
   std::vector<int64_t> answers(request.size());
   Alltoallv<int64_t>(*exchange_, degrees, asked_counts, answers, counts);
   for (size_t j = 0; j < halo_owner.size(); ++j) {
-    norm_degree_[static_cast<size_t>(part_.num_owned) + j] =
-        static_cast<double>(answers[static_cast<size_t>(slot[j])]) + plus;
+    const int64_t d = answers[static_cast<size_t>(slot[j])];
+    TESSEL_CHECK(d >= 0 && d <= INT32_MAX, "sampling: the owner of halo node {} sent degree {}", j, d);
+    degree_[static_cast<size_t>(part_.num_owned) + j] = static_cast<int32_t>(d);
   }
 }
 
 void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester, const StreamKey& layer_key,
-                                int fanout, std::vector<WireEntry>* out) const {
+                                int fanout, bool skewed, std::vector<WireEntry>* out) const {
   const auto m = static_cast<int64_t>(rows.size());
   if (m == 0) return;
   const bool gcn = options_.aggregation == Aggregation::kGcn;
@@ -199,7 +246,9 @@ void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester
   StreamKey k = layer_key;
   k.rank = static_cast<uint64_t>(requester);
   const uint64_t base = Rng(k)();
-  const SkewedPolicy& policy = policies_[static_cast<size_t>(requester)];
+  static const UniformPolicy kUniform;
+  const PickPolicy& policy =
+      skewed ? static_cast<const PickPolicy&>(policies_[static_cast<size_t>(requester)]) : kUniform;
   constexpr int64_t kChunk = 64;
   const int64_t chunks = (m + kChunk - 1) / kChunk;
   std::vector<std::vector<WireEntry>> parts(static_cast<size_t>(chunks));
@@ -213,14 +262,14 @@ void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester
       Rng rng(Mix64(base ^ Mix64(static_cast<uint64_t>(gu))));
       picks.clear();
       PickRow(u, indptr[u], indptr[u + 1] - indptr[u], fanout, options_.replace, policy, rng, &scratch, &picks);
-      const double du = norm_degree_[static_cast<size_t>(u)];
+      const double du = NormDegree(u);
       const size_t header = dst.size();
       dst.push_back({gu, gcn ? static_cast<float>(1.0 / du) : 0.0F, 0});
       for (const Pick& p : picks) {
         const int32_t v = cols_[static_cast<size_t>(indptr[u] + p.offset)];
         if (v == u) continue;  // self-loops are not neighbours (the GCN self term is exact)
-        const double a = gcn ? 1.0 / std::sqrt(du * norm_degree_[static_cast<size_t>(v)]) : 1.0 / du;
-        dst.push_back({global_of_[static_cast<size_t>(v)], static_cast<float>(a * p.factor), 0});
+        const double a = gcn ? 1.0 / std::sqrt(du * NormDegree(v)) : 1.0 / du;
+        dst.push_back({GlobalOf(v), static_cast<float>(a * p.factor), 0});
       }
       dst[header].count = static_cast<int32_t>(dst.size() - header - 1);
     }
@@ -232,6 +281,15 @@ void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester
 }
 
 std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key) {
+  return Sample(seeds, key, true);
+}
+
+std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key, bool skewed,
+                                               std::span<const int> fanouts) {
+  if (fanouts.empty()) fanouts = options_.fanouts;
+  TESSEL_CHECK(fanouts.size() == options_.fanouts.size(), "sampling: {} fanouts for a sampler of {} layers",
+               fanouts.size(), options_.fanouts.size());
+  for (int f : fanouts) TESSEL_CHECK(f == -1 || f >= 1, "sampling: {} is not a fanout", f);
   TESSEL_CHECK(key.rank == static_cast<uint64_t>(rank_),
                "sampling: the stream key names rank {} but this is rank {} (owners sample a requester's rows with "
                "the requester's rank in the key: set key.rank = comm.Rank())",
@@ -243,13 +301,13 @@ std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, c
   }
   stats_ = SampleStats{};
   stats_.seeds = static_cast<int64_t>(seeds.size());
-  const int layers = static_cast<int>(options_.fanouts.size());
+  const int layers = static_cast<int>(fanouts.size());
   std::vector<Block> blocks(static_cast<size_t>(layers));
   std::vector<int64_t> dst(seeds.begin(), seeds.end());
   for (int l = layers - 1; l >= 0; --l) {
     StreamKey k = key;
     k.purpose += static_cast<uint64_t>(l);
-    blocks[static_cast<size_t>(l)] = SampleLayer(dst, options_.fanouts[static_cast<size_t>(l)], k);
+    blocks[static_cast<size_t>(l)] = SampleLayer(dst, fanouts[static_cast<size_t>(l)], k, skewed);
     dst = blocks[static_cast<size_t>(l)].src_nodes;
   }
   const Block& input = blocks.front();
@@ -261,7 +319,8 @@ std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, c
   return blocks;
 }
 
-Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key) {
+Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key,
+                                       bool skewed) {
   const auto m = static_cast<int64_t>(dst.size());
   const auto parts = static_cast<size_t>(exchange_->Size());
   const bool gcn = options_.aggregation == Aggregation::kGcn;
@@ -270,14 +329,13 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   // rows get block ids 0 .. m-1 first (checked distinct before any exchange).
   std::vector<int32_t> owner(static_cast<size_t>(m));
   std::vector<int64_t> counts(parts, 0);
+  block_id_.Clear();
   for (int64_t i = 0; i < m; ++i) {
     owner[static_cast<size_t>(i)] = OwnerOf(dst[static_cast<size_t>(i)]);
-    int32_t& lid = local_id_[static_cast<size_t>(dst[static_cast<size_t>(i)])];
-    if (lid >= 0) {
-      for (int64_t j = 0; j < i; ++j) local_id_[static_cast<size_t>(dst[static_cast<size_t>(j)])] = -1;
+    if (block_id_.FindOrInsert(dst[static_cast<size_t>(i)], static_cast<int32_t>(i)) >= 0) {
+      block_id_.Clear();
       throw Error(fmt::format("sampling: destination node {} is listed twice", dst[static_cast<size_t>(i)]));
     }
-    lid = static_cast<int32_t>(i);
     ++counts[static_cast<size_t>(owner[static_cast<size_t>(i)])];
   }
   std::vector<int64_t> own_rows;
@@ -314,7 +372,7 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
       g -= part_.global_offset;
     }
     const size_t before = answer.size();
-    Serve(rows, static_cast<int32_t>(j), layer_key, fanout, &answer);
+    Serve(rows, static_cast<int32_t>(j), layer_key, fanout, skewed, &answer);
     answer_counts[j] = static_cast<int64_t>(answer.size() - before);
     stats_.served_rows += static_cast<int64_t>(n);
     pos += n;
@@ -325,7 +383,7 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   stats_.request_bytes += bytes1 - bytes0;
   stats_.response_bytes += exchange_->SentBytes() - bytes1;
   std::vector<WireEntry> own;
-  Serve(own_rows, rank_, layer_key, fanout, &own);
+  Serve(own_rows, rank_, layer_key, fanout, skewed, &own);
 
   // Relabel in dst order, reading each row's header and picks from its owner's response (or from `own`).
   const std::vector<int64_t> ends = Prefix(received_counts);
@@ -364,7 +422,7 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
       const int64_t v = e[q].node;
       TESSEL_CHECK(v >= 0 && v < offsets_.back(), "sampling: rank {} returned node {} outside [0, {})", o, v,
                    offsets_.back());
-      int32_t& lid = local_id_[static_cast<size_t>(v)];
+      int32_t lid = block_id_.FindOrInsert(v, static_cast<int32_t>(block.src_nodes.size()));
       if (lid < 0) {
         lid = static_cast<int32_t>(block.src_nodes.size());
         block.src_nodes.push_back(v);
@@ -376,7 +434,7 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
     stats_.sampled_edges += e->count;
     out_p[static_cast<size_t>(i) + 1] = static_cast<int64_t>(out_i.size());
   }
-  for (int64_t v : block.src_nodes) local_id_[static_cast<size_t>(v)] = -1;
+  block_id_.Clear();
   block.adj = kernels::SparseMatrix{m, block.num_src(), Buffer<int64_t>(std::move(out_p)),
                                     Buffer<int32_t>(std::move(out_i)), Buffer<float>(std::move(out_v))};
   return block;

@@ -11,9 +11,13 @@
 //   "node_ranges"; OwnedGraph::global_offset is this part's start). A halo node's global id is
 //   offsets[halo_owner] + halo_remote. Rank r serves part r (exchange.Rank() == part.part, exchange.Size() == K).
 // * Rows in global order. A part's rows may come in any order (partition::LocalPart sorts them by LOCAL id:
-//   owned first, then halo by original id); the sampler keeps a copy of the owned rows' columns sorted by GLOBAL
-//   id, plus the owner of every entry (the per-edge owner array of SkewedPolicy). Row-wise picks are offsets into
-//   a row, so this order is what makes the draws equal to those on the whole relabelled graph.
+//   owned first, then halo by original id); the sampler keeps one copy of the owned rows' columns (4 bytes an
+//   entry) sorted by GLOBAL id; the owner of an entry is looked up (SkewedPolicy::FromColumns), not stored. Row-wise
+//   picks are offsets into a row, so this order is what makes the draws equal to those on the whole relabelled
+//   graph. After construction the part's own column array is not read again (the caller may release its pages).
+// * Memory is sized by the part and the blocks, never by the global graph: global ids are translated on the fly
+//   (owned: global_offset + u; halo j: offsets[halo_owner[j]] + halo_remote[j]) and the block being built maps
+//   global ids to block ids in a hash table sized by the block (BlockIdMap); MemoryBytes() reports the total.
 // * Degrees. At construction one exchange (purpose "sampling") fetches the degree (entries other than the node
 //   itself) of every halo node from its owner, so the GCN weight 1/sqrt((d_u+1)(d_v+1)) of every neighbour of an
 //   owned node is known locally.
@@ -106,6 +110,27 @@ struct SampleStats {
   uint64_t response_bytes = 0;
 };
 
+// Global id -> block id of the block being built: open addressing (linear probing), sized by the ids inserted
+// since the last Clear (at most half full), not by the graph.
+class BlockIdMap {
+ public:
+  // The value stored for `key` (>= 0), or -1 after storing `value` for it.
+  int32_t FindOrInsert(int64_t key, int32_t value);
+  // Forgets every key; keeps the table unless it is much larger than what was inserted.
+  void Clear();
+  int64_t size() const { return size_; }
+  int64_t MemoryBytes() const {
+    return static_cast<int64_t>(keys_.capacity() * sizeof(int64_t) + values_.capacity() * sizeof(int32_t));
+  }
+
+ private:
+  void Rehash(size_t capacity);
+
+  std::vector<int64_t> keys_;  // -1 = empty slot
+  std::vector<int32_t> values_;
+  int64_t size_ = 0;
+};
+
 class DistNeighborSampler {
  public:
   // Keeps the views of `part` (its arrays must outlive the sampler) and owns `exchange`. `offsets` are the parts'
@@ -117,6 +142,15 @@ class DistNeighborSampler {
   // Blocks for layers 0 .. L-1 (blocks.back().num_dst == seeds.size(), in seed order); src_nodes are global ids.
   // Seeds are distinct global ids owned by this rank; key.rank must equal exchange.Rank(). COLLECTIVE (see above).
   std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key);
+  // The same with the skew switched off for this call (every rank passes the same `skewed`): an unbiased uniform
+  // sample, as NeighborSampler with UniformPolicy draws it; for sampled evaluation of a skewed run.
+  // `fanouts` (one per layer; empty = the options') replaces the options' fanouts for this call.
+  std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key, bool skewed,
+                            std::span<const int> fanouts = {});
+
+  // Bytes this sampler holds (columns, degrees, scratch map, policies): sized by the part and the largest block,
+  // independent of the global node count.
+  int64_t MemoryBytes() const;
 
   const SampleStats& last_stats() const { return stats_; }
   const SamplerOptions& options() const { return options_; }
@@ -129,9 +163,13 @@ class DistNeighborSampler {
 
   void FetchHaloDegrees();
   // Samples owned rows (local ids) on behalf of `requester`, appending one header + picks per row to *out.
-  void Serve(std::span<const int64_t> rows, int32_t requester, const StreamKey& layer_key, int fanout,
+  void Serve(std::span<const int64_t> rows, int32_t requester, const StreamKey& layer_key, int fanout, bool skewed,
              std::vector<WireEntry>* out) const;
-  Block SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key);
+  Block SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key, bool skewed);
+  int64_t GlobalOf(int64_t local) const;  // local id (owned or halo) -> global id
+  double NormDegree(int64_t local) const {
+    return static_cast<double>(degree_[static_cast<size_t>(local)]) + (options_.aggregation == Aggregation::kGcn);
+  }
 
   OwnedGraph part_;
   std::vector<int64_t> offsets_;
@@ -139,12 +177,10 @@ class DistNeighborSampler {
   SamplerOptions options_;
   SkewOptions skew_;
   int32_t rank_ = 0;
-  std::vector<int64_t> global_of_;      // local id -> global id (owned and halo)
   std::vector<int32_t> cols_;           // owned rows' columns (local ids), each row sorted by global id
-  std::vector<int32_t> edge_owner_;     // part owning cols_[e]
-  std::vector<double> norm_degree_;     // per local node: degree without self-loops (+1 for GCN)
-  std::vector<SkewedPolicy> policies_;  // policies_[j]: skew toward requester j
-  std::vector<int32_t> local_id_;       // scratch: global id -> id in the block being built, -1 elsewhere
+  std::vector<int32_t> degree_;         // per local node: degree without self-loops
+  std::vector<SkewedPolicy> policies_;  // policies_[j]: skew toward requester j (owners looked up from cols_)
+  BlockIdMap block_id_;                 // scratch: global id -> id in the block being built
   SampleStats stats_;
 };
 

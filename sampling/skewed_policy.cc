@@ -50,19 +50,41 @@ SkewedPolicy::SkewedPolicy(std::span<const int32_t> edge_owner, int32_t local_pa
   options_.Validate();
 }
 
-bool SkewedPolicy::Uniform() const { return !options_.Active(); }
-
-void SkewedPolicy::Probabilities(int64_t row, int64_t row_begin, std::span<double> q) const {
-  TESSEL_CHECK(row_begin >= 0 && static_cast<uint64_t>(row_begin) + q.size() <= edge_owner_.size(),
-               "sampling: row {} spans edges [{}, {}) but the skewed policy knows the owners of {} edges (build "
-               "edge_owner over the graph being sampled)",
-               row, row_begin, static_cast<uint64_t>(row_begin) + q.size(), edge_owner_.size());
-  const auto owners = edge_owner_.subspan(static_cast<size_t>(row_begin), q.size());
-  const auto local = static_cast<int64_t>(std::count(owners.begin(), owners.end(), local_part_));
-  const double s = RowSkew(local, static_cast<int64_t>(q.size()) - local, options_);
-  for (size_t j = 0; j < q.size(); ++j) q[j] = owners[j] == local_part_ ? s : 1.0;
+SkewedPolicy SkewedPolicy::FromColumns(std::span<const int32_t> cols, int64_t num_owned, int32_t own_part,
+                                       std::span<const int32_t> halo_owner, int32_t local_part, SkewOptions options) {
+  SkewedPolicy p({}, local_part, options);
+  p.cols_ = cols;
+  p.num_owned_ = num_owned;
+  p.own_part_ = own_part;
+  p.halo_owner_ = halo_owner;
+  return p;
 }
 
-SkewedPolicy SkewedPolicy::WithLocalPart(int32_t part) const { return SkewedPolicy(edge_owner_, part, options_); }
+bool SkewedPolicy::Uniform() const { return !options_.Active(); }
+
+int32_t SkewedPolicy::OwnerAt(size_t e) const {
+  if (cols_.empty()) return edge_owner_[e];
+  const int32_t c = cols_[e];
+  return c < num_owned_ ? own_part_ : halo_owner_[static_cast<size_t>(c - num_owned_)];
+}
+
+void SkewedPolicy::Probabilities(int64_t row, int64_t row_begin, std::span<double> q) const {
+  const size_t known = cols_.empty() ? edge_owner_.size() : cols_.size();
+  TESSEL_CHECK(row_begin >= 0 && static_cast<uint64_t>(row_begin) + q.size() <= known,
+               "sampling: row {} spans edges [{}, {}) but the skewed policy knows the owners of {} edges (build "
+               "edge_owner over the graph being sampled)",
+               row, row_begin, static_cast<uint64_t>(row_begin) + q.size(), known);
+  const auto begin = static_cast<size_t>(row_begin);
+  int64_t local = 0;
+  for (size_t j = 0; j < q.size(); ++j) local += OwnerAt(begin + j) == local_part_ ? 1 : 0;
+  const double s = RowSkew(local, static_cast<int64_t>(q.size()) - local, options_);
+  for (size_t j = 0; j < q.size(); ++j) q[j] = OwnerAt(begin + j) == local_part_ ? s : 1.0;
+}
+
+SkewedPolicy SkewedPolicy::WithLocalPart(int32_t part) const {
+  SkewedPolicy p = *this;
+  p.local_part_ = part;
+  return p;
+}
 
 }  // namespace tessel::sampling

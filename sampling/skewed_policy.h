@@ -33,6 +33,11 @@ double RowSkew(int64_t num_local, int64_t num_remote, const SkewOptions& options
 class SkewedPolicy final : public PickPolicy {
  public:
   SkewedPolicy(std::span<const int32_t> edge_owner, int32_t local_part, SkewOptions options);
+  // The owners looked up instead of stored (no array per edge): the neighbour at edge position e is cols[e], a local
+  // id of part `own_part`: owned when < num_owned, else halo j = cols[e] - num_owned, owned by halo_owner[j]. Keeps
+  // views of cols and halo_owner (they must outlive the policy).
+  static SkewedPolicy FromColumns(std::span<const int32_t> cols, int64_t num_owned, int32_t own_part,
+                                  std::span<const int32_t> halo_owner, int32_t local_part, SkewOptions options);
   bool Uniform() const override;  // true iff !options.Active()
   void Probabilities(int64_t row, int64_t row_begin, std::span<double> q) const override;
   // The requester can change per call (the owner of a node samples on behalf of another rank).
@@ -42,9 +47,16 @@ class SkewedPolicy final : public PickPolicy {
   const SkewOptions& options() const { return options_; }
 
  private:
-  std::span<const int32_t> edge_owner_;
+  int32_t OwnerAt(size_t e) const;  // the part owning the neighbour at edge position e
+
+  std::span<const int32_t> edge_owner_;  // per edge; empty in the FromColumns form
   int32_t local_part_;
   SkewOptions options_;
+  // The FromColumns form.
+  std::span<const int32_t> cols_;
+  int64_t num_owned_ = 0;
+  int32_t own_part_ = 0;
+  std::span<const int32_t> halo_owner_;
 };
 
 }  // namespace tessel::sampling

@@ -88,7 +88,9 @@ void RunDistPartition(comm::Communicator& comm, const PartitionState& s, const p
   const partition::DistPartitionResult r = partition::DistPartitionToFolder(comm, s.dataset, o, s.output, s.force);
   const partition::DistPartitionTimings& t = r.timings;
   // Per-rank figures, gathered: peak memory, rows read, and the slowest rank's time of each step.
-  std::vector<int64_t> mine{PeakRssBytes(), r.block_rows, r.block_entries, r.parts_written};
+  std::vector<int64_t> mine{PeakRssBytes(),          r.block_rows,
+                            r.block_entries,         r.parts_written,
+                            r.partitioner_rss_bytes, r.peak_rss_outside_partitioner_bytes};
   std::vector<int64_t> all(mine.size() * static_cast<size_t>(comm.Size()));
   comm.Allgather<int64_t>(mine, all, "stats").ThrowIfError();
   std::vector<double> steps{t.read, t.symmetry, t.assign, t.parmetis, t.relabel, t.move, t.build, t.write, t.total};
@@ -109,8 +111,13 @@ void RunDistPartition(comm::Communicator& comm, const PartitionState& s, const p
   int64_t peak = 0;
   for (int k = 0; k < comm.Size(); ++k) {
     const int64_t* v = &all[static_cast<size_t>(k) * mine.size()];
-    ranks.push_back(
-        {{"rank", k}, {"peak_rss_bytes", v[0]}, {"rows", v[1]}, {"entries", v[2]}, {"parts_written", v[3]}});
+    ranks.push_back({{"rank", k},
+                     {"peak_rss_bytes", v[0]},
+                     {"partitioner_rss_bytes", v[4]},
+                     {"peak_rss_outside_partitioner_bytes", v[5]},
+                     {"rows", v[1]},
+                     {"entries", v[2]},
+                     {"parts_written", v[3]}});
     peak = std::max(peak, v[0]);
   }
   j["ranks"] = ranks;

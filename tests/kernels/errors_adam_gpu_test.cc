@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
@@ -57,6 +59,32 @@ TEST(DeviceErrors, LibraryStatusesCarryTheLibraryMessage) {
   EXPECT_THAT(MessageOf([] { TESSEL_CUSPARSE_CHECK(CUSPARSE_STATUS_NOT_SUPPORTED); }),
               HasSubstr("CUSPARSE_STATUS_NOT_SUPPORTED"));
   EXPECT_THAT(MessageOf([] { TESSEL_CUDA_CHECK(cudaErrorInvalidValue); }), HasSubstr("cudaErrorInvalidValue"));
+}
+
+// cuBLAS and cuSPARSE are opened at their first call (core/cuda_libs.cu): a fresh process maps neither, and the first
+// call of each maps that library alone and reaches its real function. The threadsafe death-test style runs the check
+// in a child that re-executes only this test, so nothing earlier in this binary has touched the libraries.
+bool Mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (line.find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(LazyCudaLibraries, MappedOnlyAfterTheirFirstCall) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        bool ok = !Mapped("libcublas") && !Mapped("libcusparse");
+        ok = ok && std::string(cusparseGetErrorName(CUSPARSE_STATUS_SUCCESS)) == "CUSPARSE_STATUS_SUCCESS";
+        ok = ok && Mapped("libcusparse") && !Mapped("libcublas");
+        ok = ok && std::string(cublasGetStatusName(CUBLAS_STATUS_SUCCESS)) == "CUBLAS_STATUS_SUCCESS";
+        ok = ok && Mapped("libcublas");
+        std::exit(ok ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 TEST(DeviceErrors, AFailingCudaCallBecomesAnError) {

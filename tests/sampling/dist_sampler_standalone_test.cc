@@ -123,6 +123,7 @@ TEST(DistSamplerStandalone, HandBuiltPartsAndThreadExchangeEqualNeighborSampler)
   for (int32_t k = 0; k < parts; ++k) hand.push_back(MakePart(g, offsets, k));
   ThreadWire wire(parts);
   std::vector<std::vector<Block>> got(static_cast<size_t>(parts));
+  std::vector<std::vector<Block>> uniform(static_cast<size_t>(parts));  // Sample(..., skewed = false)
   std::vector<SampleStats> stats(static_cast<size_t>(parts));
   std::vector<uint64_t> sent(static_cast<size_t>(parts));
   std::vector<std::exception_ptr> errors(static_cast<size_t>(parts));
@@ -145,6 +146,7 @@ TEST(DistSamplerStandalone, HandBuiltPartsAndThreadExchangeEqualNeighborSampler)
           got[i] = sampler.Sample(seeds[i], key(r));
           stats[i] = sampler.last_stats();
           sent[i] = ex->SentBytes() - before;
+          uniform[i] = sampler.Sample(seeds[i], key(r), false);
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -167,8 +169,84 @@ TEST(DistSamplerStandalone, HandBuiltPartsAndThreadExchangeEqualNeighborSampler)
     }
     EXPECT_EQ(stats[i].request_bytes + stats[i].response_bytes, sent[i]);
     remote_rows += stats[i].remote_rows;
+    // The skew switched off for one call: NeighborSampler's uniform blocks (what evaluation samples).
+    NeighborSampler plain(graph, options);
+    const std::vector<Block> want_uniform = plain.Sample(seeds[i], key(r));
+    ASSERT_EQ(uniform[i].size(), want_uniform.size());
+    for (size_t l = 0; l < want_uniform.size(); ++l) {
+      SCOPED_TRACE("uniform, rank " + std::to_string(r) + " layer " + std::to_string(l));
+      EXPECT_EQ(uniform[i][l].src_nodes, want_uniform[l].src_nodes);
+      EXPECT_EQ(uniform[i][l].adj.indices.ToVector(), want_uniform[l].adj.indices.ToVector());
+      EXPECT_EQ(uniform[i][l].adj.values.ToVector(), want_uniform[l].adj.values.ToVector());
+    }
   }
   EXPECT_GT(remote_rows, 0);  // the exchange carried requests
+}
+
+// What a rank holds is sized by its part and its blocks, not by the graph: the same part 0 (40 nodes) next to a
+// part 1 of 2,000 or 400,000 nodes (isolated, so part 0's halo is the same) gives a sampler of the same size after
+// the same Sample.
+TEST(DistSamplerStandalone, MemoryDoesNotGrowWithTheGlobalNodeCount) {
+  const auto bytes_with = [](int64_t total) {
+    datasets::EdgeList el;
+    el.num_nodes = total;
+    Rng rng(4);
+    for (int e = 0; e < 200; ++e) {
+      el.Add(static_cast<int64_t>(rng.UniformInt(60)), static_cast<int64_t>(rng.UniformInt(60)));
+    }
+    const datasets::AnyGraph graph(datasets::GraphBuilder().Build<int32_t>(el));
+    const auto& g = std::get<datasets::CsrGraph32>(graph);
+    const std::vector<int64_t> offsets{0, 40, total};
+    std::vector<HandPart> hand;
+    for (int32_t k = 0; k < 2; ++k) hand.push_back(MakePart(g, offsets, k));
+    ThreadWire wire(2);
+    std::vector<int64_t> bytes(2, -1);
+    std::vector<std::exception_ptr> errors(2);
+    {
+      std::vector<std::jthread> ranks;
+      for (int32_t r = 0; r < 2; ++r) {
+        ranks.emplace_back([&, r] {
+          const auto i = static_cast<size_t>(r);
+          try {
+            DistNeighborSampler sampler(hand[i].view, offsets, std::make_unique<ThreadExchange>(wire, r),
+                                        SamplerOptions{{4, 4}, false, Aggregation::kGcn}, SkewOptions{.skew = 2});
+            std::vector<int64_t> seeds;
+            if (r == 0) {
+              for (int64_t s = 0; s < 40; s += 3) seeds.push_back(s);
+            }
+            (void)sampler.Sample(seeds, StreamKey{.seed = 1, .rank = static_cast<uint64_t>(r)});
+            bytes[i] = sampler.MemoryBytes();
+          } catch (...) {
+            errors[i] = std::current_exception();
+          }
+        });
+      }
+    }
+    for (const auto& e : errors) {
+      if (e) std::rethrow_exception(e);
+    }
+    return bytes[0];
+  };
+  const int64_t small = bytes_with(2000);
+  const int64_t large = bytes_with(400000);
+  EXPECT_GT(small, 0);
+  EXPECT_EQ(small, large);
+  EXPECT_LT(large, 400000);  // a map of the global node count alone would be 4 bytes a node
+}
+
+// The block id map: finds what it stored, grows, and forgets everything on Clear (and shrinks after a large block).
+TEST(BlockIdMap, StoresFindsAndClears) {
+  BlockIdMap map;
+  for (int32_t i = 0; i < 1000; ++i) EXPECT_EQ(map.FindOrInsert(int64_t{7919} * i, i), -1);
+  for (int32_t i = 0; i < 1000; ++i) EXPECT_EQ(map.FindOrInsert(int64_t{7919} * i, -5), i);
+  EXPECT_EQ(map.size(), 1000);
+  const int64_t big = map.MemoryBytes();
+  map.Clear();
+  EXPECT_EQ(map.size(), 0);
+  EXPECT_EQ(map.FindOrInsert(0, 3), -1);
+  EXPECT_EQ(map.FindOrInsert(0, 4), 3);
+  map.Clear();  // one key in a table for 1000: shrinks
+  EXPECT_LT(map.MemoryBytes(), big);
 }
 
 }  // namespace

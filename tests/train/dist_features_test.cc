@@ -179,12 +179,15 @@ struct RankRun {
   uint64_t feature_bytes_sent = 0;
 };
 
-std::vector<RankRun> RunStore(const Partitioned& p, int64_t capacity) {
+std::vector<RankRun> RunStore(const Partitioned& p, FeatureCacheOptions cache, FeatureNorm norm = FeatureNorm::kL1,
+                              std::vector<int64_t>* fill_rounds = nullptr) {
   std::vector<RankRun> runs(static_cast<size_t>(p.parts));
+  if (fill_rounds != nullptr) fill_rounds->assign(static_cast<size_t>(p.parts), 0);
   comm::ThreadGroup::Run(p.parts, [&](comm::Communicator& comm) {
     const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
     RankRun& run = runs[static_cast<size_t>(comm.Rank())];
-    DistFeatureStore store(Context{}, part, p.offsets, comm, FeatureNorm::kL1, FeatureCacheOptions{capacity});
+    DistFeatureStore store(Context{}, part, p.offsets, comm, norm, cache);
+    if (fill_rounds != nullptr) (*fill_rounds)[static_cast<size_t>(comm.Rank())] = store.fill_rounds();
     EXPECT_EQ(store.num_owned(), part.num_owned);
     EXPECT_EQ(store.cols(), p.data.features.dim);
     EXPECT_EQ(store.is_sparse(), p.data.features.sparse);
@@ -207,7 +210,7 @@ std::vector<RankRun> RunStore(const Partitioned& p, int64_t capacity) {
 void CheckStore(const Partitioned& p, int64_t capacity) {
   const std::string what =
       fmt::format("{} parts, {} features, capacity {}", p.parts, p.reference.is_sparse ? "sparse" : "dense", capacity);
-  std::vector<RankRun> runs = RunStore(p, capacity);
+  std::vector<RankRun> runs = RunStore(p, FeatureCacheOptions{capacity});
   const auto ranks = static_cast<uint64_t>(p.parts);
   const uint64_t count_exchanges = p.reference.is_sparse ? 2 : 1;  // AlltoallvWithCounts calls per request
   uint64_t sent = 0;
@@ -285,6 +288,55 @@ TEST_F(DistFeaturesTest, FetchEqualsSingleProcessRowsForEveryCachePolicy) {
       for (int64_t capacity : {-1, 0, 5}) CheckStore(p, capacity);
       if (HasFatalFailure()) return;
     }
+  }
+}
+
+// The rows a budget buys: budget / row bytes (dense: cols x 4; sparse: 8 + 8 per stored entry, the mean row), at
+// most the halo; a budget that buys nothing gives no cache.
+TEST(CacheBudget, RowsForBudget) {
+  EXPECT_EQ(CacheRowsForBudget(1000, 100, 50), 10);
+  EXPECT_EQ(CacheRowsForBudget(1099, 100, 50), 10);
+  EXPECT_EQ(CacheRowsForBudget(1000, 100, 4), 4);
+  EXPECT_EQ(CacheRowsForBudget(99, 100, 50), 0);
+  EXPECT_EQ(CacheRowsForBudget(0, 100, 50), 0);
+  FeatureMatrix dense;
+  dense.dense = kernels::Matrix(3, 128);
+  EXPECT_EQ(RowBytesForBudget(dense), 512);
+  FeatureMatrix sparse;
+  sparse.is_sparse = true;
+  sparse.sparse = kernels::SparseMatrix{4, 10, Buffer<int64_t>({0, 1, 3, 3, 5}), Buffer<int32_t>({0, 1, 2, 3, 4}),
+                                        Buffer<float>({1, 1, 1, 1, 1})};
+  EXPECT_EQ(RowBytesForBudget(sparse), 8 + 10);  // 5 entries x 8 bytes over 4 rows, rounded up
+}
+
+// --feature-cache-budget: each rank caches the rows its budget buys (the ones with the most owned neighbours, as a
+// row count would choose them), filled over several rounds when a round's bytes are small, and every fetched row is
+// the single-process one; owned rows are read in place without scaling.
+TEST_F(DistFeaturesTest, BudgetSizesTheCacheAndTheFillTakesBoundedRounds) {
+  for (bool sparse : {false, true}) {
+    const Partitioned& p = Make(3, sparse);
+    FeatureCacheOptions cache;
+    cache.capacity = FeatureCacheOptions::kFromBudget;
+    cache.budget_bytes = 7 * 64;
+    cache.fill_round_bytes = 1;  // one row per requester and round
+    std::vector<int64_t> rounds;
+    const std::vector<RankRun> runs = RunStore(p, cache, FeatureNorm::kNone, &rounds);
+    int64_t most = 0;
+    for (int32_t r = 0; r < p.parts; ++r) {
+      const LocalPart part = partition::LoadPart(p.dir, r);
+      FeatureMatrix owned = PrepareFeatures(part.features, FeatureScaling{});
+      const int64_t rows = CacheRowsForBudget(cache.budget_bytes, RowBytesForBudget(owned), part.num_halo);
+      const RankRun& run = runs[static_cast<size_t>(r)];
+      EXPECT_EQ(run.cache_rows, rows) << "rank " << r << (sparse ? " sparse" : " dense");
+      EXPECT_EQ(run.cached, ExpectedCache(part, p.offsets, rows)) << "rank " << r;
+      most = std::max(most, rows);
+      std::vector<int64_t> orig;
+      for (int64_t g : run.ids[0]) orig.push_back(p.global_to_orig[g]);
+      // Without scaling the reference rows are the raw ones.
+      ExpectRows(run.rows[0], PrepareFeatures(p.data.features, FeatureScaling{}), orig, fmt::format("rank {}", r));
+    }
+    EXPECT_GT(most, 1);
+    for (int64_t n : rounds) EXPECT_EQ(n, most) << "one row per round: as many rounds as the largest cache";
   }
 }
 
@@ -484,7 +536,7 @@ TEST_F(DistFeaturesTest, StandardScalingUsesTheStatisticsOfEveryRank) {
 TEST_F(DistFeaturesTest, RemoteRowsAreFetchedFromTheirOwnersWithoutCache) {
   // Without a cache, every halo request of step A goes to its owner (a positive check that fetches happen).
   const Partitioned& p = Make(2, false);
-  std::vector<RankRun> runs = RunStore(p, 0);
+  std::vector<RankRun> runs = RunStore(p, FeatureCacheOptions{0});
   for (int32_t r = 0; r < 2; ++r) {
     const LocalPart part = partition::LoadPart(p.dir, r);
     EXPECT_EQ(runs[static_cast<size_t>(r)].after_a.fetched_rows, part.num_halo);
@@ -554,7 +606,8 @@ TEST_F(DistFeaturesTest, BadArgumentsFailWithTheFix) {
       (void)s.Fetch(ids, nullptr);
     });
   };
-  EXPECT_NE(ErrorOf([&] { store(p.offsets, -2, {}); }).find("cache capacity -2 is invalid"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { store(p.offsets, -3, {}); }).find("cache capacity -3 (budget -1 bytes) is invalid"),
+            std::string::npos);
   EXPECT_NE(ErrorOf([&] { store({0, 7, 200}, -1, {}); }).find("offsets give"), std::string::npos);
   EXPECT_NE(ErrorOf([&] { store({0, 200}, -1, {}); }).find("node_ranges"), std::string::npos);
   EXPECT_NE(ErrorOf([&] {

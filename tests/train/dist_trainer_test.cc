@@ -557,6 +557,54 @@ TEST(GcnTrainerOnParts, DistributedEvaluationEqualsFullGraphInference) {
   }
 }
 
+// --eval sampled with fanouts that take every neighbour samples each evaluated node's whole neighbourhood, with
+// the exact weights (no skew, inclusion probability 1): the same predictions as --eval full, so the same val and
+// test accuracies every epoch (up to float near-ties) and the same final metrics. The training is the same in both.
+TEST(GcnTrainerOnParts, SampledEvaluationWithEveryNeighbourEqualsFullEvaluation) {
+  const int k = 3;
+  for (ModelKind kind : {ModelKind::kGcn, ModelKind::kSage}) {
+    TrainConfig c = Config(3, 16, {-1, -1});
+    c.model.kind = kind;
+    c.dist.skew.skew = 4;  // training skews; evaluation must not
+    c.dist.eval = EvalMode::kFull;
+    const TrainResult full = TrainRanks(k, Parts(k), c, 6)[0];
+    c.dist.eval = EvalMode::kSampled;
+    const TrainResult sampled = TrainRanks(k, Parts(k), c, 6)[0];
+    ASSERT_EQ(full.epochs.size(), sampled.epochs.size());
+    for (size_t e = 0; e < full.epochs.size(); ++e) {
+      EXPECT_EQ(full.epochs[e].loss, sampled.epochs[e].loss) << "evaluation must not change training";
+      EXPECT_NEAR(full.epochs[e].val_acc, sampled.epochs[e].val_acc, 0.0041) << "epoch " << e + 1;  // 2 of 500
+    }
+    EXPECT_EQ(sampled.test.count, full.test.count);
+    EXPECT_EQ(sampled.train.count, full.train.count);  // the final evaluation covers the whole train split
+    EXPECT_NEAR(sampled.test.accuracy, full.test.accuracy, 0.0021) << ModelKindName(kind);
+    EXPECT_NEAR(sampled.train.accuracy, full.train.accuracy, 0.0072) << ModelKindName(kind);
+    EXPECT_GT(sampled.epochs.back().eval_bytes, 0U);
+  }
+}
+
+// Every rank reports its peak RSS, its RssAnon and its part's bytes (the arrays of its part folder).
+TEST(GcnTrainerOnParts, ResultReportsMemoryPerRank) {
+  const int k = 2;
+  const TrainResult r = TrainRanks(k, Parts(k), Config(1, 32, {5, 5}), 1)[0];
+  ASSERT_EQ(r.memory.size(), static_cast<size_t>(k));
+  for (int rank = 0; rank < k; ++rank) {
+    const RankMemory& m = r.memory[static_cast<size_t>(rank)];
+    int64_t files = 0;
+    for (const auto& entry : fs::directory_iterator(Parts(k) / fmt::format("part-{}", rank))) {
+      if (entry.path().extension() == ".bin") files += static_cast<int64_t>(fs::file_size(entry.path()));
+    }
+    EXPECT_GT(m.part_bytes, 0);
+    EXPECT_EQ(m.part_bytes, files) << "the part's arrays are its .bin files";
+    EXPECT_GT(m.peak_rss_bytes, 0);
+    EXPECT_GE(m.peak_rss_bytes, m.rss_anon_bytes);
+    EXPECT_GE(m.peak_rss_anon_bytes, m.rss_anon_bytes);
+  }
+  const nlohmann::json j = r.ToJson();
+  EXPECT_EQ(j.at("memory").at("ranks").size(), static_cast<size_t>(k));
+  EXPECT_GT(j.at("memory").at("max_peak_rss_per_part_byte").get<double>(), 0.0);
+}
+
 // Checkpoints come from rank 0 in the single-process format; resuming on every rank continues exactly: 2 + 2
 // epochs end with the weights of 4 epochs in one run.
 TEST(GcnTrainerOnParts, ResumedRunEndsWithTheSameWeights) {
@@ -638,7 +686,7 @@ TEST(GcnTrainerOnParts, BadInputIsReported) {
   EXPECT_NE(error_of(Config(1, 8, {5})).find("--fanouts gives 1 fanouts but the model has 2 layers"),
             std::string::npos);
   TrainConfig c = Config(1, 8, {5, 5});
-  c.dist.feature_cache = -2;
+  c.dist.feature_cache = -3;
   EXPECT_NE(error_of(c).find("--feature-cache"), std::string::npos);
   c = Config(1, 8, {5, 5});
   c.dist.skew.skew = 0.5;

@@ -60,16 +60,21 @@ SparseMatrix EvalAdjacency(const partition::LocalPart& part, const HaloExchanger
   const auto idx = part.graph.indices().Host();
   Matrix own_deg(n, 1);
   auto od = own_deg.Mut();
+  // Row lengths from the integer degrees: the float copy that travels is exact only below 2^24, and a rounded
+  // length would size a row differently from the entries written into it.
+  std::vector<int64_t> own_d(static_cast<size_t>(n));
   for (int64_t u = 0; u < n; ++u) {
     int64_t d = 0;
     for (int64_t e = p[u]; e < p[u + 1]; ++e) d += idx[e] != u ? 1 : 0;
+    own_d[static_cast<size_t>(u)] = d;
     od[u] = static_cast<float>(d);
   }
-  const Matrix deg_all = halo.Exchange(own_deg);  // [num_local x 1]; degrees < 2^24 are exact in float
+  // [num_local x 1]; degrees below 2^24 are exact in float, larger ones within float rounding (normalisation only)
+  const Matrix deg_all = halo.Exchange(own_deg);
   const auto dv = deg_all.View();
   auto deg = [&](int64_t v) { return static_cast<double>(dv[static_cast<size_t>(v)]) + (gcn ? 1.0 : 0.0); };
   std::vector<int64_t> out_p(static_cast<size_t>(n + 1), 0);
-  for (int64_t u = 0; u < n; ++u) out_p[u + 1] = out_p[u] + static_cast<int64_t>(od[u]) + (gcn ? 1 : 0);
+  for (int64_t u = 0; u < n; ++u) out_p[u + 1] = out_p[u] + own_d[static_cast<size_t>(u)] + (gcn ? 1 : 0);
   std::vector<int32_t> out_i(static_cast<size_t>(out_p.back()));
   std::vector<float> out_v(out_i.size());
   for (int64_t u = 0; u < n; ++u) {
@@ -151,20 +156,27 @@ Matrix DistEvaluator::Logits(const Context& ctx, const GcnModel& model, const Fe
   return h;
 }
 
-void DistEvaluator::Metrics(std::span<const int32_t> pred, std::span<const int32_t> labels, ClassMetrics* train,
-                            ClassMetrics* val, ClassMetrics* test) const {
-  const int32_t classes = part_->num_classes;
+void SplitMetrics(comm::Communicator& comm, int32_t classes, std::span<const int32_t> pred,
+                  std::span<const int32_t> labels, std::span<const int64_t> train, std::span<const int64_t> val,
+                  std::span<const int64_t> test, ClassMetrics* train_out, ClassMetrics* val_out,
+                  ClassMetrics* test_out) {
   const size_t split_len = 2 + 3 * static_cast<size_t>(classes);
   std::vector<int64_t> counts(3 * split_len, 0);
-  const Buffer<int64_t>* splits[3] = {&part_->train, &part_->val, &part_->test};
+  const std::span<const int64_t> splits[3] = {train, val, test};
   for (size_t s = 0; s < 3; ++s) {
-    CountSplit(pred, labels, splits[s]->Host(), classes, std::span<int64_t>(counts).subspan(s * split_len, split_len));
+    CountSplit(pred, labels, splits[s], classes, std::span<int64_t>(counts).subspan(s * split_len, split_len));
   }
-  comm_->Allreduce<int64_t>(counts, comm::ReduceOp::kSum, "stats").ThrowIfError();
-  ClassMetrics* out[3] = {train, val, test};
+  comm.Allreduce<int64_t>(counts, comm::ReduceOp::kSum, "stats").ThrowIfError();
+  ClassMetrics* out[3] = {train_out, val_out, test_out};
   for (size_t s = 0; s < 3; ++s) {
     *out[s] = MetricsFromCounts(std::span<const int64_t>(counts).subspan(s * split_len, split_len), classes);
   }
+}
+
+void DistEvaluator::Metrics(std::span<const int32_t> pred, std::span<const int32_t> labels, ClassMetrics* train,
+                            ClassMetrics* val, ClassMetrics* test) const {
+  SplitMetrics(*comm_, part_->num_classes, pred, labels, part_->train.Host(), part_->val.Host(), part_->test.Host(),
+               train, val, test);
 }
 
 }  // namespace tessel::train::gcn

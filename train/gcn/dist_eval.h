@@ -16,6 +16,13 @@
 
 namespace tessel::train::gcn {
 
+// Metrics over three node lists (train, val, test: indices into pred and labels) with per-class counts summed over
+// ranks in one allreduce (purpose "stats"), metrics.cc's definitions. Collective.
+void SplitMetrics(comm::Communicator& comm, int32_t classes, std::span<const int32_t> pred,
+                  std::span<const int32_t> labels, std::span<const int64_t> train, std::span<const int64_t> val,
+                  std::span<const int64_t> test, ClassMetrics* train_out, ClassMetrics* val_out,
+                  ClassMetrics* test_out);
+
 class DistEvaluator {
  public:
   // Collective: builds the halo exchanger and the evaluation adjacency, Â (GCN) or mean (SAGE) rows of the owned

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "core/clock.h"
@@ -532,6 +534,38 @@ void CheckRanks(const partition::LocalPart& part, const comm::Communicator& comm
                part.part);
 }
 
+// The rows of `pieces` one after the other (each piece is dropped once copied).
+kernels::SparseMatrix ConcatRows(std::vector<kernels::SparseMatrix>& pieces, int64_t cols) {
+  int64_t rows = 0;
+  int64_t nnz = 0;
+  for (const auto& m : pieces) {
+    rows += m.rows;
+    nnz += static_cast<int64_t>(m.indices.size());
+  }
+  std::vector<int64_t> indptr(Index(rows) + 1, 0);
+  std::vector<int32_t> indices(Index(nnz));
+  std::vector<float> values(Index(nnz));
+  int64_t row = 0;
+  int64_t at = 0;
+  for (auto& m : pieces) {
+    const auto p = m.indptr.Host();
+    for (int64_t i = 0; i < m.rows; ++i) indptr[Index(row + i) + 1] = at + p[Index(i) + 1];
+    const auto idx = m.indices.Host();
+    std::copy(idx.begin(), idx.end(), indices.begin() + at);
+    if (m.has_values()) {
+      const auto v = m.values.Host();
+      std::copy(v.begin(), v.end(), values.begin() + at);
+    } else {
+      std::fill_n(values.begin() + at, idx.size(), 1.0F);
+    }
+    row += m.rows;
+    at += static_cast<int64_t>(idx.size());
+    m = kernels::SparseMatrix();
+  }
+  return kernels::SparseMatrix{rows, cols, Buffer<int64_t>(std::move(indptr)), Buffer<int32_t>(std::move(indices)),
+                               Buffer<float>(std::move(values))};
+}
+
 // Halo indices j to cache. All of them for capacity -1 (or a capacity at least the halo size). Otherwise the ones
 // with the most owned neighbours (entries in the owned rows of the local graph), ties by smaller global id. Why:
 // a mini-batch reaches a halo node only when an owned neighbour samples it, and each owned neighbour that lists it
@@ -555,7 +589,56 @@ std::vector<int64_t> ChooseCached(const partition::LocalPart& part, std::span<co
   return chosen;
 }
 
+// The owned rows read in place (no scaling): views of part.features (which must outlive them), checked finite as
+// PrepareFeatures checks them.
+FeatureMatrix OwnedInPlace(const datasets::Features& f) {
+  const auto borrow = [](const auto& buf) {
+    using T = typename std::remove_cvref_t<decltype(buf)>::value_type;
+    const std::span<const T> h = buf.Host();
+    return Buffer<T>::Borrow(std::shared_ptr<void>(), const_cast<T*>(h.data()), h.size());
+  };
+  const auto check = [](std::span<const float> v, int64_t dim, const auto& row_of) {
+    parallel_for<int64_t>(0, static_cast<int64_t>(v.size()), int64_t{1} << 16, [&](int64_t i) {
+      TESSEL_CHECK(std::isfinite(v[Index(i)]),
+                   "features: node {} has the value {} (features must be finite; clean or impute the input)",
+                   row_of(i, dim), v[Index(i)]);
+    });
+  };
+  FeatureMatrix out;
+  out.is_sparse = f.sparse;
+  TESSEL_CHECK(f.dim <= INT32_MAX, "features: {} columns do not fit 32-bit column ids", f.dim);
+  if (f.sparse) {
+    auto p = f.indptr.Host();
+    TESSEL_CHECK(static_cast<int64_t>(p.size()) == f.num_rows + 1 && f.values.size() == f.indices.size(),
+                 "features: sparse arrays disagree with {} rows", f.num_rows);
+    check(f.values.Host(), f.dim,
+          [&](int64_t e, int64_t) { return std::upper_bound(p.begin(), p.end(), e) - p.begin() - 1; });
+    out.sparse = kernels::SparseMatrix{f.num_rows, f.dim, borrow(f.indptr), borrow(f.indices), borrow(f.values)};
+  } else {
+    TESSEL_CHECK(static_cast<int64_t>(f.dense.size()) == f.num_rows * f.dim, "features: {} values for {}x{}",
+                 f.dense.size(), f.num_rows, f.dim);
+    check(f.dense.Host(), f.dim, [](int64_t i, int64_t dim) { return i / dim; });
+    out.dense.rows = f.num_rows;
+    out.dense.cols = f.dim;
+    out.dense.data = borrow(f.dense);
+  }
+  return out;
+}
+
 }  // namespace
+
+int64_t CacheRowsForBudget(int64_t budget_bytes, int64_t row_bytes, int64_t num_halo) {
+  TESSEL_CHECK(budget_bytes >= 0 && num_halo >= 0, "features: cache budget {} bytes for {} halo rows", budget_bytes,
+               num_halo);
+  return std::min(num_halo, budget_bytes / std::max<int64_t>(1, row_bytes));
+}
+
+int64_t RowBytesForBudget(const FeatureMatrix& f) {
+  if (!f.is_sparse) return std::max<int64_t>(1, f.dense.cols * static_cast<int64_t>(sizeof(float)));
+  const int64_t rows = std::max<int64_t>(1, f.sparse.rows);
+  const auto nnz = static_cast<int64_t>(f.sparse.indices.size());
+  return 8 + (8 * nnz + rows - 1) / rows;
+}
 
 // ---- DistFeatureStore
 
@@ -575,9 +658,10 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
       "features: part {} owns {} nodes from global id {}, but the offsets give [{}, {}) (offsets and part "
       "come from different partition folders?)",
       k, part.num_owned, part.global_offset, offsets_[Index(k)], offsets_[Index(k) + 1]);
-  TESSEL_CHECK(cache.capacity >= -1,
-               "features: cache capacity {} is invalid; use -1 (every halo node), 0 (no cache) or a row count",
-               cache.capacity);
+  TESSEL_CHECK(cache.capacity >= FeatureCacheOptions::kFromBudget && cache.budget_bytes >= -1,
+               "features: cache capacity {} (budget {} bytes) is invalid; use -2 (rows by the budget), -1 (every "
+               "halo node), 0 (no cache) or a row count",
+               cache.capacity, cache.budget_bytes);
   TESSEL_CHECK(part.features.dim > 0 && part.features.num_rows == part.num_owned,
                "features: part {} has {} feature rows of dimension {} for {} owned nodes (GCN training needs node "
                "features; partition a dataset that has them)",
@@ -585,9 +669,17 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
   scaling_ = FitFeatureScaling(part.features, norm, [&](std::span<double> v) {
     comm.Allreduce(v, comm::ReduceOp::kSum, "setup").ThrowIfError();
   });
-  owned_ = PrepareFeatures(part.features, scaling_);
+  owned_in_place_ = scaling_.norm == FeatureNorm::kNone;
+  owned_ = owned_in_place_ ? OwnedInPlace(part.features) : PrepareFeatures(part.features, scaling_);
   cache_ = EmptyRows(owned_.cols(), owned_.is_sparse);
-  if (cache.capacity == 0) return;
+  const int64_t row_bytes = RowBytesForBudget(owned_);
+  int64_t capacity = cache.capacity;
+  if (capacity == FeatureCacheOptions::kFromBudget) {
+    const int64_t budget = cache.budget_bytes >= 0 ? cache.budget_bytes : FeatureBytes(owned_) / 2;
+    capacity = CacheRowsForBudget(budget, row_bytes, part.num_halo);
+  }
+  // Only a setting every rank shares skips the fill's collectives (a budget may leave one rank no rows).
+  if (cache.capacity == 0 || (cache.capacity == FeatureCacheOptions::kFromBudget && cache.budget_bytes == 0)) return;
 
   auto owner = part.halo_owner.Host();
   auto remote = part.halo_remote.Host();
@@ -595,22 +687,50 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
   for (int64_t j = 0; j < part.num_halo; ++j) {
     halo_gid[Index(j)] = offsets_[Index(owner[Index(j)])] + remote[Index(j)];
   }
-  std::vector<int64_t> chosen = ChooseCached(part, halo_gid, cache.capacity);
+  std::vector<int64_t> chosen = ChooseCached(part, halo_gid, capacity);
   // Ascending global id groups the requests by owner rank, as RequestRows needs.
   std::sort(chosen.begin(), chosen.end(),
             [&](int64_t a, int64_t b) { return halo_gid[Index(a)] < halo_gid[Index(b)]; });
   std::vector<int64_t> want(chosen.size());
-  std::vector<int64_t> want_counts(Index(part.num_parts), 0);
+  std::vector<int32_t> want_owner(chosen.size());
   cached_ids_.resize(chosen.size());
   for (size_t i = 0; i < chosen.size(); ++i) {
     const auto j = Index(chosen[i]);
     want[i] = remote[j];
-    ++want_counts[Index(owner[j])];
+    want_owner[i] = owner[j];
     cached_ids_[i] = halo_gid[j];
   }
+  chosen = std::vector<int64_t>();
+  halo_gid = std::vector<int64_t>();
+  // Rounds: each rank asks at most `per_round` rows a round, so an owner serves at most K x per_round rows (about
+  // fill_round_bytes) a round; every rank takes as many rounds as the rank that asks for the most.
   const uint64_t before = comm.Bytes().Bytes(kCachePurpose);
+  const int64_t per_round =
+      std::max<int64_t>(1, std::max<int64_t>(1, cache.fill_round_bytes) / (row_bytes * part.num_parts));
+  const auto n = static_cast<int64_t>(want.size());
+  int64_t rounds = (n + per_round - 1) / per_round;
+  comm.Allreduce<int64_t>(std::span<int64_t>(&rounds, 1), comm::ReduceOp::kMax, "setup").ThrowIfError();
+  fill_rounds_ = rounds;
+  const int64_t c = owned_.cols();
+  std::vector<kernels::SparseMatrix> pieces;
+  if (!owned_.is_sparse) {
+    cache_.dense = kernels::Matrix(n, c);
+  }
   int64_t received = 0;
-  cache_ = RequestRows(comm, owned_, want, want_counts, kCachePurpose, &received);
+  for (int64_t r = 0; r < rounds; ++r) {
+    const int64_t b = std::min(n, r * per_round);
+    const int64_t e = std::min(n, b + per_round);
+    std::vector<int64_t> counts(Index(part.num_parts), 0);
+    for (int64_t i = b; i < e; ++i) ++counts[Index(want_owner[Index(i)])];
+    const std::span<const int64_t> slice(want.data() + b, Index(e - b));
+    if (!owned_.is_sparse) {
+      (void)RequestRows(comm, owned_, slice, counts, kCachePurpose, &received, nullptr, nullptr,
+                        cache_.dense.Mut().data() + b * c);
+    } else {
+      pieces.push_back(RequestRows(comm, owned_, slice, counts, kCachePurpose, &received).sparse);
+    }
+  }
+  if (owned_.is_sparse) cache_.sparse = ConcatRows(pieces, c);
   setup_bytes_ = static_cast<int64_t>(comm.Bytes().Bytes(kCachePurpose) - before);
 }
 

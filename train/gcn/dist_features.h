@@ -21,8 +21,19 @@ namespace tessel::train::gcn {
 // "node_ranges"); a halo node's global id is offsets[halo_owner[j]] + halo_remote[j].
 
 struct FeatureCacheOptions {
-  int64_t capacity = -1;  // halo rows kept; -1 = every halo node, 0 = no cache
+  static constexpr int64_t kFromBudget = -2;
+  // Halo rows kept: -1 = every halo node, 0 = no cache, N = the N with the most owned neighbours, kFromBudget = as
+  // many as budget_bytes holds.
+  int64_t capacity = -1;
+  int64_t budget_bytes = -1;  // with kFromBudget: bytes of cached rows; -1 = half the bytes of the owned rows
+  int64_t fill_round_bytes = int64_t{32} << 20;  // the fill's rounds: row bytes one rank serves a round, at most
 };
+
+// Rows a cache of `budget_bytes` holds at `row_bytes` a row (at least 1), at most `num_halo`.
+int64_t CacheRowsForBudget(int64_t budget_bytes, int64_t row_bytes, int64_t num_halo);
+// Bytes of one row of `f` for the cache budget: dense cols x 4; sparse the mean row (8 + 8 a stored entry), rounded
+// up.
+int64_t RowBytesForBudget(const FeatureMatrix& f);
 
 // Counts of Fetch calls; Fetch adds to them, so one struct can sum a whole epoch.
 struct FetchStats {
@@ -50,10 +61,12 @@ struct RowCompression {
 class DistFeatureStore {
  public:
   // Prepares the owned rows (PrepareFeatures with `norm`; standard scaling is fitted on the rows of every rank, so
-  // a row comes out as the single-process trainer's up to the order of the float64 column sums)
-  // and, when capacity != 0, fills the halo cache with one batched request (ids to the owners, rows back; bytes
-  // counted under purpose "feature_cache"). Collective: every rank of `comm` constructs its store together.
-  // `offsets` has num_parts + 1 entries and must agree with `part`; `comm` must outlive the store.
+  // a row comes out as the single-process trainer's up to the order of the float64 column sums; without scaling the
+  // owned rows are read in place from part.features, no copy, so `part` must outlive the store) and, when the cache
+  // has rows, fills the halo cache by batched requests (ids to the owners, rows back, in rounds of at most
+  // cache.fill_round_bytes served per rank, so no buffer of the fill is as large as the cache; bytes counted under
+  // purpose "feature_cache"). Collective: every rank of `comm` constructs its store together. `offsets` has
+  // num_parts + 1 entries and must agree with `part`; `comm` must outlive the store.
   DistFeatureStore(const Context& ctx, const partition::LocalPart& part, std::vector<int64_t> offsets,
                    comm::Communicator& comm, FeatureNorm norm, FeatureCacheOptions cache);
   ~DistFeatureStore();
@@ -94,6 +107,10 @@ class DistFeatureStore {
   std::span<const int64_t> cached_ids() const { return cached_ids_; }
   // Bytes this rank sent while filling the cache (purpose "feature_cache"); 0 without a cache.
   int64_t setup_bytes() const { return setup_bytes_; }
+  // Exchange rounds the cache fill took (the same on every rank; 0 without a cache).
+  int64_t fill_rounds() const { return fill_rounds_; }
+  // Whether the owned rows are read in place from the part (no copy: no scaling).
+  bool owned_in_place() const { return owned_in_place_; }
   int64_t num_owned() const { return owned_.rows(); }
   int64_t global_offset() const { return global_offset_; }
   // The owned rows (row i = new global id global_offset() + i).
@@ -115,6 +132,8 @@ class DistFeatureStore {
   FeatureMatrix cache_;              // row i = cached_ids_[i]
   std::vector<int64_t> cached_ids_;  // ascending
   int64_t setup_bytes_ = 0;
+  int64_t fill_rounds_ = 0;
+  bool owned_in_place_ = false;
   std::unique_ptr<comm::Codec> codec_;  // null: fetched rows travel as float32
   uint64_t codec_seed_ = 0;
   // FetchToDevice: the device table (host rows: owned and cached only; the fetched ones exist on the device), the

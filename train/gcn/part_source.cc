@@ -1,13 +1,24 @@
 // One part of a partition folder per rank as a GraphSource (trainer.h; docs/distributed.md): every step samples
 // from this rank's seeds (DistNeighborSampler: owners sample their nodes for the requesters, one exchange per
 // layer, optionally skewed towards owned neighbours), fetches the missing input rows in one all-to-all
-// (DistFeatureStore, halo cache); evaluation never samples nor skews: layer-wise full-neighbour inference over the
-// 1-hop halo (DistEvaluator, one halo exchange per layer), split counts summed over ranks.
+// (DistFeatureStore, halo cache sized by a per-rank budget). Evaluation (--eval) is full by default: layer-wise
+// full-neighbour inference over the 1-hop halo (DistEvaluator, one halo exchange per layer); --eval sampled predicts
+// the val and test nodes (and a train subset) on uniformly sampled blocks (never skewed, so unbiased). Split counts
+// are summed over ranks.
+//
+// Memory: what a rank holds is sized by its part (docs/distributed.md, "Memory per rank"): the owned feature rows
+// are read in place from the mapped part (without scaling), the sampler keeps one compact copy of the owned
+// columns, after which the part's mapped column array is released, and the full evaluation's adjacency exists only
+// with --eval full.
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <utility>
 
+#include "core/memory_budget.h"
+#include "kernels/loss.h"
 #include "sampling/dist_sampler.h"
 #include "train/gcn/dist_eval.h"
 #include "train/gcn/dist_features.h"
@@ -32,11 +43,28 @@ class PartSource final : public GraphSource {
                                                      c.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
                                                                                      : sampling::Aggregation::kMean},
                             c.dist.skew)),
-        features_(ctx, part, std::move(offsets), comm, c.normalize_features, FeatureCacheOptions{c.dist.feature_cache}),
-        eval_(part, comm, c.model.kind),
-        labels_(part.labels.ToVector()) {
+        features_(ctx, part, std::move(offsets), comm, c.normalize_features,
+                  FeatureCacheOptions{c.dist.feature_cache, c.dist.feature_cache_budget_mib < 0
+                                                                ? int64_t{-1}
+                                                                : c.dist.feature_cache_budget_mib << 20}),
+        kind_(c.model.kind),
+        eval_mode_(c.dist.eval),
+        eval_batch_(c.batch_size),
+        eval_fanouts_(c.dist.eval_fanouts) {
+    if (eval_fanouts_.empty()) {
+      for (int f : c.fanouts) eval_fanouts_.push_back(f < 0 ? -1 : 4 * f);
+    }
+    if (eval_mode_ == EvalMode::kFull) eval_.emplace(part, comm, kind_);
     features_.SetCompression(comm::CompressSpec::Parse(c.dist.feature_compress, "--feature-compress"),
                              Mix64(ctx.seed ^ 0x66656174ULL));
+    // The sampler has its own copy of the owned columns and the cache is chosen: the mapped column array, and the
+    // original ids only the loader's checks read, need not stay in memory (read again from the file if needed).
+    const auto release = [](const auto& buf) {
+      memory::ReleaseMappedPages(buf.Host().data(), static_cast<int64_t>(buf.bytes()));
+    };
+    release(part.graph.indices());
+    release(part.owned_ids);
+    release(part.halo_ids);
   }
 
   std::vector<int64_t> TrainNodes() const override {
@@ -49,9 +77,16 @@ class PartSource final : public GraphSource {
 
   void MakeBatch(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, Batch* b,
                  StepCounters* counters) override {
+    Fill(ctx, seeds, sample_key, true, b, counters);
+  }
+
+  // A batch for `seeds`: blocks sampled (training: skewed, the training fanouts; evaluation, skewed = false: uniform,
+  // the evaluation fanouts), input rows fetched, seed labels set.
+  void Fill(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, bool skewed, Batch* b,
+            StepCounters* counters) {
     auto t0 = Clock::now();
     uint64_t b0 = comm_.Bytes().Total();
-    b->blocks = sampler_.Sample(seeds, sample_key);
+    b->blocks = sampler_.Sample(seeds, sample_key, skewed, skewed ? std::span<const int>() : eval_fanouts_);
     counters->sample_seconds += SecondsSince(t0);
     const sampling::SampleStats& ss = sampler_.last_stats();
     counters->sampled_edges += ss.sampled_edges;
@@ -94,29 +129,96 @@ class PartSource final : public GraphSource {
         [&](int64_t seed) {
           const int64_t local = seed - part_.global_offset;
           TESSEL_CHECK(local >= 0 && local < part_.num_owned, "seed {} is not owned by rank {}", seed, ctx.rank);
-          return labels_[static_cast<size_t>(local)];
+          return part_.labels[static_cast<size_t>(local)];
         },
         b);
   }
 
   const Matrix& Logits(const Context& ctx, GcnModel& model) override {
-    logits_ = eval_.Logits(ctx, model, features_.EvalInput());
+    if (!eval_) eval_.emplace(part_, comm_, kind_);  // collective: every rank calls Logits together
+    logits_ = eval_->Logits(ctx, model, features_.EvalInput());
     return logits_;
   }
 
   void Metrics(std::span<const int32_t> pred, ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) override {
-    eval_.Metrics(pred, labels_, train, val, test);
+    SplitMetrics(comm_, part_.num_classes, pred, part_.labels.Host(), part_.train.Host(), part_.val.Host(),
+                 part_.test.Host(), train, val, test);
+  }
+
+  void EvaluateSplits(const Context& ctx, GcnModel& model, int epoch, bool final, ClassMetrics* train,
+                      ClassMetrics* val, ClassMetrics* test) override {
+    if (eval_mode_ == EvalMode::kFull) {
+      GraphSource::EvaluateSplits(ctx, model, epoch, final, train, val, test);
+      return;
+    }
+    // The train nodes evaluated: all of them at the end; after an epoch, a fixed random subset as large as the val
+    // split (the shuffle of "epoch 0", which training never draws), so an epoch costs about what val + test cost.
+    std::vector<int64_t> train_nodes = part_.train.ToVector();
+    if (!final) {
+      ShuffleSeeds(ctx, 0, train_nodes);
+      train_nodes.resize(std::min(train_nodes.size(), part_.val.size()));
+      std::sort(train_nodes.begin(), train_nodes.end());
+    }
+    const std::span<const int64_t> lists[3] = {train_nodes, part_.val.Host(), part_.test.Host()};
+    std::vector<int64_t> seeds;
+    for (const auto& list : lists) {
+      for (int64_t u : list) seeds.push_back(part_.global_offset + u);
+    }
+    std::vector<int32_t> pred(static_cast<size_t>(part_.num_owned), -1);
+    PredictSampled(ctx, model, seeds, pred);
+    SplitMetrics(comm_, part_.num_classes, pred, part_.labels.Host(), lists[0], lists[1], lists[2], train, val, test);
+  }
+
+  int64_t PartBytes() const override {
+    const auto& g = part_.graph;
+    const auto& f = part_.features;
+    size_t n = g.indptr().bytes() + g.indices().bytes() + g.weights().bytes() + part_.owned_ids.bytes() +
+               part_.halo_ids.bytes() + part_.halo_owner.bytes() + part_.halo_remote.bytes() + f.dense.bytes() +
+               f.indptr.bytes() + f.indices.bytes() + f.values.bytes() + part_.labels.bytes() + part_.train.bytes() +
+               part_.val.bytes() + part_.test.bytes();
+    return static_cast<int64_t>(n);
   }
 
   const FeatureScaling& scaling() const override { return features_.scaling(); }
 
  private:
+  // Predicted classes of `seeds` (owned global ids) into pred[seed - global_offset]: batches of the training batch
+  // size, blocks sampled with the evaluation fanouts, uniformly (no skew: unbiased), the same stream every epoch
+  // (purpose kPurposeEvalSample, epoch 0), forward without dropout. Every rank takes as many batches as the rank
+  // with the most seeds. Collective.
+  void PredictSampled(const Context& ctx, GcnModel& model, std::span<const int64_t> seeds, std::span<int32_t> pred) {
+    const auto n = static_cast<int64_t>(seeds.size());
+    const int64_t bs = eval_batch_ > 0 ? eval_batch_ : std::max<int64_t>(1, n);
+    int64_t steps = (n + bs - 1) / bs;
+    comm_.Allreduce<int64_t>(std::span<int64_t>(&steps, 1), comm::ReduceOp::kMax, "stats").ThrowIfError();
+    Batch b;
+    StepCounters unused;
+    std::vector<int32_t> out;
+    for (int64_t s = 0; s < steps; ++s) {
+      const int64_t begin = std::min(n, s * bs);
+      const std::span<const int64_t> batch =
+          seeds.subspan(static_cast<size_t>(begin), static_cast<size_t>(std::min(n, begin + bs) - begin));
+      const StreamKey key = TrainKey(ctx, 0, s, kPurposeEvalSample);
+      Fill(ctx, batch, key, false, &b, &unused);
+      if (batch.empty()) continue;
+      const Matrix& logits = model.Forward(ctx, *b.x, b.x_rows, b.graphs, false, key, b.x_row_ids);
+      out.resize(static_cast<size_t>(logits.rows));
+      kernels::RowArgmax(ctx, logits, out);
+      for (size_t i = 0; i < batch.size(); ++i) {
+        pred[static_cast<size_t>(batch[i] - part_.global_offset)] = out[i];
+      }
+    }
+  }
+
   const partition::LocalPart& part_;
   comm::Communicator& comm_;
   sampling::DistNeighborSampler sampler_;
   DistFeatureStore features_;
-  DistEvaluator eval_;
-  std::vector<int32_t> labels_;  // per owned node (-1 where unlabelled)
+  ModelKind kind_;
+  EvalMode eval_mode_;
+  int64_t eval_batch_;
+  std::vector<int> eval_fanouts_;      // of sampled evaluation
+  std::optional<DistEvaluator> eval_;  // --eval full, or once Logits is asked for (predictions of every node)
   Matrix logits_;
 };
 

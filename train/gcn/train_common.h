@@ -25,7 +25,8 @@ struct TrainConfig;
 // ones, so one part with full fanouts draws what the whole graph in one process draws.
 inline constexpr uint64_t kPurposeDropout = 0x100;  // + layer
 inline constexpr uint64_t kPurposeShuffle = 0x200;
-inline constexpr uint64_t kPurposeSample = 0x300;  // + layer
+inline constexpr uint64_t kPurposeSample = 0x300;      // + layer
+inline constexpr uint64_t kPurposeEvalSample = 0x400;  // + layer: sampled evaluation (partitioned runs)
 
 // The stream key of one training draw of this rank.
 StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose);

@@ -4,6 +4,7 @@
 #include "train/gcn/trainer.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <ctime>
 #include <exception>
@@ -14,6 +15,7 @@
 #include "core/fault_inject.h"
 #include "core/interrupt.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 #include "core/output_guard.h"
 #include "core/params_json.h"
 #include "core/pinned_memory.h"
@@ -58,8 +60,21 @@ void TrainConfig::Validate(bool partitioned) const {
   TESSEL_CHECK(checkpoint_every >= 1, "--checkpoint-every must be >= 1, got {}", checkpoint_every);
   TESSEL_CHECK(!resume || !checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
   if (partitioned) {
-    TESSEL_CHECK(dist.feature_cache >= -1,
-                 "--feature-cache must be -1 (the whole halo), 0 (none) or a row count, got {}", dist.feature_cache);
+    TESSEL_CHECK(dist.feature_cache >= DistOptions::kCacheFromBudget,
+                 "--feature-cache must be -2 (sized by --feature-cache-budget), -1 (the whole halo), 0 (none) or a "
+                 "row count, got {}",
+                 dist.feature_cache);
+    TESSEL_CHECK(dist.feature_cache_budget_mib >= -1 && dist.feature_cache_budget_mib <= (int64_t{1} << 40),
+                 "--feature-cache-budget must be -1 (half of the rank's own feature bytes), 0 (no cache) or a size "
+                 "in MiB, got {}",
+                 dist.feature_cache_budget_mib);
+    TESSEL_CHECK(dist.eval_fanouts.empty() || dist.eval_fanouts.size() == fanouts.size(),
+                 "--eval-fanouts gives {} fanouts but --fanouts gives {} (one per layer); leave it out for 4x the "
+                 "training fanouts",
+                 dist.eval_fanouts.size(), fanouts.size());
+    for (int f : dist.eval_fanouts) {
+      TESSEL_CHECK(f == -1 || f >= 1, "--eval-fanouts: {} is not a fanout (-1 = all neighbours, or >= 1)", f);
+    }
     dist.skew.Validate();
     (void)comm::CompressSpec::Parse(dist.grad_compress, "--grad-compress");
     const comm::CompressSpec f = comm::CompressSpec::Parse(dist.feature_compress, "--feature-compress");
@@ -148,6 +163,26 @@ nlohmann::json DeviceCounts(const EpochStats& e) {
           {"synchronizations", e.device_synchronizations},
           {"pinned_allocations", e.pinned_allocations}};
 }
+// TrainResult::memory as JSON: per rank, and the largest peak RSS over part bytes (the benchmark's ratio).
+nlohmann::json MemoryJson(const std::vector<RankMemory>& memory) {
+  nlohmann::json ranks = nlohmann::json::array();
+  double worst = 0;
+  int64_t peak = 0;
+  for (size_t r = 0; r < memory.size(); ++r) {
+    const RankMemory& m = memory[r];
+    const double ratio =
+        m.part_bytes > 0 ? static_cast<double>(m.peak_rss_bytes) / static_cast<double>(m.part_bytes) : 0.0;
+    worst = std::max(worst, ratio);
+    peak = std::max(peak, m.peak_rss_bytes);
+    ranks.push_back({{"rank", r},
+                     {"peak_rss_bytes", m.peak_rss_bytes},
+                     {"rss_anon_bytes", m.rss_anon_bytes},
+                     {"peak_rss_anon_bytes", m.peak_rss_anon_bytes},
+                     {"part_bytes", m.part_bytes},
+                     {"peak_rss_per_part_byte", ratio}});
+  }
+  return {{"ranks", ranks}, {"max_peak_rss_bytes", peak}, {"max_peak_rss_per_part_byte", worst}};
+}
 }  // namespace
 
 nlohmann::json TrainResult::ToJson() const {
@@ -188,7 +223,20 @@ nlohmann::json TrainResult::ToJson() const {
           {"feature_bytes_per_epoch", totals.value("feature_bytes", 0.0) / n},
           {"remote_share", share / n},
           {"device_last_epoch", DeviceCounts(epochs.empty() ? EpochStats{} : epochs.back())},
+          {"memory", MemoryJson(memory)},
           {"totals", totals}};
+}
+
+std::vector<RankMemory> GatherMemory(comm::Communicator& comm, int64_t part_bytes, int64_t peak_anon) {
+  const int64_t anon = memory::AnonResidentBytes();
+  const std::array<int64_t, 4> mine = {memory::PeakResidentBytes(), anon, std::max(peak_anon, anon), part_bytes};
+  std::vector<int64_t> all(mine.size() * static_cast<size_t>(comm.Size()));
+  comm.Allgather<int64_t>(mine, all, kStatsPurpose).ThrowIfError();
+  std::vector<RankMemory> out(static_cast<size_t>(comm.Size()));
+  for (size_t r = 0; r < out.size(); ++r) {
+    out[r] = RankMemory{all[4 * r], all[4 * r + 1], all[4 * r + 2], all[4 * r + 3]};
+  }
+  return out;
 }
 
 void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count,
@@ -327,6 +375,15 @@ GcnTrainer::GcnTrainer(Setup setup)
   if (!config_.dist.network.empty()) network_ = comm::NetworkModel::Parse(config_.dist.network, "--network");
   start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
   setup_bytes_ = SentBytes(comm_) - setup.bytes_before;
+  peak_anon_ = memory::AnonResidentBytes();
+}
+
+void GraphSource::EvaluateSplits(const Context& ctx, GcnModel& model, int /*epoch*/, bool /*final*/,
+                                 ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) {
+  const Matrix& logits = Logits(ctx, model);
+  std::vector<int32_t> pred(static_cast<size_t>(logits.rows));
+  kernels::RowArgmax(ctx, logits, pred);
+  Metrics(pred, train, val, test);
 }
 
 GcnTrainer::~GcnTrainer() = default;
@@ -488,7 +545,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const auto t0 = Clock::now();
     const uint64_t eval_b0 = SentBytes(comm_);
     ClassMetrics tr, va, te;
-    source_->Metrics(PredictOwned(), &tr, &va, &te);
+    source_->EvaluateSplits(ctx_, model_, epoch, false, &tr, &va, &te);
     const uint64_t eval_b = SentBytes(comm_) - eval_b0;
     const double eval_seconds = SecondsSince(t0);
     const double cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
@@ -590,6 +647,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     time_sum += st.epoch_seconds;
     st.eta_seconds = stop ? 0.0 : time_sum / (epoch - start_epoch_) * (config_.epochs - epoch);
     result.epochs.push_back(st);
+    peak_anon_ = std::max(peak_anon_, memory::AnonResidentBytes());
     if (on_epoch) on_epoch(st);
     if (CheckpointDue(config_, epoch, stop)) SaveState(epoch);
     if (stop) {
@@ -599,8 +657,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
   }
   // Evaluate the best-validation weights.
   best_.Restore(model_.params());
-  source_->Metrics(PredictOwned(), &result.train, &result.val, &result.test);
+  source_->EvaluateSplits(ctx_, model_, config_.epochs, true, &result.train, &result.val, &result.test);
   result.best_epoch = best_.epoch;
+  result.memory = GatherMemory(comm_, source_->PartBytes(), peak_anon_);
   return result;
 }
 

@@ -43,13 +43,25 @@ enum class FeaturePlacement {
   kHost,    // mapped pinned host memory that the device's gathers read in place (zero-copy; sampled runs only)
 };
 
+// How a partitioned run evaluates after each epoch (`--eval`).
+enum class EvalMode {
+  kSampled,  // the val and test nodes (and a train subset; the whole train split at the end) on sampled blocks
+  kFull,     // layer-wise full-neighbour inference of every owned node over the 1-hop halo (exact)
+};
+
 // The parameters of partitioned (distributed) training only.
 struct DistOptions {
-  sampling::SkewOptions skew;             // training only; evaluation never skews
-  int64_t feature_cache = -1;             // halo feature rows cached per rank: -1 = the whole halo, 0 = none
-  std::string grad_compress = "none";     // comm::CompressSpec of the gradient allreduce
-  std::string feature_compress = "none";  // comm::CompressSpec (a codec) of the remote feature rows
-  std::string network;                    // comm::NetworkModel to predict epoch times on ("" = none)
+  // --feature-cache's default: size the cache by --feature-cache-budget.
+  static constexpr int64_t kCacheFromBudget = -2;
+
+  sampling::SkewOptions skew;                // training only; evaluation never skews
+  int64_t feature_cache = kCacheFromBudget;  // halo rows cached per rank: -1 = the whole halo, 0 = none, N rows
+  int64_t feature_cache_budget_mib = -1;     // with feature_cache -2: MiB per rank; -1 = half the owned features
+  EvalMode eval = EvalMode::kFull;           // per-epoch and final evaluation
+  std::vector<int> eval_fanouts;             // sampled evaluation's fanouts; empty = 4x the training ones
+  std::string grad_compress = "none";        // comm::CompressSpec of the gradient allreduce
+  std::string feature_compress = "none";     // comm::CompressSpec (a codec) of the remote feature rows
+  std::string network;                       // comm::NetworkModel to predict epoch times on ("" = none)
 
   // The --help section of the distributed options.
   static constexpr std::string_view kGroup = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
@@ -69,10 +81,29 @@ struct DistOptions {
       c.skew.variance_budget);
     v(ParamInfo{"skew_max", "Largest s the variance budget may pick (>= 1)", {}, kGroup}, c.skew.max_skew);
     v(ParamInfo{"feature_cache",
-                "Halo feature rows cached per rank: -1 = the whole halo, 0 = none, N = the first N",
+                "Halo feature rows cached per rank: -2 = as many as --feature-cache-budget allows, -1 = the whole "
+                "halo, 0 = none, N = the N with the most owned neighbours (wins over the budget)",
                 {},
                 kGroup},
       c.feature_cache);
+    v(ParamInfo{"feature_cache_budget",
+                "Memory per rank for cached halo feature rows, in MiB (with --feature-cache -2); -1 = half of the "
+                "rank's own feature bytes, 0 = no cache",
+                {},
+                kGroup},
+      c.feature_cache_budget_mib);
+    v(ParamInfo{"eval",
+                "Evaluation after each epoch: full (exact full-neighbour inference of every owned node) or sampled "
+                "(the val and test nodes and a train subset of the val's size on uniformly sampled blocks with "
+                "--eval-fanouts, never skewed, so unbiased; the whole train split at the end)",
+                {},
+                kGroup},
+      c.eval);
+    v(ParamInfo{"eval_fanouts",
+                "Fanouts of --eval sampled, input layer first (-1 = all); leave it out for 4x the training fanouts",
+                {},
+                kGroup},
+      c.eval_fanouts);
     v(ParamInfo{"grad_compress",
                 "Gradient allreduce compression: none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], "
                 "randk[:RATIO], cltk[:RATIO] or powersgd[:RANK] (docs/compression.md)",
@@ -241,8 +272,19 @@ struct EpochStats {
   nlohmann::json ToJson() const;
 };
 
+// One rank's memory at the end of training (TrainResult::memory): what the process held and what its part is.
+struct RankMemory {
+  int64_t peak_rss_bytes = 0;       // getrusage ru_maxrss: the most resident at any time (mapped files included)
+  int64_t rss_anon_bytes = 0;       // RssAnon (/proc/self/status) at the end of training; -1 when unknown
+  int64_t peak_rss_anon_bytes = 0;  // the largest RssAnon seen after set-up and after each epoch; -1 when unknown
+  int64_t part_bytes = 0;           // the bytes of the rank's part (the arrays of its part folder); 0 for one process
+};
+
 struct TrainResult {
   std::vector<EpochStats> epochs;  // this run's epochs (after a resume, only the new ones)
+  // Per rank, in rank order (threads of one process each report the whole process). JSON "memory": the ranks and
+  // the largest peak_rss_bytes / part_bytes.
+  std::vector<RankMemory> memory;
   int best_epoch = 0;
   bool stopped_early = false;
   ClassMetrics train, val, test;  // of the best-validation weights, over the global splits
@@ -256,6 +298,10 @@ struct TrainResult {
 // gradient of rank r's mean loss over its b_r seeds. A rank with local_count 0 contributes zeros. Collective.
 // With `compress` the sum goes through that compressed allreduce (call number `step`; `stats` collects its bytes
 // and seconds); without, through a plain float32 allreduce.
+// Every rank's RankMemory (peak RSS and RssAnon now, `peak_anon` the largest RssAnon seen before, `part_bytes`), in
+// rank order. Collective (one allgather, purpose "stats").
+std::vector<RankMemory> GatherMemory(comm::Communicator& comm, int64_t part_bytes, int64_t peak_anon);
+
 void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count,
                       comm::CompressedAllreduce* compress = nullptr, uint64_t step = 0,
                       comm::CompressStats* stats = nullptr);
@@ -327,6 +373,13 @@ class GraphSource {
   virtual void Metrics(std::span<const int32_t> pred, ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) = 0;
   // The input scaling the source applied (fitted over every rank's rows).
   virtual const FeatureScaling& scaling() const = 0;
+  // Metrics of the current weights over the train, val and test splits, summed over ranks. `final` asks for the
+  // whole train split (the result's); an epoch's may estimate the train accuracy on a subset. The default predicts
+  // every owned node (Logits) and calls Metrics. Collective.
+  virtual void EvaluateSplits(const Context& ctx, GcnModel& model, int epoch, bool final, ClassMetrics* train,
+                              ClassMetrics* val, ClassMetrics* test);
+  // The bytes of this rank's input (a part's arrays); 0 when not known.
+  virtual int64_t PartBytes() const { return 0; }
 };
 
 // The whole dataset in one process (checked with CheckTrainable): full-graph steps when c.batch_size is 0 (the
@@ -418,6 +471,7 @@ class GcnTrainer {
   int64_t steps_ = 0;                  // steps per epoch (max over ranks)
   int start_epoch_ = 0;
   uint64_t setup_bytes_ = 0;
+  int64_t peak_anon_ = -1;  // the largest RssAnon seen after set-up and after each epoch (RankMemory)
 };
 
 // Class probabilities [num_nodes x num_classes] for `data` (features and graph only; labels and split are not
@@ -429,6 +483,11 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
 }  // namespace tessel::train::gcn
 
 namespace tessel {
+template <>
+struct EnumNames<train::gcn::EvalMode> {
+  static constexpr std::array<std::pair<train::gcn::EvalMode, std::string_view>, 2> kNames{
+      {{train::gcn::EvalMode::kSampled, "sampled"}, {train::gcn::EvalMode::kFull, "full"}}};
+};
 // The one list of FeaturePlacement's names (core/params.h).
 template <>
 struct EnumNames<train::gcn::FeaturePlacement> {
