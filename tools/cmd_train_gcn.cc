@@ -185,8 +185,8 @@ void RunTrainGcn(const TrainGcnArgs& a) {
       comm::OnEveryRankOrFail(*comm, [&] {
         if (comm->Rank() == 0) {
           partition::CheckPartitionDataset(
-              desc, a.partitions,
-              datasets::OpenNodeDataset(a.dataset, {.verify_checksums = false, .validate = false}), a.dataset);
+              desc, a.partitions, datasets::OpenNodeDataset(a.dataset, {.verify_checksums = false, .validate = false}),
+              a.dataset);
         }
       });
     }
