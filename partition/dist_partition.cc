@@ -1,8 +1,9 @@
 // Distributed partitioning (partition/dist_partition.h). The steps on rank r of K, for P parts:
 //  1. Blocks: rows [vtxdist[r], vtxdist[r+1]) of the dataset, cut so every rank gets about the same entries plus
 //     feature values; each rank maps the arrays and touches only its rows (checked as it reads them).
-//  2. Reverse entries: every entry (u, v), u != v, goes to v's block as (v, u): the graph is symmetric when every row
-//     receives exactly its own columns; ParMETIS gets the union (its input must be symmetric, without self-loops).
+//  2. Symmetry: hash sums of the entries (u, v) and of their reverses, summed over ranks, tell whether the graph is
+//     symmetric without moving an entry; ParMETIS needs a symmetric input without self-loops, so only an asymmetric
+//     graph sends every entry (u, v) to v's block as (v, u) and takes each row's union.
 //  3. Assignment: ParMETIS_V3_PartKway on the blocks (one vertex weight), or the hash.
 //  4. New ids: per-rank, per-part node counts (one allgather) give the node ranges and every row's new global id
 //     (part k owns [offsets[k], offsets[k+1]), original order kept); one request/reply exchange gives each block
@@ -14,6 +15,7 @@
 //     serial path's writer into rank 0's temporary folder; rank 0 writes partitions.json and renames it.
 #include "partition/dist_partition.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -67,7 +69,7 @@ constexpr uint8_t kTrainBit = 1;
 constexpr uint8_t kValBit = 2;
 constexpr uint8_t kTestBit = 4;
 // Feature bytes one rank sends per round of the feature move (the rounds bound the move's transient memory).
-constexpr int64_t kFeatureRoundBytes = int64_t{64} << 20;
+constexpr int64_t kFeatureRoundBytes = int64_t{32} << 20;
 
 int OwnerOf(const std::vector<int64_t>& vtxdist, int64_t v) {
   return static_cast<int>(std::upper_bound(vtxdist.begin(), vtxdist.end(), v) - vtxdist.begin()) - 1;
@@ -111,6 +113,21 @@ bool ResetPeakRss() {
   return std::fclose(f) == 0 && ok;
 }
 
+// Gives the heap's free pages back to the system (glibc keeps freed chunks below its mmap threshold, up to 32 MiB
+// each), so a step's freed buffers stop counting against the rank before the next step allocates, then logs.
+void LogMemory(int rank, const char* step) {
+  malloc_trim(0);
+  if (rank == 0 && std::getenv("TESSEL_MALLOC_STATS") != nullptr) {
+    const struct mallinfo2 mi = mallinfo2();
+    log::Info("malloc at {}: in use {} MiB (mmapped {} MiB), arena {} MiB", step, (mi.uordblks + mi.hblkhd) >> 20,
+              mi.hblkhd >> 20, mi.arena >> 20);
+  }
+  log::Debug(
+      "partition: rank {} after {}: RSS {} MiB (anonymous {} MiB, files {} MiB, shared memory {} MiB), peak {} MiB",
+      rank, step, StatusBytes("VmRSS:") >> 20, StatusBytes("RssAnon:") >> 20, StatusBytes("RssFile:") >> 20,
+      StatusBytes("RssShmem:") >> 20, StatusBytes("VmHWM:") >> 20);
+}
+
 template <typename T>
 std::vector<T> Exchange(comm::Communicator& comm, const std::vector<T>& send, const std::vector<int64_t>& counts,
                         std::vector<int64_t>* recv_counts, std::string_view purpose) {
@@ -119,6 +136,12 @@ std::vector<T> Exchange(comm::Communicator& comm, const std::vector<T>& send, co
   comm.AlltoallvWithCounts<T>(send, counts, &recv, &rc, purpose).ThrowIfError();
   if (recv_counts != nullptr) *recv_counts = std::move(rc);
   return recv;
+}
+
+// Frees a vector's storage now (`v = {}` picks the initializer-list assignment, which keeps the capacity).
+template <typename T>
+void Free(std::vector<T>& v) {
+  std::vector<T>().swap(v);
 }
 
 // Offsets of a bucketed send buffer from per-destination counts.
@@ -472,14 +495,44 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   result.block_rows = rows;
   result.block_entries = static_cast<int64_t>(b.cols.size());
   t.read = Seconds(clock);
+  LogMemory(me, "read");
   log::Debug("partition: rank {} reads rows [{}, {}) ({} entries) of {} nodes", me, b.lo, b.hi, b.cols.size(), n);
 
-  // 2. Reverse entries: the symmetry check, and ParMETIS's symmetric adjacency.
+  // 2. Symmetry, and ParMETIS's symmetric adjacency. Rows are unique, so the graph is symmetric exactly when the
+  //    multiset of entries (u, v), u != v, equals that of (v, u): two independent 64-bit hash sums of each, summed over
+  //    ranks, compare them without moving an entry (an asymmetric graph passes with probability about 2^-128). Only
+  //    an asymmetric graph partitioned by ParMETIS needs the reverse entries, for the union.
   clock = Clock::now();
   std::vector<int64_t> adj_ptr;
   std::vector<int64_t> adj;
   int64_t symmetric = 1;
   {
+    std::vector<uint64_t> sums(4, 0);  // forward and backward, two hashes each
+    for (int64_t i = 0; i < rows; ++i) {
+      const auto u = static_cast<uint64_t>(b.lo + i);
+      for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
+        const auto v = static_cast<uint64_t>(b.cols[static_cast<size_t>(e)]);
+        if (v == u) continue;
+        sums[0] += Mix64(Mix64(u) ^ v);
+        sums[1] += Mix64(Mix64(v) ^ u);
+        sums[2] += Mix64(Mix64(u + 0x9e3779b97f4a7c15ULL) + v);
+        sums[3] += Mix64(Mix64(v + 0x9e3779b97f4a7c15ULL) + u);
+      }
+    }
+    comm.Allreduce<uint64_t>(sums, comm::ReduceOp::kSum, "setup").ThrowIfError();
+    symmetric = sums[0] == sums[1] && sums[2] == sums[3] ? 1 : 0;
+  }
+  const bool need_adj = options.method == Method::kMetis && P > 1;
+  if (need_adj && symmetric == 1) {
+    adj_ptr.assign(static_cast<size_t>(rows) + 1, 0);
+    for (int64_t i = 0; i < rows; ++i) {
+      for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
+        if (b.cols[static_cast<size_t>(e)] != b.lo + i) adj.push_back(b.cols[static_cast<size_t>(e)]);
+      }
+      adj_ptr[static_cast<size_t>(i) + 1] = static_cast<int64_t>(adj.size());
+    }
+  } else if (need_adj) {
+    // Every entry (u, v), u != v, travels to v's block as (v, u); each row's union with what it receives.
     std::vector<int64_t> counts(static_cast<size_t>(K), 0);
     for (int64_t i = 0; i < rows; ++i) {
       for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
@@ -500,17 +553,17 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
       }
     }
     std::vector<int64_t> recv = Exchange(comm, send, counts, nullptr, "partition");
-    send = {};
+    Free(send);
     std::vector<int64_t> rev_ptr(static_cast<size_t>(rows) + 1, 0);
     for (size_t j = 0; j < recv.size(); j += 2) ++rev_ptr[static_cast<size_t>(recv[j] - b.lo) + 1];
     std::partial_sum(rev_ptr.begin(), rev_ptr.end(), rev_ptr.begin());
     std::vector<int64_t> rev(recv.size() / 2);
     std::vector<int64_t> fill(rev_ptr.begin(), rev_ptr.end() - 1);
-    for (size_t j = 0; j < recv.size(); j += 2)
+    for (size_t j = 0; j < recv.size(); j += 2) {
       rev[static_cast<size_t>(fill[static_cast<size_t>(recv[j] - b.lo)]++)] = recv[j + 1];
-    recv = {};
-    const bool need_adj = options.method == Method::kMetis && P > 1;
-    if (need_adj) adj_ptr.assign(static_cast<size_t>(rows) + 1, 0);
+    }
+    Free(recv);
+    adj_ptr.assign(static_cast<size_t>(rows) + 1, 0);
     std::vector<int64_t> own;
     for (int64_t i = 0; i < rows; ++i) {
       const auto r0 = rev.begin() + rev_ptr[static_cast<size_t>(i)];
@@ -520,23 +573,17 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
       for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
         if (b.cols[static_cast<size_t>(e)] != b.lo + i) own.push_back(b.cols[static_cast<size_t>(e)]);
       }
-      if (symmetric == 1 && !std::equal(own.begin(), own.end(), r0, r1)) symmetric = 0;
-      if (need_adj) {
-        std::set_union(own.begin(), own.end(), r0, r1, std::back_inserter(adj));
-        adj_ptr[static_cast<size_t>(i) + 1] = static_cast<int64_t>(adj.size());
-      }
+      std::set_union(own.begin(), own.end(), r0, r1, std::back_inserter(adj));
+      adj_ptr[static_cast<size_t>(i) + 1] = static_cast<int64_t>(adj.size());
     }
   }
-  {
-    std::vector<int64_t> s{symmetric};
-    comm.Allreduce<int64_t>(s, comm::ReduceOp::kMin, "setup").ThrowIfError();
-    symmetric = s[0];
-  }
   t.symmetry = Seconds(clock);
+  LogMemory(me, "symmetry");
 
   // 3. Assignment.
   clock = Clock::now();
   bool partitioner_measured = false;
+  int64_t partitioner_rss_base = 0;
   std::vector<int32_t> part(static_cast<size_t>(rows), 0);
   if (P > 1 && options.method == Method::kHash) {
     for (int64_t i = 0; i < rows; ++i) {
@@ -561,15 +608,20 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
       part = detail::ParMetisKway(comm, vtxdist, adj_ptr, adj, vwgt, P, options.imbalance, options.seed);
     });
     t.parmetis = Seconds(pm);
+    // PT-Scotch frees its working memory on return; give the heap's free pages back to the system so the steps that
+    // follow are measured (and run) without it.
+    malloc_trim(0);
     if (reset && rss_before >= 0) {
       result.partitioner_rss_bytes = std::max<int64_t>(StatusBytes("VmHWM:") - rss_before, 0);
       result.peak_rss_outside_partitioner_bytes = peak_before;
+      partitioner_rss_base = rss_before;
       partitioner_measured = ResetPeakRss();
     }
   }
-  adj = {};
-  adj_ptr = {};
+  Free(adj);
+  Free(adj_ptr);
   t.assign = Seconds(clock);
+  LogMemory(me, "assign");
 
   // 4. New ids, the columns' new ids, statistics.
   clock = Clock::now();
@@ -649,8 +701,8 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
       }
     }
   }
-  ghosts = {};
-  ghost_new = {};
+  Free(ghosts);
+  Free(ghost_new);
   SumOverRanks(comm, &sums);
   for (int32_t p = 0; p < P; ++p) {
     PartCounts& c = stats.parts[static_cast<size_t>(p)];
@@ -678,6 +730,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   stats.imbalance_edges = imbalance(&PartCounts::edges);
   stats.imbalance_train = imbalance(&PartCounts::train);
   t.relabel = Seconds(clock);
+  LogMemory(me, "relabel");
 
   // 5. Move rows to the ranks that write their parts (part p: rank p mod K).
   clock = Clock::now();
@@ -717,13 +770,14 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
         if (weighted) w[static_cast<size_t>(k)] = b.weights[static_cast<size_t>(e)];
       }
     }
-    b.cols = {};
-    b.weights = {};
-    col_new = {};
+    Free(b.cols);
+    Free(b.weights);
+    Free(col_new);
     in.cols = Exchange(comm, cols, col_counts, nullptr, "partition");
-    cols = {};
+    Free(cols);
     if (weighted) in.weights = Exchange(comm, w, col_counts, nullptr, "partition");
   }
+  LogMemory(me, "rows moved");
   in.row_start.assign(in.rows.size() + 1, 0);
   for (size_t r = 0; r < in.rows.size(); ++r) in.row_start[r + 1] = in.row_start[r] + in.rows[r].degree;
   TESSEL_CHECK(static_cast<size_t>(in.row_start.back()) == in.cols.size(),
@@ -766,10 +820,33 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   TESSEL_CHECK(part_first.back() == in.rows.size(), "distributed partition: rank {} received {} rows for {} nodes", me,
                in.rows.size(), part_first.back());
 
+  // The parts' graphs, ids, labels and splits, built now so the received columns are freed before the features
+  // arrive (the features are the largest part of a part).
+  std::vector<LocalPart> built(my_parts.size());
+  std::vector<std::vector<int64_t>> part_feat_ptr(my_parts.size());
+  comm::OnEveryRankOrFail(comm, [&] {
+    for (size_t j = 0; j < my_parts.size(); ++j) {
+      const auto c = Clock::now();
+      built[j] = BuildPart(in, part_first[j], part_first[j + 1], my_parts[j], P, offsets, n, data.num_classes,
+                           data.has_labels(), weighted);
+      if (feat.dim > 0 && feat.sparse) {  // the sparse feature rows' offsets, from the rows' non-zero counts
+        const auto owned = static_cast<int64_t>(part_first[j + 1] - part_first[j]);
+        std::vector<int64_t>& ptr = part_feat_ptr[j];
+        ptr.assign(static_cast<size_t>(owned) + 1, 0);
+        for (int64_t i = 0; i < owned; ++i) {
+          ptr[static_cast<size_t>(i) + 1] =
+              ptr[static_cast<size_t>(i)] + in.rows[part_first[j] + static_cast<size_t>(i)].feature_nnz;
+        }
+      }
+      t.build += Seconds(c);
+    }
+  });
+  in = Received{};
+  LogMemory(me, "parts built");
+
   // Features in rounds of at most kFeatureRoundBytes sent per rank; each received row lands at its place in its
   // part's feature arrays (dense: row-major; sparse: CSR whose offsets come from the rows' non-zero counts).
   std::vector<datasets::Features> part_features(my_parts.size());
-  std::vector<std::vector<int64_t>> part_feat_ptr(my_parts.size());
   if (feat.dim > 0) {
     for (size_t j = 0; j < my_parts.size(); ++j) {
       datasets::Features& f = part_features[j];
@@ -780,12 +857,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
       if (!feat.sparse) {
         f.dense = Buffer<float>(std::vector<float>(static_cast<size_t>(owned * feat.dim)));
       } else {
-        std::vector<int64_t>& ptr = part_feat_ptr[j];
-        ptr.assign(static_cast<size_t>(owned) + 1, 0);
-        for (int64_t i = 0; i < owned; ++i) {
-          ptr[static_cast<size_t>(i) + 1] =
-              ptr[static_cast<size_t>(i)] + in.rows[part_first[j] + static_cast<size_t>(i)].feature_nnz;
-        }
+        const std::vector<int64_t>& ptr = part_feat_ptr[j];
         f.indices = Buffer<int32_t>(std::vector<int32_t>(static_cast<size_t>(ptr.back())));
         f.values = Buffer<float>(std::vector<float>(static_cast<size_t>(ptr.back())));
       }
@@ -839,7 +911,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
         ReleasePages(dense.data() + (b.lo + a) * feat.dim, static_cast<size_t>((z - a) * feat.dim) * 4);
       }
       std::vector<uint32_t> recv = Exchange(comm, send, counts, nullptr, "partition");
-      send = {};
+      Free(send);
       for (size_t k = 0; k < recv.size();) {
         int64_t g = 0;
         std::memcpy(&g, &recv[k], 8);
@@ -868,9 +940,10 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
       if (feat.sparse) part_features[j].indptr = Buffer<int64_t>(std::move(part_feat_ptr[j]));
     }
   }
+  LogMemory(me, "features moved");
   b = Block{};
-  new_id = {};
-  part = {};
+  Free(new_id);
+  Free(part);
   t.move = Seconds(clock);
 
   // 6. Build, check and write this rank's parts; rank 0 writes partitions.json and renames the folder.
@@ -880,8 +953,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
     for (size_t j = 0; j < my_parts.size(); ++j) {
       const int32_t p = my_parts[j];
       auto c = Clock::now();
-      LocalPart lp = BuildPart(in, part_first[j], part_first[j + 1], p, P, offsets, n, data.num_classes,
-                               data.has_labels(), weighted);
+      LocalPart& lp = built[j];
       lp.features = std::move(part_features[j]);
       lp.Validate();
       t.build += Seconds(c);
@@ -895,10 +967,11 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
         log::Info("partition: part {}/{} written by rank {} ({} owned, {} halo, {} entries)", p + 1, P, me,
                   lp.num_owned, lp.num_halo, lp.graph.num_entries());
       }
+      lp = LocalPart{};
     }
   });
   result.parts_written = static_cast<int64_t>(my_parts.size());
-  in = Received{};
+  LogMemory(me, "parts written");
   SumOverRanks(comm, &halos);
   {
     std::vector<uint8_t> bytes(sums_hex.begin(), sums_hex.end());
@@ -933,11 +1006,14 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   });
   t.write += Seconds(c);
   t.total = Seconds(start);
+  const int64_t hwm = StatusBytes("VmHWM:");
   if (partitioner_measured) {
-    result.peak_rss_outside_partitioner_bytes =
-        std::max(result.peak_rss_outside_partitioner_bytes, StatusBytes("VmHWM:"));
-  } else if (result.algorithm != "parmetis-kway") {
-    result.peak_rss_outside_partitioner_bytes = StatusBytes("VmHWM:");
+    result.peak_rss_outside_partitioner_bytes = std::max(result.peak_rss_outside_partitioner_bytes, hwm);
+    result.peak_rss_bytes =
+        std::max(result.peak_rss_outside_partitioner_bytes, partitioner_rss_base + result.partitioner_rss_bytes);
+  } else {
+    result.peak_rss_bytes = hwm;
+    if (result.algorithm != "parmetis-kway") result.peak_rss_outside_partitioner_bytes = hwm;
   }
   return result;
 }

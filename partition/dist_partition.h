@@ -44,6 +44,8 @@ struct DistPartitionResult {
   // growth inside ParMETIS (the partitioner's share) and the peak of every other step; -1 where not measurable.
   int64_t partitioner_rss_bytes = -1;
   int64_t peak_rss_outside_partitioner_bytes = -1;
+  // This rank's peak resident memory over the whole call (getrusage's figure no longer holds it once VmHWM was reset).
+  int64_t peak_rss_bytes = -1;
   nlohmann::ordered_json description;  // the content of partitions.json (every rank)
 };
 

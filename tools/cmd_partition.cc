@@ -88,9 +88,12 @@ void RunDistPartition(comm::Communicator& comm, const PartitionState& s, const p
   const partition::DistPartitionResult r = partition::DistPartitionToFolder(comm, s.dataset, o, s.output, s.force);
   const partition::DistPartitionTimings& t = r.timings;
   // Per-rank figures, gathered: peak memory, rows read, and the slowest rank's time of each step.
-  std::vector<int64_t> mine{PeakRssBytes(),          r.block_rows,
-                            r.block_entries,         r.parts_written,
-                            r.partitioner_rss_bytes, r.peak_rss_outside_partitioner_bytes};
+  std::vector<int64_t> mine{r.peak_rss_bytes >= 0 ? r.peak_rss_bytes : PeakRssBytes(),
+                            r.block_rows,
+                            r.block_entries,
+                            r.parts_written,
+                            r.partitioner_rss_bytes,
+                            r.peak_rss_outside_partitioner_bytes};
   std::vector<int64_t> all(mine.size() * static_cast<size_t>(comm.Size()));
   comm.Allgather<int64_t>(mine, all, "stats").ThrowIfError();
   std::vector<double> steps{t.read, t.symmetry, t.assign, t.parmetis, t.relabel, t.move, t.build, t.write, t.total};

@@ -52,7 +52,7 @@ for n in $NODES; do
     echo "== generating $n nodes" >&2
     T generate csbm -n "$n" --avg-degree 20 --features 128 --classes 8 --split 0.6,0.2,0.2 --seed 1 -o "$data" >/dev/null
   fi
-  data_bytes=$(du -sb "$data" | cut -f1)
+  data_bytes=$(du -sbL "$data" | cut -f1)
   for k in $KS; do
     serial="$work/serial-$n-$k"
     dist="$work/dist-$n-$k"
@@ -85,7 +85,9 @@ for n in $NODES; do
           --json >"$run.json"
       fi
     done
-    train_rows+=("$(jq -r --arg n "$n" --arg k "$k" --arg help "$help_kib" --slurpfile s "$work/train-serial-${NODES##* }-$k.json" '
+    baseline="$work/train-serial-$n-$k.json"
+    [[ -f "$baseline" ]] || baseline="$work/train-dist-$n-$k.json"  # no serial-partition run for this size
+    train_rows+=("$(jq -r --arg n "$n" --arg k "$k" --arg help "$help_kib" --slurpfile s "$baseline" '
       def mib: . / 1048576 | floor;
       (.memory.ranks | map(.peak_rss_bytes) | max) as $peak |
       (.memory.ranks | map(.peak_rss_anon_bytes) | max) as $anon |
@@ -93,7 +95,7 @@ for n in $NODES; do
       (.memory.ranks | map(.peak_rss_per_part_byte) | max) as $ratio |
       (.memory.ranks | map((.peak_rss_bytes - ($help | tonumber) * 1024) / .part_bytes) | max) as $ratio_lib |
       (.memory.ranks | map(.peak_rss_anon_bytes / .part_bytes) | max) as $ratio_anon |
-      "| \($n) | \($k) | \($part | mib) MiB | \($peak | mib) MiB | \($ratio * 100 | round / 100) | \($ratio_lib * 100 | round / 100) | \($anon | mib) MiB | \($ratio_anon * 100 | round / 100) | \(.test_accuracy * 10000 | round / 100)% | \(if $n == "'"${NODES##* }"'" then "\($s[0].test_accuracy * 10000 | round / 100)%" else "–" end) |"
+      "| \($n) | \($k) | \($part | mib) MiB | \($peak | mib) MiB | \($ratio * 100 | round / 100) | \($ratio_lib * 100 | round / 100) | \($anon | mib) MiB | \($ratio_anon * 100 | round / 100) | \(.test.accuracy * 10000 | round / 100)% | \(if $n == "'"${NODES##* }"'" then "\($s[0].test.accuracy * 10000 | round / 100)%" else "–" end) |"
       ' "$work/train-dist-$n-$k.json")")
   done
 done
