@@ -871,10 +871,15 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
       return (feat_ptr[static_cast<size_t>(b.lo + i) + 1] - feat_ptr[static_cast<size_t>(b.lo + i)]) * 8 + 8;
     };
     // Round boundaries over this rank's rows; every rank runs the same number of rounds.
+    // Rounds of at most an eighth of this block's feature bytes (at least 1 MiB, at most kFeatureRoundBytes), so the
+    // send and receive buffers of a round stay small beside the part's own features.
+    int64_t block_bytes = 0;
+    for (int64_t i = 0; i < rows; ++i) block_bytes += row_bytes(i);
+    const int64_t round_bytes = std::clamp<int64_t>(block_bytes / 8, int64_t{1} << 20, kFeatureRoundBytes);
     std::vector<int64_t> cuts{0};
     for (int64_t i = 0, bytes = 0; i < rows; ++i) {
       bytes += row_bytes(i);
-      if (bytes >= kFeatureRoundBytes) {
+      if (bytes >= round_bytes) {
         cuts.push_back(i + 1);
         bytes = 0;
       }
