@@ -8,11 +8,12 @@
 //  4. New ids: per-rank, per-part node counts (one allgather) give the node ranges and every row's new global id
 //     (part k owns [offsets[k], offsets[k+1]), original order kept); one request/reply exchange gives each block
 //     the new ids of its remote columns. Statistics are sums over ranks.
-//  5. Move: rows (original and new ids of every column, weights, label, split) to the rank that writes their part
-//     (part k: rank k mod K) in one all-to-all, features in rounds of bounded size, each source block's pages
-//     released once sent.
-//  6. Build and write: each part's local CSR, halo (ascending original ids), owned data, validated, written by the
-//     serial path's writer into rank 0's temporary folder; rank 0 writes partitions.json and renames it.
+//  5. Move and build: rows (original and new ids of every column, weights, label, split) to the rank that writes
+//     their part (part k: rank k mod K) in one all-to-all; each part's local CSR, halo (ascending original ids),
+//     labels and splits are built and the received columns freed; then the features arrive in rounds of bounded
+//     size, each source block's pages released once sent.
+//  6. Write: each part validated and written by the serial path's writer into rank 0's temporary folder; rank 0
+//     writes partitions.json and renames it.
 #include "partition/dist_partition.h"
 
 #include <malloc.h>
@@ -117,11 +118,6 @@ bool ResetPeakRss() {
 // each), so a step's freed buffers stop counting against the rank before the next step allocates, then logs.
 void LogMemory(int rank, const char* step) {
   malloc_trim(0);
-  if (rank == 0 && std::getenv("TESSEL_MALLOC_STATS") != nullptr) {
-    const struct mallinfo2 mi = mallinfo2();
-    log::Info("malloc at {}: in use {} MiB (mmapped {} MiB), arena {} MiB", step, (mi.uordblks + mi.hblkhd) >> 20,
-              mi.hblkhd >> 20, mi.arena >> 20);
-  }
   log::Debug(
       "partition: rank {} after {}: RSS {} MiB (anonymous {} MiB, files {} MiB, shared memory {} MiB), peak {} MiB",
       rank, step, StatusBytes("VmRSS:") >> 20, StatusBytes("RssAnon:") >> 20, StatusBytes("RssFile:") >> 20,
