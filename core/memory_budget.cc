@@ -15,6 +15,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -88,16 +89,31 @@ int64_t PeakResidentBytes() {
   return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
-int64_t AnonResidentBytes() {
+namespace {
+
+// A "Key:   1234 kB" line of /proc/self/status in bytes; -1 when absent.
+int64_t StatusBytes(std::string_view key) {
   std::ifstream in("/proc/self/status");
   std::string line;
   while (std::getline(in, line)) {
-    if (!line.starts_with("RssAnon:")) continue;
+    if (!line.starts_with(key)) continue;
     int64_t kib = -1;
-    std::istringstream(line.substr(8)) >> kib;  // "RssAnon:     1234 kB"
+    std::istringstream(line.substr(key.size())) >> kib;
     return kib < 0 ? -1 : kib * 1024;
   }
   return -1;
+}
+
+}  // namespace
+
+int64_t AnonResidentBytes() { return StatusBytes("RssAnon:"); }
+int64_t HighWaterResidentBytes() { return StatusBytes("VmHWM:"); }
+
+bool ResetPeakResident() {
+  std::ofstream out("/proc/self/clear_refs");
+  out << "5";
+  out.flush();
+  return static_cast<bool>(out);
 }
 
 void ReleaseMappedPages(const void* data, int64_t bytes) {

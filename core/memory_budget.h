@@ -25,6 +25,12 @@ int64_t PeakResidentBytes();
 // The anonymous (private) part of the resident set now: RssAnon from /proc/self/status (heap, copies; not mapped
 // files nor shared libraries); -1 when the kernel does not report it.
 int64_t AnonResidentBytes();
+// The kernel's high-water mark of the resident set (VmHWM in /proc/self/status): what PeakResidentBytes reports, but
+// resettable (ResetPeakResident), so one step's peak can be measured; -1 when the kernel does not report it.
+int64_t HighWaterResidentBytes();
+// Lowers the high-water mark (VmHWM, and with it getrusage's ru_maxrss) to the current resident set (Linux >= 4.0:
+// "5" written to /proc/self/clear_refs); false where that is not allowed.
+bool ResetPeakResident();
 // Asks the OS to reclaim this process's resident pages in [data, data + bytes) (the whole pages inside the range;
 // Linux madvise(MADV_PAGEOUT)): pages of a mapped file that were not written are dropped and come back from the file
 // when read again; the contents never change (anonymous pages are swapped out or stay). For a mapped array read once

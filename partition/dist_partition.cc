@@ -17,13 +17,9 @@
 #include "partition/dist_partition.h"
 
 #include <malloc.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <numeric>
@@ -39,6 +35,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
+#include "core/memory_budget.h"
 #include "core/output_guard.h"
 #include "core/rng.h"
 #include "datasets/native_format.h"
@@ -47,13 +44,17 @@ namespace tessel::partition {
 
 bool HaveParMetis() { return TESSEL_HAVE_PARMETIS != 0; }
 
+namespace {
+constexpr const char* kNoParMetis =
+    "this tessel was built without ParMETIS (PT-Scotch): install libptscotch-dev and libscotchparmetis-dev "
+    "(tools/setup-deps.sh) and rebuild, or use --method hash";
+}  // namespace
+
 #if !TESSEL_HAVE_PARMETIS
 namespace detail {
 std::vector<int32_t> ParMetisKway(comm::Communicator&, const std::vector<int64_t>&, const std::vector<int64_t>&,
                                   const std::vector<int64_t>&, const std::vector<int64_t>&, int32_t, double, uint64_t) {
-  throw Error(
-      "this tessel was built without ParMETIS (PT-Scotch): install libptscotch-dev and libscotchparmetis-dev "
-      "(tools/setup-deps.sh) and rebuild, or use --method hash");
+  throw Error(kNoParMetis);
 }
 }  // namespace detail
 #endif
@@ -80,48 +81,12 @@ int32_t PartOfNew(const std::vector<int64_t>& offsets, int64_t g) {
   return static_cast<int32_t>(std::upper_bound(offsets.begin(), offsets.end(), g) - offsets.begin()) - 1;
 }
 
-// Releases the resident pages of [data, data + bytes) of a read-only file mapping (they are read again if touched):
-// a block's rows, once sent, stop counting against this rank's memory.
-void ReleasePages(const void* data, size_t bytes) {
-  if (data == nullptr || bytes == 0) return;
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = (reinterpret_cast<uintptr_t>(data) + page - 1) / page * page;
-  const auto end = (reinterpret_cast<uintptr_t>(data) + bytes) / page * page;
-  if (end > begin) (void)madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
-}
-
-// Linux's resident-set figures of this process (/proc/self/status, KiB -> bytes); -1 when unreadable.
-int64_t StatusBytes(const char* key) {
-  FILE* f = std::fopen("/proc/self/status", "r");
-  if (f == nullptr) return -1;
-  char line[256];
-  int64_t out = -1;
-  const size_t len = std::strlen(key);
-  while (std::fgets(line, sizeof(line), f) != nullptr) {
-    if (std::strncmp(line, key, len) == 0) {
-      out = std::strtoll(line + len, nullptr, 10) * 1024;
-      break;
-    }
-  }
-  std::fclose(f);
-  return out;
-}
-// Resets VmHWM to the current RSS (Linux >= 4.0: "5" to clear_refs); false when not allowed.
-bool ResetPeakRss() {
-  FILE* f = std::fopen("/proc/self/clear_refs", "w");
-  if (f == nullptr) return false;
-  const bool ok = std::fputs("5", f) >= 0;
-  return std::fclose(f) == 0 && ok;
-}
-
 // Gives the heap's free pages back to the system (glibc keeps freed chunks below its mmap threshold, up to 32 MiB
 // each), so a step's freed buffers stop counting against the rank before the next step allocates, then logs.
 void LogMemory(int rank, const char* step) {
   malloc_trim(0);
-  log::Debug(
-      "partition: rank {} after {}: RSS {} MiB (anonymous {} MiB, files {} MiB, shared memory {} MiB), peak {} MiB",
-      rank, step, StatusBytes("VmRSS:") >> 20, StatusBytes("RssAnon:") >> 20, StatusBytes("RssFile:") >> 20,
-      StatusBytes("RssShmem:") >> 20, StatusBytes("VmHWM:") >> 20);
+  log::Debug("partition: rank {} after {}: RSS {} MiB (anonymous {} MiB), peak {} MiB", rank, step,
+             memory::ResidentBytes() >> 20, memory::AnonResidentBytes() >> 20, memory::HighWaterResidentBytes() >> 20);
 }
 
 template <typename T>
@@ -219,7 +184,7 @@ void ReadRows(const datasets::CsrGraph<IdT>& g, const std::string& where, Block*
     auto w = g.weights().Host();
     b->weights.assign(w.begin() + first, w.begin() + first + count);
   }
-  ReleasePages(idx.data() + first, static_cast<size_t>(count) * sizeof(IdT));
+  memory::ReleaseMappedPages(idx.data() + first, count * static_cast<int64_t>(sizeof(IdT)));
 }
 
 // The split lists are sorted node ids: this block's part of each is found by binary search.
@@ -422,9 +387,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
                  "metis or hash");
     TESSEL_CHECK(K <= data.num_nodes(), "{} ranks for {} nodes: run at most one rank per node", K, data.num_nodes());
     if (options.method == Method::kMetis && P > 1) {
-      TESSEL_CHECK(HaveParMetis(),
-                   "this tessel was built without ParMETIS (PT-Scotch): install libptscotch-dev and "
-                   "libscotchparmetis-dev (tools/setup-deps.sh) and rebuild, or use --method hash");
+      TESSEL_CHECK(HaveParMetis(), "{}", kNoParMetis);
       TESSEL_CHECK(comm.Backend() == "mpi", "--method metis over {} ranks needs MPI (ParMETIS); use --method hash",
                    comm.Backend());
       TESSEL_CHECK(options.balance.size() <= 1,
@@ -583,8 +546,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   std::vector<int32_t> part(static_cast<size_t>(rows), 0);
   if (P > 1 && options.method == Method::kHash) {
     for (int64_t i = 0; i < rows; ++i) {
-      part[static_cast<size_t>(i)] =
-          static_cast<int32_t>(Mix64(static_cast<uint64_t>(b.lo + i)) % static_cast<uint64_t>(P));
+      part[static_cast<size_t>(i)] = HashPart(b.lo + i, P);
     }
   } else if (P > 1) {
     std::vector<int64_t> vwgt(static_cast<size_t>(rows), 1);
@@ -597,9 +559,9 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
     log::Info("partition: ParMETIS_V3_PartKway (PT-Scotch) over {} ranks into {} parts, balancing {}", K, P,
               ConstraintName(c));
     const auto pm = Clock::now();
-    const int64_t peak_before = StatusBytes("VmHWM:");
-    const int64_t rss_before = StatusBytes("VmRSS:");
-    const bool reset = ResetPeakRss();
+    const int64_t peak_before = memory::HighWaterResidentBytes();
+    const int64_t rss_before = memory::ResidentBytes();
+    const bool reset = memory::ResetPeakResident();
     comm::OnEveryRankOrFail(comm, [&] {
       part = detail::ParMetisKway(comm, vtxdist, adj_ptr, adj, vwgt, P, options.imbalance, options.seed);
     });
@@ -607,11 +569,11 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
     // PT-Scotch frees its working memory on return; give the heap's free pages back to the system so the steps that
     // follow are measured (and run) without it.
     malloc_trim(0);
-    if (reset && rss_before >= 0) {
-      result.partitioner_rss_bytes = std::max<int64_t>(StatusBytes("VmHWM:") - rss_before, 0);
+    if (reset && rss_before > 0 && peak_before >= 0) {
+      result.partitioner_rss_bytes = std::max<int64_t>(memory::HighWaterResidentBytes() - rss_before, 0);
       result.peak_rss_outside_partitioner_bytes = peak_before;
       partitioner_rss_base = rss_before;
-      partitioner_measured = ResetPeakRss();
+      partitioner_measured = memory::ResetPeakResident();
     }
   }
   Free(adj);
@@ -710,21 +672,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   }
   stats.cut_entries = sums[static_cast<size_t>(P) * 4];
   const int64_t loops = sums[static_cast<size_t>(P) * 4 + 1];
-  stats.edge_cut = stats.symmetric ? stats.cut_entries / 2 : stats.cut_entries;
-  const int64_t non_loops = total_entries - loops;
-  stats.cut_fraction = non_loops > 0 ? static_cast<double>(stats.cut_entries) / static_cast<double>(non_loops) : 0.0;
-  const auto imbalance = [&](int64_t PartCounts::*field) {
-    int64_t total = 0;
-    int64_t most = 0;
-    for (const PartCounts& c : stats.parts) {
-      total += c.*field;
-      most = std::max(most, c.*field);
-    }
-    return total > 0 ? static_cast<double>(most) * P / static_cast<double>(total) : 0.0;
-  };
-  stats.imbalance_nodes = imbalance(&PartCounts::nodes);
-  stats.imbalance_edges = imbalance(&PartCounts::edges);
-  stats.imbalance_train = imbalance(&PartCounts::train);
+  FinishStats(&stats, loops);
   t.relabel = Seconds(clock);
   LogMemory(me, "relabel");
 
@@ -909,7 +857,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
         }
       }
       if (!feat.sparse && z > a) {
-        ReleasePages(dense.data() + (b.lo + a) * feat.dim, static_cast<size_t>((z - a) * feat.dim) * 4);
+        memory::ReleaseMappedPages(dense.data() + (b.lo + a) * feat.dim, (z - a) * feat.dim * 4);
       }
       std::vector<uint32_t> recv = Exchange(comm, send, counts, nullptr, "partition");
       Free(send);
@@ -984,21 +932,8 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   for (int32_t p = 0; p < P; ++p)
     manifest_sums[static_cast<size_t>(p)] = std::string(&sums_hex[static_cast<size_t>(p) * 16], 16);
 
-  DatasetSummary summary;
-  summary.name = data.name;
-  summary.num_nodes = n;
-  summary.num_entries = total_entries;
-  summary.symmetric = stats.symmetric;
-  summary.weighted = weighted;
-  summary.feature_dim = feat.dim;
-  summary.features_sparse = feat.sparse;
-  summary.num_classes = data.num_classes;
-  summary.train = static_cast<int64_t>(data.train.size());
-  summary.val = static_cast<int64_t>(data.val.size());
-  summary.test = static_cast<int64_t>(data.test.size());
-  summary.fingerprint = DatasetFingerprint(data);
-  result.description =
-      folder::Describe(summary, options, result.algorithm, -1, result.balance, offsets, stats, manifest_sums);
+  result.description = folder::Describe(SummarizeDataset(data, stats.symmetric), options, result.algorithm, -1,
+                                        result.balance, offsets, stats, manifest_sums);
   const auto c = Clock::now();
   comm::OnEveryRankOrFail(comm, [&] {
     if (me != 0) return;
@@ -1007,7 +942,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
   });
   t.write += Seconds(c);
   t.total = Seconds(start);
-  const int64_t hwm = StatusBytes("VmHWM:");
+  const int64_t hwm = memory::HighWaterResidentBytes();
   if (partitioner_measured) {
     result.peak_rss_outside_partitioner_bytes = std::max(result.peak_rss_outside_partitioner_bytes, hwm);
     result.peak_rss_bytes =

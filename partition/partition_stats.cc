@@ -106,17 +106,22 @@ PartitionStats ComputeStats(const datasets::NodeDataset& data, std::span<const i
     s.cut_entries += l.cut;
     loops += l.loops;
   });
-  s.edge_cut = s.symmetric ? s.cut_entries / 2 : s.cut_entries;
-  const int64_t non_loops = s.num_entries - loops;
-  s.cut_fraction = non_loops > 0 ? static_cast<double>(s.cut_entries) / static_cast<double>(non_loops) : 0.0;
   for (int64_t u : data.train.Host()) ++s.parts[part[u]].train;
   for (int64_t u : data.val.Host()) ++s.parts[part[u]].val;
   for (int64_t u : data.test.Host()) ++s.parts[part[u]].test;
+  FinishStats(&s, loops);
+  SetHalo(&s, std::vector<int64_t>(static_cast<size_t>(num_parts), 0));
+  return s;
+}
+
+void FinishStats(PartitionStats* stats, int64_t self_loops) {
+  PartitionStats& s = *stats;
+  s.edge_cut = s.symmetric ? s.cut_entries / 2 : s.cut_entries;
+  const int64_t non_loops = s.num_entries - self_loops;
+  s.cut_fraction = non_loops > 0 ? static_cast<double>(s.cut_entries) / static_cast<double>(non_loops) : 0.0;
   s.imbalance_nodes = Imbalance(s.parts, &PartCounts::nodes);
   s.imbalance_edges = Imbalance(s.parts, &PartCounts::edges);
   s.imbalance_train = Imbalance(s.parts, &PartCounts::train);
-  SetHalo(&s, std::vector<int64_t>(static_cast<size_t>(num_parts), 0));
-  return s;
 }
 
 void SetHalo(PartitionStats* stats, std::span<const int64_t> halo_per_part) {

@@ -51,6 +51,10 @@ bool StructurallySymmetric(const datasets::CsrGraph64& graph);
 PartitionStats ComputeStats(const datasets::NodeDataset& data, std::span<const int32_t> part, int32_t num_parts,
                             int symmetric = -1);
 void SetHalo(PartitionStats* stats, std::span<const int64_t> halo_per_part);
+// What follows from the per-part counts, cut_entries, num_entries and symmetric: edge_cut, cut_fraction (over the
+// entries that are not self-loops, `self_loops` of them) and the three imbalances. ComputeStats ends with it; the
+// distributed partition calls it on counts summed over ranks.
+void FinishStats(PartitionStats* stats, int64_t self_loops);
 
 // {"edge_cut", "cut_entries", "cut_fraction", "halo_replication", "total_halo", "imbalance": {...},
 //  "parts": [{"nodes", "edges", "halo", "train", "val", "test"}, ...]}; imbalance lists "train" only when the

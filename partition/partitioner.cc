@@ -49,9 +49,7 @@ std::vector<int32_t> RandomAssignment(int64_t n, int32_t k, uint64_t seed) {
 
 std::vector<int32_t> HashAssignment(int64_t n, int32_t k) {
   std::vector<int32_t> part(static_cast<size_t>(n));
-  parallel_for<int64_t>(0, n, 1 << 16, [&](int64_t u) {
-    part[u] = static_cast<int32_t>(Mix64(static_cast<uint64_t>(u)) % static_cast<uint64_t>(k));
-  });
+  parallel_for<int64_t>(0, n, 1 << 16, [&](int64_t u) { part[u] = HashPart(u, k); });
   return part;
 }
 

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/rng.h"
 #include "datasets/dataset.h"
 
 namespace tessel::partition {
@@ -64,6 +65,11 @@ struct Assignment {
   double metis_seconds = 0;      // inside METIS_PartGraph* only (wall clock)
   double metis_cpu_seconds = 0;  // process CPU time inside METIS (METIS is serial: its own CPU time)
 };
+
+// The hash method's part of a node: SplitMix64(node id) mod K, computable by anyone from the id alone.
+inline int32_t HashPart(int64_t node, int32_t num_parts) {
+  return static_cast<int32_t>(Mix64(static_cast<uint64_t>(node)) % static_cast<uint64_t>(num_parts));
+}
 
 // Validates the options and computes the assignment. Deterministic: equal inputs give equal results.
 Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionOptions& options);

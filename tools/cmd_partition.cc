@@ -2,7 +2,6 @@
 // partition folder (partition/partition_format.h); prints the statistics (text, or JSON with --json) and timings.
 // Under `mpirun -np K` (K > 1) the ranks partition together, each reading only a block of the dataset
 // (partition/dist_partition.h).
-#include <sys/resource.h>
 
 #include <chrono>
 #include <cstdio>
@@ -52,10 +51,14 @@ double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
 
-int64_t PeakRssBytes() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return static_cast<int64_t>(usage.ru_maxrss) * 1024;  // Linux reports KiB
+// Prints `j` as JSON (--json: returns true) or as the summary table (returns false; the caller adds its lines).
+bool PrintJsonOrSummary(const nlohmann::ordered_json& j, bool json) {
+  if (json) {
+    std::printf("%s\n", j.dump(2).c_str());
+    return true;
+  }
+  std::printf("%s", partition::FormatPartitionSummary(nlohmann::json::parse(j.dump())).c_str());
+  return false;
 }
 
 // What the ranks of `mpirun tessel partition` must agree on: every option that shapes the folder, and the dataset's
@@ -88,7 +91,7 @@ void RunDistPartition(comm::Communicator& comm, const PartitionState& s, const p
   const partition::DistPartitionResult r = partition::DistPartitionToFolder(comm, s.dataset, o, s.output, s.force);
   const partition::DistPartitionTimings& t = r.timings;
   // Per-rank figures, gathered: peak memory, rows read, and the slowest rank's time of each step.
-  std::vector<int64_t> mine{r.peak_rss_bytes >= 0 ? r.peak_rss_bytes : PeakRssBytes(),
+  std::vector<int64_t> mine{r.peak_rss_bytes >= 0 ? r.peak_rss_bytes : memory::PeakResidentBytes(),
                             r.block_rows,
                             r.block_entries,
                             r.parts_written,
@@ -125,11 +128,7 @@ void RunDistPartition(comm::Communicator& comm, const PartitionState& s, const p
   }
   j["ranks"] = ranks;
   j["peak_rss_bytes"] = peak;  // the largest over ranks
-  if (s.json) {
-    std::printf("%s\n", j.dump(2).c_str());
-    return;
-  }
-  std::printf("%s", partition::FormatPartitionSummary(nlohmann::json::parse(j.dump())).c_str());
+  if (PrintJsonOrSummary(j, s.json)) return;
   std::printf(
       "time        %.2f s on %d ranks, slowest rank per step: read %.2f s, symmetry %.2f s, assignment %.2f s "
       "(ParMETIS "
@@ -192,19 +191,15 @@ void RunPartition(const PartitionState& s) {
   j["cpu_seconds"] = {{"metis", t.metis_cpu}, {"partition_total", t.cpu_total}};
   j["metis_share"] = t.total > 0 ? t.metis / t.total : 0.0;
   j["metis_cpu_share"] = t.cpu_total > 0 ? t.metis_cpu / t.cpu_total : 0.0;
-  j["peak_rss_bytes"] = PeakRssBytes();
-  if (s.json) {
-    std::printf("%s\n", j.dump(2).c_str());
-    return;
-  }
-  std::printf("%s", partition::FormatPartitionSummary(nlohmann::json::parse(j.dump())).c_str());
+  j["peak_rss_bytes"] = memory::PeakResidentBytes();
+  if (PrintJsonOrSummary(j, s.json)) return;
   std::printf(
       "time        %.2f s partitioning (%.2f s assignment of which %.2f s inside METIS = %.0f%%, %.2f s stats, "
       "%.2f s build, %.2f s write) + %.2f s loading; CPU %.2f s of which METIS %.2f s = %.0f%%; peak memory "
       "%.0f MiB\n",
       t.total, t.assign, t.metis, 100.0 * (t.total > 0 ? t.metis / t.total : 0.0), t.stats, t.build, t.write, load_s,
       t.cpu_total, t.metis_cpu, 100.0 * (t.cpu_total > 0 ? t.metis_cpu / t.cpu_total : 0.0),
-      static_cast<double>(PeakRssBytes()) / (1024.0 * 1024.0));
+      static_cast<double>(memory::PeakResidentBytes()) / (1024.0 * 1024.0));
 }
 
 }  // namespace
@@ -222,10 +217,7 @@ void PrintPartitionInfo(const std::string& path, bool json, bool verify) {
   }
   j["checksums"] = {
       {"verified", verify}, {"ok", verify ? nlohmann::ordered_json(failed == 0) : nullptr}, {"parts", checks}};
-  if (json) {
-    std::printf("%s\n", j.dump(2).c_str());
-  } else {
-    std::printf("%s", partition::FormatPartitionSummary(nlohmann::json::parse(j.dump())).c_str());
+  if (!PrintJsonOrSummary(j, json)) {
     if (!verify) {
       std::printf("checksums   not verified (--no-verify)\n");
     } else if (failed == 0) {

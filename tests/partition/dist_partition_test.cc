@@ -7,11 +7,8 @@
 #include "partition/dist_partition.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -19,8 +16,8 @@
 
 #include "comm/thread_comm.h"
 #include "core/error.h"
-#include "core/file_io.h"
 #include "datasets/native_format.h"
+#include "tests/partition/scratch_test.h"
 #include "tests/partition/test_graphs.h"
 
 namespace tessel::partition {
@@ -28,24 +25,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class DistPartitionTest : public ::testing::Test {
+class DistPartitionTest : public fixtures::ScratchTest {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / fmt::format("tessel-distpart-{}-{}", ::getpid(),
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  static std::map<std::string, std::string> Files(const fs::path& dir) {
-    std::map<std::string, std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      if (e.is_regular_file()) out[fs::relative(e.path(), dir).string()] = ReadFileToString(e.path());
-    }
-    return out;
-  }
-
   fs::path WriteDataset(const fixtures::GraphSpec& spec, const std::string& name) {
     const fs::path dir = root_ / name;
     datasets::WriteNodeDataset(fixtures::RandomDataset(spec), dir);
@@ -61,17 +42,6 @@ class DistPartitionTest : public ::testing::Test {
     });
     return results[0];
   }
-
-  static std::string ErrorOf(const std::function<void()>& fn) {
-    try {
-      fn();
-    } catch (const std::exception& e) {
-      return e.what();
-    }
-    return "";
-  }
-
-  fs::path root_;
 };
 
 struct Case {

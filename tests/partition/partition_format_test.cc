@@ -17,6 +17,7 @@
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "tests/partition/invariants.h"
+#include "tests/partition/scratch_test.h"
 #include "tests/partition/test_graphs.h"
 
 namespace tessel::partition {
@@ -26,24 +27,8 @@ namespace fs = std::filesystem;
 using fixtures::GraphSpec;
 using fixtures::RandomDataset;
 
-class PartitionFormatTest : public ::testing::Test {
+class PartitionFormatTest : public fixtures::ScratchTest {
  protected:
-  void SetUp() override {
-    root_ = fs::temp_directory_path() / fmt::format("tessel-part-{}-{}", ::getpid(),
-                                                    ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(root_);
-    fs::create_directories(root_);
-  }
-  void TearDown() override { fs::remove_all(root_); }
-
-  // Every file under `dir`, by relative path, with its bytes.
-  static std::map<std::string, std::string> Files(const fs::path& dir) {
-    std::map<std::string, std::string> out;
-    for (const auto& e : fs::recursive_directory_iterator(dir)) {
-      if (e.is_regular_file()) out[fs::relative(e.path(), dir).string()] = ReadFileToString(e.path());
-    }
-    return out;
-  }
   // Names in root_ (to find leftovers of a failed write).
   std::vector<std::string> Entries() const {
     std::vector<std::string> names;
@@ -51,16 +36,6 @@ class PartitionFormatTest : public ::testing::Test {
     std::sort(names.begin(), names.end());
     return names;
   }
-  static std::string ErrorOf(const std::function<void()>& fn) {
-    try {
-      fn();
-    } catch (const Error& e) {
-      return e.what();
-    }
-    return "";
-  }
-
-  fs::path root_;
 };
 
 PartitionOptions Options(Method m, int32_t k, uint64_t seed = 5) {

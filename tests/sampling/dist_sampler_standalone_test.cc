@@ -8,6 +8,7 @@
 #include <cstring>
 #include <exception>
 #include <memory>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -153,32 +154,29 @@ TEST(DistSamplerStandalone, HandBuiltPartsAndThreadExchangeEqualNeighborSampler)
       });
     }
   }
+  // Blocks equal to the oracle's, layer by layer: nodes, offsets, columns and weights.
+  const auto expect_blocks = [](const std::vector<Block>& have, const std::vector<Block>& want,
+                                const std::string& what) {
+    ASSERT_EQ(have.size(), want.size()) << what;
+    for (size_t l = 0; l < want.size(); ++l) {
+      SCOPED_TRACE(what + " layer " + std::to_string(l));
+      EXPECT_EQ(have[l].src_nodes, want[l].src_nodes);
+      EXPECT_EQ(have[l].adj.indptr.ToVector(), want[l].adj.indptr.ToVector());
+      EXPECT_EQ(have[l].adj.indices.ToVector(), want[l].adj.indices.ToVector());
+      EXPECT_EQ(have[l].adj.values.ToVector(), want[l].adj.values.ToVector());
+    }
+  };
   int64_t remote_rows = 0;
   for (int32_t r = 0; r < parts; ++r) {
     const auto i = static_cast<size_t>(r);
     ASSERT_FALSE(errors[i]) << "rank " << r;
     NeighborSampler oracle(graph, options, std::make_shared<SkewedPolicy>(edge_owner, r, skew));
-    const std::vector<Block> want = oracle.Sample(seeds[i], key(r));
-    ASSERT_EQ(got[i].size(), want.size());
-    for (size_t l = 0; l < want.size(); ++l) {
-      SCOPED_TRACE("rank " + std::to_string(r) + " layer " + std::to_string(l));
-      EXPECT_EQ(got[i][l].src_nodes, want[l].src_nodes);
-      EXPECT_EQ(got[i][l].adj.indptr.ToVector(), want[l].adj.indptr.ToVector());
-      EXPECT_EQ(got[i][l].adj.indices.ToVector(), want[l].adj.indices.ToVector());
-      EXPECT_EQ(got[i][l].adj.values.ToVector(), want[l].adj.values.ToVector());
-    }
+    expect_blocks(got[i], oracle.Sample(seeds[i], key(r)), "rank " + std::to_string(r));
     EXPECT_EQ(stats[i].request_bytes + stats[i].response_bytes, sent[i]);
     remote_rows += stats[i].remote_rows;
     // The skew switched off for one call: NeighborSampler's uniform blocks (what evaluation samples).
     NeighborSampler plain(graph, options);
-    const std::vector<Block> want_uniform = plain.Sample(seeds[i], key(r));
-    ASSERT_EQ(uniform[i].size(), want_uniform.size());
-    for (size_t l = 0; l < want_uniform.size(); ++l) {
-      SCOPED_TRACE("uniform, rank " + std::to_string(r) + " layer " + std::to_string(l));
-      EXPECT_EQ(uniform[i][l].src_nodes, want_uniform[l].src_nodes);
-      EXPECT_EQ(uniform[i][l].adj.indices.ToVector(), want_uniform[l].adj.indices.ToVector());
-      EXPECT_EQ(uniform[i][l].adj.values.ToVector(), want_uniform[l].adj.values.ToVector());
-    }
+    expect_blocks(uniform[i], plain.Sample(seeds[i], key(r)), "uniform, rank " + std::to_string(r));
   }
   EXPECT_GT(remote_rows, 0);  // the exchange carried requests
 }

@@ -681,18 +681,24 @@ def idx_files(w):
 RAW = "@@raw@@"
 
 
+def _edit_json(path, keys, edit):
+    """Loads the JSON file `path`, calls edit(node, key) on the node holding the last of `keys` and returns the
+    document's text (indent 1)."""
+    with open(path) as f:
+        j = json.load(f)
+    node = j
+    for k in keys[:-1]:
+        node = node[k]
+    edit(node, keys[-1])
+    return json.dumps(j, indent=1)
+
+
 def json_at(rel, keys, value):
     """Sets the JSON value at the key path `keys` of W/rel to `value`; a str starting with RAW is written raw (1e400,
     2^63, deep nesting)."""
     def setup(w):
         p = os.path.join(w, rel)
-        with open(p) as f:
-            j = json.load(f)
-        node = j
-        for k in keys[:-1]:
-            node = node[k]
-        node[keys[-1]] = value
-        text = json.dumps(j, indent=1)
+        text = _edit_json(p, keys, lambda node, key: node.__setitem__(key, value))
         if isinstance(value, str) and value.startswith(RAW):
             text = text.replace(json.dumps(value), value[len(RAW):])
         with open(p, "w") as f:
@@ -703,14 +709,9 @@ def json_at(rel, keys, value):
 def json_drop(rel, keys):
     def setup(w):
         p = os.path.join(w, rel)
-        with open(p) as f:
-            j = json.load(f)
-        node = j
-        for k in keys[:-1]:
-            node = node[k]
-        del node[keys[-1]]
+        text = _edit_json(p, keys, lambda node, key: node.__delitem__(key))
         with open(p, "w") as f:
-            json.dump(j, f, indent=1)
+            f.write(text)
     return setup
 
 
