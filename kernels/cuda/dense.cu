@@ -28,7 +28,17 @@ __global__ void BiasGradPartialKernel(const float* __restrict__ g, int64_t rows,
   const int64_t r1 = r0 + chunk < rows ? r0 + chunk : rows;
   for (int64_t j = GlobalIndex(); j < cols; j += GlobalStride()) {
     double s = 0;
-    for (int64_t r = r0; r < r1; ++r) s += g[r * cols + j];
+    int64_t r = r0;
+    // Sixteen loads in flight before their additions, which keep the row order (the same bits on every run): one
+    // load per addition left a 1024-row batch's bias gradient at 60-80 us on an H200.
+    for (; r + 16 <= r1; r += 16) {
+      float v[16];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) v[k] = g[(r + k) * cols + j];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) s += v[k];
+    }
+    for (; r < r1; ++r) s += g[r * cols + j];
     partial[static_cast<int64_t>(blockIdx.y) * cols + j] = s;
   }
 }
@@ -37,7 +47,15 @@ __global__ void BiasGradFinishKernel(const double* __restrict__ partial, int64_t
                                      float* __restrict__ out) {
   for (int64_t j = GlobalIndex(); j < cols; j += GlobalStride()) {
     double s = 0;
-    for (int64_t c = 0; c < chunks; ++c) s += partial[c * cols + j];
+    int64_t c = 0;
+    for (; c + 16 <= chunks; c += 16) {  // loads in flight, additions in chunk order (as BiasGradPartialKernel)
+      double v[16];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) v[k] = partial[(c + k) * cols + j];
+#pragma unroll
+      for (int k = 0; k < 16; ++k) s += v[k];
+    }
+    for (; c < chunks; ++c) s += partial[c * cols + j];
     out[j] = static_cast<float>(s);
   }
 }

@@ -110,7 +110,9 @@ __global__ void LossTotalKernel(const double* __restrict__ partial, int64_t chun
   if (GlobalIndex() != 0) return;
   double s = 0;
   for (int64_t c = 0; c < chunks; ++c) s += partial[c];
-  total[0] = (first ? 0.0 : total[0]) + (s * inv_m) * weight;
+  // Rounded as the host rounds it: nvcc would contract `total + x * weight` into one fused multiply-add (one
+  // rounding where the host has two), and the sum would differ from the CPU's in its last bit.
+  total[0] = __dadd_rn(first ? 0.0 : total[0], __dmul_rn(__dmul_rn(s, inv_m), weight));
 }
 
 }  // namespace

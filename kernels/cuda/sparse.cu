@@ -1,5 +1,6 @@
-// CUDA sparse kernels: CSR x dense through cuSPARSE's generic SpMM (row-major dense operands, descriptors cached
-// per thread and re-pointed each call, grow-only work buffer) and CSR transposition through cusparseCsr2cscEx2.
+// CUDA sparse kernels: CSR x dense by tessel's row kernel for narrow outputs (the GCN's hidden and class widths) and
+// through cuSPARSE's generic SpMM for wide ones (row-major dense operands, descriptors cached per thread and
+// re-pointed each call, grow-only work buffer); CSR transposition through cusparseCsr2cscEx2.
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -114,9 +115,79 @@ SpmmEntry& FindOrCreate(const DeviceCsr& m, int64_t n, bool wide, void* indptr, 
   return *cache.back();
 }
 
+// Row-parallel CSR x dense: a group of G lanes (a power of two, 4 to 32) takes one row, lane l of the group the
+// columns l, l + G, ...; each value sums its row's entries in order, w * x rounded at each step (__fmul_rn,
+// __fadd_rn: no contraction), as the CPU's SpMM does, so the two agree bit for bit. Four entries are loaded before
+// they are added (the loads overlap; the additions keep their order). Reads the int64 offsets and int32 columns
+// as they are: nothing is narrowed, widened or scaled first.
+template <int G>
+__global__ void SpMMRowsKernel(const int64_t* __restrict__ indptr, const int32_t* __restrict__ indices,
+                               const float* __restrict__ values, int64_t rows, const float* __restrict__ x, int64_t n,
+                               float* __restrict__ y) {
+  const int lane = static_cast<int>(threadIdx.x % G);
+  const int64_t groups = static_cast<int64_t>(gridDim.x) * (blockDim.x / G);
+  for (int64_t r = GlobalIndex() / G; r < rows; r += groups) {
+    const int64_t begin = indptr[r];
+    const int64_t end = indptr[r + 1];
+    for (int64_t j = lane; j < n; j += G) {
+      float acc = 0.0F;
+      int64_t e = begin;
+      for (; e + 4 <= end; e += 4) {
+        float w[4];
+        float v[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          w[k] = values != nullptr ? values[e + k] : 1.0F;
+          v[k] = x[static_cast<int64_t>(indices[e + k]) * n + j];
+        }
+#pragma unroll
+        for (int k = 0; k < 4; ++k) acc = __fadd_rn(acc, __fmul_rn(w[k], v[k]));
+      }
+      for (; e < end; ++e) {
+        const float w = values != nullptr ? values[e] : 1.0F;
+        acc = __fadd_rn(acc, __fmul_rn(w, x[static_cast<int64_t>(indices[e]) * n + j]));
+      }
+      y[r * n + j] = acc;
+    }
+  }
+}
+
+template <int G>
+void LaunchSpMMRows(const DeviceCsr& a, const float* x, int64_t n, float* y) {
+  constexpr int kBlock = 256;
+  constexpr int64_t kRowsPerBlock = kBlock / G;
+  constexpr int64_t kMaxBlocks = int64_t{1} << 22;  // beyond, the grid strides
+  const int64_t blocks = std::min((a.rows + kRowsPerBlock - 1) / kRowsPerBlock, kMaxBlocks);
+  SpMMRowsKernel<G><<<static_cast<unsigned>(blocks), kBlock>>>(a.indptr, a.indices, a.values, a.rows, x, n, y);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 
+bool SpMMUsesRowKernel(const DeviceCsr& a, int64_t n) {
+  return n <= kSpMMRowKernelMaxWidth && a.nnz <= a.rows * kSpMMRowKernelMaxMeanRow;
+}
+
 void SpMM(const DeviceCsr& a, const float* x, int64_t n, float* y) {
+  if (a.rows == 0 || n == 0) return;
+  if (a.nnz == 0) {
+    TESSEL_CUDA_CHECK(cudaMemset(y, 0, static_cast<size_t>(a.rows * n) * sizeof(float)));
+    return;
+  }
+  if (!SpMMUsesRowKernel(a, n)) {
+    SpMMCusparse(a, x, n, y);
+  } else if (n <= 4) {
+    LaunchSpMMRows<4>(a, x, n, y);
+  } else if (n <= 8) {
+    LaunchSpMMRows<8>(a, x, n, y);
+  } else if (n <= 16) {
+    LaunchSpMMRows<16>(a, x, n, y);
+  } else {
+    LaunchSpMMRows<32>(a, x, n, y);
+  }
+}
+
+void SpMMCusparse(const DeviceCsr& a, const float* x, int64_t n, float* y) {
   if (a.rows == 0 || n == 0) return;
   if (a.nnz == 0) {
     TESSEL_CUDA_CHECK(cudaMemset(y, 0, static_cast<size_t>(a.rows * n) * sizeof(float)));

@@ -86,7 +86,8 @@ TEST_P(DenseOnDevice, AxpyAddsIntoTheRowPrefix) {
 }
 
 TEST_P(DenseOnDevice, BiasAndReluMatchSerialLoops) {
-  for (const auto& [rows, cols] : std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 1}, {257, 33}, {40, 1}}) {
+  for (const auto& [rows, cols] :
+       std::vector<std::pair<int64_t, int64_t>>{{0, 3}, {1, 1}, {257, 33}, {40, 1}, {5000, 5}}) {
     const Matrix x = RandomMatrix(rows, cols, 200 + static_cast<uint64_t>(rows + cols));
     const Matrix bias = RandomMatrix(1, cols, 300 + static_cast<uint64_t>(cols));
     Matrix y = x.Clone();
