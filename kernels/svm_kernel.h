@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <utility>
@@ -55,7 +56,9 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
 // Q rows (floats) of the RBF kernel take their exponentials in blocks through ExpInPlace (kernels/fast_exp.h).
 // When every stored value is 1 (binary features such as a9a, w8a) and there are at most 64 * kMaxBitWords
 // features, rows are also kept as bit sets and x.z is a popcount of their AND (exact: the same integer).
-// One object serves one caller at a time (the scratch vector is shared); work inside a call is parallel.
+// One object serves one caller at a time (the scratch vector is its own); work inside a call is parallel. Share()
+// gives another caller (a concurrent one-vs-one pair) an object over the same precomputed norms, dense rows, bit
+// rows and table, built once, with its own scratch and evaluation count.
 class SvmKernelRows {
  public:
   static constexpr int64_t kMaxBitWords = 16;
@@ -64,6 +67,12 @@ class SvmKernelRows {
   // allow_bits = false keeps the general path even for binary rows: the distributed solver passes the ranks'
   // common answer, since a row from another rank (QRowOf) must be computable the same way.
   SvmKernelRows(SparseRowsView rows, SvmKernelParams params, bool allow_bits = true);
+  SvmKernelRows(const SvmKernelRows&) = delete;
+  SvmKernelRows& operator=(const SvmKernelRows&) = delete;
+
+  // The same rows and kernel for another caller: the precomputed arrays are shared (no copy, no recomputation);
+  // the scratch row and the evaluation count are the new object's. The rows' storage must outlive both.
+  SvmKernelRows Share() const { return SvmKernelRows(pre_); }
 
   // A row that is not one of rows(): a sample broadcast by another rank of the distributed solver. Feature ids
   // must be < rows().num_cols; with bit rows (binary()) every value must be 1.
@@ -105,15 +114,31 @@ class SvmKernelRows {
   void Row(const Fixed& f, std::span<const int32_t> cols, Out* out, Store store);
   void QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t> cols, std::span<const int8_t> signs, float* out);
 
+  // What the constructor computes from the rows, shared by the objects Share() makes.
+  struct Precomputed {
+    SparseRowsView rows;
+    SvmKernelParams params;
+    std::vector<double> squared_norms;  // per row (RBF only)
+    std::vector<double> dense_rows;     // num_rows * num_cols values when the rows are dense enough, else empty
+    std::vector<uint64_t> bits;         // num_rows * bit_words words when the rows are binary, else empty
+    int64_t bit_words = 0;
+    std::vector<int32_t> nnz;   // per row, binary rows only
+    std::vector<double> table;  // binary rows: the kernel value per integer argument (see the constructor)
+  };
+  explicit SvmKernelRows(std::shared_ptr<const Precomputed> pre);
+  static std::shared_ptr<const Precomputed> Precompute(SparseRowsView rows, SvmKernelParams params, bool allow_bits);
+
   SparseRowsView rows_;
   SvmKernelParams params_;
-  std::vector<double> squared_norms_;  // per row (RBF only)
-  std::vector<double> dense_;          // scratch: the fixed row, dense
-  std::vector<double> dense_rows_;     // num_rows * num_cols values when the rows are dense enough, else empty
-  std::vector<uint64_t> bits_;         // num_rows * bit_words_ words when the rows are binary, else empty
+  std::shared_ptr<const Precomputed> pre_;
+  // Views of pre_'s arrays.
+  std::span<const double> squared_norms_;
+  std::span<const double> dense_rows_;
+  std::span<const uint64_t> bits_;
   int64_t bit_words_ = 0;
-  std::vector<int32_t> nnz_;   // per row, binary rows only
-  std::vector<double> table_;  // binary rows: the kernel value per integer argument (see the constructor)
+  std::span<const int32_t> nnz_;
+  std::span<const double> table_;
+  std::vector<double> dense_;  // scratch: the fixed row, dense
   std::atomic<int64_t> evaluations_{0};
 };
 

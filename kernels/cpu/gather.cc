@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/parallel.h"
+#include "core/target_clones.h"
 #include "kernels/cpu/mask_apply.h"
 #include "kernels/dense.h"
 #include "kernels/ops.h"
@@ -202,12 +203,6 @@ struct GatherSpMMArgs {
   float scale;
   float* out;
 };
-
-#if defined(__x86_64__) && defined(__linux__) && !defined(__SANITIZE_ADDRESS__)
-#define TESSEL_CLONE_AVX2 __attribute__((target_clones("avx2", "default")))
-#else
-#define TESSEL_CLONE_AVX2
-#endif
 
 TESSEL_CLONE_AVX2 void GatherSpMMRows(const GatherSpMMArgs& g, int64_t d0, int64_t d1) {
   using V8f = float __attribute__((vector_size(32)));

@@ -4,13 +4,7 @@
 #include <cstring>
 #include <memory>
 
-#if defined(__x86_64__) && defined(__linux__)
-// "avx2" is a feature test (__builtin_cpu_supports); "arch=haswell" would test the CPU model and pick the baseline
-// on every later one. No FMA: GCC cannot name avx2+fma as one clone portably.
-#define TESSEL_CLONE_HASWELL __attribute__((target_clones("avx2", "default")))
-#else
-#define TESSEL_CLONE_HASWELL
-#endif
+#include "core/target_clones.h"
 
 namespace tessel::kernels::cpu {
 namespace {
@@ -108,8 +102,8 @@ __attribute__((always_inline)) inline void TNBlock(const float* a, int64_t lda, 
 
 }  // namespace
 
-TESSEL_CLONE_HASWELL void SkinnyGemmNN(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t k, int64_t n,
-                                       float alpha, float beta, float* c, int64_t r0, int64_t r1) {
+TESSEL_CLONE_AVX2 void SkinnyGemmNN(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t k, int64_t n,
+                                    float alpha, float beta, float* c, int64_t r0, int64_t r1) {
   const int nv = static_cast<int>((n + 7) / 8);
   alignas(32) float bp_small[4096];
   float* bp = bp_small;
@@ -138,8 +132,8 @@ TESSEL_CLONE_HASWELL void SkinnyGemmNN(const float* a, int64_t lda, const float*
   }
 }
 
-TESSEL_CLONE_HASWELL void SkinnyGemmTN(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t m, int64_t n,
-                                       int64_t k0, int64_t k1, float* p) {
+TESSEL_CLONE_AVX2 void SkinnyGemmTN(const float* a, int64_t lda, const float* b, int64_t ldb, int64_t m, int64_t n,
+                                    int64_t k0, int64_t k1, float* p) {
   const int nv = static_cast<int>((n + 7) / 8);
   std::unique_ptr<float[]> bp(new float[static_cast<size_t>(std::max<int64_t>(1, (k1 - k0) * 8 * nv))]);
   const float* ak = a + k0 * lda;

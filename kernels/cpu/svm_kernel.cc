@@ -6,11 +6,14 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <memory>
 #include <string>
+#include <utility>
 
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "core/parallel.h"
+#include "core/target_clones.h"
 #include "kernels/fast_exp.h"
 
 namespace tessel::kernels {
@@ -89,6 +92,37 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
 
 namespace {
 
+// dots[q] = x . row(cols[q]) over the d features of the dense rows, each sum in feature order. Eight independent
+// chains (one per column) hide the addition latency; the AVX2 clone does the same operations four lanes wide.
+TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, int64_t d, const int32_t* cols, int64_t len, const double* x,
+                                 double* dots) {
+  int64_t p = 0;
+  for (; p + 8 <= len; p += 8) {
+    const double* r[8];
+    for (int t = 0; t < 8; ++t) r[t] = dense_rows + cols[p + t] * d;
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (int64_t m = 0; m < d; ++m) {
+      const double xm = x[m];
+      for (int t = 0; t < 8; ++t) acc[t] += r[t][m] * xm;
+    }
+    for (int t = 0; t < 8; ++t) dots[p + t] = acc[t];
+  }
+  for (; p < len; ++p) {
+    const double* r0 = dense_rows + cols[p] * d;
+    double d0 = 0;
+    for (int64_t m = 0; m < d; ++m) d0 += r0[m] * x[m];
+    dots[p] = d0;
+  }
+}
+
+// RBF values from dot products: KernelFromDot's argument -gamma (|x|^2 + |z|^2 - 2 x.z), then the exponentials as
+// one vectorised block (ExpInPlace; the AVX2 clone four lanes wide, the same values).
+TESSEL_CLONE_AVX2 void RbfFromDots(double gamma, double sq_i, const double* sq, const int32_t* cols, int64_t len,
+                                   double* dots) {
+  for (int64_t q = 0; q < len; ++q) dots[q] = -gamma * (sq_i + sq[cols[q]] - 2 * dots[q]);
+  ExpInPlace(dots, len);
+}
+
 // The scratch row a kernel scatters x into: one double per feature id up to the largest (2^31 at most, 16 GiB), so
 // it is compared with the memory budget before it is allocated.
 std::vector<double> DenseScratch(int64_t num_cols) {
@@ -101,13 +135,32 @@ std::vector<double> DenseScratch(int64_t num_cols) {
 }  // namespace
 
 SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params, bool allow_bits)
-    : rows_(rows), params_(params), dense_(DenseScratch(rows.num_cols)) {
-  if (params_.type == SvmKernelType::kRbf) {
-    squared_norms_.resize(static_cast<size_t>(rows_.num_rows()));
+    : SvmKernelRows(Precompute(rows, params, allow_bits)) {}
+
+SvmKernelRows::SvmKernelRows(std::shared_ptr<const Precomputed> pre)
+    : rows_(pre->rows),
+      params_(pre->params),
+      pre_(std::move(pre)),
+      squared_norms_(pre_->squared_norms),
+      dense_rows_(pre_->dense_rows),
+      bits_(pre_->bits),
+      bit_words_(pre_->bit_words),
+      nnz_(pre_->nnz),
+      table_(pre_->table),
+      dense_(DenseScratch(rows_.num_cols)) {}
+
+std::shared_ptr<const SvmKernelRows::Precomputed> SvmKernelRows::Precompute(SparseRowsView rows, SvmKernelParams params,
+                                                                            bool allow_bits) {
+  auto pre = std::make_shared<Precomputed>();
+  pre->rows = rows;
+  pre->params = params;
+  const SparseRowsView& rows_ = pre->rows;
+  if (params.type == SvmKernelType::kRbf) {
+    pre->squared_norms.resize(static_cast<size_t>(rows_.num_rows()));
     parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
       const auto idx = rows_.RowIndices(r);
       const auto val = rows_.RowValues(r);
-      squared_norms_[r] = SparseDot(idx, val, idx, val);
+      pre->squared_norms[r] = SparseDot(idx, val, idx, val);
     });
   }
   const int64_t dense_cells = rows_.num_rows() * rows_.num_cols;
@@ -116,33 +169,34 @@ SvmKernelRows::SvmKernelRows(SparseRowsView rows, SvmKernelParams params, bool a
   const bool all_ones = std::all_of(rows_.values.begin(), rows_.values.end(), [](double v) { return v == 1.0; });
   if (!(allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) && rows_.num_cols <= kMaxDenseCols &&
       dense_cells > 0 && 5 * block_nnz >= 2 * dense_cells) {
-    dense_rows_.assign(static_cast<size_t>(dense_cells), 0.0);
+    pre->dense_rows.assign(static_cast<size_t>(dense_cells), 0.0);
     parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
       const auto idx = rows_.RowIndices(r);
       const auto val = rows_.RowValues(r);
-      double* d = dense_rows_.data() + r * rows_.num_cols;
+      double* d = pre->dense_rows.data() + r * rows_.num_cols;
       for (size_t k = 0; k < idx.size(); ++k) d[idx[k]] = val[k];
     });
   }
   if (allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) {
-    bit_words_ = words;
-    bits_.assign(static_cast<size_t>(rows_.num_rows() * words), 0);
+    pre->bit_words = words;
+    pre->bits.assign(static_cast<size_t>(rows_.num_rows() * words), 0);
     parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
-      for (const int32_t f : rows_.RowIndices(r)) bits_[r * words + f / 64] |= uint64_t{1} << (f % 64);
+      for (const int32_t f : rows_.RowIndices(r)) pre->bits[r * words + f / 64] |= uint64_t{1} << (f % 64);
     });
     // Every kernel value is a function of one small integer (the distance |x|^2 + |z|^2 - 2 x.z for RBF, x.z
     // otherwise), so it is tabulated with the very expression KernelFromDot evaluates: bit-identical values.
-    nnz_.resize(static_cast<size_t>(rows_.num_rows()));
+    pre->nnz.resize(static_cast<size_t>(rows_.num_rows()));
     for (int64_t r = 0; r < rows_.num_rows(); ++r)
-      nnz_[r] = static_cast<int32_t>(rows_.indptr[r + 1] - rows_.indptr[r]);
+      pre->nnz[r] = static_cast<int32_t>(rows_.indptr[r + 1] - rows_.indptr[r]);
     const int64_t max_arg = 2 * rows_.num_cols;
-    table_.resize(static_cast<size_t>(max_arg + 1));
+    pre->table.resize(static_cast<size_t>(max_arg + 1));
     for (int64_t m = 0; m <= max_arg; ++m) {
       const auto v = static_cast<double>(m);
-      table_[m] =
-          params_.type == SvmKernelType::kRbf ? KernelFromDot(params_, 0.0, v, 0.0) : KernelFromDot(params_, v, 0, 0);
+      pre->table[m] =
+          params.type == SvmKernelType::kRbf ? KernelFromDot(params, 0.0, v, 0.0) : KernelFromDot(params, v, 0, 0);
     }
   }
+  return pre;
 }
 
 double SvmKernelRows::Diagonal(int64_t i) const {
@@ -208,23 +262,7 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     double dots[kBlock];
     int64_t p = begin;
     if (dense_rows != nullptr) {
-      // Eight independent chains (one per column) hide the addition latency.
-      for (; p + 8 <= end; p += 8) {
-        const double* r[8];
-        for (int t = 0; t < 8; ++t) r[t] = dense_rows + cols[p + t] * d;
-        double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-        for (int64_t m = 0; m < d; ++m) {
-          const double x = dense[m];
-          for (int t = 0; t < 8; ++t) acc[t] += r[t][m] * x;
-        }
-        for (int t = 0; t < 8; ++t) dots[p + t - begin] = acc[t];
-      }
-      for (; p < end; ++p) {
-        const double* r0 = dense_rows + cols[p] * d;
-        double d0 = 0;
-        for (int64_t m = 0; m < d; ++m) d0 += r0[m] * dense[m];
-        dots[p - begin] = d0;
-      }
+      DenseDots(dense_rows, d, cols.data() + begin, end - begin, dense, dots);
     } else {
       for (; p + 4 <= end; p += 4) {
         int64_t k[4];
@@ -255,9 +293,7 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     }
     const int64_t len = end - begin;
     if (fast_rbf) {
-      // KernelFromDot's argument, then the exponentials as one vectorised block.
-      for (int64_t q = 0; q < len; ++q) dots[q] = -params.gamma * (sq_i + sq[cols[begin + q]] - 2 * dots[q]);
-      ExpInPlace(dots, len);
+      RbfFromDots(params.gamma, sq_i, sq, cols.data() + begin, len, dots);
       for (int64_t q = 0; q < len; ++q) store(out, begin + q, dots[q]);
     } else {
       for (int64_t q = 0; q < len; ++q) {

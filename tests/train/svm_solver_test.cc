@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "tests/train/svm_test_util.h"
+#include "train/svm/class_rows.h"
 #include "train/svm/smo_solver.h"
 #include "train/svm/svm_train.h"
 
@@ -203,6 +204,65 @@ TEST(SvmSolverTest, ResultDoesNotDependOnCacheOrThreads) {
   EXPECT_EQ(big.obj, tiny.obj);
   EXPECT_EQ(big.rho, tiny.rho);
   EXPECT_EQ(big.alpha, tiny.alpha);
+}
+
+// The own-class rows kept once for all one-vs-one pairs (class_rows.h): each is the kernel's own Q row over the
+// class (bit for bit), computed by its first caller and served to the later ones.
+TEST(ClassRowCacheTest, OwnClassRowIsTheKernelRowComputedOnce) {
+  auto ds = RandomDataset(90, 12, 0.6, {0, 1, 2}, 31);
+  const ClassGroups g = GroupClasses(ds);
+  std::vector<std::vector<int32_t>> members(g.labels.size());
+  for (int64_t r = 0; r < ds.num_rows; ++r) members[g.row_class[r]].push_back(static_cast<int32_t>(r));
+  EXPECT_EQ(ClassRowCache::Bytes(members),
+            static_cast<int64_t>(sizeof(float)) *
+                std::accumulate(members.begin(), members.end(), int64_t{0}, [](int64_t a, const auto& m) {
+                  return a + static_cast<int64_t>(m.size() * m.size());
+                }));
+  ClassRowCache cache(ds.num_rows, members);
+  kernels::SvmKernelRows kernel(ds.Rows(), {kernels::SvmKernelType::kRbf, 3, 0.2, 0});
+  for (const int32_t r : {0, 17, 89}) {
+    const int32_t c = cache.ClassOf(r);
+    ASSERT_EQ(c, g.row_class[r]);
+    const auto& cols = members[static_cast<size_t>(c)];
+    ASSERT_EQ(cols[static_cast<size_t>(cache.IndexInClass(r))], r);
+    std::vector<float> want(cols.size());
+    kernel.QRow(r, 1, cols, {}, want);
+    const int64_t evals = kernel.evaluations();
+    const float* first = cache.OwnClassRow(r, kernel);
+    ASSERT_NE(first, nullptr);
+    EXPECT_EQ(kernel.evaluations(), evals + static_cast<int64_t>(cols.size()));  // computed by this caller
+    EXPECT_EQ(std::vector<float>(first, first + cols.size()), want);
+    kernels::SvmKernelRows other = kernel.Share();  // another pair's kernel object
+    EXPECT_EQ(cache.OwnClassRow(r, other), first);  // served, not recomputed
+    EXPECT_EQ(other.evaluations(), 0);
+  }
+  EXPECT_EQ(cache.fills(), 3);
+  EXPECT_EQ(cache.hits(), 3);
+  EXPECT_THROW(ClassRowCache(10, {{0, 1}, {1, 2}}), Error);  // a row in two classes
+}
+
+// One-vs-one training with the pairs' own-class rows shared (a cache large enough) and computed by each pair
+// (a cache too small to share them): the same model bit for bit, with fewer kernel evaluations.
+TEST(SvmTrainTest, SharedOwnClassRowsGiveTheSameModel) {
+  auto ds = RandomDataset(400, 16, 0.7, {1, 2, 3, 4, 5}, 32);
+  SvmParams p;
+  p.C = 4;
+  p.kernel = {kernels::SvmKernelType::kRbf, 3, 0.1, 0};
+  p.cache_mb = 64;  // 400^2 floats would fit twice over: the rows are shared
+  TrainReport shared_report;
+  const SvmModel shared = TrainSvm(ds, p, &shared_report);
+  p.cache_mb = 0.05;  // under twice the shared rows' bytes: each pair computes its own
+  TrainReport own_report;
+  const SvmModel own = TrainSvm(ds, p, &own_report);
+  ASSERT_EQ(shared_report.pairs.size(), 10U);
+  for (size_t k = 0; k < shared_report.pairs.size(); ++k) {
+    EXPECT_EQ(shared_report.pairs[k].result.obj, own_report.pairs[k].result.obj) << k;
+    EXPECT_EQ(shared_report.pairs[k].result.rho, own_report.pairs[k].result.rho) << k;
+    EXPECT_EQ(shared_report.pairs[k].result.iterations, own_report.pairs[k].result.iterations) << k;
+  }
+  EXPECT_EQ(shared.rho, own.rho);
+  EXPECT_EQ(shared.sv_coef, own.sv_coef);
+  EXPECT_LT(shared_report.kernel_evaluations, own_report.kernel_evaluations);
 }
 
 TEST(SvmSolverTest, IterationLimitStillReturnsAFeasiblePoint) {

@@ -14,13 +14,15 @@
 #include "core/log.h"
 #include "core/rng.h"
 #include "datasets/native_format.h"
-#include "kernels/cuda/sparse_cuda.h"
 #include "kernels/sparse.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::bench {
 double DeviceCopyBandwidth(size_t bytes, int reps);  // gpu_copy.cu
-}
+// cuda/spmm_baseline.cc: seconds per cuSPARSE SpMM of a by x into y, and whether tessel's SpMM takes its row kernel.
+double CusparseSpMMSeconds(const kernels::SparseMatrix& a, const kernels::Matrix& x, int reps, kernels::Matrix* y);
+bool SpMMUsesRowKernel(const kernels::SparseMatrix& a, int64_t width);
+}  // namespace tessel::bench
 
 namespace {
 
@@ -110,26 +112,13 @@ int main(int argc, char** argv) {
       const double s = Seconds(t0) / reps;
       // The baseline: the same product through cuSPARSE's generic SpMM (what every width used before the row
       // kernel), on the same device arrays.
-      const tessel::kernels::DeviceCsr dev{&a,
-                                           a.rows,
-                                           a.cols,
-                                           a.nnz(),
-                                           a.indptr.Device(),
-                                           a.indices.Device(),
-                                           a.has_values() ? a.values.Device() : nullptr};
-      float* out = y.data.OverwriteDevice();
-      tessel::kernels::cuda::SpMMCusparse(dev, x.data.Device(), width, out);
-      tessel::device::Synchronize();
-      const auto t1 = std::chrono::steady_clock::now();
-      for (int r = 0; r < reps; ++r) tessel::kernels::cuda::SpMMCusparse(dev, x.data.Device(), width, out);
-      tessel::device::Synchronize();
-      const double base = Seconds(t1) / reps;
+      const double base = tessel::bench::CusparseSpMMSeconds(a, x, reps, &y);
       const double row_bytes = std::max(32.0, static_cast<double>(width) * 4);
       const double bytes = static_cast<double>(nodes + 1) * 4 + static_cast<double>(a.nnz()) * (8 + row_bytes) +
                            static_cast<double>(nodes * width) * 4;
       std::printf("| %lld | %.3f | %s | %.3f | %.2f | %.1f | %.0f |\n", static_cast<long long>(width), s * 1e3,
-                  tessel::kernels::cuda::SpMMUsesRowKernel(dev, width) ? "row kernel" : "cuSPARSE", base * 1e3,
-                  base / s, bytes / s / 1e9, 100.0 * bytes / s / copy_bw);
+                  tessel::bench::SpMMUsesRowKernel(a, width) ? "row kernel" : "cuSPARSE", base * 1e3, base / s,
+                  bytes / s / 1e9, 100.0 * bytes / s / copy_bw);
     }
     std::printf("\n");
 

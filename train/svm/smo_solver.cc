@@ -3,6 +3,7 @@
 #include "train/svm/smo_solver.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -10,7 +11,9 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "core/target_clones.h"
 #include "train/svm/batch_step.h"
+#include "train/svm/class_rows.h"
 #include "train/svm/kernel_cache.h"
 #include "train/svm/solver_common.h"
 
@@ -22,6 +25,116 @@ using batch::kLower;
 using batch::kUpper;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// The first pass of SelectWorkingSet's second-index scan over positions [b, e): gain[j] = LIBSVM's second-order
+// gain -(b_ij^2) / a_ij of the pair (i, j), NaN where j cannot be the second index (not in I_low, or b_ij <= 0),
+// and the largest y G over I_low, returned. Written without branches, four positions per vector operation (the
+// AVX2 clone: one vdivpd for four divisions). Each value is LIBSVM's expression rounded the same way: for y = -1,
+// gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes (qd_i + qd_j) - (-yi2) q, exact sign changes; no
+// multiply-add is contracted (core/target_clones.h).
+TESSEL_CLONE_AVX2 double SecondOrderGains(const double* g, const double* qd, const int8_t* y, const int8_t* st,
+                                          const float* q_i, double gmax, double qd_i, double yi2, int64_t b, int64_t e,
+                                          double* gain) {
+  using V4d = double __attribute__((vector_size(32)));
+  using V4l = int64_t __attribute__((vector_size(32)));
+  // mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
+#define TESSEL_SELECT(mask, a, c) \
+  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
+  const V4d inf = {kInf, kInf, kInf, kInf};
+  const V4d nan = {kNaN, kNaN, kNaN, kNaN};
+  const V4d tau = {batch::kTau, batch::kTau, batch::kTau, batch::kTau};
+  const V4d zero = {0, 0, 0, 0};
+  const V4d gmax_v = {gmax, gmax, gmax, gmax};
+  const V4d qd_i_v = {qd_i, qd_i, qd_i, qd_i};
+  const V4d yi2_v = {yi2, yi2, yi2, yi2};
+  const V4l lower = {kLower, kLower, kLower, kLower};
+  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
+  V4d gmax2_v = -inf;
+  int64_t j = b;
+  for (; j + 4 <= e; j += 4) {
+    V4d gv;
+    V4d qdv;
+    std::memcpy(&gv, g + j, sizeof(gv));
+    std::memcpy(&qdv, qd + j, sizeof(qdv));
+    const V4l yv = {y[j], y[j + 1], y[j + 2], y[j + 3]};
+    const V4l sv = {st[j], st[j + 1], st[j + 2], st[j + 3]};
+    const V4d qv = {q_i[j], q_i[j + 1], q_i[j + 2], q_i[j + 3]};
+    const V4l up = yv > 0;
+    const V4d yg = TESSEL_SELECT(up, gv, -gv);
+    const V4l low = (up & (sv != lower)) | (~up & (sv != upper));  // batch::InLow
+    const V4d cand = TESSEL_SELECT(low, yg, -inf);
+    gmax2_v = TESSEL_SELECT(gmax2_v < cand, cand, gmax2_v);
+    const V4d grad_diff = gmax_v + yg;
+    const V4d quad = (qd_i_v + qdv) - TESSEL_SELECT(up, yi2_v, -yi2_v) * qv;
+    const V4d obj = -(grad_diff * grad_diff) / TESSEL_SELECT(quad > zero, quad, tau);
+    const V4d out = TESSEL_SELECT(low & (grad_diff > zero), obj, nan);
+    std::memcpy(gain + j, &out, sizeof(out));
+  }
+  double gmax2 = -kInf;
+  for (int k = 0; k < 4; ++k) gmax2 = gmax2 < gmax2_v[k] ? gmax2_v[k] : gmax2;
+  for (; j < e; ++j) {
+    const bool up = y[j] > 0;
+    const double yg = up ? g[j] : -g[j];
+    const bool low = batch::InLow(y[j], st[j]);
+    if (low && gmax2 < yg) gmax2 = yg;
+    const double grad_diff = gmax + yg;
+    const double quad = (qd_i + qd[j]) - (up ? yi2 : -yi2) * static_cast<double>(q_i[j]);
+    gain[j] = low && grad_diff > 0 ? -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau) : kNaN;
+  }
+  return gmax2;
+}
+#undef TESSEL_SELECT
+
+// G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
+// the max violator of the new G there: the last t in I_up of the largest -y G (LIBSVM's `>=`). Four positions per
+// vector operation; each lane keeps its own last maximum, and the lanes are combined by value, then by the larger
+// position: the sequential scan's answer.
+TESSEL_CLONE_AVX2 Candidate UpdateGradient(double* g, const float* q_i, const float* q_j, double d_i, double d_j,
+                                           const int8_t* y, const int8_t* st, int64_t b, int64_t e) {
+  using V4d = double __attribute__((vector_size(32)));
+  using V4l = int64_t __attribute__((vector_size(32)));
+#define TESSEL_SELECT(mask, a, c) \
+  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
+  const V4d di = {d_i, d_i, d_i, d_i};
+  const V4d dj = {d_j, d_j, d_j, d_j};
+  const V4l lower = {kLower, kLower, kLower, kLower};
+  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
+  V4d best = {-kInf, -kInf, -kInf, -kInf};
+  V4l best_at = {-1, -1, -1, -1};
+  int64_t t = b;
+  for (; t + 4 <= e; t += 4) {
+    V4d gv;
+    std::memcpy(&gv, g + t, sizeof(gv));
+    const V4d qi = {q_i[t], q_i[t + 1], q_i[t + 2], q_i[t + 3]};
+    const V4d qj = {q_j[t], q_j[t + 1], q_j[t + 2], q_j[t + 3]};
+    gv += qi * di + qj * dj;
+    std::memcpy(g + t, &gv, sizeof(gv));
+    const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
+    const V4l sv = {st[t], st[t + 1], st[t + 2], st[t + 3]};
+    const V4l up = yv > 0;
+    const V4l in_up = (up & (sv != upper)) | (~up & (sv != lower));  // batch::InUp
+    const V4d v = TESSEL_SELECT(up, -gv, gv);                        // -y G
+    const V4l take = in_up & (v >= best);
+    best = TESSEL_SELECT(take, v, best);
+    const V4l at = {t, t + 1, t + 2, t + 3};
+    best_at = (take & at) | (~take & best_at);
+  }
+#undef TESSEL_SELECT
+  Candidate c{-kInf, -1};
+  for (int k = 0; k < 4; ++k) {
+    if (best_at[k] < 0) continue;
+    if (best[k] > c.value || (best[k] == c.value && best_at[k] > c.index)) c = {best[k], best_at[k]};
+  }
+  for (; t < e; ++t) {
+    g[t] += q_i[t] * d_i + q_j[t] * d_j;
+    if (!batch::InUp(y[t], st[t])) continue;
+    const double v = y[t] == 1 ? -g[t] : g[t];
+    if (v >= c.value) c = {v, t};
+  }
+  return c;
+}
+
 class Solver {
  public:
   Solver(const BinaryProblem& problem, const SolverOptions& options)
@@ -43,7 +156,17 @@ class Solver {
     status_.assign(l_, kLower);
     g_.assign(l_, -1.0);
     g_bar_.assign(l_, 0.0);
+    gain_.assign(l_, 0.0);
     active_size_ = l_;
+    class_rows_ = problem.class_rows;
+    if (class_rows_ != nullptr) {
+      in_class_.resize(l_);
+      for (int64_t s = 0; s < l_; ++s) in_class_[s] = class_rows_->IndexInClass(perm_[s]);
+      other_rows_.resize(l_);
+      other_pos_.resize(l_);
+      plus_ones_.assign(l_, 1);
+      minus_ones_.assign(l_, -1);
+    }
   }
 
   SolverResult Run();
@@ -84,7 +207,16 @@ class Solver {
   int64_t active_size_ = 0;
   bool unshrink_ = false;
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
-  std::vector<float> scratch_;  // kernel values of G_bar updates beyond the cached prefix
+  std::vector<float> scratch_;  // kernel values of G_bar updates beyond the cached prefix, of GetQ's other class
+  std::vector<double> gain_;    // SelectWorkingSet's second-order gain per position (NaN: not a candidate)
+  ClassRowCache* class_rows_ = nullptr;  // shared own-class rows, or null
+  // With class_rows_: each position's index in its class's row (swapped with the positions), and GetQ's scratch
+  // for the other class's rows and positions, with constant signs.
+  std::vector<int32_t> in_class_;
+  std::vector<int32_t> other_rows_;
+  std::vector<int32_t> other_pos_;
+  std::vector<int8_t> plus_ones_;
+  std::vector<int8_t> minus_ones_;
 
   Candidate next_i_{-kInf, -1};  // the max violator found while updating the gradient
   bool next_i_valid_ = false;
@@ -95,8 +227,35 @@ const float* Solver::GetQ(int64_t pos, int64_t len) {
   auto [data, start] = cache_.Get(pos, len);
   if (start < len) {
     const auto n = static_cast<size_t>(len - start);
-    kernel_.QRow(perm_[pos], y_[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
-                 std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
+    const float* own = class_rows_ != nullptr ? class_rows_->OwnClassRow(perm_[pos], kernel_) : nullptr;
+    if (own == nullptr) {
+      kernel_.QRow(perm_[pos], y_[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
+                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
+    } else {
+      // The positions of pos's class read the shared row (Q = K there); the other class's are computed.
+      const int8_t yp = y_[pos];
+      const int8_t* y = y_.data();
+      const int32_t* in_class = in_class_.data();
+      const int32_t* perm = perm_.data();
+      int32_t* other_rows = other_rows_.data();
+      int32_t* other_pos = other_pos_.data();
+      int64_t others = 0;
+      for (int64_t q = start; q < len; ++q) {
+        if (y[q] == yp) {
+          data[q] = own[in_class[q]];
+        } else {
+          other_rows[others] = perm[q];
+          other_pos[others++] = static_cast<int32_t>(q);
+        }
+      }
+      if (others > 0) {
+        const auto m = static_cast<size_t>(others);
+        scratch_.resize(m);
+        kernel_.QRow(perm_[pos], yp, std::span<const int32_t>(other_rows, m),
+                     std::span<const int8_t>(yp > 0 ? minus_ones_ : plus_ones_).first(m), scratch_);
+        for (size_t k = 0; k < m; ++k) data[other_pos[k]] = scratch_[k];
+      }
+    }
   }
   return data;
 }
@@ -111,6 +270,7 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   std::swap(status_[a], status_[b]);
   std::swap(g_[a], g_[b]);
   std::swap(g_bar_[a], g_bar_[b]);
+  if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
   pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
   next_i_valid_ = false;
 }
@@ -166,9 +326,13 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
   next_i_valid_ = false;
   const double gmax = first.value;
   const int64_t i = first.index;
-  const float* q_i = i >= 0 ? GetQ(i, active) : nullptr;
-  const double qd_i = i >= 0 ? qd_[i] : 0.0;
-  const double yi2 = i >= 0 ? 2.0 * y_[i] : 0.0;
+  if (i < 0) {  // I_up is empty: gmax = -inf, so the gap is -inf whatever gmax2 is, and no pair violates
+    tally_.last_gap = -kInf;
+    return true;
+  }
+  const float* q_i = GetQ(i, active);
+  const double qd_i = qd_[i];
+  const double yi2 = 2.0 * y_[i];
 
   struct Second {
     Candidate best;
@@ -177,25 +341,13 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
   const Second second = BlockReduce<Second>(
       active, Second{{kInf, -1}, -kInf},
       [&](int64_t b, int64_t e) {
+        // The gains without branches (SecondOrderGains), then LIBSVM's choice among them: the last j of the
+        // smallest gain (`<=`; NaN, no candidate, never compares).
         Second s{{kInf, -1}, -kInf};
-        for (int64_t j = b; j < e; ++j) {
-          if (!batch::InLow(y_[j], status_[j])) continue;
-          double grad_diff;
-          double quad_coef;
-          if (y_[j] == 1) {
-            grad_diff = gmax + g_[j];
-            if (g_[j] >= s.gmax2) s.gmax2 = g_[j];
-            if (grad_diff <= 0) continue;
-            quad_coef = qd_i + qd_[j] - yi2 * q_i[j];
-          } else {
-            grad_diff = gmax - g_[j];
-            if (-g_[j] >= s.gmax2) s.gmax2 = -g_[j];
-            if (grad_diff <= 0) continue;
-            quad_coef = qd_i + qd_[j] + yi2 * q_i[j];
-          }
-          const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
-          if (obj_diff <= s.best.value) s.best = {obj_diff, j};
-        }
+        double* gain = gain_.data();
+        s.gmax2 = SecondOrderGains(g_.data(), qd_.data(), y_.data(), status_.data(), q_i, gmax, qd_i, yi2, b, e, gain);
+        for (int64_t j = b; j < e; ++j)
+          if (gain[j] <= s.best.value) s.best = {gain[j], j};
         return s;
       },
       [](const Second& r, const Second& p) {
@@ -263,8 +415,7 @@ void Solver::Step(int64_t i, int64_t j) {
   next_i_ = BlockReduce<Candidate>(
       active, Candidate{-kInf, -1},
       [&](int64_t b, int64_t e) {
-        for (int64_t k = b; k < e; ++k) g_[k] += q_i[k] * d_i + q_j[k] * d_j;
-        return MaxViolator(b, e);
+        return UpdateGradient(g_.data(), q_i, q_j, d_i, d_j, y_.data(), status_.data(), b, e);
       },
       fold_max);
   next_i_valid_ = true;

@@ -11,6 +11,8 @@
 
 namespace tessel::train::svm {
 
+class ClassRowCache;  // class_rows.h
+
 // min_a 0.5 a^T Q a - e^T a  subject to  y^T a = 0,  0 <= a_i <= Cp (y_i = +1) or Cn (y_i = -1),
 // with Q_ij = y_i y_j K(x_i, x_j) rounded to float (LIBSVM's Qfloat) and the gradient kept in float64.
 struct BinaryProblem {
@@ -19,6 +21,9 @@ struct BinaryProblem {
   std::span<const int8_t> y;                 // +1 or -1 per sample
   double Cp = 1;
   double Cn = 1;
+  // One-vs-one pairs of more than two classes: the own-class halves of the Q rows, shared with the other pairs
+  // (class_rows.h). Optional; the SMO solver reads it, the others ignore it. Same values either way.
+  ClassRowCache* class_rows = nullptr;
 };
 
 struct SolverOptions {

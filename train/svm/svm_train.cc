@@ -3,9 +3,11 @@
 #include "train/svm/svm_train.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 
 #include <tbb/global_control.h>
@@ -15,6 +17,7 @@
 #include "core/log.h"
 #include "core/parallel.h"
 #include "core/progress.h"
+#include "train/svm/class_rows.h"
 
 namespace tessel::train::svm {
 
@@ -107,18 +110,65 @@ std::vector<SolverResult> SolvePairsConcurrently(std::span<const PairTask> tasks
   };
   if (concurrent == 1) {
     for (int64_t t = 0; t < num_tasks; ++t) run(t);
-  } else {
-    parallel_for<int64_t>(0, num_tasks, 1, run);
+    return results;
   }
+  // Largest pairs first, each worker taking the next pair when it is free (a list schedule): a large pair started
+  // last would leave the other workers idle at the end. Pair size (samples) stands in for its cost.
+  std::vector<int64_t> order(tasks.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return tasks[a].sub.size() > tasks[b].sub.size(); });
+  std::atomic<int64_t> next{0};
+  parallel_for<int64_t>(0, concurrent, 1, [&](int64_t /*worker*/) {
+    for (int64_t k = next.fetch_add(1); k < num_tasks; k = next.fetch_add(1)) run(order[static_cast<size_t>(k)]);
+  });
   return results;
 }
+
+namespace {
+
+// The rows of each class, read off the pairs: pair (i, j) lists class i's rows (y = +1), then class j's (y = -1).
+std::vector<std::vector<int32_t>> ClassMembers(std::span<const PairTask> tasks) {
+  int32_t classes = 0;
+  for (const PairTask& t : tasks) classes = std::max({classes, t.class_i + 1, t.class_j + 1});
+  std::vector<std::vector<int32_t>> members(static_cast<size_t>(classes));
+  std::vector<char> seen(static_cast<size_t>(classes), 0);
+  for (const PairTask& t : tasks) {
+    for (size_t k = 0; k < t.sub.size(); ++k) {
+      const int32_t c = t.y[k] > 0 ? t.class_i : t.class_j;
+      if (seen[static_cast<size_t>(c)] == 0) members[static_cast<size_t>(c)].push_back(t.sub[k]);
+    }
+    seen[static_cast<size_t>(t.class_i)] = 1;
+    seen[static_cast<size_t>(t.class_j)] = 1;
+  }
+  return members;
+}
+
+}  // namespace
 
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                   const BinarySolver& solver) {
   return TrainOneVsOne(data, params, report, [&solver](std::span<const PairTask> tasks) {
-    return SolvePairsConcurrently(tasks, [&solver](const PairTask& t) {
-      kernels::SvmKernelRows kernel(*t.rows, t.kernel);
-      const BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
+    if (tasks.empty()) return std::vector<SolverResult>{};
+    // Every pair reads the same rows with the same kernel: norms, dense and bit rows are computed once.
+    const kernels::SvmKernelRows shared(*tasks[0].rows, tasks[0].kernel);
+    // With more than two classes the pairs also share their rows' own-class halves (class_rows.h), when those
+    // fit in half the cache: the pairs' own caches then share the other half.
+    std::unique_ptr<ClassRowCache> class_rows;
+    std::vector<PairTask> with_budget(tasks.begin(), tasks.end());
+    if (tasks.size() > 1) {
+      const std::vector<std::vector<int32_t>> members = ClassMembers(tasks);
+      const int64_t bytes = ClassRowCache::Bytes(members);
+      if (2 * bytes <= tasks[0].options.cache_bytes) {
+        class_rows = std::make_unique<ClassRowCache>(tasks[0].rows->num_rows(), members);
+        for (PairTask& t : with_budget) t.options.cache_bytes -= bytes;
+      }
+    }
+    return SolvePairsConcurrently(with_budget, [&solver, &shared, &tasks, &class_rows](const PairTask& t) {
+      TESSEL_CHECK(t.rows == tasks[0].rows, "TrainSvm: the pairs read different rows");
+      kernels::SvmKernelRows kernel = shared.Share();
+      BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
+      problem.class_rows = class_rows.get();
       return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
     });
   });
