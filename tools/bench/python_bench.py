@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # Python package benchmarks (docs/python.md), written to the "## Python package" section of docs/benchmarks.md:
-#  1. tessel.SVC.fit against sklearn.svm.SVC.fit (scikit-learn's LIBSVM fork) on a9a, w8a and usps (../shared/data),
+#  1. tessel.SVC.fit against sklearn.svm.SVC.fit (scikit-learn's LIBSVM fork) on a9a, w8a, usps and letter (../shared/data),
 #     the same parameters and cache size, one after the other in this process; also checks that both give the same
 #     model (support vectors, coefficients, predictions on the test file).
 #  2. The binding's cost against the CLI on Cora (tests/data/cora, converted once): tessel.load + tessel.train_gcn in
@@ -26,6 +26,7 @@ SVM_SETS = [
     ("a9a", "svm/a9a/a9a", "svm/a9a/a9a.t", dict(C=1.0, gamma=0.05, cache_size=100)),
     ("w8a", "svm/w8a/w8a", None, dict(C=16.0, gamma=0.03125, tol=1e-5, cache_size=100)),
     ("usps", "svm/usps/usps.esl.gz", "svm/usps/usps.esl.t.gz", dict(C=10.0, gamma=0.00390625, cache_size=100)),
+    ("letter", "svm/letter/letter.scale", "svm/letter/letter.scale.t", dict(C=16.0, gamma=4.0, cache_size=100)),
 ]
 GCN_ARGS = dict(epochs=200, normalize_features="l1", seed=0)
 

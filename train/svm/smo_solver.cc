@@ -25,24 +25,23 @@ using batch::kLower;
 using batch::kUpper;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-// The first pass of SelectWorkingSet's second-index scan over positions [b, e): gain[j] = LIBSVM's second-order
-// gain -(b_ij^2) / a_ij of the pair (i, j), NaN where j cannot be the second index (not in I_low, or b_ij <= 0),
-// and the largest y G over I_low, returned. Written without branches, four positions per vector operation (the
-// AVX2 clone: one vdivpd for four divisions). Each value is LIBSVM's expression rounded the same way: for y = -1,
-// gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes (qd_i + qd_j) - (-yi2) q, exact sign changes; no
-// multiply-add is contracted (core/target_clones.h).
-TESSEL_CLONE_AVX2 double SecondOrderGains(const double* g, const double* qd, const int8_t* y, const int8_t* st,
-                                          const float* q_i, double gmax, double qd_i, double yi2, int64_t b, int64_t e,
-                                          double* gain) {
+// SelectWorkingSet's second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the
+// pair (i, j) for every j in I_low with b_ij > 0, the last j of the smallest gain (LIBSVM's `<=`) into *best, and
+// the largest y G over I_low, returned. Written without branches, four positions per vector operation (the AVX2
+// clone: one vdivpd for four divisions); each lane keeps its own last minimum and the lanes are combined by value,
+// then by the larger position: the sequential scan's answer. Each value is LIBSVM's expression rounded the same
+// way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes (qd_i + qd_j) - (-yi2) q, exact
+// sign changes; no multiply-add is contracted (core/target_clones.h).
+TESSEL_CLONE_AVX2 double SecondOrderScan(const double* g, const double* qd, const int8_t* y, const int8_t* st,
+                                         const float* q_i, double gmax, double qd_i, double yi2, int64_t b, int64_t e,
+                                         Candidate* best) {
   using V4d = double __attribute__((vector_size(32)));
   using V4l = int64_t __attribute__((vector_size(32)));
   // mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
 #define TESSEL_SELECT(mask, a, c) \
   reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
   const V4d inf = {kInf, kInf, kInf, kInf};
-  const V4d nan = {kNaN, kNaN, kNaN, kNaN};
   const V4d tau = {batch::kTau, batch::kTau, batch::kTau, batch::kTau};
   const V4d zero = {0, 0, 0, 0};
   const V4d gmax_v = {gmax, gmax, gmax, gmax};
@@ -51,6 +50,8 @@ TESSEL_CLONE_AVX2 double SecondOrderGains(const double* g, const double* qd, con
   const V4l lower = {kLower, kLower, kLower, kLower};
   const V4l upper = {kUpper, kUpper, kUpper, kUpper};
   V4d gmax2_v = -inf;
+  V4d min_v = inf;
+  V4l min_at = {-1, -1, -1, -1};
   int64_t j = b;
   for (; j + 4 <= e; j += 4) {
     V4d gv;
@@ -68,23 +69,33 @@ TESSEL_CLONE_AVX2 double SecondOrderGains(const double* g, const double* qd, con
     const V4d grad_diff = gmax_v + yg;
     const V4d quad = (qd_i_v + qdv) - TESSEL_SELECT(up, yi2_v, -yi2_v) * qv;
     const V4d obj = -(grad_diff * grad_diff) / TESSEL_SELECT(quad > zero, quad, tau);
-    const V4d out = TESSEL_SELECT(low & (grad_diff > zero), obj, nan);
-    std::memcpy(gain + j, &out, sizeof(out));
+    const V4l take = low & (grad_diff > zero) & (obj <= min_v);
+    min_v = TESSEL_SELECT(take, obj, min_v);
+    const V4l at = {j, j + 1, j + 2, j + 3};
+    min_at = (take & at) | (~take & min_at);
   }
+#undef TESSEL_SELECT
   double gmax2 = -kInf;
-  for (int k = 0; k < 4; ++k) gmax2 = gmax2 < gmax2_v[k] ? gmax2_v[k] : gmax2;
+  Candidate c{kInf, -1};
+  for (int k = 0; k < 4; ++k) {
+    gmax2 = gmax2 < gmax2_v[k] ? gmax2_v[k] : gmax2;
+    if (min_at[k] < 0) continue;
+    if (min_v[k] < c.value || (min_v[k] == c.value && min_at[k] > c.index)) c = {min_v[k], min_at[k]};
+  }
   for (; j < e; ++j) {
+    if (!batch::InLow(y[j], st[j])) continue;
     const bool up = y[j] > 0;
     const double yg = up ? g[j] : -g[j];
-    const bool low = batch::InLow(y[j], st[j]);
-    if (low && gmax2 < yg) gmax2 = yg;
+    if (gmax2 < yg) gmax2 = yg;
     const double grad_diff = gmax + yg;
+    if (grad_diff <= 0) continue;
     const double quad = (qd_i + qd[j]) - (up ? yi2 : -yi2) * static_cast<double>(q_i[j]);
-    gain[j] = low && grad_diff > 0 ? -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau) : kNaN;
+    const double obj = -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau);
+    if (obj <= c.value) c = {obj, j};
   }
+  *best = c;
   return gmax2;
 }
-#undef TESSEL_SELECT
 
 // G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
 // the max violator of the new G there: the last t in I_up of the largest -y G (LIBSVM's `>=`). Four positions per
@@ -156,7 +167,6 @@ class Solver {
     status_.assign(l_, kLower);
     g_.assign(l_, -1.0);
     g_bar_.assign(l_, 0.0);
-    gain_.assign(l_, 0.0);
     active_size_ = l_;
     class_rows_ = problem.class_rows;
     if (class_rows_ != nullptr) {
@@ -208,7 +218,6 @@ class Solver {
   bool unshrink_ = false;
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
   std::vector<float> scratch_;  // kernel values of G_bar updates beyond the cached prefix, of GetQ's other class
-  std::vector<double> gain_;    // SelectWorkingSet's second-order gain per position (NaN: not a candidate)
   ClassRowCache* class_rows_ = nullptr;  // shared own-class rows, or null
   // With class_rows_: each position's index in its class's row (swapped with the positions), and GetQ's scratch
   // for the other class's rows and positions, with constant signs.
@@ -341,13 +350,9 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
   const Second second = BlockReduce<Second>(
       active, Second{{kInf, -1}, -kInf},
       [&](int64_t b, int64_t e) {
-        // The gains without branches (SecondOrderGains), then LIBSVM's choice among them: the last j of the
-        // smallest gain (`<=`; NaN, no candidate, never compares).
         Second s{{kInf, -1}, -kInf};
-        double* gain = gain_.data();
-        s.gmax2 = SecondOrderGains(g_.data(), qd_.data(), y_.data(), status_.data(), q_i, gmax, qd_i, yi2, b, e, gain);
-        for (int64_t j = b; j < e; ++j)
-          if (gain[j] <= s.best.value) s.best = {gain[j], j};
+        s.gmax2 =
+            SecondOrderScan(g_.data(), qd_.data(), y_.data(), status_.data(), q_i, gmax, qd_i, yi2, b, e, &s.best);
         return s;
       },
       [](const Second& r, const Second& p) {
