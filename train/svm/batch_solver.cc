@@ -42,19 +42,14 @@ class BatchSolver {
         inner_factor_(batch.inner_factor) {
     CheckBinaryLabels(problem, "SolveBinaryBatched");
     rows_.assign(problem.rows.begin(), problem.rows.end());
-    y_.assign(problem.y.begin(), problem.y.end());
-    qd_ = QDiagonal(kernel_, rows_);
-    alpha_.assign(l_, 0.0);
-    status_.assign(l_, batch::kLower);
-    g_.assign(l_, -1.0);
-    g_bar_.assign(l_, 0.0);
+    s_.Start(problem.y, QDiagonal(kernel_, rows_));
     SetAllActive();
   }
 
   SolverResult Run(BatchStats* stats);
 
  private:
-  double C(int64_t s) const { return y_[s] > 0 ? cp_ : cn_; }
+  double C(int64_t s) const { return s_.y[s] > 0 ? cp_ : cn_; }
   void SetAllActive();
   void SetActive(std::vector<int32_t> act);
   // out[t * cols.size() + k] = Q(samples[t], cols[k]) as float.
@@ -79,12 +74,7 @@ class BatchSolver {
 
   // Per sample (the problem's order).
   std::vector<int32_t> rows_;
-  std::vector<int8_t> y_;
-  std::vector<double> qd_;
-  std::vector<double> alpha_;
-  std::vector<int8_t> status_;
-  std::vector<double> g_;
-  std::vector<double> g_bar_;
+  SampleState s_;             // y, qd, alpha, status, G, G_bar per position (solver_common.h)
   std::vector<int32_t> pos_;  // position in act_, or -1 when eliminated
   // The active samples in increasing order, their dataset rows and labels (the columns of every kernel row).
   std::vector<int32_t> act_;
@@ -112,7 +102,7 @@ void BatchSolver::SetActive(std::vector<int32_t> act) {
   for (size_t k = 0; k < act_.size(); ++k) {
     pos_[act_[k]] = static_cast<int32_t>(k);
     act_rows_[k] = rows_[act_[k]];
-    act_y_[k] = y_[act_[k]];
+    act_y_[k] = s_.y[act_[k]];
   }
   inact_.clear();
   for (int64_t s = 0; s < l_; ++s)
@@ -124,7 +114,7 @@ void BatchSolver::QRows(std::span<const int32_t> samples, std::span<const int32_
   const size_t n = cols.size();
   out->resize(samples.size() * n);
   for (size_t t = 0; t < samples.size(); ++t)
-    kernel_.QRow(rows_[samples[t]], y_[samples[t]], col_rows, col_y, {out->data() + t * n, n});
+    kernel_.QRow(rows_[samples[t]], s_.y[samples[t]], col_rows, col_y, {out->data() + t * n, n});
 }
 
 // The working set: up to q/2 samples of I_up with the largest -y G, then samples of I_low with the smallest -y G
@@ -134,9 +124,9 @@ double BatchSolver::Select(std::vector<int32_t>* ws) {
   std::vector<std::pair<double, int32_t>> up;
   std::vector<std::pair<double, int32_t>> low;
   for (const int32_t s : act_) {
-    const double v = -y_[s] * g_[s];
-    if (InUp(y_[s], status_[s])) up.emplace_back(v, s);
-    if (InLow(y_[s], status_[s])) low.emplace_back(v, s);
+    const double v = -s_.y[s] * s_.g[s];
+    if (InUp(s_.y[s], s_.status[s])) up.emplace_back(v, s);
+    if (InLow(s_.y[s], s_.status[s])) low.emplace_back(v, s);
   }
   ws->clear();
   if (up.empty() || low.empty()) return -kInf;
@@ -160,11 +150,11 @@ int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit,
   std::vector<double> c(m);
   std::vector<size_t> col(m);
   for (size_t t = 0; t < m; ++t) {
-    a[t] = alpha_[ws[t]];
-    g[t] = g_[ws[t]];
-    st[t] = status_[ws[t]];
-    y[t] = y_[ws[t]];
-    qd[t] = qd_[ws[t]];
+    a[t] = s_.alpha[ws[t]];
+    g[t] = s_.g[ws[t]];
+    st[t] = s_.status[ws[t]];
+    y[t] = s_.y[ws[t]];
+    qd[t] = s_.qd[ws[t]];
     c[t] = C(ws[t]);
     col[t] = static_cast<size_t>(pos_[ws[t]]);
   }
@@ -182,24 +172,24 @@ int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit,
 void BatchSolver::ReconstructGradient() {
   if (inact_.empty()) return;
   ++tally_.reconstructions;
-  for (const int32_t s : inact_) g_[s] = g_bar_[s] - 1.0;
+  for (const int32_t s : inact_) s_.g[s] = s_.g_bar[s] - 1.0;
   std::vector<int32_t> free;
   for (const int32_t s : act_)
-    if (status_[s] == kFree) free.push_back(s);
+    if (s_.status[s] == kFree) free.push_back(s);
   std::vector<int32_t> in_rows(inact_.size());
   std::vector<int8_t> in_y(inact_.size());
   for (size_t k = 0; k < inact_.size(); ++k) {
     in_rows[k] = rows_[inact_[k]];
-    in_y[k] = y_[inact_[k]];
+    in_y[k] = s_.y[inact_[k]];
   }
   const auto n = static_cast<int64_t>(inact_.size());
   for (size_t b = 0; b < free.size(); b += static_cast<size_t>(q_)) {
     const auto chunk = std::span<const int32_t>(free).subspan(b, std::min(free.size() - b, static_cast<size_t>(q_)));
     QRows(chunk, inact_, in_rows, in_y, &scratch_);
     parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
-      double v = g_[inact_[k]];
-      for (size_t t = 0; t < chunk.size(); ++t) v += alpha_[chunk[t]] * scratch_[t * static_cast<size_t>(n) + k];
-      g_[inact_[k]] = v;
+      double v = s_.g[inact_[k]];
+      for (size_t t = 0; t < chunk.size(); ++t) v += s_.alpha[chunk[t]] * scratch_[t * static_cast<size_t>(n) + k];
+      s_.g[inact_[k]] = v;
     });
   }
 }
@@ -207,7 +197,7 @@ void BatchSolver::ReconstructGradient() {
 void BatchSolver::DoShrinking() {
   ++tally_.shrink_checks;
   ViolationExtremes ext;
-  for (const int32_t s : act_) ext.Add(y_[s], status_[s], g_[s]);
+  for (const int32_t s : act_) ext.Add(s_.y[s], s_.status[s], s_.g[s]);
   const double gmax1 = ext.gmax1;
   const double gmax2 = ext.gmax2;
   if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
@@ -217,7 +207,7 @@ void BatchSolver::DoShrinking() {
   }
   std::vector<int32_t> keep;
   for (const int32_t s : act_)
-    if (!batch::BeShrunk(y_[s], status_[s], g_[s], gmax1, gmax2)) keep.push_back(s);
+    if (!batch::BeShrunk(s_.y[s], s_.status[s], s_.g[s], gmax1, gmax2)) keep.push_back(s);
   if (keep.size() != act_.size()) SetActive(std::move(keep));
   tally_.min_active = std::min(tally_.min_active, static_cast<int64_t>(act_.size()));
 }
@@ -264,34 +254,34 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
     // G += sum_t d_t Q_t over the active samples, t in working-set order.
     std::vector<std::pair<size_t, double>> moved;
     for (size_t t = 0; t < ws.size(); ++t)
-      if (new_alpha[t] != alpha_[ws[t]]) moved.emplace_back(t, new_alpha[t] - alpha_[ws[t]]);
+      if (new_alpha[t] != s_.alpha[ws[t]]) moved.emplace_back(t, new_alpha[t] - s_.alpha[ws[t]]);
     const auto n = static_cast<int64_t>(act_.size());
     parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
-      double v = g_[act_[k]];
+      double v = s_.g[act_[k]];
       for (const auto& [t, d] : moved) v += d * ws_rows_[t * static_cast<size_t>(n) + static_cast<size_t>(k)];
-      g_[act_[k]] = v;
+      s_.g[act_[k]] = v;
     });
     for (const auto& [t, d] : moved) {
       const int32_t s = ws[t];
-      const bool was_upper = status_[s] == kUpper;
-      alpha_[s] = new_alpha[t];
-      status_[s] = batch::StatusOf(alpha_[s], C(s));
+      const bool was_upper = s_.status[s] == kUpper;
+      s_.alpha[s] = new_alpha[t];
+      s_.status[s] = batch::StatusOf(s_.alpha[s], C(s));
       // G_bar (the gradient part of the samples at C) only serves reconstruction.
-      if (!schedule_.eliminates() || was_upper == (status_[s] == kUpper)) continue;
+      if (!schedule_.eliminates() || was_upper == (s_.status[s] == kUpper)) continue;
       ++tally_.bound_changes;
       const double c = was_upper ? -C(s) : C(s);
       const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
-      parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { g_bar_[act_[k]] += c * row[k]; });
+      parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { s_.g_bar[act_[k]] += c * row[k]; });
       if (!inact_.empty()) {
         std::vector<int32_t> in_rows(inact_.size());
         std::vector<int8_t> in_y(inact_.size());
         for (size_t k = 0; k < inact_.size(); ++k) {
           in_rows[k] = rows_[inact_[k]];
-          in_y[k] = y_[inact_[k]];
+          in_y[k] = s_.y[inact_[k]];
         }
         const int32_t one[1] = {s};
         QRows(one, inact_, in_rows, in_y, &scratch_);
-        for (size_t k = 0; k < inact_.size(); ++k) g_bar_[inact_[k]] += c * scratch_[k];
+        for (size_t k = 0; k < inact_.size(); ++k) s_.g_bar[inact_[k]] += c * scratch_[k];
       }
     }
     Progress(steps, false);
@@ -307,7 +297,7 @@ SolverResult BatchSolver::Run(BatchStats* stats) {
   Progress(steps, true);
 
   SolverResult r;
-  FillSolution({y_, status_, alpha_, g_, {}, cp_, cn_}, &r);
+  FillSolution({s_.y, s_.status, s_.alpha, s_.g, {}, cp_, cn_}, &r);
   tally_.Fill(steps, kernel_.evaluations() - evals_before, hit_limit, &r);
   if (stats != nullptr) stats->rounds = rounds;
   return r;

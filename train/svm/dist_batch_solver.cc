@@ -84,9 +84,9 @@ double DistBatchSolver::Select(std::vector<int64_t>* ws) {
   std::vector<Entry> up;
   std::vector<Entry> low;
   for (int64_t k = 0; k < active_; ++k) {
-    const double v = -y_[k] * g_[k];
-    if (InUp(y_[k], status_[k])) up.emplace_back(v, gid_[k]);
-    if (InLow(y_[k], status_[k])) low.emplace_back(v, gid_[k]);
+    const double v = -s_.y[k] * s_.g[k];
+    if (InUp(s_.y[k], s_.status[k])) up.emplace_back(v, gid_[k]);
+    if (InLow(s_.y[k], s_.status[k])) low.emplace_back(v, gid_[k]);
   }
   KeepBestCandidates(&up, q, true);
   KeepBestCandidates(&low, q, false);
@@ -131,11 +131,11 @@ std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
     const int32_t k = pos_of_[static_cast<size_t>(g)];
     if (k < 0) continue;
     SampleHeader h;
-    h.qd = qd_[k];
-    h.g = g_[k];
-    h.alpha = alpha_[k];
+    h.qd = s_.qd[k];
+    h.g = s_.g[k];
+    h.alpha = s_.alpha[k];
     h.gid = g;
-    h.y = y_[k];
+    h.y = s_.y[k];
     dist::AppendSample(kernel_->rows(), row_[k], h, &mine);
   }
   // Every rank knows what each owner sends (the owner and non-zero tables): one allgatherv without counts.
@@ -272,14 +272,14 @@ SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
       const double d = move.second;
       const Sample& s = samples[t];
       const float* row = GetQ(s, active_);
-      parallel_for<int64_t>(0, active_, kGrain, [&](int64_t k) { g_[k] += d * row[k]; });
+      parallel_for<int64_t>(0, active_, kGrain, [&](int64_t k) { s_.g[k] += d * row[k]; });
       const double c_s = C(s.h.y);
       const bool was_upper = batch::StatusOf(s.h.alpha, c_s) == kUpper;
       const bool is_upper = batch::StatusOf(new_alpha[t], c_s) == kUpper;
       const int32_t k = pos_of_[static_cast<size_t>(s.h.gid)];
       if (k >= 0) {
-        alpha_[k] = new_alpha[t];
-        status_[k] = batch::StatusOf(new_alpha[t], c_s);
+        s_.alpha[k] = new_alpha[t];
+        s_.status[k] = batch::StatusOf(new_alpha[t], c_s);
       }
       // G_bar (the gradient part of the samples at C) only serves reconstruction.
       if (!schedule_.eliminates() || was_upper == is_upper) continue;

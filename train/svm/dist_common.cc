@@ -165,14 +165,9 @@ RankSamples::RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, c
       max_iter_(MaxIterations(options.max_iterations, p.num_samples)) {
   row_.assign(p.rows.begin(), p.rows.end());
   gid_.assign(p.gids.begin(), p.gids.end());
-  y_.assign(p.y.begin(), p.y.end());
   pos_of_.assign(static_cast<size_t>(big_l_), -1);
   for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
-  qd_ = QDiagonal(*kernel_, row_);
-  alpha_.assign(static_cast<size_t>(n_), 0.0);
-  status_.assign(static_cast<size_t>(n_), batch::kLower);
-  g_.assign(static_cast<size_t>(n_), -1.0);
-  g_bar_.assign(static_cast<size_t>(n_), 0.0);
+  s_.Start(p.y, QDiagonal(*kernel_, row_));
   SetAllActive();
   min_local_active_ = n_;
   tally_.min_active = big_l_;
@@ -185,7 +180,7 @@ const float* RankSamples::GetQ(const Sample& s, int64_t len) {
   if (start < len) {
     const auto n = static_cast<size_t>(len - start);
     kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(start), n),
-                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
+                    std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(start), n), {data + start, n});
   }
   return data;
 }
@@ -199,21 +194,16 @@ void RankSamples::UpdateGBar(const Sample& s, double c) {
     scratch_.resize(static_cast<size_t>(rest));
     const auto n = static_cast<size_t>(rest);
     kernel_->QRowOf(s.Row(), s.h.y, std::span<const int32_t>(row_).subspan(static_cast<size_t>(have), n),
-                    std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
+                    std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(have), n), scratch_);
   }
-  AddScaledSplitRow(g_bar_.data(), n_, c, cached, have, scratch_.data());
+  AddScaledSplitRow(s_.g_bar.data(), n_, c, cached, have, scratch_.data());
 }
 
 void RankSamples::Swap(int64_t a, int64_t b) {
   if (a == b) return;
   std::swap(row_[a], row_[b]);
   std::swap(gid_[a], gid_[b]);
-  std::swap(y_[a], y_[b]);
-  std::swap(qd_[a], qd_[b]);
-  std::swap(alpha_[a], alpha_[b]);
-  std::swap(status_[a], status_[b]);
-  std::swap(g_[a], g_[b]);
-  std::swap(g_bar_[a], g_bar_[b]);
+  s_.Swap(a, b);
   pos_of_[static_cast<size_t>(gid_[a])] = static_cast<int32_t>(a);
   pos_of_[static_cast<size_t>(gid_[b])] = static_cast<int32_t>(b);
   pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
@@ -222,14 +212,14 @@ void RankSamples::Swap(int64_t a, int64_t b) {
 void RankSamples::ReconstructGradient() {
   if (global_active_ == big_l_) return;
   ++tally_.reconstructions;
-  for (int64_t k = active_; k < n_; ++k) g_[k] = g_bar_[k] - 1.0;
+  for (int64_t k = active_; k < n_; ++k) s_.g[k] = s_.g_bar[k] - 1.0;
   std::vector<std::byte> mine;
   for (int64_t k = 0; k < active_; ++k) {
-    if (status_[k] != batch::kFree) continue;
+    if (s_.status[k] != batch::kFree) continue;
     SampleHeader h;
-    h.alpha = alpha_[k];
+    h.alpha = s_.alpha[k];
     h.gid = gid_[k];
-    h.y = y_[k];
+    h.y = s_.y[k];
     AppendSample(kernel_->rows(), row_[k], h, &mine);
   }
   std::vector<std::byte> all;
@@ -241,19 +231,19 @@ void RankSamples::ReconstructGradient() {
   if (inactive == 0) return;
   scratch_.resize(static_cast<size_t>(inactive));
   const auto cols = std::span<const int32_t>(row_).subspan(static_cast<size_t>(active_));
-  const auto signs = std::span<const int8_t>(y_).subspan(static_cast<size_t>(active_));
+  const auto signs = std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(active_));
   for (const Sample& s : free_svs) {
     kernel_->QRowOf(s.Row(), s.h.y, cols, signs, scratch_);
     const double a = s.h.alpha;
     const float* q = scratch_.data();
-    parallel_for<int64_t>(0, inactive, kScanGrain, [&](int64_t t) { g_[active_ + t] += a * q[t]; });
+    parallel_for<int64_t>(0, inactive, kScanGrain, [&](int64_t t) { s_.g[active_ + t] += a * q[t]; });
   }
 }
 
 std::vector<int64_t> RankSamples::Shrink() {
   ++tally_.shrink_checks;
   ViolationExtremes ext;
-  for (int64_t k = 0; k < active_; ++k) ext.Add(y_[k], status_[k], g_[k]);
+  for (int64_t k = 0; k < active_; ++k) ext.Add(s_.y[k], s_.status[k], s_.g[k]);
   double extremes[2] = {ext.gmax1, ext.gmax2};
   Check(comm_.Allreduce(std::span<double>(extremes, 2), comm::ReduceOp::kMax, "svm-shrink"));
   const double gmax1 = extremes[0];
@@ -264,10 +254,10 @@ std::vector<int64_t> RankSamples::Shrink() {
     SetAllActive();
   }
   for (int64_t k = 0; k < active_; ++k) {
-    if (!batch::BeShrunk(y_[k], status_[k], g_[k], gmax1, gmax2)) continue;
+    if (!batch::BeShrunk(s_.y[k], s_.status[k], s_.g[k], gmax1, gmax2)) continue;
     --active_;
     while (active_ > k) {
-      if (!batch::BeShrunk(y_[active_], status_[active_], g_[active_], gmax1, gmax2)) {
+      if (!batch::BeShrunk(s_.y[active_], s_.status[active_], s_.g[active_], gmax1, gmax2)) {
         Swap(k, active_);
         break;
       }
@@ -293,7 +283,7 @@ SolverResult RankSamples::FinishSolve(int64_t iterations, bool hit_limit, int64_
   counts.local_evaluations = LocalEvaluations() + extra_evaluations;
   counts.min_local_active = min_local_active_;
   counts.bytes_before = bytes_before;
-  SolverResult r = Finish(comm_, {gid_, y_, status_, alpha_, g_, cp_, cn_}, big_l_, tally_, counts, stats);
+  SolverResult r = Finish(comm_, {gid_, s_.y, s_.status, s_.alpha, s_.g, cp_, cn_}, big_l_, tally_, counts, stats);
   r.cache_hits = retired_hits_ + cache_.hits();
   r.cache_misses = retired_misses_ + cache_.misses();
   return r;

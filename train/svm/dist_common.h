@@ -119,12 +119,7 @@ class RankSamples {
 
   std::vector<int32_t> row_;
   std::vector<int64_t> gid_;
-  std::vector<int8_t> y_;
-  std::vector<double> qd_;
-  std::vector<double> alpha_;
-  std::vector<int8_t> status_;
-  std::vector<double> g_;
-  std::vector<double> g_bar_;
+  SampleState s_;                // y, qd, alpha, status, G, G_bar per position (solver_common.h)
   std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
   int64_t active_ = 0;
   int64_t global_active_ = 0;

@@ -107,12 +107,12 @@ void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
                "distributed SVM: sample {} has {} non-zeros here but {} in the shared table", gid_[k],
                kernel_->rows().RowIndices(row_[k]).size(), n);
   SampleHeader h;
-  h.qd = qd_[k];
-  h.g = g_[k];
-  h.alpha = alpha_[k];
+  h.qd = s_.qd[k];
+  h.g = s_.g[k];
+  h.alpha = s_.alpha[k];
   h.q_ij = q_ij;
   h.gid = gid_[k];
-  h.y = y_[k];
+  h.y = s_.y[k];
   dist::PackSample(kernel_->rows(), row_[k], h, dst);
 }
 
@@ -178,8 +178,8 @@ DistSolver::Pick DistSolver::Exchange(double value, double extra, int64_t gid, d
 Candidate DistSolver::LocalMaxViolator(int64_t begin, int64_t end) const {
   Candidate c{-kInf, -1};
   for (int64_t t = begin; t < end; ++t) {
-    if (!batch::InUp(y_[t], status_[t])) continue;
-    const double v = y_[t] == 1 ? -g_[t] : g_[t];  // -y G
+    if (!batch::InUp(s_.y[t], s_.status[t])) continue;
+    const double v = s_.y[t] == 1 ? -s_.g[t] : s_.g[t];  // -y G
     if (v > c.value || (v == c.value && gid_[t] > c.index)) c = {v, gid_[t]};
   }
   return c;
@@ -228,19 +228,19 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
       [&](int64_t b, int64_t e) {
         Second s{{kInf, -1}, -kInf};
         for (int64_t j = b; j < e; ++j) {
-          if (!batch::InLow(y_[j], status_[j])) continue;
+          if (!batch::InLow(s_.y[j], s_.status[j])) continue;
           double grad_diff;
           double quad_coef;
-          if (y_[j] == 1) {
-            grad_diff = gmax + g_[j];
-            if (g_[j] >= s.gmax2) s.gmax2 = g_[j];
+          if (s_.y[j] == 1) {
+            grad_diff = gmax + s_.g[j];
+            if (s_.g[j] >= s.gmax2) s.gmax2 = s_.g[j];
             if (grad_diff <= 0) continue;
-            quad_coef = qd_i + qd_[j] - yi2 * q_i[j];
+            quad_coef = qd_i + s_.qd[j] - yi2 * q_i[j];
           } else {
-            grad_diff = gmax - g_[j];
-            if (-g_[j] >= s.gmax2) s.gmax2 = -g_[j];
+            grad_diff = gmax - s_.g[j];
+            if (-s_.g[j] >= s.gmax2) s.gmax2 = -s_.g[j];
             if (grad_diff <= 0) continue;
-            quad_coef = qd_i + qd_[j] + yi2 * q_i[j];
+            quad_coef = qd_i + s_.qd[j] + yi2 * q_i[j];
           }
           const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
           if (obj_diff < s.best.value || (obj_diff == s.best.value && gid_[j] > s.best.index))
@@ -295,8 +295,8 @@ void DistSolver::Step(const Sample& si, const Sample& sj) {
   for (const auto& [gid, a, c] : {std::tuple{si.h.gid, alpha_i, c_i}, std::tuple{sj.h.gid, alpha_j, c_j}}) {
     const int32_t k = pos_of_[static_cast<size_t>(gid)];
     if (k < 0) continue;
-    alpha_[k] = a;
-    status_[k] = batch::StatusOf(a, c);
+    s_.alpha[k] = a;
+    s_.status[k] = batch::StatusOf(a, c);
   }
 
   const auto fold_max = [](const Candidate& r, const Candidate& p) {
@@ -305,7 +305,7 @@ void DistSolver::Step(const Sample& si, const Sample& sj) {
   next_i_ = BlockReduce<Candidate>(
       active_, Candidate{-kInf, -1},
       [&](int64_t b, int64_t e) {
-        for (int64_t k = b; k < e; ++k) g_[k] += q_i[k] * d_i + q_j[k] * d_j;
+        for (int64_t k = b; k < e; ++k) s_.g[k] += q_i[k] * d_i + q_j[k] * d_j;
         return LocalMaxViolator(b, e);
       },
       fold_max);
@@ -358,13 +358,13 @@ void DistSolver::MaybeRebalance(std::span<const int64_t> counts) {
   for (int64_t p = active_ - give; p < active_; ++p) {
     const size_t at = mine.size();
     mine.resize(at + sizeof(double));
-    std::memcpy(mine.data() + at, &g_bar_[p], sizeof(double));
+    std::memcpy(mine.data() + at, &s_.g_bar[p], sizeof(double));
     SampleHeader h;
-    h.qd = qd_[p];
-    h.g = g_[p];
-    h.alpha = alpha_[p];
+    h.qd = s_.qd[p];
+    h.g = s_.g[p];
+    h.alpha = s_.alpha[p];
     h.gid = gid_[p];
-    h.y = y_[p];
+    h.y = s_.y[p];
     dist::AppendSample(kernel_->rows(), row_[p], h, &mine);
   }
   std::vector<std::byte> all;
@@ -440,12 +440,12 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
     if (src >= 0) {
       row[q] = row_[src];
       gid[q] = gid_[src];
-      y[q] = y_[src];
-      qd[q] = qd_[src];
-      alpha[q] = alpha_[src];
-      status[q] = status_[src];
-      g[q] = g_[src];
-      g_bar[q] = g_bar_[src];
+      y[q] = s_.y[src];
+      qd[q] = s_.qd[src];
+      alpha[q] = s_.alpha[src];
+      status[q] = s_.status[src];
+      g[q] = s_.g[src];
+      g_bar[q] = s_.g_bar[src];
     } else {
       const auto t = static_cast<size_t>(-1 - src);
       const SampleHeader& h = received[t].h;
@@ -494,12 +494,12 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   for (int64_t p = 0; p < n_; ++p) pos_of_[static_cast<size_t>(gid_[p])] = -1;
   row_ = std::move(row);
   gid_ = std::move(gid);
-  y_ = std::move(y);
-  qd_ = std::move(qd);
-  alpha_ = std::move(alpha);
-  status_ = std::move(status);
-  g_ = std::move(g);
-  g_bar_ = std::move(g_bar);
+  s_.y = std::move(y);
+  s_.qd = std::move(qd);
+  s_.alpha = std::move(alpha);
+  s_.status = std::move(status);
+  s_.g = std::move(g);
+  s_.g_bar = std::move(g_bar);
   active_ = at + static_cast<int64_t>(received.size());
   n_ = n;
   for (int64_t p = 0; p < n_; ++p) pos_of_[static_cast<size_t>(gid_[p])] = static_cast<int32_t>(p);

@@ -159,14 +159,9 @@ class Solver {
         max_iter_(MaxIterations(options.max_iterations, l_)) {
     CheckBinaryLabels(problem, "SolveBinary");
     perm_.assign(problem.rows.begin(), problem.rows.end());
-    y_.assign(problem.y.begin(), problem.y.end());
     sample_.resize(l_);
     for (int64_t s = 0; s < l_; ++s) sample_[s] = static_cast<int32_t>(s);
-    qd_ = QDiagonal(kernel_, perm_);
-    alpha_.assign(l_, 0.0);
-    status_.assign(l_, kLower);
-    g_.assign(l_, -1.0);
-    g_bar_.assign(l_, 0.0);
+    s_.Start(problem.y, QDiagonal(kernel_, perm_));
     active_size_ = l_;
     class_rows_ = problem.class_rows;
     if (class_rows_ != nullptr) {
@@ -182,14 +177,14 @@ class Solver {
   SolverResult Run();
 
  private:
-  double C(int64_t k) const { return y_[k] > 0 ? cp_ : cn_; }
+  double C(int64_t k) const { return s_.y[k] > 0 ? cp_ : cn_; }
   const float* GetQ(int64_t pos, int64_t len);
   void SwapIndex(int64_t a, int64_t b);
   void ReconstructGradient();
   Candidate MaxViolator(int64_t begin, int64_t end) const;
   bool SelectWorkingSet(int64_t* out_i, int64_t* out_j);
   bool BeShrunk(int64_t k, double gmax1, double gmax2) const {
-    return batch::BeShrunk(y_[k], status_[k], g_[k], gmax1, gmax2);
+    return batch::BeShrunk(s_.y[k], s_.status[k], s_.g[k], gmax1, gmax2);
   }
   void DoShrinking();
   void Step(int64_t i, int64_t j);
@@ -208,12 +203,7 @@ class Solver {
   // Per solver position (LIBSVM's permuted order); perm_ maps a position to its dataset row. LIBSVM's p is -1.
   std::vector<int32_t> perm_;
   std::vector<int32_t> sample_;
-  std::vector<int8_t> y_;
-  std::vector<double> qd_;
-  std::vector<double> alpha_;
-  std::vector<int8_t> status_;
-  std::vector<double> g_;
-  std::vector<double> g_bar_;
+  SampleState s_;  // y, qd, alpha, status, G, G_bar per position (solver_common.h)
   int64_t active_size_ = 0;
   bool unshrink_ = false;
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
@@ -238,12 +228,12 @@ const float* Solver::GetQ(int64_t pos, int64_t len) {
     const auto n = static_cast<size_t>(len - start);
     const float* own = class_rows_ != nullptr ? class_rows_->OwnClassRow(perm_[pos], kernel_) : nullptr;
     if (own == nullptr) {
-      kernel_.QRow(perm_[pos], y_[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
-                   std::span<const int8_t>(y_).subspan(static_cast<size_t>(start), n), {data + start, n});
+      kernel_.QRow(perm_[pos], s_.y[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
+                   std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(start), n), {data + start, n});
     } else {
       // The positions of pos's class read the shared row (Q = K there); the other class's are computed.
-      const int8_t yp = y_[pos];
-      const int8_t* y = y_.data();
+      const int8_t yp = s_.y[pos];
+      const int8_t* y = s_.y.data();
       const int32_t* in_class = in_class_.data();
       const int32_t* perm = perm_.data();
       int32_t* other_rows = other_rows_.data();
@@ -273,12 +263,7 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   if (a == b) return;
   std::swap(perm_[a], perm_[b]);
   std::swap(sample_[a], sample_[b]);
-  std::swap(y_[a], y_[b]);
-  std::swap(qd_[a], qd_[b]);
-  std::swap(alpha_[a], alpha_[b]);
-  std::swap(status_[a], status_[b]);
-  std::swap(g_[a], g_[b]);
-  std::swap(g_bar_[a], g_bar_[b]);
+  s_.Swap(a, b);
   if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
   pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
   next_i_valid_ = false;
@@ -290,24 +275,24 @@ void Solver::ReconstructGradient() {
   next_i_valid_ = false;
   if (active_size_ == l_) return;
   ++tally_.reconstructions;
-  for (int64_t j = active_size_; j < l_; ++j) g_[j] = g_bar_[j] - 1.0;
+  for (int64_t j = active_size_; j < l_; ++j) s_.g[j] = s_.g_bar[j] - 1.0;
   int64_t nr_free = 0;
-  for (int64_t j = 0; j < active_size_; ++j) nr_free += status_[j] == kFree;
+  for (int64_t j = 0; j < active_size_; ++j) nr_free += s_.status[j] == kFree;
   const int64_t active = active_size_;
   if (nr_free * l_ > 2 * active * (l_ - active)) {
     for (int64_t i = active; i < l_; ++i) {
       const float* q_i = GetQ(i, active);
-      double g = g_[i];
+      double g = s_.g[i];
       for (int64_t j = 0; j < active; ++j)
-        if (status_[j] == kFree) g += alpha_[j] * q_i[j];
-      g_[i] = g;
+        if (s_.status[j] == kFree) g += s_.alpha[j] * q_i[j];
+      s_.g[i] = g;
     }
   } else {
     for (int64_t i = 0; i < active; ++i) {
-      if (status_[i] != kFree) continue;
+      if (s_.status[i] != kFree) continue;
       const float* q_i = GetQ(i, l_);
-      const double alpha_i = alpha_[i];
-      parallel_for<int64_t>(active, l_, kScanGrain, [&](int64_t j) { g_[j] += alpha_i * q_i[j]; });
+      const double alpha_i = s_.alpha[i];
+      parallel_for<int64_t>(active, l_, kScanGrain, [&](int64_t j) { s_.g[j] += alpha_i * q_i[j]; });
     }
   }
 }
@@ -315,8 +300,8 @@ void Solver::ReconstructGradient() {
 Candidate Solver::MaxViolator(int64_t begin, int64_t end) const {
   Candidate c{-kInf, -1};
   for (int64_t t = begin; t < end; ++t) {
-    if (!batch::InUp(y_[t], status_[t])) continue;
-    const double v = y_[t] == 1 ? -g_[t] : g_[t];  // -y G
+    if (!batch::InUp(s_.y[t], s_.status[t])) continue;
+    const double v = s_.y[t] == 1 ? -s_.g[t] : s_.g[t];  // -y G
     if (v >= c.value) c = {v, t};
   }
   return c;
@@ -340,8 +325,8 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
     return true;
   }
   const float* q_i = GetQ(i, active);
-  const double qd_i = qd_[i];
-  const double yi2 = 2.0 * y_[i];
+  const double qd_i = s_.qd[i];
+  const double yi2 = 2.0 * s_.y[i];
 
   struct Second {
     Candidate best;
@@ -351,8 +336,8 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
       active, Second{{kInf, -1}, -kInf},
       [&](int64_t b, int64_t e) {
         Second s{{kInf, -1}, -kInf};
-        s.gmax2 =
-            SecondOrderScan(g_.data(), qd_.data(), y_.data(), status_.data(), q_i, gmax, qd_i, yi2, b, e, &s.best);
+        s.gmax2 = SecondOrderScan(s_.g.data(), s_.qd.data(), s_.y.data(), s_.status.data(), q_i, gmax, qd_i, yi2, b, e,
+                                  &s.best);
         return s;
       },
       [](const Second& r, const Second& p) {
@@ -371,7 +356,7 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
 void Solver::DoShrinking() {
   ++tally_.shrink_checks;
   ViolationExtremes ext;
-  for (int64_t k = 0; k < active_size_; ++k) ext.Add(y_[k], status_[k], g_[k]);
+  for (int64_t k = 0; k < active_size_; ++k) ext.Add(s_.y[k], s_.status[k], s_.g[k]);
   const double gmax1 = ext.gmax1;
   const double gmax2 = ext.gmax2;
   if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
@@ -404,15 +389,16 @@ void Solver::Step(int64_t i, int64_t j) {
   const float* q_j = GetQ(j, active);
   const double c_i = C(i);
   const double c_j = C(j);
-  const double old_alpha_i = alpha_[i];
-  const double old_alpha_j = alpha_[j];
-  batch::UpdatePair(y_[i], y_[j], qd_[i], qd_[j], q_i[j], g_[i], g_[j], c_i, c_j, &alpha_[i], &alpha_[j]);
-  const double d_i = alpha_[i] - old_alpha_i;
-  const double d_j = alpha_[j] - old_alpha_j;
-  const bool ui = status_[i] == kUpper;
-  const bool uj = status_[j] == kUpper;
-  status_[i] = batch::StatusOf(alpha_[i], c_i);
-  status_[j] = batch::StatusOf(alpha_[j], c_j);
+  const double old_alpha_i = s_.alpha[i];
+  const double old_alpha_j = s_.alpha[j];
+  batch::UpdatePair(s_.y[i], s_.y[j], s_.qd[i], s_.qd[j], q_i[j], s_.g[i], s_.g[j], c_i, c_j, &s_.alpha[i],
+                    &s_.alpha[j]);
+  const double d_i = s_.alpha[i] - old_alpha_i;
+  const double d_j = s_.alpha[j] - old_alpha_j;
+  const bool ui = s_.status[i] == kUpper;
+  const bool uj = s_.status[j] == kUpper;
+  s_.status[i] = batch::StatusOf(s_.alpha[i], c_i);
+  s_.status[j] = batch::StatusOf(s_.alpha[j], c_j);
 
   const auto fold_max = [](const Candidate& r, const Candidate& p) {
     return p.index >= 0 && p.value >= r.value ? p : r;
@@ -420,15 +406,15 @@ void Solver::Step(int64_t i, int64_t j) {
   next_i_ = BlockReduce<Candidate>(
       active, Candidate{-kInf, -1},
       [&](int64_t b, int64_t e) {
-        return UpdateGradient(g_.data(), q_i, q_j, d_i, d_j, y_.data(), status_.data(), b, e);
+        return UpdateGradient(s_.g.data(), q_i, q_j, d_i, d_j, s_.y.data(), s_.status.data(), b, e);
       },
       fold_max);
   next_i_valid_ = true;
 
   // G_bar only serves reconstruction, which never happens when nothing is eliminated.
   if (!schedule_.eliminates()) return;
-  if (ui != (status_[i] == kUpper)) UpdateGBar(i, ui ? -c_i : c_i);
-  if (uj != (status_[j] == kUpper)) UpdateGBar(j, uj ? -c_j : c_j);
+  if (ui != (s_.status[i] == kUpper)) UpdateGBar(i, ui ? -c_i : c_i);
+  if (uj != (s_.status[j] == kUpper)) UpdateGBar(j, uj ? -c_j : c_j);
 }
 
 // G_bar += c Q_pos over all positions. The cached prefix of the row is used as it is; the rest is computed into
@@ -442,10 +428,10 @@ void Solver::UpdateGBar(int64_t pos, double c) {
   if (rest > 0) {
     scratch_.resize(static_cast<size_t>(rest));
     const auto n = static_cast<size_t>(rest);
-    kernel_.QRow(perm_[pos], y_[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(have), n),
-                 std::span<const int8_t>(y_).subspan(static_cast<size_t>(have), n), scratch_);
+    kernel_.QRow(perm_[pos], s_.y[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(have), n),
+                 std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(have), n), scratch_);
   }
-  AddScaledSplitRow(g_bar_.data(), l_, c, cached, have, scratch_.data());
+  AddScaledSplitRow(s_.g_bar.data(), l_, c, cached, have, scratch_.data());
 }
 
 void Solver::Progress(int64_t iter, bool force) {
@@ -494,7 +480,7 @@ SolverResult Solver::Run() {
   Progress(iter, true);
 
   SolverResult r;
-  FillSolution({y_, status_, alpha_, g_, sample_, cp_, cn_}, &r);
+  FillSolution({s_.y, s_.status, s_.alpha, s_.g, sample_, cp_, cn_}, &r);
   tally_.Fill(iter, kernel_.evaluations() - evals_before, hit_limit, &r);
   r.cache_hits = cache_.hits();
   r.cache_misses = cache_.misses();

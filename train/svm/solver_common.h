@@ -23,6 +23,38 @@ namespace tessel::train::svm {
 inline constexpr int64_t kScanGrain = 4096;  // positions per block in the parallel scans
 inline constexpr int64_t kMaxScanBlocks = 64;
 
+// The per-sample state every C-SVC solver keeps (SMO, batched, the ranks' distributed solvers), indexed by the
+// solver's position (LIBSVM's permuted order): the label, Q's diagonal, alpha, the bound status, G and G_bar.
+struct SampleState {
+  std::vector<int8_t> y;
+  std::vector<double> qd;
+  std::vector<double> alpha;
+  std::vector<int8_t> status;
+  std::vector<double> g;
+  std::vector<double> g_bar;
+
+  // LIBSVM's start: alpha 0, every sample at its lower bound, G = -1 (the gradient of the linear term), G_bar 0.
+  void Start(std::span<const int8_t> labels, std::vector<double> diagonal) {
+    const size_t n = labels.size();
+    TESSEL_CHECK(diagonal.size() == n, "SampleState: {} diagonal entries for {} samples", diagonal.size(), n);
+    y.assign(labels.begin(), labels.end());
+    qd = std::move(diagonal);
+    alpha.assign(n, 0.0);
+    status.assign(n, batch::kLower);
+    g.assign(n, -1.0);
+    g_bar.assign(n, 0.0);
+  }
+  // Positions a and b exchange their samples' state.
+  void Swap(int64_t a, int64_t b) {
+    std::swap(y[a], y[b]);
+    std::swap(qd[a], qd[b]);
+    std::swap(alpha[a], alpha[b]);
+    std::swap(status[a], status[b]);
+    std::swap(g[a], g[b]);
+    std::swap(g_bar[a], g_bar[b]);
+  }
+};
+
 // A (value, position) candidate of a working-set scan.
 struct Candidate {
   double value;
