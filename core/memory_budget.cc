@@ -1,6 +1,7 @@
 // Memory budget, activities and decompression limits (core/memory_budget.h).
 #include "core/memory_budget.h"
 
+#include <malloc.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -114,6 +115,21 @@ bool ResetPeakResident() {
   out << "5";
   out.flush();
   return static_cast<bool>(out);
+}
+
+// AddressSanitizer: GCC defines __SANITIZE_ADDRESS__, Clang answers __has_feature(address_sanitizer).
+#if defined(__SANITIZE_ADDRESS__)
+#define TESSEL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define TESSEL_ASAN 1
+#endif
+#endif
+
+void ReturnFreeHeap() {
+#if defined(__GLIBC__) && !defined(TESSEL_ASAN)
+  malloc_trim(0);
+#endif
 }
 
 void ReleaseMappedPages(const void* data, int64_t bytes) {

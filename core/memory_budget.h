@@ -36,6 +36,11 @@ bool ResetPeakResident();
 // when read again; the contents never change (anonymous pages are swapped out or stay). For a mapped array read once
 // (copied or checked) and rarely afterwards. Nothing happens where the OS cannot.
 void ReleaseMappedPages(const void* data, int64_t bytes);
+// Gives the heap's free pages back to the OS (glibc's malloc_trim: freed chunks below the mmap threshold stay
+// resident otherwise), so memory a step freed stops counting before the next step allocates. Nothing under
+// AddressSanitizer, whose allocator is not glibc's (there malloc_trim would start glibc's own allocator, racing when
+// several threads call it first) and where glibc is not the C library.
+void ReturnFreeHeap();
 
 // `--max-memory`: the most this process may hold resident (0 = no limit of its own; the machine's available
 // memory still applies). Process-wide; set once by the CLI before work starts.

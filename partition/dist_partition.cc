@@ -16,8 +16,6 @@
 //     writes partitions.json and renames it.
 #include "partition/dist_partition.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -84,7 +82,7 @@ int32_t PartOfNew(const std::vector<int64_t>& offsets, int64_t g) {
 // Gives the heap's free pages back to the system (glibc keeps freed chunks below its mmap threshold, up to 32 MiB
 // each), so a step's freed buffers stop counting against the rank before the next step allocates, then logs.
 void LogMemory(int rank, const char* step) {
-  malloc_trim(0);
+  memory::ReturnFreeHeap();
   log::Debug("partition: rank {} after {}: RSS {} MiB (anonymous {} MiB), peak {} MiB", rank, step,
              memory::ResidentBytes() >> 20, memory::AnonResidentBytes() >> 20, memory::HighWaterResidentBytes() >> 20);
 }
@@ -568,7 +566,7 @@ DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const fs::pa
     t.parmetis = Seconds(pm);
     // PT-Scotch frees its working memory on return; give the heap's free pages back to the system so the steps that
     // follow are measured (and run) without it.
-    malloc_trim(0);
+    memory::ReturnFreeHeap();
     if (reset && rss_before > 0 && peak_before >= 0) {
       result.partitioner_rss_bytes = std::max<int64_t>(memory::HighWaterResidentBytes() - rss_before, 0);
       result.peak_rss_outside_partitioner_bytes = peak_before;
