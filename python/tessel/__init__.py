@@ -34,5 +34,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'tessel' has no attribute {name!r}")
 
 
+def __dir__():
+    # SVC is loaded on first use (__getattr__) but belongs in dir(tessel) and tab completion like the rest.
+    return sorted(set(globals()) | {"SVC"})
+
+
 __all__ = ["Error", "NodeData", "RowData", "SVC", "GCN_PARAMS", "from_pyg", "load", "node_dataset", "partition",
            "predict_gcn", "rows_dataset", "stats", "train_gcn", "set_log_level", "get_log_level", "__version__"]

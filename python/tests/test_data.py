@@ -289,3 +289,10 @@ def test_hostile_arrays_raise_python_exceptions(tmp_path):
         tessel._tessel.build_rows(np.array([0, 5, 1], np.int64), np.zeros(1, np.int32), np.ones(1), np.zeros(2), 3, "")
     with pytest.raises(tessel.Error, match="features"):
         tessel._tessel.build_rows(np.array([0, 1], np.int64), np.zeros(1, np.int32), np.ones(1), np.zeros(1), -2, "")
+
+
+def test_dir_lists_every_public_name_including_the_lazy_svc():
+    names = dir(tessel)
+    for name in tessel.__all__:
+        assert name in names, name
+    assert "SVC" in names
