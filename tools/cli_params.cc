@@ -1,6 +1,7 @@
 // ParamOptions lookup and the strict number, text and integer-list conversions behind tools/cli_params.h.
 #include "tools/cli_params.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -149,4 +150,96 @@ std::vector<int> ParseIntList(const std::string& text, const std::string& flag) 
 }
 
 }  // namespace cli_detail
+namespace {
+
+std::string Normalized(std::string_view option) {
+  while (!option.empty() && option.front() == '-') option.remove_prefix(1);
+  std::string out(option);
+  for (char& c : out) c = c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::vector<std::string> Words(std::string_view text) {
+  std::vector<std::string> words;
+  std::string word;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)) != 0) {
+      word += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    } else if (!word.empty()) {
+      words.push_back(std::move(word));
+      word.clear();
+    }
+  }
+  if (!word.empty()) words.push_back(std::move(word));
+  return words;
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+std::string SuggestOption(std::string_view unknown, const std::vector<KnownOption>& known) {
+  const std::string u = Normalized(unknown);
+  if (u.empty()) return "";
+  const std::vector<std::string> u_words = Words(u);
+  std::string initials;
+  for (const std::string& w : u_words) initials += w.front();
+  const auto first = [&](const auto& match) -> std::string {
+    for (const KnownOption& k : known)
+      if (match(Normalized(k.name), k)) return k.name;
+    return "";
+  };
+  std::string found = first([&](const std::string& n, const KnownOption&) { return n == u; });
+  if (found.empty()) {  // the closest within about one edit in four letters
+    size_t best = std::max<size_t>(1, u.size() / 4) + 1;
+    for (const KnownOption& k : known) {
+      const size_t d = EditDistance(u, Normalized(k.name));
+      if (d < best) {
+        best = d;
+        found = k.name;
+      }
+    }
+  }
+  if (found.empty() && u_words.size() > 1)
+    found = first([&](const std::string& n, const KnownOption&) { return n == initials; });
+  if (found.empty() && u.size() >= 3) {
+    found = first([&](const std::string& n, const KnownOption&) {
+      return n.size() >= 3 && (n.starts_with(u) || u.starts_with(n));
+    });
+  }
+  if (found.empty()) {
+    found = first([&](const std::string&, const KnownOption& k) {
+      const std::vector<std::string> d = Words(k.description);
+      return std::all_of(u_words.begin(), u_words.end(),
+                         [&](const std::string& w) { return std::find(d.begin(), d.end(), w) != d.end(); });
+    });
+  }
+  return found;
+}
+
+std::vector<KnownOption> SelectedOptions(const CLI::App& app) {
+  std::vector<KnownOption> out;
+  for (const CLI::App* sub : app.get_subcommands()) {  // the selected ones, innermost options first
+    std::vector<KnownOption> inner = SelectedOptions(*sub);
+    out.insert(out.end(), inner.begin(), inner.end());
+  }
+  for (const CLI::Option* o : app.get_options()) {
+    for (const std::string& name : o->get_lnames()) out.push_back({"--" + name, o->get_description()});
+  }
+  return out;
+}
+
 }  // namespace tessel::tools

@@ -181,4 +181,20 @@ ParamOptions AddParams(CLI::App* sub, Config* config) {
   return options;
 }
 
+// A known option for SuggestOption: its long name ("--lr") and its help text.
+struct KnownOption {
+  std::string name;
+  std::string description;
+};
+
+// The known option a misspelt `unknown` ("--learning-rate", "--epoch", "--Batch_Size") most likely meant, or "" when
+// none is close: the same name but for case and '_' against '-'; a name within a few edits; the initials of its
+// words ("--learning-rate" -> "--lr"); a name it begins or that begins it (3 letters at least); an option whose
+// help text holds every word of it. The first rule that finds one decides; the first option in order among ties.
+std::string SuggestOption(std::string_view unknown, const std::vector<KnownOption>& known);
+
+// The long options of `app` and of the subcommands selected on its command line (the ones a mistyped option could
+// have been meant for), for SuggestOption.
+std::vector<KnownOption> SelectedOptions(const CLI::App& app);
+
 }  // namespace tessel::tools

@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
@@ -42,9 +43,22 @@ int main(int argc, char** argv) {
                            "decompression bomb (0: no limit)",
                            {0, std::numeric_limits<double>::max()})
       ->capture_default_str();
-  // CLI11's messages quote the command line: control bytes in them are escaped as in every other message.
-  app.failure_message(
-      [](const CLI::App* a, const CLI::Error& e) { return tessel::PrintableText(CLI::FailureMessage::simple(a, e)); });
+  // Global options may also come after the subcommand (`tessel train gcn ... --log-level warn`).
+  app.fallthrough();
+  // CLI11's messages quote the command line: control bytes in them are escaped as in every other message. An
+  // unknown option gets the closest known one of the command it was given to ("did you mean --lr?").
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    std::string message = CLI::FailureMessage::simple(a, e);
+    if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+      const std::vector<tessel::tools::KnownOption> known = tessel::tools::SelectedOptions(*a);
+      for (const std::string& extra : a->remaining(true)) {
+        if (!extra.starts_with("-")) continue;
+        const std::string guess = tessel::tools::SuggestOption(extra.substr(0, extra.find('=')), known);
+        if (!guess.empty()) message += fmt::format("{}: did you mean {}?\n", extra, guess);
+      }
+    }
+    return tessel::PrintableText(message);
+  });
   app.get_formatter()->column_width(38);
   app.footer("Run `tessel SUBCOMMAND --help` for the options of each step. Docs: docs/cli.md");
 

@@ -384,5 +384,24 @@ TEST(CliOptions, HelpStillShowsTypesAndDefaults) {
   EXPECT_EQ(tools::cli_detail::DisplayName("--overlap,!--no-overlap"), "--overlap");
 }
 
+// A misspelt option gets the known one it most likely meant (tools/cli_params.h SuggestOption), and nothing when
+// none is close.
+TEST(CliOptions, SuggestionsForMisspeltOptions) {
+  const std::vector<tools::KnownOption> known = {{"--epochs", "Training epochs"},
+                                                 {"--lr", "Adam learning rate (> 0)"},
+                                                 {"--batch-size", "Seed nodes per step (0: full batch)"},
+                                                 {"--hidden", "Hidden units per layer"},
+                                                 {"--weight-decay", "L2 penalty of the first layer"}};
+  EXPECT_EQ(tools::SuggestOption("--Batch_Size", known), "--batch-size");     // case and '_'
+  EXPECT_EQ(tools::SuggestOption("--epoch", known), "--epochs");              // one edit
+  EXPECT_EQ(tools::SuggestOption("--weight-decy", known), "--weight-decay");  // one edit in a longer name
+  EXPECT_EQ(tools::SuggestOption("--learning-rate", known), "--lr");          // initials
+  EXPECT_EQ(tools::SuggestOption("--hid", known), "--hidden");                // a prefix
+  EXPECT_EQ(tools::SuggestOption("--penalty", known), "--weight-decay");      // a word of its help
+  EXPECT_EQ(tools::SuggestOption("--frobnicate", known), "");
+  EXPECT_EQ(tools::SuggestOption("--", known), "");
+  EXPECT_EQ(tools::SuggestOption("--x", {}), "");
+}
+
 }  // namespace
 }  // namespace tessel

@@ -84,6 +84,23 @@ TEST_F(CliTest, HelpListsOptionsWithDefaults) {
   EXPECT_THAT(i.out, HasSubstr("--no-verify"));
 }
 
+// Global options are taken after the subcommand too, and a misspelt option is answered with the one meant.
+TEST_F(CliTest, GlobalOptionsAfterTheSubcommandAndSuggestions) {
+  const std::string cora = "'" + (fs::path(TESSEL_TEST_DATA) / "cora" / "cora").string() + "'";
+  const Result loud = Run("train gcn --dataset " + cora + " --epochs 1");
+  EXPECT_EQ(loud.code, 0) << loud.err;
+  EXPECT_THAT(loud.err, HasSubstr("] info "));
+  const Result quiet = Run("train gcn --dataset " + cora + " --epochs 1 --log-level warn");
+  EXPECT_EQ(quiet.code, 0) << quiet.err;
+  EXPECT_THAT(quiet.err, ::testing::Not(HasSubstr("] info ")));  // info lines silenced from after the subcommand
+  const Result misspelt = Run("train gcn --dataset " + cora + " --learning-rate 0.1");
+  EXPECT_NE(misspelt.code, 0);
+  EXPECT_THAT(misspelt.err, HasSubstr("--learning-rate: did you mean --lr?"));
+  const Result nothing_close = Run("train gcn --dataset " + cora + " --frobnicate 1");
+  EXPECT_NE(nothing_close.code, 0);
+  EXPECT_THAT(nothing_close.err, ::testing::Not(HasSubstr("did you mean")));
+}
+
 // --math picks the CUDA GEMM precision: fp32 and tf32 are accepted (the CPU computes float32 either way, so the
 // results are identical), anything else is refused with the accepted values; --json reports the device counters.
 TEST_F(CliTest, MathOptionAndDeviceCountersInTheResult) {
