@@ -48,6 +48,21 @@ class BatchSolver {
 
   SolverResult Run(BatchStats* stats);
 
+  // RunSolverLoop's hooks (solver_common.h): one round (a working set of q and its subproblem) per Advance.
+  bool Optimal() {
+    tally_.last_gap = Select(&ws_);
+    return tally_.last_gap < eps_;
+  }
+  double Gap() const { return tally_.last_gap; }
+  void Shrink() { DoShrinking(); }
+  bool AllActive() const { return inact_.empty(); }
+  void Unshrink() {
+    ReconstructGradient();
+    SetAllActive();
+  }
+  int64_t Advance(int64_t limit);
+  void CheckPoint(int64_t /*done*/) {}
+
  private:
   double C(int64_t s) const { return s_.y[s] > 0 ? cp_ : cn_; }
   void SetAllActive();
@@ -83,6 +98,10 @@ class BatchSolver {
   std::vector<int32_t> inact_;
   std::vector<float> ws_rows_;  // q rows over the active columns
   std::vector<float> scratch_;
+  std::vector<int32_t> ws_;        // the working set Optimal() selected
+  std::vector<double> new_alpha_;  // its alphas after the subproblem
+  int64_t steps_ = 0;              // iterations so far (for the progress lines)
+  int64_t rounds_ = 0;
 
   bool unshrink_ = false;
   SolverTally tally_;
@@ -218,88 +237,65 @@ void BatchSolver::Progress(int64_t steps, bool force) {
             tally_.last_gap, eps_, act_.size(), l_, kernel_.evaluations());
 }
 
+int64_t BatchSolver::Advance(int64_t limit) {
+  ++rounds_;
+  interrupt::Check("svm");
+  std::vector<int32_t>& ws = ws_;
+  std::vector<double>& new_alpha = new_alpha_;
+  QRows(ws, act_, act_rows_, act_y_, &ws_rows_);
+  const int64_t taken = SolveSubproblem(ws, std::min(inner_limit_, limit), &new_alpha);
+  steps_ += taken;
+  // G += sum_t d_t Q_t over the active samples, t in working-set order.
+  std::vector<std::pair<size_t, double>> moved;
+  for (size_t t = 0; t < ws.size(); ++t)
+    if (new_alpha[t] != s_.alpha[ws[t]]) moved.emplace_back(t, new_alpha[t] - s_.alpha[ws[t]]);
+  const auto n = static_cast<int64_t>(act_.size());
+  parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
+    double v = s_.g[act_[k]];
+    for (const auto& [t, d] : moved) v += d * ws_rows_[t * static_cast<size_t>(n) + static_cast<size_t>(k)];
+    s_.g[act_[k]] = v;
+  });
+  for (const auto& [t, d] : moved) {
+    const int32_t s = ws[t];
+    const bool was_upper = s_.status[s] == kUpper;
+    s_.alpha[s] = new_alpha[t];
+    s_.status[s] = batch::StatusOf(s_.alpha[s], C(s));
+    // G_bar (the gradient part of the samples at C) only serves reconstruction.
+    if (!schedule_.eliminates() || was_upper == (s_.status[s] == kUpper)) continue;
+    ++tally_.bound_changes;
+    const double c = was_upper ? -C(s) : C(s);
+    const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
+    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { s_.g_bar[act_[k]] += c * row[k]; });
+    if (!inact_.empty()) {
+      std::vector<int32_t> in_rows(inact_.size());
+      std::vector<int8_t> in_y(inact_.size());
+      for (size_t k = 0; k < inact_.size(); ++k) {
+        in_rows[k] = rows_[inact_[k]];
+        in_y[k] = s_.y[inact_[k]];
+      }
+      const int32_t one[1] = {s};
+      QRows(one, inact_, in_rows, in_y, &scratch_);
+      for (size_t k = 0; k < inact_.size(); ++k) s_.g_bar[inact_[k]] += c * scratch_[k];
+    }
+  }
+  Progress(steps_, false);
+  return taken;
+}
+
 SolverResult BatchSolver::Run(BatchStats* stats) {
   const int64_t evals_before = kernel_.evaluations();
   tally_.min_active = l_;
-  int64_t since_check = 0;  // iterations since the last check point of the elimination schedule
-  int64_t steps = 0;
-  int64_t rounds = 0;
-  bool hit_limit = false;
-  std::vector<int32_t> ws;
-  std::vector<double> new_alpha;
-  while (true) {
-    if (steps >= max_iter_) {
-      hit_limit = true;
-      break;
-    }
-    if (schedule_.Due(since_check)) {
-      since_check = 0;
-      if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
-    }
-    tally_.last_gap = Select(&ws);
-    if (tally_.last_gap < eps_) {
-      if (inact_.empty()) break;
-      ReconstructGradient();
-      SetAllActive();
-      tally_.last_gap = Select(&ws);
-      if (tally_.last_gap < eps_) break;
-      since_check = schedule_.period();  // eliminate again at the next round
-    }
-    ++rounds;
-    interrupt::Check("svm");
-    QRows(ws, act_, act_rows_, act_y_, &ws_rows_);
-    const int64_t taken = SolveSubproblem(ws, std::min(inner_limit_, max_iter_ - steps), &new_alpha);
-    steps += taken;
-    since_check += taken;
-    // G += sum_t d_t Q_t over the active samples, t in working-set order.
-    std::vector<std::pair<size_t, double>> moved;
-    for (size_t t = 0; t < ws.size(); ++t)
-      if (new_alpha[t] != s_.alpha[ws[t]]) moved.emplace_back(t, new_alpha[t] - s_.alpha[ws[t]]);
-    const auto n = static_cast<int64_t>(act_.size());
-    parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
-      double v = s_.g[act_[k]];
-      for (const auto& [t, d] : moved) v += d * ws_rows_[t * static_cast<size_t>(n) + static_cast<size_t>(k)];
-      s_.g[act_[k]] = v;
-    });
-    for (const auto& [t, d] : moved) {
-      const int32_t s = ws[t];
-      const bool was_upper = s_.status[s] == kUpper;
-      s_.alpha[s] = new_alpha[t];
-      s_.status[s] = batch::StatusOf(s_.alpha[s], C(s));
-      // G_bar (the gradient part of the samples at C) only serves reconstruction.
-      if (!schedule_.eliminates() || was_upper == (s_.status[s] == kUpper)) continue;
-      ++tally_.bound_changes;
-      const double c = was_upper ? -C(s) : C(s);
-      const float* row = ws_rows_.data() + t * static_cast<size_t>(n);
-      parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) { s_.g_bar[act_[k]] += c * row[k]; });
-      if (!inact_.empty()) {
-        std::vector<int32_t> in_rows(inact_.size());
-        std::vector<int8_t> in_y(inact_.size());
-        for (size_t k = 0; k < inact_.size(); ++k) {
-          in_rows[k] = rows_[inact_[k]];
-          in_y[k] = s_.y[inact_[k]];
-        }
-        const int32_t one[1] = {s};
-        QRows(one, inact_, in_rows, in_y, &scratch_);
-        for (size_t k = 0; k < inact_.size(); ++k) s_.g_bar[inact_[k]] += c * scratch_[k];
-      }
-    }
-    Progress(steps, false);
-  }
-  if (hit_limit) {
-    if (!inact_.empty()) {
-      ReconstructGradient();
-      SetAllActive();
-    }
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_);
+  if (end.hit_limit) {
     log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
               max_iter_);
   }
-  Progress(steps, true);
+  Progress(end.iterations, true);
 
   SolverResult r;
   FillSolution({s_.y, s_.status, s_.alpha, s_.g, {}, cp_, cn_}, &r);
-  tally_.Fill(steps, kernel_.evaluations() - evals_before, hit_limit, &r);
-  if (stats != nullptr) stats->rounds = rounds;
+  tally_.Fill(end.iterations, kernel_.evaluations() - evals_before, end.hit_limit, &r);
+  if (stats != nullptr) stats->rounds = rounds_;
   return r;
 }
 

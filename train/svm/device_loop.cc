@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/log.h"
+#include "train/svm/solver_common.h"
 
 namespace tessel::train::svm::devloop {
 namespace {
@@ -26,6 +27,21 @@ class Loop {
  public:
   Loop(LoopDevice& dev, const LoopProblem& p);
   LoopResult Run();
+
+  // RunSolverLoop's hooks (solver_common.h): one round (a working set and its subproblem on the device) per Advance.
+  bool Optimal() {
+    last_gap_ = Select();
+    return last_gap_ < p_.eps;
+  }
+  double Gap() const { return last_gap_; }
+  void Shrink() { DoShrinking(); }
+  bool AllActive() const { return n_inact_ == 0; }
+  void Unshrink() {
+    Reconstruct();
+    SetAllActive();
+  }
+  int64_t Advance(int64_t limit);
+  void CheckPoint(int64_t /*done*/) {}
 
  private:
   void Allocate(int64_t slots);  // every device array of the solve
@@ -81,6 +97,7 @@ class Loop {
   int64_t n_inact_ = 0;
   bool unshrink_ = false;
   double last_gap_ = kInf;
+  int64_t steps_ = 0;  // iterations so far (for the progress lines)
   LoopResult r_;
   std::chrono::steady_clock::time_point last_log_ = std::chrono::steady_clock::now();
 };
@@ -308,45 +325,25 @@ void Loop::Progress(int64_t steps, bool force) {
             r_.rounds, steps, last_gap_, p_.eps, n_act_, l_, cache_.hits(), cache_.misses());
 }
 
+int64_t Loop::Advance(int64_t limit) {
+  ++r_.rounds;
+  interrupt::Check("svm");
+  Round(std::min(inner_limit_, limit));
+  const int64_t taken = AsRound(h_round_).steps;
+  steps_ += taken;
+  Progress(steps_, false);
+  return taken;
+}
+
 LoopResult Loop::Run() {
   const device::Counters before = device::ReadCounters();
-  int64_t since = 0;  // iterations since the last check point of the elimination schedule
-  int64_t steps = 0;
-  bool hit_limit = false;
-  while (true) {
-    if (steps >= max_iter_) {
-      hit_limit = true;
-      break;
-    }
-    if (schedule_.Due(since)) {
-      since = 0;
-      if (schedule_.CheckNow(last_gap_)) DoShrinking();
-    }
-    last_gap_ = Select();
-    if (last_gap_ < p_.eps) {
-      if (n_inact_ == 0) break;
-      Reconstruct();
-      SetAllActive();
-      last_gap_ = Select();
-      if (last_gap_ < p_.eps) break;
-      since = schedule_.period();  // eliminate again at the next round
-    }
-    ++r_.rounds;
-    interrupt::Check("svm");
-    Round(std::min(inner_limit_, max_iter_ - steps));
-    const int64_t taken = AsRound(h_round_).steps;
-    steps += taken;
-    since += taken;
-    Progress(steps, false);
-  }
-  if (hit_limit) {
-    if (n_inact_ > 0) {
-      Reconstruct();
-      SetAllActive();
-    }
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_);
+  if (end.hit_limit) {
     log::Warn("svm device: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
               max_iter_);
   }
+  const int64_t steps = end.iterations;
+  const bool hit_limit = end.hit_limit;
   Progress(steps, true);
   r_.loop = device::ReadCounters() - before;
   r_.a.resize(static_cast<size_t>(l_));

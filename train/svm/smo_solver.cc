@@ -176,6 +176,22 @@ class Solver {
 
   SolverResult Run();
 
+  // RunSolverLoop's hooks (solver_common.h): one SMO step per Advance.
+  bool Optimal() { return SelectWorkingSet(&i_, &j_); }
+  double Gap() const { return tally_.last_gap; }
+  void Shrink() { DoShrinking(); }
+  bool AllActive() const { return active_size_ == l_; }
+  void Unshrink() {
+    ReconstructGradient();
+    active_size_ = l_;
+  }
+  int64_t Advance(int64_t /*limit: at least 1*/) {
+    if ((++steps_ & 1023) == 0) interrupt::Check("svm");
+    Step(i_, j_);
+    return 1;
+  }
+  void CheckPoint(int64_t done) { Progress(done, false); }
+
  private:
   double C(int64_t k) const { return s_.y[k] > 0 ? cp_ : cn_; }
   const float* GetQ(int64_t pos, int64_t len);
@@ -217,6 +233,9 @@ class Solver {
   std::vector<int8_t> plus_ones_;
   std::vector<int8_t> minus_ones_;
 
+  int64_t i_ = -1;  // the working set Optimal() selected
+  int64_t j_ = -1;
+  int64_t steps_ = 0;
   Candidate next_i_{-kInf, -1};  // the max violator found while updating the gradient
   bool next_i_valid_ = false;
   SolverTally tally_;
@@ -443,40 +462,13 @@ void Solver::Progress(int64_t iter, bool force) {
 SolverResult Solver::Run() {
   const int64_t evals_before = kernel_.evaluations();
   tally_.min_active = l_;
-  int64_t iter = 0;
-  int64_t since = 0;  // iterations since the last check point of the elimination schedule
-  bool hit_limit = false;
-  while (true) {
-    if (iter >= max_iter_) {
-      hit_limit = true;
-      break;
-    }
-    if (schedule_.Due(since)) {
-      since = 0;
-      if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
-      Progress(iter, false);
-    }
-    int64_t i = -1;
-    int64_t j = -1;
-    if (SelectWorkingSet(&i, &j)) {
-      ReconstructGradient();
-      active_size_ = l_;
-      if (SelectWorkingSet(&i, &j)) break;
-      since = schedule_.period();  // eliminate again at the next iteration
-    }
-    ++iter;
-    ++since;
-    if ((iter & 1023) == 0) interrupt::Check("svm");
-    Step(i, j);
-  }
-  if (hit_limit) {
-    if (active_size_ < l_) {
-      ReconstructGradient();
-      active_size_ = l_;
-    }
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_);
+  if (end.hit_limit) {
     log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
               max_iter_);
   }
+  const int64_t iter = end.iterations;
+  const bool hit_limit = end.hit_limit;
   Progress(iter, true);
 
   SolverResult r;

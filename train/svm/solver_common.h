@@ -16,6 +16,7 @@
 #include "core/parallel.h"
 #include "kernels/svm_kernel.h"
 #include "train/svm/batch_step.h"
+#include "train/svm/elimination.h"
 #include "train/svm/smo_solver.h"
 
 namespace tessel::train::svm {
@@ -54,6 +55,50 @@ struct SampleState {
     std::swap(g_bar[a], g_bar[b]);
   }
 };
+
+// How LIBSVM's outer loop ended (RunSolverLoop): the iterations done, and whether the limit stopped it.
+struct LoopEnd {
+  int64_t iterations = 0;
+  bool hit_limit = false;
+};
+
+// LIBSVM's outer loop (Solver::Solve), written once for the one-process solvers (SMO, batched, the device loop):
+// the elimination schedule's check points, a selection, on optimality with samples eliminated one unshrink and a
+// second selection, and the iteration limit (after which every sample is active again). `s` provides
+//   bool Optimal();                  selects a working set; true when the active set is optimal within eps
+//   double Gap() const;              the last selection's gap (what the schedule's check points read)
+//   void Shrink();                   eliminates, at a check point the schedule takes (LIBSVM's do_shrinking)
+//   bool AllActive() const;
+//   void Unshrink();                 G reconstructed, every sample active again
+//   int64_t Advance(int64_t limit);  one SMO step or one batched round of at most `limit` iterations: those taken
+//   void CheckPoint(int64_t done);   after each check point (progress lines)
+template <class S>
+LoopEnd RunSolverLoop(S& s, const EliminationSchedule& schedule, int64_t max_iterations) {
+  LoopEnd end;
+  int64_t since = 0;  // iterations since the last check point of the schedule
+  while (true) {
+    if (end.iterations >= max_iterations) {
+      end.hit_limit = true;
+      break;
+    }
+    if (schedule.Due(since)) {
+      since = 0;
+      if (schedule.CheckNow(s.Gap())) s.Shrink();
+      s.CheckPoint(end.iterations);
+    }
+    if (s.Optimal()) {
+      if (s.AllActive()) break;
+      s.Unshrink();
+      if (s.Optimal()) break;
+      since = schedule.period();  // eliminate again at the next iteration
+    }
+    const int64_t taken = s.Advance(max_iterations - end.iterations);
+    end.iterations += taken;
+    since += taken;
+  }
+  if (end.hit_limit && !s.AllActive()) s.Unshrink();
+  return end;
+}
 
 // A (value, position) candidate of a working-set scan.
 struct Candidate {
