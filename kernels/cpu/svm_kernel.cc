@@ -154,41 +154,40 @@ std::shared_ptr<const SvmKernelRows::Precomputed> SvmKernelRows::Precompute(Spar
   auto pre = std::make_shared<Precomputed>();
   pre->rows = rows;
   pre->params = params;
-  const SparseRowsView& rows_ = pre->rows;
   if (params.type == SvmKernelType::kRbf) {
-    pre->squared_norms.resize(static_cast<size_t>(rows_.num_rows()));
-    parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
-      const auto idx = rows_.RowIndices(r);
-      const auto val = rows_.RowValues(r);
+    pre->squared_norms.resize(static_cast<size_t>(rows.num_rows()));
+    parallel_for<int64_t>(0, rows.num_rows(), 1024, [&](int64_t r) {
+      const auto idx = rows.RowIndices(r);
+      const auto val = rows.RowValues(r);
       pre->squared_norms[r] = SparseDot(idx, val, idx, val);
     });
   }
-  const int64_t dense_cells = rows_.num_rows() * rows_.num_cols;
-  const int64_t block_nnz = rows_.num_rows() > 0 ? rows_.indptr.back() - rows_.indptr.front() : 0;
-  const int64_t words = (rows_.num_cols + 63) / 64;
-  const bool all_ones = std::all_of(rows_.values.begin(), rows_.values.end(), [](double v) { return v == 1.0; });
-  if (!(allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) && rows_.num_cols <= kMaxDenseCols &&
+  const int64_t dense_cells = rows.num_rows() * rows.num_cols;
+  const int64_t block_nnz = rows.num_rows() > 0 ? rows.indptr.back() - rows.indptr.front() : 0;
+  const int64_t words = (rows.num_cols + 63) / 64;
+  const bool all_ones = std::all_of(rows.values.begin(), rows.values.end(), [](double v) { return v == 1.0; });
+  if (!(allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) && rows.num_cols <= kMaxDenseCols &&
       dense_cells > 0 && 5 * block_nnz >= 2 * dense_cells) {
     pre->dense_rows.assign(static_cast<size_t>(dense_cells), 0.0);
-    parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
-      const auto idx = rows_.RowIndices(r);
-      const auto val = rows_.RowValues(r);
-      double* d = pre->dense_rows.data() + r * rows_.num_cols;
+    parallel_for<int64_t>(0, rows.num_rows(), 1024, [&](int64_t r) {
+      const auto idx = rows.RowIndices(r);
+      const auto val = rows.RowValues(r);
+      double* d = pre->dense_rows.data() + r * rows.num_cols;
       for (size_t k = 0; k < idx.size(); ++k) d[idx[k]] = val[k];
     });
   }
   if (allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) {
     pre->bit_words = words;
-    pre->bits.assign(static_cast<size_t>(rows_.num_rows() * words), 0);
-    parallel_for<int64_t>(0, rows_.num_rows(), 1024, [&](int64_t r) {
-      for (const int32_t f : rows_.RowIndices(r)) pre->bits[r * words + f / 64] |= uint64_t{1} << (f % 64);
+    pre->bits.assign(static_cast<size_t>(rows.num_rows() * words), 0);
+    parallel_for<int64_t>(0, rows.num_rows(), 1024, [&](int64_t r) {
+      for (const int32_t f : rows.RowIndices(r)) pre->bits[r * words + f / 64] |= uint64_t{1} << (f % 64);
     });
     // Every kernel value is a function of one small integer (the distance |x|^2 + |z|^2 - 2 x.z for RBF, x.z
     // otherwise), so it is tabulated with the very expression KernelFromDot evaluates: bit-identical values.
-    pre->nnz.resize(static_cast<size_t>(rows_.num_rows()));
-    for (int64_t r = 0; r < rows_.num_rows(); ++r)
-      pre->nnz[r] = static_cast<int32_t>(rows_.indptr[r + 1] - rows_.indptr[r]);
-    const int64_t max_arg = 2 * rows_.num_cols;
+    pre->nnz.resize(static_cast<size_t>(rows.num_rows()));
+    for (int64_t r = 0; r < rows.num_rows(); ++r)
+      pre->nnz[r] = static_cast<int32_t>(rows.indptr[r + 1] - rows.indptr[r]);
+    const int64_t max_arg = 2 * rows.num_cols;
     pre->table.resize(static_cast<size_t>(max_arg + 1));
     for (int64_t m = 0; m <= max_arg; ++m) {
       const auto v = static_cast<double>(m);

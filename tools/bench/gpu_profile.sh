@@ -54,7 +54,8 @@ timed() {  # WANT cmd... under timeout(min(WANT, budget left - 10)); 125 when un
 }
 source "$repo/tools/bench/gpu_env.sh"
 gpu_env_packages "$carry" || exit 1
-if [[ -f "$build/CMakeCache.txt" ]]; then :; else gpu_env_prebuilt "$build" "$repo" || exit 1; fi
+# A carried build (no CMakeCache.txt) is checked and its source folder name linked; a build made here is used as is.
+[[ -f "$build/CMakeCache.txt" ]] || gpu_env_prebuilt "$build" "$repo" || exit 1
 tessel=$build/tools/tessel
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$logs/machine.txt"
 

@@ -240,15 +240,13 @@ void BatchSolver::Progress(int64_t steps, bool force) {
 int64_t BatchSolver::Advance(int64_t limit) {
   ++rounds_;
   interrupt::Check("svm");
-  std::vector<int32_t>& ws = ws_;
-  std::vector<double>& new_alpha = new_alpha_;
-  QRows(ws, act_, act_rows_, act_y_, &ws_rows_);
-  const int64_t taken = SolveSubproblem(ws, std::min(inner_limit_, limit), &new_alpha);
+  QRows(ws_, act_, act_rows_, act_y_, &ws_rows_);
+  const int64_t taken = SolveSubproblem(ws_, std::min(inner_limit_, limit), &new_alpha_);
   steps_ += taken;
   // G += sum_t d_t Q_t over the active samples, t in working-set order.
   std::vector<std::pair<size_t, double>> moved;
-  for (size_t t = 0; t < ws.size(); ++t)
-    if (new_alpha[t] != s_.alpha[ws[t]]) moved.emplace_back(t, new_alpha[t] - s_.alpha[ws[t]]);
+  for (size_t t = 0; t < ws_.size(); ++t)
+    if (new_alpha_[t] != s_.alpha[ws_[t]]) moved.emplace_back(t, new_alpha_[t] - s_.alpha[ws_[t]]);
   const auto n = static_cast<int64_t>(act_.size());
   parallel_for<int64_t>(0, n, kGrain, [&](int64_t k) {
     double v = s_.g[act_[k]];
@@ -256,9 +254,9 @@ int64_t BatchSolver::Advance(int64_t limit) {
     s_.g[act_[k]] = v;
   });
   for (const auto& [t, d] : moved) {
-    const int32_t s = ws[t];
+    const int32_t s = ws_[t];
     const bool was_upper = s_.status[s] == kUpper;
-    s_.alpha[s] = new_alpha[t];
+    s_.alpha[s] = new_alpha_[t];
     s_.status[s] = batch::StatusOf(s_.alpha[s], C(s));
     // G_bar (the gradient part of the samples at C) only serves reconstruction.
     if (!schedule_.eliminates() || was_upper == (s_.status[s] == kUpper)) continue;

@@ -342,9 +342,7 @@ LoopResult Loop::Run() {
     log::Warn("svm device: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
               max_iter_);
   }
-  const int64_t steps = end.iterations;
-  const bool hit_limit = end.hit_limit;
-  Progress(steps, true);
+  Progress(end.iterations, true);
   r_.loop = device::ReadCounters() - before;
   r_.a.resize(static_cast<size_t>(l_));
   r_.g.resize(static_cast<size_t>(l_));
@@ -353,11 +351,11 @@ LoopResult Loop::Run() {
   g_.Download(r_.g.data(), l_);
   st_.Download(r_.status.data(), l_);
   r_.gap = last_gap_;
-  r_.iterations = steps;
+  r_.iterations = end.iterations;
   r_.kernel_evaluations = dev_.Evaluations();
   r_.cache_hits = cache_.hits();
   r_.cache_misses = cache_.misses();
-  r_.hit_iteration_limit = hit_limit;
+  r_.hit_iteration_limit = end.hit_limit;
   return std::move(r_);
 }
 

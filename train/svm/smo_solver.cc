@@ -26,6 +26,13 @@ using batch::kUpper;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
+// Four doubles and four int64 lane masks (GCC/Clang vector extensions) for the branch-free scans below, and
+// mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
+using V4d = double __attribute__((vector_size(32)));
+using V4l = int64_t __attribute__((vector_size(32)));
+#define TESSEL_SELECT(mask, a, c) \
+  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
+
 // SelectWorkingSet's second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the
 // pair (i, j) for every j in I_low with b_ij > 0, the last j of the smallest gain (LIBSVM's `<=`) into *best, and
 // the largest y G over I_low, returned. Written without branches, four positions per vector operation (the AVX2
@@ -36,11 +43,6 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 TESSEL_CLONE_AVX2 double SecondOrderScan(const double* g, const double* qd, const int8_t* y, const int8_t* st,
                                          const float* q_i, double gmax, double qd_i, double yi2, int64_t b, int64_t e,
                                          Candidate* best) {
-  using V4d = double __attribute__((vector_size(32)));
-  using V4l = int64_t __attribute__((vector_size(32)));
-  // mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
-#define TESSEL_SELECT(mask, a, c) \
-  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
   const V4d inf = {kInf, kInf, kInf, kInf};
   const V4d tau = {batch::kTau, batch::kTau, batch::kTau, batch::kTau};
   const V4d zero = {0, 0, 0, 0};
@@ -74,7 +76,6 @@ TESSEL_CLONE_AVX2 double SecondOrderScan(const double* g, const double* qd, cons
     const V4l at = {j, j + 1, j + 2, j + 3};
     min_at = (take & at) | (~take & min_at);
   }
-#undef TESSEL_SELECT
   double gmax2 = -kInf;
   Candidate c{kInf, -1};
   for (int k = 0; k < 4; ++k) {
@@ -103,10 +104,6 @@ TESSEL_CLONE_AVX2 double SecondOrderScan(const double* g, const double* qd, cons
 // position: the sequential scan's answer.
 TESSEL_CLONE_AVX2 Candidate UpdateGradient(double* g, const float* q_i, const float* q_j, double d_i, double d_j,
                                            const int8_t* y, const int8_t* st, int64_t b, int64_t e) {
-  using V4d = double __attribute__((vector_size(32)));
-  using V4l = int64_t __attribute__((vector_size(32)));
-#define TESSEL_SELECT(mask, a, c) \
-  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
   const V4d di = {d_i, d_i, d_i, d_i};
   const V4d dj = {d_j, d_j, d_j, d_j};
   const V4l lower = {kLower, kLower, kLower, kLower};
@@ -467,13 +464,11 @@ SolverResult Solver::Run() {
     log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
               max_iter_);
   }
-  const int64_t iter = end.iterations;
-  const bool hit_limit = end.hit_limit;
-  Progress(iter, true);
+  Progress(end.iterations, true);
 
   SolverResult r;
   FillSolution({s_.y, s_.status, s_.alpha, s_.g, sample_, cp_, cn_}, &r);
-  tally_.Fill(iter, kernel_.evaluations() - evals_before, hit_limit, &r);
+  tally_.Fill(end.iterations, kernel_.evaluations() - evals_before, end.hit_limit, &r);
   r.cache_hits = cache_.hits();
   r.cache_misses = cache_.misses();
   return r;
