@@ -283,11 +283,7 @@ int64_t BatchSolver::Advance(int64_t limit) {
 SolverResult BatchSolver::Run(BatchStats* stats) {
   const int64_t evals_before = kernel_.evaluations();
   tally_.min_active = l_;
-  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_);
-  if (end.hit_limit) {
-    log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
-              max_iter_);
-  }
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm");
   Progress(end.iterations, true);
 
   SolverResult r;

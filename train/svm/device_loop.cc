@@ -337,11 +337,7 @@ int64_t Loop::Advance(int64_t limit) {
 
 LoopResult Loop::Run() {
   const device::Counters before = device::ReadCounters();
-  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_);
-  if (end.hit_limit) {
-    log::Warn("svm device: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
-              max_iter_);
-  }
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm device");
   Progress(end.iterations, true);
   r_.loop = device::ReadCounters() - before;
   r_.a.resize(static_cast<size_t>(l_));

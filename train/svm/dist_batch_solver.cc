@@ -58,6 +58,22 @@ class DistBatchSolver : dist::RankSamples {
 
   SolverResult Run(DistStats* stats, BatchStats* batch_stats);
 
+  // RunSolverLoop's hooks (solver_common.h): one round (a working set of q and its subproblem) per Advance, every
+  // collective inside the hooks, so every rank takes the same branches.
+  bool Optimal() {
+    tally_.last_gap = Select(&ws_);
+    return tally_.last_gap < eps_;
+  }
+  double Gap() const { return tally_.last_gap; }
+  void Shrink() { (void)ShrinkRanks(); }
+  bool AllActive() const { return global_active_ == big_l_; }
+  void Unshrink() {
+    ReconstructGradient();
+    SetAllActive();
+  }
+  int64_t Advance(int64_t limit);
+  void CheckPoint(int64_t /*done: progress is logged per round*/) {}
+
  private:
   // Collective: the working set (global ids, the one-process order) and the global gap.
   double Select(std::vector<int64_t>* ws);
@@ -76,6 +92,17 @@ class DistBatchSolver : dist::RankSamples {
   std::vector<float> scratch_;
   int64_t extra_evaluations_ = 0;  // the q x q blocks (kernels of their own)
   int64_t bytes_start_ = 0;
+  int64_t rounds_ = 0;
+  int64_t steps_ = 0;
+  // A round's working set (global ids), its samples' rows as one CSR block, the q x q block and the new alphas.
+  std::vector<int64_t> ws_;
+  std::vector<int64_t> ws_indptr_;
+  std::vector<int32_t> ws_indices_;
+  std::vector<double> ws_values_;
+  std::vector<int8_t> ws_y_;
+  std::vector<int32_t> ws_cols_;
+  std::vector<float> block_;
+  std::vector<double> new_alpha_;
 };
 
 double DistBatchSolver::Select(std::vector<int64_t>* ws) {
@@ -201,105 +228,70 @@ void DistBatchSolver::Progress(int64_t rounds, int64_t steps, bool force) {
 SolverResult DistBatchSolver::Run(DistStats* stats, BatchStats* batch_stats) {
   const comm::ByteCounter bytes_before = comm_.Bytes();
   bytes_start_ = static_cast<int64_t>(bytes_before.Total());
-  int64_t since_check = 0;
-  int64_t steps = 0;
-  int64_t rounds = 0;
-  bool hit_limit = false;
-  std::vector<int64_t> ws;
-  std::vector<double> new_alpha;
-  std::vector<float> block;
-  std::vector<int64_t> ws_indptr;
-  std::vector<int32_t> ws_indices;
-  std::vector<double> ws_values;
-  std::vector<int8_t> ws_y;
-  std::vector<int32_t> ws_cols;
-  while (true) {
-    (void)fault::FaultPoint("epoch", comm_.Rank());  // a round; TESSEL_FAULT tests (core/fault_inject.h)
-    if (steps >= max_iter_) {
-      hit_limit = true;
-      break;
-    }
-    if (schedule_.Due(since_check)) {
-      since_check = 0;
-      if (schedule_.CheckNow(tally_.last_gap)) Shrink();
-    }
-    tally_.last_gap = Select(&ws);
-    if (tally_.last_gap < eps_) {
-      if (global_active_ == big_l_) break;
-      ReconstructGradient();
-      SetAllActive();
-      tally_.last_gap = Select(&ws);
-      if (tally_.last_gap < eps_) break;
-      since_check = schedule_.period();  // eliminate again at the next round
-    }
-    ++rounds;
-    const std::vector<Sample> samples = Fetch(ws);
-    const auto m = static_cast<int64_t>(samples.size());
-    // The q x q block among the working set, by a kernel over the working set's rows (the same arithmetic as a row
-    // over this rank's samples: QRowOf's contract).
-    ws_indptr.assign(1, 0);
-    ws_indices.clear();
-    ws_values.clear();
-    ws_y.clear();
-    ws_cols.clear();
-    for (int64_t t = 0; t < m; ++t) {
-      const auto row = samples[t].Row();
-      ws_indices.insert(ws_indices.end(), row.indices.begin(), row.indices.end());
-      ws_values.insert(ws_values.end(), row.values.begin(), row.values.end());
-      ws_indptr.push_back(static_cast<int64_t>(ws_indices.size()));
-      ws_y.push_back(samples[t].h.y);
-      ws_cols.push_back(static_cast<int32_t>(t));
-    }
-    {
-      kernels::SvmKernelRows ws_kernel({ws_indptr, ws_indices, ws_values, kernel_->rows().num_cols}, kernel_->params(),
-                                       kernel_->binary());
-      block.resize(static_cast<size_t>(m * m));
-      for (int64_t t = 0; t < m; ++t)
-        ws_kernel.QRow(t, ws_y[t], ws_cols, ws_y, {block.data() + t * m, static_cast<size_t>(m)});
-      extra_evaluations_ += ws_kernel.evaluations();
-    }
-    const int64_t taken = SolveSubproblem(samples, block, std::min(inner_limit_, max_iter_ - steps), &new_alpha);
-    steps += taken;
-    since_check += taken;
-    std::vector<std::pair<size_t, double>> moved;
-    for (size_t t = 0; t < samples.size(); ++t)
-      if (new_alpha[t] != samples[t].h.alpha) moved.emplace_back(t, new_alpha[t] - samples[t].h.alpha);
-    // G += sum_t d_t Q_t over this rank's active samples, t in working-set order (one row at a time: the same
-    // sum per sample), with each moved sample's row from the cache; then the owners store the new alphas and
-    // G_bar follows the samples that reached or left C.
-    for (const auto& move : moved) {
-      const size_t t = move.first;
-      const double d = move.second;
-      const Sample& s = samples[t];
-      const float* row = GetQ(s, active_);
-      parallel_for<int64_t>(0, active_, kGrain, [&](int64_t k) { s_.g[k] += d * row[k]; });
-      const double c_s = C(s.h.y);
-      const bool was_upper = batch::StatusOf(s.h.alpha, c_s) == kUpper;
-      const bool is_upper = batch::StatusOf(new_alpha[t], c_s) == kUpper;
-      const int32_t k = pos_of_[static_cast<size_t>(s.h.gid)];
-      if (k >= 0) {
-        s_.alpha[k] = new_alpha[t];
-        s_.status[k] = batch::StatusOf(new_alpha[t], c_s);
-      }
-      // G_bar (the gradient part of the samples at C) only serves reconstruction.
-      if (!schedule_.eliminates() || was_upper == is_upper) continue;
-      UpdateGBar(s, was_upper ? -c_s : c_s);
-    }
-    Progress(rounds, steps, false);
-  }
-  if (hit_limit) {
-    if (global_active_ < big_l_) {
-      ReconstructGradient();
-      SetAllActive();
-    }
-    log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
-              max_iter_);
-  }
-  Progress(rounds, steps, true);
-  SolverResult r = FinishSolve(steps, hit_limit, extra_evaluations_, bytes_before, stats);
-  if (batch_stats != nullptr) batch_stats->rounds = rounds;
-  if (stats != nullptr) stats->rounds = rounds;
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm");
+  Progress(rounds_, end.iterations, true);
+  SolverResult r = FinishSolve(end.iterations, end.hit_limit, extra_evaluations_, bytes_before, stats);
+  if (batch_stats != nullptr) batch_stats->rounds = rounds_;
+  if (stats != nullptr) stats->rounds = rounds_;
   return r;
+}
+
+int64_t DistBatchSolver::Advance(int64_t limit) {
+  (void)fault::FaultPoint("epoch", comm_.Rank());  // a round; TESSEL_FAULT tests (core/fault_inject.h)
+  ++rounds_;
+  const std::vector<Sample> samples = Fetch(ws_);
+  const auto m = static_cast<int64_t>(samples.size());
+  // The q x q block among the working set, by a kernel over the working set's rows (the same arithmetic as a row
+  // over this rank's samples: QRowOf's contract).
+  ws_indptr_.assign(1, 0);
+  ws_indices_.clear();
+  ws_values_.clear();
+  ws_y_.clear();
+  ws_cols_.clear();
+  for (int64_t t = 0; t < m; ++t) {
+    const auto row = samples[t].Row();
+    ws_indices_.insert(ws_indices_.end(), row.indices.begin(), row.indices.end());
+    ws_values_.insert(ws_values_.end(), row.values.begin(), row.values.end());
+    ws_indptr_.push_back(static_cast<int64_t>(ws_indices_.size()));
+    ws_y_.push_back(samples[t].h.y);
+    ws_cols_.push_back(static_cast<int32_t>(t));
+  }
+  {
+    kernels::SvmKernelRows ws_kernel({ws_indptr_, ws_indices_, ws_values_, kernel_->rows().num_cols}, kernel_->params(),
+                                     kernel_->binary());
+    block_.resize(static_cast<size_t>(m * m));
+    for (int64_t t = 0; t < m; ++t)
+      ws_kernel.QRow(t, ws_y_[t], ws_cols_, ws_y_, {block_.data() + t * m, static_cast<size_t>(m)});
+    extra_evaluations_ += ws_kernel.evaluations();
+  }
+  const int64_t taken = SolveSubproblem(samples, block_, std::min(inner_limit_, limit), &new_alpha_);
+  steps_ += taken;
+  std::vector<std::pair<size_t, double>> moved;
+  for (size_t t = 0; t < samples.size(); ++t)
+    if (new_alpha_[t] != samples[t].h.alpha) moved.emplace_back(t, new_alpha_[t] - samples[t].h.alpha);
+  // G += sum_t d_t Q_t over this rank's active samples, t in working-set order (one row at a time: the same
+  // sum per sample), with each moved sample's row from the cache; then the owners store the new alphas and
+  // G_bar follows the samples that reached or left C.
+  for (const auto& move : moved) {
+    const size_t t = move.first;
+    const double d = move.second;
+    const Sample& s = samples[t];
+    const float* row = GetQ(s, active_);
+    parallel_for<int64_t>(0, active_, kGrain, [&](int64_t k) { s_.g[k] += d * row[k]; });
+    const double c_s = C(s.h.y);
+    const bool was_upper = batch::StatusOf(s.h.alpha, c_s) == kUpper;
+    const bool is_upper = batch::StatusOf(new_alpha_[t], c_s) == kUpper;
+    const int32_t k = pos_of_[static_cast<size_t>(s.h.gid)];
+    if (k >= 0) {
+      s_.alpha[k] = new_alpha_[t];
+      s_.status[k] = batch::StatusOf(new_alpha_[t], c_s);
+    }
+    // G_bar (the gradient part of the samples at C) only serves reconstruction.
+    if (!schedule_.eliminates() || was_upper == is_upper) continue;
+    UpdateGBar(s, was_upper ? -c_s : c_s);
+  }
+  Progress(rounds_, steps_, false);
+  return taken;
 }
 
 }  // namespace

@@ -240,7 +240,7 @@ void RankSamples::ReconstructGradient() {
   }
 }
 
-std::vector<int64_t> RankSamples::Shrink() {
+std::vector<int64_t> RankSamples::ShrinkRanks() {
   ++tally_.shrink_checks;
   ViolationExtremes ext;
   for (int64_t k = 0; k < active_; ++k) ext.Add(s_.y[k], s_.status[k], s_.g[k]);

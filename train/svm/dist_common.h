@@ -98,7 +98,7 @@ class RankSamples {
   void ReconstructGradient();
   // Collective, at a check point: LIBSVM's elimination with the ranks' extremes (restoring every sample first the
   // first time the gap reaches 10 eps); returns every rank's active count.
-  std::vector<int64_t> Shrink();
+  std::vector<int64_t> ShrinkRanks();
   // Kernel values this rank computed since the solve began (over every kernel it used).
   int64_t LocalEvaluations() const { return retired_evaluations_ + kernel_->evaluations() - evaluations_base_; }
   // Collective: the solution (dist::Finish) with this rank's counters.

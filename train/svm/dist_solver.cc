@@ -52,6 +52,25 @@ class DistSolver : dist::RankSamples {
 
   SolverResult Run(DistStats* stats);
 
+  // RunSolverLoop's hooks (solver_common.h): one SMO step per Advance, every collective inside the hooks, so
+  // every rank takes the same branches.
+  bool Optimal() { return SelectWorkingSet(&si_, &sj_); }
+  double Gap() const { return tally_.last_gap; }
+  void Shrink() { DoShrinking(); }
+  bool AllActive() const { return global_active_ == big_l_; }
+  void Unshrink() {
+    ReconstructGradient();
+    SetAllActive();
+  }
+  int64_t Advance(int64_t /*limit: at least 1*/) {
+    Step(si_, sj_);
+    return 1;
+  }
+  void CheckPoint(int64_t done) {
+    (void)fault::FaultPoint("epoch", comm_.Rank());  // a check point; TESSEL_FAULT tests (core/fault_inject.h)
+    Progress(done, false);
+  }
+
  private:
   // Writes local position k's header (with q_ij) and row in Sample layout at dst.
   void Pack(int32_t k, double q_ij, std::byte* dst) const;
@@ -96,6 +115,8 @@ class DistSolver : dist::RankSamples {
   bool fused_ = false;        // selection by Exchange (one allgather) instead of max-loc + broadcast
   int64_t record_bytes_ = 0;  // Exchange's record: 16 bytes of values and the largest sample
   std::vector<std::byte> exchange_;
+  Sample si_;  // the working pair of the last selection
+  Sample sj_;
   Candidate next_i_{-kInf, -1};  // this rank's max violator (global id in index), from the last gradient update
   bool next_i_valid_ = false;
   uint64_t bytes_start_ = 0;
@@ -317,7 +338,7 @@ void DistSolver::Step(const Sample& si, const Sample& sj) {
 }
 
 void DistSolver::DoShrinking() {
-  const std::vector<int64_t> counts = Shrink();
+  const std::vector<int64_t> counts = ShrinkRanks();
   next_i_valid_ = false;
   MaybeRebalance(counts);
 }
@@ -521,43 +542,10 @@ void DistSolver::Progress(int64_t iter, bool force) {
 SolverResult DistSolver::Run(DistStats* stats) {
   const comm::ByteCounter bytes_before = comm_.Bytes();
   bytes_start_ = bytes_before.Total();
-  int64_t iter = 0;
-  int64_t since = 0;
-  bool hit_limit = false;
-  Sample si;
-  Sample sj;
-  while (true) {
-    if (iter >= max_iter_) {
-      hit_limit = true;
-      break;
-    }
-    if (schedule_.Due(since)) {
-      since = 0;
-      (void)fault::FaultPoint("epoch", comm_.Rank());  // a check point; TESSEL_FAULT tests (core/fault_inject.h)
-      if (schedule_.CheckNow(tally_.last_gap)) DoShrinking();
-      Progress(iter, false);
-    }
-    if (SelectWorkingSet(&si, &sj)) {
-      ReconstructGradient();
-      SetAllActive();
-      if (SelectWorkingSet(&si, &sj)) break;
-      since = schedule_.period();
-    }
-    ++iter;
-    ++since;
-    Step(si, sj);
-  }
-  if (hit_limit) {
-    if (global_active_ < big_l_) {
-      ReconstructGradient();
-      SetAllActive();
-    }
-    log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
-              max_iter_);
-  }
-  Progress(iter, true);
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm");
+  Progress(end.iterations, true);
 
-  SolverResult r = FinishSolve(iter, hit_limit, 0, bytes_before, stats);
+  SolverResult r = FinishSolve(end.iterations, end.hit_limit, 0, bytes_before, stats);
   if (stats != nullptr) {
     stats->rebalances = rebalances_;
     stats->moved_samples = moved_samples_;

@@ -459,11 +459,7 @@ void Solver::Progress(int64_t iter, bool force) {
 SolverResult Solver::Run() {
   const int64_t evals_before = kernel_.evaluations();
   tally_.min_active = l_;
-  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_);
-  if (end.hit_limit) {
-    log::Warn("svm: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate",
-              max_iter_);
-  }
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm");
   Progress(end.iterations, true);
 
   SolverResult r;

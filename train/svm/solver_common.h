@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/parallel.h"
 #include "kernels/svm_kernel.h"
 #include "train/svm/batch_step.h"
@@ -72,8 +73,10 @@ struct LoopEnd {
 //   void Unshrink();                 G reconstructed, every sample active again
 //   int64_t Advance(int64_t limit);  one SMO step or one batched round of at most `limit` iterations: those taken
 //   void CheckPoint(int64_t done);   after each check point (progress lines)
+// The distributed solvers run every collective inside the hooks, so every rank takes the same branches. Hitting
+// the limit is logged as a warning, `who` naming the solver.
 template <class S>
-LoopEnd RunSolverLoop(S& s, const EliminationSchedule& schedule, int64_t max_iterations) {
+LoopEnd RunSolverLoop(S& s, const EliminationSchedule& schedule, int64_t max_iterations, const char* who) {
   LoopEnd end;
   int64_t since = 0;  // iterations since the last check point of the schedule
   while (true) {
@@ -96,7 +99,11 @@ LoopEnd RunSolverLoop(S& s, const EliminationSchedule& schedule, int64_t max_ite
     end.iterations += taken;
     since += taken;
   }
-  if (end.hit_limit && !s.AllActive()) s.Unshrink();
+  if (end.hit_limit) {
+    if (!s.AllActive()) s.Unshrink();
+    log::Warn("{}: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate", who,
+              max_iterations);
+  }
   return end;
 }
 
