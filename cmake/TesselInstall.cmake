@@ -4,7 +4,7 @@
 #   P/include/tessel/{core,comm,...}/*.h           the public headers, still included as "core/buffer.h"
 #   P/include/tessel/core/build_config.h           the generated compile-time switches
 #   P/lib/cmake/tessel/tessel{Config,ConfigVersion,Targets}.cmake, FindMETIS.cmake, FindXXHASH.cmake
-# so that find_package(tessel) gives the imported targets tessel::tessel_core ... tessel::tessel_train and
+# so that find_package(tessel) gives the imported targets tessel::tessel_core ... tessel::tessel_svm and
 # tessel::tessel (the binary). Components: `runtime` (the binary) and `devel` (everything else); the Python wheel
 # (pyproject.toml: install.components = ["python"]) takes neither, and under scikit-build none of this is declared.
 if(SKBUILD)
@@ -16,7 +16,7 @@ set(TESSEL_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tessel")
 # tessel_flags rides along because tessel_core links it publicly; its compile options are BUILD_INTERFACE-only
 # (cmake/TesselCompilerFlags.cmake), so consumers inherit none of our warnings or -Werror.
 set(TESSEL_EXPORTED_LIBRARIES
-  tessel_flags tessel_core tessel_comm tessel_kernels tessel_datasets tessel_sampling tessel_partition tessel_train)
+  tessel_flags tessel_core tessel_comm tessel_kernels tessel_datasets tessel_sampling tessel_partition tessel_train tessel_svm)
 
 install(TARGETS ${TESSEL_EXPORTED_LIBRARIES}
   EXPORT tesselTargets
@@ -28,7 +28,7 @@ install(TARGETS tessel
 
 # Every header of the library folders, at the same relative path under include/tessel (tools/ and tests/ are not
 # libraries; their headers stay private).
-foreach(dir IN ITEMS core comm kernels datasets sampling partition train)
+foreach(dir IN ITEMS core comm kernels datasets sampling partition train svm)
   file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE "${PROJECT_SOURCE_DIR}" "${PROJECT_SOURCE_DIR}/${dir}/*.h")
   foreach(header IN LISTS headers)
     get_filename_component(header_dir "${header}" DIRECTORY)

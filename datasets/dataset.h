@@ -38,7 +38,7 @@ inline constexpr int64_t kMaxClassesAlways = 65536;
 // 2^31 - 1 (docs/formats.md, "Limits").
 inline constexpr int64_t kMaxFeatureDim = 2147483647;
 // LIBSVM rows: 0-based int32 feature ids in [0, num_features), so num_features is at most 2^31 (LIBSVM's 1-based
-// indices up to 2^31); the SVM model file allows the same (train/svm/svm_model.h, kMaxModelFeatures).
+// indices up to 2^31); the SVM model file allows the same (svm/svm_model.h, kMaxModelFeatures).
 inline constexpr int64_t kMaxSparseRowFeatures = int64_t{1} << 31;
 
 struct NodeDataset {

@@ -14,8 +14,8 @@
 #include "datasets/readers.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
-#include "train/svm/svm_model.h"
-#include "train/svm/svm_ops.h"
+#include "svm/svm_model.h"
+#include "svm/svm_ops.h"
 
 namespace tessel::tools {
 namespace {
@@ -33,7 +33,7 @@ struct PredictSvmArgs {
 
 void RunPredictSvm(const PredictSvmArgs& a) {
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
-  const std::string sidecar = a.model.empty() ? std::string() : train::svm::SidecarPath(a.model);
+  const std::string sidecar = a.model.empty() ? std::string() : svm::SidecarPath(a.model);
   CheckOutputFile(a.output, a.force, "--output", {a.model, sidecar, a.data});
   Context ctx;
   ctx.device = ParseDevice(a.device);
@@ -43,9 +43,9 @@ void RunPredictSvm(const PredictSvmArgs& a) {
     device::SetDevice(ctx.device_id);
   }
   ThreadLimit limit(a.threads);
-  const train::svm::SvmModel model = train::svm::LoadSvmModel(a.model);
+  const svm::SvmModel model = svm::LoadSvmModel(a.model);
   const datasets::SparseRowDataset data = datasets::ReadSparseRows(a.data);
-  const std::vector<double> pred = train::svm::PredictSvm(ctx, model, data);
+  const std::vector<double> pred = svm::PredictSvm(ctx, model, data);
   const auto labels = data.labels.Host();
   int64_t correct = 0;
   fmt::memory_buffer out;

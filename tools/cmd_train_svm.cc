@@ -1,6 +1,6 @@
 // `tessel train svm`: C-SVC training on LIBSVM text data with svm-train's flag letters (-c -g -t -d -r -e -m -w
 // -h), sample-elimination policies and threads; writes a LIBSVM model file (and its tessel sidecar). Under
-// `mpirun -np K` (K > 1) the ranks train together with the distributed SMO (train/svm/dist_train.h).
+// `mpirun -np K` (K > 1) the ranks train together with the distributed SMO (svm/dist_train.h).
 #include <sys/resource.h>
 
 #include <cmath>
@@ -25,10 +25,10 @@
 #include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "tools/rank_settings.h"
-#include "train/svm/batch_solver.h"
-#include "train/svm/dist_train.h"
-#include "train/svm/svm_ops.h"
-#include "train/svm/svm_train.h"
+#include "svm/batch_solver.h"
+#include "svm/dist_train.h"
+#include "svm/svm_ops.h"
+#include "svm/svm_train.h"
 
 namespace tessel::tools {
 namespace {
@@ -37,7 +37,7 @@ struct TrainSvmArgs {
   std::string data;
   std::string model;
   bool force = false;                // replace an existing --model
-  train::svm::SvmParams params;      // the training parameters (SvmParams::Params declares their options)
+  svm::SvmParams params;      // the training parameters (SvmParams::Params declares their options)
   std::vector<std::string> weights;  // LABEL WEIGHT pairs
   int threads = 0;
   std::string device = "cpu";
@@ -46,7 +46,7 @@ struct TrainSvmArgs {
   double rebalance = 1.2;
   int working_set = 0;         // 0: 256 on the CPU, 1024 on CUDA
   std::string network;         // predict the multi-rank time on this network ("" = no prediction)
-  std::string pairs = "auto";  // how one-vs-one pairs use the ranks (train::svm::PairSchedule)
+  std::string pairs = "auto";  // how one-vs-one pairs use the ranks (svm::PairSchedule)
   bool json = false;
   double timeout = 0;  // --timeout (set by AddTimeoutOption)
 };
@@ -61,14 +61,14 @@ double ProcessCpuSeconds() {
 // The distributed run's costs for the report: per-rank extremes over the pairs, bytes per iteration, CPU seconds
 // per rank, and with --network the time predicted on K machines (each rank's time outside communicator calls plus
 // the alpha-beta time of its calls, docs/comm.md "Time model").
-nlohmann::json DistributedJson(comm::Communicator& comm, const train::svm::TrainReport& report,
-                               const train::svm::DistTrainStats& st, const std::string& network, double cpu_seconds) {
+nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport& report,
+                               const svm::DistTrainStats& st, const std::string& network, double cpu_seconds) {
   double cpu[2] = {cpu_seconds, -cpu_seconds};
   comm.Allreduce(std::span<double>(cpu, 2), comm::ReduceOp::kMax, "svm-result").ThrowIfError();
   const double iters = static_cast<double>(std::max<int64_t>(report.iterations, 1));
   nlohmann::json j{
       {"ranks", comm.Size()},
-      {"pairs", st.schedule == train::svm::PairSchedule::kSpread ? "spread" : "shared"},
+      {"pairs", st.schedule == svm::PairSchedule::kSpread ? "spread" : "shared"},
       {"kernel_evaluations_per_rank", {{"min", st.min_kernel_evaluations}, {"max", st.max_kernel_evaluations}}},
       {"bytes_per_rank", st.max_bytes},
       {"bytes_per_iteration", static_cast<double>(st.max_bytes) / iters},
@@ -101,9 +101,9 @@ nlohmann::json DistributedJson(comm::Communicator& comm, const train::svm::Train
   return j;
 }
 
-std::vector<train::svm::ClassWeight> ParseWeights(const std::vector<std::string>& tokens) {
+std::vector<svm::ClassWeight> ParseWeights(const std::vector<std::string>& tokens) {
   TESSEL_CHECK(tokens.size() % 2 == 0, "-w needs a class label and a weight (e.g. -w1 2 or -w 1 2)");
-  std::vector<train::svm::ClassWeight> out;
+  std::vector<svm::ClassWeight> out;
   for (size_t k = 0; k < tokens.size(); k += 2) {
     int64_t label = 0;
     double weight = 0;
@@ -153,18 +153,18 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   // The output is checked before anything is read: an existing model (or the training data itself) is never
   // replaced by accident.
   comm::OnEveryRankOrFail(*comm, [&] {
-    if (lead) train::svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
+    if (lead) svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
   });
-  train::svm::SvmParams p = a.params;
+  svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
   p.Validate();  // before reading a large file
   if (!a.network.empty()) comm::NetworkModel::Parse(a.network, "--network");
   Context ctx;
   ctx.device = ParseDevice(a.device);
   ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(a.device_id) : 0;
-  const train::svm::BatchOptions batch = train::svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
+  const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
   // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
-  const train::svm::BinarySolver solver = train::svm::MakeBinarySolver(ctx, a.solver, batch);
+  const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, a.solver, batch);
   if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
 
   ThreadLimit limit(a.threads);
@@ -175,16 +175,16 @@ void RunTrainSvm(const TrainSvmArgs& a) {
       "svm: {} rows, {} features, {} non-zeros; C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} threads, "
       "solver {} on {}",
       data.num_rows, data.num_features, data.NonZeros(), p.C, kernels::SvmKernelName(p.kernel.type), p.eps, p.cache_mb,
-      train::svm::ShrinkingName(p.shrinking), a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads,
+      svm::ShrinkingName(p.shrinking), a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads,
       ctx.IsCuda() || a.solver == "batch" ? fmt::format("batch (q = {})", batch.working_set) : "smo",
       DeviceName(ctx.device));
-  train::svm::TrainReport report;
-  train::svm::SvmModel model;
+  svm::TrainReport report;
+  svm::SvmModel model;
   nlohmann::json stats;
   if (distributed) {
-    train::svm::DistTrainStats dist;
-    train::svm::DistTrainOptions how;
-    how.schedule = ParseEnum<train::svm::PairSchedule>(a.pairs, "--pairs");
+    svm::DistTrainStats dist;
+    svm::DistTrainOptions how;
+    how.schedule = ParseEnum<svm::PairSchedule>(a.pairs, "--pairs");
     how.batched = a.solver == "batch";
     how.batch = batch;
     how.rebalance = a.rebalance;
@@ -194,16 +194,16 @@ void RunTrainSvm(const TrainSvmArgs& a) {
           "--device cuda: a binary problem shared by {} ranks runs on CPUs (the distributed solvers); with CUDA, run "
           "one process, or, with several classes, --pairs spread (each rank solves whole pairs on its own GPU)",
           comm->Size());
-    model = train::svm::TrainSvmDistributed(*comm, data, p, &report, &dist, how);
+    model = svm::TrainSvmDistributed(*comm, data, p, &report, &dist, how);
     stats = nlohmann::json::parse(report.ToJson());
     stats["distributed"] = DistributedJson(*comm, report, dist, a.network, ProcessCpuSeconds());
   } else {
-    model = train::svm::TrainSvm(data, p, &report, solver);
+    model = svm::TrainSvm(data, p, &report, solver);
     stats = nlohmann::json::parse(report.ToJson());
   }
   // Rank 0 writes the model (a temporary file renamed into place); every rank learns whether that worked.
   comm::OnEveryRankOrFail(*comm, [&] {
-    if (lead) train::svm::SaveSvmModel(model, a.model, stats.dump());
+    if (lead) svm::SaveSvmModel(model, a.model, stats.dump());
   });
   log::Info("svm: {} support vectors, {} iterations, {} kernel evaluations, {:.3f} s; model written to {}",
             model.total_sv(), report.iterations, report.kernel_evaluations, report.seconds, a.model);

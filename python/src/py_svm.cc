@@ -15,15 +15,14 @@
 #include "core/params_json.h"
 #include "python/src/py_common.h"
 #include "python/src/py_modules.h"
-#include "train/svm/batch_solver.h"
-#include "train/svm/svm_model.h"
-#include "train/svm/svm_ops.h"
-#include "train/svm/svm_train.h"
+#include "svm/batch_solver.h"
+#include "svm/svm_model.h"
+#include "svm/svm_ops.h"
+#include "svm/svm_train.h"
 
 namespace tessel::python {
 namespace {
 
-namespace svm = train::svm;
 using I64 = py::array_t<int64_t, py::array::c_style>;
 using I32 = py::array_t<int32_t, py::array::c_style>;
 using F64 = py::array_t<double, py::array::c_style>;

@@ -4,7 +4,7 @@
 #include <cstdint>
 
 #include "tests/fuzz/fuzz_util.h"
-#include "train/svm/svm_model.h"
+#include "svm/svm_model.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessel;
@@ -13,13 +13,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const bool has_sidecar = input.find(fuzz::kSeparator) != std::string_view::npos;
   const auto parts = fuzz::SplitParts(input, 2);
   fuzz::WriteFile(path, parts[0]);
-  fuzz::WriteOrRemove(train::svm::SidecarPath(path), parts[1], has_sidecar);
+  fuzz::WriteOrRemove(svm::SidecarPath(path), parts[1], has_sidecar);
   return fuzz::Run([&] {
-    const train::svm::SvmModel model = train::svm::LoadSvmModel(path);
+    const svm::SvmModel model = svm::LoadSvmModel(path);
     model.Validate();
     // A loaded model must predict without reading outside its arrays.
     const int32_t indices[2] = {0, 3};
     const double values[2] = {1.0, -0.5};
-    (void)train::svm::PredictRow(model, indices, values);
+    (void)svm::PredictRow(model, indices, values);
   });
 }

@@ -12,7 +12,7 @@
 #include <string>
 
 #include "train/gcn/trainer.h"
-#include "train/svm/svm_params.h"
+#include "svm/svm_params.h"
 
 namespace tessel::tools {
 namespace {
@@ -55,7 +55,7 @@ TEST(RankSettings, FlagLabels) {
 }
 
 TEST(RankSettings, ParametersAreNamedByFlagWithExactValues) {
-  train::svm::SvmParams p;
+  svm::SvmParams p;
   p.C = 0.1;
   comm::Settings s;
   AddParamSettings(p, &s);

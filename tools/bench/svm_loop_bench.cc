@@ -17,15 +17,15 @@
 #include "core/log.h"
 #include "datasets/readers.h"
 #include "kernels/svm_kernel.h"
-#include "train/svm/batch_solver.h"
-#include "train/svm/device_loop.h"
-#include "train/svm/dist_solver.h"
-#include "train/svm/svm_ops.h"
+#include "svm/batch_solver.h"
+#include "svm/device_loop.h"
+#include "svm/dist_solver.h"
+#include "svm/svm_ops.h"
 
 namespace {
 
 using namespace tessel;              // NOLINT: a benchmark's main
-using namespace tessel::train::svm;  // NOLINT
+using namespace tessel::svm;  // NOLINT
 
 struct Row {
   std::string solver;

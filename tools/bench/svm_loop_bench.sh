@@ -51,7 +51,7 @@ cat >"$section" <<SECTION
 
 \`tessel_svm_loop_bench\` (tools/bench/svm_loop_bench.cc) solves one binary problem four ways: the baseline is the
 host batched reference, which recomputes the q rows of every round; then the host batched solver with a kernel-row
-cache (what \`train svm --solver batch\` runs); then the device loop (\`--device cuda\`'s solver, train/svm/device_loop.h)
+cache (what \`train svm --solver batch\` runs); then the device loop (\`--device cuda\`'s solver, svm/device_loop.h)
 on the simulated device, whose host twins make the same decisions and whose counters are the CUDA path's copies
 and allocations; and, with \`--cuda\` on a GPU machine, the device loop on the GPU. Kernel evaluations count kernel
 values computed (the row cache's saving); the loop's uploads, downloads and bytes are per round, and the loop's

@@ -1,0 +1,263 @@
+// TrainSvmDistributed: the one-vs-one decomposition of svm_train.cc with each pair solved by SolveBinaryDistributed
+// over this rank's block of rows.
+#include "svm/dist_train.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/log.h"
+
+namespace tessel::svm {
+namespace {
+
+void Check(const comm::Status& s) { s.ThrowIfError(); }
+
+// FNV-1a over bytes, for comparing the ranks' copies of the data.
+uint64_t Fnv(uint64_t h, const void* data, size_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t k = 0; k < bytes; ++k) h = (h ^ p[k]) * 1099511628211ULL;
+  return h;
+}
+
+// Every rank must see the same data: the ranks compare (rows, features, non-zeros, checksum) and all throw the
+// same message when any differs.
+void CheckSameData(comm::Communicator& comm, const datasets::SparseRowDataset& data) {
+  const auto indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  const auto values = data.values.Host();
+  const auto labels = data.labels.Host();
+  uint64_t h = 14695981039346656037ULL;
+  h = Fnv(h, indptr.data(), indptr.size_bytes());
+  h = Fnv(h, indices.data(), indices.size_bytes());
+  h = Fnv(h, values.data(), values.size_bytes());
+  h = Fnv(h, labels.data(), labels.size_bytes());
+  const int64_t mine[4] = {data.num_rows, data.num_features, data.NonZeros(), static_cast<int64_t>(h >> 1)};
+  const int p = comm.Size();
+  std::vector<int64_t> all(static_cast<size_t>(4 * p));
+  Check(comm.Allgather<int64_t>(mine, all, "svm-setup"));
+  for (int r = 1; r < p; ++r) {
+    const int64_t* a = all.data();
+    const int64_t* b = all.data() + 4 * r;
+    TESSEL_CHECK(a[0] == b[0] && a[1] == b[1] && a[2] == b[2] && a[3] == b[3],
+                 "{}: the ranks read different data: rank 0 sees {} rows, {} features, {} non-zeros (checksum {:x}) "
+                 "but rank {} sees {} rows, {} features, {} non-zeros (checksum {:x}); every rank must read the same "
+                 "file (copy it to each node, or put it on a shared file system)",
+                 data.name.empty() ? "data" : data.name, a[0], a[1], a[2], a[3], r, b[0], b[1], b[2], b[3]);
+  }
+}
+
+}  // namespace
+
+std::vector<int64_t> BalancedRowBlocks(std::span<const int64_t> indptr, int parts) {
+  TESSEL_CHECK(parts >= 1, "BalancedRowBlocks: {} parts", parts);
+  const int64_t n = indptr.empty() ? 0 : static_cast<int64_t>(indptr.size()) - 1;
+  const int64_t nnz = n > 0 ? indptr.back() - indptr.front() : 0;
+  const double per_row = n > 0 ? std::max(1.0, static_cast<double>(nnz) / static_cast<double>(n)) : 1.0;
+  const double total = static_cast<double>(nnz) + per_row * static_cast<double>(n);
+  std::vector<int64_t> b(static_cast<size_t>(parts) + 1, n);
+  b[0] = 0;
+  int64_t r = 0;
+  for (int k = 1; k < parts; ++k) {
+    const double target = total * k / parts;
+    // The row boundary whose weight before it is nearest the target.
+    const auto before = [&](int64_t x) {
+      return static_cast<double>(indptr[x] - indptr[0]) + per_row * static_cast<double>(x);
+    };
+    while (r < n && before(r) < target) ++r;
+    if (r > 0 && target - before(r - 1) < before(r) - target) --r;
+    b[static_cast<size_t>(k)] = std::max(r, b[static_cast<size_t>(k) - 1]);
+  }
+  return b;
+}
+
+namespace {
+
+// Each pair's result on every rank: the owner of a pair sends its alpha and counters in one allgatherv.
+std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const PairTask> tasks,
+                                       std::span<const int> owner, std::span<const size_t> mine,
+                                       std::vector<SolverResult> solved) {
+  std::vector<double> out;
+  for (size_t m = 0; m < mine.size(); ++m) {
+    const SolverResult& r = solved[m];
+    const double head[] = {static_cast<double>(mine[m]),
+                           r.obj,
+                           r.rho,
+                           r.gap,
+                           static_cast<double>(r.iterations),
+                           static_cast<double>(r.kernel_evaluations),
+                           static_cast<double>(r.shrink_checks),
+                           static_cast<double>(r.reconstructions),
+                           static_cast<double>(r.min_active),
+                           static_cast<double>(r.bound_changes),
+                           static_cast<double>(r.cache_hits),
+                           static_cast<double>(r.cache_misses),
+                           static_cast<double>(r.nr_sv),
+                           static_cast<double>(r.nr_bsv),
+                           r.hit_iteration_limit ? 1.0 : 0.0,
+                           r.seconds};
+    out.insert(out.end(), std::begin(head), std::end(head));
+    out.insert(out.end(), r.alpha.begin(), r.alpha.end());
+  }
+  std::vector<double> all;
+  std::vector<int64_t> counts;
+  Check(comm.AllgathervWithCounts<double>(out, &all, &counts, "svm-result"));
+  std::vector<SolverResult> results(tasks.size());
+  constexpr size_t kHead = 16;
+  for (size_t at = 0; at < all.size();) {
+    TESSEL_CHECK(at + kHead <= all.size(), "distributed SVM: a truncated pair result");
+    const auto t = static_cast<size_t>(all[at]);
+    TESSEL_CHECK(t < tasks.size(), "distributed SVM: a result for pair {} of {}", t, tasks.size());
+    const double* h = all.data() + at;
+    SolverResult& r = results[t];
+    r.obj = h[1];
+    r.rho = h[2];
+    r.gap = h[3];
+    r.iterations = static_cast<int64_t>(h[4]);
+    r.kernel_evaluations = static_cast<int64_t>(h[5]);
+    r.shrink_checks = static_cast<int64_t>(h[6]);
+    r.reconstructions = static_cast<int64_t>(h[7]);
+    r.min_active = static_cast<int64_t>(h[8]);
+    r.bound_changes = static_cast<int64_t>(h[9]);
+    r.cache_hits = static_cast<int64_t>(h[10]);
+    r.cache_misses = static_cast<int64_t>(h[11]);
+    r.nr_sv = static_cast<int>(h[12]);
+    r.nr_bsv = static_cast<int>(h[13]);
+    r.hit_iteration_limit = h[14] != 0;
+    r.seconds = h[15];
+    const size_t n = tasks[t].sub.size();
+    TESSEL_CHECK(at + kHead + n <= all.size(), "distributed SVM: a truncated pair result");
+    r.alpha.assign(all.begin() + static_cast<std::ptrdiff_t>(at + kHead),
+                   all.begin() + static_cast<std::ptrdiff_t>(at + kHead + n));
+    at += kHead + n;
+  }
+  for (size_t t = 0; t < tasks.size(); ++t)
+    TESSEL_CHECK(results[t].alpha.size() == tasks[t].sub.size(), "distributed SVM: rank {} sent no result for pair {}",
+                 owner[t], t);
+  return results;
+}
+
+}  // namespace
+
+SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
+                             TrainReport* report, DistTrainStats* stats, const DistTrainOptions& options) {
+  const PairSchedule schedule = options.schedule;
+  CheckSameData(comm, data);
+  const int parts = comm.Size();
+  TESSEL_CHECK(data.num_rows >= parts,
+               "{}: {} ranks for {} rows; run at most {} ranks (mpirun -np {}), since each rank must hold samples",
+               data.name.empty() ? "data" : data.name, parts, data.num_rows, data.num_rows, data.num_rows);
+  const auto indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  const std::vector<int64_t> blocks = BalancedRowBlocks(indptr, parts);
+  const int64_t lo = blocks[static_cast<size_t>(comm.Rank())];
+  const int64_t hi = blocks[static_cast<size_t>(comm.Rank()) + 1];
+  int64_t max_index = 0;  // LIBSVM's max_index, as TrainOneVsOne resolves it
+  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
+  // This rank's rows; the offsets keep pointing into the whole arrays.
+  // Bit rows (every value 1) only when the whole data is binary: a row sent by another rank must be computable by
+  // this rank's kernel with the same arithmetic (SvmKernelRows::QRowOf).
+  const auto values = data.values.Host();
+  const bool binary = std::all_of(values.begin(), values.end(), [](double v) { return v == 1.0; });
+  const kernels::SparseRowsView block{indptr.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo + 1)),
+                                      indices, data.values.Host(), std::max(data.num_features, max_index)};
+
+  const comm::ByteCounter before = comm.Bytes();
+  std::unique_ptr<kernels::SvmKernelRows> kernel;  // kShared: built at the first pair, when gamma is resolved
+  int64_t local_evaluations = 0;
+  DistTrainStats st;
+  // One pair with all ranks.
+  const auto solve_shared = [&](const PairTask& t) {
+    if (!options.shared_refusal.empty()) throw Error(options.shared_refusal);
+    if (kernel == nullptr) kernel = std::make_unique<kernels::SvmKernelRows>(block, t.kernel, binary);
+    const size_t l = t.sub.size();
+    std::vector<int32_t> owner(l);
+    std::vector<int32_t> nnz(l);
+    std::vector<int32_t> rows;
+    std::vector<int64_t> gids;
+    std::vector<int8_t> y;
+    for (size_t g = 0; g < l; ++g) {
+      const int32_t r = t.sub[g];
+      owner[g] = static_cast<int32_t>(std::upper_bound(blocks.begin(), blocks.end(), r) - blocks.begin()) - 1;
+      nnz[g] = static_cast<int32_t>(indptr[r + 1] - indptr[r]);
+      if (r >= lo && r < hi) {
+        rows.push_back(static_cast<int32_t>(r - lo));
+        gids.push_back(static_cast<int64_t>(g));
+        y.push_back(t.y[g]);
+      }
+    }
+    DistStats s;
+    DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
+    problem.rebalance = options.rebalance;
+    SolverResult r = options.batched ? SolveBinaryDistributedBatched(comm, problem, t.options, options.batch, &s)
+                                     : SolveBinaryDistributed(comm, problem, t.options, &s);
+    local_evaluations += s.local_kernel_evaluations;
+    st.pairs.push_back(s);
+    return r;
+  };
+  const auto solve_pairs = [&](std::span<const PairTask> tasks) {
+    st.schedule = schedule != PairSchedule::kAuto                        ? schedule
+                  : static_cast<int64_t>(tasks.size()) >= int64_t{parts} ? PairSchedule::kSpread
+                                                                         : PairSchedule::kShared;
+    if (st.schedule == PairSchedule::kShared) {
+      std::vector<SolverResult> results;
+      for (const PairTask& t : tasks) results.push_back(solve_shared(t));
+      return results;
+    }
+    // Largest pairs first, each to the least loaded rank (cost ~ samples^2); the same on every rank.
+    std::vector<size_t> order(tasks.size());
+    std::iota(order.begin(), order.end(), size_t{0});
+    const auto cost = [&](size_t t) {
+      const auto n = static_cast<double>(tasks[t].sub.size());
+      return n * n;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
+    std::vector<double> load(static_cast<size_t>(parts), 0.0);
+    std::vector<int> owner(tasks.size(), 0);
+    for (const size_t t : order) {
+      const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+      owner[t] = static_cast<int>(r);
+      load[r] += cost(t);
+    }
+    std::vector<size_t> mine;
+    std::vector<PairTask> my_tasks;
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      if (owner[t] != comm.Rank()) continue;
+      mine.push_back(t);
+      my_tasks.push_back(tasks[t]);
+    }
+    // Any failure here must reach the other ranks before they wait in the exchange.
+    std::vector<SolverResult> solved;
+    comm::OnEveryRankOrFail(comm, [&] {
+      solved = SolvePairsConcurrently(my_tasks, [&](const PairTask& t) {
+        kernels::SvmKernelRows k(*t.rows, t.kernel);
+        const BinaryProblem problem{&k, t.sub, t.y, t.Cp, t.Cn};
+        return options.spread_solver ? options.spread_solver(problem, t.options) : SolveBinary(problem, t.options);
+      });
+    });
+    for (const SolverResult& r : solved) local_evaluations += r.kernel_evaluations;
+    return ShareResults(comm, tasks, owner, mine, std::move(solved));
+  };
+  SvmModel model = TrainOneVsOne(data, params, report, solve_pairs);
+
+  const comm::ByteCounter& after = comm.Bytes();
+  int64_t counters[4] = {local_evaluations, -local_evaluations, static_cast<int64_t>(after.Total() - before.Total()),
+                         static_cast<int64_t>(after.TotalCalls() - before.TotalCalls())};
+  double costs[3] = {after.TotalCost().seconds - before.TotalCost().seconds,
+                     after.TotalCost().latency - before.TotalCost().latency,
+                     after.TotalCost().volume - before.TotalCost().volume};
+  Check(comm.Allreduce(std::span<int64_t>(counters, 4), comm::ReduceOp::kMax, "svm-result"));
+  Check(comm.Allreduce(std::span<double>(costs, 3), comm::ReduceOp::kMax, "svm-result"));
+  st.max_kernel_evaluations = counters[0];
+  st.min_kernel_evaluations = -counters[1];
+  st.max_bytes = counters[2];
+  st.collectives = counters[3];
+  st.max_comm_seconds = costs[0];
+  st.max_cost = {costs[0], costs[1], costs[2]};
+  if (stats != nullptr) *stats = std::move(st);
+  return model;
+}
+
+}  // namespace tessel::svm

@@ -1,0 +1,482 @@
+// SMO for the binary C-SVC dual (LIBSVM's Solver: WSS 2nd order of Fan, Chen, Lin 2005 with TAU = 1e-12,
+// shrinking with G_bar reconstruction, rho and objective) with the scans and updates run over row blocks.
+#include "svm/smo_solver.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <utility>
+
+#include "core/error.h"
+#include "core/interrupt.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "core/target_clones.h"
+#include "svm/batch_step.h"
+#include "svm/class_rows.h"
+#include "svm/kernel_cache.h"
+#include "svm/solver_common.h"
+
+namespace tessel::svm {
+namespace {
+
+using batch::kFree;
+using batch::kLower;
+using batch::kUpper;
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Four doubles and four int64 lane masks (GCC/Clang vector extensions) for the branch-free scans below, and
+// mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
+using V4d = double __attribute__((vector_size(32)));
+using V4l = int64_t __attribute__((vector_size(32)));
+#define TESSEL_SELECT(mask, a, c) \
+  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
+
+// SelectWorkingSet's second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the
+// pair (i, j) for every j in I_low with b_ij > 0, the last j of the smallest gain (LIBSVM's `<=`) into *best, and
+// the largest y G over I_low, returned. Written without branches, four positions per vector operation (the AVX2
+// clone: one vdivpd for four divisions); each lane keeps its own last minimum and the lanes are combined by value,
+// then by the larger position: the sequential scan's answer. Each value is LIBSVM's expression rounded the same
+// way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes (qd_i + qd_j) - (-yi2) q, exact
+// sign changes; no multiply-add is contracted (core/target_clones.h).
+TESSEL_CLONE_AVX2 double SecondOrderScan(const double* g, const double* qd, const int8_t* y, const int8_t* st,
+                                         const float* q_i, double gmax, double qd_i, double yi2, int64_t b, int64_t e,
+                                         Candidate* best) {
+  const V4d inf = {kInf, kInf, kInf, kInf};
+  const V4d tau = {batch::kTau, batch::kTau, batch::kTau, batch::kTau};
+  const V4d zero = {0, 0, 0, 0};
+  const V4d gmax_v = {gmax, gmax, gmax, gmax};
+  const V4d qd_i_v = {qd_i, qd_i, qd_i, qd_i};
+  const V4d yi2_v = {yi2, yi2, yi2, yi2};
+  const V4l lower = {kLower, kLower, kLower, kLower};
+  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
+  V4d gmax2_v = -inf;
+  V4d min_v = inf;
+  V4l min_at = {-1, -1, -1, -1};
+  int64_t j = b;
+  for (; j + 4 <= e; j += 4) {
+    V4d gv;
+    V4d qdv;
+    std::memcpy(&gv, g + j, sizeof(gv));
+    std::memcpy(&qdv, qd + j, sizeof(qdv));
+    const V4l yv = {y[j], y[j + 1], y[j + 2], y[j + 3]};
+    const V4l sv = {st[j], st[j + 1], st[j + 2], st[j + 3]};
+    const V4d qv = {q_i[j], q_i[j + 1], q_i[j + 2], q_i[j + 3]};
+    const V4l up = yv > 0;
+    const V4d yg = TESSEL_SELECT(up, gv, -gv);
+    const V4l low = (up & (sv != lower)) | (~up & (sv != upper));  // batch::InLow
+    const V4d cand = TESSEL_SELECT(low, yg, -inf);
+    gmax2_v = TESSEL_SELECT(gmax2_v < cand, cand, gmax2_v);
+    const V4d grad_diff = gmax_v + yg;
+    const V4d quad = (qd_i_v + qdv) - TESSEL_SELECT(up, yi2_v, -yi2_v) * qv;
+    const V4d obj = -(grad_diff * grad_diff) / TESSEL_SELECT(quad > zero, quad, tau);
+    const V4l take = low & (grad_diff > zero) & (obj <= min_v);
+    min_v = TESSEL_SELECT(take, obj, min_v);
+    const V4l at = {j, j + 1, j + 2, j + 3};
+    min_at = (take & at) | (~take & min_at);
+  }
+  double gmax2 = -kInf;
+  Candidate c{kInf, -1};
+  for (int k = 0; k < 4; ++k) {
+    gmax2 = gmax2 < gmax2_v[k] ? gmax2_v[k] : gmax2;
+    if (min_at[k] < 0) continue;
+    if (min_v[k] < c.value || (min_v[k] == c.value && min_at[k] > c.index)) c = {min_v[k], min_at[k]};
+  }
+  for (; j < e; ++j) {
+    if (!batch::InLow(y[j], st[j])) continue;
+    const bool up = y[j] > 0;
+    const double yg = up ? g[j] : -g[j];
+    if (gmax2 < yg) gmax2 = yg;
+    const double grad_diff = gmax + yg;
+    if (grad_diff <= 0) continue;
+    const double quad = (qd_i + qd[j]) - (up ? yi2 : -yi2) * static_cast<double>(q_i[j]);
+    const double obj = -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau);
+    if (obj <= c.value) c = {obj, j};
+  }
+  *best = c;
+  return gmax2;
+}
+
+// G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
+// the max violator of the new G there: the last t in I_up of the largest -y G (LIBSVM's `>=`). Four positions per
+// vector operation; each lane keeps its own last maximum, and the lanes are combined by value, then by the larger
+// position: the sequential scan's answer.
+TESSEL_CLONE_AVX2 Candidate UpdateGradient(double* g, const float* q_i, const float* q_j, double d_i, double d_j,
+                                           const int8_t* y, const int8_t* st, int64_t b, int64_t e) {
+  const V4d di = {d_i, d_i, d_i, d_i};
+  const V4d dj = {d_j, d_j, d_j, d_j};
+  const V4l lower = {kLower, kLower, kLower, kLower};
+  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
+  V4d best = {-kInf, -kInf, -kInf, -kInf};
+  V4l best_at = {-1, -1, -1, -1};
+  int64_t t = b;
+  for (; t + 4 <= e; t += 4) {
+    V4d gv;
+    std::memcpy(&gv, g + t, sizeof(gv));
+    const V4d qi = {q_i[t], q_i[t + 1], q_i[t + 2], q_i[t + 3]};
+    const V4d qj = {q_j[t], q_j[t + 1], q_j[t + 2], q_j[t + 3]};
+    gv += qi * di + qj * dj;
+    std::memcpy(g + t, &gv, sizeof(gv));
+    const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
+    const V4l sv = {st[t], st[t + 1], st[t + 2], st[t + 3]};
+    const V4l up = yv > 0;
+    const V4l in_up = (up & (sv != upper)) | (~up & (sv != lower));  // batch::InUp
+    const V4d v = TESSEL_SELECT(up, -gv, gv);                        // -y G
+    const V4l take = in_up & (v >= best);
+    best = TESSEL_SELECT(take, v, best);
+    const V4l at = {t, t + 1, t + 2, t + 3};
+    best_at = (take & at) | (~take & best_at);
+  }
+#undef TESSEL_SELECT
+  Candidate c{-kInf, -1};
+  for (int k = 0; k < 4; ++k) {
+    if (best_at[k] < 0) continue;
+    if (best[k] > c.value || (best[k] == c.value && best_at[k] > c.index)) c = {best[k], best_at[k]};
+  }
+  for (; t < e; ++t) {
+    g[t] += q_i[t] * d_i + q_j[t] * d_j;
+    if (!batch::InUp(y[t], st[t])) continue;
+    const double v = y[t] == 1 ? -g[t] : g[t];
+    if (v >= c.value) c = {v, t};
+  }
+  return c;
+}
+
+class Solver {
+ public:
+  Solver(const BinaryProblem& problem, const SolverOptions& options)
+      : kernel_(*problem.kernel),
+        l_(static_cast<int64_t>(problem.rows.size())),
+        cp_(problem.Cp),
+        cn_(problem.Cn),
+        eps_(options.eps),
+        schedule_(options.shrinking, l_, options.eps),
+        cache_(l_, options.cache_bytes),
+        max_iter_(MaxIterations(options.max_iterations, l_)) {
+    CheckBinaryLabels(problem, "SolveBinary");
+    perm_.assign(problem.rows.begin(), problem.rows.end());
+    sample_.resize(l_);
+    for (int64_t s = 0; s < l_; ++s) sample_[s] = static_cast<int32_t>(s);
+    s_.Start(problem.y, QDiagonal(kernel_, perm_));
+    active_size_ = l_;
+    class_rows_ = problem.class_rows;
+    if (class_rows_ != nullptr) {
+      in_class_.resize(l_);
+      for (int64_t s = 0; s < l_; ++s) in_class_[s] = class_rows_->IndexInClass(perm_[s]);
+      other_rows_.resize(l_);
+      other_pos_.resize(l_);
+      plus_ones_.assign(l_, 1);
+      minus_ones_.assign(l_, -1);
+    }
+  }
+
+  SolverResult Run();
+
+  // RunSolverLoop's hooks (solver_common.h): one SMO step per Advance.
+  bool Optimal() { return SelectWorkingSet(&i_, &j_); }
+  double Gap() const { return tally_.last_gap; }
+  void Shrink() { DoShrinking(); }
+  bool AllActive() const { return active_size_ == l_; }
+  void Unshrink() {
+    ReconstructGradient();
+    active_size_ = l_;
+  }
+  int64_t Advance(int64_t /*limit: at least 1*/) {
+    if ((++steps_ & 1023) == 0) interrupt::Check("svm");
+    Step(i_, j_);
+    return 1;
+  }
+  void CheckPoint(int64_t done) { Progress(done, false); }
+
+ private:
+  double C(int64_t k) const { return s_.y[k] > 0 ? cp_ : cn_; }
+  const float* GetQ(int64_t pos, int64_t len);
+  void SwapIndex(int64_t a, int64_t b);
+  void ReconstructGradient();
+  Candidate MaxViolator(int64_t begin, int64_t end) const;
+  bool SelectWorkingSet(int64_t* out_i, int64_t* out_j);
+  bool BeShrunk(int64_t k, double gmax1, double gmax2) const {
+    return batch::BeShrunk(s_.y[k], s_.status[k], s_.g[k], gmax1, gmax2);
+  }
+  void DoShrinking();
+  void Step(int64_t i, int64_t j);
+  void UpdateGBar(int64_t pos, double c);
+  void Progress(int64_t iter, bool force);
+
+  kernels::SvmKernelRows& kernel_;
+  int64_t l_;
+  double cp_;
+  double cn_;
+  double eps_;
+  EliminationSchedule schedule_;
+  KernelCache cache_;
+  int64_t max_iter_;
+
+  // Per solver position (LIBSVM's permuted order); perm_ maps a position to its dataset row. LIBSVM's p is -1.
+  std::vector<int32_t> perm_;
+  std::vector<int32_t> sample_;
+  SampleState s_;  // y, qd, alpha, status, G, G_bar per position (solver_common.h)
+  int64_t active_size_ = 0;
+  bool unshrink_ = false;
+  std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
+  std::vector<float> scratch_;  // kernel values of G_bar updates beyond the cached prefix, of GetQ's other class
+  ClassRowCache* class_rows_ = nullptr;  // shared own-class rows, or null
+  // With class_rows_: each position's index in its class's row (swapped with the positions), and GetQ's scratch
+  // for the other class's rows and positions, with constant signs.
+  std::vector<int32_t> in_class_;
+  std::vector<int32_t> other_rows_;
+  std::vector<int32_t> other_pos_;
+  std::vector<int8_t> plus_ones_;
+  std::vector<int8_t> minus_ones_;
+
+  int64_t i_ = -1;  // the working set Optimal() selected
+  int64_t j_ = -1;
+  int64_t steps_ = 0;
+  Candidate next_i_{-kInf, -1};  // the max violator found while updating the gradient
+  bool next_i_valid_ = false;
+  SolverTally tally_;
+};
+
+const float* Solver::GetQ(int64_t pos, int64_t len) {
+  auto [data, start] = cache_.Get(pos, len);
+  if (start < len) {
+    const auto n = static_cast<size_t>(len - start);
+    const float* own = class_rows_ != nullptr ? class_rows_->OwnClassRow(perm_[pos], kernel_) : nullptr;
+    if (own == nullptr) {
+      kernel_.QRow(perm_[pos], s_.y[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
+                   std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(start), n), {data + start, n});
+    } else {
+      // The positions of pos's class read the shared row (Q = K there); the other class's are computed.
+      const int8_t yp = s_.y[pos];
+      const int8_t* y = s_.y.data();
+      const int32_t* in_class = in_class_.data();
+      const int32_t* perm = perm_.data();
+      int32_t* other_rows = other_rows_.data();
+      int32_t* other_pos = other_pos_.data();
+      int64_t others = 0;
+      for (int64_t q = start; q < len; ++q) {
+        if (y[q] == yp) {
+          data[q] = own[in_class[q]];
+        } else {
+          other_rows[others] = perm[q];
+          other_pos[others++] = static_cast<int32_t>(q);
+        }
+      }
+      if (others > 0) {
+        const auto m = static_cast<size_t>(others);
+        scratch_.resize(m);
+        kernel_.QRow(perm_[pos], yp, std::span<const int32_t>(other_rows, m),
+                     std::span<const int8_t>(yp > 0 ? minus_ones_ : plus_ones_).first(m), scratch_);
+        for (size_t k = 0; k < m; ++k) data[other_pos[k]] = scratch_[k];
+      }
+    }
+  }
+  return data;
+}
+
+void Solver::SwapIndex(int64_t a, int64_t b) {
+  if (a == b) return;
+  std::swap(perm_[a], perm_[b]);
+  std::swap(sample_[a], sample_[b]);
+  s_.Swap(a, b);
+  if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
+  pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
+  next_i_valid_ = false;
+}
+
+// Rebuilds G for the eliminated positions from G_bar (the bound part) plus the free support vectors.
+// Both of LIBSVM's loop orders add the free terms to each G[j] in increasing position order.
+void Solver::ReconstructGradient() {
+  next_i_valid_ = false;
+  if (active_size_ == l_) return;
+  ++tally_.reconstructions;
+  for (int64_t j = active_size_; j < l_; ++j) s_.g[j] = s_.g_bar[j] - 1.0;
+  int64_t nr_free = 0;
+  for (int64_t j = 0; j < active_size_; ++j) nr_free += s_.status[j] == kFree;
+  const int64_t active = active_size_;
+  if (nr_free * l_ > 2 * active * (l_ - active)) {
+    for (int64_t i = active; i < l_; ++i) {
+      const float* q_i = GetQ(i, active);
+      double g = s_.g[i];
+      for (int64_t j = 0; j < active; ++j)
+        if (s_.status[j] == kFree) g += s_.alpha[j] * q_i[j];
+      s_.g[i] = g;
+    }
+  } else {
+    for (int64_t i = 0; i < active; ++i) {
+      if (s_.status[i] != kFree) continue;
+      const float* q_i = GetQ(i, l_);
+      const double alpha_i = s_.alpha[i];
+      parallel_for<int64_t>(active, l_, kScanGrain, [&](int64_t j) { s_.g[j] += alpha_i * q_i[j]; });
+    }
+  }
+}
+
+Candidate Solver::MaxViolator(int64_t begin, int64_t end) const {
+  Candidate c{-kInf, -1};
+  for (int64_t t = begin; t < end; ++t) {
+    if (!batch::InUp(s_.y[t], s_.status[t])) continue;
+    const double v = s_.y[t] == 1 ? -s_.g[t] : s_.g[t];  // -y G
+    if (v >= c.value) c = {v, t};
+  }
+  return c;
+}
+
+// Returns true when the active set is optimal within eps (LIBSVM's select_working_set returning 1).
+bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
+  const int64_t active = active_size_;
+  const auto fold_max = [](const Candidate& r, const Candidate& p) {
+    return p.index >= 0 && p.value >= r.value ? p : r;
+  };
+  const Candidate first = next_i_valid_ ? next_i_
+                                        : BlockReduce<Candidate>(
+                                              active, Candidate{-kInf, -1},
+                                              [&](int64_t b, int64_t e) { return MaxViolator(b, e); }, fold_max);
+  next_i_valid_ = false;
+  const double gmax = first.value;
+  const int64_t i = first.index;
+  if (i < 0) {  // I_up is empty: gmax = -inf, so the gap is -inf whatever gmax2 is, and no pair violates
+    tally_.last_gap = -kInf;
+    return true;
+  }
+  const float* q_i = GetQ(i, active);
+  const double qd_i = s_.qd[i];
+  const double yi2 = 2.0 * s_.y[i];
+
+  struct Second {
+    Candidate best;
+    double gmax2;
+  };
+  const Second second = BlockReduce<Second>(
+      active, Second{{kInf, -1}, -kInf},
+      [&](int64_t b, int64_t e) {
+        Second s{{kInf, -1}, -kInf};
+        s.gmax2 = SecondOrderScan(s_.g.data(), s_.qd.data(), s_.y.data(), s_.status.data(), q_i, gmax, qd_i, yi2, b, e,
+                                  &s.best);
+        return s;
+      },
+      [](const Second& r, const Second& p) {
+        Second out = r;
+        if (p.best.index >= 0 && p.best.value <= r.best.value) out.best = p.best;
+        out.gmax2 = std::max(r.gmax2, p.gmax2);
+        return out;
+      });
+  tally_.last_gap = gmax + second.gmax2;
+  if (tally_.last_gap < eps_ || second.best.index == -1) return true;
+  *out_i = i;
+  *out_j = second.best.index;
+  return false;
+}
+
+void Solver::DoShrinking() {
+  ++tally_.shrink_checks;
+  ViolationExtremes ext;
+  for (int64_t k = 0; k < active_size_; ++k) ext.Add(s_.y[k], s_.status[k], s_.g[k]);
+  const double gmax1 = ext.gmax1;
+  const double gmax2 = ext.gmax2;
+  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
+    unshrink_ = true;
+    ReconstructGradient();
+    active_size_ = l_;
+  }
+  for (int64_t k = 0; k < active_size_; ++k) {
+    if (!BeShrunk(k, gmax1, gmax2)) continue;
+    --active_size_;
+    while (active_size_ > k) {
+      if (!BeShrunk(active_size_, gmax1, gmax2)) {
+        SwapIndex(k, active_size_);
+        break;
+      }
+      --active_size_;
+    }
+  }
+  cache_.ApplySwaps(pending_swaps_);
+  pending_swaps_.clear();
+  next_i_valid_ = false;
+  tally_.min_active = std::min(tally_.min_active, active_size_);
+}
+
+// One SMO step on the pair (i, j): the analytic two-variable update clipped to the box (LIBSVM's order of
+// operations), then G over the active set (fused with the next max-violator scan) and G_bar.
+void Solver::Step(int64_t i, int64_t j) {
+  const int64_t active = active_size_;
+  const float* q_i = GetQ(i, active);
+  const float* q_j = GetQ(j, active);
+  const double c_i = C(i);
+  const double c_j = C(j);
+  const double old_alpha_i = s_.alpha[i];
+  const double old_alpha_j = s_.alpha[j];
+  batch::UpdatePair(s_.y[i], s_.y[j], s_.qd[i], s_.qd[j], q_i[j], s_.g[i], s_.g[j], c_i, c_j, &s_.alpha[i],
+                    &s_.alpha[j]);
+  const double d_i = s_.alpha[i] - old_alpha_i;
+  const double d_j = s_.alpha[j] - old_alpha_j;
+  const bool ui = s_.status[i] == kUpper;
+  const bool uj = s_.status[j] == kUpper;
+  s_.status[i] = batch::StatusOf(s_.alpha[i], c_i);
+  s_.status[j] = batch::StatusOf(s_.alpha[j], c_j);
+
+  const auto fold_max = [](const Candidate& r, const Candidate& p) {
+    return p.index >= 0 && p.value >= r.value ? p : r;
+  };
+  next_i_ = BlockReduce<Candidate>(
+      active, Candidate{-kInf, -1},
+      [&](int64_t b, int64_t e) {
+        return UpdateGradient(s_.g.data(), q_i, q_j, d_i, d_j, s_.y.data(), s_.status.data(), b, e);
+      },
+      fold_max);
+  next_i_valid_ = true;
+
+  // G_bar only serves reconstruction, which never happens when nothing is eliminated.
+  if (!schedule_.eliminates()) return;
+  if (ui != (s_.status[i] == kUpper)) UpdateGBar(i, ui ? -c_i : c_i);
+  if (uj != (s_.status[j] == kUpper)) UpdateGBar(j, uj ? -c_j : c_j);
+}
+
+// G_bar += c Q_pos over all positions. The cached prefix of the row is used as it is; the rest is computed into
+// a scratch row and not cached: a variable that just reached or left C is rarely selected again soon, and a
+// full row would evict many active-length rows. The values are the same either way.
+void Solver::UpdateGBar(int64_t pos, double c) {
+  ++tally_.bound_changes;
+  const auto [cached, cached_len] = cache_.Peek(pos);
+  const int64_t have = cached_len;  // a plain variable: Clang 14 cannot capture a structured binding in a lambda
+  const int64_t rest = l_ - have;
+  if (rest > 0) {
+    scratch_.resize(static_cast<size_t>(rest));
+    const auto n = static_cast<size_t>(rest);
+    kernel_.QRow(perm_[pos], s_.y[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(have), n),
+                 std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(have), n), scratch_);
+  }
+  AddScaledSplitRow(s_.g_bar.data(), l_, c, cached, have, scratch_.data());
+}
+
+void Solver::Progress(int64_t iter, bool force) {
+  if (!tally_.LogDue(force)) return;
+  log::Info("svm: iter {}, gap {:.6g} (tolerance {:g}), active {}/{}, kernel evaluations {}", iter, tally_.last_gap,
+            eps_, active_size_, l_, kernel_.evaluations());
+}
+
+SolverResult Solver::Run() {
+  const int64_t evals_before = kernel_.evaluations();
+  tally_.min_active = l_;
+  const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm");
+  Progress(end.iterations, true);
+
+  SolverResult r;
+  FillSolution({s_.y, s_.status, s_.alpha, s_.g, sample_, cp_, cn_}, &r);
+  tally_.Fill(end.iterations, kernel_.evaluations() - evals_before, end.hit_limit, &r);
+  r.cache_hits = cache_.hits();
+  r.cache_misses = cache_.misses();
+  return r;
+}
+
+}  // namespace
+
+SolverResult SolveBinary(const BinaryProblem& problem, const SolverOptions& options) {
+  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinary: no kernel");
+  TESSEL_CHECK(!problem.rows.empty(), "SolveBinary: no samples");
+  Solver solver(problem, options);
+  return solver.Run();
+}
+
+}  // namespace tessel::svm

@@ -1,0 +1,57 @@
+// The binary C-SVC dual solved by SMO with second-order working-set selection (Fan, Chen, Lin, JMLR 2005)
+// and sample elimination (Narasimhan et al. 2014; LIBSVM's shrinking, G_bar gradient reconstruction).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/svm_kernel.h"
+#include "svm/svm_params.h"
+
+namespace tessel::svm {
+
+class ClassRowCache;  // class_rows.h
+
+// min_a 0.5 a^T Q a - e^T a  subject to  y^T a = 0,  0 <= a_i <= Cp (y_i = +1) or Cn (y_i = -1),
+// with Q_ij = y_i y_j K(x_i, x_j) rounded to float (LIBSVM's Qfloat) and the gradient kept in float64.
+struct BinaryProblem {
+  kernels::SvmKernelRows* kernel = nullptr;  // kernel over the dataset's rows
+  std::span<const int32_t> rows;             // sample s is dataset row rows[s]
+  std::span<const int8_t> y;                 // +1 or -1 per sample
+  double Cp = 1;
+  double Cn = 1;
+  // One-vs-one pairs of more than two classes: the own-class halves of the Q rows, shared with the other pairs
+  // (class_rows.h). Optional; the SMO solver reads it, the others ignore it. Same values either way.
+  ClassRowCache* class_rows = nullptr;
+};
+
+struct SolverOptions {
+  double eps = 1e-3;
+  ShrinkingPolicy shrinking = ShrinkingPolicy::kPeriodic;
+  int64_t cache_bytes = int64_t{100} << 20;
+  int64_t max_iterations = -1;  // -1: max(10^7, 100 l)
+};
+
+struct SolverResult {
+  std::vector<double> alpha;  // y_i * a_i per sample (LIBSVM's signed coefficients)
+  double obj = 0;             // the dual objective at the solution
+  double rho = 0;             // the decision function is sum_i alpha_i K(x_i, x) - rho
+  double gap = 0;             // the final maximal violation (< eps unless the iteration limit was hit)
+  int64_t iterations = 0;
+  int64_t kernel_evaluations = 0;
+  int64_t shrink_checks = 0;    // elimination passes
+  int64_t reconstructions = 0;  // gradient reconstructions (unshrinking and final checks)
+  int64_t min_active = 0;       // the smallest active set reached
+  int64_t bound_changes = 0;    // variables reaching or leaving C (each costs a full kernel row for G_bar)
+  int64_t cache_hits = 0;
+  int64_t cache_misses = 0;
+  int nr_sv = 0;
+  int nr_bsv = 0;
+  bool hit_iteration_limit = false;
+  double seconds = 0;
+};
+
+SolverResult SolveBinary(const BinaryProblem& problem, const SolverOptions& options);
+
+}  // namespace tessel::svm

@@ -1,0 +1,352 @@
+// Host-side pieces shared by the C-SVC dual solvers (smo_solver.cc, batch_solver.cc): setup checks, LIBSVM's
+// violation extremes for elimination, rho and objective (Chang, Lin, "LIBSVM", TIST 2011), and result filling.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/parallel.h"
+#include "kernels/svm_kernel.h"
+#include "svm/batch_step.h"
+#include "svm/elimination.h"
+#include "svm/smo_solver.h"
+
+namespace tessel::svm {
+
+inline constexpr int64_t kScanGrain = 4096;  // positions per block in the parallel scans
+inline constexpr int64_t kMaxScanBlocks = 64;
+
+// The per-sample state every C-SVC solver keeps (SMO, batched, the ranks' distributed solvers), indexed by the
+// solver's position (LIBSVM's permuted order): the label, Q's diagonal, alpha, the bound status, G and G_bar.
+struct SampleState {
+  std::vector<int8_t> y;
+  std::vector<double> qd;
+  std::vector<double> alpha;
+  std::vector<int8_t> status;
+  std::vector<double> g;
+  std::vector<double> g_bar;
+
+  // LIBSVM's start: alpha 0, every sample at its lower bound, G = -1 (the gradient of the linear term), G_bar 0.
+  void Start(std::span<const int8_t> labels, std::vector<double> diagonal) {
+    const size_t n = labels.size();
+    TESSEL_CHECK(diagonal.size() == n, "SampleState: {} diagonal entries for {} samples", diagonal.size(), n);
+    y.assign(labels.begin(), labels.end());
+    qd = std::move(diagonal);
+    alpha.assign(n, 0.0);
+    status.assign(n, batch::kLower);
+    g.assign(n, -1.0);
+    g_bar.assign(n, 0.0);
+  }
+  // Positions a and b exchange their samples' state.
+  void Swap(int64_t a, int64_t b) {
+    std::swap(y[a], y[b]);
+    std::swap(qd[a], qd[b]);
+    std::swap(alpha[a], alpha[b]);
+    std::swap(status[a], status[b]);
+    std::swap(g[a], g[b]);
+    std::swap(g_bar[a], g_bar[b]);
+  }
+};
+
+// How LIBSVM's outer loop ended (RunSolverLoop): the iterations done, and whether the limit stopped it.
+struct LoopEnd {
+  int64_t iterations = 0;
+  bool hit_limit = false;
+};
+
+// LIBSVM's outer loop (Solver::Solve), written once for the one-process solvers (SMO, batched, the device loop):
+// the elimination schedule's check points, a selection, on optimality with samples eliminated one unshrink and a
+// second selection, and the iteration limit (after which every sample is active again). `s` provides
+//   bool Optimal();                  selects a working set; true when the active set is optimal within eps
+//   double Gap() const;              the last selection's gap (what the schedule's check points read)
+//   void Shrink();                   eliminates, at a check point the schedule takes (LIBSVM's do_shrinking)
+//   bool AllActive() const;
+//   void Unshrink();                 G reconstructed, every sample active again
+//   int64_t Advance(int64_t limit);  one SMO step or one batched round of at most `limit` iterations: those taken
+//   void CheckPoint(int64_t done);   after each check point (progress lines)
+// The distributed solvers run every collective inside the hooks, so every rank takes the same branches. Hitting
+// the limit is logged as a warning, `who` naming the solver.
+template <class S>
+LoopEnd RunSolverLoop(S& s, const EliminationSchedule& schedule, int64_t max_iterations, const char* who) {
+  LoopEnd end;
+  int64_t since = 0;  // iterations since the last check point of the schedule
+  while (true) {
+    if (end.iterations >= max_iterations) {
+      end.hit_limit = true;
+      break;
+    }
+    if (schedule.Due(since)) {
+      since = 0;
+      if (schedule.CheckNow(s.Gap())) s.Shrink();
+      s.CheckPoint(end.iterations);
+    }
+    if (s.Optimal()) {
+      if (s.AllActive()) break;
+      s.Unshrink();
+      if (s.Optimal()) break;
+      since = schedule.period();  // eliminate again at the next iteration
+    }
+    const int64_t taken = s.Advance(max_iterations - end.iterations);
+    end.iterations += taken;
+    since += taken;
+  }
+  if (end.hit_limit) {
+    if (!s.AllActive()) s.Unshrink();
+    log::Warn("{}: reached the iteration limit ({}) before the gap fell under eps; the model may be inaccurate", who,
+              max_iterations);
+  }
+  return end;
+}
+
+// A (value, position) candidate of a working-set scan.
+struct Candidate {
+  double value;
+  int64_t index;
+};
+
+// Runs fn(begin, end) -> R over contiguous blocks of [0, n) in parallel and folds the results in block order (so a
+// fold that prefers the later operand on ties picks the larger position, as LIBSVM's serial ">=" / "<=" scans do).
+template <typename R, typename Fn, typename Fold>
+R BlockReduce(int64_t n, R init, Fn fn, Fold fold) {
+  const int64_t blocks = std::clamp<int64_t>(n / kScanGrain, 1, kMaxScanBlocks);
+  if (blocks == 1) return fn(int64_t{0}, n);
+  std::vector<R> parts(static_cast<size_t>(blocks), init);
+  parallel_for<int64_t>(0, blocks, 1, [&](int64_t b) { parts[b] = fn(n * b / blocks, n * (b + 1) / blocks); });
+  R r = init;
+  for (const R& p : parts) r = fold(r, p);
+  return r;
+}
+
+// Throws unless there is one label per sample and every label is +1 or -1; `who` names the solver.
+inline void CheckBinaryLabels(const BinaryProblem& problem, const char* who) {
+  TESSEL_CHECK(problem.y.size() == problem.rows.size(), "{}: {} labels for {} samples", who, problem.y.size(),
+               problem.rows.size());
+  for (size_t s = 0; s < problem.y.size(); ++s)
+    TESSEL_CHECK(problem.y[s] == 1 || problem.y[s] == -1, "{}: label {} of sample {} is not +1 or -1", who,
+                 problem.y[s], s);
+}
+
+// Q_ii = K(x_i, x_i) of every sample, in float64.
+inline std::vector<double> QDiagonal(kernels::SvmKernelRows& kernel, std::span<const int32_t> rows) {
+  std::vector<double> qd(rows.size());
+  parallel_for<int64_t>(0, static_cast<int64_t>(rows.size()), 1024,
+                        [&](int64_t s) { qd[static_cast<size_t>(s)] = kernel.Diagonal(rows[static_cast<size_t>(s)]); });
+  return qd;
+}
+
+// SolverOptions::max_iterations with -1 resolved to LIBSVM's max(10^7, 100 l).
+inline int64_t MaxIterations(int64_t requested, int64_t l) {
+  return requested < 0 ? std::max<int64_t>(10000000, 100 * l) : requested;
+}
+
+// LIBSVM's gmax1 = max_{I_up} -y G and gmax2 = max_{I_low} y G (do_shrinking), with its ">=" updates.
+struct ViolationExtremes {
+  double gmax1 = -std::numeric_limits<double>::infinity();
+  double gmax2 = -std::numeric_limits<double>::infinity();
+
+  void Add(int8_t y, int8_t status, double g) {
+    const double v = y > 0 ? -g : g;  // -y G
+    if (batch::InUp(y, status) && v >= gmax1) gmax1 = v;
+    if (batch::InLow(y, status) && -v >= gmax2) gmax2 = -v;
+  }
+};
+
+// LIBSVM's calculate_rho: the mean of y G over the free variables, else the middle of the interval that the
+// bound variables leave for rho. Variables are added in the caller's order (the free sum depends on it).
+class RhoAccumulator {
+ public:
+  void Add(int8_t y, int8_t status, double g) {
+    const double yg = y * g;
+    if (status == batch::kFree) {
+      ++nr_free_;
+      sum_free_ += yg;
+    } else if (status == batch::kUpper ? y == -1 : y == 1) {  // y a at its lower end: rho <= y G
+      ub_ = std::min(ub_, yg);
+    } else {
+      lb_ = std::max(lb_, yg);
+    }
+  }
+  double Rho() const { return nr_free_ > 0 ? sum_free_ / static_cast<double>(nr_free_) : (ub_ + lb_) / 2; }
+  // The interval the bound variables leave for rho (the distributed solver reduces it over ranks).
+  double UpperBound() const { return ub_; }
+  double LowerBound() const { return lb_; }
+
+ private:
+  int64_t nr_free_ = 0;
+  double ub_ = std::numeric_limits<double>::infinity();
+  double lb_ = -std::numeric_limits<double>::infinity();
+  double sum_free_ = 0;
+};
+
+// What a solver state holds at the end, in the solver's own order: position k is sample sample[k] (the
+// identity when `sample` is empty). Fills alpha (y a per sample), obj = a^T (G - e) / 2 and rho (both summed in
+// position order, as LIBSVM), nr_sv and nr_bsv.
+struct FinalState {
+  std::span<const int8_t> y;
+  std::span<const int8_t> status;
+  std::span<const double> alpha;
+  std::span<const double> g;
+  std::span<const int32_t> sample;
+  double cp = 1;
+  double cn = 1;
+};
+
+inline void FillSolution(const FinalState& st, SolverResult* r) {
+  const size_t l = st.y.size();
+  RhoAccumulator rho;
+  for (size_t k = 0; k < l; ++k) rho.Add(st.y[k], st.status[k], st.g[k]);
+  r->rho = rho.Rho();
+  double v = 0;
+  for (size_t k = 0; k < l; ++k) v += st.alpha[k] * (st.g[k] - 1.0);
+  r->obj = v / 2;
+  r->alpha.assign(l, 0.0);
+  for (size_t k = 0; k < l; ++k)
+    r->alpha[st.sample.empty() ? k : static_cast<size_t>(st.sample[k])] = st.alpha[k] * st.y[k];
+  for (size_t k = 0; k < l; ++k) {
+    if (std::fabs(st.alpha[k]) > 0) {
+      ++r->nr_sv;
+      if (std::fabs(st.alpha[k]) >= (st.y[k] > 0 ? st.cp : st.cn)) ++r->nr_bsv;
+    }
+  }
+}
+
+// The counters and clocks both solvers keep, and the SolverResult fields they fill.
+struct SolverTally {
+  double last_gap = std::numeric_limits<double>::infinity();
+  int64_t shrink_checks = 0;
+  int64_t reconstructions = 0;
+  int64_t bound_changes = 0;
+  int64_t min_active = 0;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point last_log = start;
+
+  // True when a progress line is due (forced, or 2 s since the last one); restarts the 2 s.
+  bool LogDue(bool force) {
+    const auto now = std::chrono::steady_clock::now();
+    if (!force && now - last_log < std::chrono::seconds(2)) return false;
+    last_log = now;
+    return true;
+  }
+
+  void Fill(int64_t iterations, int64_t kernel_evaluations, bool hit_limit, SolverResult* r) const {
+    r->gap = last_gap;
+    r->iterations = iterations;
+    r->kernel_evaluations = kernel_evaluations;
+    r->shrink_checks = shrink_checks;
+    r->reconstructions = reconstructions;
+    r->bound_changes = bound_changes;
+    r->min_active = min_active;
+    r->hit_iteration_limit = hit_limit;
+    r->seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
+};
+
+// dst[k] += c * row[k] for k in [0, n), the float row given as a cached prefix head[0, have) and the rest in
+// tail[0, n - have) (the G_bar update of a variable that reached or left C).
+inline void AddScaledSplitRow(double* dst, int64_t n, double c, const float* head, int64_t have, const float* tail) {
+  parallel_for_chunks<int64_t>(0, n, kScanGrain, [&](int64_t b, int64_t e) {
+    for (int64_t k = b; k < std::min(e, have); ++k) dst[k] += c * head[k];
+    for (int64_t k = std::max(b, have); k < e; ++k) dst[k] += c * tail[k - have];
+  });
+}
+
+// Keeps the q best candidates (-y G, id) of one side of a batched round, best first: I_up by descending value,
+// I_low by ascending value, ties to the smaller id.
+template <typename Id>
+void KeepBestCandidates(std::vector<std::pair<double, Id>>* side, size_t q, bool up) {
+  const size_t take = std::min(side->size(), q);
+  const auto end = side->begin() + static_cast<std::ptrdiff_t>(take);
+  if (up) {
+    std::partial_sort(side->begin(), end, side->end(), [](const auto& a, const auto& b) {
+      return a.first > b.first || (a.first == b.first && a.second < b.second);
+    });
+  } else {
+    std::partial_sort(side->begin(), end, side->end(), [](const auto& a, const auto& b) {
+      return a.first < b.first || (a.first == b.first && a.second < b.second);
+    });
+  }
+  side->resize(take);
+}
+
+// A batched round's working set (ThunderSVM) from each side's candidates (-y G, id), best first: up to q/2 from
+// I_up, then I_low until there are q, then I_up again; each id once.
+template <typename Id>
+void OrderWorkingSet(std::span<const std::pair<double, Id>> up, std::span<const std::pair<double, Id>> low, size_t q,
+                     std::vector<Id>* ws) {
+  ws->clear();
+  std::unordered_set<Id> chosen;
+  chosen.reserve(2 * q);
+  size_t u = 0;
+  for (; u < up.size() && ws->size() < q / 2; ++u) {
+    ws->push_back(up[u].second);
+    chosen.insert(up[u].second);
+  }
+  for (size_t w = 0; w < low.size() && ws->size() < q; ++w)
+    if (chosen.insert(low[w].second).second) ws->push_back(low[w].second);
+  for (; u < up.size() && ws->size() < q; ++u)
+    if (chosen.insert(up[u].second).second) ws->push_back(up[u].second);
+}
+
+// A batched round's subproblem: LIBSVM's pair (max -y G over I_up, then the second-order partner over I_low) and
+// update on the m working-set variables, their gradient g updated inside, until the gap falls under
+// max(eps, inner_factor x the first gap), no pair is left, or `limit` steps. y, qd and c (the upper bound) per
+// variable; q(t, u) the float Q entry; a, g and st (status) in and out. Returns the steps taken. The one-process
+// and the distributed batched solvers share it, so both make the same steps.
+template <typename QEntry>
+int64_t SolveBatchSubproblem(std::span<const int8_t> y, std::span<const double> qd, std::span<const double> c, QEntry q,
+                             double eps, double inner_factor, int64_t limit, std::span<double> a, std::span<double> g,
+                             std::span<int8_t> st) {
+  constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  const auto m = static_cast<int64_t>(y.size());
+  double local_eps = eps;
+  int64_t steps = 0;
+  for (; steps < limit; ++steps) {
+    double gmax = -kInfinity;
+    int64_t i = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      if (batch::InUp(y[t], st[t]) && -y[t] * g[t] >= gmax) {
+        gmax = -y[t] * g[t];
+        i = t;
+      }
+    }
+    if (i < 0) break;
+    double gmax2 = -kInfinity;
+    double best = kInfinity;
+    int64_t j = -1;
+    for (int64_t t = 0; t < m; ++t) {
+      if (!batch::InLow(y[t], st[t])) continue;
+      const double v = y[t] * g[t];
+      if (v >= gmax2) gmax2 = v;
+      const double grad_diff = gmax + v;
+      if (grad_diff <= 0) continue;
+      const double gain = batch::PairGain(y[i], y[t], qd[i], qd[t], q(i, t), grad_diff);
+      if (gain <= best) {
+        best = gain;
+        j = t;
+      }
+    }
+    const double gap = gmax + gmax2;
+    if (steps == 0) local_eps = std::max(eps, inner_factor * gap);
+    if (gap < local_eps || j < 0) break;
+    const double old_i = a[i];
+    const double old_j = a[j];
+    batch::UpdatePair(y[i], y[j], qd[i], qd[j], q(i, j), g[i], g[j], c[i], c[j], &a[i], &a[j]);
+    const double d_i = a[i] - old_i;
+    const double d_j = a[j] - old_j;
+    st[i] = batch::StatusOf(a[i], c[i]);
+    st[j] = batch::StatusOf(a[j], c[j]);
+    for (int64_t t = 0; t < m; ++t) g[t] += q(i, t) * d_i + q(j, t) * d_j;
+  }
+  return steps;
+}
+
+}  // namespace tessel::svm

@@ -1,0 +1,41 @@
+// SvmParams checks (LIBSVM's svm_check_parameter for C-SVC, with the flag to fix in every message) and the
+// names of the sample-elimination policies.
+#include <cmath>
+
+#include "core/error.h"
+#include "svm/svm_params.h"
+
+namespace tessel::svm {
+
+std::string_view ShrinkingName(ShrinkingPolicy policy) { return EnumName(policy); }
+
+ShrinkingPolicy ParseShrinking(std::string_view name) {
+  for (const auto& [policy, policy_name] : EnumNames<ShrinkingPolicy>::kNames) {
+    if (name == policy_name) return policy;
+  }
+  if (name == "0") return ShrinkingPolicy::kOff;  // svm-train's -h 0 / -h 1
+  if (name == "1") return ShrinkingPolicy::kPeriodic;
+  throw Error(fmt::format("unknown shrinking policy '{}': use off, eager, periodic or lazy", name));
+}
+
+// The largest -m: a kernel cache of 2^30 MB (1 PiB) is beyond any machine; larger values only overflow byte counts.
+constexpr double kMaxCacheMb = 1073741824.0;
+
+void SvmParams::Validate() const {
+  TESSEL_CHECK(C > 0 && std::isfinite(C), "C = {} must be positive (-c, e.g. -c 1)", C);
+  TESSEL_CHECK(kernel.gamma >= 0 && std::isfinite(kernel.gamma),
+               "gamma = {} must not be negative (-g; 0 means 1/num_features)", kernel.gamma);
+  TESSEL_CHECK(eps > 0 && std::isfinite(eps), "eps = {} must be positive (-e, e.g. -e 0.001)", eps);
+  TESSEL_CHECK(cache_mb > 0 && cache_mb <= kMaxCacheMb, "cache size {} MB must be in (0, {:g}] (-m, e.g. -m 100)",
+               cache_mb, kMaxCacheMb);
+  TESSEL_CHECK(max_iterations == -1 || max_iterations >= 1,
+               "--max-iter {} must be -1 (LIBSVM's max(10^7, 100 l)) or a positive iteration limit", max_iterations);
+  TESSEL_CHECK(kernel.type != kernels::SvmKernelType::kPolynomial || kernel.degree >= 0,
+               "degree = {} of the polynomial kernel must not be negative (-d)", kernel.degree);
+  TESSEL_CHECK(std::isfinite(kernel.coef0), "coef0 = {} must be finite (-r)", kernel.coef0);
+  for (const auto& w : weights)
+    TESSEL_CHECK(w.weight >= 0 && std::isfinite(w.weight), "weight {} of class {} must not be negative (-w{} WEIGHT)",
+                 w.weight, w.label, w.label);
+}
+
+}  // namespace tessel::svm

@@ -1,0 +1,114 @@
+// SVM kernels: every kernel type against the dense float64 textbook formula, kernel rows (Q signs, float
+// rounding, arbitrary column sets, many threads) against single evaluations, and kernel-name parsing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "core/error.h"
+#include "core/parallel.h"
+#include "kernels/svm_kernel.h"
+#include "tests/svm/svm_test_util.h"
+
+namespace tessel::kernels {
+namespace {
+using svm::testing::DenseKernel;
+using svm::testing::DenseRow;
+using svm::testing::RandomDataset;
+
+SparseRowsView View(const datasets::SparseRowDataset& ds) { return ds.Rows(); }
+
+std::vector<SvmKernelParams> AllKernels() {
+  return {{SvmKernelType::kLinear, 3, 0, 0},
+          {SvmKernelType::kPolynomial, 3, 0.05, 0.5},
+          {SvmKernelType::kRbf, 3, 0.1, 0},
+          {SvmKernelType::kSigmoid, 3, 0.01, -0.25}};
+}
+
+TEST(SvmKernelTest, ValuesMatchDenseFormulas) {
+  const auto ds = RandomDataset(40, 30, 0.3, {1, -1}, 11);
+  const auto rows = View(ds);
+  for (const auto& p : AllKernels()) {
+    for (int64_t a = 0; a < ds.num_rows; ++a) {
+      for (int64_t b = 0; b < ds.num_rows; b += 3) {
+        const double want = DenseKernel(p, DenseRow(ds, a), DenseRow(ds, b));
+        const double got = KernelValue(p, rows.RowIndices(a), rows.RowValues(a), rows.RowIndices(b), rows.RowValues(b));
+        EXPECT_NEAR(got, want, 1e-10 * std::max(1.0, std::fabs(want))) << SvmKernelName(p.type) << " " << a << "," << b;
+      }
+    }
+  }
+}
+
+// Sparse rows (20% non-zero) and dense rows (90%, kept as a dense matrix): KRow is bit-identical to the sparse dot
+// in feature order; QRow too, up to the RBF exponential (ExpInPlace), which may move a float by one ulp.
+TEST(SvmKernelTest, QRowsMatchSingleEvaluationsAcrossThreads) {
+  for (const double density : {0.2, 0.9}) {
+    const auto ds = RandomDataset(3000, 50, density, {1, -1}, 12);
+    const auto rows = View(ds);
+    std::vector<int32_t> cols(2000);
+    std::iota(cols.begin(), cols.end(), 500);
+    std::reverse(cols.begin(), cols.end());  // any column order
+    std::vector<int8_t> signs(cols.size());
+    for (size_t p = 0; p < cols.size(); ++p) signs[p] = (cols[p] % 3 == 0) ? -1 : 1;
+    for (const auto& params : AllKernels()) {
+      SvmKernelRows k(rows, params);
+      EXPECT_EQ(k.dense(), density > 0.5);
+      for (const int threads : {1, 0}) {
+        ThreadLimit limit(threads);
+        for (const int64_t i : {int64_t{0}, int64_t{777}, int64_t{2999}}) {
+          std::vector<float> q(cols.size());
+          k.QRow(i, -1, cols, signs, q);
+          std::vector<double> kr(cols.size());
+          k.KRow(i, cols, kr);
+          for (size_t p = 0; p < cols.size(); ++p) {
+            const double sq_i = SparseDot(rows.RowIndices(i), rows.RowValues(i), rows.RowIndices(i), rows.RowValues(i));
+            const auto c = cols[p];
+            const double sq_c = SparseDot(rows.RowIndices(c), rows.RowValues(c), rows.RowIndices(c), rows.RowValues(c));
+            const double dot = SparseDot(rows.RowIndices(i), rows.RowValues(i), rows.RowIndices(c), rows.RowValues(c));
+            const double want = KernelFromDot(params, dot, sq_i, sq_c);
+            ASSERT_EQ(kr[p], want) << "row " << i << " col " << c;  // same summation order: bit-identical
+            const auto exact = static_cast<float>(-signs[p] * want);
+            if (params.type == SvmKernelType::kRbf) {
+              ASSERT_TRUE(q[p] == exact || q[p] == std::nextafter(exact, 2.0f) || q[p] == std::nextafter(exact, -2.0f))
+                  << q[p] << " vs " << exact;
+            } else {
+              ASSERT_EQ(q[p], exact);
+            }
+          }
+        }
+      }
+      EXPECT_EQ(k.evaluations(), 2 * 2 * 3 * static_cast<int64_t>(cols.size()));
+    }
+  }
+}
+
+TEST(SvmKernelTest, DiagonalAndBinaryRows) {
+  const auto ds = RandomDataset(200, 130, 0.1, {1, -1}, 13, /*binary_values=*/true);
+  const auto rows = View(ds);
+  for (const auto& params : AllKernels()) {
+    SvmKernelRows k(rows, params);
+    EXPECT_TRUE(k.binary());  // the popcount path
+    std::vector<int32_t> cols(200);
+    std::iota(cols.begin(), cols.end(), 0);
+    std::vector<double> kr(cols.size());
+    for (int64_t i = 0; i < 200; i += 17) {
+      k.KRow(i, cols, kr);
+      EXPECT_EQ(k.Diagonal(i), kr[i]);
+      for (size_t p = 0; p < cols.size(); ++p)
+        EXPECT_NEAR(kr[p], DenseKernel(params, DenseRow(ds, i), DenseRow(ds, cols[p])), 1e-12);
+    }
+  }
+}
+
+TEST(SvmKernelTest, ParsesNamesAndDigits) {
+  EXPECT_EQ(ParseSvmKernel("0"), SvmKernelType::kLinear);
+  EXPECT_EQ(ParseSvmKernel("poly"), SvmKernelType::kPolynomial);
+  EXPECT_EQ(ParseSvmKernel("polynomial"), SvmKernelType::kPolynomial);
+  EXPECT_EQ(ParseSvmKernel("2"), SvmKernelType::kRbf);
+  EXPECT_EQ(ParseSvmKernel("sigmoid"), SvmKernelType::kSigmoid);
+  EXPECT_THROW(ParseSvmKernel("4"), Error);
+  EXPECT_EQ(SvmKernelName(SvmKernelType::kRbf), "rbf");
+}
+
+}  // namespace
+}  // namespace tessel::kernels
