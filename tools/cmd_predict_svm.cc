@@ -12,10 +12,10 @@
 #include "core/parallel.h"
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
-#include "tools/cli_params.h"
-#include "tools/commands.h"
 #include "svm/svm_model.h"
 #include "svm/svm_ops.h"
+#include "tools/cli_params.h"
+#include "tools/commands.h"
 
 namespace tessel::tools {
 namespace {

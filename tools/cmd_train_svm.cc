@@ -22,13 +22,13 @@
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
-#include "tools/cli_params.h"
-#include "tools/commands.h"
-#include "tools/rank_settings.h"
 #include "svm/batch_solver.h"
 #include "svm/dist_train.h"
 #include "svm/svm_ops.h"
 #include "svm/svm_train.h"
+#include "tools/cli_params.h"
+#include "tools/commands.h"
+#include "tools/rank_settings.h"
 
 namespace tessel::tools {
 namespace {
@@ -37,7 +37,7 @@ struct TrainSvmArgs {
   std::string data;
   std::string model;
   bool force = false;                // replace an existing --model
-  svm::SvmParams params;      // the training parameters (SvmParams::Params declares their options)
+  svm::SvmParams params;             // the training parameters (SvmParams::Params declares their options)
   std::vector<std::string> weights;  // LABEL WEIGHT pairs
   int threads = 0;
   std::string device = "cpu";
@@ -61,8 +61,8 @@ double ProcessCpuSeconds() {
 // The distributed run's costs for the report: per-rank extremes over the pairs, bytes per iteration, CPU seconds
 // per rank, and with --network the time predicted on K machines (each rank's time outside communicator calls plus
 // the alpha-beta time of its calls, docs/comm.md "Time model").
-nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport& report,
-                               const svm::DistTrainStats& st, const std::string& network, double cpu_seconds) {
+nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport& report, const svm::DistTrainStats& st,
+                               const std::string& network, double cpu_seconds) {
   double cpu[2] = {cpu_seconds, -cpu_seconds};
   comm.Allreduce(std::span<double>(cpu, 2), comm::ReduceOp::kMax, "svm-result").ThrowIfError();
   const double iters = static_cast<double>(std::max<int64_t>(report.iterations, 1));

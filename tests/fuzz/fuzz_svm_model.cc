@@ -3,8 +3,8 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tests/fuzz/fuzz_util.h"
 #include "svm/svm_model.h"
+#include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tessel;

@@ -10,9 +10,9 @@
 
 #include "core/error.h"
 #include "datasets/readers.h"
-#include "tests/svm/svm_test_util.h"
 #include "svm/batch_solver.h"
 #include "svm/smo_solver.h"
+#include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
 namespace {

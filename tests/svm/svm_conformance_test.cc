@@ -11,9 +11,9 @@
 #include <sstream>
 
 #include "datasets/readers.h"
-#include "tests/svm/svm_test_util.h"
 #include "svm/svm_model.h"
 #include "svm/svm_train.h"
+#include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
 namespace {

@@ -13,11 +13,11 @@
 #include "core/device.h"
 #include "core/rng.h"
 #include "datasets/readers.h"
-#include "tests/svm/svm_test_util.h"
 #include "svm/batch_solver.h"
 #include "svm/device_loop.h"
 #include "svm/smo_solver.h"
 #include "svm/svm_ops.h"
+#include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
 namespace {

@@ -13,11 +13,11 @@
 #include "core/error.h"
 #include "core/rng.h"
 #include "datasets/readers.h"
-#include "tests/svm/svm_test_util.h"
 #include "svm/batch_solver.h"
 #include "svm/device_loop.h"
 #include "svm/svm_ops.h"
 #include "svm/svm_train.h"
+#include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
 namespace {

@@ -15,9 +15,9 @@
 #include "core/file_io.h"
 #include "core/parallel.h"
 #include "datasets/readers.h"
-#include "tests/svm/svm_test_util.h"
 #include "svm/svm_model.h"
 #include "svm/svm_train.h"
+#include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
 namespace {

@@ -12,10 +12,10 @@
 #include "comm/mpi_comm.h"
 #include "core/error.h"
 #include "datasets/readers.h"
-#include "tests/svm/svm_test_util.h"
 #include "svm/batch_solver.h"
 #include "svm/dist_train.h"
 #include "svm/svm_train.h"
+#include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
 namespace {

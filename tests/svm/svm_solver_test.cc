@@ -9,10 +9,10 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
-#include "tests/svm/svm_test_util.h"
 #include "svm/class_rows.h"
 #include "svm/smo_solver.h"
 #include "svm/svm_train.h"
+#include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
 namespace {

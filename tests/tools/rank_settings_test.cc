@@ -11,8 +11,8 @@
 #include <fstream>
 #include <string>
 
-#include "train/gcn/trainer.h"
 #include "svm/svm_params.h"
+#include "train/gcn/trainer.h"
 
 namespace tessel::tools {
 namespace {

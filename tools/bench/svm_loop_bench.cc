@@ -24,7 +24,7 @@
 
 namespace {
 
-using namespace tessel;              // NOLINT: a benchmark's main
+using namespace tessel;       // NOLINT: a benchmark's main
 using namespace tessel::svm;  // NOLINT
 
 struct Row {
