@@ -47,8 +47,12 @@ PYBIND11_MODULE(_tessel, m) {
   m.attr("cuda") = static_cast<bool>(TESSEL_HAVE_CUDA);
   m.attr("mpi") = static_cast<bool>(TESSEL_MPI);
 
-  // tessel.Error is defined in Python (a ValueError); the module raises that class for every tessel::Error.
-  static const py::handle error_type = py::object(py::module_::import("tessel._errors").attr("Error")).release();
+  // tessel.Error is defined in Python (a ValueError); the module raises that class for every tessel::Error, its
+  // message passed through tessel._errors.python_spelling: the engine names the command line's options ("pass
+  // --force"), a Python caller gave keyword arguments ("pass force=True").
+  static const py::handle errors = py::module_::import("tessel._errors").release();
+  static const py::handle error_type = py::object(errors.attr("Error")).release();
+  static const py::handle spelling = py::object(errors.attr("python_spelling")).release();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
@@ -58,6 +62,13 @@ PYBIND11_MODULE(_tessel, m) {
       // Not PyErr_SetString: a message quoting bytes that are not UTF-8 (a binary file's) would raise it empty.
       const std::string_view what(e.what());
       PyObject* text = PyUnicode_DecodeUTF8(what.data(), static_cast<Py_ssize_t>(what.size()), "backslashreplace");
+      PyObject* spelled = text == nullptr ? nullptr : PyObject_CallFunctionObjArgs(spelling.ptr(), text, nullptr);
+      if (spelled != nullptr) {
+        Py_DECREF(text);
+        text = spelled;
+      } else {
+        PyErr_Clear();  // the engine's own words rather than no error
+      }
       PyErr_SetObject(error_type.ptr(), text);
       Py_XDECREF(text);
     } catch (const std::bad_alloc&) {

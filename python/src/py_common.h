@@ -79,7 +79,8 @@ Buffer<T> CopyToBuffer(const py::array_t<T, py::array::c_style>& a) {
   return Buffer<T>::CopyOf(std::span<const T>(a.data(), static_cast<size_t>(a.size())));
 }
 
-// The declared parameters of Config (Config::Params) as JSON [{name, help, default, group}], command-line ones only.
+// The declared parameters of Config (Config::Params) as JSON [{name, help, flag, default, group}] (flag: the
+// command line's names, "--hidden" or "--overlap,!--no-overlap"), command-line ones only.
 template <typename Config>
 nlohmann::json DescribeParams(const Config& defaults) {
   nlohmann::json out = nlohmann::json::array();
@@ -91,12 +92,17 @@ nlohmann::json DescribeParams(const Config& defaults) {
       d = std::string(EnumName(field));
       nlohmann::json names = nlohmann::json::array();
       for (const auto& [v, name] : EnumNames<T>::kNames) names.push_back(std::string(name));
-      out.push_back({{"name", p.name}, {"help", p.help}, {"group", p.group}, {"default", d}, {"choices", names}});
+      out.push_back({{"name", p.name},
+                     {"help", p.help},
+                     {"flag", p.Flag()},
+                     {"group", p.group},
+                     {"default", d},
+                     {"choices", names}});
       return;
     } else {
       d = field;
     }
-    out.push_back({{"name", p.name}, {"help", p.help}, {"group", p.group}, {"default", d}});
+    out.push_back({{"name", p.name}, {"help", p.help}, {"flag", p.Flag()}, {"group", p.group}, {"default", d}});
   });
   return out;
 }

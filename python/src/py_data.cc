@@ -7,7 +7,9 @@
 #include <limits>
 #include <optional>
 #include <string>
+#include <unordered_set>
 
+#include <fmt/format.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
@@ -188,6 +190,31 @@ py::object OptionalView(const auto& buffer, py::handle owner) {
   return View(buffer.Host(), owner);
 }
 
+// repr(NodeData): the name and the counts, e.g. NodeData(name='cora', nodes=2708, edges=10556, features=1433 sparse,
+// classes=7, split=140/500/1000). edges counts stored (directed) adjacency entries, as PyG's num_edges does: an
+// undirected edge counts twice.
+std::string NodeRepr(const NodeDataset& d) {
+  const bool weighted = std::visit([](const auto& g) { return g.has_weights(); }, d.graph);
+  const std::string features =
+      d.features.empty() ? "none" : fmt::format("{} {}", d.features.dim, d.features.sparse ? "sparse" : "dense");
+  const std::string classes = d.has_labels() ? std::to_string(d.num_classes) : "none";
+  const std::string split =
+      d.has_split() ? fmt::format("{}/{}/{}", d.train.size(), d.val.size(), d.test.size()) : "none";
+  return fmt::format("NodeData(name={}, nodes={}, edges={}{}, features={}, classes={}, split={})",
+                     std::string(py::repr(py::str(d.name))), d.num_nodes(), datasets::NumEntries(d.graph),
+                     weighted ? " weighted" : "", features, classes, split);
+}
+
+// repr(RowData): e.g. RowData(name='heart_scale', rows=270, features=13, nnz=3378, classes=2), classes being the
+// distinct label values (as `tessel info` counts them).
+std::string RowRepr(const SparseRowDataset& d) {
+  std::unordered_set<double> labels;
+  for (const double y : d.labels.Host()) labels.insert(y);
+  return fmt::format("RowData(name={}, rows={}, features={}, nnz={}, classes={})",
+                     std::string(py::repr(py::str(d.name))), d.num_rows, d.num_features, d.values.size(),
+                     labels.size());
+}
+
 }  // namespace
 
 void RegisterData(py::module_& m) {
@@ -248,7 +275,8 @@ void RegisterData(py::module_& m) {
             RunReleased([&] { datasets::WriteNodeDataset(*d.data, path, {.overwrite = force, .flag = "path"}); });
           },
           py::arg("path"), py::arg("force") = false)
-      .def("stats_json", [](const NodeData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); });
+      .def("stats_json", [](const NodeData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); })
+      .def("__repr__", [](const NodeData& d) { return NodeRepr(*d.data); });
 
   py::class_<RowData>(m, "RowData", "Sparse rows with real labels (LIBSVM's data model)")
       .def_property_readonly("name", [](const RowData& d) { return d.data->name; })
@@ -268,7 +296,8 @@ void RegisterData(py::module_& m) {
             RunReleased([&] { datasets::WriteSparseRowDataset(*d.data, path, {.overwrite = force, .flag = "path"}); });
           },
           py::arg("path"), py::arg("force") = false)
-      .def("stats_json", [](const RowData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); });
+      .def("stats_json", [](const RowData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); })
+      .def("__repr__", [](const RowData& d) { return RowRepr(*d.data); });
 }
 
 }  // namespace tessel::python

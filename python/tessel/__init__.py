@@ -12,7 +12,7 @@ Errors of the engine are raised as :class:`tessel.Error` (a ValueError) with the
 
 from ._errors import Error
 from . import _tessel
-from .data import NodeData, RowData, from_pyg, load, node_dataset, rows_dataset, stats
+from .data import NodeData, RowData, from_pyg, load, node_dataset, rows_dataset, stats, to_pyg
 from .gcn import GCN_PARAMS, partition, predict_gcn, train_gcn
 
 __version__ = _tessel.__version__
@@ -40,4 +40,5 @@ def __dir__():
 
 
 __all__ = ["Error", "NodeData", "RowData", "SVC", "GCN_PARAMS", "from_pyg", "load", "node_dataset", "partition",
-           "predict_gcn", "rows_dataset", "stats", "train_gcn", "set_log_level", "get_log_level", "__version__"]
+           "predict_gcn", "rows_dataset", "stats", "to_pyg", "train_gcn", "set_log_level", "get_log_level",
+           "__version__"]

@@ -2,7 +2,6 @@
 exact dtype and layout the extension module takes, with messages that name the argument and the fix."""
 
 import numbers
-import re
 
 import numpy as np
 
@@ -215,15 +214,3 @@ def check_params(declared, given, what):
                 raise Error(f"{key}={value!r}: must be one of {', '.join(choices)}")
             out[key] = value
     return out
-
-
-def engine_call(flags, fn, *args):
-    """fn(*args), with the engine's command-line flags in its messages (``--weight-decay``) named as this API's
-    keyword arguments (``weight_decay``); ``flags`` maps one to the other."""
-    try:
-        return fn(*args)
-    except Error as e:
-        msg = str(e)
-        for flag in sorted(flags, key=len, reverse=True):
-            msg = re.sub(re.escape(flag) + r"(?![\w-])", flags[flag], msg)
-        raise Error(msg) from None

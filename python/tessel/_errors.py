@@ -1,4 +1,9 @@
-"""tessel.Error: every error of the engine (bad data, bad parameters, files) as one Python exception."""
+"""tessel.Error: every error of the engine (bad data, bad parameters, files) as one Python exception, with the
+command line's option names in its message spelled as this package's keyword arguments."""
+
+import functools
+import json
+import re
 
 
 class Error(ValueError):
@@ -7,3 +12,55 @@ class Error(ValueError):
     A subclass of ValueError, since nearly every error is about the input (data, parameters, files), and
     scikit-learn's conventions expect ValueError for bad input.
     """
+
+
+# The engine's messages name the options of the `tessel` command ("pass --force to replace it"); a Python caller
+# gave keyword arguments. Each option of the command that the Python API has, spelled as the API spells it: the
+# training parameters come from their one declaration (TrainConfig::Params, with its flags), the rest are listed
+# here. An option the Python API does not have keeps its command-line spelling.
+_OPTIONS = {
+    "--random-split 0.6,0.2,0.2": "random_split=(0.6, 0.2, 0.2)",
+    "--random-split": "random_split",
+    "--device cuda": 'device="cuda"',
+    "--device": "device",
+    "--device-id": "device_id",
+    "--threads": "threads",
+    "--seed": "seed",
+    "--checkpoint": "checkpoint",
+    "--checkpoint-every": "checkpoint_every",
+    "--resume": "resume=True",
+    "--force": "force=True",
+    "--parts": "parts",
+    "--method": "method",
+    "--balance": "balance",
+    "--objective": "objective",
+    "--metis-algorithm": "metis_algorithm",
+    "--imbalance": "imbalance",
+    "--working-set": "working_set",
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _spellings():
+    """(pattern, {flag: python spelling}): every option above and every declared training parameter's flags
+    ("--weight-decay" -> weight_decay, "--no-overlap" -> overlap=False), longest first so that "--device cuda"
+    wins over "--device"."""
+    from . import _tessel  # imported on first use: this module is loaded while _tessel initialises
+
+    names = dict(_OPTIONS)
+    for p in json.loads(_tessel.gcn_params()):
+        for flag in p["flag"].split(","):
+            if flag.startswith("!--"):
+                names[flag[1:]] = p["name"] + "=False"
+            elif flag.startswith("--"):
+                names[flag] = p["name"]
+    alternatives = "|".join(re.escape(f) for f in sorted(names, key=len, reverse=True))
+    return re.compile(r"(?<![\w-])(" + alternatives + r")(?![\w-])"), names
+
+
+def python_spelling(message):
+    """`message` with the command line's option names spelled as this package's keyword arguments
+    ("pass --force" -> "pass force=True", "--weight-decay" -> "weight_decay"). The extension module's error
+    translator passes every engine message through it."""
+    pattern, names = _spellings()
+    return pattern.sub(lambda m: names[m.group(1)], message)

@@ -1,5 +1,5 @@
-"""Datasets: open native folders as zero-copy numpy views, and build them from numpy arrays, SciPy sparse matrices
-or PyG ``Data`` objects with the checks of ``tessel convert``."""
+"""Datasets: open native folders as zero-copy numpy views, build them from numpy arrays, SciPy sparse matrices or
+PyG ``Data`` objects with the checks of ``tessel convert``, and hand them to PyG (``to_pyg``)."""
 
 import json
 import os
@@ -134,22 +134,108 @@ def node_dataset(edge_index=None, *, adjacency=None, num_nodes=None, features=No
         _split("train", train, n), _split("val", val, n), _split("test", test, n), str(name))
 
 
-def from_pyg(data, name="", directed=False, sparse_features="auto"):
-    """A :class:`NodeData` from a PyG ``Data`` object: ``edge_index``, ``x``, ``y`` and the ``train_mask``,
-    ``val_mask``, ``test_mask`` masks when present (any object with those attributes works)."""
+def _pyg_edge_weights(data, get, num_edges):
+    """The weights of a PyG ``Data``'s edges: ``edge_weight`` (1-D, one per edge), else ``edge_attr`` when it is one
+    value per edge (shape [E] or [E, 1]); None when it has neither. Refuses what it cannot keep rather than dropping
+    it: edge features of more than one column, or an ``edge_attr`` that disagrees with ``edge_weight``."""
+    weight, attr = get("edge_weight"), get("edge_attr")
+    if attr is not None:
+        shape = np.shape(attr)
+        if len(shape) == 2 and shape[1] == 1:
+            attr = np.asarray(attr).reshape(-1)
+        elif len(shape) != 1:
+            raise Error(f"from_pyg: edge_attr has shape {tuple(shape)}; a tessel graph keeps one weight per edge "
+                        f"(an edge_attr of shape [num_edges] or [num_edges, 1]), not edge features. Pass the weights "
+                        f"as data.edge_weight (e.g. data.edge_attr[:, 0]) and delete data.edge_attr, or delete it to "
+                        f"train without edge features")
+    if weight is not None and attr is not None:
+        w = as_array("edge_weight", weight, "float", dtype=np.float32)
+        a = as_array("edge_attr", attr, "float", dtype=np.float32)
+        if w.shape != a.shape or not np.array_equal(w, a):
+            raise Error("from_pyg: the object has both edge_weight and edge_attr, with different values; a tessel "
+                        "graph keeps one weight per edge: delete the one that is not the edge weight")
+    w = weight if weight is not None else attr
+    if w is None:
+        return None
+    name = "edge_weight" if weight is not None else "edge_attr"
+    w = as_array(name, w, "float", dtype=np.float32, finite=True)
+    if w.shape[0] != num_edges:
+        raise Error(f"from_pyg: {name} has {w.shape[0]} values for {num_edges} edges (edge_index has {num_edges} "
+                    f"columns); one weight per edge is needed")
+    return w
+
+
+def from_pyg(data, name="", directed=False, sparse_features="auto", keep_self_loops=False):
+    """A :class:`NodeData` from a PyG ``Data`` object: ``edge_index``, ``x``, ``y``, the ``train_mask``,
+    ``val_mask``, ``test_mask`` masks and the edge weights (``edge_weight``, or a 1-D ``edge_attr``) when present
+    (any object with those attributes works). Multi-column ``edge_attr`` (edge features) is refused, not dropped.
+    The graph is built as by :func:`node_dataset`: symmetrised unless ``directed``, self-loops dropped unless
+    ``keep_self_loops``, duplicate edges merged (the largest weight kept)."""
     def get(attr):
         v = getattr(data, attr, None)
         if v is not None and hasattr(v, "detach"):
             v = v.detach().cpu().numpy()
         return v
-    if get("edge_index") is None:
+    edge_index = get("edge_index")
+    if edge_index is None:
         raise Error("from_pyg: the object has no edge_index")
     y = get("y")
     if y is not None and np.ndim(y) == 2 and np.shape(y)[1] == 1:
         y = np.asarray(y).reshape(-1)
-    return node_dataset(get("edge_index"), num_nodes=getattr(data, "num_nodes", None), features=get("x"), labels=y,
-                        train=get("train_mask"), val=get("val_mask"), test=get("test_mask"), directed=directed,
-                        name=name, sparse_features=sparse_features)
+    num_edges = np.shape(edge_index)[1] if np.ndim(edge_index) == 2 else 0
+    weights = _pyg_edge_weights(data, get, num_edges) if np.ndim(edge_index) == 2 else None
+    return node_dataset(edge_index, num_nodes=getattr(data, "num_nodes", None), features=get("x"), labels=y,
+                        train=get("train_mask"), val=get("val_mask"), test=get("test_mask"), edge_weights=weights,
+                        directed=directed, keep_self_loops=keep_self_loops, name=name, sparse_features=sparse_features)
+
+
+def to_pyg(data):
+    """A ``torch_geometric.data.Data`` of a :class:`NodeData` (PyTorch and PyG are imported on first use):
+
+    - ``edge_index``: int64 [2 x E], every stored adjacency entry (an undirected edge appears both ways), row 0
+      the source (the CSR's row), row 1 the target, in the dataset's order;
+    - ``edge_weight``: float32 [E], when the graph has weights;
+    - ``x``: float32 [num_nodes x dim], dense (sparse features are expanded), when the dataset has features;
+    - ``y``: int64 [num_nodes], -1 for unlabelled nodes, when it has labels;
+    - ``train_mask``, ``val_mask``, ``test_mask``: bool [num_nodes], when it has a split;
+    - ``num_nodes``.
+
+    Every tensor is a copy (the dataset's arrays may be read-only mappings). ``from_pyg(to_pyg(d))`` gives back
+    the graph, weights, features, labels and split of ``d`` (with ``directed=True`` for a directed graph and
+    ``keep_self_loops=True`` for one with self-loops).
+    """
+    if not isinstance(data, NodeData):
+        raise Error(f"to_pyg: a tessel.NodeData is needed, got {type(data).__name__}")
+    try:
+        import torch
+        from torch_geometric.data import Data
+    except ImportError as e:
+        raise ImportError(f"tessel.to_pyg needs PyTorch and PyTorch Geometric (pip install torch torch_geometric): "
+                          f"{e}") from e
+    n = int(data.num_nodes)
+    indptr = np.asarray(data.indptr)
+    out = {"num_nodes": n}
+    src = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
+    out["edge_index"] = torch.from_numpy(np.stack([src, np.asarray(data.indices, dtype=np.int64)]))
+    if data.edge_weights is not None:
+        out["edge_weight"] = torch.from_numpy(np.array(data.edge_weights, dtype=np.float32))
+    if data.feature_dim > 0 and n > 0:
+        if data.features_sparse:
+            x = np.zeros((n, data.feature_dim), dtype=np.float32)
+            rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(data.feature_indptr))
+            x[rows, data.feature_indices] = data.feature_values
+        else:
+            x = np.array(data.dense_features, dtype=np.float32)
+        out["x"] = torch.from_numpy(x)
+    if data.labels is not None:
+        out["y"] = torch.from_numpy(np.asarray(data.labels, dtype=np.int64))
+    splits = {"train": data.train, "val": data.val, "test": data.test}
+    if any(ids.size for ids in splits.values()):
+        for split, ids in splits.items():
+            mask = np.zeros(n, dtype=bool)
+            mask[ids] = True
+            out[f"{split}_mask"] = torch.from_numpy(mask)
+    return Data(**out)
 
 
 def rows_dataset(X, y, name=""):

@@ -2,23 +2,18 @@
 ``tessel train gcn`` (one declaration in C++: ``TrainConfig::Params``)."""
 
 import json
+import math
+import numbers
 import os
 import sys
 
 from . import _tessel
-from ._checks import as_bool, as_int, check_params, engine_call
-from ._errors import Error
+from ._checks import as_bool, as_int, check_params
+from ._errors import Error, python_spelling
 from .data import NodeData, _path, from_pyg, load
 
 #: The training parameters of ``tessel train gcn``: name, help, default (and choices), from the engine.
 GCN_PARAMS = json.loads(_tessel.gcn_params())
-
-
-# Keyword arguments of train_gcn by the engine's flag for them (messages name flags; this API names keywords).
-_FLAGS = {"--decay-all" if p["name"] == "decay_all_layers" else "--" + p["name"].replace("_", "-"): p["name"]
-          for p in GCN_PARAMS}
-_FLAGS.update({"--checkpoint": "checkpoint", "--checkpoint-every": "checkpoint_every", "--resume": "resume",
-               "--force": "force"})
 
 
 def _node_data(data):
@@ -32,6 +27,28 @@ def _node_data(data):
     if hasattr(data, "edge_index"):
         return from_pyg(data)
     raise Error(f"data: a tessel.NodeData, a dataset path or a PyG Data object is needed, got {type(data).__name__}")
+
+
+def _random_split(value):
+    """``random_split`` as three floats (train, val, test), checked as ``--random-split`` checks its text: three
+    finite fractions >= 0 that sum to 1 within 1e-6; None when not given."""
+    if value is None:
+        return None
+    fix = "give three fractions (train, val, test) that sum to 1, such as random_split=(0.6, 0.2, 0.2)"
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__len__") or len(value) != 3:
+        raise Error(f"random_split={value!r}: {fix}")
+    out = []
+    for x in value:
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise Error(f"random_split={value!r}: {x!r} is not a number; {fix}")
+        x = float(x)
+        if not math.isfinite(x) or x < 0:
+            raise Error(f"random_split={value!r}: the fraction {x} is {'negative' if x < 0 else 'not finite'}; {fix}")
+        out.append(x)
+    total = out[0] + out[1] + out[2]
+    if abs(total - 1.0) > 1e-6:
+        raise Error(f"random_split={value!r}: the fractions sum to {total}, not 1; {fix}")
+    return out
 
 
 def _epoch_line(s, epochs):
@@ -58,22 +75,27 @@ def _progress(verbose, epochs):
 
 
 def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint=None, checkpoint_every=10,
-              resume=False, force=False, predict=False, callback=None, verbose=False, **params):
+              resume=False, force=False, predict=False, random_split=None, callback=None, verbose=False, **params):
     """Trains a GCN (or GraphSAGE-mean) node classifier, as ``tessel train gcn --dataset`` does.
 
     data: a :class:`NodeData`, a dataset path (native folder or node-table prefix) or a PyG ``Data``.
     params: the training parameters of ``tessel train gcn`` (``tessel.GCN_PARAMS`` lists them with their
     defaults), e.g. ``epochs=200, lr=0.01, hidden=16, normalize_features="l1"``.
     checkpoint: folder for checkpoints (``predict_gcn`` reads it); ``resume`` continues one, ``force`` replaces one.
+    random_split: ``(train, val, test)`` fractions, e.g. ``(0.6, 0.2, 0.2)``: train on a random split of the labelled
+    nodes made with ``seed`` instead of the dataset's own split (``tessel train gcn --random-split 0.6,0.2,0.2``:
+    the same split for the same seed); ``data`` itself is not changed.
     callback: called after every epoch with that epoch's statistics (a dict); an exception it raises stops training.
     predict: also return the class probabilities [num_nodes x classes] of the best-validation weights.
     verbose: a tqdm bar when tqdm is installed, else the CLI's line per epoch on stderr.
 
     Returns a dict: the test/val/train metrics of the best-validation epoch (``test.accuracy``, ...), timings, the
-    configuration used, ``history`` (one dict per epoch) and, with ``predict``, ``probabilities``. The GIL is
+    configuration used, ``split`` (the train/val/test sizes trained on), ``history`` (one dict per epoch) and, with
+    ``predict``, ``probabilities``. The GIL is
     released while training runs; Ctrl-C stops it cleanly (KeyboardInterrupt).
     """
     given = check_params(GCN_PARAMS, params, "train_gcn")
+    split = _random_split(random_split)
     nd = _node_data(data)
     epochs = given.get("epochs", next(p["default"] for p in GCN_PARAMS if p["name"] == "epochs"))
     show, close = _progress(as_bool("verbose", verbose), epochs)
@@ -88,12 +110,12 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
             if callback is not None:
                 callback(s)
     try:
-        result_json, probs = engine_call(_FLAGS, _tessel.train_gcn,
+        result_json, probs = _tessel.train_gcn(
             nd, json.dumps(given), as_int("seed", seed, minimum=0), as_int("threads", threads, minimum=0),
             str(device), as_int("device_id", device_id, minimum=-1),
             "" if checkpoint is None else _path("checkpoint", checkpoint),
             as_int("checkpoint_every", checkpoint_every, 1),
-            as_bool("resume", resume), as_bool("force", force), as_bool("predict", predict), on_epoch)
+            as_bool("resume", resume), as_bool("force", force), as_bool("predict", predict), split, on_epoch)
     finally:
         close()
     result = json.loads(result_json)
@@ -131,7 +153,7 @@ def _params_doc(params):
     lines = []
     for p in params:
         choices = f" (one of {', '.join(p['choices'])})" if p.get("choices") else ""
-        lines.append(f"    {p['name']} = {p['default']!r}: {p['help']}{choices}")
+        lines.append(f"    {p['name']} = {p['default']!r}: {python_spelling(p['help'])}{choices}")
     return "\n".join(lines)
 
 

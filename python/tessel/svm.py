@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _tessel
 from ._errors import Error
-from ._checks import engine_call, sparse_input
+from ._checks import sparse_input
 from .data import _path, csr_arrays
 
 try:
@@ -239,10 +239,9 @@ class SVC(ClassifierMixin, BaseEstimator):
             w = compute_class_weight(self.class_weight, classes=classes, y=y)
             weights = [(int(i), float(v)) for i, v in enumerate(w)]
         indptr, indices, values, n_features = csr_arrays("X", X)
-        model, report = engine_call(
-            {"--working-set": "working_set"}, _tessel.svm_fit, indptr, indices, values, y_index.astype(np.float64),
-            n_features, json.dumps(params), weights, True, threads, str(self.device), str(self.solver),
-            self._working_set())
+        model, report = _tessel.svm_fit(
+            indptr, indices, values, y_index.astype(np.float64), n_features, json.dumps(params), weights, True, threads,
+            str(self.device), str(self.solver), self._working_set())
         self.classes_ = classes
         self._sparse = hasattr(X, "tocsr")
         self._set_model(model)

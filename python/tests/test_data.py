@@ -296,3 +296,27 @@ def test_dir_lists_every_public_name_including_the_lazy_svc():
     for name in tessel.__all__:
         assert name in names, name
     assert "SVC" in names
+
+
+def test_node_data_repr_shows_name_shape_and_split(cora):
+    assert repr(cora) == ("NodeData(name='cora', nodes=2708, edges=10556, features=1433 sparse, classes=7, "
+                          "split=140/500/1000)")
+    assert str(cora) == repr(cora)
+    d = tessel.node_dataset(np.array([[0, 1], [1, 2]]), edge_weights=[0.5, 2.0], num_nodes=4, name="it's")
+    assert repr(d) == ("NodeData(name=\"it's\", nodes=4, edges=4 weighted, features=none, classes=none, "
+                       "split=none)")
+    d, _ = small(None)
+    assert repr(d) == "NodeData(name='ring', nodes=10, edges=20, features=4 dense, classes=3, split=4/2/4)"
+    assert repr(small(None, sparse=True)[0]).startswith("NodeData(name='ring', nodes=10, edges=20, features=4 sparse")
+
+
+def test_row_data_repr_shows_name_shape_nnz_and_classes(data_dir):
+    path = data_dir / "svm" / "heart_scale"
+    nnz = sum(len(line.split()) - 1 for line in path.read_text().splitlines() if line.strip())
+    labels = {line.split()[0] for line in path.read_text().splitlines() if line.strip()}
+    r = tessel.load(path)
+    assert repr(r) == f"RowData(name='heart_scale', rows=270, features=13, nnz={nnz}, classes={len(labels)})"
+    assert len(labels) == 2
+    X = np.array([[1.0, 0, 0], [0, 2.0, 3.0]])
+    r = tessel.rows_dataset(X, [1.5, -1], name="x")
+    assert repr(r) == "RowData(name='x', rows=2, features=3, nnz=3, classes=2)"

@@ -213,9 +213,14 @@ def test_gil_is_released(cora):
 def test_params_declaration_matches_cli_help(run_cli):
     help_text = run_cli("train", "gcn", "--help").stdout
     for p in tessel.GCN_PARAMS:
-        flag = "--decay-all" if p["name"] == "decay_all_layers" else "--" + p["name"].replace("_", "-")
-        assert flag in help_text, flag
+        for flag in p["flag"].split(","):
+            assert flag.lstrip("!") in help_text, flag
     assert "epochs = 200" in tessel.train_gcn.__doc__
+    # The parameters' help in Python spelling: "unless --decay-all" is "unless decay_all_layers" here.
+    params_doc = tessel.train_gcn.__doc__.split("Parameters from ``tessel train gcn``:")[1]
+    assert "unless decay_all_layers" in params_doc and "as overlap=False" in params_doc
+    for flag in ("--decay-all", "--no-overlap", "--threads", "--device cuda", "--batch-size"):
+        assert flag not in params_doc, flag
 
 
 def test_verbose_progress(cora, capfd):
@@ -228,3 +233,100 @@ def test_verbose_progress(cora, capfd):
         assert "epoch    3/3" in err and "loss" in err  # the CLI's epoch lines
     tessel.train_gcn(cora, epochs=3)
     assert capfd.readouterr().err == ""  # quiet by default, the engine's log included (fd 2)
+
+
+def no_split(cora):
+    """Cora's graph, features and labels without a split."""
+    src = np.repeat(np.arange(cora.num_nodes), np.diff(cora.indptr))
+    import scipy.sparse as sp
+    x = sp.csr_matrix((cora.feature_values, cora.feature_indices, cora.feature_indptr),
+                      shape=(cora.num_nodes, cora.feature_dim))
+    return tessel.node_dataset(np.stack([src, cora.indices]), features=x, labels=cora.labels, name="cora")
+
+
+def test_random_split_is_the_clis(cora, data_dir, run_cli, tmp_path):
+    params = dict(epochs=20, normalize_features="l1", seed=5)
+    r = tessel.train_gcn(cora, random_split=(0.6, 0.2, 0.2), **params)
+    cli = json.loads(run_cli("train", "gcn", "--dataset", data_dir / "cora" / "cora", "--json", "--random-split",
+                             "0.6,0.2,0.2", *cli_flags(params)).stdout)
+    assert r["test"] == cli["test"] and r["best_epoch"] == cli["best_epoch"]
+    assert r["split"] == {"train": 1625, "val": 542, "test": 541}  # largest remainder of 2708 labelled nodes
+    assert (cora.train.size, cora.val.size, cora.test.size) == (140, 500, 1000)  # the dataset keeps its own split
+    # Another seed, another split; the same seed, the same split; Cora's own split without random_split.
+    assert tessel.train_gcn(cora, random_split=[0.6, 0.2, 0.2], **dict(params, seed=6))["test"] != r["test"]
+    assert tessel.train_gcn(cora, random_split=np.array([0.6, 0.2, 0.2]), **params)["test"] == r["test"]
+    assert tessel.train_gcn(cora, **params)["split"] == {"train": 140, "val": 500, "test": 1000}
+    # A dataset without a split trains with one, to the CLI's result on the same data saved.
+    d = no_split(cora)
+    d.save(tmp_path / "nosplit")
+    r = tessel.train_gcn(d, random_split=(0.5, 0.25, 0.25), **params)
+    cli = json.loads(run_cli("train", "gcn", "--dataset", tmp_path / "nosplit", "--json", "--random-split",
+                             "0.5,0.25,0.25", *cli_flags(params)).stdout)
+    assert r["test"] == cli["test"] and r["split"] == {"train": 1354, "val": 677, "test": 677}
+
+
+@pytest.mark.parametrize("value, match", [
+    ("0.6,0.2,0.2", "three fractions"),
+    ((0.6, 0.4), "three fractions"),
+    ((0.6, 0.2, 0.1, 0.1), "three fractions"),
+    (0.6, "three fractions"),
+    ((0.9, 0.9, 0.9), "sum to 2.7"),
+    ((-0.1, 0.6, 0.5), "negative"),
+    ((float("nan"), 0.5, 0.5), "not finite"),
+    ((True, 0, 0), "not a number"),
+    (("0.6", 0.2, 0.2), "not a number"),
+])
+def test_bad_random_split(cora, value, match):
+    with pytest.raises(tessel.Error, match=r"random_split=.*" + match + r".*random_split=\(0\.6, 0\.2, 0\.2\)"):
+        tessel.train_gcn(cora, epochs=1, random_split=value)
+
+
+def test_missing_split_is_explained_in_python_spelling(cora, run_cli, tmp_path):
+    d = no_split(cora)
+    with pytest.raises(tessel.Error) as e:
+        tessel.train_gcn(d, epochs=1)
+    assert "pass random_split=(0.6, 0.2, 0.2) for a seeded random split" in str(e.value)
+    assert "--" not in str(e.value)
+    # The command line keeps its own spelling.
+    d.save(tmp_path / "nosplit")
+    cli = run_cli("train", "gcn", "--dataset", tmp_path / "nosplit", "--epochs", 1, check=False)
+    assert cli.returncode != 0 and "pass --random-split 0.6,0.2,0.2" in cli.stderr
+
+
+def test_engine_errors_name_keyword_arguments(cora, tmp_path):
+    ck = tmp_path / "ck"
+    tessel.train_gcn(cora, epochs=2, checkpoint=ck)
+    with pytest.raises(tessel.Error) as e:
+        tessel.train_gcn(cora, epochs=2, checkpoint=ck)
+    assert "pass resume=True to continue it, force=True to replace it" in str(e.value) and "--" not in str(e.value)
+    with pytest.raises(tessel.Error, match="fanouts and replace apply to sampled mini-batches: add batch_size=N"):
+        tessel.train_gcn(cora, epochs=1, replace=True)
+    tessel.partition(cora, 2, tmp_path / "p")
+    with pytest.raises(tessel.Error) as e:
+        tessel.partition(cora, 2, tmp_path / "p")
+    assert "pass force=True" in str(e.value) and "--" not in str(e.value)
+
+
+def test_cuda_errors_name_the_device_argument(cora):
+    try:
+        tessel.train_gcn(cora, epochs=1, device="cuda")
+    except tessel.Error as e:
+        assert str(e).startswith('device="cuda": ') and "--" not in str(e)
+    else:
+        pytest.skip("this machine trains on CUDA")
+
+
+@pytest.mark.parametrize("engine, python", [
+    ("x: pass --random-split 0.6,0.2,0.2 for a split", "x: pass random_split=(0.6, 0.2, 0.2) for a split"),
+    ("already exists; pass --force to replace it", "already exists; pass force=True to replace it"),
+    ("--device cuda: no CUDA device", 'device="cuda": no CUDA device'),
+    ("--device-id 3 and --device cpu", "device_id 3 and device cpu"),
+    ("pass --resume to continue", "pass resume=True to continue"),
+    ("--weight-decay must be >= 0; --decay-all", "weight_decay must be >= 0; decay_all_layers"),
+    ("the same results as --no-overlap", "the same results as overlap=False"),
+    ("--features-on host", "features_on host"),
+    ("--math tf32 and --forced and x--force", "--math tf32 and --forced and x--force"),  # not options of the API
+])
+def test_python_spelling(engine, python):
+    from tessel._errors import python_spelling
+    assert python_spelling(engine) == python
