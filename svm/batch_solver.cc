@@ -27,16 +27,12 @@ using batch::kUpper;
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kGrain = 2048;
 
-class BatchSolver {
+class BatchSolver : public SolverCore {
  public:
   BatchSolver(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch)
-      : kernel_(*problem.kernel),
+      : SolverCore(problem.Cp, problem.Cn, options, static_cast<int64_t>(problem.rows.size())),
+        kernel_(*problem.kernel),
         l_(static_cast<int64_t>(problem.rows.size())),
-        cp_(problem.Cp),
-        cn_(problem.Cn),
-        eps_(options.eps),
-        schedule_(options.shrinking, l_, options.eps),
-        max_iter_(MaxIterations(options.max_iterations, l_)),
         q_(batch.working_set),
         inner_limit_(batch.inner_limit < 0 ? int64_t{10} * batch.working_set : batch.inner_limit),
         inner_factor_(batch.inner_factor) {
@@ -53,7 +49,6 @@ class BatchSolver {
     tally_.last_gap = Select(&ws_);
     return tally_.last_gap < eps_;
   }
-  double Gap() const { return tally_.last_gap; }
   void Shrink() { DoShrinking(); }
   bool AllActive() const { return inact_.empty(); }
   void Unshrink() {
@@ -64,7 +59,6 @@ class BatchSolver {
   void CheckPoint(int64_t /*done*/) {}
 
  private:
-  double C(int64_t s) const { return s_.y[s] > 0 ? cp_ : cn_; }
   void SetAllActive();
   void SetActive(std::vector<int32_t> act);
   // out[t * cols.size() + k] = Q(samples[t], cols[k]) as float.
@@ -78,18 +72,12 @@ class BatchSolver {
 
   kernels::SvmKernelRows& kernel_;
   int64_t l_;
-  double cp_;
-  double cn_;
-  double eps_;
-  EliminationSchedule schedule_;
-  int64_t max_iter_;
   int64_t q_;
   int64_t inner_limit_;
   double inner_factor_;
 
   // Per sample (the problem's order).
   std::vector<int32_t> rows_;
-  SampleState s_;             // y, qd, alpha, status, G, G_bar per position (solver_common.h)
   std::vector<int32_t> pos_;  // position in act_, or -1 when eliminated
   // The active samples in increasing order, their dataset rows and labels (the columns of every kernel row).
   std::vector<int32_t> act_;
@@ -102,9 +90,6 @@ class BatchSolver {
   std::vector<double> new_alpha_;  // its alphas after the subproblem
   int64_t steps_ = 0;              // iterations so far (for the progress lines)
   int64_t rounds_ = 0;
-
-  bool unshrink_ = false;
-  SolverTally tally_;
 };
 
 void BatchSolver::SetAllActive() {

@@ -117,7 +117,7 @@ Loop::Loop(LoopDevice& dev, const LoopProblem& p)
       l_(p.l),
       q_(p.working_set),
       schedule_(p.shrinking, p.l, p.eps),
-      max_iter_(p.max_iterations < 0 ? std::max<int64_t>(10000000, 100 * p.l) : p.max_iterations),
+      max_iter_(MaxIterations(p.max_iterations, p.l)),
       inner_limit_(p.inner_limit < 0 ? int64_t{10} * p.working_set : p.inner_limit),
       cache_(p.l, CacheSlots(p)) {
   TESSEL_CHECK(q_ >= 2 && q_ <= kMaxQ && q_ % 2 == 0, "device SVM solver: working set {} must be even, 2..{}", q_,

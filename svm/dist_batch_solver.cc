@@ -45,7 +45,7 @@ constexpr int64_t kGrain = 2048;
 
 using Entry = std::pair<double, int64_t>;  // (-y G, global id)
 
-class DistBatchSolver : dist::RankSamples {
+class DistBatchSolver : public dist::RankSamples {
  public:
   DistBatchSolver(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options,
                   const BatchOptions& batch)
@@ -64,7 +64,6 @@ class DistBatchSolver : dist::RankSamples {
     tally_.last_gap = Select(&ws_);
     return tally_.last_gap < eps_;
   }
-  double Gap() const { return tally_.last_gap; }
   void Shrink() { (void)ShrinkRanks(); }
   bool AllActive() const { return global_active_ == big_l_; }
   void Unshrink() {
@@ -205,7 +204,7 @@ int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<c
     g[t] = ws[t].h.g;
     y[t] = ws[t].h.y;
     qd[t] = ws[t].h.qd;
-    c[t] = C(ws[t].h.y);
+    c[t] = UpperBound(ws[t].h.y);
     st[t] = batch::StatusOf(a[t], c[t]);
   }
   const auto entry = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t) * m + static_cast<size_t>(u)]; };
@@ -278,7 +277,7 @@ int64_t DistBatchSolver::Advance(int64_t limit) {
     const Sample& s = samples[t];
     const float* row = GetQ(s, active_);
     parallel_for<int64_t>(0, active_, kGrain, [&](int64_t k) { s_.g[k] += d * row[k]; });
-    const double c_s = C(s.h.y);
+    const double c_s = UpperBound(s.h.y);
     const bool was_upper = batch::StatusOf(s.h.alpha, c_s) == kUpper;
     const bool is_upper = batch::StatusOf(new_alpha_[t], c_s) == kUpper;
     const int32_t k = pos_of_[static_cast<size_t>(s.h.gid)];

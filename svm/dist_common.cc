@@ -152,17 +152,13 @@ SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l
 }  // namespace
 
 RankSamples::RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options)
-    : comm_(comm),
+    : SolverCore(p.Cp, p.Cn, options, p.num_samples),
+      comm_(comm),
       kernel_(p.kernel),
       big_l_(p.num_samples),
       n_(static_cast<int64_t>(p.rows.size())),
-      cp_(p.Cp),
-      cn_(p.Cn),
-      eps_(options.eps),
-      schedule_(options.shrinking, p.num_samples, options.eps),
       cache_(p.num_samples, options.cache_bytes),
-      cache_bytes_(options.cache_bytes),
-      max_iter_(MaxIterations(options.max_iterations, p.num_samples)) {
+      cache_bytes_(options.cache_bytes) {
   row_.assign(p.rows.begin(), p.rows.end());
   gid_.assign(p.gids.begin(), p.gids.end());
   pos_of_.assign(static_cast<size_t>(big_l_), -1);

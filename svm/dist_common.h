@@ -79,11 +79,10 @@ void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& prob
 // One rank's share of a distributed binary problem, the state both distributed solvers keep: per local position the
 // sample's row, global id, label, Q_ii, alpha, status, G and G_bar, with the active samples as the prefix
 // [0, active_) (LIBSVM's order by swaps), and a kernel-row cache keyed by global id over the local positions.
-class RankSamples {
+class RankSamples : public SolverCore {
  protected:
   RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options);
 
-  double C(int8_t y) const { return y > 0 ? cp_ : cn_; }
   // The Q row of a received sample over this rank's first `len` positions (nullptr when len is 0).
   const float* GetQ(const Sample& s, int64_t len);
   // G_bar += c Q_s over all local positions: the cached prefix as it is, the rest computed into scratch.
@@ -109,29 +108,21 @@ class RankSamples {
   kernels::SvmKernelRows* kernel_;
   int64_t big_l_;
   int64_t n_;
-  double cp_;
-  double cn_;
-  double eps_;
-  EliminationSchedule schedule_;
   KernelCache cache_;
   int64_t cache_bytes_;
-  int64_t max_iter_;
 
   std::vector<int32_t> row_;
   std::vector<int64_t> gid_;
-  SampleState s_;                // y, qd, alpha, status, G, G_bar per position (solver_common.h)
   std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
   int64_t active_ = 0;
   int64_t global_active_ = 0;
   int64_t min_local_active_ = 0;
-  bool unshrink_ = false;
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
   std::vector<float> scratch_;
   int64_t evaluations_base_ = 0;     // kernel_->evaluations() when it became this rank's kernel
   int64_t retired_evaluations_ = 0;  // counted by kernels this rank has replaced
   int64_t retired_hits_ = 0;         // of caches this rank has replaced
   int64_t retired_misses_ = 0;
-  SolverTally tally_;
 };
 
 }  // namespace tessel::svm::dist

@@ -41,7 +41,7 @@ using dist::Check;
 using dist::Sample;
 using dist::SampleHeader;
 
-class DistSolver : dist::RankSamples {
+class DistSolver : public dist::RankSamples {
  public:
   DistSolver(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options)
       : RankSamples(comm, p, options), owner_(p.owner.begin(), p.owner.end()), nnz_(p.nnz), rebalance_(p.rebalance) {
@@ -55,7 +55,6 @@ class DistSolver : dist::RankSamples {
   // RunSolverLoop's hooks (solver_common.h): one SMO step per Advance, every collective inside the hooks, so
   // every rank takes the same branches.
   bool Optimal() { return SelectWorkingSet(&si_, &sj_); }
-  double Gap() const { return tally_.last_gap; }
   void Shrink() { DoShrinking(); }
   bool AllActive() const { return global_active_ == big_l_; }
   void Unshrink() {
@@ -303,8 +302,8 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
 void DistSolver::Step(const Sample& si, const Sample& sj) {
   const float* q_i = GetQ(si, active_);
   const float* q_j = GetQ(sj, active_);
-  const double c_i = C(si.h.y);
-  const double c_j = C(sj.h.y);
+  const double c_i = UpperBound(si.h.y);
+  const double c_j = UpperBound(sj.h.y);
   double alpha_i = si.h.alpha;
   double alpha_j = sj.h.alpha;
   batch::UpdatePair(si.h.y, sj.h.y, si.h.qd, sj.h.qd, static_cast<float>(sj.h.q_ij), si.h.g, sj.h.g, c_i, c_j, &alpha_i,
@@ -474,7 +473,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
       y[q] = h.y;
       qd[q] = h.qd;
       alpha[q] = h.alpha;
-      status[q] = batch::StatusOf(h.alpha, C(h.y));
+      status[q] = batch::StatusOf(h.alpha, UpperBound(h.y));
       g[q] = h.g;
       g_bar[q] = received_g_bar[t];
     }

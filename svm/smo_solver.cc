@@ -143,17 +143,13 @@ TESSEL_CLONE_AVX2 Candidate UpdateGradient(double* g, const float* q_i, const fl
   return c;
 }
 
-class Solver {
+class Solver : public SolverCore {
  public:
   Solver(const BinaryProblem& problem, const SolverOptions& options)
-      : kernel_(*problem.kernel),
+      : SolverCore(problem.Cp, problem.Cn, options, static_cast<int64_t>(problem.rows.size())),
+        kernel_(*problem.kernel),
         l_(static_cast<int64_t>(problem.rows.size())),
-        cp_(problem.Cp),
-        cn_(problem.Cn),
-        eps_(options.eps),
-        schedule_(options.shrinking, l_, options.eps),
-        cache_(l_, options.cache_bytes),
-        max_iter_(MaxIterations(options.max_iterations, l_)) {
+        cache_(l_, options.cache_bytes) {
     CheckBinaryLabels(problem, "SolveBinary");
     perm_.assign(problem.rows.begin(), problem.rows.end());
     sample_.resize(l_);
@@ -175,7 +171,6 @@ class Solver {
 
   // RunSolverLoop's hooks (solver_common.h): one SMO step per Advance.
   bool Optimal() { return SelectWorkingSet(&i_, &j_); }
-  double Gap() const { return tally_.last_gap; }
   void Shrink() { DoShrinking(); }
   bool AllActive() const { return active_size_ == l_; }
   void Unshrink() {
@@ -190,7 +185,6 @@ class Solver {
   void CheckPoint(int64_t done) { Progress(done, false); }
 
  private:
-  double C(int64_t k) const { return s_.y[k] > 0 ? cp_ : cn_; }
   const float* GetQ(int64_t pos, int64_t len);
   void SwapIndex(int64_t a, int64_t b);
   void ReconstructGradient();
@@ -206,19 +200,12 @@ class Solver {
 
   kernels::SvmKernelRows& kernel_;
   int64_t l_;
-  double cp_;
-  double cn_;
-  double eps_;
-  EliminationSchedule schedule_;
   KernelCache cache_;
-  int64_t max_iter_;
 
   // Per solver position (LIBSVM's permuted order); perm_ maps a position to its dataset row. LIBSVM's p is -1.
   std::vector<int32_t> perm_;
   std::vector<int32_t> sample_;
-  SampleState s_;  // y, qd, alpha, status, G, G_bar per position (solver_common.h)
   int64_t active_size_ = 0;
-  bool unshrink_ = false;
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
   std::vector<float> scratch_;  // kernel values of G_bar updates beyond the cached prefix, of GetQ's other class
   ClassRowCache* class_rows_ = nullptr;  // shared own-class rows, or null
@@ -235,7 +222,6 @@ class Solver {
   int64_t steps_ = 0;
   Candidate next_i_{-kInf, -1};  // the max violator found while updating the gradient
   bool next_i_valid_ = false;
-  SolverTally tally_;
 };
 
 const float* Solver::GetQ(int64_t pos, int64_t len) {

@@ -250,6 +250,35 @@ struct SolverTally {
   }
 };
 
+// What every host C-SVC solver holds besides its rows, kernel and cache (SMO, batched, each rank's share of the
+// distributed ones): the weighted C of each class, eps, the elimination schedule and LIBSVM's unshrink flag, the
+// iteration limit, the per-sample state (SampleState) and the counters. `l` is the whole problem's size (over all
+// ranks for a distributed solver), which the schedule's period and the iteration limit depend on.
+class SolverCore {
+ public:
+  double Gap() const { return tally_.last_gap; }  // RunSolverLoop's hook
+
+ protected:
+  SolverCore(double cp, double cn, const SolverOptions& options, int64_t l)
+      : cp_(cp),
+        cn_(cn),
+        eps_(options.eps),
+        schedule_(options.shrinking, l, options.eps),
+        max_iter_(MaxIterations(options.max_iterations, l)) {}
+
+  double UpperBound(int8_t y) const { return y > 0 ? cp_ : cn_; }  // C of a sample with label y
+  double C(int64_t pos) const { return UpperBound(s_.y[pos]); }    // ... of the sample at position pos
+
+  double cp_;
+  double cn_;
+  double eps_;
+  EliminationSchedule schedule_;
+  bool unshrink_ = false;  // LIBSVM's unshrink: every sample restored once, when the gap first nears eps
+  int64_t max_iter_;
+  SampleState s_;  // y, qd, alpha, status, G, G_bar per position
+  SolverTally tally_;
+};
+
 // dst[k] += c * row[k] for k in [0, n), the float row given as a cached prefix head[0, have) and the rest in
 // tail[0, n - have) (the G_bar update of a variable that reached or left C).
 inline void AddScaledSplitRow(double* dst, int64_t n, double c, const float* head, int64_t have, const float* tail) {
