@@ -146,28 +146,18 @@ double BatchSolver::Select(std::vector<int32_t>* ws) {
 int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit, std::vector<double>* new_alpha) {
   const auto m = static_cast<size_t>(ws.size());
   const auto n = act_.size();
-  std::vector<double> a(m);
-  std::vector<double> g(m);
-  std::vector<int8_t> st(m);
-  std::vector<int8_t> y(m);
-  std::vector<double> qd(m);
-  std::vector<double> c(m);
+  BatchVars v;
+  v.Reserve(m);
   std::vector<size_t> col(m);
   for (size_t t = 0; t < m; ++t) {
-    a[t] = s_.alpha[ws[t]];
-    g[t] = s_.g[ws[t]];
-    st[t] = s_.status[ws[t]];
-    y[t] = s_.y[ws[t]];
-    qd[t] = s_.qd[ws[t]];
-    c[t] = C(ws[t]);
+    v.Add(s_.y[ws[t]], s_.qd[ws[t]], C(ws[t]), s_.alpha[ws[t]], s_.g[ws[t]]);
     col[t] = static_cast<size_t>(pos_[ws[t]]);
   }
   const auto q = [&](int64_t t, int64_t u) {
     return ws_rows_[static_cast<size_t>(t) * n + col[static_cast<size_t>(u)]];
   };
-  const int64_t steps = SolveBatchSubproblem(std::span<const int8_t>(y), qd, c, q, eps_, inner_factor_, limit,
-                                             std::span<double>(a), std::span<double>(g), std::span<int8_t>(st));
-  *new_alpha = std::move(a);
+  const int64_t steps = SolveBatchSubproblem(v, q, eps_, inner_factor_, limit);
+  *new_alpha = std::move(v.a);
   return steps;
 }
 

@@ -193,24 +193,12 @@ std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
 int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<const float> q, int64_t limit,
                                          std::vector<double>* new_alpha) const {
   const auto m = ws.size();
-  std::vector<double> a(m);
-  std::vector<double> g(m);
-  std::vector<int8_t> st(m);
-  std::vector<int8_t> y(m);
-  std::vector<double> qd(m);
-  std::vector<double> c(m);
-  for (size_t t = 0; t < m; ++t) {
-    a[t] = ws[t].h.alpha;
-    g[t] = ws[t].h.g;
-    y[t] = ws[t].h.y;
-    qd[t] = ws[t].h.qd;
-    c[t] = UpperBound(ws[t].h.y);
-    st[t] = batch::StatusOf(a[t], c[t]);
-  }
+  BatchVars v;
+  v.Reserve(m);
+  for (const Sample& s : ws) v.Add(s.h.y, s.h.qd, UpperBound(s.h.y), s.h.alpha, s.h.g);
   const auto entry = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t) * m + static_cast<size_t>(u)]; };
-  const int64_t steps = SolveBatchSubproblem(std::span<const int8_t>(y), qd, c, entry, eps_, inner_factor_, limit,
-                                             std::span<double>(a), std::span<double>(g), std::span<int8_t>(st));
-  *new_alpha = std::move(a);
+  const int64_t steps = SolveBatchSubproblem(v, entry, eps_, inner_factor_, limit);
+  *new_alpha = std::move(v.a);
   return steps;
 }
 

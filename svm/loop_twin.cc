@@ -91,24 +91,15 @@ class TwinDevice final : public LoopDevice {
                 const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha, const double* g,
                 double cp, double cn, double eps, double factor, int64_t limit, double* new_alpha,
                 RoundInfo* info) override {
-    const auto mm = static_cast<size_t>(m);
-    std::vector<int8_t> yy(mm);
-    std::vector<int8_t> st(mm);
-    std::vector<double> d(mm);
-    std::vector<double> c(mm);
-    std::vector<double> gg(mm);
-    for (size_t t = 0; t < mm; ++t) {
+    BatchVars v;
+    v.Reserve(static_cast<size_t>(m));
+    for (int64_t t = 0; t < m; ++t) {
       const int32_t s = ws[t];
-      yy[t] = y[s];
-      d[t] = qd[s];
-      c[t] = y[s] > 0 ? cp : cn;
-      new_alpha[t] = alpha[s];
-      gg[t] = g[s];
-      st[t] = batch::StatusOf(alpha[s], c[t]);
+      v.Add(y[s], qd[s], y[s] > 0 ? cp : cn, alpha[s], g[s]);
     }
     const auto q = [&](int64_t t, int64_t u) { return arena[static_cast<int64_t>(slot[t]) * stride + ws_pos[u]]; };
-    info->steps = SolveBatchSubproblem(std::span<const int8_t>(yy), d, c, q, eps, factor, limit,
-                                       std::span<double>(new_alpha, mm), std::span<double>(gg), std::span<int8_t>(st));
+    info->steps = SolveBatchSubproblem(v, q, eps, factor, limit);
+    std::copy(v.a.begin(), v.a.end(), new_alpha);
   }
   void ApplyRound(int64_t m, const int32_t* ws, const int32_t* ws_rows, const int8_t* ws_y, const double* new_alpha,
                   double cp, double cn, bool track_gbar, const int8_t* y, double* alpha, int8_t* st, double* delta,

@@ -325,16 +325,50 @@ void OrderWorkingSet(std::span<const std::pair<double, Id>> up, std::span<const 
     if (chosen.insert(up[u].second).second) ws->push_back(up[u].second);
 }
 
+// A batched round's subproblem variables in working-set order: label, Q_ii, C (the upper bound), alpha, G and the
+// bound status (from alpha and C). What SolveBatchSubproblem reads and updates.
+struct BatchVars {
+  std::vector<int8_t> y;
+  std::vector<double> qd;
+  std::vector<double> c;
+  std::vector<double> a;
+  std::vector<double> g;
+  std::vector<int8_t> st;
+
+  void Reserve(size_t m) {
+    for (auto* v : {&qd, &c, &a, &g}) {
+      v->clear();
+      v->reserve(m);
+    }
+    y.clear();
+    y.reserve(m);
+    st.clear();
+    st.reserve(m);
+  }
+  void Add(int8_t y_t, double qd_t, double c_t, double a_t, double g_t) {
+    y.push_back(y_t);
+    qd.push_back(qd_t);
+    c.push_back(c_t);
+    a.push_back(a_t);
+    g.push_back(g_t);
+    st.push_back(batch::StatusOf(a_t, c_t));
+  }
+};
+
 // A batched round's subproblem: LIBSVM's pair (max -y G over I_up, then the second-order partner over I_low) and
 // update on the m working-set variables, their gradient g updated inside, until the gap falls under
-// max(eps, inner_factor x the first gap), no pair is left, or `limit` steps. y, qd and c (the upper bound) per
-// variable; q(t, u) the float Q entry; a, g and st (status) in and out. Returns the steps taken. The one-process
-// and the distributed batched solvers share it, so both make the same steps.
+// max(eps, inner_factor x the first gap), no pair is left, or `limit` steps. q(t, u) is the float Q entry; vars.a,
+// vars.g and vars.st change. Returns the steps taken. The one-process and the distributed batched solvers and the
+// device loop's host twin share it, so all make the same steps.
 template <typename QEntry>
-int64_t SolveBatchSubproblem(std::span<const int8_t> y, std::span<const double> qd, std::span<const double> c, QEntry q,
-                             double eps, double inner_factor, int64_t limit, std::span<double> a, std::span<double> g,
-                             std::span<int8_t> st) {
+int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner_factor, int64_t limit) {
   constexpr double kInfinity = std::numeric_limits<double>::infinity();
+  const std::span<const int8_t> y = vars.y;
+  const std::span<const double> qd = vars.qd;
+  const std::span<const double> c = vars.c;
+  const std::span<double> a = vars.a;
+  const std::span<double> g = vars.g;
+  const std::span<int8_t> st = vars.st;
   const auto m = static_cast<int64_t>(y.size());
   double local_eps = eps;
   int64_t steps = 0;
