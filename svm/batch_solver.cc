@@ -19,12 +19,6 @@
 namespace tessel::svm {
 namespace {
 
-using batch::InLow;
-using batch::InUp;
-using batch::kFree;
-using batch::kUpper;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kGrain = 2048;
 
 class BatchSolver : public SolverCore {

@@ -21,8 +21,6 @@
 namespace tessel::svm::devloop {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 class Loop {
  public:
   Loop(LoopDevice& dev, const LoopProblem& p);

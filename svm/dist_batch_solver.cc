@@ -32,15 +32,10 @@
 namespace tessel::svm {
 namespace {
 
-using batch::InLow;
-using batch::InUp;
-using batch::kFree;
-using batch::kUpper;
 using dist::Check;
 using dist::Sample;
 using dist::SampleHeader;
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kGrain = 2048;
 
 using Entry = std::pair<double, int64_t>;  // (-y G, global id)

@@ -55,17 +55,6 @@ void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& prob
 
 namespace {
 
-// This rank's samples at the end of a solve, in local order.
-struct LocalState {
-  std::span<const int64_t> gid;
-  std::span<const int8_t> y;
-  std::span<const int8_t> status;
-  std::span<const double> alpha;
-  std::span<const double> g;
-  double cp = 1;
-  double cn = 1;
-};
-
 // What the solve counted on this rank.
 struct RunCounts {
   int64_t iterations = 0;
@@ -77,9 +66,10 @@ struct RunCounts {
 
 // Collective: LIBSVM's rho and objective summed over the ranks, every sample's y a in global-id order (big_l of
 // them) on every rank, the tally's counters, and (when stats is not null) the costs over the ranks.
-SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l, const SolverTally& tally,
-                    const RunCounts& counts, DistStats* stats) {
-  const size_t n = s.gid.size();
+// `s` is this rank's samples at the end of a solve, in local order, position k holding global sample gid[k].
+SolverResult Finish(comm::Communicator& comm, const FinalState& s, std::span<const int64_t> gid, int64_t big_l,
+                    const SolverTally& tally, const RunCounts& counts, DistStats* stats) {
+  const size_t n = gid.size();
   // rho and the objective from every rank's terms (LIBSVM's calculate_rho and a^T (G - e) / 2).
   RhoAccumulator rho;
   double sums[5] = {0, 0, 0, 0, 0};  // free count, free sum of y G, a^T (G - e), nSV, nBSV
@@ -108,7 +98,7 @@ SolverResult Finish(comm::Communicator& comm, const LocalState& s, int64_t big_l
   // Every sample's y a, in global-id order, on every rank.
   std::vector<double> mine(2 * n);
   for (size_t k = 0; k < n; ++k) {
-    mine[2 * k] = static_cast<double>(s.gid[k]);
+    mine[2 * k] = static_cast<double>(gid[k]);
     mine[2 * k + 1] = s.alpha[k] * s.y[k];
   }
   std::vector<double> all;
@@ -279,7 +269,7 @@ SolverResult RankSamples::FinishSolve(int64_t iterations, bool hit_limit, int64_
   counts.local_evaluations = LocalEvaluations() + extra_evaluations;
   counts.min_local_active = min_local_active_;
   counts.bytes_before = bytes_before;
-  SolverResult r = Finish(comm_, {gid_, s_.y, s_.status, s_.alpha, s_.g, cp_, cn_}, big_l_, tally_, counts, stats);
+  SolverResult r = Finish(comm_, {s_.y, s_.status, s_.alpha, s_.g, {}, cp_, cn_}, gid_, big_l_, tally_, counts, stats);
   r.cache_hits = retired_hits_ + cache_.hits();
   r.cache_misses = retired_misses_ + cache_.misses();
   return r;

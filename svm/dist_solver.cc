@@ -28,11 +28,6 @@
 namespace tessel::svm {
 namespace {
 
-using batch::kFree;
-using batch::kLower;
-using batch::kUpper;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
 // Fused selection when all ranks' candidate records together stay within this many bytes: below about
 // latency x bandwidth (5 us x 10 Gbit/s = 6 KB) an allgather costs one message latency, as a broadcast does.
 constexpr int64_t kFuseBytes = 8192;

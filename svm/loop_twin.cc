@@ -18,7 +18,6 @@
 namespace tessel::svm::devloop {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr int64_t kGrain = 2048;
 
 class TwinDevice final : public LoopDevice {

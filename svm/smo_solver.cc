@@ -20,12 +20,6 @@
 namespace tessel::svm {
 namespace {
 
-using batch::kFree;
-using batch::kLower;
-using batch::kUpper;
-
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // Four doubles and four int64 lane masks (GCC/Clang vector extensions) for the branch-free scans below, and
 // mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
 using V4d = double __attribute__((vector_size(32)));

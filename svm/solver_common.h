@@ -22,6 +22,14 @@
 
 namespace tessel::svm {
 
+// The solvers' vocabulary: a sample's bound status and the index sets of LIBSVM's selection (batch_step.h).
+using batch::InLow;
+using batch::InUp;
+using batch::kFree;
+using batch::kLower;
+using batch::kUpper;
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
 inline constexpr int64_t kScanGrain = 4096;  // positions per block in the parallel scans
 inline constexpr int64_t kMaxScanBlocks = 64;
 
@@ -362,7 +370,6 @@ struct BatchVars {
 // device loop's host twin share it, so all make the same steps.
 template <typename QEntry>
 int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner_factor, int64_t limit) {
-  constexpr double kInfinity = std::numeric_limits<double>::infinity();
   const std::span<const int8_t> y = vars.y;
   const std::span<const double> qd = vars.qd;
   const std::span<const double> c = vars.c;
@@ -373,7 +380,7 @@ int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner
   double local_eps = eps;
   int64_t steps = 0;
   for (; steps < limit; ++steps) {
-    double gmax = -kInfinity;
+    double gmax = -kInf;
     int64_t i = -1;
     for (int64_t t = 0; t < m; ++t) {
       if (batch::InUp(y[t], st[t]) && -y[t] * g[t] >= gmax) {
@@ -382,8 +389,8 @@ int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner
       }
     }
     if (i < 0) break;
-    double gmax2 = -kInfinity;
-    double best = kInfinity;
+    double gmax2 = -kInf;
+    double best = kInf;
     int64_t j = -1;
     for (int64_t t = 0; t < m; ++t) {
       if (!batch::InLow(y[t], st[t])) continue;
