@@ -24,6 +24,7 @@
 #include "svm/elimination.h"
 #include "svm/kernel_cache.h"
 #include "svm/solver_common.h"
+#include "svm/wss.h"
 
 namespace tessel::svm {
 namespace {
@@ -79,7 +80,6 @@ class DistSolver : public dist::RankSamples {
     Sample s;
   };
   Pick Exchange(double value, double extra, int64_t gid, double q_ij, bool minimise);
-  Candidate LocalMaxViolator(int64_t begin, int64_t end) const;
   bool SelectWorkingSet(Sample* si, Sample* sj);
   void Step(const Sample& si, const Sample& sj);
   void DoShrinking();
@@ -94,6 +94,8 @@ class DistSolver : public dist::RankSamples {
   // Encodes a candidate's global id so that max-loc's smaller-index rule picks the larger id; -1 (none) last.
   int64_t TieIndex(int64_t gid) const { return gid < 0 ? big_l_ : big_l_ - 1 - gid; }
   int64_t GidOf(int64_t tie_index) const { return tie_index >= big_l_ ? -1 : big_l_ - 1 - tie_index; }
+  // A scan's candidate (a local position) with its sample's global id, which the ranks compare (ties to the larger).
+  Candidate AsGlobal(Candidate c) const { return {c.value, c.index >= 0 ? gid_[c.index] : -1}; }
 
   std::vector<int32_t> owner_;  // per global sample: its rank (changed by rebalancing)
   std::span<const int32_t> nnz_;
@@ -109,7 +111,8 @@ class DistSolver : public dist::RankSamples {
   bool fused_ = false;        // selection by Exchange (one allgather) instead of max-loc + broadcast
   int64_t record_bytes_ = 0;  // Exchange's record: 16 bytes of values and the largest sample
   std::vector<std::byte> exchange_;
-  Sample si_;  // the working pair of the last selection
+  std::vector<float> zeros_;  // the Q row of no sample (SelectWorkingSet without a max violator)
+  Sample si_;                 // the working pair of the last selection
   Sample sj_;
   Candidate next_i_{-kInf, -1};  // this rank's max violator (global id in index), from the last gradient update
   bool next_i_valid_ = false;
@@ -190,25 +193,9 @@ DistSolver::Pick DistSolver::Exchange(double value, double extra, int64_t gid, d
   return best;
 }
 
-Candidate DistSolver::LocalMaxViolator(int64_t begin, int64_t end) const {
-  Candidate c{-kInf, -1};
-  for (int64_t t = begin; t < end; ++t) {
-    if (!batch::InUp(s_.y[t], s_.status[t])) continue;
-    const double v = s_.y[t] == 1 ? -s_.g[t] : s_.g[t];  // -y G
-    if (v > c.value || (v == c.value && gid_[t] > c.index)) c = {v, gid_[t]};
-  }
-  return c;
-}
-
 // Returns true when the active set is optimal within eps.
 bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
-  const auto fold_max = [](const Candidate& r, const Candidate& p) {
-    return p.value > r.value || (p.value == r.value && p.index > r.index) ? p : r;
-  };
-  const Candidate mine = next_i_valid_ ? next_i_
-                                       : BlockReduce<Candidate>(
-                                             active_, Candidate{-kInf, -1},
-                                             [&](int64_t b, int64_t e) { return LocalMaxViolator(b, e); }, fold_max);
+  const Candidate mine = next_i_valid_ ? next_i_ : AsGlobal(MaxViolatorOver(active_, s_, gid_.data()));
   next_i_valid_ = false;
   double gmax = 0;
   int64_t gid_i = -1;
@@ -225,55 +212,21 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
     if (gid_i >= 0) *si = Broadcast(gid_i, 0);
   }
 
+  // Without a max violator on any rank (gmax = -inf) no b_ij is positive, so no Q entry is read: a row of zeros.
   const float* q_i = nullptr;
-  double qd_i = 0;
-  double yi2 = 0;
   if (gid_i >= 0) {
     q_i = GetQ(*si, active_);
-    qd_i = si->h.qd;
-    yi2 = 2.0 * si->h.y;
+  } else {
+    zeros_.assign(static_cast<size_t>(active_), 0.0f);
+    q_i = zeros_.data();
   }
-
-  struct Second {
-    Candidate best;  // smallest gain, ties to the larger global id
-    double gmax2;
-  };
-  const Second second = BlockReduce<Second>(
-      active_, Second{{kInf, -1}, -kInf},
-      [&](int64_t b, int64_t e) {
-        Second s{{kInf, -1}, -kInf};
-        for (int64_t j = b; j < e; ++j) {
-          if (!batch::InLow(s_.y[j], s_.status[j])) continue;
-          double grad_diff;
-          double quad_coef;
-          if (s_.y[j] == 1) {
-            grad_diff = gmax + s_.g[j];
-            if (s_.g[j] >= s.gmax2) s.gmax2 = s_.g[j];
-            if (grad_diff <= 0) continue;
-            quad_coef = qd_i + s_.qd[j] - yi2 * q_i[j];
-          } else {
-            grad_diff = gmax - s_.g[j];
-            if (-s_.g[j] >= s.gmax2) s.gmax2 = -s_.g[j];
-            if (grad_diff <= 0) continue;
-            quad_coef = qd_i + s_.qd[j] + yi2 * q_i[j];
-          }
-          const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
-          if (obj_diff < s.best.value || (obj_diff == s.best.value && gid_[j] > s.best.index))
-            s.best = {obj_diff, gid_[j]};
-        }
-        return s;
-      },
-      [](const Second& r, const Second& p) {
-        Second out = r;
-        if (p.best.index >= 0 &&
-            (p.best.value < r.best.value || (p.best.value == r.best.value && p.best.index > r.best.index)))
-          out.best = p.best;
-        out.gmax2 = std::max(r.gmax2, p.gmax2);
-        return out;
-      });
+  const SecondChoice local = SecondOrderOver(active_, s_, q_i, gmax, gid_i >= 0 ? si->h.qd : 0.0,
+                                             gid_i >= 0 ? 2.0 * si->h.y : 0.0, gid_.data());
+  const Candidate best = AsGlobal(local.best);  // this rank's partner (global id), ties to the larger
+  const double gmax2 = local.gmax2;
   if (fused_) {
-    const int32_t kj = second.best.index >= 0 ? pos_of_[static_cast<size_t>(second.best.index)] : -1;
-    Pick pick = Exchange(second.best.index >= 0 ? second.best.value : kInf, second.gmax2, second.best.index,
+    const int32_t kj = best.index >= 0 ? pos_of_[static_cast<size_t>(best.index)] : -1;
+    Pick pick = Exchange(best.index >= 0 ? best.value : kInf, gmax2, best.index,
                          kj >= 0 ? static_cast<double>(q_i[kj]) : 0.0, true);
     tally_.last_gap = gmax + pick.extra;
     if (tally_.last_gap < eps_ || pick.s.h.gid < 0) return true;
@@ -281,8 +234,7 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
     return false;
   }
   // One allreduce for both: the partner as max-loc of the negated gain, and gmax2 as a plain maximum.
-  comm::ValueIndex<double> pair[2] = {
-      {second.best.index >= 0 ? -second.best.value : -kInf, TieIndex(second.best.index)}, {second.gmax2, 0}};
+  comm::ValueIndex<double> pair[2] = {{best.index >= 0 ? -best.value : -kInf, TieIndex(best.index)}, {gmax2, 0}};
   Check(comm_.Allreduce(std::span<comm::ValueIndex<double>>(pair, 2), comm::ReduceOp::kMaxLoc, "svm-select"));
   const int64_t gid_j = GidOf(pair[0].index);
   tally_.last_gap = gmax + pair[1].value;
@@ -314,16 +266,7 @@ void DistSolver::Step(const Sample& si, const Sample& sj) {
     s_.status[k] = batch::StatusOf(a, c);
   }
 
-  const auto fold_max = [](const Candidate& r, const Candidate& p) {
-    return p.value > r.value || (p.value == r.value && p.index > r.index) ? p : r;
-  };
-  next_i_ = BlockReduce<Candidate>(
-      active_, Candidate{-kInf, -1},
-      [&](int64_t b, int64_t e) {
-        for (int64_t k = b; k < e; ++k) s_.g[k] += q_i[k] * d_i + q_j[k] * d_j;
-        return LocalMaxViolator(b, e);
-      },
-      fold_max);
+  next_i_ = AsGlobal(UpdateGradientOver(active_, &s_, q_i, q_j, d_i, d_j, gid_.data()));
   next_i_valid_ = true;
 
   if (!schedule_.eliminates()) return;

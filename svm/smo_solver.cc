@@ -16,126 +16,10 @@
 #include "svm/class_rows.h"
 #include "svm/kernel_cache.h"
 #include "svm/solver_common.h"
+#include "svm/wss.h"
 
 namespace tessel::svm {
 namespace {
-
-// Four doubles and four int64 lane masks (GCC/Clang vector extensions) for the branch-free scans below, and
-// mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
-using V4d = double __attribute__((vector_size(32)));
-using V4l = int64_t __attribute__((vector_size(32)));
-#define TESSEL_SELECT(mask, a, c) \
-  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
-
-// SelectWorkingSet's second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the
-// pair (i, j) for every j in I_low with b_ij > 0, the last j of the smallest gain (LIBSVM's `<=`) into *best, and
-// the largest y G over I_low, returned. Written without branches, four positions per vector operation (the AVX2
-// clone: one vdivpd for four divisions); each lane keeps its own last minimum and the lanes are combined by value,
-// then by the larger position: the sequential scan's answer. Each value is LIBSVM's expression rounded the same
-// way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes (qd_i + qd_j) - (-yi2) q, exact
-// sign changes; no multiply-add is contracted (core/target_clones.h).
-TESSEL_CLONE_AVX2 double SecondOrderScan(const double* g, const double* qd, const int8_t* y, const int8_t* st,
-                                         const float* q_i, double gmax, double qd_i, double yi2, int64_t b, int64_t e,
-                                         Candidate* best) {
-  const V4d inf = {kInf, kInf, kInf, kInf};
-  const V4d tau = {batch::kTau, batch::kTau, batch::kTau, batch::kTau};
-  const V4d zero = {0, 0, 0, 0};
-  const V4d gmax_v = {gmax, gmax, gmax, gmax};
-  const V4d qd_i_v = {qd_i, qd_i, qd_i, qd_i};
-  const V4d yi2_v = {yi2, yi2, yi2, yi2};
-  const V4l lower = {kLower, kLower, kLower, kLower};
-  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
-  V4d gmax2_v = -inf;
-  V4d min_v = inf;
-  V4l min_at = {-1, -1, -1, -1};
-  int64_t j = b;
-  for (; j + 4 <= e; j += 4) {
-    V4d gv;
-    V4d qdv;
-    std::memcpy(&gv, g + j, sizeof(gv));
-    std::memcpy(&qdv, qd + j, sizeof(qdv));
-    const V4l yv = {y[j], y[j + 1], y[j + 2], y[j + 3]};
-    const V4l sv = {st[j], st[j + 1], st[j + 2], st[j + 3]};
-    const V4d qv = {q_i[j], q_i[j + 1], q_i[j + 2], q_i[j + 3]};
-    const V4l up = yv > 0;
-    const V4d yg = TESSEL_SELECT(up, gv, -gv);
-    const V4l low = (up & (sv != lower)) | (~up & (sv != upper));  // batch::InLow
-    const V4d cand = TESSEL_SELECT(low, yg, -inf);
-    gmax2_v = TESSEL_SELECT(gmax2_v < cand, cand, gmax2_v);
-    const V4d grad_diff = gmax_v + yg;
-    const V4d quad = (qd_i_v + qdv) - TESSEL_SELECT(up, yi2_v, -yi2_v) * qv;
-    const V4d obj = -(grad_diff * grad_diff) / TESSEL_SELECT(quad > zero, quad, tau);
-    const V4l take = low & (grad_diff > zero) & (obj <= min_v);
-    min_v = TESSEL_SELECT(take, obj, min_v);
-    const V4l at = {j, j + 1, j + 2, j + 3};
-    min_at = (take & at) | (~take & min_at);
-  }
-  double gmax2 = -kInf;
-  Candidate c{kInf, -1};
-  for (int k = 0; k < 4; ++k) {
-    gmax2 = gmax2 < gmax2_v[k] ? gmax2_v[k] : gmax2;
-    if (min_at[k] < 0) continue;
-    if (min_v[k] < c.value || (min_v[k] == c.value && min_at[k] > c.index)) c = {min_v[k], min_at[k]};
-  }
-  for (; j < e; ++j) {
-    if (!batch::InLow(y[j], st[j])) continue;
-    const bool up = y[j] > 0;
-    const double yg = up ? g[j] : -g[j];
-    if (gmax2 < yg) gmax2 = yg;
-    const double grad_diff = gmax + yg;
-    if (grad_diff <= 0) continue;
-    const double quad = (qd_i + qd[j]) - (up ? yi2 : -yi2) * static_cast<double>(q_i[j]);
-    const double obj = -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau);
-    if (obj <= c.value) c = {obj, j};
-  }
-  *best = c;
-  return gmax2;
-}
-
-// G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
-// the max violator of the new G there: the last t in I_up of the largest -y G (LIBSVM's `>=`). Four positions per
-// vector operation; each lane keeps its own last maximum, and the lanes are combined by value, then by the larger
-// position: the sequential scan's answer.
-TESSEL_CLONE_AVX2 Candidate UpdateGradient(double* g, const float* q_i, const float* q_j, double d_i, double d_j,
-                                           const int8_t* y, const int8_t* st, int64_t b, int64_t e) {
-  const V4d di = {d_i, d_i, d_i, d_i};
-  const V4d dj = {d_j, d_j, d_j, d_j};
-  const V4l lower = {kLower, kLower, kLower, kLower};
-  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
-  V4d best = {-kInf, -kInf, -kInf, -kInf};
-  V4l best_at = {-1, -1, -1, -1};
-  int64_t t = b;
-  for (; t + 4 <= e; t += 4) {
-    V4d gv;
-    std::memcpy(&gv, g + t, sizeof(gv));
-    const V4d qi = {q_i[t], q_i[t + 1], q_i[t + 2], q_i[t + 3]};
-    const V4d qj = {q_j[t], q_j[t + 1], q_j[t + 2], q_j[t + 3]};
-    gv += qi * di + qj * dj;
-    std::memcpy(g + t, &gv, sizeof(gv));
-    const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
-    const V4l sv = {st[t], st[t + 1], st[t + 2], st[t + 3]};
-    const V4l up = yv > 0;
-    const V4l in_up = (up & (sv != upper)) | (~up & (sv != lower));  // batch::InUp
-    const V4d v = TESSEL_SELECT(up, -gv, gv);                        // -y G
-    const V4l take = in_up & (v >= best);
-    best = TESSEL_SELECT(take, v, best);
-    const V4l at = {t, t + 1, t + 2, t + 3};
-    best_at = (take & at) | (~take & best_at);
-  }
-#undef TESSEL_SELECT
-  Candidate c{-kInf, -1};
-  for (int k = 0; k < 4; ++k) {
-    if (best_at[k] < 0) continue;
-    if (best[k] > c.value || (best[k] == c.value && best_at[k] > c.index)) c = {best[k], best_at[k]};
-  }
-  for (; t < e; ++t) {
-    g[t] += q_i[t] * d_i + q_j[t] * d_j;
-    if (!batch::InUp(y[t], st[t])) continue;
-    const double v = y[t] == 1 ? -g[t] : g[t];
-    if (v >= c.value) c = {v, t};
-  }
-  return c;
-}
 
 class Solver : public SolverCore {
  public:
@@ -182,7 +66,6 @@ class Solver : public SolverCore {
   const float* GetQ(int64_t pos, int64_t len);
   void SwapIndex(int64_t a, int64_t b);
   void ReconstructGradient();
-  Candidate MaxViolator(int64_t begin, int64_t end) const;
   bool SelectWorkingSet(int64_t* out_i, int64_t* out_j);
   bool BeShrunk(int64_t k, double gmax1, double gmax2) const {
     return batch::BeShrunk(s_.y[k], s_.status[k], s_.g[k], gmax1, gmax2);
@@ -293,26 +176,10 @@ void Solver::ReconstructGradient() {
   }
 }
 
-Candidate Solver::MaxViolator(int64_t begin, int64_t end) const {
-  Candidate c{-kInf, -1};
-  for (int64_t t = begin; t < end; ++t) {
-    if (!batch::InUp(s_.y[t], s_.status[t])) continue;
-    const double v = s_.y[t] == 1 ? -s_.g[t] : s_.g[t];  // -y G
-    if (v >= c.value) c = {v, t};
-  }
-  return c;
-}
-
 // Returns true when the active set is optimal within eps (LIBSVM's select_working_set returning 1).
 bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
   const int64_t active = active_size_;
-  const auto fold_max = [](const Candidate& r, const Candidate& p) {
-    return p.index >= 0 && p.value >= r.value ? p : r;
-  };
-  const Candidate first = next_i_valid_ ? next_i_
-                                        : BlockReduce<Candidate>(
-                                              active, Candidate{-kInf, -1},
-                                              [&](int64_t b, int64_t e) { return MaxViolator(b, e); }, fold_max);
+  const Candidate first = next_i_valid_ ? next_i_ : MaxViolatorOver(active, s_);
   next_i_valid_ = false;
   const double gmax = first.value;
   const int64_t i = first.index;
@@ -320,28 +187,7 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
     tally_.last_gap = -kInf;
     return true;
   }
-  const float* q_i = GetQ(i, active);
-  const double qd_i = s_.qd[i];
-  const double yi2 = 2.0 * s_.y[i];
-
-  struct Second {
-    Candidate best;
-    double gmax2;
-  };
-  const Second second = BlockReduce<Second>(
-      active, Second{{kInf, -1}, -kInf},
-      [&](int64_t b, int64_t e) {
-        Second s{{kInf, -1}, -kInf};
-        s.gmax2 = SecondOrderScan(s_.g.data(), s_.qd.data(), s_.y.data(), s_.status.data(), q_i, gmax, qd_i, yi2, b, e,
-                                  &s.best);
-        return s;
-      },
-      [](const Second& r, const Second& p) {
-        Second out = r;
-        if (p.best.index >= 0 && p.best.value <= r.best.value) out.best = p.best;
-        out.gmax2 = std::max(r.gmax2, p.gmax2);
-        return out;
-      });
+  const SecondChoice second = SecondOrderOver(active, s_, GetQ(i, active), gmax, s_.qd[i], 2.0 * s_.y[i]);
   tally_.last_gap = gmax + second.gmax2;
   if (tally_.last_gap < eps_ || second.best.index == -1) return true;
   *out_i = i;
@@ -396,15 +242,7 @@ void Solver::Step(int64_t i, int64_t j) {
   s_.status[i] = batch::StatusOf(s_.alpha[i], c_i);
   s_.status[j] = batch::StatusOf(s_.alpha[j], c_j);
 
-  const auto fold_max = [](const Candidate& r, const Candidate& p) {
-    return p.index >= 0 && p.value >= r.value ? p : r;
-  };
-  next_i_ = BlockReduce<Candidate>(
-      active, Candidate{-kInf, -1},
-      [&](int64_t b, int64_t e) {
-        return UpdateGradient(s_.g.data(), q_i, q_j, d_i, d_j, s_.y.data(), s_.status.data(), b, e);
-      },
-      fold_max);
+  next_i_ = UpdateGradientOver(active, &s_, q_i, q_j, d_i, d_j);
   next_i_valid_ = true;
 
   // G_bar only serves reconstruction, which never happens when nothing is eliminated.
