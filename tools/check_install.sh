@@ -45,7 +45,8 @@ for f in tesselConfig.cmake tesselConfigVersion.cmake tesselTargets.cmake FindME
   [[ -f "$cmakedir/$f" ]] || fail "missing $cmakedir/$f"
 done
 for f in bin/tessel include/tessel/core/buffer.h include/tessel/core/build_config.h \
-         include/tessel/datasets/graph_builder.h lib/libtessel_core.a lib/libtessel_train.a; do
+         include/tessel/datasets/graph_builder.h include/tessel/svm/svm_train.h lib/libtessel_core.a \
+         lib/libtessel_train.a lib/libtessel_svm.a; do
   [[ -e "$prefix/$f" ]] || fail "missing $prefix/$f"
 done
 # Consumers must not inherit our warnings, -Werror or -march (cmake/TesselCompilerFlags.cmake), and an installed
