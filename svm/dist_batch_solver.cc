@@ -290,6 +290,9 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
 SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const SolverOptions& options,
                                       const BatchOptions& batch, BatchStats* stats) {
   TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched: no kernel");
+  TESSEL_CHECK(problem.IsCsvc(),
+               "SolveBinaryBatched: only C-SVC's problem (the batched solvers have no linear term, starting alpha or "
+               "nu selection); use SolveBinary");
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched: no samples");
   const auto l = static_cast<int64_t>(problem.rows.size());
   std::vector<int64_t> gids(static_cast<size_t>(l));

@@ -380,6 +380,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   std::vector<int64_t> gid(static_cast<size_t>(n));
   std::vector<int8_t> y(static_cast<size_t>(n));
   std::vector<double> qd(static_cast<size_t>(n));
+  std::vector<double> lin(static_cast<size_t>(n), -1.0);  // the distributed solvers take C-SVC's p = -1 only
   std::vector<double> alpha(static_cast<size_t>(n));
   std::vector<int8_t> status(static_cast<size_t>(n));
   std::vector<double> g(static_cast<size_t>(n));
@@ -400,6 +401,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
       gid[q] = gid_[src];
       y[q] = s_.y[src];
       qd[q] = s_.qd[src];
+      lin[q] = s_.p[src];
       alpha[q] = s_.alpha[src];
       status[q] = s_.status[src];
       g[q] = s_.g[src];
@@ -454,6 +456,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   gid_ = std::move(gid);
   s_.y = std::move(y);
   s_.qd = std::move(qd);
+  s_.p = std::move(lin);
   s_.alpha = std::move(alpha);
   s_.status = std::move(status);
   s_.g = std::move(g);

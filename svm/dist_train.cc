@@ -143,6 +143,8 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
 
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
                              TrainReport* report, DistTrainStats* stats, const DistTrainOptions& options) {
+  TESSEL_CHECK(params.type == SvmType::kCSvc, "TrainSvmDistributed: {} is trained in one process only (TrainSvm)",
+               SvmTypeName(params.type));
   const PairSchedule schedule = options.schedule;
   CheckSameData(comm, data);
   const int parts = comm.Size();

@@ -32,7 +32,8 @@ class Solver : public SolverCore {
     perm_.assign(problem.rows.begin(), problem.rows.end());
     sample_.resize(l_);
     for (int64_t s = 0; s < l_; ++s) sample_[s] = static_cast<int32_t>(s);
-    s_.Start(problem.y, QDiagonal(kernel_, perm_));
+    s_.Start(problem.y, QDiagonal(kernel_, perm_), problem.p);
+    nu_ = problem.nu;
     active_size_ = l_;
     class_rows_ = problem.class_rows;
     if (class_rows_ != nullptr) {
@@ -42,6 +43,10 @@ class Solver : public SolverCore {
       other_pos_.resize(l_);
       plus_ones_.assign(l_, 1);
       minus_ones_.assign(l_, -1);
+    }
+    if (!problem.alpha0.empty()) {
+      s_.StartAlpha(problem.alpha0, cp_, cn_);
+      InitialGradient();
     }
   }
 
@@ -67,6 +72,12 @@ class Solver : public SolverCore {
   void SwapIndex(int64_t a, int64_t b);
   void ReconstructGradient();
   bool SelectWorkingSet(int64_t* out_i, int64_t* out_j);
+  bool SelectWorkingSetNu(int64_t* out_i, int64_t* out_j);
+  // G and G_bar of a starting alpha (LIBSVM's Solve: the Q rows of the samples above their lower bound).
+  void InitialGradient();
+  // LIBSVM's do_shrinking after its extremes: the unshrink test on `gap`, then the samples be_shrunk(k) picks leave.
+  template <class BeShrunkAt>
+  void EliminateWhere(double gap, BeShrunkAt be_shrunk);
   bool BeShrunk(int64_t k, double gmax1, double gmax2) const {
     return batch::BeShrunk(s_.y[k], s_.status[k], s_.g[k], gmax1, gmax2);
   }
@@ -83,6 +94,7 @@ class Solver : public SolverCore {
   std::vector<int32_t> perm_;
   std::vector<int32_t> sample_;
   int64_t active_size_ = 0;
+  bool nu_ = false;  // Solver_NU (BinaryProblem::nu)
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
   std::vector<float> scratch_;  // kernel values of G_bar updates beyond the cached prefix, of GetQ's other class
   ClassRowCache* class_rows_ = nullptr;  // shared own-class rows, or null
@@ -154,7 +166,7 @@ void Solver::ReconstructGradient() {
   next_i_valid_ = false;
   if (active_size_ == l_) return;
   ++tally_.reconstructions;
-  for (int64_t j = active_size_; j < l_; ++j) s_.g[j] = s_.g_bar[j] - 1.0;
+  for (int64_t j = active_size_; j < l_; ++j) s_.g[j] = s_.g_bar[j] + s_.p[j];
   int64_t nr_free = 0;
   for (int64_t j = 0; j < active_size_; ++j) nr_free += s_.status[j] == kFree;
   const int64_t active = active_size_;
@@ -178,6 +190,7 @@ void Solver::ReconstructGradient() {
 
 // Returns true when the active set is optimal within eps (LIBSVM's select_working_set returning 1).
 bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
+  if (nu_) return SelectWorkingSetNu(out_i, out_j);
   const int64_t active = active_size_;
   const Candidate first = next_i_valid_ ? next_i_ : MaxViolatorOver(active, s_);
   next_i_valid_ = false;
@@ -195,22 +208,97 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
   return false;
 }
 
+// Solver_NU::select_working_set: i is the max violator among the y = +1 samples (ip) or the y = -1 ones (in),
+// whichever j's label picks; j the second-order partner with the same label as i.
+bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
+  const int64_t active = active_size_;
+  double gmaxp = -kInf;
+  double gmaxp2 = -kInf;
+  int64_t gmaxp_idx = -1;
+  double gmaxn = -kInf;
+  double gmaxn2 = -kInf;
+  int64_t gmaxn_idx = -1;
+  int64_t gmin_idx = -1;
+  double obj_diff_min = kInf;
+  for (int64_t t = 0; t < active; ++t) {
+    if (s_.y[t] == 1) {
+      if (s_.status[t] != kUpper && -s_.g[t] >= gmaxp) {
+        gmaxp = -s_.g[t];
+        gmaxp_idx = t;
+      }
+    } else if (s_.status[t] != kLower && s_.g[t] >= gmaxn) {
+      gmaxn = s_.g[t];
+      gmaxn_idx = t;
+    }
+  }
+  const float* q_ip = gmaxp_idx >= 0 ? GetQ(gmaxp_idx, active) : nullptr;
+  const float* q_in = gmaxn_idx >= 0 ? GetQ(gmaxn_idx, active) : nullptr;
+  for (int64_t j = 0; j < active; ++j) {
+    double grad_diff;
+    double quad_coef;
+    if (s_.y[j] == 1) {
+      if (s_.status[j] == kLower) continue;
+      grad_diff = gmaxp + s_.g[j];
+      if (s_.g[j] >= gmaxp2) gmaxp2 = s_.g[j];
+      if (grad_diff <= 0) continue;
+      quad_coef = s_.qd[gmaxp_idx] + s_.qd[j] - 2.0 * q_ip[j];
+    } else {
+      if (s_.status[j] == kUpper) continue;
+      grad_diff = gmaxn - s_.g[j];
+      if (-s_.g[j] >= gmaxn2) gmaxn2 = -s_.g[j];
+      if (grad_diff <= 0) continue;
+      quad_coef = s_.qd[gmaxn_idx] + s_.qd[j] - 2.0 * q_in[j];
+    }
+    const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
+    if (obj_diff <= obj_diff_min) {
+      gmin_idx = j;
+      obj_diff_min = obj_diff;
+    }
+  }
+  tally_.last_gap = std::max(gmaxp + gmaxp2, gmaxn + gmaxn2);
+  if (tally_.last_gap < eps_ || gmin_idx == -1) return true;
+  *out_i = s_.y[gmin_idx] == 1 ? gmaxp_idx : gmaxn_idx;
+  *out_j = gmin_idx;
+  return false;
+}
+
+void Solver::InitialGradient() {
+  for (int64_t i = 0; i < l_; ++i) {
+    if (s_.status[i] == kLower) continue;
+    const float* q_i = GetQ(i, l_);
+    const double alpha_i = s_.alpha[i];
+    for (int64_t j = 0; j < l_; ++j) s_.g[j] += alpha_i * q_i[j];
+    if (s_.status[i] != kUpper) continue;
+    const double c_i = C(i);
+    for (int64_t j = 0; j < l_; ++j) s_.g_bar[j] += c_i * q_i[j];
+  }
+}
+
 void Solver::DoShrinking() {
   ++tally_.shrink_checks;
+  if (nu_) {
+    NuViolationExtremes ext;
+    for (int64_t k = 0; k < active_size_; ++k) ext.Add(s_.y[k], s_.status[k], s_.g[k]);
+    EliminateWhere(ext.Gap(), [&](int64_t k) { return ext.BeShrunk(s_.y[k], s_.status[k], s_.g[k]); });
+    return;
+  }
   ViolationExtremes ext;
   for (int64_t k = 0; k < active_size_; ++k) ext.Add(s_.y[k], s_.status[k], s_.g[k]);
-  const double gmax1 = ext.gmax1;
-  const double gmax2 = ext.gmax2;
-  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
+  EliminateWhere(ext.gmax1 + ext.gmax2, [&](int64_t k) { return BeShrunk(k, ext.gmax1, ext.gmax2); });
+}
+
+template <class BeShrunkAt>
+void Solver::EliminateWhere(double gap, BeShrunkAt be_shrunk) {
+  if (schedule_.Unshrink(unshrink_, gap)) {
     unshrink_ = true;
     ReconstructGradient();
     active_size_ = l_;
   }
   for (int64_t k = 0; k < active_size_; ++k) {
-    if (!BeShrunk(k, gmax1, gmax2)) continue;
+    if (!be_shrunk(k)) continue;
     --active_size_;
     while (active_size_ > k) {
-      if (!BeShrunk(active_size_, gmax1, gmax2)) {
+      if (!be_shrunk(active_size_)) {
         SwapIndex(k, active_size_);
         break;
       }
@@ -281,7 +369,7 @@ SolverResult Solver::Run() {
   Progress(end.iterations, true);
 
   SolverResult r;
-  FillSolution({s_.y, s_.status, s_.alpha, s_.g, sample_, cp_, cn_}, &r);
+  FillSolution({s_.y, s_.status, s_.alpha, s_.g, sample_, cp_, cn_, s_.p, nu_}, &r);
   tally_.Fill(end.iterations, kernel_.evaluations() - evals_before, end.hit_limit, &r);
   r.cache_hits = cache_.hits();
   r.cache_misses = cache_.misses();

@@ -13,8 +13,11 @@ namespace tessel::svm {
 
 class ClassRowCache;  // class_rows.h
 
-// min_a 0.5 a^T Q a - e^T a  subject to  y^T a = 0,  0 <= a_i <= Cp (y_i = +1) or Cn (y_i = -1),
-// with Q_ij = y_i y_j K(x_i, x_j) rounded to float (LIBSVM's Qfloat) and the gradient kept in float64.
+// min_a 0.5 a^T Q a + p^T a  subject to  y^T a = const,  0 <= a_i <= Cp (y_i = +1) or Cn (y_i = -1),
+// with Q_ij = y_i y_j K(x_i, x_j) rounded to float (LIBSVM's Qfloat) and the gradient kept in float64. C-SVC has
+// p = -1 and starts from alpha 0; nu-SVC, one-class and the regressions (LIBSVM's solve_nu_svc, solve_one_class,
+// solve_epsilon_svr, solve_nu_svr) give their own p and starting alpha, and the nu formulations Solver_NU's
+// selection, elimination and rho. A row may appear twice (the regressions' 2l variables over l rows: SVR_Q).
 struct BinaryProblem {
   kernels::SvmKernelRows* kernel = nullptr;  // kernel over the dataset's rows
   std::span<const int32_t> rows;             // sample s is dataset row rows[s]
@@ -24,6 +27,12 @@ struct BinaryProblem {
   // One-vs-one pairs of more than two classes: the own-class halves of the Q rows, shared with the other pairs
   // (class_rows.h). Optional; the SMO solver reads it, the others ignore it. Same values either way.
   ClassRowCache* class_rows = nullptr;
+  std::span<const double> p = {};       // the linear term per sample; empty: -1 (C-SVC)
+  std::span<const double> alpha0 = {};  // the starting a per sample (not y a); empty: 0
+  bool nu = false;                      // Solver_NU (nu-SVC, nu-SVR): selection, elimination and rho per label
+
+  // True for C-SVC's problem (p = -1, alpha 0, Solver), which every solver takes; the others only SolveBinary.
+  bool IsCsvc() const { return p.empty() && alpha0.empty() && !nu; }
 };
 
 struct SolverOptions {
@@ -37,6 +46,7 @@ struct SolverResult {
   std::vector<double> alpha;  // y_i * a_i per sample (LIBSVM's signed coefficients)
   double obj = 0;             // the dual objective at the solution
   double rho = 0;             // the decision function is sum_i alpha_i K(x_i, x) - rho
+  double r = 0;               // Solver_NU's r (nu formulations): the scale of their C-SVC equivalent
   double gap = 0;             // the final maximal violation (< eps unless the iteration limit was hit)
   int64_t iterations = 0;
   int64_t kernel_evaluations = 0;

@@ -33,31 +33,53 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 inline constexpr int64_t kScanGrain = 4096;  // positions per block in the parallel scans
 inline constexpr int64_t kMaxScanBlocks = 64;
 
-// The per-sample state every C-SVC solver keeps (SMO, batched, the ranks' distributed solvers), indexed by the
-// solver's position (LIBSVM's permuted order): the label, Q's diagonal, alpha, the bound status, G and G_bar.
+// The per-sample state every solver keeps (SMO, batched, the ranks' distributed solvers), indexed by the solver's
+// position (LIBSVM's permuted order): the label, Q's diagonal, the linear term p, alpha, the bound status, G and
+// G_bar. LIBSVM's dual is min_a 0.5 a^T Q a + p^T a subject to y^T a = const and 0 <= a_i <= C_i; C-SVC has
+// p = -1 and alpha 0 at the start, the other formulations their own p and starting alpha (svm_train.cc).
 struct SampleState {
   std::vector<int8_t> y;
   std::vector<double> qd;
+  std::vector<double> p;
   std::vector<double> alpha;
   std::vector<int8_t> status;
   std::vector<double> g;
   std::vector<double> g_bar;
 
-  // LIBSVM's start: alpha 0, every sample at its lower bound, G = -1 (the gradient of the linear term), G_bar 0.
-  void Start(std::span<const int8_t> labels, std::vector<double> diagonal) {
+  // LIBSVM's start with alpha 0: every sample at its lower bound, G = p, G_bar 0. `linear` empty: p = -1 (C-SVC).
+  void Start(std::span<const int8_t> labels, std::vector<double> diagonal, std::span<const double> linear = {}) {
     const size_t n = labels.size();
     TESSEL_CHECK(diagonal.size() == n, "SampleState: {} diagonal entries for {} samples", diagonal.size(), n);
+    TESSEL_CHECK(linear.empty() || linear.size() == n, "SampleState: {} linear terms for {} samples", linear.size(), n);
     y.assign(labels.begin(), labels.end());
     qd = std::move(diagonal);
+    if (linear.empty()) {
+      p.assign(n, -1.0);
+    } else {
+      p.assign(linear.begin(), linear.end());
+    }
     alpha.assign(n, 0.0);
     status.assign(n, batch::kLower);
-    g.assign(n, -1.0);
+    g = p;
     g_bar.assign(n, 0.0);
+  }
+  // Sets the starting alpha (a, not y a) and each sample's bound status; G and G_bar then need the Q rows of the
+  // samples above their lower bound (the solver's InitialGradient).
+  void StartAlpha(std::span<const double> a, double cp, double cn) {
+    TESSEL_CHECK(a.size() == alpha.size(), "SampleState: {} starting alphas for {} samples", a.size(), alpha.size());
+    for (size_t k = 0; k < a.size(); ++k) {
+      const double c = y[k] > 0 ? cp : cn;
+      TESSEL_CHECK(a[k] >= 0 && a[k] <= c, "SampleState: starting alpha {} of sample {} is outside [0, {}]", a[k], k,
+                   c);
+      alpha[k] = a[k];
+      status[k] = batch::StatusOf(a[k], c);
+    }
   }
   // Positions a and b exchange their samples' state.
   void Swap(int64_t a, int64_t b) {
     std::swap(y[a], y[b]);
     std::swap(qd[a], qd[b]);
+    std::swap(p[a], p[b]);
     std::swap(alpha[a], alpha[b]);
     std::swap(status[a], status[b]);
     std::swap(g[a], g[b]);
@@ -168,6 +190,39 @@ struct ViolationExtremes {
   }
 };
 
+// Solver_NU's do_shrinking extremes, per label: over y = +1, gmax1 = max -G over I_up and gmax2 = max G over
+// I_low; over y = -1, gmax3 = max G over I_low and gmax4 = max -G over I_up (LIBSVM's names). BeShrunk is its
+// be_shrunk, Gap the largest of the two labels' gaps.
+struct NuViolationExtremes {
+  double gmax1 = -std::numeric_limits<double>::infinity();
+  double gmax2 = -std::numeric_limits<double>::infinity();
+  double gmax3 = -std::numeric_limits<double>::infinity();
+  double gmax4 = -std::numeric_limits<double>::infinity();
+
+  void Add(int8_t y, int8_t status, double g) {
+    if (status != batch::kUpper) {
+      if (y > 0) {
+        if (-g > gmax1) gmax1 = -g;
+      } else if (-g > gmax4) {
+        gmax4 = -g;
+      }
+    }
+    if (status != batch::kLower) {
+      if (y > 0) {
+        if (g > gmax2) gmax2 = g;
+      } else if (g > gmax3) {
+        gmax3 = g;
+      }
+    }
+  }
+  double Gap() const { return std::max(gmax1 + gmax2, gmax3 + gmax4); }
+  bool BeShrunk(int8_t y, int8_t status, double g) const {
+    if (status == batch::kUpper) return y > 0 ? -g > gmax1 : -g > gmax4;
+    if (status == batch::kLower) return y > 0 ? g > gmax2 : g > gmax3;
+    return false;
+  }
+};
+
 // LIBSVM's calculate_rho: the mean of y G over the free variables, else the middle of the interval that the
 // bound variables leave for rho. Variables are added in the caller's order (the free sum depends on it).
 class RhoAccumulator {
@@ -195,9 +250,40 @@ class RhoAccumulator {
   double sum_free_ = 0;
 };
 
+// LIBSVM's Solver_NU::calculate_rho: r1 and r2 from the y = +1 and the y = -1 samples (each the mean of G over
+// its free variables, else the middle of the interval its bound variables leave); r = (r1 + r2) / 2 and
+// rho = (r1 - r2) / 2. Variables are added in the caller's order.
+class NuRhoAccumulator {
+ public:
+  void Add(int8_t y, int8_t status, double g) {
+    Side& s = y > 0 ? pos_ : neg_;
+    if (status == batch::kUpper) {
+      s.lb = std::max(s.lb, g);
+    } else if (status == batch::kLower) {
+      s.ub = std::min(s.ub, g);
+    } else {
+      ++s.nr_free;
+      s.sum_free += g;
+    }
+  }
+  double R() const { return (pos_.Value() + neg_.Value()) / 2; }
+  double Rho() const { return (pos_.Value() - neg_.Value()) / 2; }
+
+ private:
+  struct Side {
+    int64_t nr_free = 0;
+    double ub = std::numeric_limits<double>::infinity();
+    double lb = -std::numeric_limits<double>::infinity();
+    double sum_free = 0;
+    double Value() const { return nr_free > 0 ? sum_free / static_cast<double>(nr_free) : (ub + lb) / 2; }
+  };
+  Side pos_;
+  Side neg_;
+};
+
 // What a solver state holds at the end, in the solver's own order: position k is sample sample[k] (the
-// identity when `sample` is empty). Fills alpha (y a per sample), obj = a^T (G - e) / 2 and rho (both summed in
-// position order, as LIBSVM), nr_sv and nr_bsv.
+// identity when `sample` is empty). Fills alpha (y a per sample), obj = a^T (G + p) / 2 and rho (both summed in
+// position order, as LIBSVM; `nu`: Solver_NU's rho and r), nr_sv and nr_bsv. `p` empty: the C-SVC's -1.
 struct FinalState {
   std::span<const int8_t> y;
   std::span<const int8_t> status;
@@ -206,15 +292,24 @@ struct FinalState {
   std::span<const int32_t> sample;
   double cp = 1;
   double cn = 1;
+  std::span<const double> p = {};
+  bool nu = false;
 };
 
 inline void FillSolution(const FinalState& st, SolverResult* r) {
   const size_t l = st.y.size();
-  RhoAccumulator rho;
-  for (size_t k = 0; k < l; ++k) rho.Add(st.y[k], st.status[k], st.g[k]);
-  r->rho = rho.Rho();
+  if (st.nu) {
+    NuRhoAccumulator rho;
+    for (size_t k = 0; k < l; ++k) rho.Add(st.y[k], st.status[k], st.g[k]);
+    r->rho = rho.Rho();
+    r->r = rho.R();
+  } else {
+    RhoAccumulator rho;
+    for (size_t k = 0; k < l; ++k) rho.Add(st.y[k], st.status[k], st.g[k]);
+    r->rho = rho.Rho();
+  }
   double v = 0;
-  for (size_t k = 0; k < l; ++k) v += st.alpha[k] * (st.g[k] - 1.0);
+  for (size_t k = 0; k < l; ++k) v += st.alpha[k] * (st.g[k] + (st.p.empty() ? -1.0 : st.p[k]));
   r->obj = v / 2;
   r->alpha.assign(l, 0.0);
   for (size_t k = 0; k < l; ++k)

@@ -22,8 +22,11 @@ kernels::SparseRowsView SvmModel::SupportVectors() const { return {sv_indptr, sv
 void SvmModel::Validate() const {
   TESSEL_CHECK(nr_class >= 1, "SVM model: nr_class is {}; a C-SVC model has at least 1 class", nr_class);
   const auto pairs = static_cast<size_t>(nr_class) * static_cast<size_t>(nr_class - 1) / 2;
-  TESSEL_CHECK(labels.size() == static_cast<size_t>(nr_class), "SVM model: {} labels for {} classes", labels.size(),
-               nr_class);
+  const bool classes = IsClassification(type);
+  TESSEL_CHECK(classes || nr_class == 2, "SVM model: nr_class is {}; a {} model has nr_class 2", nr_class,
+               SvmTypeName(type));
+  TESSEL_CHECK(labels.size() == (classes ? static_cast<size_t>(nr_class) : 0), "SVM model: {} labels for {} classes",
+               labels.size(), classes ? nr_class : 0);
   {
     std::vector<int32_t> sorted = labels;
     std::sort(sorted.begin(), sorted.end());
@@ -37,14 +40,15 @@ void SvmModel::Validate() const {
                pairs);
   TESSEL_CHECK(prob_a.empty() == prob_b.empty(), "SVM model: probA and probB come together ({} and {} values)",
                prob_a.size(), prob_b.size());
-  TESSEL_CHECK(nr_sv.size() == static_cast<size_t>(nr_class), "SVM model: nr_sv has {} entries for {} classes",
-               nr_sv.size(), nr_class);
+  TESSEL_CHECK(nr_sv.size() == (classes ? static_cast<size_t>(nr_class) : 0),
+               "SVM model: nr_sv has {} entries for {} classes", nr_sv.size(), classes ? nr_class : 0);
   int64_t sum = 0;
   for (const int32_t n : nr_sv) {
     TESSEL_CHECK(n >= 0, "SVM model: nr_sv holds {}; support-vector counts are 0 or more", n);
     sum += n;
   }
-  TESSEL_CHECK(sum == total_sv(), "SVM model: nr_sv adds up to {} but there are {} support vectors", sum, total_sv());
+  TESSEL_CHECK(!classes || sum == total_sv(), "SVM model: nr_sv adds up to {} but there are {} support vectors", sum,
+               total_sv());
   TESSEL_CHECK(sv_coef.size() == static_cast<size_t>((nr_class - 1) * total_sv()),
                "SVM model: {} coefficients for {} classes and {} support vectors", sv_coef.size(), nr_class,
                total_sv());
@@ -116,16 +120,19 @@ void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, cons
   const auto& k = model.kernel;
   fmt::memory_buffer out;
   auto it = std::back_inserter(out);
-  fmt::format_to(it, "svm_type c_svc\nkernel_type {}\n", kernels::SvmKernelName(k.type));
+  fmt::format_to(it, "svm_type {}\nkernel_type {}\n", SvmTypeName(model.type), kernels::SvmKernelName(k.type));
   if (k.type == kernels::SvmKernelType::kPolynomial) fmt::format_to(it, "degree {}\n", k.degree);
   if (k.type != kernels::SvmKernelType::kLinear) fmt::format_to(it, "gamma {:.17g}\n", k.gamma);
   if (k.type == kernels::SvmKernelType::kPolynomial || k.type == kernels::SvmKernelType::kSigmoid)
     fmt::format_to(it, "coef0 {:.17g}\n", k.coef0);
   fmt::format_to(it, "nr_class {}\ntotal_sv {}\nrho", model.nr_class, model.total_sv());
   for (const double r : model.rho) fmt::format_to(it, " {:.17g}", r);
-  fmt::format_to(it, "\nlabel");
-  for (const int32_t l : model.labels) fmt::format_to(it, " {}", l);
   fmt::format_to(it, "\n");
+  if (IsClassification(model.type)) {
+    fmt::format_to(it, "label");
+    for (const int32_t l : model.labels) fmt::format_to(it, " {}", l);
+    fmt::format_to(it, "\n");
+  }
   if (!model.prob_a.empty()) {
     fmt::format_to(it, "probA");
     for (const double v : model.prob_a) fmt::format_to(it, " {:.17g}", v);
@@ -136,9 +143,12 @@ void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, cons
     for (const double v : model.prob_b) fmt::format_to(it, " {:.17g}", v);
     fmt::format_to(it, "\n");
   }
-  fmt::format_to(it, "nr_sv");
-  for (const int32_t n : model.nr_sv) fmt::format_to(it, " {}", n);
-  fmt::format_to(it, "\nSV\n");
+  if (IsClassification(model.type)) {
+    fmt::format_to(it, "nr_sv");
+    for (const int32_t n : model.nr_sv) fmt::format_to(it, " {}", n);
+    fmt::format_to(it, "\n");
+  }
+  fmt::format_to(it, "SV\n");
   const int64_t l = model.total_sv();
   for (int64_t s = 0; s < l; ++s) {
     for (int32_t c = 0; c + 1 < model.nr_class; ++c) fmt::format_to(it, "{:.17g} ", model.sv_coef[c * l + s]);
@@ -263,7 +273,15 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
     const auto pairs = static_cast<size_t>(m.nr_class) * static_cast<size_t>(std::max(m.nr_class - 1, 0)) / 2;
     if (key == "svm_type") {
       const std::string_view val = value();
-      if (val != "c_svc") cur.Fail("svm_type '{}' is not supported: tessel reads C-SVC models (svm-train -s 0)", val);
+      bool known = false;
+      for (const auto& [type, name] : EnumNames<SvmType>::kNames) {
+        if (val != name) continue;
+        m.type = type;
+        known = true;
+      }
+      if (!known)
+        cur.Fail("unknown svm_type '{}': LIBSVM's are c_svc, nu_svc, one_class, epsilon_svr and nu_svr{}", val,
+                 kDamaged);
       have_type = true;
     } else if (key == "kernel_type") {
       const std::string_view val = value();
@@ -324,13 +342,18 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
                         "svm` is expected)");
   if (!seen_sv) throw Error::InFile(file.name(), "no 'SV' line: the model file is truncated");
   std::string missing;
+  const bool classes = IsClassification(m.type);
   for (const char* key : {"nr_class", "total_sv", "rho", "label", "nr_sv"})
-    if (std::find(seen_keys.begin(), seen_keys.end(), key) == seen_keys.end())
+    if ((classes || std::string_view(key) != "label") && (classes || std::string_view(key) != "nr_sv") &&
+        std::find(seen_keys.begin(), seen_keys.end(), key) == seen_keys.end())
       missing += fmt::format("{}{}", missing.empty() ? "" : ", ", key);
   if (!missing.empty()) throw Error::InFile(file.name(), fmt::format("the header lacks {}{}", missing, kDamaged));
+  if (!classes && (!m.labels.empty() || !m.nr_sv.empty()))
+    throw Error::InFile(file.name(), fmt::format("a {} model has no classes, but the header gives {}{}",
+                                                 SvmTypeName(m.type), m.labels.empty() ? "nr_sv" : "label", kDamaged));
   int64_t sv_sum = 0;
   for (const int32_t n : m.nr_sv) sv_sum += n;
-  if (sv_sum != total_sv) {
+  if (classes && sv_sum != total_sv) {
     throw Error::AtLine(file.name(), nr_sv_line,
                         fmt::format("nr_sv adds up to {} but total_sv is {}{}", sv_sum, total_sv, kDamaged));
   }
@@ -416,6 +439,14 @@ double PredictRow(const SvmModel& model, std::span<const int32_t> indices, std::
   std::vector<double> kvalue(static_cast<size_t>(l));
   for (int64_t s = 0; s < l; ++s)
     kvalue[s] = kernels::KernelValue(model.kernel, indices, values, svs.RowIndices(s), svs.RowValues(s));
+  if (!IsClassification(model.type)) {  // LIBSVM: one coefficient row, one rho
+    double sum = 0;
+    for (int64_t s = 0; s < l; ++s) sum += model.sv_coef[static_cast<size_t>(s)] * kvalue[static_cast<size_t>(s)];
+    sum -= model.rho[0];
+    if (decision_values != nullptr) decision_values->assign(1, sum);
+    if (model.type == SvmType::kOneClass) return sum > 0 ? 1 : -1;
+    return sum;
+  }
   const int32_t n = model.nr_class;
   std::vector<int64_t> start(static_cast<size_t>(n), 0);
   for (int32_t c = 1; c < n; ++c) start[c] = start[c - 1] + model.nr_sv[c - 1];

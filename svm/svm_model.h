@@ -1,5 +1,6 @@
-// SvmModel (LIBSVM's svm_model for C-SVC: one-vs-one coefficients, rho, labels, support vectors), its text
-// file in LIBSVM's format both ways (svm-predict reads ours, we read svm-train's), and prediction with voting.
+// SvmModel (LIBSVM's svm_model: for C-SVC and nu-SVC one-vs-one coefficients, rho, labels and support vectors
+// grouped by class; for one-class and the regressions one coefficient row and one rho), its text file in LIBSVM's
+// format both ways (svm-predict reads ours, we read svm-train's), and prediction (voting, or the decision value).
 #pragma once
 
 #include <cstdint>
@@ -11,12 +12,14 @@
 
 #include "datasets/dataset.h"
 #include "kernels/svm_kernel.h"
+#include "svm/svm_params.h"
 
 namespace tessel::svm {
 
 struct SvmModel {
+  SvmType type = SvmType::kCSvc;
   kernels::SvmKernelParams kernel;
-  int32_t nr_class = 0;
+  int32_t nr_class = 0;         // one-class and the regressions: 2 (LIBSVM's convention), no labels or nr_sv
   std::vector<int32_t> labels;  // class order: first appearance in the training data (-1/+1 pairs: +1 first)
   std::vector<double> rho;      // one per pair (i, j), i < j, in LIBSVM's order
   std::vector<int32_t> nr_sv;   // support vectors per class; the SVs are grouped by class in label order
@@ -59,8 +62,9 @@ void CheckSvmModelOutput(const std::filesystem::path& path, bool force, std::str
 SvmModel LoadSvmModel(const std::filesystem::path& path);
 std::string SidecarPath(const std::filesystem::path& model_path);
 
-// The predicted label of one row (LIBSVM's svm_predict: one-vs-one decision values and voting, ties to the
-// earlier class). `decision_values` (optional) receives the nr_class (nr_class - 1) / 2 values.
+// The prediction for one row (LIBSVM's svm_predict): classification, the label by one-vs-one decision values and
+// voting (ties to the earlier class); one-class, +1 or -1 by the sign of the decision value; regression, the
+// decision value itself. `decision_values` (optional) receives the nr_class (nr_class - 1) / 2 values (one).
 double PredictRow(const SvmModel& model, std::span<const int32_t> indices, std::span<const double> values,
                   std::vector<double>* decision_values = nullptr);
 

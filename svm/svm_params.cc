@@ -18,11 +18,26 @@ ShrinkingPolicy ParseShrinking(std::string_view name) {
   throw Error(fmt::format("unknown shrinking policy '{}': use off, eager, periodic or lazy", name));
 }
 
+std::string_view SvmTypeName(SvmType type) { return EnumName(type); }
+
+SvmType ParseSvmType(std::string_view name) {
+  for (const auto& [type, type_name] : EnumNames<SvmType>::kNames) {
+    if (name == type_name) return type;
+  }
+  if (name.size() == 1 && name[0] >= '0' && name[0] <= '4') return static_cast<SvmType>(name[0] - '0');
+  throw Error(fmt::format(
+      "unknown SVM type '{}': use c_svc (0), nu_svc (1), one_class (2), epsilon_svr (3) or nu_svr (4)", name));
+}
+
 // The largest -m: a kernel cache of 2^30 MB (1 PiB) is beyond any machine; larger values only overflow byte counts.
 constexpr double kMaxCacheMb = 1073741824.0;
 
 void SvmParams::Validate() const {
   TESSEL_CHECK(C > 0 && std::isfinite(C), "C = {} must be positive (-c, e.g. -c 1)", C);
+  if (type == SvmType::kNuSvc || type == SvmType::kOneClass || type == SvmType::kNuSvr)
+    TESSEL_CHECK(nu > 0 && nu <= 1, "nu = {} must be in (0, 1] (-n, e.g. -n 0.5)", nu);
+  if (type == SvmType::kEpsilonSvr)
+    TESSEL_CHECK(p >= 0 && std::isfinite(p), "epsilon = {} must not be negative (-p, e.g. -p 0.1)", p);
   TESSEL_CHECK(kernel.gamma >= 0 && std::isfinite(kernel.gamma),
                "gamma = {} must not be negative (-g; 0 means 1/num_features)", kernel.gamma);
   TESSEL_CHECK(eps > 0 && std::isfinite(eps), "eps = {} must be positive (-e, e.g. -e 0.001)", eps);

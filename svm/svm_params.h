@@ -19,6 +19,16 @@ std::string_view ShrinkingName(ShrinkingPolicy policy);
 // "off" | "eager" | "periodic" | "lazy" (also LIBSVM's -h values "0" = off, "1" = periodic).
 ShrinkingPolicy ParseShrinking(std::string_view name);
 
+// LIBSVM's formulations (svm-train -s 0..4): C-SVC, nu-SVC, one-class SVM (distribution estimation), epsilon-SVR
+// and nu-SVR. The names are svm-train's model-file names.
+enum class SvmType { kCSvc, kNuSvc, kOneClass, kEpsilonSvr, kNuSvr };
+std::string_view SvmTypeName(SvmType type);
+// "c_svc" | "nu_svc" | "one_class" | "epsilon_svr" | "nu_svr", or svm-train's -s number "0" .. "4".
+SvmType ParseSvmType(std::string_view name);
+// Classification types (C-SVC, nu-SVC) have classes, labels and one-vs-one pairs; the others one problem.
+inline bool IsClassification(SvmType type) { return type == SvmType::kCSvc || type == SvmType::kNuSvc; }
+inline bool IsRegression(SvmType type) { return type == SvmType::kEpsilonSvr || type == SvmType::kNuSvr; }
+
 // The order of the classes in a model (its labels, rho, sv_coef and SV groups): LIBSVM's first appearance in the
 // training data (a -1/+1 pair puts +1 first), or ascending labels as scikit-learn's LIBSVM fork orders them (the
 // Python binding's SVC, so that its dual_coef_, intercept_ and support_ equal sklearn.svm.SVC's).
@@ -32,8 +42,11 @@ struct ClassWeight {
 // The training parameters of `tessel train svm`, with svm-train's letters. Params declares the CLI options (flag,
 // help, default) once; the class weights (-w LABEL WEIGHT, also svm-train's -w1 2) are parsed by the command.
 struct SvmParams {
+  SvmType type = SvmType::kCSvc;     // -s
   kernels::SvmKernelParams kernel;   // -t, -d, -g, -r; gamma 0 = 1 / num_features
-  double C = 1;                      // -c
+  double C = 1;                      // -c (C-SVC, epsilon-SVR, nu-SVR)
+  double nu = 0.5;                   // -n (nu-SVC, one-class, nu-SVR)
+  double p = 0.1;                    // -p: the epsilon of epsilon-SVR's loss
   double eps = 1e-3;                 // -e: stop when the maximal violation gap is below eps
   double cache_mb = 100;             // -m: kernel-row cache budget in MB (split between concurrent pairs)
   std::vector<ClassWeight> weights;  // -w
@@ -46,7 +59,13 @@ struct SvmParams {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{"cost", "C, the penalty of the soft margin (> 0)", "-c,--cost"}, c.C);
+    v(ParamInfo{"svm_type",
+                "Formulation: c_svc (0), nu_svc (1), one_class (2), epsilon_svr (3), nu_svr (4), as svm-train -s",
+                "-s,--svm-type"},
+      c.type);
+    v(ParamInfo{"cost", "C, the penalty of the soft margin (> 0; c_svc, epsilon_svr, nu_svr)", "-c,--cost"}, c.C);
+    v(ParamInfo{"nu", "nu of nu_svc, one_class and nu_svr, in (0, 1]", "-n,--nu"}, c.nu);
+    v(ParamInfo{"epsilon", "epsilon of epsilon_svr's loss (>= 0)", "-p,--epsilon"}, c.p);
     v(ParamInfo{"gamma", "gamma of polynomial, RBF and sigmoid kernels; 0 = 1/num_features", "-g,--gamma"},
       c.kernel.gamma);
     v(ParamInfo{"kernel", "Kernel: linear (0), polynomial (1), rbf (2), sigmoid (3)", "-t,--kernel"}, c.kernel.type);
@@ -70,6 +89,17 @@ struct SvmParams {
 }  // namespace tessel::svm
 
 namespace tessel {
+// The one list of SvmType's names (svm-train's model files); Parse also takes svm-train's -s 0 .. 4.
+template <>
+struct EnumNames<svm::SvmType> {
+  static constexpr std::array<std::pair<svm::SvmType, std::string_view>, 5> kNames{
+      {{svm::SvmType::kCSvc, "c_svc"},
+       {svm::SvmType::kNuSvc, "nu_svc"},
+       {svm::SvmType::kOneClass, "one_class"},
+       {svm::SvmType::kEpsilonSvr, "epsilon_svr"},
+       {svm::SvmType::kNuSvr, "nu_svr"}}};
+  static svm::SvmType Parse(std::string_view name) { return svm::ParseSvmType(name); }
+};
 // The one list of ShrinkingPolicy's names; Parse also takes svm-train's -h 0 and 1.
 template <>
 struct EnumNames<svm::ShrinkingPolicy> {

@@ -146,34 +146,6 @@ std::vector<std::vector<int32_t>> ClassMembers(std::span<const PairTask> tasks) 
 
 }  // namespace
 
-SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                  const BinarySolver& solver) {
-  return TrainOneVsOne(data, params, report, [&solver](std::span<const PairTask> tasks) {
-    if (tasks.empty()) return std::vector<SolverResult>{};
-    // Every pair reads the same rows with the same kernel: norms, dense and bit rows are computed once.
-    const kernels::SvmKernelRows shared(*tasks[0].rows, tasks[0].kernel);
-    // With more than two classes the pairs also share their rows' own-class halves (class_rows.h), when those
-    // fit in half the cache: the pairs' own caches then share the other half.
-    std::unique_ptr<ClassRowCache> class_rows;
-    std::vector<PairTask> with_budget(tasks.begin(), tasks.end());
-    if (tasks.size() > 1) {
-      const std::vector<std::vector<int32_t>> members = ClassMembers(tasks);
-      const int64_t bytes = ClassRowCache::Bytes(members);
-      if (2 * bytes <= tasks[0].options.cache_bytes) {
-        class_rows = std::make_unique<ClassRowCache>(tasks[0].rows->num_rows(), members);
-        for (PairTask& t : with_budget) t.options.cache_bytes -= bytes;
-      }
-    }
-    return SolvePairsConcurrently(with_budget, [&solver, &shared, &tasks, &class_rows](const PairTask& t) {
-      TESSEL_CHECK(t.rows == tasks[0].rows, "TrainSvm: the pairs read different rows");
-      kernels::SvmKernelRows kernel = shared.Share();
-      BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
-      problem.class_rows = class_rows.get();
-      return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
-    });
-  });
-}
-
 namespace {
 
 // Kernel values must fit the float kernel cache (LIBSVM's Qfloat): a value beyond it becomes infinite and the
@@ -217,15 +189,60 @@ void CheckKernelRange(const datasets::SparseRowDataset& data, const kernels::Svm
                   bound, limit < std::numeric_limits<double>::max() ? "float" : "double"));
 }
 
+// What every formulation starts from: the parameters checked, gamma resolved (1 / LIBSVM's max_index), the kernel's
+// range checked, the rows as the kernels read them and the solver options.
+struct Prepared {
+  SvmParams p;
+  int64_t num_features = 0;  // max(the data's, LIBSVM's max_index)
+  kernels::SparseRowsView rows;
+  SolverOptions opts;
+};
+
+Prepared Prepare(const datasets::SparseRowDataset& data, const SvmParams& params) {
+  params.Validate();
+  TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
+  TESSEL_CHECK(data.num_rows < (int64_t{1} << 31), "{}: {} rows exceed the solver's 32-bit row ids", data.name,
+               data.num_rows);
+  const auto indices = data.indices.Host();
+  int64_t max_index = 0;  // LIBSVM's max_index: the largest 1-based feature id in the training data
+  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
+  Prepared out;
+  out.p = params;
+  if (out.p.kernel.gamma == 0 && max_index > 0) out.p.kernel.gamma = 1.0 / static_cast<double>(max_index);
+  CheckKernelRange(data, out.p.kernel);
+  out.num_features = std::max(data.num_features, max_index);
+  out.rows = {data.indptr.Host(), indices, data.values.Host(), out.num_features};
+  out.opts.eps = out.p.eps;
+  out.opts.shrinking = out.p.shrinking;
+  out.opts.cache_bytes = static_cast<int64_t>(out.p.cache_mb * 1024 * 1024);
+  out.opts.max_iterations = out.p.max_iterations;
+  return out;
+}
+
+// LIBSVM's solve_nu_svc start for one pair: a = min(1, what is left of nu l / 2) per label, in sample order.
+std::vector<double> NuSvcStart(double nu, std::span<const int8_t> y) {
+  const auto l = static_cast<double>(y.size());
+  double sum_pos = nu * l / 2;
+  double sum_neg = nu * l / 2;
+  std::vector<double> a(y.size());
+  for (size_t k = 0; k < y.size(); ++k) {
+    double& left = y[k] > 0 ? sum_pos : sum_neg;
+    a[k] = std::min(1.0, left);
+    left -= a[k];
+  }
+  return a;
+}
+
 }  // namespace
 
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                        const PairsSolver& solve_pairs) {
   const auto start_time = std::chrono::steady_clock::now();
-  params.Validate();
-  TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
-  TESSEL_CHECK(data.num_rows < (int64_t{1} << 31), "{}: {} rows exceed the solver's 32-bit row ids", data.name,
-               data.num_rows);
+  TESSEL_CHECK(IsClassification(params.type), "TrainOneVsOne: {} has no classes (TrainSvm trains it as one problem)",
+               SvmTypeName(params.type));
+  const Prepared prep = Prepare(data, params);
+  const SvmParams& p = prep.p;
+  const bool nu = p.type == SvmType::kNuSvc;
   const ClassGroups groups = GroupClasses(data, params.class_order);
   const auto nr_class = static_cast<int32_t>(groups.labels.size());
   TESSEL_CHECK(nr_class >= 2,
@@ -233,12 +250,6 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
                data.name.empty() ? "data" : data.name, groups.labels[0]);
 
   const auto indices = data.indices.Host();
-  int64_t max_index = 0;  // LIBSVM's max_index: the largest 1-based feature id in the training data
-  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
-  SvmParams p = params;
-  if (p.kernel.gamma == 0 && max_index > 0) p.kernel.gamma = 1.0 / static_cast<double>(max_index);
-  CheckKernelRange(data, p.kernel);
-
   std::vector<double> weighted_c(static_cast<size_t>(nr_class), p.C);
   for (const auto& w : p.weights) {
     size_t c = 0;
@@ -254,20 +265,25 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
   std::vector<std::vector<int32_t>> members(static_cast<size_t>(nr_class));
   for (int64_t r = 0; r < data.num_rows; ++r) members[groups.row_class[r]].push_back(static_cast<int32_t>(r));
 
-  const kernels::SparseRowsView rows{data.indptr.Host(), indices, data.values.Host(),
-                                     std::max(data.num_features, max_index)};
   // Binary problems in LIBSVM's pair order.
   std::vector<std::pair<int32_t, int32_t>> tasks;
   for (int32_t i = 0; i < nr_class; ++i)
     for (int32_t j = i + 1; j < nr_class; ++j) tasks.emplace_back(i, j);
   const auto num_tasks = static_cast<int64_t>(tasks.size());
-  SolverOptions opts;
-  opts.eps = p.eps;
-  opts.shrinking = p.shrinking;
-  opts.cache_bytes = static_cast<int64_t>(p.cache_mb * 1024 * 1024);
-  opts.max_iterations = p.max_iterations;
+  if (nu) {  // LIBSVM's svm_check_parameter: every pair must be feasible for nu
+    for (const auto& [i, j] : tasks) {
+      const auto n1 = static_cast<double>(members[i].size());
+      const auto n2 = static_cast<double>(members[j].size());
+      TESSEL_CHECK(p.nu * (n1 + n2) / 2 <= std::min(n1, n2),
+                   "-n: nu = {} is infeasible for classes {} and {} ({} and {} samples): nu-SVC needs nu <= "
+                   "2 min / (sum) = {:.6g} for every pair of classes",
+                   p.nu, groups.labels[i], groups.labels[j], n1, n2, 2 * std::min(n1, n2) / (n1 + n2));
+    }
+  }
   std::vector<std::vector<int32_t>> subs(tasks.size());
   std::vector<std::vector<int8_t>> ys(tasks.size());
+  std::vector<std::vector<double>> alpha0s(tasks.size());
+  const std::vector<double> zeros(static_cast<size_t>(data.num_rows), 0.0);
   std::vector<PairTask> pair_tasks;
   for (size_t t = 0; t < tasks.size(); ++t) {
     const auto [i, j] = tasks[t];
@@ -275,7 +291,16 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
     subs[t].insert(subs[t].end(), members[j].begin(), members[j].end());
     ys[t].assign(members[i].size(), 1);
     ys[t].resize(subs[t].size(), -1);
-    pair_tasks.push_back({i, j, &rows, p.kernel, subs[t], ys[t], weighted_c[i], weighted_c[j], opts});
+    pair_tasks.push_back({i, j, &prep.rows, p.kernel, subs[t], ys[t], weighted_c[i], weighted_c[j], prep.opts});
+    if (nu) {  // solve_nu_svc: C = 1 for both labels (the weights do not apply), p = 0, Solver_NU
+      alpha0s[t] = NuSvcStart(p.nu, ys[t]);
+      PairTask& task = pair_tasks.back();
+      task.Cp = 1;
+      task.Cn = 1;
+      task.p = std::span<const double>(zeros).first(subs[t].size());
+      task.alpha0 = alpha0s[t];
+      task.nu = true;
+    }
   }
   std::vector<SolverResult> results;
   {
@@ -284,9 +309,22 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
   }
   TESSEL_CHECK(results.size() == tasks.size(), "TrainOneVsOne: {} results for {} pairs", results.size(), tasks.size());
   for (size_t t = 0; t < tasks.size(); ++t) {
-    const SolverResult& res = results[t];
+    SolverResult& res = results[t];
     TESSEL_CHECK(res.alpha.size() == subs[t].size(), "TrainOneVsOne: pair {} has {} coefficients for {} samples", t,
                  res.alpha.size(), subs[t].size());
+    if (nu) {  // solve_nu_svc's end: a y / r, rho / r, obj / r^2 (the equivalent C-SVC with C = 1 / r)
+      const double r = res.r;
+      TESSEL_CHECK(r > 0 && std::isfinite(r), "nu-SVC: classes {} and {} ended with r = {} (no margin); lower -n",
+                   groups.labels[tasks[t].first], groups.labels[tasks[t].second], r);
+      for (size_t k = 0; k < res.alpha.size(); ++k) {
+        const double y = ys[t][k];
+        res.alpha[k] = (res.alpha[k] * y) * (y / r);
+      }
+      res.rho /= r;
+      res.obj /= r * r;
+      log::Info("svm: classes {} vs {}: C = {:.6f}", groups.labels[tasks[t].first], groups.labels[tasks[t].second],
+                1 / r);
+    }
     log::Info("svm: classes {} vs {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}",
               groups.labels[tasks[t].first], groups.labels[tasks[t].second], res.obj, res.rho, res.nr_sv, res.nr_bsv,
               res.iterations);
@@ -312,10 +350,11 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
   }
 
   SvmModel m;
+  m.type = p.type;
   m.kernel = p.kernel;
   m.nr_class = nr_class;
   m.labels = groups.labels;
-  m.num_features = std::max(data.num_features, max_index);
+  m.num_features = prep.num_features;
   m.num_features_known = true;
   for (const auto& r : rep.pairs) m.rho.push_back(r.result.rho);
   // Support vectors grouped by class in label order; nz_start[c] = first SV of class c.
@@ -359,6 +398,140 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   if (report != nullptr) *report = std::move(rep);
   return m;
+}
+
+namespace {
+
+// One-class SVM and the regressions: one problem over every row (LIBSVM's solve_one_class, solve_epsilon_svr,
+// solve_nu_svr), its coefficients a (one-class) or a - a* (regression) per row, the model's support vectors the
+// rows whose coefficient is not 0, in data order.
+SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
+                         const BinarySolver& solver) {
+  const auto start_time = std::chrono::steady_clock::now();
+  const Prepared prep = Prepare(data, params);
+  const SvmParams& p = prep.p;
+  const int64_t l = data.num_rows;
+  const auto labels = data.labels.Host();
+  TESSEL_CHECK(static_cast<int64_t>(labels.size()) == l, "{}: {} labels for {} rows", data.name, labels.size(), l);
+  const bool regression = IsRegression(p.type);
+  TESSEL_CHECK(!regression || l < (int64_t{1} << 30), "{}: {} rows exceed the regression's 2 l 32-bit variables",
+               data.name, l);
+  const int64_t n = regression ? 2 * l : l;  // the regressions' variables a (k < l) and a* (k >= l)
+  std::vector<int32_t> rows(static_cast<size_t>(n));
+  std::vector<int8_t> y(static_cast<size_t>(n));
+  std::vector<double> linear(static_cast<size_t>(n), 0.0);
+  std::vector<double> alpha0;
+  double c = 1;
+  for (int64_t k = 0; k < n; ++k) {
+    rows[k] = static_cast<int32_t>(k % l);
+    y[k] = k < l ? 1 : -1;
+  }
+  if (p.type == SvmType::kOneClass) {  // nu l variables at their bound 1, then the rest of nu l, then 0
+    alpha0.assign(static_cast<size_t>(l), 0.0);
+    const auto at_bound = static_cast<int64_t>(p.nu * static_cast<double>(l));
+    for (int64_t k = 0; k < at_bound; ++k) alpha0[k] = 1;
+    if (at_bound < l) alpha0[at_bound] = p.nu * static_cast<double>(l) - static_cast<double>(at_bound);
+  } else if (p.type == SvmType::kEpsilonSvr) {
+    c = p.C;
+    for (int64_t k = 0; k < l; ++k) {
+      linear[k] = p.p - labels[k];
+      linear[k + l] = p.p + labels[k];
+    }
+  } else {  // nu-SVR
+    c = p.C;
+    alpha0.assign(static_cast<size_t>(n), 0.0);
+    double sum = p.C * p.nu * static_cast<double>(l) / 2;
+    for (int64_t k = 0; k < l; ++k) {
+      alpha0[k] = alpha0[k + l] = std::min(sum, p.C);
+      sum -= alpha0[k];
+      linear[k] = -labels[k];
+      linear[k + l] = labels[k];
+    }
+  }
+  kernels::SvmKernelRows kernel(prep.rows, p.kernel);
+  BinaryProblem problem{&kernel, rows, y, c, c};
+  problem.p = linear;
+  problem.alpha0 = alpha0;
+  problem.nu = p.type == SvmType::kNuSvr;
+  SolverResult res;
+  {
+    Progress progress(fmt::format("svm: solving the {} problem of {} rows", SvmTypeName(p.type), l));
+    res = solver ? solver(problem, prep.opts) : SolveBinary(problem, prep.opts);
+  }
+  TESSEL_CHECK(static_cast<int64_t>(res.alpha.size()) == n, "TrainSvm: {} coefficients for {} variables",
+               res.alpha.size(), n);
+  // res.alpha holds y a: a for k < l and -a* for k >= l, so a - a* is their sum.
+  std::vector<double> coef(static_cast<size_t>(l));
+  for (int64_t k = 0; k < l; ++k) coef[k] = regression ? res.alpha[k] + res.alpha[k + l] : res.alpha[k];
+  if (p.type == SvmType::kNuSvr) log::Info("svm: epsilon = {:.6f}", -res.r);
+  log::Info("svm: {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}", SvmTypeName(p.type), res.obj,
+            res.rho, res.nr_sv, res.nr_bsv, res.iterations);
+
+  SvmModel m;
+  m.type = p.type;
+  m.kernel = p.kernel;
+  m.nr_class = 2;
+  m.rho = {res.rho};
+  m.num_features = prep.num_features;
+  m.num_features_known = true;
+  const auto indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  const auto values = data.values.Host();
+  for (int64_t r = 0; r < l; ++r) {
+    if (coef[r] == 0) continue;
+    m.sv_rows.push_back(r);
+    m.sv_coef.push_back(coef[r]);
+    for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
+      m.sv_indices.push_back(indices[e]);
+      m.sv_values.push_back(values[e]);
+    }
+    m.sv_indptr.push_back(static_cast<int64_t>(m.sv_indices.size()));
+  }
+  if (report != nullptr) {
+    TrainReport rep;
+    rep.gamma = p.kernel.gamma;
+    rep.iterations = res.iterations;
+    rep.kernel_evaluations = res.kernel_evaluations;
+    res.alpha.clear();
+    rep.pairs.push_back({0, 0, n, std::move(res)});
+    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
+    *report = std::move(rep);
+  }
+  return m;
+}
+
+}  // namespace
+
+SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
+                  const BinarySolver& solver) {
+  if (!IsClassification(params.type)) return TrainOneProblem(data, params, report, solver);
+  return TrainOneVsOne(data, params, report, [&solver](std::span<const PairTask> tasks) {
+    if (tasks.empty()) return std::vector<SolverResult>{};
+    // Every pair reads the same rows with the same kernel: norms, dense and bit rows are computed once.
+    const kernels::SvmKernelRows shared(*tasks[0].rows, tasks[0].kernel);
+    // With more than two classes the pairs also share their rows' own-class halves (class_rows.h), when those
+    // fit in half the cache: the pairs' own caches then share the other half.
+    std::unique_ptr<ClassRowCache> class_rows;
+    std::vector<PairTask> with_budget(tasks.begin(), tasks.end());
+    if (tasks.size() > 1) {
+      const std::vector<std::vector<int32_t>> members = ClassMembers(tasks);
+      const int64_t bytes = ClassRowCache::Bytes(members);
+      if (2 * bytes <= tasks[0].options.cache_bytes) {
+        class_rows = std::make_unique<ClassRowCache>(tasks[0].rows->num_rows(), members);
+        for (PairTask& t : with_budget) t.options.cache_bytes -= bytes;
+      }
+    }
+    return SolvePairsConcurrently(with_budget, [&solver, &shared, &tasks, &class_rows](const PairTask& t) {
+      TESSEL_CHECK(t.rows == tasks[0].rows, "TrainSvm: the pairs read different rows");
+      kernels::SvmKernelRows kernel = shared.Share();
+      BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
+      problem.class_rows = class_rows.get();
+      problem.p = t.p;
+      problem.alpha0 = t.alpha0;
+      problem.nu = t.nu;
+      return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
+    });
+  });
 }
 
 }  // namespace tessel::svm

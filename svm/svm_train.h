@@ -61,6 +61,10 @@ struct PairTask {
   double Cp = 1;
   double Cn = 1;
   SolverOptions options;
+  // nu-SVC's pair (LIBSVM's solve_nu_svc): the linear term 0, the starting alpha, Solver_NU; empty for C-SVC.
+  std::span<const double> p = {};
+  std::span<const double> alpha0 = {};
+  bool nu = false;
 };
 // Solves every task (in LIBSVM's pair order) and returns their results in the same order.
 using PairsSolver = std::function<std::vector<SolverResult>(std::span<const PairTask>)>;

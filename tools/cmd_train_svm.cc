@@ -166,16 +166,24 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
   const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, a.solver, batch);
   if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
+  if (p.type != svm::SvmType::kCSvc) {  // the other formulations run on the one-process SMO solver (docs/svm.md)
+    TESSEL_CHECK(!distributed, "-s {}: under mpirun only c_svc is trained so far; run {} in one process",
+                 svm::SvmTypeName(p.type), svm::SvmTypeName(p.type));
+    TESSEL_CHECK(a.solver == "smo" && !ctx.IsCuda(),
+                 "-s {}: only the SMO solver on the CPU trains it so far; drop --solver batch and --device cuda",
+                 svm::SvmTypeName(p.type));
+  }
 
   ThreadLimit limit(a.threads);
   log::Info("svm: reading {}", a.data);
   datasets::SparseRowDataset data;
   comm::OnEveryRankOrFail(*comm, [&] { data = datasets::ReadSparseRows(a.data); });
   log::Info(
-      "svm: {} rows, {} features, {} non-zeros; C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} threads, "
-      "solver {} on {}",
-      data.num_rows, data.num_features, data.NonZeros(), p.C, kernels::SvmKernelName(p.kernel.type), p.eps, p.cache_mb,
-      svm::ShrinkingName(p.shrinking), a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads,
+      "svm: {} rows, {} features, {} non-zeros; {}, C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} "
+      "threads, solver {} on {}",
+      data.num_rows, data.num_features, data.NonZeros(), svm::SvmTypeName(p.type), p.C,
+      kernels::SvmKernelName(p.kernel.type), p.eps, p.cache_mb, svm::ShrinkingName(p.shrinking),
+      a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads,
       ctx.IsCuda() || a.solver == "batch" ? fmt::format("batch (q = {})", batch.working_set) : "smo",
       DeviceName(ctx.device));
   svm::TrainReport report;
@@ -234,7 +242,9 @@ void RegisterTrainSvm(CLI::App& app) {
   CLI::App* group = GroupCommand(app, "train", "Train a model (gcn, svm)");
   auto args = std::make_shared<TrainSvmArgs>();
   CLI::App* sub = group->add_subcommand(
-      "svm", "C-SVC (LIBSVM's dual, SMO with second-order working sets and sample elimination) on LIBSVM text data");
+      "svm",
+      "LIBSVM's SVMs (C-SVC, nu-SVC, one-class, epsilon-SVR, nu-SVR: SMO with second-order working sets and sample "
+      "elimination) on LIBSVM text data");
   sub->set_help_flag("--help", "Print this help message and exit");  // -h is svm-train's shrinking flag
   AddOption(sub, "--data", &args->data,
             "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert)")

@@ -48,14 +48,17 @@ std::vector<double> PredictCuda(const SvmModel& model, const datasets::SparseRow
   int64_t dim = std::max<int64_t>(model.num_features, 1);
   for (const int32_t f : idx) dim = std::max<int64_t>(dim, int64_t{f} + 1);
   const int64_t l = model.total_sv();
+  const bool classes = IsClassification(model.type);
   const int32_t nc = model.nr_class;
-  const int64_t pairs = int64_t{nc} * (nc - 1) / 2;
-  // coef[p][s]: LIBSVM's sv_coef entries of pair p = (i, j) for the SVs of classes i and j, 0 elsewhere.
+  const int64_t pairs = classes ? int64_t{nc} * (nc - 1) / 2 : 1;
+  // coef[p][s]: LIBSVM's sv_coef entries of pair p = (i, j) for the SVs of classes i and j, 0 elsewhere; one-class
+  // and the regressions: the one row of coefficients.
   std::vector<int64_t> start(static_cast<size_t>(nc), 0);
-  for (int32_t c = 1; c < nc; ++c) start[c] = start[c - 1] + model.nr_sv[c - 1];
+  for (int32_t c = 1; c < nc && classes; ++c) start[c] = start[c - 1] + model.nr_sv[c - 1];
   std::vector<double> coef(static_cast<size_t>(pairs * l), 0.0);
+  if (!classes) coef.assign(model.sv_coef.begin(), model.sv_coef.end());
   int64_t p = 0;
-  for (int32_t i = 0; i < nc; ++i) {
+  for (int32_t i = 0; i < nc && classes; ++i) {
     for (int32_t j = i + 1; j < nc; ++j, ++p) {
       for (int64_t k = 0; k < model.nr_sv[i]; ++k)
         coef[p * l + start[i] + k] = model.sv_coef[static_cast<size_t>((j - 1) * l + start[i] + k)];
@@ -69,6 +72,10 @@ std::vector<double> PredictCuda(const SvmModel& model, const datasets::SparseRow
                                        model.kernel.coef0};
   const std::vector<double> dec = cuda::DecisionValuesCuda(csr, n, spec, coef.data(), pairs, model.rho.data());
   std::vector<double> out(static_cast<size_t>(n));
+  if (!classes) {  // LIBSVM: one-class by the sign of the decision value, the regressions the value itself
+    for (int64_t r = 0; r < n; ++r) out[r] = model.type == SvmType::kOneClass ? (dec[r] > 0 ? 1 : -1) : dec[r];
+    return out;
+  }
   parallel_for<int64_t>(0, n, 1024, [&](int64_t r) {
     std::vector<int32_t> vote(static_cast<size_t>(nc), 0);
     int64_t pp = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -115,7 +116,7 @@ inline double DenseKernel(const kernels::SvmKernelParams& p, const std::vector<d
   return 0;
 }
 
-// svm-train's flags (-c -g -t -d -r -e -h -wLABEL W) into SvmParams.
+// svm-train's flags (-s -c -n -p -g -t -d -r -e -m -h -wLABEL W) into SvmParams; throws on any other flag.
 inline SvmParams ParseLibsvmArgs(const std::string& args) {
   SvmParams p;
   std::istringstream in(args);
@@ -123,7 +124,13 @@ inline SvmParams ParseLibsvmArgs(const std::string& args) {
   while (in >> flag) {
     std::string v;
     in >> v;
-    if (flag == "-c")
+    if (flag == "-s")
+      p.type = ParseSvmType(v);
+    else if (flag == "-n")
+      p.nu = std::stod(v);
+    else if (flag == "-p")
+      p.p = std::stod(v);
+    else if (flag == "-c")
       p.C = std::stod(v);
     else if (flag == "-g")
       p.kernel.gamma = std::stod(v);
@@ -141,6 +148,8 @@ inline SvmParams ParseLibsvmArgs(const std::string& args) {
       p.shrinking = v == "0" ? ShrinkingPolicy::kOff : ShrinkingPolicy::kPeriodic;
     else if (flag.rfind("-w", 0) == 0)
       p.weights.push_back({std::stoi(flag.substr(2)), std::stod(v)});
+    else
+      throw std::invalid_argument("ParseLibsvmArgs: unknown svm-train flag " + flag);
   }
   return p;
 }
