@@ -31,6 +31,54 @@ DIST_RANKS = [1, 2, 4]
 NETWORK = "10Gbit,5us"
 MNIST = ("mnist5000", "@mnist5000.train", "@mnist5000.test", "-c 10 -g 0.02")
 ELIMINATION_SETS = ["a9a", "w8a"]
+# LIBSVM's other formulations (svm-train -s 1..4): (name, train, test, args). Parameters exact in float, which
+# svm-train parses them to, so the models can be compared byte for byte. friedman1 = scikit-learn's
+# make_friedman1(n_samples=20000, n_features=10, noise=1.0, random_state=0) from Debian's python3-sklearn: the first
+# 10,000 rows train, the rest test (docs/datasets.md).
+TYPES = [
+    ("nu_svc a9a", "a9a/a9a", "a9a/a9a.t", "-s 1 -n 0.25 -g 0.0625"),
+    ("one_class a9a", "a9a/a9a", "a9a/a9a.t", "-s 2 -n 0.125 -g 0.0625"),
+    ("epsilon_svr friedman1", "@friedman1.train", "@friedman1.test", "-s 3 -c 4 -p 0.25 -g 0.125"),
+    ("nu_svr friedman1", "@friedman1.train", "@friedman1.test", "-s 4 -c 4 -n 0.5 -g 0.125"),
+    ("nu_svc heart_scale", "heart_scale/heart_scale", None, "-s 1"),
+    ("one_class heart_scale", "heart_scale/heart_scale", None, "-s 2"),
+    ("epsilon_svr heart_scale", "heart_scale/heart_scale", None, "-s 3"),
+    ("nu_svr heart_scale", "heart_scale/heart_scale", None, "-s 4"),
+]
+FRIEDMAN = """
+import sys
+from sklearn.datasets import make_friedman1
+X, y = make_friedman1(n_samples=20000, n_features=10, noise=1.0, random_state=0)
+for name, rows in (("train", range(0, 10000)), ("test", range(10000, 20000))):
+    with open(sys.argv[1] + "." + name, "w") as f:
+        for r in rows:
+            f.write("%.17g " % y[r] + " ".join("%d:%.17g" % (j + 1, X[r, j]) for j in range(10)) + "\\n")
+"""
+
+
+def run_type(tessel, train, test, args, work):
+    """svm-train and tessel on one formulation: objectives, rho, models (byte equality), predictions, times."""
+    lib_model, our_model = f"{work}/type_libsvm.model", f"{work}/type_tessel.model"
+    out, lib_wall, lib_cpu = timed(["svm-train", "-m", "100"] + args.split() + [train, lib_model])
+    lib = dict(obj=[float(x) for x in re.findall(r"obj = ([-0-9.e+]+)", out)],
+               rho=[float(x) for x in re.findall(r"rho = ([-0-9.e+]+)", out)])
+    out, wall, cpu = timed([tessel, "--log-level", "warn", "train", "svm", "-m", "100", "--json", "--force", "--data",
+                            train, "--model", our_model] + args.split())
+    pairs = json.loads(out)["pairs"]
+    ours = dict(obj=[p["obj"] for p in pairs], rho=[p["rho"] for p in pairs])
+    same_model = open(lib_model, "rb").read() == open(our_model, "rb").read()
+    target = test or train
+    timed(["svm-predict", target, lib_model, f"{work}/type_libsvm.out"])
+    pout, _, _ = timed([tessel, "--log-level", "warn", "predict", "svm", "--model", our_model, "--data", target,
+                        "--output", f"{work}/type_tessel.out", "--force"])
+    a = [float(x) for x in open(f"{work}/type_libsvm.out")]
+    b = [float(x) for x in open(f"{work}/type_tessel.out")]
+    equal = sum(x == y for x, y in zip(a, b))
+    quality = pout.strip().replace("\n", "; ")
+    rel = lambda u, v: max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(u, v))
+    return dict(obj_rel=rel(ours["obj"], lib["obj"]), rho_rel=rel(ours["rho"], lib["rho"]), same_model=same_model,
+                equal=equal, total=len(a), quality=quality, lib_wall=lib_wall, lib_cpu=lib_cpu, wall=wall, cpu=cpu,
+                obj=ours["obj"][0] if len(ours["obj"]) == 1 else None)
 POLICIES = ["off", "eager", "periodic", "lazy"]
 WHEN_IT_PAYS = """**When elimination pays.** Elimination shortens every kernel row, scan and gradient update to the active set,
 but costs a G_bar update (a full kernel row beyond the cached prefix) each time a variable reaches or leaves C,
@@ -191,7 +239,7 @@ def main():
     ap.add_argument("--tessel", required=True)
     ap.add_argument("--shared", required=True)
     ap.add_argument("--doc", required=True)
-    ap.add_argument("--parts", default="conformance,speed,elimination,distributed")
+    ap.add_argument("--parts", default="conformance,speed,elimination,distributed,types")
     ap.add_argument("--cmdline", default="tools/bench/svm_bench.sh")
     ap.add_argument("--elimination-sets", default=",".join(ELIMINATION_SETS))
     ap.add_argument("--speed-sets", default=",".join(SPEED))
@@ -317,6 +365,28 @@ def main():
                 "parentheses. mnist5000 = the first 5,000 rows of `mnist.t` with pixels / 255 (test: the last 5,000).\n\n"
                 + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n")
         replace_section(a.doc, "SVM: speed against svm-train", body)
+
+    if "types" in parts:
+        subprocess.run(["/usr/bin/python3", "-c", FRIEDMAN, f"{work}/friedman1"], check=True)
+        rows = ["| formulation, data | svm-train args | obj rel. diff (pairs: max) | rho rel. diff | model file | predictions equal (test or training rows) | tessel's prediction quality | svm-train s (CPU s) | tessel s (CPU s) | ratio |",
+                "|---|---|---:|---:|---|---:|---|---:|---:|---:|"]
+        for name, train, test, args in TYPES:
+            log(f"types: {name}: {args}")
+            tr, te = path(a.shared, work, train), (path(a.shared, work, test) if test else None)
+            r = run_type(a.tessel, tr, te, args, work)
+            rows.append(f"| {name} | `{args} -m 100` | {r['obj_rel']:.1e} | {r['rho_rel']:.1e} | "
+                        f"{'byte-identical' if r['same_model'] else 'differs'} | {r['equal']} / {r['total']} | "
+                        f"{r['quality']} | {r['lib_wall']:.2f} ({r['lib_cpu']:.2f}) | {r['wall']:.2f} ({r['cpu']:.2f}) "
+                        f"| {r['lib_wall'] / r['wall']:.1f}x |")
+        body = ("LIBSVM's other formulations (`-s 1` nu-SVC, `-s 2` one-class, `-s 3` epsilon-SVR, `-s 4` nu-SVR), "
+                "`tessel train svm` (all cores) against Debian's `svm-train` 3.24 with the same arguments: objective "
+                "and rho relative differences (svm-train's printed `%f` digits), whether the model files are equal "
+                "byte for byte, predictions of `svm-predict` (svm-train's model) and `tessel predict svm` (ours) "
+                "compared value by value, and wall-clock seconds with the ratio svm-train / tessel. friedman1: "
+                "scikit-learn's `make_friedman1(n_samples=20000, n_features=10, noise=1.0, random_state=0)` "
+                "(10,000 rows train, 10,000 test; docs/datasets.md). These types run on the one-process SMO solver "
+                "(not yet batched, on a GPU or under mpirun).\n\n" + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n")
+        replace_section(a.doc, "SVM: every LIBSVM formulation against svm-train", body)
 
     if "elimination" in parts:
         args_of = {n: args for n, _, _, args in CONFORMANCE}

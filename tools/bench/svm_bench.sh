@@ -5,7 +5,7 @@
 # elimination; needs Open MPI and dataset-fashion-mnist, both installed by tools/setup-deps.sh).
 # Rewrites the "## SVM: ..." sections of docs/benchmarks.md. Builds nothing.
 #
-# Usage: tools/bench/svm_bench.sh BUILD_DIR [conformance,speed,elimination,distributed]
+# Usage: tools/bench/svm_bench.sh BUILD_DIR [conformance,speed,elimination,distributed,types]
 #   e.g. tools/bench/svm_bench.sh build-svm speed
 # Data comes from $TESSEL_SHARED_DATA/svm (default: ../shared/data beside the checkout). Takes tens of minutes.
 # TESSEL_SVM_ELIMINATION_SETS=a9a limits the elimination study to some data sets.
@@ -16,7 +16,7 @@ if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
   exit 2
 fi
 build_dir=$1
-parts=${2:-conformance,speed,elimination,distributed}
+parts=${2:-conformance,speed,elimination,distributed,types}
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 tessel="$build_dir/tools/tessel"
 if [[ ! -x "$tessel" ]]; then
