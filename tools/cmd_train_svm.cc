@@ -23,6 +23,7 @@
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
 #include "svm/batch_solver.h"
+#include "svm/cross_validation.h"
 #include "svm/dist_train.h"
 #include "svm/svm_ops.h"
 #include "svm/svm_train.h"
@@ -48,7 +49,8 @@ struct TrainSvmArgs {
   std::string network;         // predict the multi-rank time on this network ("" = no prediction)
   std::string pairs = "auto";  // how one-vs-one pairs use the ranks (svm::PairSchedule)
   bool json = false;
-  double timeout = 0;  // --timeout (set by AddTimeoutOption)
+  double timeout = 0;        // --timeout (set by AddTimeoutOption)
+  int cross_validation = 0;  // -v K: K-fold cross-validation instead of a model (0 = off)
 };
 
 double ProcessCpuSeconds() {
@@ -152,8 +154,17 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   const bool lead = comm->Rank() == 0;
   // The output is checked before anything is read: an existing model (or the training data itself) is never
   // replaced by accident.
+  TESSEL_CHECK(a.cross_validation == 0 || a.cross_validation >= 2,
+               "-v {}: cross-validation needs at least 2 folds (e.g. -v 5)", a.cross_validation);
+  TESSEL_CHECK(!a.model.empty() || a.cross_validation > 0,
+               "--model is required: the output model file (or -v K for K-fold cross-validation, which writes none)");
+  TESSEL_CHECK(a.model.empty() || a.cross_validation == 0,
+               "-v {} cross-validates and writes no model (as svm-train -v): drop --model {}", a.cross_validation,
+               a.model);
+  TESSEL_CHECK(!distributed || a.cross_validation == 0, "-v {}: cross-validation runs in one process so far",
+               a.cross_validation);
   comm::OnEveryRankOrFail(*comm, [&] {
-    if (lead) svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
+    if (lead && a.cross_validation == 0) svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
   });
   svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
@@ -186,6 +197,22 @@ void RunTrainSvm(const TrainSvmArgs& a) {
       a.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads,
       ctx.IsCuda() || a.solver == "batch" ? fmt::format("batch (q = {})", batch.working_set) : "smo",
       DeviceName(ctx.device));
+  if (a.cross_validation > 0) {
+    const svm::CrossValidationResult cv = svm::CrossValidate(data, p, a.cross_validation, solver);
+    if (a.json) {
+      nlohmann::json j{{"folds", cv.folds}, {"svm_type", svm::SvmTypeName(p.type)}};
+      if (svm::IsRegression(p.type)) {
+        j["mean_squared_error"] = cv.mean_squared_error;
+        j["squared_correlation"] = cv.squared_correlation;
+      } else {
+        j["accuracy"] = cv.accuracy;
+      }
+      std::puts(j.dump().c_str());
+    } else {
+      std::fputs(cv.Summary(p.type).c_str(), stdout);
+    }
+    return;
+  }
   svm::TrainReport report;
   svm::SvmModel model;
   nlohmann::json stats;
@@ -250,8 +277,8 @@ void RegisterTrainSvm(CLI::App& app) {
             "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert)")
       ->required()
       ->check(CLI::ExistingPath);
-  AddOption(sub, "--model", &args->model, "Output model file (LIBSVM text format; FILE.json gets the statistics)")
-      ->required();
+  AddOption(sub, "--model", &args->model,
+            "Output model file (LIBSVM text format; FILE.json gets the statistics); required unless -v");
   sub->add_flag("--force", args->force,
                 "Replace an existing --model file and its sidecar MODEL.json (regular files only; never a folder, a "
                 "device or the --data file)");
@@ -296,6 +323,11 @@ void RegisterTrainSvm(CLI::App& app) {
       ->check(CLI::Range(0.0, 1e9));
   AddTimeoutOption(sub, &args->timeout);
   sub->add_flag("--json", args->json, "Print the training statistics as JSON on stdout");
+  AddOption(sub, "-v,--cross-validation", &args->cross_validation,
+            "K-fold cross-validation as svm-train -v K (LIBSVM's folds; prints the accuracy, or the mean squared "
+            "error and squared correlation; writes no model); 0 = off",
+            {0, 1 << 30})
+      ->capture_default_str();
   SetAction(sub, [args] { RunTrainSvm(*args); });
 }
 

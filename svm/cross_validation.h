@@ -1,0 +1,45 @@
+// k-fold cross-validation as svm-train -v k computes it (LIBSVM's svm_cross_validation): the same folds (stratified
+// by class for C-SVC and nu-SVC, LIBSVM's shuffle with C's rand() as glibc gives it unseeded), each fold's model
+// trained on the other folds' rows in LIBSVM's order, and svm-train's summary lines.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "datasets/dataset.h"
+#include "svm/svm_params.h"
+#include "svm/svm_train.h"
+
+namespace tessel::svm {
+
+// glibc's rand() (the TYPE_3 additive feedback generator of random_r) from a seed: srand(seed) then rand(). LIBSVM
+// shuffles with rand() and svm-train never seeds it, so its folds are those of seed 1 on glibc systems.
+class GlibcRand {
+ public:
+  explicit GlibcRand(uint32_t seed = 1);
+  int32_t Next();  // in [0, 2^31)
+
+ private:
+  int32_t state_[31];
+  int front_ = 3;  // glibc's fptr (rand_sep)
+  int rear_ = 0;   // glibc's rptr
+};
+
+struct CrossValidationResult {
+  int folds = 0;                   // as used (at most the number of rows: leave-one-out)
+  std::vector<double> target;      // the prediction for every row by the model that did not see it
+  double accuracy = 0;             // classification and one-class: % of rows predicted right
+  double mean_squared_error = 0;   // regression
+  double squared_correlation = 0;  // regression
+  // svm-train's lines: "Cross Validation Accuracy = 83.3333%" or the two regression lines.
+  std::string Summary(SvmType type) const;
+};
+
+// Trains `folds` models (folds >= 2) on every fold's complement, several at once when there are threads for them
+// (each gets an equal share of -m), and predicts the held-out rows. `solver` as TrainSvm's. The answer does not
+// depend on the schedule.
+CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
+                                    const BinarySolver& solver = {});
+
+}  // namespace tessel::svm
