@@ -14,29 +14,6 @@
 
 namespace tessel::svm {
 
-GlibcRand::GlibcRand(uint32_t seed) {
-  // glibc's __srandom_r: state[i] = 16807 state[i - 1] mod (2^31 - 1) by Schrage's method, then 310 discarded draws.
-  int32_t word = static_cast<int32_t>(seed == 0 ? 1 : seed);
-  state_[0] = word;
-  for (int i = 1; i < 31; ++i) {
-    const int32_t hi = word / 127773;
-    const int32_t lo = word % 127773;
-    word = 16807 * lo - 2836 * hi;
-    if (word < 0) word += 2147483647;
-    state_[i] = word;
-  }
-  for (int i = 0; i < 310; ++i) (void)Next();
-}
-
-int32_t GlibcRand::Next() {
-  // glibc's __random_r: the front word gains the rear word (mod 2^32); the lowest bit is dropped.
-  const uint32_t val = static_cast<uint32_t>(state_[front_]) + static_cast<uint32_t>(state_[rear_]);
-  state_[front_] = static_cast<int32_t>(val);
-  front_ = front_ + 1 == 31 ? 0 : front_ + 1;
-  rear_ = rear_ + 1 == 31 ? 0 : rear_ + 1;
-  return static_cast<int32_t>(val >> 1);
-}
-
 std::string CrossValidationResult::Summary(SvmType type) const {
   if (IsRegression(type)) {
     return fmt::format(
@@ -46,43 +23,8 @@ std::string CrossValidationResult::Summary(SvmType type) const {
   return fmt::format("Cross Validation Accuracy = {:g}%\n", accuracy);
 }
 
-namespace {
-
-// The rows perm[0, begin) and perm[end, l) as a dataset, in that order (LIBSVM's subprob).
-datasets::SparseRowDataset Subset(const datasets::SparseRowDataset& data, std::span<const int32_t> perm, int64_t begin,
-                                  int64_t end) {
-  const auto indptr = data.indptr.Host();
-  const auto indices = data.indices.Host();
-  const auto values = data.values.Host();
-  const auto labels = data.labels.Host();
-  std::vector<int64_t> ptr{0};
-  std::vector<int32_t> idx;
-  std::vector<double> val;
-  std::vector<double> lab;
-  const auto l = static_cast<int64_t>(perm.size());
-  for (int64_t k = 0; k < l; ++k) {
-    if (k >= begin && k < end) continue;
-    const int32_t r = perm[static_cast<size_t>(k)];
-    idx.insert(idx.end(), indices.begin() + indptr[r], indices.begin() + indptr[r + 1]);
-    val.insert(val.end(), values.begin() + indptr[r], values.begin() + indptr[r + 1]);
-    ptr.push_back(static_cast<int64_t>(idx.size()));
-    lab.push_back(labels[r]);
-  }
-  datasets::SparseRowDataset sub;
-  sub.name = data.name;
-  sub.num_rows = static_cast<int64_t>(lab.size());
-  sub.num_features = data.num_features;
-  sub.indptr = Buffer<int64_t>(std::move(ptr));
-  sub.indices = Buffer<int32_t>(std::move(idx));
-  sub.values = Buffer<double>(std::move(val));
-  sub.labels = Buffer<double>(std::move(lab));
-  return sub;
-}
-
-}  // namespace
-
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
-                                    const BinarySolver& solver) {
+                                    const BinarySolver& solver, GlibcRand* shared_rand) {
   params.Validate();
   TESSEL_CHECK(folds >= 2, "-v {}: cross-validation needs at least 2 folds", folds);
   const int64_t l = data.num_rows;
@@ -93,7 +35,8 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
     folds = static_cast<int>(l);
   }
   out.folds = folds;
-  GlibcRand rand;
+  GlibcRand local;
+  GlibcRand& rand = shared_rand != nullptr ? *shared_rand : local;
   std::vector<int32_t> perm(static_cast<size_t>(l));
   std::vector<int64_t> fold_start(static_cast<size_t>(folds) + 1);
   if (IsClassification(params.type) && folds < l) {
@@ -136,10 +79,11 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
     for (int64_t i = 0; i <= folds; ++i) fold_start[i] = i * l / folds;
   }
 
-  // Folds run several at once when there are threads for them; each gets an equal share of the cache.
+  // Folds run several at once when there are threads for them; each gets an equal share of the cache. With -b 1
+  // they run in order: each fold's probability fit draws from LIBSVM's one rand() in turn.
   const auto workers =
       static_cast<int64_t>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
-  const int64_t concurrent = std::clamp<int64_t>(workers, 1, folds);
+  const int64_t concurrent = params.probability != 0 ? 1 : std::clamp<int64_t>(workers, 1, folds);
   SvmParams fold_params = params;
   fold_params.cache_mb = params.cache_mb / static_cast<double>(concurrent);
   out.target.assign(static_cast<size_t>(l), 0.0);
@@ -147,17 +91,32 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
   const auto indptr = data.indptr.Host();
   const auto indices = data.indices.Host();
   const auto values = data.values.Host();
-  parallel_for<int64_t>(0, folds, 1, [&](int64_t f) {
+  const auto run_fold = [&](int64_t f) {
     const int64_t begin = fold_start[f];
     const int64_t end = fold_start[f + 1];
-    const SvmModel model = TrainSvm(Subset(data, perm, begin, end), fold_params, nullptr, solver);
+    std::vector<int32_t> rows;
+    std::vector<double> labs;
+    for (int64_t k = 0; k < l; ++k) {
+      if (k >= begin && k < end) continue;
+      rows.push_back(perm[k]);
+      labs.push_back(labels[perm[k]]);
+    }
+    const SvmModel model = TrainSvm(SelectRows(data, rows, labs), fold_params, nullptr, solver, &rand);
+    const bool probabilities = params.probability != 0 && IsClassification(params.type);
+    std::vector<double> p;
     for (int64_t j = begin; j < end; ++j) {
       const int32_t r = perm[j];
       const auto b = static_cast<size_t>(indptr[r]);
       const auto n = static_cast<size_t>(indptr[r + 1] - indptr[r]);
-      out.target[r] = PredictRow(model, indices.subspan(b, n), values.subspan(b, n));
+      out.target[r] = probabilities ? PredictRowProbability(model, indices.subspan(b, n), values.subspan(b, n), &p)
+                                    : PredictRow(model, indices.subspan(b, n), values.subspan(b, n));
     }
-  });
+  };
+  if (concurrent == 1) {
+    for (int64_t f = 0; f < folds; ++f) run_fold(f);
+  } else {
+    parallel_for<int64_t>(0, folds, 1, run_fold);  // no fold draws from rand without -b 1
+  }
 
   // svm-train's do_cross_validation sums, in row order.
   int64_t correct = 0;

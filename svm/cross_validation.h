@@ -8,23 +8,11 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "svm/glibc_rand.h"
 #include "svm/svm_params.h"
 #include "svm/svm_train.h"
 
 namespace tessel::svm {
-
-// glibc's rand() (the TYPE_3 additive feedback generator of random_r) from a seed: srand(seed) then rand(). LIBSVM
-// shuffles with rand() and svm-train never seeds it, so its folds are those of seed 1 on glibc systems.
-class GlibcRand {
- public:
-  explicit GlibcRand(uint32_t seed = 1);
-  int32_t Next();  // in [0, 2^31)
-
- private:
-  int32_t state_[31];
-  int front_ = 3;  // glibc's fptr (rand_sep)
-  int rear_ = 0;   // glibc's rptr
-};
 
 struct CrossValidationResult {
   int folds = 0;                   // as used (at most the number of rows: leave-one-out)
@@ -39,7 +27,9 @@ struct CrossValidationResult {
 // Trains `folds` models (folds >= 2) on every fold's complement, several at once when there are threads for them
 // (each gets an equal share of -m), and predicts the held-out rows. `solver` as TrainSvm's. The answer does not
 // depend on the schedule.
+// `rand` continues a caller's generator (LIBSVM's one rand() per process; default: a fresh one, seed 1). With
+// -b 1 the folds train one after the other, since each fold's probability fit draws from it in turn.
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
-                                    const BinarySolver& solver = {});
+                                    const BinarySolver& solver = {}, GlibcRand* rand = nullptr);
 
 }  // namespace tessel::svm

@@ -38,8 +38,15 @@ void SvmModel::Validate() const {
                pairs);
   TESSEL_CHECK(prob_b.empty() || prob_b.size() == pairs, "SVM model: {} probB values for {} class pairs", prob_b.size(),
                pairs);
-  TESSEL_CHECK(prob_a.empty() == prob_b.empty(), "SVM model: probA and probB come together ({} and {} values)",
-               prob_a.size(), prob_b.size());
+  if (IsRegression(type)) {
+    TESSEL_CHECK(prob_b.empty(), "SVM model: a regression model has probA (the Laplace scale) but no probB");
+    TESSEL_CHECK(prob_a.empty() || prob_a[0] >= 0, "SVM model: the Laplace scale probA {} must not be negative",
+                 prob_a.empty() ? 0.0 : prob_a[0]);
+  } else {
+    TESSEL_CHECK(prob_a.empty() == prob_b.empty(), "SVM model: probA and probB come together ({} and {} values)",
+                 prob_a.size(), prob_b.size());
+  }
+  TESSEL_CHECK(type != SvmType::kOneClass || prob_a.empty(), "SVM model: a one_class model has no probA");
   TESSEL_CHECK(nr_sv.size() == (classes ? static_cast<size_t>(nr_class) : 0),
                "SVM model: nr_sv has {} entries for {} classes", nr_sv.size(), classes ? nr_class : 0);
   int64_t sum = 0;
@@ -357,7 +364,7 @@ SvmModel LoadSvmModel(const std::filesystem::path& path) {
     throw Error::AtLine(file.name(), nr_sv_line,
                         fmt::format("nr_sv adds up to {} but total_sv is {}{}", sv_sum, total_sv, kDamaged));
   }
-  if (m.prob_a.empty() != m.prob_b.empty())
+  if (!IsRegression(m.type) && m.prob_a.empty() != m.prob_b.empty())
     throw Error::InFile(file.name(), fmt::format("the header has {} without {}{}", m.prob_a.empty() ? "probB" : "probA",
                                                  m.prob_a.empty() ? "probA" : "probB", kDamaged));
   // svm-train always writes gamma for these kernels; without it every kernel value would use gamma 0.
@@ -472,6 +479,87 @@ double PredictRow(const SvmModel& model, std::span<const int32_t> indices, std::
   int32_t best = 0;
   for (int32_t c = 1; c < n; ++c)
     if (vote[c] > vote[best]) best = c;
+  return model.labels[best];
+}
+
+namespace {
+
+// LIBSVM's sigmoid_predict: 1 / (1 + exp(f A + B)) written to avoid cancellation.
+double SigmoidPredict(double decision_value, double a, double b) {
+  const double f = decision_value * a + b;
+  if (f >= 0) return std::exp(-f) / (1.0 + std::exp(-f));
+  return 1.0 / (1 + std::exp(f));
+}
+
+// LIBSVM's multiclass_probability (Wu, Lin, Weng 2004, method 2): p from the pairwise r[i][j] = P(i | i or j).
+void MulticlassProbability(int32_t k, const std::vector<std::vector<double>>& r, std::vector<double>* p_out) {
+  std::vector<double>& p = *p_out;
+  p.assign(static_cast<size_t>(k), 1.0 / k);
+  std::vector<std::vector<double>> q(static_cast<size_t>(k), std::vector<double>(static_cast<size_t>(k), 0.0));
+  std::vector<double> qp(static_cast<size_t>(k));
+  for (int32_t t = 0; t < k; ++t) {
+    q[t][t] = 0;
+    for (int32_t j = 0; j < t; ++j) {
+      q[t][t] += r[j][t] * r[j][t];
+      q[t][j] = q[j][t];
+    }
+    for (int32_t j = t + 1; j < k; ++j) {
+      q[t][t] += r[j][t] * r[j][t];
+      q[t][j] = -r[j][t] * r[t][j];
+    }
+  }
+  const int max_iter = std::max(100, k);
+  const double eps = 0.005 / k;
+  for (int iter = 0; iter < max_iter; ++iter) {
+    double pqp = 0;
+    for (int32_t t = 0; t < k; ++t) {
+      qp[t] = 0;
+      for (int32_t j = 0; j < k; ++j) qp[t] += q[t][j] * p[j];
+      pqp += p[t] * qp[t];
+    }
+    double max_error = 0;
+    for (int32_t t = 0; t < k; ++t) max_error = std::max(max_error, std::fabs(qp[t] - pqp));
+    if (max_error < eps) break;
+    for (int32_t t = 0; t < k; ++t) {
+      const double diff = (-qp[t] + pqp) / q[t][t];
+      p[t] += diff;
+      pqp = (pqp + diff * (diff * q[t][t] + 2 * qp[t])) / (1 + diff) / (1 + diff);
+      for (int32_t j = 0; j < k; ++j) {
+        qp[j] = (qp[j] + diff * q[t][j]) / (1 + diff);
+        p[j] /= (1 + diff);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+double PredictRowProbability(const SvmModel& model, std::span<const int32_t> indices, std::span<const double> values,
+                             std::vector<double>* probabilities) {
+  TESSEL_CHECK(IsClassification(model.type) && model.HasProbability(),
+               "the model has no probability estimates (train it with -b 1)");
+  std::vector<double> dec;
+  (void)PredictRow(model, indices, values, &dec);
+  const int32_t n = model.nr_class;
+  constexpr double kMinProb = 1e-7;
+  std::vector<std::vector<double>> pairwise(static_cast<size_t>(n), std::vector<double>(static_cast<size_t>(n), 0.0));
+  size_t k = 0;
+  for (int32_t i = 0; i < n; ++i) {
+    for (int32_t j = i + 1; j < n; ++j, ++k) {
+      pairwise[i][j] =
+          std::min(std::max(SigmoidPredict(dec[k], model.prob_a[k], model.prob_b[k]), kMinProb), 1 - kMinProb);
+      pairwise[j][i] = 1 - pairwise[i][j];
+    }
+  }
+  std::vector<double>& p = *probabilities;
+  if (n == 2) {
+    p = {pairwise[0][1], pairwise[1][0]};
+  } else {
+    MulticlassProbability(n, pairwise, &p);
+  }
+  int32_t best = 0;
+  for (int32_t c = 1; c < n; ++c)
+    if (p[c] > p[best]) best = c;
   return model.labels[best];
 }
 

@@ -23,8 +23,12 @@ struct SvmModel {
   std::vector<int32_t> labels;  // class order: first appearance in the training data (-1/+1 pairs: +1 first)
   std::vector<double> rho;      // one per pair (i, j), i < j, in LIBSVM's order
   std::vector<int32_t> nr_sv;   // support vectors per class; the SVs are grouped by class in label order
-  std::vector<double> prob_a;   // kept when a model file has them (never written by tessel)
+  // -b 1: Platt's sigmoid per pair, P(class i | decision f) = 1 / (1 + exp(A f + B)) (classification: probA and
+  // probB, one each per pair); the regressions' Laplace scale sigma (probA alone, one value).
+  std::vector<double> prob_a;
   std::vector<double> prob_b;
+
+  bool HasProbability() const { return IsRegression(type) ? prob_a.size() == 1 : !prob_a.empty() && !prob_b.empty(); }
   // Support vectors as CSR rows with 0-based feature ids.
   std::vector<int64_t> sv_indptr{0};
   std::vector<int32_t> sv_indices;
@@ -67,6 +71,13 @@ std::string SidecarPath(const std::filesystem::path& model_path);
 // decision value itself. `decision_values` (optional) receives the nr_class (nr_class - 1) / 2 values (one).
 double PredictRow(const SvmModel& model, std::span<const int32_t> indices, std::span<const double> values,
                   std::vector<double>* decision_values = nullptr);
+
+// LIBSVM's svm_predict_probability for a classification model with probA/probB: the pairs' sigmoids, clipped to
+// [1e-7, 1 - 1e-7], coupled into class probabilities (two classes: the pair's; more: Wu, Lin and Weng's method 2,
+// LIBSVM's multiclass_probability) in the model's class order, and the label of the most probable class (the
+// first on ties; it can differ from the vote's).
+double PredictRowProbability(const SvmModel& model, std::span<const int32_t> indices, std::span<const double> values,
+                             std::vector<double>* probabilities);
 
 // Predicts every row in parallel. Features the model was not trained on enter the kernel as given (svm-predict's
 // behaviour: they add to |x|^2 for RBF and meet zeros in the support vectors); PredictSvm(ctx, ...) warns.

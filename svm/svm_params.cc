@@ -36,6 +36,9 @@ void SvmParams::Validate() const {
   TESSEL_CHECK(C > 0 && std::isfinite(C), "C = {} must be positive (-c, e.g. -c 1)", C);
   if (type == SvmType::kNuSvc || type == SvmType::kOneClass || type == SvmType::kNuSvr)
     TESSEL_CHECK(nu > 0 && nu <= 1, "nu = {} must be in (0, 1] (-n, e.g. -n 0.5)", nu);
+  TESSEL_CHECK(probability == 0 || probability == 1, "-b {}: probability estimates are 0 (off) or 1 (on)", probability);
+  TESSEL_CHECK(probability == 0 || type != SvmType::kOneClass,
+               "-b 1: a one-class SVM has no probability estimates (LIBSVM 3.24 has none either); drop -b");
   if (type == SvmType::kEpsilonSvr)
     TESSEL_CHECK(p >= 0 && std::isfinite(p), "epsilon = {} must not be negative (-p, e.g. -p 0.1)", p);
   TESSEL_CHECK(kernel.gamma >= 0 && std::isfinite(kernel.gamma),

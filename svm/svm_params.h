@@ -47,6 +47,7 @@ struct SvmParams {
   double C = 1;                      // -c (C-SVC, epsilon-SVR, nu-SVR)
   double nu = 0.5;                   // -n (nu-SVC, one-class, nu-SVR)
   double p = 0.1;                    // -p: the epsilon of epsilon-SVR's loss
+  int probability = 0;               // -b 1: Platt's probabilities (classification), the Laplace scale (regression)
   double eps = 1e-3;                 // -e: stop when the maximal violation gap is below eps
   double cache_mb = 100;             // -m: kernel-row cache budget in MB (split between concurrent pairs)
   std::vector<ClassWeight> weights;  // -w
@@ -83,6 +84,11 @@ struct SvmParams {
                 "-h,--shrinking"},
       c.shrinking);
     v(ParamInfo{"max_iter", "Iteration limit per binary problem (-1 = max(10^7, 100 l))"}, c.max_iterations);
+    v(ParamInfo{"probability",
+                "1: also fit probability estimates as svm-train -b 1 (Platt's sigmoid per pair from an internal "
+                "5-fold cross-validation; the Laplace scale of the residuals for regression); 0: none",
+                "-b,--probability"},
+      c.probability);
   }
 };
 

@@ -18,6 +18,8 @@
 #include "core/parallel.h"
 #include "core/progress.h"
 #include "svm/class_rows.h"
+#include "svm/cross_validation.h"
+#include "svm/probability.h"
 
 namespace tessel::svm {
 
@@ -219,6 +221,53 @@ Prepared Prepare(const datasets::SparseRowDataset& data, const SvmParams& params
   return out;
 }
 
+// LIBSVM's svm_binary_svc_probability for one pair (its samples `sub` with labels y, shuffled by `perm`): 5-fold
+// decision values, each fold from a C-SVC (or nu-SVC) trained on the other folds with C = 1 weighted by the pair's
+// Cp and Cn, then Platt's sigmoid fitted to them.
+void PairSigmoid(const datasets::SparseRowDataset& data, std::span<const int32_t> sub, std::span<const int8_t> y,
+                 std::span<const int32_t> perm, const SvmParams& p, double cp, double cn, double* a, double* b) {
+  constexpr int kFolds = 5;
+  const auto l = static_cast<int64_t>(sub.size());
+  std::vector<double> dec(static_cast<size_t>(l), 0.0);
+  std::vector<double> labels(y.begin(), y.end());
+  const auto indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  const auto values = data.values.Host();
+  for (int64_t i = 0; i < kFolds; ++i) {
+    const int64_t begin = i * l / kFolds;
+    const int64_t end = (i + 1) * l / kFolds;
+    std::vector<int32_t> rows;
+    std::vector<double> labs;
+    for (int64_t j = 0; j < l; ++j) {
+      if (j >= begin && j < end) continue;
+      rows.push_back(sub[perm[j]]);
+      labs.push_back(y[perm[j]]);
+    }
+    const auto positives = std::count_if(labs.begin(), labs.end(), [](double v) { return v > 0; });
+    const auto negatives = static_cast<int64_t>(labs.size()) - positives;
+    if (positives == 0 || negatives == 0) {
+      const double constant = positives > 0 ? 1 : negatives > 0 ? -1 : 0;
+      for (int64_t j = begin; j < end; ++j) dec[perm[j]] = constant;
+      continue;
+    }
+    SvmParams sp = p;
+    sp.probability = 0;
+    sp.C = 1.0;
+    sp.weights = {{1, cp}, {-1, cn}};
+    sp.class_order = ClassOrder::kFirstAppearance;
+    const SvmModel model = TrainSvm(SelectRows(data, rows, labs), sp);
+    std::vector<double> d;
+    for (int64_t j = begin; j < end; ++j) {
+      const int32_t r = sub[perm[j]];
+      const auto at = static_cast<size_t>(indptr[r]);
+      const auto n = static_cast<size_t>(indptr[r + 1] - indptr[r]);
+      (void)PredictRow(model, indices.subspan(at, n), values.subspan(at, n), &d);
+      dec[perm[j]] = d[0] * model.labels[0];  // the +1 class's side, as LIBSVM
+    }
+  }
+  SigmoidTrain(dec, labels, a, b);
+}
+
 // LIBSVM's solve_nu_svc start for one pair: a = min(1, what is left of nu l / 2) per label, in sample order.
 std::vector<double> NuSvcStart(double nu, std::span<const int8_t> y) {
   const auto l = static_cast<double>(y.size());
@@ -236,7 +285,7 @@ std::vector<double> NuSvcStart(double nu, std::span<const int8_t> y) {
 }  // namespace
 
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairsSolver& solve_pairs) {
+                       const PairsSolver& solve_pairs, GlibcRand* rand) {
   const auto start_time = std::chrono::steady_clock::now();
   TESSEL_CHECK(IsClassification(params.type), "TrainOneVsOne: {} has no classes (TrainSvm trains it as one problem)",
                SvmTypeName(params.type));
@@ -302,6 +351,28 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
       task.nu = true;
     }
   }
+  // -b 1: each pair's Platt sigmoid, the pairs' shuffles drawn in pair order from LIBSVM's one rand() (it fits
+  // them before solving each pair; the solves draw nothing), the fits themselves then in parallel.
+  std::vector<double> prob_a;
+  std::vector<double> prob_b;
+  if (p.probability != 0) {
+    GlibcRand local;
+    GlibcRand& rnd = rand != nullptr ? *rand : local;
+    std::vector<std::vector<int32_t>> perms(tasks.size());
+    for (size_t t = 0; t < tasks.size(); ++t) {
+      const auto l = static_cast<int64_t>(subs[t].size());
+      perms[t].resize(static_cast<size_t>(l));
+      std::iota(perms[t].begin(), perms[t].end(), 0);
+      for (int64_t i = 0; i < l; ++i) std::swap(perms[t][i], perms[t][i + rnd.Next() % (l - i)]);
+    }
+    prob_a.resize(tasks.size());
+    prob_b.resize(tasks.size());
+    Progress progress(fmt::format("svm: fitting the probabilities of {} pair(s) (5-fold)", tasks.size()));
+    parallel_for<int64_t>(0, num_tasks, 1, [&](int64_t t) {
+      PairSigmoid(data, subs[t], ys[t], perms[t], p, weighted_c[tasks[t].first], weighted_c[tasks[t].second],
+                  &prob_a[t], &prob_b[t]);
+    });
+  }
   std::vector<SolverResult> results;
   {
     Progress progress(fmt::format("svm: solving {} binary problem(s) of {} rows", tasks.size(), data.num_rows));
@@ -354,6 +425,8 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
   m.kernel = p.kernel;
   m.nr_class = nr_class;
   m.labels = groups.labels;
+  m.prob_a = std::move(prob_a);
+  m.prob_b = std::move(prob_b);
   m.num_features = prep.num_features;
   m.num_features_known = true;
   for (const auto& r : rep.pairs) m.rho.push_back(r.result.rho);
@@ -406,7 +479,7 @@ namespace {
 // solve_nu_svr), its coefficients a (one-class) or a - a* (regression) per row, the model's support vectors the
 // rows whose coefficient is not 0, in data order.
 SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                         const BinarySolver& solver) {
+                         const BinarySolver& solver, GlibcRand* rand) {
   const auto start_time = std::chrono::steady_clock::now();
   const Prepared prep = Prepare(data, params);
   const SvmParams& p = prep.p;
@@ -448,6 +521,18 @@ SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams
       linear[k + l] = labels[k];
     }
   }
+  std::vector<double> prob_a;
+  if (p.probability != 0 && regression) {  // svm_svr_probability, before the solve as in LIBSVM
+    GlibcRand local;
+    SvmParams cv_params = p;
+    cv_params.probability = 0;
+    const CrossValidationResult cv = CrossValidate(data, cv_params, 5, solver, rand != nullptr ? rand : &local);
+    prob_a = {LaplaceScale(labels, cv.target)};
+    log::Info(
+        "svm: prob. model for test data: target value = predicted value + z, z: Laplace distribution "
+        "e^(-|z|/sigma)/(2 sigma), sigma = {:g}",
+        prob_a[0]);
+  }
   kernels::SvmKernelRows kernel(prep.rows, p.kernel);
   BinaryProblem problem{&kernel, rows, y, c, c};
   problem.p = linear;
@@ -472,6 +557,7 @@ SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams
   m.kernel = p.kernel;
   m.nr_class = 2;
   m.rho = {res.rho};
+  m.prob_a = std::move(prob_a);
   m.num_features = prep.num_features;
   m.num_features_known = true;
   const auto indptr = data.indptr.Host();
@@ -502,36 +588,65 @@ SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams
 
 }  // namespace
 
+datasets::SparseRowDataset SelectRows(const datasets::SparseRowDataset& data, std::span<const int32_t> rows,
+                                      std::span<const double> labels) {
+  TESSEL_CHECK(rows.size() == labels.size(), "SelectRows: {} rows, {} labels", rows.size(), labels.size());
+  const auto indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  const auto values = data.values.Host();
+  std::vector<int64_t> ptr{0};
+  std::vector<int32_t> idx;
+  std::vector<double> val;
+  for (const int32_t r : rows) {
+    TESSEL_CHECK(r >= 0 && r < data.num_rows, "SelectRows: row {} of {}", r, data.num_rows);
+    idx.insert(idx.end(), indices.begin() + indptr[r], indices.begin() + indptr[r + 1]);
+    val.insert(val.end(), values.begin() + indptr[r], values.begin() + indptr[r + 1]);
+    ptr.push_back(static_cast<int64_t>(idx.size()));
+  }
+  datasets::SparseRowDataset sub;
+  sub.name = data.name;
+  sub.num_rows = static_cast<int64_t>(rows.size());
+  sub.num_features = data.num_features;
+  sub.indptr = Buffer<int64_t>(std::move(ptr));
+  sub.indices = Buffer<int32_t>(std::move(idx));
+  sub.values = Buffer<double>(std::move(val));
+  sub.labels = Buffer<double>(std::vector<double>(labels.begin(), labels.end()));
+  return sub;
+}
+
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                  const BinarySolver& solver) {
-  if (!IsClassification(params.type)) return TrainOneProblem(data, params, report, solver);
-  return TrainOneVsOne(data, params, report, [&solver](std::span<const PairTask> tasks) {
-    if (tasks.empty()) return std::vector<SolverResult>{};
-    // Every pair reads the same rows with the same kernel: norms, dense and bit rows are computed once.
-    const kernels::SvmKernelRows shared(*tasks[0].rows, tasks[0].kernel);
-    // With more than two classes the pairs also share their rows' own-class halves (class_rows.h), when those
-    // fit in half the cache: the pairs' own caches then share the other half.
-    std::unique_ptr<ClassRowCache> class_rows;
-    std::vector<PairTask> with_budget(tasks.begin(), tasks.end());
-    if (tasks.size() > 1) {
-      const std::vector<std::vector<int32_t>> members = ClassMembers(tasks);
-      const int64_t bytes = ClassRowCache::Bytes(members);
-      if (2 * bytes <= tasks[0].options.cache_bytes) {
-        class_rows = std::make_unique<ClassRowCache>(tasks[0].rows->num_rows(), members);
-        for (PairTask& t : with_budget) t.options.cache_bytes -= bytes;
-      }
-    }
-    return SolvePairsConcurrently(with_budget, [&solver, &shared, &tasks, &class_rows](const PairTask& t) {
-      TESSEL_CHECK(t.rows == tasks[0].rows, "TrainSvm: the pairs read different rows");
-      kernels::SvmKernelRows kernel = shared.Share();
-      BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
-      problem.class_rows = class_rows.get();
-      problem.p = t.p;
-      problem.alpha0 = t.alpha0;
-      problem.nu = t.nu;
-      return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
-    });
-  });
+                  const BinarySolver& solver, GlibcRand* rand) {
+  if (!IsClassification(params.type)) return TrainOneProblem(data, params, report, solver, rand);
+  return TrainOneVsOne(
+      data, params, report,
+      [&solver](std::span<const PairTask> tasks) {
+        if (tasks.empty()) return std::vector<SolverResult>{};
+        // Every pair reads the same rows with the same kernel: norms, dense and bit rows are computed once.
+        const kernels::SvmKernelRows shared(*tasks[0].rows, tasks[0].kernel);
+        // With more than two classes the pairs also share their rows' own-class halves (class_rows.h), when those
+        // fit in half the cache: the pairs' own caches then share the other half.
+        std::unique_ptr<ClassRowCache> class_rows;
+        std::vector<PairTask> with_budget(tasks.begin(), tasks.end());
+        if (tasks.size() > 1) {
+          const std::vector<std::vector<int32_t>> members = ClassMembers(tasks);
+          const int64_t bytes = ClassRowCache::Bytes(members);
+          if (2 * bytes <= tasks[0].options.cache_bytes) {
+            class_rows = std::make_unique<ClassRowCache>(tasks[0].rows->num_rows(), members);
+            for (PairTask& t : with_budget) t.options.cache_bytes -= bytes;
+          }
+        }
+        return SolvePairsConcurrently(with_budget, [&solver, &shared, &tasks, &class_rows](const PairTask& t) {
+          TESSEL_CHECK(t.rows == tasks[0].rows, "TrainSvm: the pairs read different rows");
+          kernels::SvmKernelRows kernel = shared.Share();
+          BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
+          problem.class_rows = class_rows.get();
+          problem.p = t.p;
+          problem.alpha0 = t.alpha0;
+          problem.nu = t.nu;
+          return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
+        });
+      },
+      rand);
 }
 
 }  // namespace tessel::svm

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "datasets/dataset.h"
+#include "svm/glibc_rand.h"
 #include "svm/smo_solver.h"
 #include "svm/svm_model.h"
 #include "svm/svm_params.h"
@@ -45,8 +46,10 @@ using BinarySolver = std::function<SolverResult(const BinaryProblem&, const Solv
 
 // Trains a C-SVC model. Throws on invalid parameters, labels that are not integers, or a single class.
 // `solver` (default SolveBinary) solves each binary problem; one that is not thread-safe must serialise itself.
+// With -b 1 (params.probability) the probability fits draw from `rand` (LIBSVM's rand(); default: a fresh generator
+// with seed 1, as in a new svm-train process).
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr,
-                  const BinarySolver& solver = {});
+                  const BinarySolver& solver = {}, GlibcRand* rand = nullptr);
 
 // One binary problem of the one-vs-one decomposition: classes i < j (positions in TrainReport order), the data
 // rows of its samples (class i's, then class j's, each in data order), their +1/-1 labels, the weighted C of each
@@ -72,7 +75,12 @@ using PairsSolver = std::function<std::vector<SolverResult>(std::span<const Pair
 // TrainSvm's decomposition, class grouping, weights and model assembly with any way of solving the pairs (the
 // distributed trainer solves them across ranks).
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairsSolver& solve_pairs);
+                       const PairsSolver& solve_pairs, GlibcRand* rand = nullptr);
+
+// The rows `rows` of `data` (in that order, repeats allowed) with `labels` as a dataset of their own (LIBSVM's
+// subproblems of cross-validation and of -b 1's fits).
+datasets::SparseRowDataset SelectRows(const datasets::SparseRowDataset& data, std::span<const int32_t> rows,
+                                      std::span<const double> labels);
 
 // Runs solve on every task, several pairs at once when there are threads for them; each concurrent pair gets an
 // equal share of the cache budget, so -m stays the total. Results do not depend on the schedule.

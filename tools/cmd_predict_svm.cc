@@ -5,11 +5,13 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/context.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/log.h"
 #include "core/parallel.h"
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
@@ -21,6 +23,13 @@
 namespace tessel::tools {
 namespace {
 
+// C's "%g" (svm-predict's format for probability output).
+std::string CFormatG(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
 struct PredictSvmArgs {
   std::string model;
   std::string data;
@@ -30,6 +39,7 @@ struct PredictSvmArgs {
   std::string device = "cpu";
   int device_id = 0;
   bool json = false;
+  int probability = 0;  // -b 1: probability estimates (classification) as svm-predict -b 1
 };
 
 void RunPredictSvm(const PredictSvmArgs& a) {
@@ -46,7 +56,39 @@ void RunPredictSvm(const PredictSvmArgs& a) {
   ThreadLimit limit(a.threads);
   const svm::SvmModel model = svm::LoadSvmModel(a.model);
   const datasets::SparseRowDataset data = datasets::ReadSparseRows(a.data);
-  const std::vector<double> pred = svm::PredictSvm(ctx, model, data);
+  TESSEL_CHECK(a.probability == 0 || a.probability == 1, "-b {}: probability estimates are 0 (off) or 1 (on)",
+               a.probability);
+  if (a.probability != 0 && !model.HasProbability()) {
+    throw Error(
+        fmt::format("{}: the model has no probability estimates (svm-predict: \"Model does not support "
+                    "probabiliy estimates\"); train it with -b 1, or predict without -b",
+                    a.model));
+  }
+  const bool class_probabilities = a.probability != 0 && svm::IsClassification(model.type);
+  if (a.probability != 0 && svm::IsRegression(model.type)) {
+    std::printf(
+        "Prob. model for test data: target value = predicted value + z,\nz: Laplace distribution "
+        "e^(-|z|/sigma)/(2sigma),sigma=%g\n",
+        model.prob_a[0]);
+  } else if (a.probability == 0 && model.HasProbability()) {
+    log::Info("the model supports probability estimates, but they are not asked for (-b 1)");
+  }
+  std::vector<double> pred;
+  std::vector<std::vector<double>> probs;
+  if (class_probabilities) {  // svm_predict_probability per row (on the host)
+    pred.resize(static_cast<size_t>(data.num_rows));
+    probs.resize(static_cast<size_t>(data.num_rows));
+    const auto indptr = data.indptr.Host();
+    const auto indices = data.indices.Host();
+    const auto values = data.values.Host();
+    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
+      const auto b = static_cast<size_t>(indptr[r]);
+      const auto n = static_cast<size_t>(indptr[r + 1] - indptr[r]);
+      pred[r] = svm::PredictRowProbability(model, indices.subspan(b, n), values.subspan(b, n), &probs[r]);
+    });
+  } else {
+    pred = svm::PredictSvm(ctx, model, data);
+  }
   const auto labels = data.labels.Host();
   int64_t correct = 0;
   // svm-predict's regression sums, in row order: squared error, and the sums of the squared correlation.
@@ -57,6 +99,7 @@ void RunPredictSvm(const PredictSvmArgs& a) {
   double sum_tt = 0;
   double sum_pt = 0;
   fmt::memory_buffer out;
+  if (class_probabilities) fmt::format_to(std::back_inserter(out), "labels {}\n", fmt::join(model.labels, " "));
   for (int64_t r = 0; r < data.num_rows; ++r) {
     const double pv = pred[r];
     const double tv = labels[r];
@@ -67,7 +110,13 @@ void RunPredictSvm(const PredictSvmArgs& a) {
     sum_pp += pv * pv;
     sum_tt += tv * tv;
     sum_pt += pv * tv;
-    fmt::format_to(std::back_inserter(out), "{:.17g}\n", pred[r]);
+    if (class_probabilities) {  // svm-predict's "%g" label and "%g" probabilities
+      fmt::format_to(std::back_inserter(out), "{}", CFormatG(pred[r]));
+      for (const double q : probs[r]) fmt::format_to(std::back_inserter(out), " {}", CFormatG(q));
+      fmt::format_to(std::back_inserter(out), "\n");
+    } else {
+      fmt::format_to(std::back_inserter(out), "{:.17g}\n", pred[r]);
+    }
   }
   if (!a.output.empty()) WriteFileAtomic(a.output, std::string_view(out.data(), out.size()));
   const auto total = static_cast<double>(data.num_rows);
@@ -117,6 +166,11 @@ void RegisterPredictSvm(CLI::App& app) {
   AddOption(sub, "--device", &args->device, "cpu, or cuda (kernel and decision values on the GPU)")
       ->capture_default_str();
   AddOption(sub, "--device-id", &args->device_id, "CUDA device ordinal with --device cuda", {-1, 1 << 20})
+      ->capture_default_str();
+  AddOption(sub, "-b,--probability", &args->probability,
+            "1: probability estimates as svm-predict -b 1 (the model must be trained with -b 1); --output then "
+            "starts with 'labels ...' and gives the label and each class's probability per row",
+            {0, 1})
       ->capture_default_str();
   sub->add_flag("--json", args->json,
                 "Print the accuracy (regression: mean squared error and squared correlation) as JSON");

@@ -163,6 +163,9 @@ void RunTrainSvm(const TrainSvmArgs& a) {
                a.model);
   TESSEL_CHECK(!distributed || a.cross_validation == 0, "-v {}: cross-validation runs in one process so far",
                a.cross_validation);
+  TESSEL_CHECK(!distributed || a.params.probability == 0,
+               "-b 1: probability estimates are fitted in one process so "
+               "far; run without mpirun");
   comm::OnEveryRankOrFail(*comm, [&] {
     if (lead && a.cross_validation == 0) svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
   });

@@ -1,17 +1,20 @@
-// svm-train -v K reproduced: glibc's rand() (LIBSVM shuffles with it, unseeded), LIBSVM's stratified and plain folds,
-// and svm-train's summary lines, against recorded values and, when svm-train is installed, a live run; the folds'
-// predictions do not depend on the thread count.
+// svm-train -v K and -b 1 reproduced: glibc's rand() (LIBSVM shuffles with it, unseeded), LIBSVM's stratified and
+// plain folds, svm-train's summary lines, and svm-predict -b 1's probabilities, against recorded values and, when
+// LIBSVM's tools are installed, live runs; the folds' predictions do not depend on the thread count.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
+#include <string_view>
 
 #include "core/error.h"
 #include "core/parallel.h"
 #include "datasets/readers.h"
 #include "svm/cross_validation.h"
+#include "svm/svm_model.h"
 #include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
@@ -76,7 +79,79 @@ INSTANTIATE_TEST_SUITE_P(
                       CvCase{"-s 4 -t 0", 5,
                              "Cross Validation Mean squared error = 0.529783\nCross Validation Squared correlation "
                              "coefficient = 0.475315\n"},
-                      CvCase{"", 300, "Cross Validation Accuracy = 81.8519%\n"}));  // more folds than rows: LOO
+                      CvCase{"", 300, "Cross Validation Accuracy = 81.8519%\n"},    // more folds than rows: LOO
+                      CvCase{"-b 1", 5, "Cross Validation Accuracy = 83.3333%\n"},  // folds predict by probability
+                      CvCase{"-s 3 -b 1", 5,
+                             "Cross Validation Mean squared error = 0.544248\nCross Validation Squared correlation "
+                             "coefficient = 0.46728\n"}));
+
+std::string FormatG(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+// -b 1 on a classification model: probabilities in [0, 1] summing to 1 whose most probable class is the label
+// returned, and, when svm-predict is installed, its `-b 1` lines from our model file equal ours.
+TEST(SvmProbability, PredictsWhatSvmPredictPredicts) {
+  for (const char* file : {"heart_scale", "letter_300"}) {
+    const auto data = datasets::ReadLibsvm(kData / file);
+    SvmParams p;
+    p.probability = 1;
+    if (std::string_view(file) == "letter_300") {
+      p.C = 16;
+      p.kernel.gamma = 4;
+    }
+    const SvmModel model = TrainSvm(data, p);
+    ASSERT_TRUE(model.HasProbability());
+    const auto indptr = data.indptr.Host();
+    std::vector<std::string> ours;
+    std::vector<double> probs;
+    for (int64_t r = 0; r < data.num_rows; ++r) {
+      const auto b = static_cast<size_t>(indptr[r]);
+      const auto n = static_cast<size_t>(indptr[r + 1] - indptr[r]);
+      const double label =
+          PredictRowProbability(model, data.indices.Host().subspan(b, n), data.values.Host().subspan(b, n), &probs);
+      ASSERT_EQ(probs.size(), static_cast<size_t>(model.nr_class));
+      double sum = 0;
+      size_t best = 0;
+      for (size_t c = 0; c < probs.size(); ++c) {
+        EXPECT_GE(probs[c], 0);
+        EXPECT_LE(probs[c], 1);
+        sum += probs[c];
+        if (probs[c] > probs[best]) best = c;
+      }
+      EXPECT_NEAR(sum, 1, 1e-6) << file << " row " << r;
+      EXPECT_EQ(label, model.labels[best]);
+      std::string line = FormatG(label);
+      for (const double q : probs) {
+        line += ' ';
+        line += FormatG(q);
+      }
+      ours.push_back(line);
+    }
+    if (std::system("command -v svm-predict >/dev/null 2>&1") != 0) GTEST_SKIP() << "svm-predict not on PATH";
+    const fs::path dir = fs::temp_directory_path() / "tessel_svm_prob" / file;
+    fs::create_directories(dir);
+    SaveSvmModel(model, dir / "m.model");
+    std::string cmd = "svm-predict -b 1 ";
+    for (const fs::path& arg : {kData / file, dir / "m.model", dir / "out.txt"}) {
+      cmd += arg.string();
+      cmd += ' ';
+    }
+    cmd += ">/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0);
+    std::ifstream in(dir / "out.txt");
+    std::string line;
+    ASSERT_TRUE(std::getline(in, line));
+    EXPECT_EQ(line.rfind("labels ", 0), 0u) << line;
+    for (size_t r = 0; r < ours.size(); ++r) {
+      ASSERT_TRUE(std::getline(in, line)) << file << " row " << r;
+      EXPECT_EQ(line, ours[r]) << file << " row " << r;
+    }
+    fs::remove_all(dir);
+  }
+}
 
 TEST(SvmCvFolds, DoNotDependOnTheThreadCount) {
   const auto data = datasets::ReadLibsvm(kData / "heart_scale");

@@ -116,7 +116,7 @@ inline double DenseKernel(const kernels::SvmKernelParams& p, const std::vector<d
   return 0;
 }
 
-// svm-train's flags (-s -c -n -p -g -t -d -r -e -m -h -wLABEL W) into SvmParams; throws on any other flag.
+// svm-train's flags (-s -c -n -p -b -g -t -d -r -e -m -h -wLABEL W) into SvmParams; throws on any other flag.
 inline SvmParams ParseLibsvmArgs(const std::string& args) {
   SvmParams p;
   std::istringstream in(args);
@@ -130,6 +130,8 @@ inline SvmParams ParseLibsvmArgs(const std::string& args) {
       p.nu = std::stod(v);
     else if (flag == "-p")
       p.p = std::stod(v);
+    else if (flag == "-b")
+      p.probability = std::stoi(v);
     else if (flag == "-c")
       p.C = std::stod(v);
     else if (flag == "-g")
