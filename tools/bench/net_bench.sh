@@ -1,0 +1,289 @@
+#!/usr/bin/env bash
+# Training over a real, shaped network (issue 39): in a private network namespace (`ip netns`) the loopback is
+# rate-limited with tbf (`tc qdisc add dev lo root tbf rate R burst 256kb latency 50ms`) and Open MPI kept on TCP
+# over it (--mca btl tcp,self, lo only); each workload runs per link and configuration with `--network R,LATENCY`
+# so tessel's time model predicts the same run. Every link is probed first (a timed TCP transfer and a ping-pong).
+# Reports measured s/epoch (median of EPOCHS epochs; SVM: median of REPEATS trainings), predicted s, error and
+# accuracy, and rewrites the "## Over a shaped network" section of docs/benchmarks.md (DOC=0: stdout only).
+# Needs root, ip and tc (iproute2), mpirun (Open MPI) and python3; removes its namespace on every exit.
+#
+# Usage: tools/bench/net_bench.sh BUILD_DIR
+# Settings (environment):
+#   WORKLOADS="csbm:2 facebook:2 svm:2"  (GRAPH:RANKS, METIS parts = RANKS; svm = a9a, --pairs shared)
+#   LINKS="unshaped 10gbit 1gbit 100mbit"  (tbf rates; unshaped = no qdisc, predicted at the probed rate)
+#   CONFIGS="plain compressed skewed best"  (GCN; compressed = --feature-compress int8 --grad-compress topk:0.02,
+#     skewed = --skew-variance 2, best = both)   SVM_CONFIGS="smo batch"  (--solver)
+#   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (half the probed round trip; or e.g. 20us)
+#   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
+set -euo pipefail
+if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
+  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+fi
+build=$1
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+tessel=$(realpath "$build/tools/tessel" 2>/dev/null || true)
+[[ -n "$tessel" && -x "$tessel" ]] || { echo "error: $build/tools/tessel not found; build it: ninja -C $build tessel" >&2; exit 1; }
+[[ $(id -u) -eq 0 ]] || { echo "error: needs root (ip netns add, tc qdisc); run it as root or under sudo" >&2; exit 1; }
+for tool in ip tc mpirun python3; do
+  command -v "$tool" >/dev/null || { echo "error: $tool not found (ip, tc: apt-get install iproute2; mpirun: openmpi-bin)" >&2; exit 1; }
+done
+WORKLOADS=${WORKLOADS:-csbm:2 facebook:2 svm:2}
+LINKS=${LINKS:-unshaped 10gbit 1gbit 100mbit}
+CONFIGS=${CONFIGS:-plain compressed skewed best}
+SVM_CONFIGS=${SVM_CONFIGS:-smo batch}
+EPOCHS=${EPOCHS:-3}
+REPEATS=${REPEATS:-3}
+BATCH=${BATCH:-512}
+FANOUTS=${FANOUTS:-10,10}
+LATENCY=${LATENCY:-auto}
+CSBM_NODES=${CSBM_NODES:-100000}
+DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
+DOC=${DOC:-1}
+export CSBM_NODES OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+python=$(command -v python3)
+for link in $LINKS; do
+  [[ $link == unshaped || $link =~ ^[0-9]+(k|m|g)bit$ ]] || { echo "error: link '$link' is not unshaped or N{k,m,g}bit" >&2; exit 1; }
+done
+for cfg in $CONFIGS; do
+  [[ $cfg =~ ^(plain|compressed|skewed|best)$ ]] || { echo "error: configuration '$cfg' is not plain, compressed, skewed or best" >&2; exit 1; }
+done
+for cfg in $SVM_CONFIGS; do
+  [[ $cfg =~ ^(smo|batch)$ ]] || { echo "error: SVM configuration '$cfg' is not smo or batch" >&2; exit 1; }
+done
+
+ns="tessel_net_$$"
+work=$(mktemp -d "${TMPDIR:-/tmp}/tessel_net_bench.XXXXXX")
+cleanup() {
+  ip netns del "$ns" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+ip netns add "$ns" || { echo "error: ip netns add $ns failed (no network namespaces here?)" >&2; exit 1; }
+ip -n "$ns" link set lo up
+results="$work/results.jsonl"
+: >"$results"
+# shellcheck source=tools/bench/lib.sh
+source "$repo/tools/bench/lib.sh"
+
+# in_ns CMD...: CMD inside the namespace (the environment is kept: ip netns exec runs it directly)
+in_ns() { ip netns exec "$ns" "$@"; }
+mpi_in_ns() {
+  local np=$1
+  shift
+  in_ns mpirun -np "$np" --oversubscribe --mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo "$@"
+}
+
+# shape LINK: the loopback's root qdisc (none for unshaped)
+shape() {
+  tc -n "$ns" qdisc del dev lo root 2>/dev/null || true
+  [[ $1 == unshaped ]] || tc -n "$ns" qdisc add dev lo root tbf rate "$1" burst 256kb latency 50ms \
+    || { echo "error: tc qdisc add dev lo root tbf rate $1 failed (sch_tbf missing?)" >&2; exit 1; }
+}
+
+# probe BYTES -> "Mbit/s rtt_us": one TCP stream of BYTES through the namespace's loopback, then a 1-byte ping-pong
+# (TCP_NODELAY, median of 2000 round trips; Python's own overhead included)
+probe() {
+  in_ns "$python" - "$1" <<'PY'
+import socket, statistics, sys, threading, time
+n = int(sys.argv[1])
+srv = socket.socket(); srv.bind(("127.0.0.1", 0)); srv.listen(2); port = srv.getsockname()[1]
+def sink():
+    c, _ = srv.accept(); got = 0
+    while got < n:
+        b = c.recv(1 << 20)
+        if not b: break
+        got += len(b)
+    c.sendall(b"k"); c.close()
+t = threading.Thread(target=sink); t.start()
+s = socket.create_connection(("127.0.0.1", port)); buf = b"x" * (1 << 20); sent = 0; t0 = time.perf_counter()
+while sent < n:
+    k = min(len(buf), n - sent); s.sendall(buf[:k]); sent += k
+s.recv(1); dt = time.perf_counter() - t0; t.join(); s.close()
+def echo(c):
+    c.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    while (b := c.recv(16)):
+        c.sendall(b)
+s = socket.create_connection(("127.0.0.1", port)); c, _ = srv.accept()
+threading.Thread(target=echo, args=(c,), daemon=True).start()
+s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1); rtt = []
+for _ in range(2000):
+    t0 = time.perf_counter(); s.sendall(b"p"); s.recv(16); rtt.append(time.perf_counter() - t0)
+print(f"{n * 8 / dt / 1e6:.1f} {statistics.median(rtt) * 1e6:.1f}")
+PY
+}
+
+# nominal_mbit LINK -> the tbf rate in Mbit/s
+nominal_mbit() {
+  local v=${1%bit}
+  case $v in
+    *k) awk -v x="${v%k}" 'BEGIN { print x / 1000 }' ;;
+    *m) echo "${v%m}" ;;
+    *g) echo $((${v%g} * 1000)) ;;
+  esac
+}
+
+# record KEY=VALUE... METRICS_OR_JSON_FILE: one JSON line of $results
+record() {
+  "$python" - "$results" "$@" <<'PY'
+import json, sys
+out, *kv = sys.argv[1:]
+rec = dict(a.split("=", 1) for a in kv[:-1])
+rec["lines"] = [json.loads(l) for l in open(kv[-1]) if l.strip()]
+with open(out, "a") as f:
+    f.write(json.dumps(rec) + "\n")
+PY
+}
+
+declare -A gcn_flags=([plain]="" [compressed]="--feature-compress int8 --grad-compress topk:0.02"
+  [skewed]="--skew-variance 2" [best]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02")
+for wl in $WORKLOADS; do
+  [[ $wl =~ ^(csbm|facebook|svm):[0-9]+$ ]] || { echo "error: workload '$wl' is not csbm:N, facebook:N or svm:N" >&2; exit 1; }
+  graph=${wl%%:*}
+  ranks=${wl#*:}
+  if [[ $graph == svm ]]; then
+    train="$DATA/svm/a9a/a9a"
+    [[ -f "$train" && -f "$train.t" ]] || { echo "error: no a9a at $DATA/svm/a9a" >&2; exit 1; }
+  else
+    data=$(bench_dataset "$graph")
+    parts="$work/$graph-metis$ranks"
+    [[ -d "$parts" ]] || "$tessel" --log-level warn partition "$data" -k "$ranks" --method metis --seed 1 -o "$parts" >/dev/null
+  fi
+  for link in $LINKS; do
+    shape "$link"
+    if [[ $link == unshaped ]]; then probe_bytes=1000000000; else probe_bytes=$(($(nominal_mbit "$link") * 125000 / 2)); fi
+    read -r mbit rtt <<<"$(probe "$probe_bytes")"
+    echo "== $wl over $link: probed $mbit Mbit/s, round trip $rtt us" >&2
+    if [[ $link == unshaped ]]; then bw="$(printf '%.0f' "$mbit")Mbit"; else bw="$(nominal_mbit "$link")Mbit"; fi
+    if [[ $LATENCY == auto ]]; then lat="$(awk -v r="$rtt" 'BEGIN { printf "%.0f", r / 2 }')us"; else lat=$LATENCY; fi
+    net="$bw,$lat"
+    if [[ $graph == svm ]]; then
+      for cfg in $SVM_CONFIGS; do
+        for rep in $(seq 1 "$REPEATS"); do
+          echo "   svm a9a K=$ranks --solver $cfg, run $rep, --network $net" >&2
+          out="$work/svm.json"
+          mpi_in_ns "$ranks" "$tessel" --log-level warn train svm --data "$train" -c 1 -g 0.05 --threads 1 --pairs shared \
+            --solver "$cfg" --network "$net" --json --force --model "$work/a9a.model" >"$out"
+          "$tessel" --log-level warn predict svm --json --model "$work/a9a.model" --data "$train.t" \
+            --output "$work/a9a.pred" --force | tail -n 1 >>"$out"
+          record workload="$wl" link="$link" config="$cfg" network="$net" probed_mbit="$mbit" rtt_us="$rtt" \
+            rep="$rep" "$out"
+        done
+      done
+    else
+      for cfg in $CONFIGS; do
+        echo "   $graph $ranks parts, $cfg, --network $net" >&2
+        metrics="$work/metrics.jsonl"
+        rm -f "$metrics"
+        # shellcheck disable=SC2086  # the configuration's flags are words
+        mpi_in_ns "$ranks" "$tessel" --log-level warn train gcn --partitions "$parts" --epochs "$EPOCHS" \
+          --batch-size "$BATCH" --fanouts "$FANOUTS" --threads 1 --seed 0 ${gcn_flags[$cfg]} --network "$net" \
+          --metrics "$metrics" >/dev/null
+        record workload="$wl" link="$link" config="$cfg" network="$net" probed_mbit="$mbit" rtt_us="$rtt" "$metrics"
+      done
+    fi
+  done
+done
+shape unshaped
+
+tables=$("$python" - "$results" <<'PY'
+import json, statistics, sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+med = statistics.median
+def link_label(r):
+    bw, lat = r["network"].split(",")
+    name = "unshaped" if r["link"] == "unshaped" else r["link"].replace("gbit", " Gbit/s").replace("mbit", " Mbit/s").replace("kbit", " kbit/s")
+    return f"{name} (probed {float(r['probed_mbit']):.0f} Mbit/s, RTT {float(r['rtt_us']):.0f} µs)"
+out = []
+for wl in dict.fromkeys(r["workload"] for r in recs):
+    graph, ranks = wl.split(":")
+    rows = [r for r in recs if r["workload"] == wl]
+    links = list(dict.fromkeys(r["link"] for r in rows))
+    configs = list(dict.fromkeys(r["config"] for r in rows))
+    if graph == "svm":
+        out += [f"### SVM on a9a, K = {ranks} (`--pairs shared`, -c 1 -g 0.05)", "",
+                "| link | solver | measured training s | predicted s | error | comm s | bytes/iteration per rank | test accuracy % | `--network` |",
+                "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+        for link in links:
+            for cfg in configs:
+                rs = [r for r in rows if r["link"] == link and r["config"] == cfg]
+                if not rs: continue
+                tr = [r["lines"][0] for r in rs]
+                m = med(t["seconds"] for t in tr)
+                p = med(t["distributed"]["predicted_seconds"] for t in tr)
+                comm = med(t["distributed"]["comm_seconds"] for t in tr)
+                bpi = med(t["distributed"]["bytes_per_iteration"] for t in tr)
+                acc = rs[0]["lines"][1]["accuracy"]  # predict svm reports percent
+                out.append(f"| {link_label(rs[0])} | {cfg} | {m:.2f} | {p:.2f} | {100 * (p - m) / m:+.0f}% | {comm:.2f} | "
+                           f"{bpi:.0f} | {acc:.2f} | {rs[0]['network']} |")
+        out.append("")
+        continue
+    title = {"csbm": "CSBM, 100k nodes", "facebook": "Facebook page-page"}.get(graph, graph)
+    out += [f"### {title}, {ranks} METIS parts ({ranks} ranks × 1 thread)", "",
+            "| link | configuration | measured s/epoch | predicted s/epoch | error | vs plain | MB/epoch (eval MB) | comm s/epoch | test accuracy % | `--network` |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for link in links:
+        plain = None
+        for cfg in configs:
+            r = next((r for r in rows if r["link"] == link and r["config"] == cfg), None)
+            if r is None: continue
+            ep = [l for l in r["lines"] if "epoch" in l and "final" not in l]
+            fin = next(l["final"] for l in r["lines"] if "final" in l)
+            m = med(l["epoch_seconds"] for l in ep)
+            p = med(l["predicted_epoch_seconds"] for l in ep)
+            if cfg == "plain": plain = m
+            mb = med(l["total_bytes"] for l in ep) / 1e6
+            ev = med(l["eval_bytes"] for l in ep) / 1e6
+            comm = med(l["comm_seconds"] for l in ep)
+            vs = f"{plain / m:.2f}×" if plain else "–"
+            out.append(f"| {link_label(r)} | {cfg} | {m:.2f} | {p:.2f} | {100 * (p - m) / m:+.0f}% | {vs} | {mb:.2f} ({ev:.2f}) | "
+                       f"{comm:.2f} | {100 * fin['test']['accuracy']:.2f} | {r['network']} |")
+    out.append("")
+print("\n".join(out))
+PY
+)
+
+cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
+commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
+dirty=""
+if [[ -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]]; then dirty=" plus uncommitted changes"; fi
+env_line="WORKLOADS=\"$WORKLOADS\" LINKS=\"$LINKS\" CONFIGS=\"$CONFIGS\" SVM_CONFIGS=\"$SVM_CONFIGS\" EPOCHS=$EPOCHS REPEATS=$REPEATS"
+doc="$repo/docs/benchmarks.md"
+notes=""
+[[ -f "$doc" ]] && notes=$(awk '/^<!-- net_bench notes -->$/ { keep = 1 } keep { print } /^<!-- end net_bench notes -->$/ { keep = 0 }' "$doc")
+section="$work/section.md"
+cat >"$section" <<SECTION
+## Over a shaped network
+
+Every multi-rank figure above ran over shared memory on one machine. Here a real link is made on one machine
+(\`tools/bench/net_bench.sh\`): a private network namespace whose loopback is rate-limited with tbf (\`tc qdisc add
+dev lo root tbf rate R burst 256kb latency 50ms\`; netem, which would add delay, is not available), and Open MPI on
+TCP over it (\`--mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo\`). Each link is probed
+before its runs: one TCP stream of a known size (probed Mbit/s) and a 1-byte ping-pong (median round trip, Python's
+overhead included). Every run also passes \`--network BANDWIDTH,LATENCY\` (the tbf rate, or the probed rate
+unshaped; LATENCY=${LATENCY}: auto = half the probed round trip), so tessel's time model
+([comm.md](comm.md#time-model)) predicts the run it is in: *measured* is the median \`epoch_seconds\` (training +
+evaluation, maximum over ranks) of $EPOCHS epochs, *predicted* the median \`predicted_epoch_seconds\`, *error* =
+(predicted − measured) / measured. GCN: batch $BATCH, fanouts $FANOUTS, seed 0, default cache and \`--eval full\`
+(every epoch); compressed = \`--feature-compress int8 --grad-compress topk:0.02\`, skewed = \`--skew-variance 2\`,
+best = both. *MB/epoch*: all bytes the ranks sent (\`total_bytes\`), of which the evaluation's exchange in
+parentheses. SVM: median of $REPEATS trainings (\`seconds\`, predicted \`distributed.predicted_seconds\`), accuracy
+by \`tessel predict svm\` on a9a.t. One tbf qdisc shapes both directions of the loopback together: two opposite
+streams share the rate (measured by hand: 12.5 MB each way at 100mbit take 2.02 s, 99 Mbit/s in all), where the
+model counts a full-duplex link per rank.
+
+- Machine: $(nproc) CPUs (\`nproc\`), ${cpu_model}; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end (other jobs share the cores).
+- Commit: $commit$dirty, $(date -u +%Y-%m-%d); Open MPI $(mpirun --version 2>/dev/null | head -n 1 | awk '{ print $NF }'), $(uname -r).
+- Command: \`$env_line tools/bench/net_bench.sh $build\` (as root).
+
+$tables
+${notes:+$notes
+}
+SECTION
+if [[ $DOC == 1 ]]; then
+  replace_doc_section "$doc" "## Over a shaped network" "$section"
+  echo "updated the '## Over a shaped network' section of $doc" >&2
+fi
+[[ -n "${JSONL:-}" ]] && cp "$results" "$JSONL"
+cat "$section"
