@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,9 +50,33 @@ struct TrainSvmArgs {
   std::string network;         // predict the multi-rank time on this network ("" = no prediction)
   std::string pairs = "auto";  // how one-vs-one pairs use the ranks (svm::PairSchedule)
   bool json = false;
-  double timeout = 0;        // --timeout (set by AddTimeoutOption)
-  int cross_validation = 0;  // -v K: K-fold cross-validation instead of a model (0 = off)
+  double timeout = 0;              // --timeout (set by AddTimeoutOption)
+  int cross_validation = 0;        // -v K: K-fold cross-validation instead of a model (0 = off)
+  bool quiet = false;              // -q: warnings and errors only (svm-train -q)
+  std::vector<std::string> files;  // svm-train's positional form: TRAINING_FILE [MODEL_FILE]
 };
+
+// svm-train's positional form (`train svm [options] TRAINING_FILE [MODEL_FILE]`) into --data and --model: the model
+// defaults to the training file's name + ".model" in the working folder, as svm-train names it (none with -v).
+TrainSvmArgs ResolveFiles(TrainSvmArgs a) {
+  if (a.files.empty()) {
+    TESSEL_CHECK(!a.data.empty(),
+                 "--data is required: the training data (or svm-train's form: train svm [options] "
+                 "TRAINING_FILE [MODEL_FILE])");
+    return a;
+  }
+  TESSEL_CHECK(a.data.empty(), "the training data is given twice: --data {} and {}; give one", a.data, a.files[0]);
+  TESSEL_CHECK(a.files.size() == 1 || a.model.empty(), "the model file is given twice: --model {} and {}; give one",
+               a.model, a.files[1]);
+  a.data = a.files[0];
+  TESSEL_CHECK(std::filesystem::exists(a.data), "{}: no such training file or folder", a.data);
+  if (a.files.size() > 1) {
+    a.model = a.files[1];
+  } else if (a.model.empty() && a.cross_validation == 0) {
+    a.model = std::filesystem::path(a.data).filename().string() + ".model";
+  }
+  return a;
+}
 
 double ProcessCpuSeconds() {
   rusage u{};
@@ -143,7 +168,9 @@ comm::Settings RankSettings(const TrainSvmArgs& a) {
   return s;
 }
 
-void RunTrainSvm(const TrainSvmArgs& a) {
+void RunTrainSvm(const TrainSvmArgs& given) {
+  const TrainSvmArgs a = ResolveFiles(given);
+  if (a.quiet) log::SetLevel(log::Level::kWarn);
   TESSEL_CHECK(a.threads >= 0, "--threads {} must be 0 (all cores) or positive", a.threads);
   CheckTimeout(a.timeout);
   // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job
@@ -258,7 +285,7 @@ void RunTrainSvm(const TrainSvmArgs& a) {
   if (a.json) {
     std::fputs(stats.dump().c_str(), stdout);
     std::fputc('\n', stdout);
-  } else {
+  } else if (!a.quiet) {  // svm-train -q prints none of these
     for (const auto& pr : report.pairs)
       std::printf("obj = %f, rho = %f\nnSV = %d, nBSV = %d\n", pr.result.obj, pr.result.rho, pr.result.nr_sv,
                   pr.result.nr_bsv);
@@ -277,9 +304,14 @@ void RegisterTrainSvm(CLI::App& app) {
       "elimination) on LIBSVM text data");
   sub->set_help_flag("--help", "Print this help message and exit");  // -h is svm-train's shrinking flag
   AddOption(sub, "--data", &args->data,
-            "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert)")
-      ->required()
+            "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert); required "
+            "unless given as svm-train's TRAINING_FILE")
       ->check(CLI::ExistingPath);
+  sub->add_option("files", args->files,
+                  "svm-train's form: TRAINING_FILE [MODEL_FILE] instead of --data and --model (MODEL_FILE defaults "
+                  "to TRAINING_FILE's name + .model in the working folder)")
+      ->expected(0, 2);
+  sub->add_flag("-q,--quiet", args->quiet, "Quiet: warnings and errors only (svm-train -q)");
   AddOption(sub, "--model", &args->model,
             "Output model file (LIBSVM text format; FILE.json gets the statistics); required unless -v");
   sub->add_flag("--force", args->force,
@@ -290,7 +322,7 @@ void RegisterTrainSvm(CLI::App& app) {
                   "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)")
       ->expected(0, 2)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
-      ->allow_extra_args(true);
+      ->allow_extra_args(false);
   AddOption(sub, "--threads", &args->threads, "Worker threads (0 = all cores)", {0, kMaxThreads})
       ->capture_default_str();
   AddOption(sub, "--device", &args->device,

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -81,6 +82,43 @@ TEST_F(SvmCliTest, TrainsWithSvmTrainFlagsAndPredicts) {
   EXPECT_NE(status, 0);
   Tessel(predict + " --force --output " + (dir_ / "pred.txt").string(), &status);
   EXPECT_EQ(status, 0);
+}
+
+// svm-train's own command line: positional TRAINING_FILE [MODEL_FILE] (the model named after the training file in
+// the working folder when left out), -s/-n/-p/-b/-v/-q; what is given twice or makes no sense together is refused.
+TEST_F(SvmCliTest, TakesSvmTrainsCommandLine) {
+  const std::string hs = (kData / "heart_scale").string();
+  int status = 0;
+  std::string out = Tessel("train svm -q -s 3 -p 0.25 " + hs + " " + (dir_ / "r.model").string(), &status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_EQ(out, "");  // -q: nothing on stdout, as svm-train -q
+  EXPECT_EQ(LoadSvmModel(dir_ / "r.model").type, SvmType::kEpsilonSvr);
+  const std::string in_dir = "cd " + dir_.string() + " && " + std::string(TESSEL_BINARY) + " --log-level warn ";
+  EXPECT_EQ(std::system((in_dir + "train svm -q -s nu_svc -b 1 " + hs + " > /dev/null").c_str()), 0);
+  const SvmModel nu = LoadSvmModel(dir_ / "heart_scale.model");  // svm-train's default model name
+  EXPECT_EQ(nu.type, SvmType::kNuSvc);
+  EXPECT_TRUE(nu.HasProbability());
+  out = Tessel("train svm -v 5 " + hs, &status);
+  ASSERT_EQ(status, 0) << out;
+  EXPECT_NE(out.find("Cross Validation Accuracy = 82.963%"), std::string::npos) << out;
+  out = Tessel("predict svm -b 1 --model " + (dir_ / "heart_scale.model").string() + " --data " + hs + " --output " +
+                   (dir_ / "p.txt").string(),
+               &status);
+  ASSERT_EQ(status, 0) << out;
+  std::ifstream pred(dir_ / "p.txt");
+  std::string first;
+  std::getline(pred, first);
+  EXPECT_EQ(first, "labels 1 -1");
+  EXPECT_NE(Fails("train svm --data " + hs + " " + hs).find("given twice"), std::string::npos);
+  EXPECT_NE(Fails("train svm -v 5 --data " + hs + " --model " + (dir_ / "x.model").string()).find("writes no model"),
+            std::string::npos);
+  EXPECT_NE(Fails("train svm -v 1 " + hs).find("at least 2 folds"), std::string::npos);
+  EXPECT_NE(Fails("train svm -s 2 -b 1 " + hs + " " + (dir_ / "y.model").string()).find("one-class"),
+            std::string::npos);
+  EXPECT_NE(Fails("predict svm -b 1 --model " + (dir_ / "r.model").string() + " --data " + hs).find("no probability"),
+            std::string::npos);
+  EXPECT_NE(Fails("train svm -s 1 --solver batch " + hs + " " + (dir_ / "z.model").string()).find("SMO solver"),
+            std::string::npos);
 }
 
 TEST_F(SvmCliTest, BadInputGivesClearErrors) {
