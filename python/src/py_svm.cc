@@ -1,6 +1,7 @@
-// C-SVC in Python (the engine of tessel.SVC): training on CSR arrays with SvmParams (LIBSVM's parameters, passed
-// as JSON by tessel/svm.py), the model as a dict of numpy arrays (so estimators pickle without C++ state), decision
-// values and votes for new rows, and LIBSVM model files both ways.
+// LIBSVM's formulations in Python (the engine of tessel.SVC, NuSVC, SVR, NuSVR and OneClassSVM): training on CSR
+// arrays with SvmParams (LIBSVM's parameters, the formulation included, passed as JSON by tessel/svm.py), the model
+// as a dict of numpy arrays (so estimators pickle without C++ state), decision values and predictions (votes, the
+// one-class sign or the regression value) for new rows, and LIBSVM model files both ways.
 #include <cstring>
 #include <limits>
 #include <string>
@@ -79,6 +80,7 @@ T ToScalar(const py::handle& h, const char* key) {
 
 py::dict ModelToDict(const svm::SvmModel& m) {
   py::dict d;
+  d["svm_type"] = std::string(svm::SvmTypeName(m.type));
   d["kernel"] = std::string(EnumName(m.kernel.type));
   d["degree"] = m.kernel.degree;
   d["gamma"] = m.kernel.gamma;
@@ -101,12 +103,16 @@ svm::SvmModel ModelFromDict(const py::dict& d) {
   for (const char* key : {"kernel", "degree", "gamma", "coef0", "labels", "rho", "nr_sv", "sv_indptr", "sv_indices",
                           "sv_values", "sv_coef", "num_features"})
     TESSEL_CHECK(d.contains(key), "SVM model: '{}' is missing", key);
+  // A dict without svm_type is a C-SVC's (pickled before the other formulations existed).
+  if (d.contains("svm_type"))
+    m.type = ParseEnum<svm::SvmType>(ToScalar<std::string>(d["svm_type"], "svm_type"), "svm_type");
   m.kernel.type = ParseEnum<kernels::SvmKernelType>(ToScalar<std::string>(d["kernel"], "kernel"), "kernel");
   m.kernel.degree = ToScalar<int>(d["degree"], "degree");
   m.kernel.gamma = ToScalar<double>(d["gamma"], "gamma");
   m.kernel.coef0 = ToScalar<double>(d["coef0"], "coef0");
   m.labels = ToVector<int32_t>(d["labels"], "labels");
-  m.nr_class = static_cast<int32_t>(m.labels.size());
+  // One-class and the regressions have no labels and LIBSVM's nr_class 2 (one coefficient row, one rho).
+  m.nr_class = svm::IsClassification(m.type) ? static_cast<int32_t>(m.labels.size()) : 2;
   m.rho = ToVector<double>(d["rho"], "rho");
   m.nr_sv = ToVector<int32_t>(d["nr_sv"], "nr_sv");
   m.sv_indptr = ToVector<int64_t>(d["sv_indptr"], "sv_indptr");
@@ -171,7 +177,8 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
   return py::make_tuple(ModelToDict(model), report.ToJson());
 }
 
-// Decision values [rows x pairs] (LIBSVM's order) and the voted labels of CSR rows.
+// Decision values [rows x pairs] (LIBSVM's order; one column for one-class and the regressions) and LIBSVM's
+// prediction of CSR rows: the voted class, the one-class sign (+1/-1) or the regression value.
 py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& indices, const F64& values,
                    int64_t num_features, int threads) {
   TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);

@@ -6,6 +6,7 @@
     print(result["test"]["accuracy"])
 
     clf = tessel.SVC(C=1.0, gamma="scale").fit(X, y)  # a scikit-learn estimator (LIBSVM's C-SVC)
+    reg = tessel.SVR(C=1.0, epsilon=0.1).fit(X, t)    # also NuSVC, NuSVR and OneClassSVM
 
 Errors of the engine are raised as :class:`tessel.Error` (a ValueError) with the engine's message.
 """
@@ -26,19 +27,23 @@ get_log_level = _tessel.get_log_level
 _tessel.set_log_level("warn")
 
 
+# The SVM estimators (tessel/svm.py), loaded on first use.
+_SVM_ESTIMATORS = ("SVC", "NuSVC", "SVR", "NuSVR", "OneClassSVM")
+
+
 def __getattr__(name):
-    # tessel.SVC imports scikit-learn on first use only, so the graph API works without it.
-    if name == "SVC":
-        from .svm import SVC
-        return SVC
+    # The SVM estimators import scikit-learn on first use only, so the graph API works without it.
+    if name in _SVM_ESTIMATORS:
+        from . import svm
+        return getattr(svm, name)
     raise AttributeError(f"module 'tessel' has no attribute {name!r}")
 
 
 def __dir__():
-    # SVC is loaded on first use (__getattr__) but belongs in dir(tessel) and tab completion like the rest.
-    return sorted(set(globals()) | {"SVC"})
+    # The estimators are loaded on first use (__getattr__) but belong in dir(tessel) and tab completion.
+    return sorted(set(globals()) | set(_SVM_ESTIMATORS))
 
 
-__all__ = ["Error", "NodeData", "RowData", "SVC", "GCN_PARAMS", "from_pyg", "load", "node_dataset", "partition",
-           "predict_gcn", "rows_dataset", "stats", "to_pyg", "train_gcn", "set_log_level", "get_log_level",
-           "__version__"]
+__all__ = ["Error", "NodeData", "RowData", *_SVM_ESTIMATORS, "GCN_PARAMS", "from_pyg", "load", "node_dataset",
+           "partition", "predict_gcn", "rows_dataset", "stats", "to_pyg", "train_gcn", "set_log_level",
+           "get_log_level", "__version__"]

@@ -1,14 +1,18 @@
-"""tessel.SVC: a scikit-learn estimator over tessel's C-SVC (LIBSVM's SMO with sample elimination).
+"""tessel's SVM estimators: SVC, NuSVC, SVR, NuSVR and OneClassSVM, scikit-learn estimators over tessel's LIBSVM
+solvers (LIBSVM's SMO with sample elimination; svm-train -s 0 to 4).
 
-It follows ``sklearn.svm.SVC``: the same parameter names and defaults (``gamma="scale"``, ``cache_size=200``), the
-same class order (ascending labels, as scikit-learn's LIBSVM fork), so ``support_``, ``dual_coef_``,
-``intercept_`` and ``n_support_`` equal scikit-learn's, and the same decision-function conventions (binary sign,
-one-vs-rest shape). ``shrinking`` also takes tessel's sample-elimination policies, ``device="cuda"`` trains on a GPU,
-and ``save``/``load`` read and write LIBSVM model files (svm-predict reads ours, we read svm-train's).
+Each follows its ``sklearn.svm`` namesake: the same parameter names and defaults (``gamma="scale"``,
+``cache_size=200``), the same class order for the classifiers (ascending labels, as scikit-learn's LIBSVM fork), so
+``support_``, ``dual_coef_``, ``intercept_`` and ``n_support_`` equal scikit-learn's, and the same decision-function
+conventions (binary sign, one-vs-rest shape, OneClassSVM's ``offset_``). ``shrinking`` also takes tessel's
+sample-elimination policies, ``device="cuda"`` trains C-SVC on a GPU, and ``save``/``load`` read and write LIBSVM
+model files of every formulation (svm-predict reads ours, we read svm-train's). The shared code is _BaseLibSVM
+(and _BaseSVC, _BaseSVR), as scikit-learn's BaseLibSVM.
 """
 
 import json
 import numbers
+import warnings
 
 import numpy as np
 
@@ -18,12 +22,13 @@ from ._checks import sparse_input
 from .data import _path, csr_arrays
 
 try:
-    from sklearn.base import BaseEstimator, ClassifierMixin
+    from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
+    from sklearn.exceptions import ConvergenceWarning
     from sklearn.utils.class_weight import compute_class_weight
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted
-except ImportError as e:  # pragma: no cover - the package declares scikit-learn as a dependency of SVC only
-    raise ImportError("tessel.SVC needs scikit-learn (Debian: python3-sklearn; pip: scikit-learn)") from e
+except ImportError as e:  # pragma: no cover - scikit-learn is a dependency of the SVM estimators only
+    raise ImportError("tessel's SVM estimators need scikit-learn (Debian: python3-sklearn; pip: scikit-learn)") from e
 
 _KERNELS = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
 _SHRINKING = ("off", "eager", "periodic", "lazy")
@@ -100,23 +105,23 @@ def _sorted_model(m):
     return out, labels[order]
 
 
-class SVC(ClassifierMixin, BaseEstimator):
-    """C-Support Vector Classification by tessel's engine, a drop-in for ``sklearn.svm.SVC``.
+# The engine's formulation of each estimator (SvmParams::type, svm-train -s) and the class that loads its files.
+_CLASS_OF_TYPE = {"c_svc": "SVC", "nu_svc": "NuSVC", "one_class": "OneClassSVM", "epsilon_svr": "SVR",
+                  "nu_svr": "NuSVR"}
 
-    Parameters (scikit-learn's names and defaults, LIBSVM's meanings):
-      C (1.0), kernel ("rbf"; "linear", "poly", "sigmoid"), degree (3), gamma ("scale", "auto" or a float > 0),
-      coef0 (0.0), shrinking (True = LIBSVM's periodic elimination, False = off, or one of "off", "eager",
-      "periodic", "lazy"), tol (1e-3), cache_size (200, MB), class_weight (None, a dict or "balanced"),
-      max_iter (-1: LIBSVM's limit max(10^7, 100 l)), decision_function_shape ("ovr" or "ovo"), break_ties (False),
-      probability (False; True is not supported).
-    tessel's own: device ("cpu" or "cuda"), solver ("smo" or "batch"), working_set (0 = default), threads
-      (0 = all cores).
-    """
 
-    def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True, tol=1e-3,
-                 cache_size=200, class_weight=None, max_iter=-1, decision_function_shape="ovr", break_ties=False,
-                 probability=False, device="cpu", solver="smo", working_set=0, threads=0):
-        self.C = C
+class _BaseLibSVM(BaseEstimator):
+    """What tessel's five LIBSVM estimators share (scikit-learn's BaseLibSVM): parameter checks, training through
+    the engine, the fitted attributes, decision values, and LIBSVM model files both ways. A subclass names its
+    formulation (``_svm_type``) and the parameters it adds to the kernel's (``_formulation``: "C", "nu",
+    "epsilon")."""
+
+    _svm_type = "c_svc"
+    _formulation = ("C",)
+    _classifier = False  # classes_, one-vs-one pairs, the binary sign flip
+
+    def __init__(self, *, kernel, degree, gamma, coef0, shrinking, tol, cache_size, max_iter, device, solver,
+                 working_set, threads):
         self.kernel = kernel
         self.degree = degree
         self.gamma = gamma
@@ -124,11 +129,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         self.shrinking = shrinking
         self.tol = tol
         self.cache_size = cache_size
-        self.class_weight = class_weight
         self.max_iter = max_iter
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.probability = probability
         self.device = device
         self.solver = solver
         self.working_set = working_set
@@ -136,11 +137,13 @@ class SVC(ClassifierMixin, BaseEstimator):
 
     # ---- parameters -------------------------------------------------------------------------------------------
     def _engine_params(self, X):
-        def number(name, value, lo=None, lo_open=True):
+        def number(name, value, lo=None, lo_open=True, hi=None):
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
                 raise ValueError(f"{name}={value!r}: a finite number is needed")
             if lo is not None and (value <= lo if lo_open else value < lo):
                 raise ValueError(f"{name}={value!r}: must be {'>' if lo_open else '>='} {lo}")
+            if hi is not None and value > hi:
+                raise ValueError(f"{name}={value!r}: must be in ({lo}, {hi}]")
             return float(value)
 
         def integer(name, value, lo, hi=2 ** 31 - 1):
@@ -151,13 +154,7 @@ class SVC(ClassifierMixin, BaseEstimator):
         if self.kernel not in _KERNELS:
             raise ValueError(f"kernel={self.kernel!r}: one of {', '.join(_KERNELS)} is needed "
                              f"(precomputed and callable kernels are not supported)")
-        if self.probability:
-            raise ValueError("probability=True: probability estimates (Platt scaling) are not implemented; use "
-                             "decision_function")
-        if self.decision_function_shape not in ("ovr", "ovo"):
-            raise ValueError(f"decision_function_shape={self.decision_function_shape!r}: 'ovr' or 'ovo' is needed")
-        if self.break_ties and self.decision_function_shape == "ovo":
-            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+        self._check_own_params()
         if isinstance(self.shrinking, (bool, np.bool_)):
             shrinking = "periodic" if self.shrinking else "off"
         elif self.shrinking in _SHRINKING:
@@ -187,8 +184,11 @@ class SVC(ClassifierMixin, BaseEstimator):
                 raise ValueError(f"gamma={self.gamma!r}: 'scale', 'auto' or a number > 0 is needed")
         else:
             gamma = number("gamma", self.gamma, 0.0)
-        return {
-            "cost": number("C", self.C, 0.0),
+        params = {
+            "svm_type": self._svm_type,
+            # C of C-SVC, epsilon-SVR and nu-SVR; nu-SVC and one-class have none (the engine checks C > 0 for
+            # every type, so they pass LIBSVM's default, which their solvers do not read).
+            "cost": number("C", self.C, 0.0) if "C" in self._formulation else 1.0,
             "kernel": _KERNELS[self.kernel],
             "degree": integer("degree", self.degree, 0),
             "gamma": float(gamma),
@@ -198,6 +198,14 @@ class SVC(ClassifierMixin, BaseEstimator):
             "shrinking": shrinking,
             "max_iter": -1 if self.max_iter == -1 else integer("max_iter", self.max_iter, 1, 2 ** 63 - 1),
         }
+        if "nu" in self._formulation:
+            params["nu"] = number("nu", self.nu, 0.0, hi=1.0)
+        if "epsilon" in self._formulation:
+            params["epsilon"] = number("epsilon", self.epsilon, 0.0, lo_open=False)
+        return params
+
+    def _check_own_params(self):
+        """A subclass's checks of its own parameters (the classifiers' probability, decision_function_shape)."""
 
     def _working_set(self):
         w = self.working_set
@@ -217,39 +225,32 @@ class SVC(ClassifierMixin, BaseEstimator):
         return self._validate_data(sparse_input("X", X), accept_sparse="csr", dtype=np.float64, order="C",
                                    accept_large_sparse=False, reset=reset)
 
-    # ---- training ---------------------------------------------------------------------------------------------
-    def fit(self, X, y):
-        """Trains on X (dense or SciPy CSR, n_samples x n_features) and class labels y. Returns self."""
-        X, y = self._validate_data(sparse_input("X", X), y, accept_sparse="csr", dtype=np.float64, order="C",
+    def _validate_xy(self, X, y):
+        return self._validate_data(sparse_input("X", X), y, accept_sparse="csr", dtype=np.float64, order="C",
                                    accept_large_sparse=False)
-        threads = self._threads()
-        check_classification_targets(y)
-        params = self._engine_params(X)
-        classes, y_index = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise ValueError(f"The number of classes has to be greater than one; got {classes.size} class")
-        weights = []
-        if self.class_weight is not None:
-            if isinstance(self.class_weight, str) and self.class_weight != "balanced":
-                raise ValueError(f"class_weight={self.class_weight!r}: None, 'balanced' or a dict is needed")
-            if isinstance(self.class_weight, dict):
-                unknown = [c for c in self.class_weight if c not in set(classes.tolist())]
-                if unknown:
-                    raise ValueError(f"class_weight: the class label(s) {unknown} are not in y")
-            w = compute_class_weight(self.class_weight, classes=classes, y=y)
-            weights = [(int(i), float(v)) for i, v in enumerate(w)]
+
+    # ---- training ---------------------------------------------------------------------------------------------
+    def _fit_engine(self, X, labels, params, threads, weights=()):
+        """Trains the engine's formulation on validated X and labels (class positions 0..k-1 for the classifiers,
+        targets for the regressions, ones for one-class) and sets the fitted attributes."""
         indptr, indices, values, n_features = csr_arrays("X", X)
         model, report = _tessel.svm_fit(
-            indptr, indices, values, y_index.astype(np.float64), n_features, json.dumps(params), weights, True, threads,
-            str(self.device), str(self.solver), self._working_set())
-        self.classes_ = classes
+            indptr, indices, values, np.ascontiguousarray(labels, dtype=np.float64), n_features, json.dumps(params),
+            list(weights), True, threads, str(self.device), str(self.solver), self._working_set())
         self._sparse = hasattr(X, "tocsr")
         self._set_model(model)
         self.support_ = model["sv_rows"].astype(np.int32)
         self.support_vectors_ = X[self.support_]
         report = json.loads(report)
-        self.n_iter_ = np.array([p["iterations"] for p in report["pairs"]], dtype=np.int32)
-        self.fit_status_ = 0
+        n_iter = np.array([p["iterations"] for p in report["pairs"]], dtype=np.int32)
+        # scikit-learn: an array (one entry per pair) for the classifiers, an int for the one problem of the others.
+        self.n_iter_ = n_iter if self._classifier else int(n_iter[0])
+        # 1 when the iteration limit stopped a problem before its violation gap fell below tol (scikit-learn's
+        # fit_status_ and warning; the solver's gap is below eps at every other exit).
+        self.fit_status_ = int(any(p["gap"] >= params["eps"] for p in report["pairs"]))
+        if self.fit_status_:
+            warnings.warn(f"Solver terminated early (max_iter={self.max_iter}).  Consider pre-processing your data "
+                          f"with StandardScaler or MinMaxScaler.", ConvergenceWarning)
         self.shape_fit_ = X.shape
         self.train_report_ = report
         return self
@@ -257,69 +258,58 @@ class SVC(ClassifierMixin, BaseEstimator):
     def _set_model(self, model):
         self._model = model
         self._gamma = model["gamma"]
-        self.n_support_ = np.asarray(model["nr_sv"], dtype=np.int32)
         self._dual_coef_ = np.asarray(model["sv_coef"], dtype=np.float64)
         self._intercept_ = -np.asarray(model["rho"], dtype=np.float64)
-        if len(self.classes_) == 2:  # scikit-learn's sign: a positive decision value means classes_[1]
+        if self._classifier:
+            self.n_support_ = np.asarray(model["nr_sv"], dtype=np.int32)
+        else:  # scikit-learn's n_support_ of one-class and the regressions: [number of support vectors]
+            self.n_support_ = np.array([len(model["sv_indptr"]) - 1], dtype=np.int32)
+        if self._classifier and len(self.classes_) == 2:  # scikit-learn's sign: positive means classes_[1]
             self.dual_coef_ = -self._dual_coef_
             self.intercept_ = -self._intercept_
         else:
             self.dual_coef_ = self._dual_coef_
-            self.intercept_ = self._intercept_
+            self.intercept_ = self._intercept_.copy()
         if getattr(self, "_sparse", False):  # as scikit-learn: sparse training data, sparse coefficients
             import scipy.sparse as sp
             self.dual_coef_ = sp.csr_matrix(self.dual_coef_)
 
     # ---- prediction -------------------------------------------------------------------------------------------
-    def _ovo(self, X):
+    def _engine_decision(self, X):
+        """(LIBSVM's decision values [rows x pairs], its prediction per row: the voted class position, +1/-1 for
+        one-class, the value for regression)."""
         check_is_fitted(self)
         X = self._validate(X, reset=False)
         indptr, indices, values, n_features = csr_arrays("X", X)
         return _tessel.svm_decision(self._model, indptr, indices, values, n_features, self._threads())
 
-    def decision_function(self, X):
-        """Decision values: (n_samples,) for two classes (positive means classes_[1]); (n_samples, n_classes)
-        with decision_function_shape="ovr", else LIBSVM's one-vs-one values (n_samples, n_pairs)."""
-        dec, _ = self._ovo(X)
-        if len(self.classes_) == 2:
-            return -dec.ravel()
-        if self.decision_function_shape == "ovr":
-            return _ovr_decision_function(dec < 0, -dec, len(self.classes_))
-        return dec
-
-    def predict(self, X):
-        """Class labels by LIBSVM's one-vs-one voting (with break_ties: the largest one-vs-rest value)."""
-        dec, votes = self._ovo(X)
-        if self.break_ties and self.decision_function_shape == "ovr" and len(self.classes_) > 2:
-            return self.classes_[np.argmax(_ovr_decision_function(dec < 0, -dec, len(self.classes_)), axis=1)]
-        return self.classes_[votes.astype(np.int64)]
-
     # ---- LIBSVM model files -----------------------------------------------------------------------------------
+    def _file_model(self):
+        return dict(self._model)
+
     def save(self, path, force=False):
         """Writes the model as a LIBSVM model file (svm-predict and ``tessel predict svm`` read it), with tessel's
-        sidecar PATH.json. Needs integer class labels."""
+        sidecar PATH.json. A classifier needs integer class labels."""
         check_is_fitted(self)
-        c = self.classes_
-        integral = c.dtype.kind in "iu" or (c.dtype.kind == "f" and np.all(c == np.trunc(c)))
-        if not integral or np.abs(c).max() > np.iinfo(np.int32).max:
-            raise Error(f"save: LIBSVM model files hold integer class labels; these are {c.dtype} ({c[:3]}...)")
-        m = dict(self._model)
-        m["labels"] = self.classes_.astype(np.int32)
-        _tessel.svm_save(m, _path("path", path), bool(force))
+        _tessel.svm_save(self._file_model(), _path("path", path), bool(force))
+
+    def _adopt_file_model(self, path, m):
+        """The model of a file as this estimator holds it (the classifiers sort its classes)."""
+        return m
 
     @classmethod
     def load(cls, path, **params):
-        """An SVC from a LIBSVM model file (svm-train's or tessel's), ready to predict."""
+        """An estimator from a LIBSVM model file of its formulation (svm-train's or tessel's), ready to predict."""
         path = _path("path", path)
         m = _tessel.svm_load(path)
-        if len(m["labels"]) < 2:
-            raise Error(f"{path}: a model of one class (label {m['labels'][0]}), which svm-train writes for data of "
-                        f"one label; SVC needs two classes or more (`tessel predict svm` predicts with it)")
-        model, classes = _sorted_model(m)
+        if m["svm_type"] != cls._svm_type:
+            raise Error(f"{path}: a {m['svm_type']} model (svm_type {m['svm_type']}); "
+                        f"tessel.{_CLASS_OF_TYPE[m['svm_type']]}.load reads it, {cls.__name__} reads "
+                        f"{cls._svm_type} models")
         kernel = {v: k for k, v in _KERNELS.items()}[m["kernel"]]
         est = cls(kernel=kernel, degree=int(m["degree"]), gamma=float(m["gamma"]), coef0=float(m["coef0"]),
                   **params)
-        est.classes_ = classes
+        model = est._adopt_file_model(path, m)
         est._set_model(model)
         n_features = int(m["num_features"])
         est.n_features_in_ = n_features
@@ -337,5 +327,244 @@ class SVC(ClassifierMixin, BaseEstimator):
         est.support_vectors_ = sv
         return est
 
+
+class _BaseSVC(ClassifierMixin, _BaseLibSVM):
+    """SVC and NuSVC: classes in ascending order (scikit-learn's LIBSVM fork), one-vs-one pairs, LIBSVM's voting,
+    scikit-learn's binary sign and one-vs-rest decision shape."""
+
+    _classifier = True
+
+    def __init__(self, *, kernel, degree, gamma, coef0, shrinking, tol, cache_size, class_weight, max_iter,
+                 decision_function_shape, break_ties, probability, device, solver, working_set, threads):
+        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
+                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
+                         working_set=working_set, threads=threads)
+        self.class_weight = class_weight
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
+        self.probability = probability
+
+    def _check_own_params(self):
+        if self.probability:
+            raise ValueError("probability=True: probability estimates (Platt scaling) are not implemented; use "
+                             "decision_function")
+        if self.decision_function_shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape={self.decision_function_shape!r}: 'ovr' or 'ovo' is needed")
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+
+    def fit(self, X, y):
+        """Trains on X (dense or SciPy CSR, n_samples x n_features) and class labels y. Returns self."""
+        X, y = self._validate_xy(X, y)
+        threads = self._threads()
+        check_classification_targets(y)
+        params = self._engine_params(X)
+        classes, y_index = np.unique(y, return_inverse=True)
+        if classes.size < 2:
+            raise ValueError(f"The number of classes has to be greater than one; got {classes.size} class")
+        weights = []
+        if self.class_weight is not None:
+            if isinstance(self.class_weight, str) and self.class_weight != "balanced":
+                raise ValueError(f"class_weight={self.class_weight!r}: None, 'balanced' or a dict is needed")
+            if isinstance(self.class_weight, dict):
+                unknown = [c for c in self.class_weight if c not in set(classes.tolist())]
+                if unknown:
+                    raise ValueError(f"class_weight: the class label(s) {unknown} are not in y")
+            w = compute_class_weight(self.class_weight, classes=classes, y=y)
+            weights = [(int(i), float(v)) for i, v in enumerate(w)]
+        self.classes_ = classes
+        return self._fit_engine(X, y_index, params, threads, weights)
+
+    def decision_function(self, X):
+        """Decision values: (n_samples,) for two classes (positive means classes_[1]); (n_samples, n_classes)
+        with decision_function_shape="ovr", else LIBSVM's one-vs-one values (n_samples, n_pairs)."""
+        dec, _ = self._engine_decision(X)
+        if len(self.classes_) == 2:
+            return -dec.ravel()
+        if self.decision_function_shape == "ovr":
+            return _ovr_decision_function(dec < 0, -dec, len(self.classes_))
+        return dec
+
+    def predict(self, X):
+        """Class labels by LIBSVM's one-vs-one voting (with break_ties: the largest one-vs-rest value)."""
+        dec, votes = self._engine_decision(X)
+        if self.break_ties and self.decision_function_shape == "ovr" and len(self.classes_) > 2:
+            return self.classes_[np.argmax(_ovr_decision_function(dec < 0, -dec, len(self.classes_)), axis=1)]
+        return self.classes_[votes.astype(np.int64)]
+
+    def _file_model(self):
+        c = self.classes_
+        integral = c.dtype.kind in "iu" or (c.dtype.kind == "f" and np.all(c == np.trunc(c)))
+        if not integral or np.abs(c).max() > np.iinfo(np.int32).max:
+            raise Error(f"save: LIBSVM model files hold integer class labels; these are {c.dtype} ({c[:3]}...)")
+        m = dict(self._model)
+        m["labels"] = self.classes_.astype(np.int32)
+        return m
+
+    def _adopt_file_model(self, path, m):
+        if len(m["labels"]) < 2:
+            raise Error(f"{path}: a model of one class (label {m['labels'][0]}), which svm-train writes for data of "
+                        f"one label; {type(self).__name__} needs two classes or more (`tessel predict svm` predicts "
+                        f"with it)")
+        model, self.classes_ = _sorted_model(m)
+        return model
+
     def _more_tags(self):
         return {"binary_only": False}
+
+
+class SVC(_BaseSVC):
+    """C-Support Vector Classification by tessel's engine, a drop-in for ``sklearn.svm.SVC``.
+
+    Parameters (scikit-learn's names and defaults, LIBSVM's meanings):
+      C (1.0), kernel ("rbf"; "linear", "poly", "sigmoid"), degree (3), gamma ("scale", "auto" or a float > 0),
+      coef0 (0.0), shrinking (True = LIBSVM's periodic elimination, False = off, or one of "off", "eager",
+      "periodic", "lazy"), tol (1e-3), cache_size (200, MB), class_weight (None, a dict or "balanced"),
+      max_iter (-1: LIBSVM's limit max(10^7, 100 l)), decision_function_shape ("ovr" or "ovo"), break_ties (False),
+      probability (False; True is not supported).
+    tessel's own: device ("cpu" or "cuda"), solver ("smo" or "batch"), working_set (0 = default), threads
+      (0 = all cores).
+    """
+
+    _svm_type = "c_svc"
+    _formulation = ("C",)
+
+    def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True, tol=1e-3,
+                 cache_size=200, class_weight=None, max_iter=-1, decision_function_shape="ovr", break_ties=False,
+                 probability=False, device="cpu", solver="smo", working_set=0, threads=0):
+        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
+                         cache_size=cache_size, class_weight=class_weight, max_iter=max_iter,
+                         decision_function_shape=decision_function_shape, break_ties=break_ties,
+                         probability=probability, device=device, solver=solver, working_set=working_set,
+                         threads=threads)
+        self.C = C
+
+
+class NuSVC(_BaseSVC):
+    """Nu-Support Vector Classification (LIBSVM's nu-SVC, svm-train -s 1), a drop-in for ``sklearn.svm.NuSVC``.
+
+    nu (0.5, in (0, 1]) bounds the fraction of margin errors from above and of support vectors from below; it
+    replaces SVC's C. The other parameters are SVC's. class_weight is accepted and, as in LIBSVM and scikit-learn,
+    has no effect on nu-SVC (both classes' bounds are 1). A nu that is infeasible for a pair of classes
+    (nu (n1 + n2) / 2 > min(n1, n2)) raises ValueError.
+    """
+
+    _svm_type = "nu_svc"
+    _formulation = ("nu",)
+
+    def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True, tol=1e-3,
+                 cache_size=200, class_weight=None, max_iter=-1, decision_function_shape="ovr", break_ties=False,
+                 probability=False, device="cpu", solver="smo", working_set=0, threads=0):
+        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
+                         cache_size=cache_size, class_weight=class_weight, max_iter=max_iter,
+                         decision_function_shape=decision_function_shape, break_ties=break_ties,
+                         probability=probability, device=device, solver=solver, working_set=working_set,
+                         threads=threads)
+        self.nu = nu
+
+    def _more_tags(self):
+        return {"binary_only": False,
+                "_xfail_checks": {"check_class_weight_classifiers": "class_weight is ignored (nu-SVC's bounds are 1, "
+                                                                     "as in LIBSVM and sklearn.svm.NuSVC)"}}
+
+
+class _BaseSVR(RegressorMixin, _BaseLibSVM):
+    """SVR and NuSVR: real targets, one problem over 2 l variables, the prediction is the decision value (as in
+    scikit-learn, a regressor has no decision_function)."""
+
+    def fit(self, X, y):
+        """Trains on X (dense or SciPy CSR) and real targets y. Returns self."""
+        X, y = self._validate_xy(X, y)
+        threads = self._threads()
+        params = self._engine_params(X)
+        return self._fit_engine(X, y.astype(np.float64, copy=False), params, threads)
+
+    def predict(self, X):
+        """The regression values sum_i dual_coef_[i] K(support_vectors_[i], x) + intercept_."""
+        _, value = self._engine_decision(X)
+        return value
+
+
+class SVR(_BaseSVR):
+    """Epsilon-Support Vector Regression (LIBSVM's epsilon-SVR, svm-train -s 3), a drop-in for ``sklearn.svm.SVR``.
+
+    Parameters: kernel, degree, gamma, coef0, tol, C (1.0), epsilon (0.1, the width of the loss's insensitive
+    tube, >= 0), shrinking, cache_size, max_iter, as scikit-learn's; tessel's device, solver, working_set, threads.
+    """
+
+    _svm_type = "epsilon_svr"
+    _formulation = ("C", "epsilon")
+
+    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0, epsilon=0.1,
+                 shrinking=True, cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
+        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
+                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
+                         working_set=working_set, threads=threads)
+        self.C = C
+        self.epsilon = epsilon
+
+
+class NuSVR(_BaseSVR):
+    """Nu-Support Vector Regression (LIBSVM's nu-SVR, svm-train -s 4), a drop-in for ``sklearn.svm.NuSVR``.
+
+    Parameters: nu (0.5, in (0, 1]: the tube's width is found so that nu bounds the fraction of errors and
+    support vectors), C (1.0), kernel, degree, gamma, coef0, shrinking, tol, cache_size, max_iter, as
+    scikit-learn's; tessel's device, solver, working_set, threads.
+    """
+
+    _svm_type = "nu_svr"
+    _formulation = ("C", "nu")
+
+    def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
+                 tol=1e-3, cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
+        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
+                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
+                         working_set=working_set, threads=threads)
+        self.nu = nu
+        self.C = C
+
+
+class OneClassSVM(OutlierMixin, _BaseLibSVM):
+    """Unsupervised outlier detection (LIBSVM's one-class SVM, svm-train -s 2), a drop-in for
+    ``sklearn.svm.OneClassSVM``.
+
+    Parameters: kernel, degree, gamma, coef0, tol, nu (0.5, in (0, 1]: an upper bound on the fraction of training
+    errors and a lower bound on that of support vectors), shrinking, cache_size, max_iter, as scikit-learn's;
+    tessel's device, solver, working_set, threads. ``decision_function`` is sum_i dual_coef_[i] K(sv_i, x) - rho
+    (positive for inliers), ``score_samples`` the sum without rho, and ``offset_`` = rho = -intercept_.
+    """
+
+    _svm_type = "one_class"
+    _formulation = ("nu",)
+
+    def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5, shrinking=True,
+                 cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
+        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
+                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
+                         working_set=working_set, threads=threads)
+        self.nu = nu
+
+    def fit(self, X, y=None):
+        """Learns the support of X's distribution (dense or SciPy CSR); y is ignored. Returns self."""
+        X = self._validate(X, reset=True)
+        threads = self._threads()
+        params = self._engine_params(X)
+        return self._fit_engine(X, np.ones(X.shape[0]), params, threads)
+
+    def _set_model(self, model):
+        super()._set_model(model)
+        self.offset_ = -self._intercept_  # scikit-learn's: decision_function = score_samples - offset_
+
+    def decision_function(self, X):
+        """Signed distance to the separating hyperplane: positive for an inlier, negative for an outlier."""
+        dec, _ = self._engine_decision(X)
+        return dec.ravel()
+
+    def score_samples(self, X):
+        """The unshifted score sum_i dual_coef_[i] K(support_vectors_[i], x) = decision_function(X) + offset_."""
+        return self.decision_function(X) + self.offset_
+
+    def predict(self, X):
+        """+1 for an inlier, -1 for an outlier (the sign of the decision value, LIBSVM's: 0 is an outlier)."""
+        _, sign = self._engine_decision(X)
+        return np.asarray(sign, dtype=np.intp)
