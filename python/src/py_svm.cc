@@ -95,6 +95,8 @@ py::dict ModelToDict(const svm::SvmModel& m) {
   py::array_t<double> coef = ToArray(m.sv_coef);
   d["sv_coef"] = coef.reshape({static_cast<py::ssize_t>(std::max(m.nr_class - 1, 0)), m.total_sv()});
   d["num_features"] = m.num_features;
+  d["prob_a"] = ToArray(m.prob_a);  // -b 1 / probability=True: Platt's A per pair (regression: the Laplace scale)
+  d["prob_b"] = ToArray(m.prob_b);
   return d;
 }
 
@@ -121,6 +123,8 @@ svm::SvmModel ModelFromDict(const py::dict& d) {
   m.sv_coef = ToVector<double>(d["sv_coef"], "sv_coef");
   m.num_features = ToScalar<int64_t>(d["num_features"], "num_features");
   m.num_features_known = true;
+  if (d.contains("prob_a")) m.prob_a = ToVector<double>(d["prob_a"], "prob_a");
+  if (d.contains("prob_b")) m.prob_b = ToVector<double>(d["prob_b"], "prob_b");
   m.Validate();
   return m;
 }
@@ -205,6 +209,33 @@ py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& ind
   return py::make_tuple(dec, pred);
 }
 
+// LIBSVM's svm_predict_probability of CSR rows: [rows x classes] probabilities in the model's class order.
+py::array_t<double> Probability(const py::dict& model_dict, const I64& indptr, const I32& indices, const F64& values,
+                                int64_t num_features, int threads) {
+  TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
+  const svm::SvmModel model = ModelFromDict(model_dict);
+  TESSEL_CHECK(svm::IsClassification(model.type) && model.HasProbability(),
+               "predict_proba: the model has no probability estimates (fit with probability=True)");
+  const datasets::SparseRowDataset data = Rows(indptr, indices, values, F64(0), num_features);
+  const int64_t k = model.nr_class;
+  py::array_t<double> out({data.num_rows, k});
+  double* ov = out.mutable_data();
+  RunReleased([&] {
+    ThreadLimit limit(threads);
+    const auto ip = data.indptr.Host();
+    const auto ix = data.indices.Host();
+    const auto vx = data.values.Host();
+    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
+      const auto b = static_cast<size_t>(ip[r]);
+      const auto n = static_cast<size_t>(ip[r + 1] - ip[r]);
+      std::vector<double> p;
+      (void)svm::PredictRowProbability(model, ix.subspan(b, n), vx.subspan(b, n), &p);
+      for (int64_t c = 0; c < k; ++c) ov[r * k + c] = p[static_cast<size_t>(c)];
+    });
+  });
+  return out;
+}
+
 void Save(const py::dict& model_dict, const std::string& path, bool force) {
   const svm::SvmModel model = ModelFromDict(model_dict);
   svm::CheckSvmModelOutput(path, force, "path", {});
@@ -226,6 +257,8 @@ void RegisterSvm(py::module_& m) {
         py::arg("num_features"), py::arg("params_json"), py::arg("weights"), py::arg("sorted_classes"),
         py::arg("threads"), py::arg("device"), py::arg("solver"), py::arg("working_set"));
   m.def("svm_decision", &Decision, py::arg("model"), py::arg("indptr"), py::arg("indices"), py::arg("values"),
+        py::arg("num_features"), py::arg("threads"));
+  m.def("svm_probability", &Probability, py::arg("model"), py::arg("indptr"), py::arg("indices"), py::arg("values"),
         py::arg("num_features"), py::arg("threads"));
   m.def("svm_save", &Save, py::arg("model"), py::arg("path"), py::arg("force"));
   m.def("svm_load", &Load, py::arg("path"));

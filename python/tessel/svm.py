@@ -23,7 +23,8 @@ from .data import _path, csr_arrays
 
 try:
     from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
-    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.exceptions import ConvergenceWarning, NotFittedError
+    from sklearn.utils._available_if import available_if
     from sklearn.utils.class_weight import compute_class_weight
     from sklearn.utils.multiclass import check_classification_targets
     from sklearn.utils.validation import check_is_fitted
@@ -72,12 +73,20 @@ def _sorted_model(m):
     sv_order = np.concatenate([np.arange(start[c], start[c + 1]) for c in order]) if k else np.zeros(0, np.int64)
     new_coef = np.zeros_like(coef[:, sv_order]) if coef.size else coef.copy()
     new_rho = np.zeros_like(rho_old)
+    prob_a_old = np.asarray(m.get("prob_a", []), dtype=np.float64)
+    prob_b_old = np.asarray(m.get("prob_b", []), dtype=np.float64)
+    new_prob_a = np.zeros_like(prob_a_old)
+    new_prob_b = np.zeros_like(prob_b_old)
     p = 0
     for a in range(k):
         for b in range(a + 1, k):
             i, j = order[a], order[b]  # old classes of the new pair (a, b); dec_ab > 0 means class a
             flip = i > j
-            new_rho[p] = -rho_old[pair_old[(j, i)]] if flip else rho_old[pair_old[(i, j)]]
+            old = pair_old[(j, i)] if flip else pair_old[(i, j)]
+            new_rho[p] = -rho_old[old] if flip else rho_old[old]
+            if prob_a_old.size:  # P(a | f) = 1 / (1 + exp(A f + B)): a flipped pair keeps A and negates B
+                new_prob_a[p] = prob_a_old[old]
+                new_prob_b[p] = -prob_b_old[old] if flip else prob_b_old[old]
             p += 1
     # Coefficient of an SV of (old) class c against (old) class o sits in row o if o < c else o - 1.
     pos = 0
@@ -97,7 +106,8 @@ def _sorted_model(m):
     idx = np.asarray(m["sv_indices"])
     val = np.asarray(m["sv_values"])
     out = dict(m)
-    out.update(labels=np.arange(k, dtype=np.int32), rho=new_rho, nr_sv=nr_sv[order].astype(np.int32),
+    out.update(labels=np.arange(k, dtype=np.int32), rho=new_rho, prob_a=new_prob_a, prob_b=new_prob_b,
+               nr_sv=nr_sv[order].astype(np.int32),
                sv_coef=new_coef, sv_indptr=new_indptr,
                sv_indices=np.concatenate([idx[b:e] for b, e in rows]).astype(np.int32) if rows else idx[:0],
                sv_values=np.concatenate([val[b:e] for b, e in rows]) if rows else val[:0],
@@ -307,6 +317,8 @@ class _BaseLibSVM(BaseEstimator):
                         f"tessel.{_CLASS_OF_TYPE[m['svm_type']]}.load reads it, {cls.__name__} reads "
                         f"{cls._svm_type} models")
         kernel = {v: k for k, v in _KERNELS.items()}[m["kernel"]]
+        if "probability" in cls._get_param_names() and "probability" not in params:
+            params["probability"] = bool(len(m.get("prob_a", [])) and len(m.get("prob_b", [])))  # a -b 1 model
         est = cls(kernel=kernel, degree=int(m["degree"]), gamma=float(m["gamma"]), coef0=float(m["coef0"]),
                   **params)
         model = est._adopt_file_model(path, m)
@@ -345,9 +357,8 @@ class _BaseSVC(ClassifierMixin, _BaseLibSVM):
         self.probability = probability
 
     def _check_own_params(self):
-        if self.probability:
-            raise ValueError("probability=True: probability estimates (Platt scaling) are not implemented; use "
-                             "decision_function")
+        if not isinstance(self.probability, (bool, np.bool_)):
+            raise ValueError(f"probability={self.probability!r}: True or False is needed")
         if self.decision_function_shape not in ("ovr", "ovo"):
             raise ValueError(f"decision_function_shape={self.decision_function_shape!r}: 'ovr' or 'ovo' is needed")
         if self.break_ties and self.decision_function_shape == "ovo":
@@ -373,7 +384,38 @@ class _BaseSVC(ClassifierMixin, _BaseLibSVM):
             w = compute_class_weight(self.class_weight, classes=classes, y=y)
             weights = [(int(i), float(v)) for i, v in enumerate(w)]
         self.classes_ = classes
+        params["probability"] = 1 if self.probability else 0
         return self._fit_engine(X, y_index, params, threads, weights)
+
+    def _set_model(self, model):
+        super()._set_model(model)
+        # LIBSVM's probA / probB per pair (classes in classes_ order), as scikit-learn exposes them; empty without
+        # probability=True.
+        self.probA_ = np.asarray(model.get("prob_a", []), dtype=np.float64)
+        self.probB_ = np.asarray(model.get("prob_b", []), dtype=np.float64)
+
+    def _check_proba(self):
+        if not self.probability:
+            raise AttributeError("predict_proba is not available when probability=False")
+        return True
+
+    @available_if(_check_proba)
+    def predict_proba(self, X):
+        """Class probabilities (n_samples, n_classes), columns in classes_ order: LIBSVM's Platt sigmoid per pair
+        (fitted at fit time on a 5-fold cross-validation, as svm-train -b 1) coupled by Wu, Lin and Weng's method.
+        As in LIBSVM and scikit-learn, the most probable class can differ from predict's vote."""
+        check_is_fitted(self)
+        if self.probA_.size == 0:
+            raise NotFittedError("predict_proba: this model has no probability estimates (fit with "
+                                 "probability=True, or load a model file trained with -b 1)")
+        X = self._validate(X, reset=False)
+        indptr, indices, values, n_features = csr_arrays("X", X)
+        return _tessel.svm_probability(self._model, indptr, indices, values, n_features, self._threads())
+
+    @available_if(_check_proba)
+    def predict_log_proba(self, X):
+        """The natural logarithm of predict_proba."""
+        return np.log(self.predict_proba(X))
 
     def decision_function(self, X):
         """Decision values: (n_samples,) for two classes (positive means classes_[1]); (n_samples, n_classes)
@@ -421,7 +463,8 @@ class SVC(_BaseSVC):
       coef0 (0.0), shrinking (True = LIBSVM's periodic elimination, False = off, or one of "off", "eager",
       "periodic", "lazy"), tol (1e-3), cache_size (200, MB), class_weight (None, a dict or "balanced"),
       max_iter (-1: LIBSVM's limit max(10^7, 100 l)), decision_function_shape ("ovr" or "ovo"), break_ties (False),
-      probability (False; True is not supported).
+      probability (False; True fits LIBSVM's probabilities for predict_proba and predict_log_proba, as
+      svm-train -b 1: an internal 5-fold cross-validation per pair, so fitting takes about 6 times as long).
     tessel's own: device ("cpu" or "cuda"), solver ("smo" or "batch"), working_set (0 = default), threads
       (0 = all cores).
     """

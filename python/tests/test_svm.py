@@ -158,7 +158,7 @@ def test_bad_input(data_dir, make, match):
 
 @pytest.mark.parametrize("params, match", [
     (dict(C=0), "C=0"), (dict(kernel="precomputed"), "precomputed"), (dict(gamma="big"), "gamma"),
-    (dict(shrinking="sometimes"), "shrinking"), (dict(tol=-1), "tol"), (dict(probability=True), "probability"),
+    (dict(shrinking="sometimes"), "shrinking"), (dict(tol=-1), "tol"), (dict(probability="yes"), "probability"),
     (dict(solver="newton"), "solver|newton"), (dict(solver="batch", working_set=3), "working_set 3"),
     (dict(solver="batch", working_set=-2), "working_set -2"), (dict(device="tpu"), "tpu"), (dict(class_weight={7: 2.0}), "7"),
 ])

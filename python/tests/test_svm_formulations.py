@@ -292,7 +292,7 @@ def test_svc_load_refuses_other_formulations(data_dir, tmp_path):
 
 @pytest.mark.parametrize("cls, params, match", [
     (NuSVC, dict(nu=0), "nu=0"), (NuSVC, dict(nu=1.5), r"nu=1.5: must be in \(0.0, 1.0\]"),
-    (NuSVC, dict(nu="half"), "nu='half'"), (NuSVC, dict(probability=True), "probability"),
+    (NuSVC, dict(nu="half"), "nu='half'"), (NuSVC, dict(probability="yes"), "probability"),
     (NuSVC, dict(nu=0.9), "infeasible"), (NuSVC, dict(decision_function_shape="x"), "decision_function_shape"),
     (SVR, dict(C=0), "C=0"), (SVR, dict(epsilon=-0.1), "epsilon=-0.1"),
     (SVR, dict(kernel="precomputed"), "precomputed"),
