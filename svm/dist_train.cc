@@ -97,7 +97,8 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
                            static_cast<double>(r.nr_sv),
                            static_cast<double>(r.nr_bsv),
                            r.hit_iteration_limit ? 1.0 : 0.0,
-                           r.seconds};
+                           r.seconds,
+                           r.r};
     out.insert(out.end(), std::begin(head), std::end(head));
     out.insert(out.end(), r.alpha.begin(), r.alpha.end());
   }
@@ -105,7 +106,7 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
   std::vector<int64_t> counts;
   Check(comm.AllgathervWithCounts<double>(out, &all, &counts, "svm-result"));
   std::vector<SolverResult> results(tasks.size());
-  constexpr size_t kHead = 16;
+  constexpr size_t kHead = 17;
   for (size_t at = 0; at < all.size();) {
     TESSEL_CHECK(at + kHead <= all.size(), "distributed SVM: a truncated pair result");
     const auto t = static_cast<size_t>(all[at]);
@@ -127,6 +128,7 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
     r.nr_bsv = static_cast<int>(h[13]);
     r.hit_iteration_limit = h[14] != 0;
     r.seconds = h[15];
+    r.r = h[16];
     const size_t n = tasks[t].sub.size();
     TESSEL_CHECK(at + kHead + n <= all.size(), "distributed SVM: a truncated pair result");
     r.alpha.assign(all.begin() + static_cast<std::ptrdiff_t>(at + kHead),
@@ -143,8 +145,9 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
 
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
                              TrainReport* report, DistTrainStats* stats, const DistTrainOptions& options) {
-  TESSEL_CHECK(params.type == SvmType::kCSvc, "TrainSvmDistributed: {} is trained in one process only (TrainSvm)",
+  TESSEL_CHECK(IsClassification(params.type), "TrainSvmDistributed: {} is trained in one process only (TrainSvm)",
                SvmTypeName(params.type));
+  TESSEL_CHECK(params.probability == 0, "TrainSvmDistributed: -b 1 is fitted in one process only (TrainSvm)");
   const PairSchedule schedule = options.schedule;
   CheckSameData(comm, data);
   const int parts = comm.Size();
@@ -173,6 +176,11 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   // One pair with all ranks.
   const auto solve_shared = [&](const PairTask& t) {
     if (!options.shared_refusal.empty()) throw Error(options.shared_refusal);
+    if (t.nu) {
+      throw Error(
+          "nu-SVC: a pair shared by the ranks needs the distributed solvers, which solve C-SVC only so far; use "
+          "--pairs spread (each rank solves whole pairs, so at least as many pairs as ranks) or one process");
+    }
     if (kernel == nullptr) kernel = std::make_unique<kernels::SvmKernelRows>(block, t.kernel, binary);
     const size_t l = t.sub.size();
     std::vector<int32_t> owner(l);
@@ -235,7 +243,10 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
     comm::OnEveryRankOrFail(comm, [&] {
       solved = SolvePairsConcurrently(my_tasks, [&](const PairTask& t) {
         kernels::SvmKernelRows k(*t.rows, t.kernel);
-        const BinaryProblem problem{&k, t.sub, t.y, t.Cp, t.Cn};
+        BinaryProblem problem{&k, t.sub, t.y, t.Cp, t.Cn};
+        problem.p = t.p;  // nu-SVC's pair (PairTask)
+        problem.alpha0 = t.alpha0;
+        problem.nu = t.nu;
         return options.spread_solver ? options.spread_solver(problem, t.options) : SolveBinary(problem, t.options);
       });
     });

@@ -208,7 +208,8 @@ void RunTrainSvm(const TrainSvmArgs& given) {
   const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, a.solver, batch);
   if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
   if (p.type != svm::SvmType::kCSvc) {  // the other formulations run on the one-process SMO solver (docs/svm.md)
-    TESSEL_CHECK(!distributed, "-s {}: under mpirun only c_svc is trained so far; run {} in one process",
+    TESSEL_CHECK(!distributed || p.type == svm::SvmType::kNuSvc,
+                 "-s {}: under mpirun only c_svc and nu_svc (--pairs spread) are trained so far; run {} in one process",
                  svm::SvmTypeName(p.type), svm::SvmTypeName(p.type));
     TESSEL_CHECK(a.solver == "smo" && !ctx.IsCuda(),
                  "-s {}: only the SMO solver on the CPU trains it so far; drop --solver batch and --device cuda",
