@@ -44,6 +44,19 @@ class Solver : public SolverCore {
       plus_ones_.assign(l_, 1);
       minus_ones_.assign(l_, -1);
     }
+    // A row listed twice (the regressions' a and a*): each kernel value is computed once per row (LIBSVM's SVR_Q).
+    const int32_t max_row = perm_.empty() ? 0 : *std::max_element(perm_.begin(), perm_.end());
+    std::vector<uint8_t> seen(static_cast<size_t>(max_row) + 1, 0);
+    for (const int32_t r : perm_) {
+      if (seen[r] != 0) twin_rows_ = true;
+      seen[r] = 1;
+    }
+    if (twin_rows_ && class_rows_ == nullptr) {
+      row_stamp_.assign(static_cast<size_t>(max_row) + 1, -1);
+      row_slot_.resize(static_cast<size_t>(max_row) + 1);
+      other_rows_.resize(l_);
+      plus_ones_.assign(l_, 1);
+    }
     if (!problem.alpha0.empty()) {
       s_.StartAlpha(problem.alpha0, cp_, cn_);
       InitialGradient();
@@ -105,6 +118,12 @@ class Solver : public SolverCore {
   std::vector<int32_t> other_pos_;
   std::vector<int8_t> plus_ones_;
   std::vector<int8_t> minus_ones_;
+  // Rows listed twice (twin_rows_): GetQ computes K once per distinct row of the range (row_slot_[row] in the
+  // scratch, valid when row_stamp_[row] is the call's stamp) and gives each position y_p y_q K.
+  bool twin_rows_ = false;
+  std::vector<int64_t> row_stamp_;
+  std::vector<int32_t> row_slot_;
+  int64_t stamp_ = 0;
 
   int64_t i_ = -1;  // the working set Optimal() selected
   int64_t j_ = -1;
@@ -118,7 +137,25 @@ const float* Solver::GetQ(int64_t pos, int64_t len) {
   if (start < len) {
     const auto n = static_cast<size_t>(len - start);
     const float* own = class_rows_ != nullptr ? class_rows_->OwnClassRow(perm_[pos], kernel_) : nullptr;
-    if (own == nullptr) {
+    if (own == nullptr && twin_rows_) {
+      ++stamp_;
+      int64_t m = 0;
+      for (int64_t q = start; q < len; ++q) {
+        const int32_t r = perm_[q];
+        if (row_stamp_[r] == stamp_) continue;
+        row_stamp_[r] = stamp_;
+        row_slot_[r] = static_cast<int32_t>(m);
+        other_rows_[m++] = r;
+      }
+      scratch_.resize(static_cast<size_t>(m));
+      kernel_.QRow(perm_[pos], 1, std::span<const int32_t>(other_rows_).first(static_cast<size_t>(m)),
+                   std::span<const int8_t>(plus_ones_).first(static_cast<size_t>(m)), scratch_);
+      const int8_t yp = s_.y[pos];
+      for (int64_t q = start; q < len; ++q) {
+        const float k = scratch_[static_cast<size_t>(row_slot_[perm_[q]])];
+        data[q] = s_.y[q] == yp ? k : -k;  // (Qfloat) y_p y_q K: a sign change of the float K, exact
+      }
+    } else if (own == nullptr) {
       kernel_.QRow(perm_[pos], s_.y[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
                    std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(start), n), {data + start, n});
     } else {
