@@ -118,30 +118,10 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
     parallel_for<int64_t>(0, folds, 1, run_fold);  // no fold draws from rand without -b 1
   }
 
-  // svm-train's do_cross_validation sums, in row order.
-  int64_t correct = 0;
-  double error = 0;
-  double sum_p = 0;
-  double sum_t = 0;
-  double sum_pp = 0;
-  double sum_tt = 0;
-  double sum_pt = 0;
-  for (int64_t r = 0; r < l; ++r) {
-    const double p = out.target[r];
-    const double t = labels[r];
-    correct += p == t;
-    error += (p - t) * (p - t);
-    sum_p += p;
-    sum_t += t;
-    sum_pp += p * p;
-    sum_tt += t * t;
-    sum_pt += p * t;
-  }
-  const auto n = static_cast<double>(l);
-  out.accuracy = 100.0 * static_cast<double>(correct) / n;
-  out.mean_squared_error = error / n;
-  const double num = n * sum_pt - sum_p * sum_t;
-  out.squared_correlation = num * num / ((n * sum_pp - sum_p * sum_p) * (n * sum_tt - sum_t * sum_t));
+  const PredictionScore score = ScorePredictions(out.target, labels);  // svm-train's do_cross_validation
+  out.accuracy = score.accuracy;
+  out.mean_squared_error = score.mean_squared_error;
+  out.squared_correlation = score.squared_correlation;
   return out;
 }
 

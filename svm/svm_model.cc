@@ -563,6 +563,36 @@ double PredictRowProbability(const SvmModel& model, std::span<const int32_t> ind
   return model.labels[best];
 }
 
+PredictionScore ScorePredictions(std::span<const double> predicted, std::span<const double> targets) {
+  TESSEL_CHECK(predicted.size() == targets.size(), "ScorePredictions: {} predictions, {} targets", predicted.size(),
+               targets.size());
+  PredictionScore s;
+  if (targets.empty()) return s;
+  double error = 0;
+  double sum_p = 0;
+  double sum_t = 0;
+  double sum_pp = 0;
+  double sum_tt = 0;
+  double sum_pt = 0;
+  for (size_t r = 0; r < targets.size(); ++r) {
+    const double p = predicted[r];
+    const double t = targets[r];
+    s.correct += p == t;
+    error += (p - t) * (p - t);
+    sum_p += p;
+    sum_t += t;
+    sum_pp += p * p;
+    sum_tt += t * t;
+    sum_pt += p * t;
+  }
+  const auto n = static_cast<double>(targets.size());
+  s.accuracy = 100.0 * static_cast<double>(s.correct) / n;
+  s.mean_squared_error = error / n;
+  const double num = n * sum_pt - sum_p * sum_t;
+  s.squared_correlation = num * num / ((n * sum_pp - sum_p * sum_p) * (n * sum_tt - sum_t * sum_t));
+  return s;
+}
+
 int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRowDataset& data) {
   const auto rows = data.Rows();
   int64_t count = 0;

@@ -83,6 +83,16 @@ double PredictRowProbability(const SvmModel& model, std::span<const int32_t> ind
 // behaviour: they add to |x|^2 for RBF and meet zeros in the support vectors); PredictSvm(ctx, ...) warns.
 std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data);
 
+// svm-predict's (and svm-train -v's) summary of predictions against the targets, its sums taken in row order: the
+// accuracy (% of rows predicted exactly), the mean squared error and the squared correlation coefficient.
+struct PredictionScore {
+  int64_t correct = 0;
+  double accuracy = 0;
+  double mean_squared_error = 0;
+  double squared_correlation = 0;
+};
+PredictionScore ScorePredictions(std::span<const double> predicted, std::span<const double> targets);
+
 // Rows of `data` with a feature id at or beyond the model's num_features (the training dimension from the sidecar,
 // else one past the support vectors' largest feature id).
 int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRowDataset& data);

@@ -90,26 +90,9 @@ void RunPredictSvm(const PredictSvmArgs& a) {
     pred = svm::PredictSvm(ctx, model, data);
   }
   const auto labels = data.labels.Host();
-  int64_t correct = 0;
-  // svm-predict's regression sums, in row order: squared error, and the sums of the squared correlation.
-  double error = 0;
-  double sum_p = 0;
-  double sum_t = 0;
-  double sum_pp = 0;
-  double sum_tt = 0;
-  double sum_pt = 0;
   fmt::memory_buffer out;
   if (class_probabilities) fmt::format_to(std::back_inserter(out), "labels {}\n", fmt::join(model.labels, " "));
   for (int64_t r = 0; r < data.num_rows; ++r) {
-    const double pv = pred[r];
-    const double tv = labels[r];
-    correct += pv == tv;
-    error += (pv - tv) * (pv - tv);
-    sum_p += pv;
-    sum_t += tv;
-    sum_pp += pv * pv;
-    sum_tt += tv * tv;
-    sum_pt += pv * tv;
     if (class_probabilities) {  // svm-predict's "%g" label and "%g" probabilities
       fmt::format_to(std::back_inserter(out), "{}", CFormatG(pred[r]));
       for (const double q : probs[r]) fmt::format_to(std::back_inserter(out), " {}", CFormatG(q));
@@ -119,21 +102,22 @@ void RunPredictSvm(const PredictSvmArgs& a) {
     }
   }
   if (!a.output.empty()) WriteFileAtomic(a.output, std::string_view(out.data(), out.size()));
-  const auto total = static_cast<double>(data.num_rows);
+  const svm::PredictionScore score = svm::ScorePredictions(pred, labels);
   if (svm::IsRegression(model.type)) {
-    const double mse = error / total;
-    const double num = total * sum_pt - sum_p * sum_t;
-    const double r2 = num * num / ((total * sum_pp - sum_p * sum_p) * (total * sum_tt - sum_t * sum_t));
     if (a.json) {
-      std::puts(nlohmann::json{{"mean_squared_error", mse}, {"squared_correlation", r2}, {"total", data.num_rows}}
+      std::puts(nlohmann::json{{"mean_squared_error", score.mean_squared_error},
+                               {"squared_correlation", score.squared_correlation},
+                               {"total", data.num_rows}}
                     .dump()
                     .c_str());
     } else {
-      std::printf("Mean squared error = %g (regression)\nSquared correlation coefficient = %g (regression)\n", mse, r2);
+      std::printf("Mean squared error = %g (regression)\nSquared correlation coefficient = %g (regression)\n",
+                  score.mean_squared_error, score.squared_correlation);
     }
     return;
   }
-  const double accuracy = 100.0 * static_cast<double>(correct) / total;
+  const double accuracy = score.accuracy;
+  const int64_t correct = score.correct;
   if (a.json) {
     nlohmann::json j{{"accuracy", accuracy}, {"correct", correct}, {"total", data.num_rows}};
     std::puts(j.dump().c_str());

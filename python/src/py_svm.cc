@@ -181,6 +181,22 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
   return py::make_tuple(ModelToDict(model), report.ToJson());
 }
 
+// fn(row, its feature ids, its values) for every row of `data`, in parallel on `threads` workers without the GIL.
+template <class Fn>
+void ForEachRow(const datasets::SparseRowDataset& data, int threads, Fn fn) {
+  RunReleased([&] {
+    ThreadLimit limit(threads);
+    const auto ip = data.indptr.Host();
+    const auto ix = data.indices.Host();
+    const auto vx = data.values.Host();
+    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
+      const auto b = static_cast<size_t>(ip[r]);
+      const auto n = static_cast<size_t>(ip[r + 1] - ip[r]);
+      fn(r, ix.subspan(b, n), vx.subspan(b, n));
+    });
+  });
+}
+
 // Decision values [rows x pairs] (LIBSVM's order; one column for one-class and the regressions) and LIBSVM's
 // prediction of CSR rows: the voted class, the one-class sign (+1/-1) or the regression value.
 py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& indices, const F64& values,
@@ -193,18 +209,10 @@ py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& ind
   py::array_t<double> pred(data.num_rows);
   double* dv = dec.mutable_data();
   double* pv = pred.mutable_data();
-  RunReleased([&] {
-    ThreadLimit limit(threads);
-    const auto ip = data.indptr.Host();
-    const auto ix = data.indices.Host();
-    const auto vx = data.values.Host();
-    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
-      const auto b = static_cast<size_t>(ip[r]);
-      const auto n = static_cast<size_t>(ip[r + 1] - ip[r]);
-      std::vector<double> d;
-      pv[r] = svm::PredictRow(model, ix.subspan(b, n), vx.subspan(b, n), &d);
-      for (int64_t k = 0; k < pairs; ++k) dv[r * pairs + k] = d[static_cast<size_t>(k)];
-    });
+  ForEachRow(data, threads, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
+    std::vector<double> d;
+    pv[r] = svm::PredictRow(model, idx, val, &d);
+    for (int64_t k = 0; k < pairs; ++k) dv[r * pairs + k] = d[static_cast<size_t>(k)];
   });
   return py::make_tuple(dec, pred);
 }
@@ -220,18 +228,10 @@ py::array_t<double> Probability(const py::dict& model_dict, const I64& indptr, c
   const int64_t k = model.nr_class;
   py::array_t<double> out({data.num_rows, k});
   double* ov = out.mutable_data();
-  RunReleased([&] {
-    ThreadLimit limit(threads);
-    const auto ip = data.indptr.Host();
-    const auto ix = data.indices.Host();
-    const auto vx = data.values.Host();
-    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
-      const auto b = static_cast<size_t>(ip[r]);
-      const auto n = static_cast<size_t>(ip[r + 1] - ip[r]);
-      std::vector<double> p;
-      (void)svm::PredictRowProbability(model, ix.subspan(b, n), vx.subspan(b, n), &p);
-      for (int64_t c = 0; c < k; ++c) ov[r * k + c] = p[static_cast<size_t>(c)];
-    });
+  ForEachRow(data, threads, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
+    std::vector<double> p;
+    (void)svm::PredictRowProbability(model, idx, val, &p);
+    for (int64_t c = 0; c < k; ++c) ov[r * k + c] = p[static_cast<size_t>(c)];
   });
   return out;
 }
