@@ -93,8 +93,11 @@ train::gcn::TrainConfig MakeTrainConfig(const TrainGcnArgs& a, bool partitioned)
 
 // One line per epoch on stderr; partitioned runs add where the time and the bytes went.
 std::string EpochLine(const train::gcn::EpochStats& s, int epochs, bool partitioned) {
-  std::string line = fmt::format("epoch {:>4}/{}  loss {:.4f}  train {:.4f}  val {:.4f}  {:.1f} ms  eta {:.1f} s",
-                                 s.epoch, epochs, s.loss, s.train_acc, s.val_acc, 1e3 * s.epoch_seconds, s.eta_seconds);
+  // An epoch without an evaluation (--eval-every) shows "-" for its accuracies.
+  const auto acc = [&](double a) { return s.evaluated ? fmt::format("{:.4f}", a) : std::string("-     "); };
+  std::string line =
+      fmt::format("epoch {:>4}/{}  loss {:.4f}  train {}  val {}  {:.1f} ms  eta {:.1f} s", s.epoch, epochs, s.loss,
+                  acc(s.train_acc), acc(s.val_acc), 1e3 * s.epoch_seconds, s.eta_seconds);
   if (partitioned) {
     line += fmt::format(
         "  | sample {:.0f} fetch {:.0f} compute {:.0f} allreduce {:.0f} eval {:.0f} ms | features {:.1f} KB  "

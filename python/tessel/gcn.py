@@ -52,8 +52,13 @@ def _random_split(value):
 
 
 def _epoch_line(s, epochs):
-    return (f"epoch {s['epoch']:>4}/{epochs}  loss {s['loss']:.4f}  train {s['train_acc']:.4f}  "
-            f"val {s['val_acc']:.4f}  {1e3 * s['epoch_seconds']:.1f} ms  eta {s['eta_seconds']:.1f} s")
+    return (f"epoch {s['epoch']:>4}/{epochs}  loss {s['loss']:.4f}  train {_acc(s['train_acc'])}  "
+            f"val {_acc(s['val_acc'])}  {1e3 * s['epoch_seconds']:.1f} ms  eta {s['eta_seconds']:.1f} s")
+
+
+def _acc(a):
+    """An epoch's accuracy as the CLI shows it: "-" when the epoch was not evaluated (eval_every)."""
+    return "-     " if a is None else f"{a:.4f}"
 
 
 def _progress(verbose, epochs):
@@ -69,7 +74,7 @@ def _progress(verbose, epochs):
 
         def on_epoch(s):
             bar.update(1)
-            bar.set_postfix(loss=f"{s['loss']:.4f}", val=f"{s['val_acc']:.4f}")
+            bar.set_postfix(loss=f"{s['loss']:.4f}", val=_acc(s['val_acc']))
         return on_epoch, bar.close
     return (lambda s: print(_epoch_line(s, epochs), file=sys.stderr, flush=True)), (lambda: None)
 

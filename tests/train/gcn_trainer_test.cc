@@ -15,6 +15,7 @@
 #include "core/device.h"
 #include "datasets/readers.h"
 #include "tests/train/gcn_test_util.h"
+#include "train/gcn/train_common.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
@@ -147,6 +148,152 @@ TEST(GcnTrainer, ResumedRunEndsWithTheSameWeights) {
     EXPECT_NE(ErrorOf([&] { GcnTrainer t(Cora(), other, ctx); }).find("different settings"), std::string::npos);
     fs::remove_all(dir);
   }
+}
+
+// --eval-every N evaluates after epochs N, 2N, ... and always after the last; 0 after the last only. Evaluation
+// never changes training (the same losses and weights as every-epoch evaluation), an evaluated epoch measures what
+// the every-epoch run measured at that epoch, the best is the best of the evaluated epochs (the first of equal
+// ones), and the JSON says which epochs were evaluated (null accuracies for the others).
+TEST(GcnTrainer, EvalEveryEvaluatesEveryNthAndTheLastEpoch) {
+  TrainConfig c = PaperConfig();
+  c.epochs = 10;
+  Context ctx;
+  ctx.seed = 3;
+  GcnTrainer every(Cora(), c, ctx);
+  const TrainResult ref = every.Train();
+  ASSERT_EQ(ref.epochs.size(), 10U);
+  for (const auto& [n, want] : std::vector<std::pair<int, std::vector<int>>>{
+           {1, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}}, {3, {3, 6, 9, 10}}, {5, {5, 10}}, {0, {10}}, {20, {10}}}) {
+    c.eval_every = n;
+    GcnTrainer t(Cora(), c, ctx);
+    const TrainResult r = t.Train();
+    ASSERT_EQ(r.epochs.size(), 10U) << n;
+    std::vector<int> evaluated;
+    int best = 0;
+    double best_val = -1;
+    for (const EpochStats& e : r.epochs) {
+      const EpochStats& e1 = ref.epochs[static_cast<size_t>(e.epoch - 1)];
+      EXPECT_EQ(e.loss, e1.loss) << "eval_every " << n << " epoch " << e.epoch;
+      EXPECT_EQ(t.Evaluates(e.epoch), e.evaluated);
+      const nlohmann::json j = e.ToJson();
+      EXPECT_EQ(j.at("evaluated").get<bool>(), e.evaluated);
+      if (!e.evaluated) {
+        EXPECT_EQ(e.eval_seconds, 0.0);
+        EXPECT_TRUE(j.at("val_acc").is_null());
+        EXPECT_TRUE(j.at("train_acc").is_null());
+        continue;
+      }
+      evaluated.push_back(e.epoch);
+      EXPECT_EQ(e.val_acc, e1.val_acc) << "eval_every " << n << " epoch " << e.epoch;
+      EXPECT_EQ(e.train_acc, e1.train_acc);
+      if (e.val_acc > best_val) {
+        best_val = e.val_acc;
+        best = e.epoch;
+      }
+    }
+    EXPECT_EQ(evaluated, want) << "eval_every " << n;
+    EXPECT_EQ(r.ToJson().at("evaluated_epochs").get<std::vector<int>>(), want);
+    EXPECT_EQ(r.best_epoch, best) << "eval_every " << n;
+    // The result is the best evaluated epoch's weights, measured as that epoch measured them.
+    EXPECT_EQ(r.val.accuracy, ref.epochs[static_cast<size_t>(best - 1)].val_acc) << "eval_every " << n;
+    EXPECT_EQ(r.val.accuracy, best_val);
+  }
+  // Checked options.
+  c.eval_every = -1;
+  EXPECT_NE(ErrorOf([&] { c.Validate(); }).find("--eval-every must be >= 0"), std::string::npos);
+  c.eval_every = 0;
+  c.patience = 5;
+  EXPECT_NE(ErrorOf([&] { c.Validate(); }).find("--patience 5 needs evaluations"), std::string::npos);
+}
+
+// Patience counts epochs, evaluated or not, since the best validation accuracy, and stops only at an evaluated
+// epoch; the counters stay what a checkpoint requires (epochs_since = epochs done - best epoch).
+TEST(GcnTrainer, PatienceCountsEpochsAndStopsAtAnEvaluation) {
+  std::vector<Param> w(1);
+  w[0].value = Matrix(1, 1);
+  BestWeights b;
+  b.Age(1);  // before the first evaluation
+  EXPECT_EQ(b.epoch, 0);
+  EXPECT_EQ(b.epochs_since, 1);
+  EXPECT_FALSE(b.Update(2, 0.5, w, 3));
+  EXPECT_EQ(b.epoch, 2);
+  EXPECT_EQ(b.epochs_since, 0);
+  b.Age(3);
+  b.Age(4);
+  EXPECT_EQ(b.epochs_since, 2);
+  EXPECT_TRUE(b.Update(5, 0.4, w, 3));  // 3 epochs since epoch 2
+  EXPECT_EQ(b.epochs_since, 3);
+  EXPECT_FALSE(b.Update(5, 0.4, w, 4));
+  // Every epoch evaluated: one more epoch each time, as before --eval-every.
+  BestWeights e;
+  EXPECT_FALSE(e.Update(1, 0.5, w, 2));
+  EXPECT_FALSE(e.Update(2, 0.5, w, 2));  // equal is not better
+  EXPECT_TRUE(e.Update(3, 0.4, w, 2));
+  EXPECT_EQ(e.epoch, 1);
+
+  // In the trainer: weights that barely move (lr 1e-9) keep the validation accuracy of epoch 3, the first
+  // evaluated; with evaluations every 3 epochs and patience 4, epoch 6 is 3 epochs after it and epoch 9 stops.
+  TrainConfig c = PaperConfig();
+  c.adam.lr = 1e-9F;
+  c.epochs = 30;
+  c.eval_every = 3;
+  c.patience = 4;
+  Context ctx;
+  GcnTrainer t(Cora(), c, ctx);
+  const TrainResult r = t.Train();
+  EXPECT_TRUE(r.stopped_early);
+  ASSERT_EQ(r.epochs.size(), 9U);
+  EXPECT_EQ(r.best_epoch, 3);
+  EXPECT_TRUE(r.epochs.back().evaluated);
+}
+
+// A checkpoint written after an epoch without an evaluation (before any, or between two) resumes to the
+// uninterrupted run's weights, best epoch and evaluated epochs.
+TEST(GcnTrainer, ResumeBetweenEvaluationsEndsAsTheUninterruptedRun) {
+  const fs::path dir = fs::path(testing::TempDir()) / "gcn_eval_every_ckpt";
+  for (int n : {4, 0}) {
+    fs::remove_all(dir);
+    TrainConfig c = PaperConfig();
+    c.epochs = 12;
+    c.eval_every = n;
+    Context ctx;
+    ctx.seed = 5;
+    GcnTrainer full(Cora(), c, ctx);
+    const TrainResult rf = full.Train();
+    {
+      // The checkpoint an interrupted 12-epoch run leaves after epoch 5 (a 5-epoch run would evaluate its last
+      // epoch, 5, which the 12-epoch run does not): train 12 with checkpoints every 5 and keep epoch 5's, copied
+      // aside while epoch 6 reports (it is replaced after epoch 10).
+      TrainConfig twelve = c;
+      twelve.checkpoint_dir = dir;
+      twelve.checkpoint_every = 5;
+      GcnTrainer a(Cora(), twelve, ctx);
+      int seen = 0;
+      const fs::path saved = fs::path(testing::TempDir()) / "gcn_eval_every_ckpt5";
+      fs::remove_all(saved);
+      (void)a.Train([&](const EpochStats& s) {
+        if (s.epoch == 6 && seen++ == 0) fs::copy(dir, saved, fs::copy_options::recursive);
+      });
+      fs::remove_all(dir);
+      fs::rename(saved, dir);
+    }
+    const nlohmann::json ckpt = nlohmann::json::parse(std::ifstream(dir / "checkpoint.json"));
+    EXPECT_EQ(ckpt.at("epochs_done").get<int>(), 5);
+    EXPECT_EQ(ckpt.at("best_epoch").get<int>(), n == 4 ? 4 : 0);
+    TrainConfig second = c;
+    second.checkpoint_dir = dir;
+    second.resume = true;
+    GcnTrainer b(Cora(), second, ctx);
+    const TrainResult rb = b.Train();
+    ASSERT_EQ(rb.epochs.size(), 7U);
+    EXPECT_EQ(rb.best_epoch, rf.best_epoch) << "eval_every " << n;
+    EXPECT_EQ(rb.val.accuracy, rf.val.accuracy);
+    EXPECT_EQ(rb.test.accuracy, rf.test.accuracy);
+    for (size_t i = 0; i < full.model().params().size(); ++i) {
+      EXPECT_EQ(full.model().params()[i].value.data.ToVector(), b.model().params()[i].value.data.ToVector());
+    }
+  }
+  fs::remove_all(dir);
 }
 
 // Without a CUDA device (or a CUDA build), a sampled --device cuda run fails with the --device error every CUDA path

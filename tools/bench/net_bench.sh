@@ -15,9 +15,10 @@
 #     skewed = --skew-variance 2, best = both)   SVM_CONFIGS="smo batch"  (--solver)
 #   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (half the probed round trip; or e.g. 20us)
 #   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
+#   GCN_FLAGS= (more `tessel train gcn` options for every GCN run, e.g. "--eval-every 0")
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build=$1
@@ -40,6 +41,7 @@ LATENCY=${LATENCY:-auto}
 CSBM_NODES=${CSBM_NODES:-100000}
 DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
 DOC=${DOC:-1}
+GCN_FLAGS=${GCN_FLAGS:-}
 export CSBM_NODES OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 python=$(command -v python3)
 for link in $LINKS; do
@@ -178,7 +180,7 @@ for wl in $WORKLOADS; do
         rm -f "$metrics"
         # shellcheck disable=SC2086  # the configuration's flags are words
         mpi_in_ns "$ranks" "$tessel" --log-level warn train gcn --partitions "$parts" --epochs "$EPOCHS" \
-          --batch-size "$BATCH" --fanouts "$FANOUTS" --threads 1 --seed 0 ${gcn_flags[$cfg]} --network "$net" \
+          --batch-size "$BATCH" --fanouts "$FANOUTS" --threads 1 --seed 0 ${gcn_flags[$cfg]} $GCN_FLAGS --network "$net" \
           --metrics "$metrics" >/dev/null
         record workload="$wl" link="$link" config="$cfg" network="$net" probed_mbit="$mbit" rtt_us="$rtt" "$metrics"
       done
@@ -248,7 +250,7 @@ cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=""
 if [[ -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]]; then dirty=" plus uncommitted changes"; fi
-env_line="WORKLOADS=\"$WORKLOADS\" LINKS=\"$LINKS\" CONFIGS=\"$CONFIGS\" SVM_CONFIGS=\"$SVM_CONFIGS\" EPOCHS=$EPOCHS REPEATS=$REPEATS"
+env_line="WORKLOADS=\"$WORKLOADS\" LINKS=\"$LINKS\" CONFIGS=\"$CONFIGS\" SVM_CONFIGS=\"$SVM_CONFIGS\" EPOCHS=$EPOCHS REPEATS=$REPEATS${GCN_FLAGS:+ GCN_FLAGS=\"$GCN_FLAGS\"}"
 doc="$repo/docs/benchmarks.md"
 notes=""
 [[ -f "$doc" ]] && notes=$(awk '/^<!-- net_bench notes -->$/ { keep = 1 } keep { print } /^<!-- end net_bench notes -->$/ { keep = 0 }' "$doc")
@@ -266,7 +268,7 @@ unshaped; LATENCY=${LATENCY}: auto = half the probed round trip), so tessel's ti
 ([comm.md](comm.md#time-model)) predicts the run it is in: *measured* is the median \`epoch_seconds\` (training +
 evaluation, maximum over ranks) of $EPOCHS epochs, *predicted* the median \`predicted_epoch_seconds\`, *error* =
 (predicted − measured) / measured. GCN: batch $BATCH, fanouts $FANOUTS, seed 0, default cache and \`--eval full\`
-(every epoch); compressed = \`--feature-compress int8 --grad-compress topk:0.02\`, skewed = \`--skew-variance 2\`,
+(every epoch${GCN_FLAGS:+; every GCN run adds \`$GCN_FLAGS\`}); compressed = \`--feature-compress int8 --grad-compress topk:0.02\`, skewed = \`--skew-variance 2\`,
 best = both. *MB/epoch*: all bytes the ranks sent (\`total_bytes\`), of which the evaluation's exchange in
 parentheses. SVM: median of $REPEATS trainings (\`seconds\`, predicted \`distributed.predicted_seconds\`), accuracy
 by \`tessel predict svm\` on a9a.t. One tbf qdisc shapes both directions of the loopback together: two opposite

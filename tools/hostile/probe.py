@@ -572,9 +572,9 @@ SWEEP = {
                   "--imbalance:F --threads:I"),
     "train gcn": (["train", "gcn", "--dataset", "{W}/ds", "--epochs", "2"],
                   "--dataset:T --model:T --layers:I --hidden:I --epochs:I --lr:F --dropout:F --weight-decay:F "
-                  "--batch-size:I --fanouts:T --patience:I --features-on:T --normalize-features:T --seed:U "
-                  "--threads:I --device:T --math:T --device-id:I --checkpoint:T --checkpoint-every:I --metrics:T "
-                  "--random-split:T --partitions:T --timeout:F --skew:F --skew-variance:F --skew-max:F "
+                  "--batch-size:I --fanouts:T --patience:I --eval-every:I --features-on:T --normalize-features:T "
+                  "--seed:U --threads:I --device:T --math:T --device-id:I --checkpoint:T --checkpoint-every:I "
+                  "--metrics:T --random-split:T --partitions:T --timeout:F --skew:F --skew-variance:F --skew-max:F "
                   "--feature-cache:I --grad-compress:T --feature-compress:T --network:T"),
     "train svm": (["train", "svm", "--data", "{W}/h.svm", "--model", "{W}/m"],
                   "--data:T --model:T -c,--cost:F -g,--gamma:F -t,--kernel:T -d,--degree:I -r,--coef0:F -e,--eps:F "

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/rng.h"
 #include "kernels/dense.h"
 #include "kernels/gather.h"
 #include "kernels/loss.h"
@@ -100,6 +101,11 @@ DistEvaluator::DistEvaluator(const partition::LocalPart& part, comm::Communicato
     : part_(&part), comm_(&comm), halo_(part, comm), adj_(EvalAdjacency(part, halo_, kind == ModelKind::kGcn)) {}
 
 Matrix DistEvaluator::Logits(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const {
+  return Logits(ctx, model, x, comm::CompressSpec{}, 0, nullptr);
+}
+
+Matrix DistEvaluator::Logits(const Context& ctx, const GcnModel& model, const FeatureMatrix& x,
+                             const comm::CompressSpec& spec, uint64_t seed, FetchStats* stats) const {
   const ModelConfig& mc = model.config();
   const bool sage = mc.kind == ModelKind::kSage;
   const auto& params = model.params();
@@ -130,7 +136,8 @@ Matrix DistEvaluator::Logits(const Context& ctx, const GcnModel& model, const Fe
     } else {
       owned_product(w, &t);
     }
-    const Matrix t_all = halo_.Exchange(t);  // [num_local x out]
+    // [num_local x out]; compressed, the rows of T travel as the training's remote feature rows do (one scale a row)
+    const Matrix t_all = halo_.Exchange(t, spec, Mix64(seed ^ static_cast<uint64_t>(l + 1)), stats);
     Matrix z;
     kernels::SpMM(ctx, adj_, t_all, &z);
     if (sage) {

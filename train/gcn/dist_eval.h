@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/compress.h"
 #include "core/context.h"
 #include "partition/partition_build.h"
 #include "train/gcn/data.h"
@@ -35,6 +36,11 @@ class DistEvaluator {
   // first num_owned rows, when it holds more (dense: the device feature table, DistFeatureStore::EvalInput, whose
   // products are cut to the owned rows on the device). Collective.
   Matrix Logits(const Context& ctx, const GcnModel& model, const FeatureMatrix& x) const;
+  // The same with each layer's halo rows sent through the row codec of `spec` (--feature-compress; HaloExchanger's
+  // compressed Exchange), QSGD's rounding keyed by `seed` and the layer; `stats` (may be null) receives the bytes
+  // and seconds. Spec none: the exact Logits. Every rank passes the same spec and seed. Collective.
+  Matrix Logits(const Context& ctx, const GcnModel& model, const FeatureMatrix& x, const comm::CompressSpec& spec,
+                uint64_t seed, FetchStats* stats) const;
 
   // Metrics over the global train, val and test splits of the owned predictions `pred` (labels per owned node):
   // per-class counts summed over ranks in one allreduce (purpose "stats"). Collective.

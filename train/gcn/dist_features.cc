@@ -734,18 +734,19 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
   setup_bytes_ = static_cast<int64_t>(comm.Bytes().Bytes(kCachePurpose) - before);
 }
 
-void DistFeatureStore::SetCompression(const comm::CompressSpec& spec, uint64_t seed) {
-  if (spec.method == comm::CompressMethod::kNone) {
-    codec_.reset();
-    return;
-  }
+std::unique_ptr<comm::Codec> MakeRowCodec(const comm::CompressSpec& spec, int64_t cols) {
+  if (spec.method == comm::CompressMethod::kNone) return nullptr;
   TESSEL_CHECK(spec.method == comm::CompressMethod::kFp16 || spec.method == comm::CompressMethod::kBf16 ||
                    spec.method == comm::CompressMethod::kInt8 || spec.method == comm::CompressMethod::kQsgd,
                "--feature-compress {}: feature rows take none, fp16, bf16, int8 or qsgd[:LEVELS] (one scale per row)",
                spec.ToString());
   comm::CompressSpec row = spec;
   row.block = 0;  // one block per row
-  codec_ = comm::MakeCodec(row, std::max<int64_t>(1, cols()));
+  return comm::MakeCodec(row, std::max<int64_t>(1, cols));
+}
+
+void DistFeatureStore::SetCompression(const comm::CompressSpec& spec, uint64_t seed) {
+  codec_ = MakeRowCodec(spec, cols());
   codec_seed_ = seed;
 }
 
@@ -943,6 +944,30 @@ FeatureMatrix HaloExchanger::Exchange(const FeatureMatrix& owned) const {
   const FeatureMatrix halo = ShipRows(*comm_, owned, serve_ids_, serve_counts_, want_counts_, kHaloPurpose, &received);
   const FeatureMatrix* sources[] = {&owned, &halo};
   return Assemble(sources, HaloRefs(*part_, halo_order_), owned.cols(), owned.is_sparse);
+}
+
+kernels::Matrix HaloExchanger::Exchange(const kernels::Matrix& owned, const comm::CompressSpec& spec, uint64_t seed,
+                                        FetchStats* stats) const {
+  const std::unique_ptr<comm::Codec> codec = MakeRowCodec(spec, owned.cols);
+  if (!codec) return Exchange(owned);
+  TESSEL_CHECK(owned.rows == part_->num_owned, "halo exchange: {} rows given for the {} owned nodes of part {}",
+               owned.rows, part_->num_owned, part_->part);
+  // Keyed as DistFeatureStore's fetches are, by (seed, rank): QSGD's draws are reproducible.
+  const RowCompression z{codec.get(), Mix64(seed ^ Mix64(static_cast<uint64_t>(comm_->Rank())))};
+  int64_t received = 0;
+  FetchStats z_stats;
+  const kernels::Matrix halo =
+      ShipDenseCompressed(*comm_, owned, serve_ids_, serve_counts_, want_counts_, kHaloPurpose, z, &received, &z_stats);
+  if (stats != nullptr) {
+    stats->fetched_rows += Sum(want_counts_);
+    stats->fetched_bytes += received;
+    stats->sent_raw_bytes += z_stats.sent_raw_bytes;
+    stats->sent_wire_bytes += z_stats.sent_wire_bytes;
+    stats->encode_seconds += z_stats.encode_seconds;
+    stats->decode_seconds += z_stats.decode_seconds;
+  }
+  const kernels::Matrix* sources[] = {&owned, &halo};
+  return AssembleDense(sources, HaloRefs(*part_, halo_order_), owned.cols);
 }
 
 kernels::Matrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const kernels::Matrix& owned) {

@@ -58,6 +58,10 @@ struct RowCompression {
   uint64_t seed = 0;
 };
 
+// The row codec of --feature-compress for rows of `cols` values (one block per row: int8 keeps one scale per row,
+// QSGD one norm); null for none. Throws for the codecs rows do not take (top-k and the allreduce-only methods).
+std::unique_ptr<comm::Codec> MakeRowCodec(const comm::CompressSpec& spec, int64_t cols);
+
 class DistFeatureStore {
  public:
   // Prepares the owned rows (PrepareFeatures with `norm`; standard scaling is fitted on the rows of every rank, so
@@ -76,7 +80,8 @@ class DistFeatureStore {
   // Compress the rows Fetch receives from other ranks (--feature-compress): none (the default), fp16, bf16, int8
   // (one scale per row) or qsgd (one norm per row, stochastic rounding keyed by seed, step and rank). Sparse rows
   // travel as varint lengths and zigzag-delta varint column ids with the values encoded. The cache (filled at
-  // construction) and the evaluation's halo exchanges stay exact. Every rank must set the same spec.
+  // construction) stays exact; the evaluation's halo exchanges take the same codec through HaloExchanger's
+  // compressed Exchange. Every rank must set the same spec.
   void SetCompression(const comm::CompressSpec& spec, uint64_t seed);
 
   // Rows for `global_ids` in that order, repeats allowed (owned: local copy; cached halo: copy; others: one batched
@@ -153,6 +158,13 @@ class HaloExchanger {
   // owned: [num_owned x c]; returns [num_local x c] = owned rows then the halo rows from their owners. Collective;
   // every rank passes the same c.
   kernels::Matrix Exchange(const kernels::Matrix& owned) const;
+  // The same with every row sent encoded by the row codec of `spec` (MakeRowCodec: one scale per row), through the
+  // path of DistFeatureStore's compressed fetches; the halo rows come back decoded (lossy), owned rows are exact.
+  // `seed` keys QSGD's rounding (with the rank); every rank passes the same spec and seed. `stats` (may be null)
+  // receives the rows and bytes received, the bytes sent raw and on the wire, and the coding seconds. Spec none:
+  // the exact Exchange.
+  kernels::Matrix Exchange(const kernels::Matrix& owned, const comm::CompressSpec& spec, uint64_t seed,
+                           FetchStats* stats) const;
   // The same for input features; sparse rows stay sparse (a count exchange, then one alltoallv of CSR rows).
   FeatureMatrix Exchange(const FeatureMatrix& owned) const;
 

@@ -2,9 +2,10 @@
 // from this rank's seeds (DistNeighborSampler: owners sample their nodes for the requesters, one exchange per
 // layer, optionally skewed towards owned neighbours), fetches the missing input rows in one all-to-all
 // (DistFeatureStore, halo cache sized by a per-rank budget). Evaluation (--eval) is full by default: layer-wise
-// full-neighbour inference over the 1-hop halo (DistEvaluator, one halo exchange per layer); --eval sampled predicts
-// the val and test nodes (and a train subset) on uniformly sampled blocks (never skewed, so unbiased). Split counts
-// are summed over ranks.
+// full-neighbour inference over the 1-hop halo (DistEvaluator, one halo exchange per layer, its rows through the
+// feature codec after an epoch with --feature-compress, exact at the end); --eval sampled predicts the val and test
+// nodes (and a train subset) on uniformly sampled blocks (never skewed, so unbiased). Split counts are summed over
+// ranks.
 //
 // Memory: what a rank holds is sized by its part (docs/distributed.md, "Memory per rank"): the owned feature rows
 // are read in place from the mapped part (without scaling), the sampler keeps one compact copy of the owned
@@ -50,13 +51,14 @@ class PartSource final : public GraphSource {
         kind_(c.model.kind),
         eval_mode_(c.dist.eval),
         eval_batch_(c.batch_size),
-        eval_fanouts_(c.dist.eval_fanouts) {
+        eval_fanouts_(c.dist.eval_fanouts),
+        feature_spec_(comm::CompressSpec::Parse(c.dist.feature_compress, "--feature-compress")),
+        eval_seed_(Mix64(ctx.seed ^ 0x6576616cULL)) {
     if (eval_fanouts_.empty()) {
       for (int f : c.fanouts) eval_fanouts_.push_back(f < 0 ? -1 : 4 * f);
     }
     if (eval_mode_ == EvalMode::kFull) eval_.emplace(part, comm, kind_);
-    features_.SetCompression(comm::CompressSpec::Parse(c.dist.feature_compress, "--feature-compress"),
-                             Mix64(ctx.seed ^ 0x66656174ULL));
+    features_.SetCompression(feature_spec_, Mix64(ctx.seed ^ 0x66656174ULL));
     // The sampler has its own copy of the owned columns and the cache is chosen: the mapped column array, and the
     // original ids only the loader's checks read, need not stay in memory (read again from the file if needed).
     const auto release = [](const auto& buf) {
@@ -146,9 +148,27 @@ class PartSource final : public GraphSource {
   }
 
   void EvaluateSplits(const Context& ctx, GcnModel& model, int epoch, bool final, ClassMetrics* train,
-                      ClassMetrics* val, ClassMetrics* test) override {
+                      ClassMetrics* val, ClassMetrics* test, StepCounters* counters) override {
+    StepCounters unused;
+    if (counters == nullptr) counters = &unused;
     if (eval_mode_ == EvalMode::kFull) {
-      GraphSource::EvaluateSplits(ctx, model, epoch, final, train, val, test);
+      // An epoch's evaluation sends each layer's halo rows through the training's feature codec (--feature-compress;
+      // rounding keyed by the epoch, so a resumed run evaluates as the uninterrupted one); the final one is exact.
+      if (!eval_) eval_.emplace(part_, comm_, kind_);
+      const comm::CompressSpec spec = final ? comm::CompressSpec{} : feature_spec_;
+      FetchStats fs;
+      const uint64_t b0 = comm_.Bytes().Total();
+      logits_ =
+          eval_->Logits(ctx, model, features_.EvalInput(), spec, Mix64(eval_seed_ ^ static_cast<uint64_t>(epoch)), &fs);
+      const uint64_t sent = comm_.Bytes().Total() - b0;
+      counters->feature_bytes += sent;
+      counters->feature_raw_bytes +=
+          sent - static_cast<uint64_t>(fs.sent_wire_bytes) + static_cast<uint64_t>(fs.sent_raw_bytes);
+      counters->compress_seconds += fs.encode_seconds;
+      counters->decompress_seconds += fs.decode_seconds;
+      std::vector<int32_t> pred(static_cast<size_t>(logits_.rows));
+      kernels::RowArgmax(ctx, logits_, pred);
+      Metrics(pred, train, val, test);
       return;
     }
     // The train nodes evaluated: all of them at the end; after an epoch, a fixed random subset as large as the val
@@ -165,7 +185,7 @@ class PartSource final : public GraphSource {
       for (int64_t u : list) seeds.push_back(part_.global_offset + u);
     }
     std::vector<int32_t> pred(static_cast<size_t>(part_.num_owned), -1);
-    PredictSampled(ctx, model, seeds, pred);
+    PredictSampled(ctx, model, seeds, pred, counters);
     SplitMetrics(comm_, part_.num_classes, pred, part_.labels.Host(), lists[0], lists[1], lists[2], train, val, test);
   }
 
@@ -186,20 +206,20 @@ class PartSource final : public GraphSource {
   // size, blocks sampled with the evaluation fanouts, uniformly (no skew: unbiased), the same stream every epoch
   // (purpose kPurposeEvalSample, epoch 0), forward without dropout. Every rank takes as many batches as the rank
   // with the most seeds. Collective.
-  void PredictSampled(const Context& ctx, GcnModel& model, std::span<const int64_t> seeds, std::span<int32_t> pred) {
+  void PredictSampled(const Context& ctx, GcnModel& model, std::span<const int64_t> seeds, std::span<int32_t> pred,
+                      StepCounters* counters) {
     const auto n = static_cast<int64_t>(seeds.size());
     const int64_t bs = eval_batch_ > 0 ? eval_batch_ : std::max<int64_t>(1, n);
     int64_t steps = (n + bs - 1) / bs;
     comm_.Allreduce<int64_t>(std::span<int64_t>(&steps, 1), comm::ReduceOp::kMax, "stats").ThrowIfError();
     Batch b;
-    StepCounters unused;
     std::vector<int32_t> out;
     for (int64_t s = 0; s < steps; ++s) {
       const int64_t begin = std::min(n, s * bs);
       const std::span<const int64_t> batch =
           seeds.subspan(static_cast<size_t>(begin), static_cast<size_t>(std::min(n, begin + bs) - begin));
       const StreamKey key = TrainKey(ctx, 0, s, kPurposeEvalSample);
-      Fill(ctx, batch, key, false, &b, &unused);
+      Fill(ctx, batch, key, false, &b, counters);
       if (batch.empty()) continue;
       const Matrix& logits = model.Forward(ctx, *b.x, b.x_rows, b.graphs, false, key, b.x_row_ids);
       out.resize(static_cast<size_t>(logits.rows));
@@ -218,6 +238,8 @@ class PartSource final : public GraphSource {
   EvalMode eval_mode_;
   int64_t eval_batch_;
   std::vector<int> eval_fanouts_;      // of sampled evaluation
+  comm::CompressSpec feature_spec_;    // --feature-compress: remote feature rows and the epochs' evaluation rows
+  uint64_t eval_seed_;                 // keys the rounding of the evaluation's compressed rows (with the epoch)
   std::optional<DistEvaluator> eval_;  // --eval full, or once Logits is asked for (predictions of every node)
   Matrix logits_;
 };

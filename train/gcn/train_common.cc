@@ -44,7 +44,7 @@ bool BestWeights::Update(int epoch_done, double epoch_val_acc, const std::vector
     params.clear();
     for (const Param& p : current) params.push_back(p.value.Clone());
   } else {
-    ++epochs_since;
+    epochs_since = epoch_done - epoch;  // one more than before when every epoch is evaluated
   }
   return patience > 0 && epochs_since >= patience;
 }
@@ -96,7 +96,7 @@ int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeight
     want.erase("feature_scaling");
   }
   // None of these changes what a step computes.
-  for (const char* key : {"epochs", "patience", "overlap", "device_sampling", "features_on", "network"}) {
+  for (const char* key : {"epochs", "patience", "eval_every", "overlap", "device_sampling", "features_on", "network"}) {
     want.erase(key);
     have.erase(key);
   }

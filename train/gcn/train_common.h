@@ -46,10 +46,12 @@ struct BestWeights {
   std::vector<Matrix> params;  // copies of the best weights (empty until the first epoch)
   int epoch = 0;               // 1-based epoch of the best validation accuracy, 0 = none yet
   double val_acc = -1.0;
-  int epochs_since = 0;
-  // Records an epoch: keeps a copy of `current` when val_acc is the best so far. Returns true when training should
-  // stop (patience > 0 epochs without a better validation accuracy).
+  int epochs_since = 0;  // epochs done since `epoch` (all of them before the first evaluation)
+  // Records an evaluated epoch: keeps a copy of `current` when val_acc is the best so far. Returns true when training
+  // should stop (patience > 0 epochs, evaluated or not, since the best validation accuracy).
   bool Update(int epoch_done, double epoch_val_acc, const std::vector<Param>& current, int patience);
+  // Records an epoch that was not evaluated (--eval-every): the best stays, one more epoch since it.
+  void Age(int epoch_done) { epochs_since = epoch_done - epoch; }
   // Sets `current` to the best weights (unchanged when there are none).
   void Restore(std::vector<Param>& current) const;
 };

@@ -57,6 +57,11 @@ void TrainConfig::Validate(bool partitioned) const {
   TESSEL_CHECK(model.dropout >= 0.0F && model.dropout < 1.0F, "--dropout must be in [0, 1), got {}", model.dropout);
   TESSEL_CHECK(batch_size >= 0, "--batch-size must be >= 0 (0 = full graph), got {}", batch_size);
   TESSEL_CHECK(patience >= 0, "--patience must be >= 0 (0 = off), got {}", patience);
+  TESSEL_CHECK(eval_every >= 0, "--eval-every must be >= 0 (0 = after the last epoch only), got {}", eval_every);
+  TESSEL_CHECK(patience == 0 || eval_every > 0,
+               "--patience {} needs evaluations during training, but --eval-every 0 evaluates after the last epoch "
+               "only: give --eval-every N or drop --patience",
+               patience);
   TESSEL_CHECK(checkpoint_every >= 1, "--checkpoint-every must be >= 1, got {}", checkpoint_every);
   TESSEL_CHECK(!resume || !checkpoint_dir.empty(), "--resume needs --checkpoint DIR");
   if (partitioned) {
@@ -139,17 +144,24 @@ TrainConfig TrainConfig::FromJson(const nlohmann::json& j) {
 }
 
 // JSON keys are the field names (nlohmann's macro: one list, no hand-written serialiser to fall out of step).
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, train_acc, val_acc, train_seconds, sample_seconds,
-                                   fetch_seconds, compute_seconds, forward_seconds, backward_seconds, optimizer_seconds,
-                                   allreduce_seconds, eval_seconds, epoch_seconds, cpu_seconds, eta_seconds,
-                                   feature_bytes, sample_bytes, gradient_bytes, eval_bytes, total_bytes,
-                                   feature_raw_bytes, gradient_raw_bytes, compress_seconds, decompress_seconds,
-                                   comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges, remote_input_nodes,
-                                   remote_share, fetched_rows, device_allocations, device_runtime_allocations,
-                                   h2d_copies, h2d_bytes, d2h_copies, d2h_bytes, device_synchronizations,
-                                   pinned_allocations)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, evaluated, train_acc, val_acc, train_seconds,
+                                   sample_seconds, fetch_seconds, compute_seconds, forward_seconds, backward_seconds,
+                                   optimizer_seconds, allreduce_seconds, eval_seconds, epoch_seconds, cpu_seconds,
+                                   eta_seconds, feature_bytes, sample_bytes, gradient_bytes, eval_bytes, total_bytes,
+                                   feature_raw_bytes, gradient_raw_bytes, eval_raw_bytes, compress_seconds,
+                                   decompress_seconds, comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges,
+                                   remote_input_nodes, remote_share, fetched_rows, device_allocations,
+                                   device_runtime_allocations, h2d_copies, h2d_bytes, d2h_copies, d2h_bytes,
+                                   device_synchronizations, pinned_allocations)
 
-nlohmann::json EpochStats::ToJson() const { return *this; }
+nlohmann::json EpochStats::ToJson() const {
+  nlohmann::json j = *this;
+  if (!evaluated) {  // not measured this epoch (--eval-every): null, not a number that reads as an accuracy
+    j["train_acc"] = nullptr;
+    j["val_acc"] = nullptr;
+  }
+  return j;
+}
 
 namespace {
 // An epoch's device counters (EpochStats), the steady state a run reports in its final object.
@@ -191,7 +203,9 @@ nlohmann::json TrainResult::ToJson() const {
   int64_t seeds = 0;
   int64_t edges = 0;
   std::vector<double> epoch_s;
+  std::vector<int> evaluated;
   for (const EpochStats& e : epochs) {
+    if (e.evaluated) evaluated.push_back(e.epoch);
     share += e.remote_share;
     seeds += e.seed_nodes;
     edges += e.sampled_edges;
@@ -210,6 +224,7 @@ nlohmann::json TrainResult::ToJson() const {
   return {{"best_epoch", best_epoch},
           {"stopped_early", stopped_early},
           {"epochs_run", epochs.size()},
+          {"evaluated_epochs", evaluated},
           {"train", train.ToJson()},
           {"val", val.ToJson()},
           {"test", test.ToJson()},
@@ -379,7 +394,8 @@ GcnTrainer::GcnTrainer(Setup setup)
 }
 
 void GraphSource::EvaluateSplits(const Context& ctx, GcnModel& model, int /*epoch*/, bool /*final*/,
-                                 ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) {
+                                 ClassMetrics* train, ClassMetrics* val, ClassMetrics* test,
+                                 StepCounters* /*counters*/) {
   const Matrix& logits = Logits(ctx, model);
   std::vector<int32_t> pred(static_cast<size_t>(logits.rows));
   kernels::RowArgmax(ctx, logits, pred);
@@ -443,6 +459,10 @@ double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int
   const double loss_sum = Compute(batches_[0], n, epoch, batch);
   Finish(n, total_seeds, epoch, batch, update);
   return loss_sum;
+}
+
+bool GcnTrainer::Evaluates(int epoch) const {
+  return epoch == config_.epochs || (config_.eval_every > 0 && epoch % config_.eval_every == 0);
 }
 
 bool GcnTrainer::Overlaps() const {
@@ -545,9 +565,12 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const auto t0 = Clock::now();
     const uint64_t eval_b0 = SentBytes(comm_);
     ClassMetrics tr, va, te;
-    source_->EvaluateSplits(ctx_, model_, epoch, false, &tr, &va, &te);
+    StepCounters eval_counters;  // the evaluation's rows: on the wire and uncompressed, and its coding seconds
+    const bool evaluated = Evaluates(epoch);  // the same on every rank
+    if (evaluated) source_->EvaluateSplits(ctx_, model_, epoch, false, &tr, &va, &te, &eval_counters);
     const uint64_t eval_b = SentBytes(comm_) - eval_b0;
-    const double eval_seconds = SecondsSince(t0);
+    const uint64_t eval_raw_b = eval_b - eval_counters.feature_bytes + eval_counters.feature_raw_bytes;
+    const double eval_seconds = evaluated ? SecondsSince(t0) : 0.0;
     const double cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
     comm::CallCost cost = comm_.Bytes().TotalCost();  // this epoch's calls, before the statistics' own
     cost.seconds -= cost0.seconds;
@@ -577,21 +600,23 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
           dev.synchronizations, device::ReadPinnedCounters().allocations - pinned0, counters_.fetched_rows}) {
       sums.push_back(static_cast<double>(v));
     }
+    sums.push_back(static_cast<double>(eval_raw_b));
     comm_.Allreduce<double>(sums, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
-    std::vector<double> maxima = {counters_.sample_seconds,
-                                  counters_.fetch_seconds,
-                                  compute_s_,
-                                  allreduce_s_,
-                                  eval_seconds,
-                                  train_seconds,
-                                  train_seconds + eval_seconds,
-                                  counters_.compress_seconds + grad_stats_.encode_seconds,
-                                  counters_.decompress_seconds + grad_stats_.decode_seconds,
-                                  cost.seconds,
-                                  predicted,
-                                  forward_s_,
-                                  backward_s_,
-                                  optimizer_s_};
+    std::vector<double> maxima = {
+        counters_.sample_seconds,
+        counters_.fetch_seconds,
+        compute_s_,
+        allreduce_s_,
+        eval_seconds,
+        train_seconds,
+        train_seconds + eval_seconds,
+        counters_.compress_seconds + grad_stats_.encode_seconds + eval_counters.compress_seconds,
+        counters_.decompress_seconds + grad_stats_.decode_seconds + eval_counters.decompress_seconds,
+        cost.seconds,
+        predicted,
+        forward_s_,
+        backward_s_,
+        optimizer_s_};
     comm_.Allreduce<double>(maxima, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
     EpochStats st;
     st.epoch = epoch;
@@ -618,6 +643,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.device_synchronizations = static_cast<int64_t>(sums[19]);
     st.pinned_allocations = static_cast<int64_t>(sums[20]);
     st.fetched_rows = static_cast<int64_t>(sums[21]);
+    st.eval_raw_bytes = static_cast<uint64_t>(sums[22]);
     if (ctx_.IsCuda()) {
       log::Debug(
           "epoch {}: device allocations {} ({} from the runtime), {} uploads ({} B), {} downloads ({} B), {} "
@@ -639,11 +665,18 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.eval_seconds = maxima[4];
     st.train_seconds = maxima[5];
     st.epoch_seconds = maxima[6];
+    st.evaluated = evaluated;
     st.train_acc = tr.accuracy;
     st.val_acc = va.accuracy;
     CheckLoss(epoch, st.loss);
-    // Every rank holds the same val accuracy, so every rank takes the same decisions.
-    const bool stop = best_.Update(epoch, st.val_acc, model_.params(), config_.patience);
+    // Every rank holds the same val accuracy, so every rank takes the same decisions. An epoch without an evaluation
+    // only ages the best (patience counts epochs, and is checked when an epoch is evaluated).
+    bool stop = false;
+    if (evaluated) {
+      stop = best_.Update(epoch, st.val_acc, model_.params(), config_.patience);
+    } else {
+      best_.Age(epoch);
+    }
     time_sum += st.epoch_seconds;
     st.eta_seconds = stop ? 0.0 : time_sum / (epoch - start_epoch_) * (config_.epochs - epoch);
     result.epochs.push_back(st);
@@ -657,7 +690,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
   }
   // Evaluate the best-validation weights.
   best_.Restore(model_.params());
-  source_->EvaluateSplits(ctx_, model_, config_.epochs, true, &result.train, &result.val, &result.test);
+  source_->EvaluateSplits(ctx_, model_, config_.epochs, true, &result.train, &result.val, &result.test, nullptr);
   result.best_epoch = best_.epoch;
   result.memory = GatherMemory(comm_, source_->PartBytes(), peak_anon_);
   return result;

@@ -134,6 +134,9 @@ struct TrainConfig {
   std::vector<int> fanouts;  // one per layer (input layer first) when batch_size > 0; -1 = all neighbours
   bool replace = false;      // sample neighbours with replacement
   int patience = 0;          // stop after this many epochs without a better validation accuracy; 0 = never
+  // Evaluate (validation accuracy, best weights, early stopping) after every eval_every-th epoch and always after the
+  // last; 0 = after the last epoch only. The best weights are the best of the evaluated epochs.
+  int eval_every = 1;
   FeatureNorm normalize_features = FeatureNorm::kNone;  // input scaling (data.h); l1 = Kipf & Welling preprocessing
   std::filesystem::path checkpoint_dir;                 // empty = no checkpoints
   int checkpoint_every = 10;                            // epochs between checkpoints (the last epoch is always saved)
@@ -175,7 +178,14 @@ struct TrainConfig {
                 "--batch-size or --partitions"},
       c.fanouts);
     v(ParamInfo{"replace", "Sample neighbours with replacement"}, c.replace);
-    v(ParamInfo{"patience", "Stop after N epochs without better validation accuracy; 0 = off"}, c.patience);
+    v(ParamInfo{"patience",
+                "Stop after N epochs without better validation accuracy (checked when an epoch is evaluated); 0 = "
+                "off"},
+      c.patience);
+    v(ParamInfo{"eval_every",
+                "Evaluate (validation accuracy, best weights, --patience) after every N-th epoch and always after the "
+                "last; 0 = after the last epoch only. The best weights are the best of the evaluated epochs"},
+      c.eval_every);
     v(ParamInfo{"overlap",
                 "On by default: sample and fetch the next mini-batch while the current one computes (a second "
                 "thread; the same results as --no-overlap for a given seed; CPU, --threads other than 1)",
@@ -219,6 +229,9 @@ struct EpochStats {
   int epoch = 0;  // 1-based
   int64_t steps = 0;
   double loss = 0;  // mean loss over every rank's seeds
+  // Whether the epoch ended with an evaluation (TrainConfig::eval_every); without one the accuracies are not
+  // measured (JSON null) and eval_seconds and eval_bytes are 0.
+  bool evaluated = true;
   double train_acc = 0;
   double val_acc = 0;
   // Seconds, the maximum over ranks (the slowest rank sets the pace).
@@ -238,12 +251,14 @@ struct EpochStats {
   uint64_t feature_bytes = 0;   // remote input features (purpose "features", ids included)
   uint64_t sample_bytes = 0;    // remote sampling requests and answers
   uint64_t gradient_bytes = 0;  // purpose "gradients"
-  uint64_t eval_bytes = 0;      // halo exchanges of the evaluation
+  uint64_t eval_bytes = 0;      // the evaluation's exchanges (--eval full: halo rows of each layer)
   uint64_t total_bytes = 0;     // every purpose
-  // What feature_bytes and gradient_bytes would have been without --feature-compress / --grad-compress (equal to
-  // them when off), and the seconds spent encoding and decoding (maximum over ranks).
+  // What feature_bytes, gradient_bytes and eval_bytes would have been without --feature-compress / --grad-compress
+  // (equal to them when off), and the seconds spent encoding and decoding, the evaluation's included (maximum over
+  // ranks).
   uint64_t feature_raw_bytes = 0;
   uint64_t gradient_raw_bytes = 0;
+  uint64_t eval_raw_bytes = 0;
   double compress_seconds = 0;
   double decompress_seconds = 0;
   // Seconds inside communicator calls (waiting for peers included; maximum over ranks), and with --network the
@@ -285,7 +300,7 @@ struct TrainResult {
   // Per rank, in rank order (threads of one process each report the whole process). JSON "memory": the ranks and
   // the largest peak_rss_bytes / part_bytes.
   std::vector<RankMemory> memory;
-  int best_epoch = 0;
+  int best_epoch = 0;  // the evaluated epoch of the best validation accuracy (0: none evaluated in any run)
   bool stopped_early = false;
   ClassMetrics train, val, test;  // of the best-validation weights, over the global splits
   uint64_t setup_bytes = 0;       // summed over ranks: weight broadcast, degree and cache exchanges
@@ -374,10 +389,12 @@ class GraphSource {
   // The input scaling the source applied (fitted over every rank's rows).
   virtual const FeatureScaling& scaling() const = 0;
   // Metrics of the current weights over the train, val and test splits, summed over ranks. `final` asks for the
-  // whole train split (the result's); an epoch's may estimate the train accuracy on a subset. The default predicts
-  // every owned node (Logits) and calls Metrics. Collective.
+  // whole train split (the result's) and exact exchanges; an epoch's may estimate the train accuracy on a subset and
+  // send its rows through the feature codec (--feature-compress). `counters` (may be null) receives the rows the
+  // evaluation sent (feature_bytes, feature_raw_bytes: on the wire and uncompressed) and its coding seconds. The
+  // default predicts every owned node (Logits) and calls Metrics. Collective.
   virtual void EvaluateSplits(const Context& ctx, GcnModel& model, int epoch, bool final, ClassMetrics* train,
-                              ClassMetrics* val, ClassMetrics* test);
+                              ClassMetrics* val, ClassMetrics* test, StepCounters* counters);
   // The bytes of this rank's input (a part's arrays); 0 when not known.
   virtual int64_t PartBytes() const { return 0; }
 };
@@ -426,6 +443,8 @@ class GcnTrainer {
   // (config.overlap), sampled steps, more than one step per epoch, CPU, and more than one thread (--threads 1 keeps
   // one thread per rank busy, so a rank never competes with its own communication for a core).
   bool Overlaps() const;
+  // Whether epoch (1-based) ends with an evaluation: every config.eval_every-th epoch and the last (--eval-every).
+  bool Evaluates(int epoch) const;
 
   // Predicted class of every owned node (full-neighbour inference, no dropout). Collective.
   std::vector<int32_t> PredictOwned();
