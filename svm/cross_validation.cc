@@ -2,7 +2,6 @@
 #include "svm/cross_validation.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <utility>
 
 #include <fmt/format.h>
@@ -17,8 +16,8 @@ namespace tessel::svm {
 std::string CrossValidationResult::Summary(SvmType type) const {
   if (IsRegression(type)) {
     return fmt::format(
-        "Cross Validation Mean squared error = {}\nCross Validation Squared correlation coefficient = {}\n",
-        fmt::format("{:g}", mean_squared_error), fmt::format("{:g}", squared_correlation));
+        "Cross Validation Mean squared error = {:g}\nCross Validation Squared correlation coefficient = {:g}\n",
+        mean_squared_error, squared_correlation);
   }
   return fmt::format("Cross Validation Accuracy = {:g}%\n", accuracy);
 }

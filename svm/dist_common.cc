@@ -80,7 +80,7 @@ SolverResult Finish(comm::Communicator& comm, const FinalState& s, std::span<con
       sums[1] += yg;
     }
     rho.Add(s.y[k], s.status[k], s.g[k]);
-    sums[2] += s.alpha[k] * (s.g[k] - 1.0);
+    sums[2] += s.alpha[k] * (s.g[k] + (s.p.empty() ? -1.0 : s.p[k]));  // a^T (G + p), as FillSolution
     if (std::fabs(s.alpha[k]) > 0) {
       sums[3] += 1;
       if (std::fabs(s.alpha[k]) >= (s.y[k] > 0 ? s.cp : s.cn)) sums[4] += 1;
@@ -269,7 +269,8 @@ SolverResult RankSamples::FinishSolve(int64_t iterations, bool hit_limit, int64_
   counts.local_evaluations = LocalEvaluations() + extra_evaluations;
   counts.min_local_active = min_local_active_;
   counts.bytes_before = bytes_before;
-  SolverResult r = Finish(comm_, {s_.y, s_.status, s_.alpha, s_.g, {}, cp_, cn_}, gid_, big_l_, tally_, counts, stats);
+  SolverResult r =
+      Finish(comm_, {s_.y, s_.status, s_.alpha, s_.g, {}, cp_, cn_, s_.p}, gid_, big_l_, tally_, counts, stats);
   r.cache_hits = retired_hits_ + cache_.hits();
   r.cache_misses = retired_misses_ + cache_.misses();
   return r;

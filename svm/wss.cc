@@ -21,14 +21,13 @@ using V4l = int64_t __attribute__((vector_size(32)));
 #define TESSEL_SELECT(mask, a, c) \
   reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
 
-// Ties to the later position. Lanes writes four positions' tie keys through a pointer (a 32-byte vector returned
-// by value would change the baseline's ABI).
+// Ties to the later position.
 struct ByPosition {
   static constexpr bool kPositions = true;  // the scans keep the last best (`<=`, `>=`): no keys to compare
   int64_t Of(int64_t pos) const { return pos; }
-  void Lanes(int64_t j, V4l* out) const { *out = V4l{j, j + 1, j + 2, j + 3}; }
 };
-// Ties to the larger key[pos].
+// Ties to the larger key[pos]. Lanes writes four positions' keys through a pointer (a 32-byte vector returned by
+// value would change the baseline's ABI).
 struct ByKey {
   static constexpr bool kPositions = false;
   const int64_t* key;

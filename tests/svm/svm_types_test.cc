@@ -91,8 +91,7 @@ TEST(SvmNuSvc, IsTheCSvcWithCOneOverR) {
   nu.eps = 1e-6;
   TrainReport rep;
   const SvmModel nu_model = TrainSvm(data, nu, &rep);
-  // obj is the scaled objective obj_nu / r^2, and LIBSVM logs C = 1 / r; recover r from rho scaling: train C-SVC
-  // with C = 1 / r, r from the solver.
+  // The solver's r (LIBSVM logs C = 1 / r): the C-SVC with that C has the same decision function.
   ASSERT_EQ(rep.pairs.size(), 1u);
   const double r = rep.pairs[0].result.r;
   ASSERT_GT(r, 0);
