@@ -23,7 +23,7 @@ std::string CrossValidationResult::Summary(SvmType type) const {
 }
 
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
-                                    const BinarySolver& solver, GlibcRand* shared_rand) {
+                                    const BinarySolver& solver, GlibcRand* shared_rand, const FitRunner* fits) {
   params.Validate();
   TESSEL_CHECK(folds >= 2, "-v {}: cross-validation needs at least 2 folds", folds);
   const int64_t l = data.num_rows;
@@ -90,6 +90,8 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
   const auto indptr = data.indptr.Host();
   const auto indices = data.indices.Host();
   const auto values = data.values.Host();
+  const bool spread = fits != nullptr && fits->run && params.probability == 0;
+  // A fold's predictions for its held-out rows, in fold order.
   const auto run_fold = [&](int64_t f) {
     const int64_t begin = fold_start[f];
     const int64_t end = fold_start[f + 1];
@@ -100,21 +102,34 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
       rows.push_back(perm[k]);
       labs.push_back(labels[perm[k]]);
     }
-    const SvmModel model = TrainSvm(SelectRows(data, rows, labs), fold_params, nullptr, solver, &rand);
+    const SvmModel model = TrainSvm(SelectRows(data, rows, labs), fold_params, nullptr, spread ? fits->solver : solver,
+                                    &rand, spread ? nullptr : fits);
     const bool probabilities = params.probability != 0 && IsClassification(params.type);
     std::vector<double> p;
+    std::vector<double> predicted;
     for (int64_t j = begin; j < end; ++j) {
       const int32_t r = perm[j];
       const auto b = static_cast<size_t>(indptr[r]);
       const auto n = static_cast<size_t>(indptr[r + 1] - indptr[r]);
-      out.target[r] = probabilities ? PredictRowProbability(model, indices.subspan(b, n), values.subspan(b, n), &p)
-                                    : PredictRow(model, indices.subspan(b, n), values.subspan(b, n));
+      predicted.push_back(probabilities ? PredictRowProbability(model, indices.subspan(b, n), values.subspan(b, n), &p)
+                                        : PredictRow(model, indices.subspan(b, n), values.subspan(b, n)));
     }
+    return predicted;
   };
-  if (concurrent == 1) {
-    for (int64_t f = 0; f < folds; ++f) run_fold(f);
+  const auto keep = [&](int64_t f, const std::vector<double>& predicted) {
+    TESSEL_CHECK(static_cast<int64_t>(predicted.size()) == fold_start[f + 1] - fold_start[f],
+                 "-v: fold {} predicted {} rows of {}", f, predicted.size(), fold_start[f + 1] - fold_start[f]);
+    for (int64_t j = fold_start[f]; j < fold_start[f + 1]; ++j)
+      out.target[perm[j]] = predicted[static_cast<size_t>(j - fold_start[f])];
+  };
+  if (spread) {
+    const std::vector<std::vector<double>> all = fits->run(folds, run_fold);
+    TESSEL_CHECK(static_cast<int64_t>(all.size()) == folds, "-v: {} results for {} folds", all.size(), folds);
+    for (int64_t f = 0; f < folds; ++f) keep(f, all[f]);
+  } else if (concurrent == 1) {
+    for (int64_t f = 0; f < folds; ++f) keep(f, run_fold(f));
   } else {
-    parallel_for<int64_t>(0, folds, 1, run_fold);  // no fold draws from rand without -b 1
+    parallel_for<int64_t>(0, folds, 1, [&](int64_t f) { keep(f, run_fold(f)); });  // no fold draws without -b 1
   }
 
   const PredictionScore score = ScorePredictions(out.target, labels);  // svm-train's do_cross_validation

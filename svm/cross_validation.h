@@ -28,8 +28,11 @@ struct CrossValidationResult {
 // (each gets an equal share of -m), and predicts the held-out rows. `solver` as TrainSvm's. The answer does not
 // depend on the schedule.
 // `rand` continues a caller's generator (LIBSVM's one rand() per process; default: a fresh one, seed 1). With
-// -b 1 the folds train one after the other, since each fold's probability fit draws from it in turn.
+// -b 1 the folds train one after the other, since each fold's probability fit draws from it in turn (their fits
+// then go through `fits`). `fits` (optional) runs the folds without -b 1 (FitRunner: under mpirun, spread over the
+// ranks; the folds then train with fits->solver).
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
-                                    const BinarySolver& solver = {}, GlibcRand* rand = nullptr);
+                                    const BinarySolver& solver = {}, GlibcRand* rand = nullptr,
+                                    const FitRunner* fits = nullptr);
 
 }  // namespace tessel::svm

@@ -282,6 +282,9 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
                                            const SolverOptions& options, const BatchOptions& batch, DistStats* stats,
                                            BatchStats* batch_stats) {
   batch.Validate();
+  TESSEL_CHECK(problem.IsCsvc(),
+               "SolveBinaryDistributedBatched: only C-SVC's problem (the batched solvers have no linear term, starting "
+               "alpha or nu selection); use SolveBinaryDistributed");
   dist::ValidateDistProblem(comm, problem);
   DistBatchSolver solver(comm, problem, options, batch);
   return solver.Run(stats, batch_stats);

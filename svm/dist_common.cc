@@ -1,4 +1,4 @@
-// The end of a distributed C-SVC solve and the sample records the distributed solvers exchange (dist_common.h).
+// The end of a distributed solve and the sample records the distributed solvers exchange (dist_common.h).
 #include "svm/dist_common.h"
 
 #include <algorithm>
@@ -46,6 +46,10 @@ void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& prob
                  problem.owner[static_cast<size_t>(g)]);
     TESSEL_CHECK(problem.y[k] == 1 || problem.y[k] == -1, "distributed SVM: label {} of sample {}", problem.y[k], g);
   }
+  TESSEL_CHECK(problem.p.size() == (problem.has_p ? n : 0), "distributed SVM: {} linear terms for {} samples",
+               problem.p.size(), n);
+  TESSEL_CHECK(problem.alpha0.size() == (problem.has_alpha0 ? n : 0),
+               "distributed SVM: {} starting alphas for {} samples", problem.alpha0.size(), n);
   // Every sample is held by exactly one rank.
   int64_t held = static_cast<int64_t>(n);
   Check(comm.Allreduce(std::span<int64_t>(&held, 1), comm::ReduceOp::kSum, "svm-setup"));
@@ -70,9 +74,12 @@ struct RunCounts {
 SolverResult Finish(comm::Communicator& comm, const FinalState& s, std::span<const int64_t> gid, int64_t big_l,
                     const SolverTally& tally, const RunCounts& counts, DistStats* stats) {
   const size_t n = gid.size();
-  // rho and the objective from every rank's terms (LIBSVM's calculate_rho and a^T (G - e) / 2).
+  // rho and the objective from every rank's terms (LIBSVM's calculate_rho, or Solver_NU's per label, and
+  // a^T (G + p) / 2).
   RhoAccumulator rho;
-  double sums[5] = {0, 0, 0, 0, 0};  // free count, free sum of y G, a^T (G - e), nSV, nBSV
+  NuRhoAccumulator nu_rho;
+  // free count, free sum of y G, a^T (G + p), nSV, nBSV; Solver_NU: the free count and sum of G per label
+  double sums[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
   for (size_t k = 0; k < n; ++k) {
     const double yg = s.y[k] * s.g[k];
     if (s.status[k] == batch::kFree) {
@@ -80,17 +87,32 @@ SolverResult Finish(comm::Communicator& comm, const FinalState& s, std::span<con
       sums[1] += yg;
     }
     rho.Add(s.y[k], s.status[k], s.g[k]);
+    if (s.nu) nu_rho.Add(s.y[k], s.status[k], s.g[k]);
     sums[2] += s.alpha[k] * (s.g[k] + (s.p.empty() ? -1.0 : s.p[k]));  // a^T (G + p), as FillSolution
     if (std::fabs(s.alpha[k]) > 0) {
       sums[3] += 1;
       if (std::fabs(s.alpha[k]) >= (s.y[k] > 0 ? s.cp : s.cn)) sums[4] += 1;
     }
   }
-  Check(comm.Allreduce(std::span<double>(sums, 5), comm::ReduceOp::kSum, "svm-result"));
-  double bounds[2] = {-rho.UpperBound(), rho.LowerBound()};  // max of -ub = -(min of ub)
-  Check(comm.Allreduce(std::span<double>(bounds, 2), comm::ReduceOp::kMax, "svm-result"));
+  NuRhoAccumulator::Side& pos = nu_rho.pos();
+  NuRhoAccumulator::Side& neg = nu_rho.neg();
+  sums[5] = static_cast<double>(pos.nr_free);
+  sums[6] = pos.sum_free;
+  sums[7] = static_cast<double>(neg.nr_free);
+  sums[8] = neg.sum_free;
+  Check(comm.Allreduce(std::span<double>(sums, 9), comm::ReduceOp::kSum, "svm-result"));
+  // The maxima of -ub (= -(min of ub)) and of lb: C-SVC's, then Solver_NU's per label.
+  double bounds[6] = {-rho.UpperBound(), rho.LowerBound(), -pos.ub, pos.lb, -neg.ub, neg.lb};
+  Check(comm.Allreduce(std::span<double>(bounds, 6), comm::ReduceOp::kMax, "svm-result"));
   SolverResult r;
-  r.rho = sums[0] > 0 ? sums[1] / sums[0] : (-bounds[0] + bounds[1]) / 2;
+  if (s.nu) {
+    pos = {static_cast<int64_t>(sums[5]), -bounds[2], bounds[3], sums[6]};
+    neg = {static_cast<int64_t>(sums[7]), -bounds[4], bounds[5], sums[8]};
+    r.rho = nu_rho.Rho();
+    r.r = nu_rho.R();
+  } else {
+    r.rho = sums[0] > 0 ? sums[1] / sums[0] : (-bounds[0] + bounds[1]) / 2;
+  }
   r.obj = sums[2] / 2;
   r.nr_sv = static_cast<int>(sums[3]);
   r.nr_bsv = static_cast<int>(sums[4]);
@@ -153,11 +175,46 @@ RankSamples::RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, c
   gid_.assign(p.gids.begin(), p.gids.end());
   pos_of_.assign(static_cast<size_t>(big_l_), -1);
   for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
-  s_.Start(p.y, QDiagonal(*kernel_, row_));
+  s_.Start(p.y, QDiagonal(*kernel_, row_), p.p);
+  nu_ = p.nu;
   SetAllActive();
   min_local_active_ = n_;
   tally_.min_active = big_l_;
   evaluations_base_ = kernel_->evaluations();
+  if (p.has_alpha0) {  // collective: every rank, also one without samples
+    s_.StartAlpha(p.alpha0, cp_, cn_);
+    InitialGradient();
+  }
+}
+
+void RankSamples::InitialGradient() {
+  std::vector<std::byte> mine;
+  for (int64_t k = 0; k < n_; ++k) {
+    if (s_.status[k] == batch::kLower) continue;
+    SampleHeader h;
+    h.alpha = s_.alpha[k];
+    h.gid = gid_[k];
+    h.y = s_.y[k];
+    AppendSample(kernel_->rows(), row_[k], h, &mine);
+  }
+  std::vector<std::byte> all;
+  std::vector<int64_t> counts;
+  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-start"));
+  std::vector<Sample> started = UnpackSamples(all);
+  std::sort(started.begin(), started.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
+  if (n_ == 0) return;
+  scratch_.resize(static_cast<size_t>(n_));
+  for (const Sample& s : started) {
+    kernel_->QRowOf(s.Row(), s.h.y, row_, s_.y, scratch_);
+    const double a = s.h.alpha;
+    const double c = UpperBound(s.h.y);
+    const bool at_c = batch::StatusOf(a, c) == batch::kUpper;
+    const float* q = scratch_.data();
+    parallel_for<int64_t>(0, n_, kScanGrain, [&](int64_t t) {
+      s_.g[t] += a * q[t];
+      if (at_c) s_.g_bar[t] += c * q[t];
+    });
+  }
 }
 
 const float* RankSamples::GetQ(const Sample& s, int64_t len) {
@@ -198,7 +255,7 @@ void RankSamples::Swap(int64_t a, int64_t b) {
 void RankSamples::ReconstructGradient() {
   if (global_active_ == big_l_) return;
   ++tally_.reconstructions;
-  for (int64_t k = active_; k < n_; ++k) s_.g[k] = s_.g_bar[k] - 1.0;
+  for (int64_t k = active_; k < n_; ++k) s_.g[k] = s_.g_bar[k] + s_.p[k];
   std::vector<std::byte> mine;
   for (int64_t k = 0; k < active_; ++k) {
     if (s_.status[k] != batch::kFree) continue;
@@ -228,22 +285,40 @@ void RankSamples::ReconstructGradient() {
 
 std::vector<int64_t> RankSamples::ShrinkRanks() {
   ++tally_.shrink_checks;
+  // LIBSVM's extremes over every rank's active samples: Solver's two, or Solver_NU's four.
   ViolationExtremes ext;
-  for (int64_t k = 0; k < active_; ++k) ext.Add(s_.y[k], s_.status[k], s_.g[k]);
-  double extremes[2] = {ext.gmax1, ext.gmax2};
-  Check(comm_.Allreduce(std::span<double>(extremes, 2), comm::ReduceOp::kMax, "svm-shrink"));
-  const double gmax1 = extremes[0];
-  const double gmax2 = extremes[1];
-  if (schedule_.Unshrink(unshrink_, gmax1 + gmax2)) {
+  NuViolationExtremes nu_ext;
+  for (int64_t k = 0; k < active_; ++k) {
+    if (nu_) {
+      nu_ext.Add(s_.y[k], s_.status[k], s_.g[k]);
+    } else {
+      ext.Add(s_.y[k], s_.status[k], s_.g[k]);
+    }
+  }
+  double extremes[4] = {ext.gmax1, ext.gmax2, -kInf, -kInf};
+  if (nu_) {
+    extremes[0] = nu_ext.gmax1;
+    extremes[1] = nu_ext.gmax2;
+    extremes[2] = nu_ext.gmax3;
+    extremes[3] = nu_ext.gmax4;
+  }
+  Check(comm_.Allreduce(std::span<double>(extremes, nu_ ? 4 : 2), comm::ReduceOp::kMax, "svm-shrink"));
+  ext = {extremes[0], extremes[1]};
+  nu_ext = {extremes[0], extremes[1], extremes[2], extremes[3]};
+  const auto be_shrunk = [&](int64_t k) {
+    return nu_ ? nu_ext.BeShrunk(s_.y[k], s_.status[k], s_.g[k])
+               : batch::BeShrunk(s_.y[k], s_.status[k], s_.g[k], ext.gmax1, ext.gmax2);
+  };
+  if (schedule_.Unshrink(unshrink_, nu_ ? nu_ext.Gap() : ext.gmax1 + ext.gmax2)) {
     unshrink_ = true;
     ReconstructGradient();
     SetAllActive();
   }
   for (int64_t k = 0; k < active_; ++k) {
-    if (!batch::BeShrunk(s_.y[k], s_.status[k], s_.g[k], gmax1, gmax2)) continue;
+    if (!be_shrunk(k)) continue;
     --active_;
     while (active_ > k) {
-      if (!batch::BeShrunk(s_.y[active_], s_.status[active_], s_.g[active_], gmax1, gmax2)) {
+      if (!be_shrunk(active_)) {
         Swap(k, active_);
         break;
       }
@@ -270,7 +345,7 @@ SolverResult RankSamples::FinishSolve(int64_t iterations, bool hit_limit, int64_
   counts.min_local_active = min_local_active_;
   counts.bytes_before = bytes_before;
   SolverResult r =
-      Finish(comm_, {s_.y, s_.status, s_.alpha, s_.g, {}, cp_, cn_, s_.p}, gid_, big_l_, tally_, counts, stats);
+      Finish(comm_, {s_.y, s_.status, s_.alpha, s_.g, {}, cp_, cn_, s_.p, nu_}, gid_, big_l_, tally_, counts, stats);
   r.cache_hits = retired_hits_ + cache_.hits();
   r.cache_misses = retired_misses_ + cache_.misses();
   return r;

@@ -1,4 +1,4 @@
-// Pieces shared by the distributed C-SVC solvers (dist_solver.cc: one pair per iteration; dist_batch_solver.cc:
+// Pieces shared by the distributed solvers (dist_solver.cc: one pair per iteration; dist_batch_solver.cc:
 // batched working sets): the record in which a sample travels between ranks (its solver state and its row), and
 // the end of a solve (rho, objective, every alpha on every rank, and the run's costs over the ranks).
 #pragma once
@@ -28,6 +28,7 @@ struct SampleHeader {
   double g = 0;      // gradient
   double alpha = 0;  // a (not y a)
   double q_ij = 0;   // the SMO solver's j broadcast: the float Q_ij from the owner's cached row of i
+  double p = -1;     // the linear term (rebalancing moves it with the sample)
   int64_t gid = -1;
   int32_t nnz = 0;
   int8_t y = 0;
@@ -96,8 +97,11 @@ class RankSamples : public SolverCore {
   // Collective: G of the eliminated samples from G_bar and the free vectors of every rank, added in global-id order.
   void ReconstructGradient();
   // Collective, at a check point: LIBSVM's elimination with the ranks' extremes (restoring every sample first the
-  // first time the gap reaches 10 eps); returns every rank's active count.
+  // first time the gap reaches 10 eps; Solver_NU's four extremes when nu_); returns every rank's active count.
   std::vector<int64_t> ShrinkRanks();
+  // Collective, at the start with a starting alpha: G = p + Q a and G_bar = sum of C Q_j over the samples at C, from
+  // the rows of every rank's samples above 0, added in global-id order (the one-process solver's InitialGradient).
+  void InitialGradient();
   // Kernel values this rank computed since the solve began (over every kernel it used).
   int64_t LocalEvaluations() const { return retired_evaluations_ + kernel_->evaluations() - evaluations_base_; }
   // Collective: the solution (dist::Finish) with this rank's counters.
@@ -114,6 +118,7 @@ class RankSamples : public SolverCore {
   std::vector<int32_t> row_;
   std::vector<int64_t> gid_;
   std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
+  bool nu_ = false;              // Solver_NU's selection, elimination and rho (DistBinaryProblem::nu)
   int64_t active_ = 0;
   int64_t global_active_ = 0;
   int64_t min_local_active_ = 0;

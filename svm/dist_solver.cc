@@ -1,5 +1,5 @@
-// Distributed SMO: LIBSVM's Solver (WSS 2nd order with TAU = 1e-12, shrinking with G_bar reconstruction, rho and
-// objective) with the samples spread over ranks. Per iteration every rank runs the same control flow on global
+// Distributed SMO: LIBSVM's Solver or Solver_NU (WSS 2nd order with TAU = 1e-12, shrinking with G_bar reconstruction,
+// rho and objective) with the samples spread over ranks. Per iteration every rank runs the same control flow on global
 // values: (1) the max violator i by one max-loc allreduce, (2) i's row broadcast by its owner, (3) the second-order
 // partner j and gmax2 by one two-element max-loc allreduce, (4) j's row (and Q_ij) broadcast by its owner, then the
 // pair update computed identically everywhere and each rank's gradient updated over its own active samples.
@@ -43,7 +43,8 @@ class DistSolver : public dist::RankSamples {
       : RankSamples(comm, p, options), owner_(p.owner.begin(), p.owner.end()), nnz_(p.nnz), rebalance_(p.rebalance) {
     const int32_t max_nnz = p.nnz.empty() ? 0 : *std::max_element(p.nnz.begin(), p.nnz.end());
     record_bytes_ = 16 + static_cast<int64_t>(Sample::Bytes(static_cast<size_t>(max_nnz)));
-    fused_ = p.fuse > 0 || (p.fuse < 0 && comm.Size() > 1 && comm.Size() * record_bytes_ <= kFuseBytes);
+    // Solver_NU's selection takes two maximal violators and so always broadcasts (SelectWorkingSetNu).
+    fused_ = !p.nu && (p.fuse > 0 || (p.fuse < 0 && comm.Size() > 1 && comm.Size() * record_bytes_ <= kFuseBytes));
   }
 
   SolverResult Run(DistStats* stats);
@@ -81,6 +82,10 @@ class DistSolver : public dist::RankSamples {
   };
   Pick Exchange(double value, double extra, int64_t gid, double q_ij, bool minimise);
   bool SelectWorkingSet(Sample* si, Sample* sj);
+  // Solver_NU::select_working_set over the ranks: the two labels' maximal violators by one two-element max-loc
+  // allreduce and their owners' broadcasts, then the partner with gmaxp2 and gmaxn2 by one three-element allreduce
+  // and the partner's broadcast (with Q_ij from its owner's row of i: the violator of the partner's label).
+  bool SelectWorkingSetNu(Sample* si, Sample* sj);
   void Step(const Sample& si, const Sample& sj);
   void DoShrinking();
   // At a check point, with every rank's active count: when the largest exceeds rebalance_ times the mean, the
@@ -129,6 +134,7 @@ void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
   h.g = s_.g[k];
   h.alpha = s_.alpha[k];
   h.q_ij = q_ij;
+  h.p = s_.p[k];
   h.gid = gid_[k];
   h.y = s_.y[k];
   dist::PackSample(kernel_->rows(), row_[k], h, dst);
@@ -195,6 +201,7 @@ DistSolver::Pick DistSolver::Exchange(double value, double extra, int64_t gid, d
 
 // Returns true when the active set is optimal within eps.
 bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
+  if (nu_) return SelectWorkingSetNu(si, sj);
   const Candidate mine = next_i_valid_ ? next_i_ : AsGlobal(MaxViolatorOver(active_, s_, gid_.data()));
   next_i_valid_ = false;
   double gmax = 0;
@@ -242,6 +249,73 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
   // The owner of j sends the float Q_ij of its cached row of i with j's row.
   const int32_t kj = pos_of_[static_cast<size_t>(gid_j)];
   *sj = Broadcast(gid_j, kj >= 0 ? static_cast<double>(q_i[kj]) : 0.0);
+  return false;
+}
+
+bool DistSolver::SelectWorkingSetNu(Sample* si, Sample* sj) {
+  next_i_valid_ = false;
+  const auto better = [](double v, int64_t gid, const Candidate& best) {  // ">", ties to the larger global id
+    return best.index < 0 || v > best.value || (v == best.value && gid > best.index);
+  };
+  Candidate ip{-kInf, -1};  // max -G over the y = +1 samples below C
+  Candidate in{-kInf, -1};  // max G over the y = -1 samples above 0
+  for (int64_t k = 0; k < active_; ++k) {
+    const double g = s_.g[k];
+    if (s_.y[k] == 1) {
+      if (s_.status[k] != kUpper && better(-g, gid_[k], ip)) ip = {-g, gid_[k]};
+    } else if (s_.status[k] != kLower && better(g, gid_[k], in)) {
+      in = {g, gid_[k]};
+    }
+  }
+  comm::ValueIndex<double> firsts[2] = {{ip.value, TieIndex(ip.index)}, {in.value, TieIndex(in.index)}};
+  Check(comm_.Allreduce(std::span<comm::ValueIndex<double>>(firsts, 2), comm::ReduceOp::kMaxLoc, "svm-select"));
+  const double gmaxp = firsts[0].value;
+  const double gmaxn = firsts[1].value;
+  const int64_t gid_p = GidOf(firsts[0].index);
+  const int64_t gid_n = GidOf(firsts[1].index);
+  Sample sp;
+  Sample sn;
+  if (gid_p >= 0) sp = Broadcast(gid_p, 0);
+  if (gid_n >= 0) sn = Broadcast(gid_n, 0);
+  const float* q_ip = gid_p >= 0 ? GetQ(sp, active_) : nullptr;
+  const float* q_in = gid_n >= 0 ? GetQ(sn, active_) : nullptr;  // the cache keeps the two latest rows
+
+  double gmaxp2 = -kInf;
+  double gmaxn2 = -kInf;
+  Candidate best{kInf, -1};  // the smallest obj_diff, ties to the larger global id
+  for (int64_t k = 0; k < active_; ++k) {
+    const double g = s_.g[k];
+    double grad_diff;
+    double quad_coef;
+    if (s_.y[k] == 1) {
+      if (s_.status[k] == kLower) continue;
+      grad_diff = gmaxp + g;
+      gmaxp2 = std::max(gmaxp2, g);
+      if (grad_diff <= 0) continue;
+      quad_coef = sp.h.qd + s_.qd[k] - 2.0 * q_ip[k];
+    } else {
+      if (s_.status[k] == kUpper) continue;
+      grad_diff = gmaxn - g;
+      gmaxn2 = std::max(gmaxn2, -g);
+      if (grad_diff <= 0) continue;
+      quad_coef = sn.h.qd + s_.qd[k] - 2.0 * q_in[k];
+    }
+    const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
+    if (best.index < 0 || obj_diff < best.value || (obj_diff == best.value && gid_[k] > best.index))
+      best = {obj_diff, gid_[k]};
+  }
+  comm::ValueIndex<double> seconds[3] = {
+      {best.index >= 0 ? -best.value : -kInf, TieIndex(best.index)}, {gmaxp2, 0}, {gmaxn2, 0}};
+  Check(comm_.Allreduce(std::span<comm::ValueIndex<double>>(seconds, 3), comm::ReduceOp::kMaxLoc, "svm-select"));
+  const int64_t gid_j = GidOf(seconds[0].index);
+  tally_.last_gap = std::max(gmaxp + seconds[1].value, gmaxn + seconds[2].value);
+  if (tally_.last_gap < eps_ || gid_j < 0) return true;
+  // j's owner knows j's label, and so i (the violator of that label), and sends Q_ij from its row of i.
+  const int32_t kj = pos_of_[static_cast<size_t>(gid_j)];
+  const double q_ij = kj < 0 ? 0.0 : static_cast<double>(s_.y[kj] == 1 ? q_ip[kj] : q_in[kj]);
+  *sj = Broadcast(gid_j, q_ij);
+  *si = sj->h.y == 1 ? std::move(sp) : std::move(sn);
+  TESSEL_CHECK(si->h.gid >= 0, "distributed SVM: partner {} has no violator of its label", gid_j);
   return false;
 }
 
@@ -321,6 +395,7 @@ void DistSolver::MaybeRebalance(std::span<const int64_t> counts) {
     h.qd = s_.qd[p];
     h.g = s_.g[p];
     h.alpha = s_.alpha[p];
+    h.p = s_.p[p];
     h.gid = gid_[p];
     h.y = s_.y[p];
     dist::AppendSample(kernel_->rows(), row_[p], h, &mine);
@@ -380,7 +455,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   std::vector<int64_t> gid(static_cast<size_t>(n));
   std::vector<int8_t> y(static_cast<size_t>(n));
   std::vector<double> qd(static_cast<size_t>(n));
-  std::vector<double> lin(static_cast<size_t>(n), -1.0);  // the distributed solvers take C-SVC's p = -1 only
+  std::vector<double> lin(static_cast<size_t>(n));
   std::vector<double> alpha(static_cast<size_t>(n));
   std::vector<int8_t> status(static_cast<size_t>(n));
   std::vector<double> g(static_cast<size_t>(n));
@@ -412,6 +487,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
       gid[q] = h.gid;
       y[q] = h.y;
       qd[q] = h.qd;
+      lin[q] = h.p;
       alpha[q] = h.alpha;
       status[q] = batch::StatusOf(h.alpha, UpperBound(h.y));
       g[q] = h.g;

@@ -1,9 +1,10 @@
-// The binary C-SVC dual solved by SMO across the ranks of a communicator (Narasimhan, Vishnu, Holder, Hoisie, "Fast
-// Support Vector Machines Using Parallel Adaptive Shrinking on Distributed Systems", 2014): each rank holds a share
-// of the samples with their alpha, gradient, G_bar and kernel-row cache; an iteration picks the working pair with
-// two fused (value, index) allreduces and broadcasts the two samples' rows from their owners, or, for short rows,
-// with two allgathers of every rank's candidate together with its row. LIBSVM's second-order
-// selection, update, elimination and gradient reconstruction as the one-process solver (smo_solver.h). docs/svm.md.
+// The binary dual of every LIBSVM formulation (smo_solver.h's BinaryProblem) solved by SMO across the ranks of a
+// communicator (Narasimhan, Vishnu, Holder, Hoisie, "Fast Support Vector Machines Using Parallel Adaptive Shrinking on
+// Distributed Systems", 2014): each rank holds a share of the samples with their alpha, gradient, G_bar and kernel-row
+// cache; an iteration picks the working pair with two fused (value, index) allreduces and broadcasts the two samples'
+// rows from their owners, or, for short rows, with two allgathers of every rank's candidate together with its row.
+// LIBSVM's second-order selection, update, elimination and gradient reconstruction as the one-process solver
+// (smo_solver.h). docs/svm.md.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,16 @@ struct DistBinaryProblem {
   // below it (state and row; a receiving rank rebuilds its kernel over the rows it now holds). 0: never. The
   // choices, and so the iterations, do not depend on where a sample lives.
   double rebalance = 1.2;
+  // The other formulations (BinaryProblem's p, alpha0 and nu; nu-SVC, one-class and the regressions), per local
+  // sample: the linear term (has_p false: -1), the starting a (not y a; has_alpha0 false: 0), and Solver_NU. The
+  // flags are the same on every rank, also on one that holds no samples (whose spans are empty). The SMO solver
+  // takes them; the batched one C-SVC's problem only.
+  std::span<const double> p = {};
+  std::span<const double> alpha0 = {};
+  bool has_p = false;
+  bool has_alpha0 = false;
+  bool nu = false;
+  bool IsCsvc() const { return !has_p && !has_alpha0 && !nu; }
 };
 
 // What the solve cost, over all ranks (the same on every rank, but local_kernel_evaluations).

@@ -7,8 +7,12 @@
 #include <memory>
 #include <numeric>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "core/log.h"
+#include "core/parallel.h"
+#include "svm/svm_train.h"
 
 namespace tessel::svm {
 namespace {
@@ -74,6 +78,19 @@ std::vector<int64_t> BalancedRowBlocks(std::span<const int64_t> indptr, int part
 }
 
 namespace {
+
+// A problem solved by all ranks together: BinaryProblem's fields over the whole data (PairTask's for a pair).
+struct SharedProblem {
+  std::span<const int32_t> rows;
+  std::span<const int8_t> y;
+  double Cp = 1;
+  double Cn = 1;
+  std::span<const double> p;
+  std::span<const double> alpha0;
+  bool nu = false;
+  kernels::SvmKernelParams kernel;
+  SolverOptions options;
+};
 
 // Each pair's result on every rank: the owner of a pair sends its alpha and counters in one allgatherv.
 std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const PairTask> tasks,
@@ -143,11 +160,49 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
 
 }  // namespace
 
+FitRunner RankFitRunner(comm::Communicator& comm) {
+  FitRunner f;
+  f.run = [&comm](int64_t count, const FitRunner::Task& task) {
+    const int k = comm.Size();
+    std::vector<int64_t> mine;
+    for (int64_t t = comm.Rank(); t < count; t += k) mine.push_back(t);
+    std::vector<std::vector<double>> solved(mine.size());
+    // Any failure here must reach the other ranks before they wait in the exchange.
+    comm::OnEveryRankOrFail(comm, [&] {
+      parallel_for<int64_t>(0, static_cast<int64_t>(mine.size()), 1,
+                            [&](int64_t m) { solved[static_cast<size_t>(m)] = task(mine[static_cast<size_t>(m)]); });
+    });
+    std::vector<double> out;  // per task: its index, its length, its values
+    for (size_t m = 0; m < mine.size(); ++m) {
+      out.push_back(static_cast<double>(mine[m]));
+      out.push_back(static_cast<double>(solved[m].size()));
+      out.insert(out.end(), solved[m].begin(), solved[m].end());
+    }
+    std::vector<double> all;
+    std::vector<int64_t> sizes;
+    Check(comm.AllgathervWithCounts<double>(out, &all, &sizes, "svm-fits"));
+    std::vector<std::vector<double>> results(static_cast<size_t>(count));
+    std::vector<char> seen(static_cast<size_t>(count), 0);
+    for (size_t at = 0; at < all.size();) {
+      TESSEL_CHECK(at + 2 <= all.size(), "distributed SVM: a truncated fit result");
+      const auto t = static_cast<int64_t>(all[at]);
+      const auto n = static_cast<size_t>(all[at + 1]);
+      TESSEL_CHECK(t >= 0 && t < count && seen[static_cast<size_t>(t)] == 0 && at + 2 + n <= all.size(),
+                   "distributed SVM: a malformed fit result (task {} of {})", t, count);
+      seen[static_cast<size_t>(t)] = 1;
+      results[static_cast<size_t>(t)].assign(all.begin() + static_cast<std::ptrdiff_t>(at + 2),
+                                             all.begin() + static_cast<std::ptrdiff_t>(at + 2 + n));
+      at += 2 + n;
+    }
+    for (int64_t t = 0; t < count; ++t)
+      TESSEL_CHECK(seen[static_cast<size_t>(t)] != 0, "distributed SVM: rank {} sent no result for fit {}", t % k, t);
+    return results;
+  };
+  return f;
+}
+
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
                              TrainReport* report, DistTrainStats* stats, const DistTrainOptions& options) {
-  TESSEL_CHECK(IsClassification(params.type), "TrainSvmDistributed: {} is trained in one process only (TrainSvm)",
-               SvmTypeName(params.type));
-  TESSEL_CHECK(params.probability == 0, "TrainSvmDistributed: -b 1 is fitted in one process only (TrainSvm)");
   const PairSchedule schedule = options.schedule;
   CheckSameData(comm, data);
   const int parts = comm.Size();
@@ -173,34 +228,46 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   std::unique_ptr<kernels::SvmKernelRows> kernel;  // kShared: built at the first pair, when gamma is resolved
   int64_t local_evaluations = 0;
   DistTrainStats st;
-  // One pair with all ranks.
-  const auto solve_shared = [&](const PairTask& t) {
+  // One problem with all ranks: its samples (data rows, repeats allowed: the regressions' 2l variables), labels,
+  // linear term and start, split by the row blocks; sample g is global id g.
+  const auto solve_shared = [&](const SharedProblem& t) {
     if (!options.shared_refusal.empty()) throw Error(options.shared_refusal);
-    if (t.nu) {
-      throw Error(
-          "nu-SVC: a pair shared by the ranks needs the distributed solvers, which solve C-SVC only so far; use "
-          "--pairs spread (each rank solves whole pairs, so at least as many pairs as ranks) or one process");
+    const bool csvc = t.p.empty() && t.alpha0.empty() && !t.nu;
+    if (options.batched && !csvc) {
+      throw Error(fmt::format(
+          "{}: the distributed batched solver (--solver batch) solves C-SVC only; use --solver smo (the default) "
+          "under mpirun",
+          SvmTypeName(params.type)));
     }
     if (kernel == nullptr) kernel = std::make_unique<kernels::SvmKernelRows>(block, t.kernel, binary);
-    const size_t l = t.sub.size();
+    const size_t l = t.rows.size();
     std::vector<int32_t> owner(l);
     std::vector<int32_t> nnz(l);
     std::vector<int32_t> rows;
     std::vector<int64_t> gids;
     std::vector<int8_t> y;
+    std::vector<double> lin;
+    std::vector<double> start;
     for (size_t g = 0; g < l; ++g) {
-      const int32_t r = t.sub[g];
+      const int32_t r = t.rows[g];
       owner[g] = static_cast<int32_t>(std::upper_bound(blocks.begin(), blocks.end(), r) - blocks.begin()) - 1;
       nnz[g] = static_cast<int32_t>(indptr[r + 1] - indptr[r]);
       if (r >= lo && r < hi) {
         rows.push_back(static_cast<int32_t>(r - lo));
         gids.push_back(static_cast<int64_t>(g));
         y.push_back(t.y[g]);
+        if (!t.p.empty()) lin.push_back(t.p[g]);
+        if (!t.alpha0.empty()) start.push_back(t.alpha0[g]);
       }
     }
     DistStats s;
     DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
     problem.rebalance = options.rebalance;
+    problem.p = lin;
+    problem.alpha0 = start;
+    problem.has_p = !t.p.empty();
+    problem.has_alpha0 = !t.alpha0.empty();
+    problem.nu = t.nu;
     SolverResult r = options.batched ? SolveBinaryDistributedBatched(comm, problem, t.options, options.batch, &s)
                                      : SolveBinaryDistributed(comm, problem, t.options, &s);
     local_evaluations += s.local_kernel_evaluations;
@@ -213,7 +280,8 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
                                                                          : PairSchedule::kShared;
     if (st.schedule == PairSchedule::kShared) {
       std::vector<SolverResult> results;
-      for (const PairTask& t : tasks) results.push_back(solve_shared(t));
+      for (const PairTask& t : tasks)
+        results.push_back(solve_shared({t.sub, t.y, t.Cp, t.Cn, t.p, t.alpha0, t.nu, t.kernel, t.options}));
       return results;
     }
     // Largest pairs first, each to the least loaded rank (cost ~ samples^2); the same on every rank.
@@ -253,7 +321,19 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
     for (const SolverResult& r : solved) local_evaluations += r.kernel_evaluations;
     return ShareResults(comm, tasks, owner, mine, std::move(solved));
   };
-  SvmModel model = TrainOneVsOne(data, params, report, solve_pairs);
+  const FitRunner fits = RankFitRunner(comm);
+  SvmModel model;
+  if (IsClassification(params.type)) {
+    model = TrainOneVsOne(data, params, report, solve_pairs, nullptr, &fits);
+  } else {  // one-class and the regressions: their one problem with all ranks
+    st.schedule = PairSchedule::kShared;
+    model = TrainSvm(
+        data, params, report,
+        [&](const BinaryProblem& bp, const SolverOptions& o) {
+          return solve_shared({bp.rows, bp.y, bp.Cp, bp.Cn, bp.p, bp.alpha0, bp.nu, bp.kernel->params(), o});
+        },
+        nullptr, &fits);
+  }
 
   const comm::ByteCounter& after = comm.Bytes();
   int64_t counters[4] = {local_evaluations, -local_evaluations, static_cast<int64_t>(after.Total() - before.Total()),

@@ -1,7 +1,8 @@
-// C-SVC training across the ranks of a communicator (`mpirun -np K tessel train svm`): the rows are split into K
-// contiguous blocks balanced on rows and non-zeros, and every binary problem of the one-vs-one decomposition is
-// solved by all ranks together with the distributed SMO or batched solver (dist_solver.h), or, with many pairs, each
-// pair by one rank alone. The model is the one-process model.
+// SVM training across the ranks of a communicator (`mpirun -np K tessel train svm`): the rows are split into K
+// contiguous blocks balanced on rows and non-zeros, and every binary problem of the one-vs-one decomposition (or the
+// one problem of one-class and the regressions) is solved by all ranks together with the distributed SMO or batched
+// solver (dist_solver.h), or, with many pairs, each pair by one rank alone; -b 1's fits are spread over the ranks.
+// The model is the one-process model.
 #pragma once
 
 #include <array>
@@ -63,10 +64,16 @@ struct DistTrainOptions {
   double rebalance = 1.2;
 };
 
+// The fits of -b 1 and the folds of -v over the ranks (FitRunner): task t runs on rank t mod K (a rank's tasks
+// concurrently), the results are shared by one allgatherv, and a task that throws on any rank ends every rank with
+// its message. Its solver is the one-process SolveBinary. `comm` must outlive the runner.
+FitRunner RankFitRunner(comm::Communicator& comm);
+
 // Collective: every rank passes the same dataset (each rank reads the file; the ranks compare its size, features,
 // non-zeros and a checksum of labels and entries first, and all fail with the same message when they differ) and
-// the same parameters. Throws on every rank when there are more ranks than rows. The report and the model are the
-// same on every rank.
+// the same parameters, of any type (nu-SVC, one-class and the regressions with the SMO solver: --solver batch is
+// C-SVC's). Throws on every rank when there are more ranks than rows. The report and the model are the same on
+// every rank.
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
                              TrainReport* report = nullptr, DistTrainStats* stats = nullptr,
                              const DistTrainOptions& options = {});

@@ -24,6 +24,14 @@ class KernelCache {
     return {h.len > 0 ? h.data.data() : nullptr, h.len};
   }
 
+  // Makes the cached row at `pos` (if any) the most recently used, so the next Get evicts it last: a caller that
+  // reads it while filling another row (the regressions' twin rows) keeps it valid through that Get.
+  void Touch(int64_t pos) {
+    if (heads_[pos].len == 0) return;
+    Unlink(static_cast<int32_t>(pos));
+    PushBack(static_cast<int32_t>(pos));
+  }
+
   // Applies position swaps (a, b) in order, as if the solver's positions a and b had exchanged their samples:
   // the rows of a and b change places, and every cached row swaps its entries a and b (or is dropped when
   // it holds a but not b).

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <tuple>
 #include <utility>
 
 #include "core/error.h"
@@ -56,6 +57,20 @@ class Solver : public SolverCore {
       row_slot_.resize(static_cast<size_t>(max_row) + 1);
       other_rows_.resize(l_);
       plus_ones_.assign(l_, 1);
+      // Each sample's twin: the other sample of the same row (the first two samples of a row pair up).
+      std::vector<int32_t> first(static_cast<size_t>(max_row) + 1, -1);
+      twin_.assign(l_, -1);
+      for (int64_t s = 0; s < l_; ++s) {
+        int32_t& f = first[static_cast<size_t>(perm_[s])];
+        if (f < 0) {
+          f = static_cast<int32_t>(s);
+        } else if (twin_[f] < 0) {
+          twin_[f] = static_cast<int32_t>(s);
+          twin_[s] = f;
+        }
+      }
+      pos_of_.resize(l_);
+      for (int64_t s = 0; s < l_; ++s) pos_of_[s] = static_cast<int32_t>(s);
     }
     if (!problem.alpha0.empty()) {
       s_.StartAlpha(problem.alpha0, cp_, cn_);
@@ -124,6 +139,8 @@ class Solver : public SolverCore {
   std::vector<int64_t> row_stamp_;
   std::vector<int32_t> row_slot_;
   int64_t stamp_ = 0;
+  std::vector<int32_t> twin_;    // per sample: the other sample of its row, or -1 (empty without twin rows)
+  std::vector<int32_t> pos_of_;  // per sample: its position (the inverse of sample_; kept with twin_)
 
   int64_t i_ = -1;  // the working set Optimal() selected
   int64_t j_ = -1;
@@ -133,7 +150,25 @@ class Solver : public SolverCore {
 };
 
 const float* Solver::GetQ(int64_t pos, int64_t len) {
+  // The regressions' twin (the same row with the other label) may have this row cached: y_p y_q K is then the
+  // twin's entry with its sign changed (LIBSVM's SVR_Q caches one kernel row per data row for the same reason).
+  const float* twin_row = nullptr;
+  int64_t twin_len = 0;
+  if (!twin_.empty()) {
+    const int32_t t = twin_[sample_[pos]];
+    if (t >= 0) {
+      const int64_t tp = pos_of_[t];
+      std::tie(twin_row, twin_len) = cache_.Peek(tp);
+      if (twin_len > 0) cache_.Touch(tp);  // kept through the Get below, which evicts the least recent first
+    }
+  }
   auto [data, start] = cache_.Get(pos, len);
+  if (start < len && twin_len > start) {
+    const int64_t end = std::min(twin_len, len);
+    const float sign = s_.y[pos] == s_.y[pos_of_[twin_[sample_[pos]]]] ? 1.0f : -1.0f;
+    for (int64_t q = start; q < end; ++q) data[q] = sign * twin_row[q];
+    start = end;
+  }
   if (start < len) {
     const auto n = static_cast<size_t>(len - start);
     const float* own = class_rows_ != nullptr ? class_rows_->OwnClassRow(perm_[pos], kernel_) : nullptr;
@@ -191,6 +226,10 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   if (a == b) return;
   std::swap(perm_[a], perm_[b]);
   std::swap(sample_[a], sample_[b]);
+  if (!pos_of_.empty()) {
+    pos_of_[sample_[a]] = static_cast<int32_t>(a);
+    pos_of_[sample_[b]] = static_cast<int32_t>(b);
+  }
   s_.Swap(a, b);
   if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
   pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
@@ -249,50 +288,80 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
 // whichever j's label picks; j the second-order partner with the same label as i.
 bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
   const int64_t active = active_size_;
-  double gmaxp = -kInf;
-  double gmaxp2 = -kInf;
-  int64_t gmaxp_idx = -1;
-  double gmaxn = -kInf;
-  double gmaxn2 = -kInf;
-  int64_t gmaxn_idx = -1;
-  int64_t gmin_idx = -1;
-  double obj_diff_min = kInf;
-  for (int64_t t = 0; t < active; ++t) {
-    if (s_.y[t] == 1) {
-      if (s_.status[t] != kUpper && -s_.g[t] >= gmaxp) {
-        gmaxp = -s_.g[t];
-        gmaxp_idx = t;
-      }
-    } else if (s_.status[t] != kLower && s_.g[t] >= gmaxn) {
-      gmaxn = s_.g[t];
-      gmaxn_idx = t;
-    }
-  }
+  const int8_t* y = s_.y.data();
+  const int8_t* status = s_.status.data();
+  const double* g = s_.g.data();
+  // Both scans run over blocks in parallel; the folds prefer the later block on ties, as the serial ">=" and "<="
+  // prefer the later position (BlockReduce).
+  struct Firsts {
+    Candidate p{-kInf, -1};  // max -G over the y = +1 samples below C
+    Candidate n{-kInf, -1};  // max G over the y = -1 samples above 0
+  };
+  const auto later = [](const Candidate& a, const Candidate& b) { return b.index >= 0 && b.value >= a.value ? b : a; };
+  const Firsts first = BlockReduce<Firsts>(
+      active, Firsts{},
+      [&](int64_t b, int64_t e) {
+        Firsts f;
+        for (int64_t t = b; t < e; ++t) {
+          if (y[t] == 1) {
+            if (status[t] != kUpper && -g[t] >= f.p.value) f.p = {-g[t], t};
+          } else if (status[t] != kLower && g[t] >= f.n.value) {
+            f.n = {g[t], t};
+          }
+        }
+        return f;
+      },
+      [&](const Firsts& a, const Firsts& b) {
+        return Firsts{later(a.p, b.p), later(a.n, b.n)};
+      });
+  const double gmaxp = first.p.value;
+  const double gmaxn = first.n.value;
+  const int64_t gmaxp_idx = first.p.index;
+  const int64_t gmaxn_idx = first.n.index;
   const float* q_ip = gmaxp_idx >= 0 ? GetQ(gmaxp_idx, active) : nullptr;
   const float* q_in = gmaxn_idx >= 0 ? GetQ(gmaxn_idx, active) : nullptr;
-  for (int64_t j = 0; j < active; ++j) {
-    double grad_diff;
-    double quad_coef;
-    if (s_.y[j] == 1) {
-      if (s_.status[j] == kLower) continue;
-      grad_diff = gmaxp + s_.g[j];
-      if (s_.g[j] >= gmaxp2) gmaxp2 = s_.g[j];
-      if (grad_diff <= 0) continue;
-      quad_coef = s_.qd[gmaxp_idx] + s_.qd[j] - 2.0 * q_ip[j];
-    } else {
-      if (s_.status[j] == kUpper) continue;
-      grad_diff = gmaxn - s_.g[j];
-      if (-s_.g[j] >= gmaxn2) gmaxn2 = -s_.g[j];
-      if (grad_diff <= 0) continue;
-      quad_coef = s_.qd[gmaxn_idx] + s_.qd[j] - 2.0 * q_in[j];
-    }
-    const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
-    if (obj_diff <= obj_diff_min) {
-      gmin_idx = j;
-      obj_diff_min = obj_diff;
-    }
-  }
-  tally_.last_gap = std::max(gmaxp + gmaxp2, gmaxn + gmaxn2);
+  const double qd_ip = gmaxp_idx >= 0 ? s_.qd[gmaxp_idx] : 0.0;
+  const double qd_in = gmaxn_idx >= 0 ? s_.qd[gmaxn_idx] : 0.0;
+  const double* qd = s_.qd.data();
+  struct Seconds {
+    double gmaxp2 = -kInf;
+    double gmaxn2 = -kInf;
+    Candidate best{kInf, -1};  // the smallest obj_diff
+  };
+  const Seconds second = BlockReduce<Seconds>(
+      active, Seconds{},
+      [&](int64_t b, int64_t e) {
+        Seconds f;
+        for (int64_t j = b; j < e; ++j) {
+          double grad_diff;
+          double quad_coef;
+          if (y[j] == 1) {
+            if (status[j] == kLower) continue;
+            grad_diff = gmaxp + g[j];
+            if (g[j] >= f.gmaxp2) f.gmaxp2 = g[j];
+            if (grad_diff <= 0) continue;
+            quad_coef = qd_ip + qd[j] - 2.0 * q_ip[j];
+          } else {
+            if (status[j] == kUpper) continue;
+            grad_diff = gmaxn - g[j];
+            if (-g[j] >= f.gmaxn2) f.gmaxn2 = -g[j];
+            if (grad_diff <= 0) continue;
+            quad_coef = qd_in + qd[j] - 2.0 * q_in[j];
+          }
+          const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
+          if (obj_diff <= f.best.value) f.best = {obj_diff, j};
+        }
+        return f;
+      },
+      [](const Seconds& a, const Seconds& b) {
+        Seconds f;
+        f.gmaxp2 = std::max(a.gmaxp2, b.gmaxp2);
+        f.gmaxn2 = std::max(a.gmaxn2, b.gmaxn2);
+        f.best = b.best.index >= 0 && b.best.value <= a.best.value ? b.best : a.best;
+        return f;
+      });
+  const int64_t gmin_idx = second.best.index;
+  tally_.last_gap = std::max(gmaxp + second.gmaxp2, gmaxn + second.gmaxn2);
   if (tally_.last_gap < eps_ || gmin_idx == -1) return true;
   *out_i = s_.y[gmin_idx] == 1 ? gmaxp_idx : gmaxn_idx;
   *out_j = gmin_idx;

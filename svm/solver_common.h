@@ -269,7 +269,8 @@ class NuRhoAccumulator {
   double R() const { return (pos_.Value() + neg_.Value()) / 2; }
   double Rho() const { return (pos_.Value() - neg_.Value()) / 2; }
 
- private:
+  // One label's terms (the distributed solver sums nr_free and sum_free and takes ub's minimum and lb's maximum
+  // over the ranks, then sets them back).
   struct Side {
     int64_t nr_free = 0;
     double ub = std::numeric_limits<double>::infinity();
@@ -277,6 +278,10 @@ class NuRhoAccumulator {
     double sum_free = 0;
     double Value() const { return nr_free > 0 ? sum_free / static_cast<double>(nr_free) : (ub + lb) / 2; }
   };
+  Side& pos() { return pos_; }
+  Side& neg() { return neg_; }
+
+ private:
   Side pos_;
   Side neg_;
 };

@@ -285,7 +285,7 @@ std::vector<double> NuSvcStart(double nu, std::span<const int8_t> y) {
 }  // namespace
 
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairsSolver& solve_pairs, GlibcRand* rand) {
+                       const PairsSolver& solve_pairs, GlibcRand* rand, const FitRunner* fits) {
   const auto start_time = std::chrono::steady_clock::now();
   TESSEL_CHECK(IsClassification(params.type), "TrainOneVsOne: {} has no classes (TrainSvm trains it as one problem)",
                SvmTypeName(params.type));
@@ -368,10 +368,27 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
     prob_a.resize(tasks.size());
     prob_b.resize(tasks.size());
     Progress progress(fmt::format("svm: fitting the probabilities of {} pair(s) (5-fold)", tasks.size()));
-    parallel_for<int64_t>(0, num_tasks, 1, [&](int64_t t) {
-      PairSigmoid(data, subs[t], ys[t], perms[t], p, weighted_c[tasks[t].first], weighted_c[tasks[t].second],
-                  &prob_a[t], &prob_b[t]);
-    });
+    const auto fit = [&](int64_t t) {
+      std::vector<double> ab(2);
+      PairSigmoid(data, subs[t], ys[t], perms[t], p, weighted_c[tasks[t].first], weighted_c[tasks[t].second], &ab[0],
+                  &ab[1]);
+      return ab;
+    };
+    if (fits != nullptr && fits->run) {
+      const std::vector<std::vector<double>> ab = fits->run(num_tasks, fit);
+      TESSEL_CHECK(static_cast<int64_t>(ab.size()) == num_tasks, "-b 1: {} fits for {} pairs", ab.size(), num_tasks);
+      for (int64_t t = 0; t < num_tasks; ++t) {
+        TESSEL_CHECK(ab[t].size() == 2, "-b 1: pair {}'s fit has {} values", t, ab[t].size());
+        prob_a[t] = ab[t][0];
+        prob_b[t] = ab[t][1];
+      }
+    } else {
+      parallel_for<int64_t>(0, num_tasks, 1, [&](int64_t t) {
+        const std::vector<double> ab = fit(t);
+        prob_a[t] = ab[0];
+        prob_b[t] = ab[1];
+      });
+    }
   }
   std::vector<SolverResult> results;
   {
@@ -479,7 +496,7 @@ namespace {
 // solve_nu_svr), its coefficients a (one-class) or a - a* (regression) per row, the model's support vectors the
 // rows whose coefficient is not 0, in data order.
 SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                         const BinarySolver& solver, GlibcRand* rand) {
+                         const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits) {
   const auto start_time = std::chrono::steady_clock::now();
   const Prepared prep = Prepare(data, params);
   const SvmParams& p = prep.p;
@@ -526,7 +543,8 @@ SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams
     GlibcRand local;
     SvmParams cv_params = p;
     cv_params.probability = 0;
-    const CrossValidationResult cv = CrossValidate(data, cv_params, 5, solver, rand != nullptr ? rand : &local);
+    const CrossValidationResult cv = CrossValidate(data, cv_params, 5, fits != nullptr ? fits->solver : solver,
+                                                   rand != nullptr ? rand : &local, fits);
     prob_a = {LaplaceScale(labels, cv.target)};
     log::Info(
         "svm: prob. model for test data: target value = predicted value + z, z: Laplace distribution "
@@ -615,8 +633,8 @@ datasets::SparseRowDataset SelectRows(const datasets::SparseRowDataset& data, st
 }
 
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                  const BinarySolver& solver, GlibcRand* rand) {
-  if (!IsClassification(params.type)) return TrainOneProblem(data, params, report, solver, rand);
+                  const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits) {
+  if (!IsClassification(params.type)) return TrainOneProblem(data, params, report, solver, rand, fits);
   return TrainOneVsOne(
       data, params, report,
       [&solver](std::span<const PairTask> tasks) {
@@ -646,7 +664,7 @@ SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& param
           return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
         });
       },
-      rand);
+      rand, fits);
 }
 
 }  // namespace tessel::svm

@@ -44,12 +44,24 @@ ClassGroups GroupClasses(const datasets::SparseRowDataset& data, ClassOrder orde
 // Solves one binary problem (SolveBinary, SolveBinaryBatched, or MakeBinarySolver in svm_ops.h for a device).
 using BinarySolver = std::function<SolverResult(const BinaryProblem&, const SolverOptions&)>;
 
+// How the independent fits inside a training run are run: -b 1's five folds per pair (or the regressions' five
+// folds) and -v's folds. `run(count, task)` runs task(0) ... task(count - 1) and returns their results in task
+// order (empty: concurrently in this process); `solver` solves the fits' own problems (empty: SolveBinary). The
+// distributed trainer gives each rank a share of the tasks and shares the results (RankFitRunner, dist_train.h);
+// the answer does not depend on where a task ran. A task never calls `run` itself.
+struct FitRunner {
+  using Task = std::function<std::vector<double>(int64_t)>;
+  std::function<std::vector<std::vector<double>>(int64_t count, const Task& task)> run;
+  BinarySolver solver;
+};
+
 // Trains a C-SVC model. Throws on invalid parameters, labels that are not integers, or a single class.
 // `solver` (default SolveBinary) solves each binary problem; one that is not thread-safe must serialise itself.
 // With -b 1 (params.probability) the probability fits draw from `rand` (LIBSVM's rand(); default: a fresh generator
 // with seed 1, as in a new svm-train process).
+// `fits` (optional) runs -b 1's fits (FitRunner).
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr,
-                  const BinarySolver& solver = {}, GlibcRand* rand = nullptr);
+                  const BinarySolver& solver = {}, GlibcRand* rand = nullptr, const FitRunner* fits = nullptr);
 
 // One binary problem of the one-vs-one decomposition: classes i < j (positions in TrainReport order), the data
 // rows of its samples (class i's, then class j's, each in data order), their +1/-1 labels, the weighted C of each
@@ -75,7 +87,7 @@ using PairsSolver = std::function<std::vector<SolverResult>(std::span<const Pair
 // TrainSvm's decomposition, class grouping, weights and model assembly with any way of solving the pairs (the
 // distributed trainer solves them across ranks).
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairsSolver& solve_pairs, GlibcRand* rand = nullptr);
+                       const PairsSolver& solve_pairs, GlibcRand* rand = nullptr, const FitRunner* fits = nullptr);
 
 // The rows `rows` of `data` (in that order, repeats allowed) with `labels` as a dataset of their own (LIBSVM's
 // subproblems of cross-validation and of -b 1's fits).

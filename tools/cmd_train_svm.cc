@@ -188,11 +188,6 @@ void RunTrainSvm(const TrainSvmArgs& given) {
   TESSEL_CHECK(a.model.empty() || a.cross_validation == 0,
                "-v {} cross-validates and writes no model (as svm-train -v): drop --model {}", a.cross_validation,
                a.model);
-  TESSEL_CHECK(!distributed || a.cross_validation == 0, "-v {}: cross-validation runs in one process so far",
-               a.cross_validation);
-  TESSEL_CHECK(!distributed || a.params.probability == 0,
-               "-b 1: probability estimates are fitted in one process so "
-               "far; run without mpirun");
   comm::OnEveryRankOrFail(*comm, [&] {
     if (lead && a.cross_validation == 0) svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
   });
@@ -208,9 +203,6 @@ void RunTrainSvm(const TrainSvmArgs& given) {
   const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, a.solver, batch);
   if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
   if (p.type != svm::SvmType::kCSvc) {  // the other formulations run on the one-process SMO solver (docs/svm.md)
-    TESSEL_CHECK(!distributed || p.type == svm::SvmType::kNuSvc,
-                 "-s {}: under mpirun only c_svc and nu_svc (--pairs spread) are trained so far; run {} in one process",
-                 svm::SvmTypeName(p.type), svm::SvmTypeName(p.type));
     TESSEL_CHECK(a.solver == "smo" && !ctx.IsCuda(),
                  "-s {}: only the SMO solver on the CPU trains it so far; drop --solver batch and --device cuda",
                  svm::SvmTypeName(p.type));
@@ -229,7 +221,12 @@ void RunTrainSvm(const TrainSvmArgs& given) {
       ctx.IsCuda() || a.solver == "batch" ? fmt::format("batch (q = {})", batch.working_set) : "smo",
       DeviceName(ctx.device));
   if (a.cross_validation > 0) {
-    const svm::CrossValidationResult cv = svm::CrossValidate(data, p, a.cross_validation, solver);
+    // Under mpirun the folds (or, with -b 1, each fold's probability fits) are spread over the ranks.
+    svm::FitRunner fits = svm::RankFitRunner(*comm);
+    fits.solver = solver;
+    const svm::CrossValidationResult cv =
+        svm::CrossValidate(data, p, a.cross_validation, solver, nullptr, distributed ? &fits : nullptr);
+    if (!lead) return;
     if (a.json) {
       nlohmann::json j{{"folds", cv.folds}, {"svm_type", svm::SvmTypeName(p.type)}};
       if (svm::IsRegression(p.type)) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -39,6 +40,8 @@ struct CvCase {
   int folds;
   const char* summary;
 };
+
+void PrintTo(const CvCase& c, std::ostream* os) { *os << "'" << c.args << "' -v " << c.folds; }
 
 class SvmCvTest : public ::testing::TestWithParam<CvCase> {};
 
