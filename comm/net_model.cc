@@ -1,6 +1,7 @@
 // NetworkModel: parsing "BANDWIDTH,LATENCY" with units, and the alpha-beta time of recorded call costs.
 #include "comm/net_model.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -26,7 +27,16 @@ std::pair<double, std::string_view> NumberAndUnit(std::string_view text, std::st
 
 }  // namespace
 
-NetworkModel NetworkModel::Parse(std::string_view text, std::string_view flag) {
+NetworkModel NetworkModel::Parse(std::string_view whole, std::string_view flag) {
+  std::string_view text = whole;
+  bool shared = false;
+  if (const size_t last = text.rfind(','); last != std::string_view::npos && text.find(',') != last) {
+    const std::string_view tail = text.substr(last + 1);
+    TESSEL_CHECK(tail == "shared", "{} {}: the third part may only be 'shared' (one link all ranks take turns on)",
+                 flag, whole);
+    shared = true;
+    text = text.substr(0, last);
+  }
   const size_t comma = text.find(',');
   TESSEL_CHECK(comma != std::string_view::npos,
                "{} {}: give BANDWIDTH,LATENCY, for example 10Gbit,5us (bandwidth in Gbit/Mbit/Kbit/bit or GB/MB/KB/B "
@@ -54,15 +64,18 @@ NetworkModel NetworkModel::Parse(std::string_view text, std::string_view flag) {
     if (lat_unit == unit) m.latency_seconds = lat * scale;
   }
   TESSEL_CHECK(m.latency_seconds > 0, "{} {}: unknown latency unit '{}' (s, ms, us or ns)", flag, text, lat_unit);
+  m.shared = shared;
   return m;
 }
 
-double NetworkModel::Seconds(const CallCost& cost) const {
-  return cost.latency * latency_seconds + cost.volume / bytes_per_second;
+double NetworkModel::Seconds(const CallCost& cost, int ranks) const {
+  const double volume = shared ? cost.volume * std::max(ranks, 1) : cost.volume;
+  return cost.latency * latency_seconds + volume / bytes_per_second;
 }
 
 std::string NetworkModel::ToString() const {
-  return fmt::format("{:g} Gbit/s, {:g} us", bytes_per_second * 8 / 1e9, latency_seconds * 1e6);
+  return fmt::format("{:g} Gbit/s, {:g} us{}", bytes_per_second * 8 / 1e9, latency_seconds * 1e6,
+                     shared ? ", shared" : "");
 }
 
 }  // namespace tessel::comm

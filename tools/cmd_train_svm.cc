@@ -123,7 +123,7 @@ nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport&
   if (!network.empty()) {
     const auto net = comm::NetworkModel::Parse(network, "--network");
     j["network"] = net.ToString();
-    j["predicted_seconds"] = report.seconds - st.max_comm_seconds + net.Seconds(st.max_cost);
+    j["predicted_seconds"] = report.seconds - st.max_comm_seconds + net.Seconds(st.max_cost, comm.Size());
   }
   return j;
 }

@@ -34,6 +34,20 @@ TEST(NetworkModel, ParsesUnitsAndPredicts) {
   }
 }
 
+// ",shared": one link that every rank's bytes take turns on (a hub, or one rate-limited loopback), so the volume
+// term counts once per rank; latency is unchanged.
+TEST(NetworkModel, SharedLinkCountsEveryRanksVolume) {
+  const NetworkModel m = NetworkModel::Parse("100Mbit,10us,shared", "--network");
+  EXPECT_TRUE(m.shared);
+  EXPECT_FALSE(NetworkModel::Parse("100Mbit,10us", "--network").shared);
+  const CallCost c{.seconds = 1, .latency = 2, .volume = 1.25e7};
+  EXPECT_DOUBLE_EQ(m.Seconds(c, 1), 2 * 10e-6 + 1.0);
+  EXPECT_DOUBLE_EQ(m.Seconds(c, 4), 2 * 10e-6 + 4.0);
+  EXPECT_DOUBLE_EQ(NetworkModel::Parse("100Mbit,10us", "--network").Seconds(c, 4), 2 * 10e-6 + 1.0);
+  EXPECT_EQ(m.ToString(), "0.1 Gbit/s, 10 us, shared");
+  EXPECT_THROW(NetworkModel::Parse("100Mbit,10us,hub", "--network"), Error);
+}
+
 class CallCosts : public ::testing::TestWithParam<int> {};
 
 TEST_P(CallCosts, EveryCallRecordsItsAlgorithmsTerms) {

@@ -484,8 +484,51 @@ TEST(GcnTrainerOnParts, NetworkModelPredictsEpochTimes) {
     // the reduced stats: those are maxima over ranks, possibly of different ranks.)
     EXPECT_LE(e.predicted_epoch_seconds, e.epoch_seconds + 0.01);
   }
+  // Overlapped steps (--grad-staleness 1 runs the pipeline at one thread) count as the longer of their compute and
+  // their communicating thread: a fast network still predicts no more than the epoch took, a slow one far more.
+  c.dist.grad_staleness = 1;
+  const TrainResult overlapped = TrainRanks(2, dir, c, 3)[0];
+  for (const EpochStats& e : overlapped.epochs) {
+    EXPECT_GT(e.predicted_epoch_seconds, 0.0);
+    EXPECT_LE(e.predicted_epoch_seconds, e.epoch_seconds + 0.01);
+  }
+  c.dist.network = "1B,1s";
+  const TrainResult overlapped_slow = TrainRanks(2, dir, c, 3)[0];
+  for (const EpochStats& e : overlapped_slow.epochs) EXPECT_GT(e.predicted_epoch_seconds, 1000.0);
   c.dist.network = "fast";
   EXPECT_THROW(c.Validate(true), Error);
+}
+
+// --grad-staleness 1: the allreduce of step s runs while step s + 1 computes (the pipeline runs even at one thread)
+// and the update after step s + 1 applies step s's gradient. Every gradient is exchanged once (the same gradient
+// bytes as synchronous training) and applied by the end of each epoch; the run is deterministic; the weights differ
+// from synchronous training (the gradients are one step old) but the accuracy stays within Cora's noise.
+TEST(GcnTrainerOnParts, StaleGradientsArePipelinedAndKeepAccuracy) {
+  const fs::path dir = Parts(2);
+  TrainConfig c = Config(40, 16, {10, 10});
+  const std::vector<RankOutcome> sync = TrainRanksFull(2, dir, c, 7);
+  EXPECT_FALSE(sync[0].overlaps) << "one thread per rank: no pipeline without --grad-staleness";
+  c.dist.grad_staleness = 1;
+  const std::vector<RankOutcome> stale = TrainRanksFull(2, dir, c, 7);
+  const std::vector<RankOutcome> again = TrainRanksFull(2, dir, c, 7);
+  EXPECT_TRUE(stale[0].overlaps);
+  EXPECT_EQ(stale[0].weights, stale[1].weights) << "every rank applies the same averaged gradients";
+  EXPECT_EQ(stale[0].weights, again[0].weights) << "deterministic";
+  EXPECT_NE(stale[0].weights, sync[0].weights) << "the updates use one-step-old gradients";
+  ASSERT_EQ(stale[0].result.epochs.size(), sync[0].result.epochs.size());
+  for (size_t e = 0; e < sync[0].result.epochs.size(); ++e)
+    EXPECT_EQ(stale[0].result.epochs[e].gradient_bytes, sync[0].result.epochs[e].gradient_bytes) << "epoch " << e;
+  EXPECT_NEAR(stale[0].result.test.accuracy, sync[0].result.test.accuracy, 0.03);
+  EXPECT_GE(stale[0].result.test.accuracy, 0.74);
+  c.dist.grad_staleness = 2;
+  EXPECT_THROW(c.Validate(true), Error);
+  c.dist.grad_staleness = 1;
+  try {
+    c.Validate(false);
+    ADD_FAILURE() << "accepted --grad-staleness without --partitions";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--grad-staleness"), std::string::npos) << e.what();
+  }
 }
 
 TEST(GcnTrainerOnParts, CompressionOptionsAreChecked) {

@@ -12,13 +12,14 @@
 #   WORKLOADS="csbm:2 facebook:2 svm:2"  (GRAPH:RANKS, METIS parts = RANKS; svm = a9a, --pairs shared)
 #   LINKS="unshaped 10gbit 1gbit 100mbit"  (tbf rates; unshaped = no qdisc, predicted at the probed rate)
 #   CONFIGS="plain compressed skewed best"  (GCN; compressed = --feature-compress int8 --grad-compress topk:0.02,
-#     skewed = --skew-variance 2, best = both)   SVM_CONFIGS="smo batch"  (--solver)
+#     skewed = --skew-variance 2, best = both, pipelined = best + --grad-staleness 1)   SVM_CONFIGS="smo batch"
+#   SHARED=1 (pass --network R,LATENCY,shared: the one tbf carries every rank's bytes both ways; 0: per-rank links)
 #   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (half the probed round trip; or e.g. 20us)
 #   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
 #   GCN_FLAGS= (more `tessel train gcn` options for every GCN run, e.g. "--eval-every 0")
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build=$1
@@ -42,13 +43,14 @@ CSBM_NODES=${CSBM_NODES:-100000}
 DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
 DOC=${DOC:-1}
 GCN_FLAGS=${GCN_FLAGS:-}
+SHARED=${SHARED:-1}
 export CSBM_NODES OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 python=$(command -v python3)
 for link in $LINKS; do
   [[ $link == unshaped || $link =~ ^[0-9]+(k|m|g)bit$ ]] || { echo "error: link '$link' is not unshaped or N{k,m,g}bit" >&2; exit 1; }
 done
 for cfg in $CONFIGS; do
-  [[ $cfg =~ ^(plain|compressed|skewed|best)$ ]] || { echo "error: configuration '$cfg' is not plain, compressed, skewed or best" >&2; exit 1; }
+  [[ $cfg =~ ^(plain|compressed|skewed|best|pipelined)$ ]] || { echo "error: configuration '$cfg' is not plain, compressed, skewed, best or pipelined" >&2; exit 1; }
 done
 for cfg in $SVM_CONFIGS; do
   [[ $cfg =~ ^(smo|batch)$ ]] || { echo "error: SVM configuration '$cfg' is not smo or batch" >&2; exit 1; }
@@ -139,7 +141,8 @@ PY
 }
 
 declare -A gcn_flags=([plain]="" [compressed]="--feature-compress int8 --grad-compress topk:0.02"
-  [skewed]="--skew-variance 2" [best]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02")
+  [skewed]="--skew-variance 2" [best]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02"
+  [pipelined]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02 --grad-staleness 1")
 for wl in $WORKLOADS; do
   [[ $wl =~ ^(csbm|facebook|svm):[0-9]+$ ]] || { echo "error: workload '$wl' is not csbm:N, facebook:N or svm:N" >&2; exit 1; }
   graph=${wl%%:*}
@@ -160,6 +163,7 @@ for wl in $WORKLOADS; do
     if [[ $link == unshaped ]]; then bw="$(printf '%.0f' "$mbit")Mbit"; else bw="$(nominal_mbit "$link")Mbit"; fi
     if [[ $LATENCY == auto ]]; then lat="$(awk -v r="$rtt" 'BEGIN { printf "%.0f", r / 2 }')us"; else lat=$LATENCY; fi
     net="$bw,$lat"
+    [[ $SHARED == 1 ]] && net="$net,shared"
     if [[ $graph == svm ]]; then
       for cfg in $SVM_CONFIGS; do
         for rep in $(seq 1 "$REPEATS"); do
@@ -194,7 +198,7 @@ import json, statistics, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 med = statistics.median
 def link_label(r):
-    bw, lat = r["network"].split(",")
+    bw, lat = r["network"].split(",")[:2]
     name = "unshaped" if r["link"] == "unshaped" else r["link"].replace("gbit", " Gbit/s").replace("mbit", " Mbit/s").replace("kbit", " kbit/s")
     return f"{name} (probed {float(r['probed_mbit']):.0f} Mbit/s, RTT {float(r['rtt_us']):.0f} µs)"
 out = []
@@ -250,7 +254,7 @@ cpu_model=$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 dirty=""
 if [[ -n $(git -C "$repo" status --porcelain --untracked-files=no 2>/dev/null) ]]; then dirty=" plus uncommitted changes"; fi
-env_line="WORKLOADS=\"$WORKLOADS\" LINKS=\"$LINKS\" CONFIGS=\"$CONFIGS\" SVM_CONFIGS=\"$SVM_CONFIGS\" EPOCHS=$EPOCHS REPEATS=$REPEATS${GCN_FLAGS:+ GCN_FLAGS=\"$GCN_FLAGS\"}"
+env_line="WORKLOADS=\"$WORKLOADS\" LINKS=\"$LINKS\" CONFIGS=\"$CONFIGS\" SVM_CONFIGS=\"$SVM_CONFIGS\" EPOCHS=$EPOCHS REPEATS=$REPEATS SHARED=$SHARED${GCN_FLAGS:+ GCN_FLAGS=\"$GCN_FLAGS\"}"
 doc="$repo/docs/benchmarks.md"
 notes=""
 [[ -f "$doc" ]] && notes=$(awk '/^<!-- net_bench notes -->$/ { keep = 1 } keep { print } /^<!-- end net_bench notes -->$/ { keep = 0 }' "$doc")
@@ -269,11 +273,12 @@ unshaped; LATENCY=${LATENCY}: auto = half the probed round trip), so tessel's ti
 evaluation, maximum over ranks) of $EPOCHS epochs, *predicted* the median \`predicted_epoch_seconds\`, *error* =
 (predicted − measured) / measured. GCN: batch $BATCH, fanouts $FANOUTS, seed 0, default cache and \`--eval full\`
 (every epoch${GCN_FLAGS:+; every GCN run adds \`$GCN_FLAGS\`}); compressed = \`--feature-compress int8 --grad-compress topk:0.02\`, skewed = \`--skew-variance 2\`,
-best = both. *MB/epoch*: all bytes the ranks sent (\`total_bytes\`), of which the evaluation's exchange in
+best = both, pipelined = best with \`--grad-staleness 1\` (the gradient sum of step s overlapping step s + 1's
+compute; the pipeline's second thread runs at \`--threads 1\` too). *MB/epoch*: all bytes the ranks sent (\`total_bytes\`), of which the evaluation's exchange in
 parentheses. SVM: median of $REPEATS trainings (\`seconds\`, predicted \`distributed.predicted_seconds\`), accuracy
 by \`tessel predict svm\` on a9a.t. One tbf qdisc shapes both directions of the loopback together: two opposite
-streams share the rate (measured by hand: 12.5 MB each way at 100mbit take 2.02 s, 99 Mbit/s in all), where the
-model counts a full-duplex link per rank.
+streams share the rate (measured by hand: 12.5 MB each way at 100mbit take 2.02 s, 99 Mbit/s in all); with
+SHARED=$SHARED the runs $( [[ $SHARED == 1 ]] && echo "tell the model so (\`--network R,LATENCY,shared\`: a call's volume counts once per rank)" || echo "model a full-duplex link per rank").
 
 - Machine: $(nproc) CPUs (\`nproc\`), ${cpu_model}; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end (other jobs share the cores).
 - Commit: $commit$dirty, $(date -u +%Y-%m-%d); Open MPI $(mpirun --version 2>/dev/null | head -n 1 | awk '{ print $NF }'), $(uname -r).

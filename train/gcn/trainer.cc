@@ -92,14 +92,17 @@ void TrainConfig::Validate(bool partitioned) const {
     TESSEL_CHECK(f.block == 0, "--feature-compress {}: feature rows keep one scale per row; drop the block size",
                  dist.feature_compress);
     if (!dist.network.empty()) (void)comm::NetworkModel::Parse(dist.network, "--network");
+    TESSEL_CHECK(dist.grad_staleness == 0 || dist.grad_staleness == 1,
+                 "--grad-staleness must be 0 (synchronous) or 1 (pipelined, one step stale), got {}",
+                 dist.grad_staleness);
     TESSEL_CHECK(features_on != FeaturePlacement::kHost,
                  "--features-on host applies to one process; a partitioned run keeps its rows on the device and "
                  "fetches the rest each step (docs/gpu.md): drop it");
   } else {
     TESSEL_CHECK(ParamsToJson(dist) == ParamsToJson(DistOptions{}),
-                 "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress, --feature-compress and "
-                 "--network apply to distributed training only; add --partitions DIR (made by `tessel partition`) or "
-                 "drop them");
+                 "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress, --grad-staleness, "
+                 "--feature-compress and --network apply to distributed training only; add --partitions DIR (made by "
+                 "`tessel partition`) or drop them");
   }
   TESSEL_CHECK(partitioned || batch_size > 0 || features_on != FeaturePlacement::kHost,
                "--features-on host needs sampled steps (--batch-size N): a full-batch step reads every feature row "
@@ -254,8 +257,7 @@ std::vector<RankMemory> GatherMemory(comm::Communicator& comm, int64_t part_byte
   return out;
 }
 
-void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count,
-                      comm::CompressedAllreduce* compress, uint64_t step, comm::CompressStats* stats) {
+std::vector<float> PackGradients(const std::vector<Param>& params, int64_t local_count, int64_t total_count) {
   TESSEL_CHECK(local_count >= 0 && total_count >= local_count && total_count > 0,
                "AverageGradients: local count {} and total {} (need 0 <= local <= total, total > 0)", local_count,
                total_count);
@@ -270,16 +272,33 @@ void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int6
       for (float g : p.grad.View()) buf[k++] = local_count == total_count ? g : g * w;
     }
   }
+  return buf;
+}
+
+void SumGradients(comm::Communicator& comm, std::vector<float>& buf, comm::CompressedAllreduce* compress, uint64_t step,
+                  comm::CompressStats* stats) {
   if (compress != nullptr) {
     compress->Allreduce(comm, buf, step, "gradients", stats).ThrowIfError();
   } else {
     comm.Allreduce<float>(buf, comm::ReduceOp::kSum, "gradients").ThrowIfError();
   }
+}
+
+void UnpackGradients(std::span<const float> buf, std::vector<Param>& params) {
   size_t k = 0;
   for (Param& p : params) {
+    TESSEL_CHECK(k + static_cast<size_t>(p.value.size()) <= buf.size(), "UnpackGradients: {} floats for the model",
+                 buf.size());
     p.grad.Resize(p.value.rows, p.value.cols);
     for (float& g : p.grad.Mut()) g = buf[k++];
   }
+}
+
+void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count,
+                      comm::CompressedAllreduce* compress, uint64_t step, comm::CompressStats* stats) {
+  std::vector<float> buf = PackGradients(params, local_count, total_count);
+  SumGradients(comm, buf, compress, step, stats);
+  UnpackGradients(buf, params);
 }
 
 // What the constructors hand to the common one: the communicator, the run context, the checked configuration and
@@ -468,7 +487,8 @@ bool GcnTrainer::Evaluates(int epoch) const {
 bool GcnTrainer::Overlaps() const {
   // Never on a device: its batch state exists once (the GPU sampler's blocks, the partitioned feature table and
   // its row ids), so preparing the next batch would overwrite what the current step reads.
-  return config_.overlap && source_->Samples() && steps_ > 1 && !ctx_.IsCuda() && ctx_.threads != 1;
+  return config_.overlap && source_->Samples() && steps_ > 1 && !ctx_.IsCuda() &&
+         (ctx_.threads != 1 || config_.dist.grad_staleness > 0);
 }
 
 std::vector<int32_t> GcnTrainer::PredictOwned() {
@@ -508,6 +528,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const int64_t pinned0 = device::ReadPinnedCounters().allocations;
     counters_ = StepCounters{};
     compute_s_ = allreduce_s_ = forward_s_ = backward_s_ = optimizer_s_ = 0;
+    overlap_correction_ = 0;
     gradient_b_ = 0;
     grad_stats_ = comm::CompressStats{};
     seeds_ = 0;
@@ -538,16 +559,47 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
       // A pipeline of width two: while the worker thread runs forward/backward of step s, this thread (the one that
       // owns the communicator) samples and fetches step s + 1. Sampling and fetching never read the weights and
       // every draw is keyed by (epoch, step), so the result is the sequential order's.
+      // With --grad-staleness 1 this thread also sums step s - 1's gradient while step s computes, and the update
+      // after step s applies it; the last step's gradient is summed and applied at the end of the epoch.
       if (!worker_) worker_ = std::make_unique<BackgroundWorker>();
+      const bool stale = config_.dist.grad_staleness > 0 && comm_.Size() > 1;
+      std::vector<float> pending;  // step s - 1's gradient share, then its sum over ranks
+      uint64_t pending_call = 0;
+      const auto step_call = [&](int64_t s) {
+        return static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(s);
+      };
+      const auto sum_pending = [&] {
+        const auto t0 = Clock::now();
+        const uint64_t b0 = SentBytes(comm_);
+        SumGradients(comm_, pending, grad_compress_.get(), pending_call, &grad_stats_);
+        allreduce_s_ += SecondsSince(t0);
+        gradient_b_ += SentBytes(comm_) - b0;
+      };
+      const auto apply = [&](std::span<const float> sum) {
+        UnpackGradients(sum, model_.params());
+        const auto t0 = Clock::now();
+        adam_.Step(ctx_, model_.params());
+        const double dt = SecondsSince(t0);
+        compute_s_ += dt;
+        optimizer_s_ += dt;
+      };
       Prepare(seeds_of(0), epoch, 0, &batches_[0]);
       for (int64_t s = 0; s < steps_; ++s) {
         interrupt::Check("gcn training");
         const Batch& cur = batches_[s % 2];
         const auto n = static_cast<int64_t>(seeds_of(s).size());
         double loss = 0;
-        worker_->Start([&, s, n] { loss = Compute(cur, n, epoch, s); });
+        double compute_seconds = 0;
+        const auto step_t0 = Clock::now();
+        const comm::CallCost call0 = comm_.Bytes().TotalCost();
+        worker_->Start([&, s, n] {
+          const auto t0 = Clock::now();
+          loss = Compute(cur, n, epoch, s);
+          compute_seconds = SecondsSince(t0);
+        });
         try {
           if (s + 1 < steps_) Prepare(seeds_of(s + 1), epoch, s + 1, &batches_[(s + 1) % 2]);
+          if (stale && !pending.empty()) sum_pending();
         } catch (...) {
           try {
             worker_->Wait();  // the job reads this frame: let it end before unwinding
@@ -555,10 +607,33 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
           }
           throw;
         }
+        const double thread_seconds = SecondsSince(step_t0);
         worker_->Wait();
+        if (network_) {
+          // The serial formula counts this thread's calls at the model's time on top of everything; the step
+          // really took the longer of the compute and this thread's work, which the model changes only in its calls.
+          comm::CallCost calls = comm_.Bytes().TotalCost();
+          calls.seconds -= call0.seconds;
+          calls.latency -= call0.latency;
+          calls.volume -= call0.volume;
+          const double modeled = network_->Seconds(calls, comm_.Size());
+          overlap_correction_ += std::max(compute_seconds, thread_seconds - calls.seconds + modeled) -
+                                 std::max(compute_seconds, thread_seconds) - (modeled - calls.seconds);
+        }
         loss_sum += loss;
-        Finish(n, union_of(s), epoch, s, true);
+        if (stale) {
+          std::vector<float> mine = PackGradients(model_.params(), n, union_of(s));
+          if (!pending.empty()) apply(pending);
+          pending = std::move(mine);
+          pending_call = step_call(s);
+        } else {
+          Finish(n, union_of(s), epoch, s, true);
+        }
         progress.Add();
+      }
+      if (stale && !pending.empty()) {
+        sum_pending();
+        apply(pending);
       }
     }
     const double train_seconds = SecondsSince(epoch_t0);
@@ -576,7 +651,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     cost.seconds -= cost0.seconds;
     cost.latency -= cost0.latency;
     cost.volume -= cost0.volume;
-    const double predicted = network_ ? train_seconds + eval_seconds - cost.seconds + network_->Seconds(cost) : 0.0;
+    const double predicted = network_ ? train_seconds + eval_seconds - cost.seconds +
+                                            network_->Seconds(cost, comm_.Size()) + overlap_correction_
+                                      : 0.0;
     // Reduce this epoch's statistics: sums, then maxima of the times.
     // On a device the steps' losses were summed there: one download an epoch (the same float64 sum as on the host).
     if (device_loss_steps_ > 0) loss_sum += device_loss_.Host()[0];

@@ -62,6 +62,9 @@ struct DistOptions {
   std::string grad_compress = "none";        // comm::CompressSpec of the gradient allreduce
   std::string feature_compress = "none";     // comm::CompressSpec (a codec) of the remote feature rows
   std::string network;                       // comm::NetworkModel to predict epoch times on ("" = none)
+  // 0: synchronous gradient exchange. 1: pipelined (width two): the allreduce of step s runs while step s + 1
+  // computes, and the update after step s + 1 applies step s's averaged gradient (one step stale).
+  int grad_staleness = 0;
 
   // The --help section of the distributed options.
   static constexpr std::string_view kGroup = "Distributed (mpirun -np K, one rank per part; docs/distributed.md)";
@@ -115,9 +118,17 @@ struct DistOptions {
                 {},
                 kGroup},
       c.feature_compress);
+    v(ParamInfo{"grad_staleness",
+                "Gradient exchange: 0 = synchronous; 1 = pipelined, the allreduce of step s overlapping the compute "
+                "of step s + 1, whose update applies step s's gradient (one step stale; every gradient is applied "
+                "by the end of each epoch). 1 runs the two-thread pipeline also with --threads 1",
+                {},
+                kGroup},
+      c.grad_staleness);
     v(ParamInfo{"network",
                 "Predict each epoch's time on this network from the measured compute and the bytes and messages of "
-                "every exchange: BANDWIDTH,LATENCY, e.g. 10Gbit,5us (docs/comm.md, time model); leave it out for none",
+                "every exchange: BANDWIDTH,LATENCY[,shared], e.g. 10Gbit,5us; shared = one link all ranks take turns "
+                "on (docs/comm.md, time model); leave it out for none",
                 {},
                 kGroup},
       c.network);
@@ -263,7 +274,8 @@ struct EpochStats {
   double decompress_seconds = 0;
   // Seconds inside communicator calls (waiting for peers included; maximum over ranks), and with --network the
   // epoch time predicted on that network: per rank, epoch_seconds - comm_seconds + the alpha-beta time of its calls
-  // (maximum over ranks; 0 without --network). Assumes no overlap (docs/comm.md, "Time model").
+  // (maximum over ranks; 0 without --network). Overlapped steps count as the longer of their compute and their
+  // communicating thread's predicted time (docs/comm.md, "Time model").
   double comm_seconds = 0;
   double predicted_epoch_seconds = 0;
   // Summed over ranks.
@@ -320,6 +332,12 @@ std::vector<RankMemory> GatherMemory(comm::Communicator& comm, int64_t part_byte
 void AverageGradients(comm::Communicator& comm, std::vector<Param>& params, int64_t local_count, int64_t total_count,
                       comm::CompressedAllreduce* compress = nullptr, uint64_t step = 0,
                       comm::CompressStats* stats = nullptr);
+// AverageGradients in its three parts: the rank's gradients scaled by local_count / total_count into one flat
+// buffer; the sum over ranks in place (collective); the buffer back into the parameters' gradients.
+std::vector<float> PackGradients(const std::vector<Param>& params, int64_t local_count, int64_t total_count);
+void SumGradients(comm::Communicator& comm, std::vector<float>& buf, comm::CompressedAllreduce* compress = nullptr,
+                  uint64_t step = 0, comm::CompressStats* stats = nullptr);
+void UnpackGradients(std::span<const float> buf, std::vector<Param>& params);
 
 // What one step computes on: the layer graphs (input layer first), the input rows of the first layer's sources,
 // and the rows of the last layer's output that enter the loss with their labels. Made by a GraphSource; the
@@ -439,9 +457,10 @@ class GcnTrainer {
   // with union batch size `total_seeds`: batch, forward/backward, AverageGradients, and the Adam update when
   // `update`. Returns this rank's summed loss (mean loss x its seed count). Exposed for tests.
   double Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch, bool update);
-  // Whether Train overlaps the next batch's sampling and fetching with the current step's compute: asked for
-  // (config.overlap), sampled steps, more than one step per epoch, CPU, and more than one thread (--threads 1 keeps
-  // one thread per rank busy, so a rank never competes with its own communication for a core).
+  // Whether Train overlaps the next batch's sampling and fetching (and, with --grad-staleness 1, the previous
+  // step's gradient exchange) with the current step's compute: asked for (config.overlap), sampled steps, more than
+  // one step per epoch, CPU, and more than one thread (--threads 1 keeps one thread per rank busy, so a rank never
+  // competes with its own communication for a core) unless --grad-staleness 1 asks for the pipeline.
   bool Overlaps() const;
   // Whether epoch (1-based) ends with an evaluation: every config.eval_every-th epoch and the last (--eval-every).
   bool Evaluates(int epoch) const;
@@ -485,6 +504,9 @@ class GcnTrainer {
   Buffer<double> device_loss_;
   int64_t device_loss_steps_ = 0;
   uint64_t gradient_b_ = 0;
+  // The time model of overlapped steps (docs/comm.md): this epoch's predicted minus what the serial formula
+  // predicts for them, from each step's compute, its communicating thread's time and that thread's calls.
+  double overlap_correction_ = 0;
   int64_t seeds_ = 0;
   std::vector<int64_t> train_counts_;  // training nodes per rank
   int64_t steps_ = 0;                  // steps per epoch (max over ranks)
