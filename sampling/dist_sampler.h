@@ -108,6 +108,9 @@ struct SampleStats {
   // counts) and the pick responses (with their counts), as SampleExchange::SentBytes counts them.
   uint64_t request_bytes = 0;
   uint64_t response_bytes = 0;
+  // What request_bytes + response_bytes would have been with 8-byte ids and 16-byte entries (the compact wire
+  // format's gain; the counts are the same either way).
+  uint64_t raw_bytes = 0;
 };
 
 // Global id -> block id of the block being built: open addressing (linear probing), sized by the ids inserted

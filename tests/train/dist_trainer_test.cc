@@ -499,6 +499,20 @@ TEST(GcnTrainerOnParts, NetworkModelPredictsEpochTimes) {
   EXPECT_THROW(c.Validate(true), Error);
 }
 
+// The sampling exchange travels compactly (zigzag varint id differences; one weight for a row whose picks share it):
+// fewer bytes than 8-byte ids and 16-byte picks would take, and the same training as ever (the oracle tests in
+// tests/sampling check the blocks themselves).
+TEST(GcnTrainerOnParts, SamplingExchangeIsCompact) {
+  const fs::path dir = Parts(2);
+  const TrainResult r = TrainRanks(2, dir, Config(2, 16, {10, 10}), 3)[0];
+  for (const EpochStats& e : r.epochs) {
+    EXPECT_GT(e.sample_bytes, 0U);
+    std::printf("epoch %d: sample bytes %llu, as 8-byte ids and 16-byte picks %llu\n", e.epoch,
+                static_cast<unsigned long long>(e.sample_bytes), static_cast<unsigned long long>(e.sample_raw_bytes));
+    EXPECT_GT(static_cast<double>(e.sample_raw_bytes), 1.8 * static_cast<double>(e.sample_bytes));
+  }
+}
+
 // --grad-staleness 1: the allreduce of step s runs while step s + 1 computes (the pipeline runs even at one thread)
 // and the update after step s + 1 applies step s's gradient. Every gradient is exchanged once (the same gradient
 // bytes as synchronous training) and applied by the end of each epoch; the run is deterministic; the weights differ

@@ -15,6 +15,7 @@
 #include "core/error.h"
 #include "core/parallel.h"
 #include "core/rng.h"
+#include "core/varint.h"
 
 #include <fmt/format.h>
 
@@ -232,38 +233,14 @@ kernels::Matrix ShipDenseCompressed(comm::Communicator& comm, const kernels::Mat
   return out;
 }
 
-int64_t VarintSize(uint64_t v) {
-  int64_t k = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++k;
-  }
-  return k;
-}
-
-std::byte* PutVarint(std::byte* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<std::byte>((v & 0x7f) | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<std::byte>(v);
-  return p;
-}
-
 // Reads a varint at *pos, bounded by end; throws on a truncated or over-long one.
 uint64_t GetVarint(const std::byte* data, int64_t* pos, int64_t end, int rank) {
   uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    TESSEL_CHECK(*pos < end, "features: rank {} sent a truncated compressed row block", rank);
-    const auto b = static_cast<uint64_t>(data[(*pos)++]);
-    v |= (b & 0x7f) << shift;
-    if ((b & 0x80) == 0) return v;
+  if (!tessel::GetVarint(data, pos, end, &v)) {
+    throw Error(fmt::format("features: rank {} sent a truncated or malformed varint in a compressed row block", rank));
   }
-  throw Error(fmt::format("features: rank {} sent a malformed varint in a compressed row block", rank));
+  return v;
 }
-
-uint64_t ZigZag(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
-int64_t UnZigZag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
 // A row whose values are all exactly 1 (binary features) travels without values: a flag in its length word.
 bool AllOnes(bool no_values, std::span<const float> val, int64_t begin, int64_t len) {

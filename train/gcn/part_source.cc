@@ -96,6 +96,7 @@ class PartSource final : public GraphSource {
     counters->remote_input_nodes += ss.remote_input_nodes;
     uint64_t b1 = comm_.Bytes().Total();
     counters->sample_bytes += b1 - b0;
+    counters->sample_raw_bytes += b1 - b0 - (ss.request_bytes + ss.response_bytes) + ss.raw_bytes;
     b->graphs.clear();
     for (const auto& blk : b->blocks) b->graphs.push_back(LayerGraph{&blk.adj, nullptr});
 

@@ -151,11 +151,11 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, evaluated, tr
                                    sample_seconds, fetch_seconds, compute_seconds, forward_seconds, backward_seconds,
                                    optimizer_seconds, allreduce_seconds, eval_seconds, epoch_seconds, cpu_seconds,
                                    eta_seconds, feature_bytes, sample_bytes, gradient_bytes, eval_bytes, total_bytes,
-                                   feature_raw_bytes, gradient_raw_bytes, eval_raw_bytes, compress_seconds,
-                                   decompress_seconds, comm_seconds, predicted_epoch_seconds, seed_nodes, sampled_edges,
-                                   remote_input_nodes, remote_share, fetched_rows, device_allocations,
-                                   device_runtime_allocations, h2d_copies, h2d_bytes, d2h_copies, d2h_bytes,
-                                   device_synchronizations, pinned_allocations)
+                                   feature_raw_bytes, gradient_raw_bytes, eval_raw_bytes, sample_raw_bytes,
+                                   compress_seconds, decompress_seconds, comm_seconds, predicted_epoch_seconds,
+                                   seed_nodes, sampled_edges, remote_input_nodes, remote_share, fetched_rows,
+                                   device_allocations, device_runtime_allocations, h2d_copies, h2d_bytes, d2h_copies,
+                                   d2h_bytes, device_synchronizations, pinned_allocations)
 
 nlohmann::json EpochStats::ToJson() const {
   nlohmann::json j = *this;
@@ -678,6 +678,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
       sums.push_back(static_cast<double>(v));
     }
     sums.push_back(static_cast<double>(eval_raw_b));
+    sums.push_back(static_cast<double>(counters_.sample_raw_bytes));
     comm_.Allreduce<double>(sums, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
     std::vector<double> maxima = {
         counters_.sample_seconds,
@@ -721,6 +722,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     st.pinned_allocations = static_cast<int64_t>(sums[20]);
     st.fetched_rows = static_cast<int64_t>(sums[21]);
     st.eval_raw_bytes = static_cast<uint64_t>(sums[22]);
+    st.sample_raw_bytes = static_cast<uint64_t>(sums[23]);
     if (ctx_.IsCuda()) {
       log::Debug(
           "epoch {}: device allocations {} ({} from the runtime), {} uploads ({} B), {} downloads ({} B), {} "

@@ -270,6 +270,7 @@ struct EpochStats {
   uint64_t feature_raw_bytes = 0;
   uint64_t gradient_raw_bytes = 0;
   uint64_t eval_raw_bytes = 0;
+  uint64_t sample_raw_bytes = 0;  // sample_bytes with 8-byte ids and 16-byte picks (the sampler's compact format off)
   double compress_seconds = 0;
   double decompress_seconds = 0;
   // Seconds inside communicator calls (waiting for peers included; maximum over ranks), and with --network the
@@ -378,6 +379,7 @@ struct StepCounters {
   double sample_seconds = 0, fetch_seconds = 0;
   uint64_t sample_bytes = 0, feature_bytes = 0;
   uint64_t feature_raw_bytes = 0;  // feature_bytes as if the rows travelled uncompressed
+  uint64_t sample_raw_bytes = 0;   // sample_bytes with 8-byte ids and 16-byte picks (sampling::SampleStats::raw_bytes)
   double compress_seconds = 0, decompress_seconds = 0;
   int64_t sampled_edges = 0, remote_picks = 0, remote_input_nodes = 0, fetched_rows = 0;
 };
