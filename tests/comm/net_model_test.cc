@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/auto_compress.h"
 #include "comm/communicator.h"
 #include "comm/net_model.h"
 #include "comm/thread_comm.h"
@@ -86,6 +87,44 @@ TEST_P(CallCosts, EveryCallRecordsItsAlgorithmsTerms) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Ranks, CallCosts, ::testing::Values(1, 2, 3, 4, 5));
+
+}  // namespace
+}  // namespace tessel::comm
+
+namespace tessel::comm {
+namespace {
+
+// --grad-compress auto / --feature-compress auto (auto_compress.h): on a link where bytes are nearly free the
+// uncompressed exchange wins (coding costs more than it saves); on a slow one a compressed codec wins; every rank
+// of a group makes the same choice; the summary names the choice and the others.
+TEST(AutoCompress, PicksByTheLinkAndEveryRankAgrees) {
+  for (const int k : {2, 3}) {
+    std::vector<std::string> fast_grad(static_cast<size_t>(k)), slow_grad(static_cast<size_t>(k));
+    std::vector<std::string> fast_feat(static_cast<size_t>(k)), slow_feat(static_cast<size_t>(k));
+    std::vector<std::string> summary(static_cast<size_t>(k));
+    ThreadGroup::Run(k, [&](Communicator& c) {
+      const auto r = static_cast<size_t>(c.Rank());
+      const NetworkModel fast = NetworkModel::Parse("100000GB,1ns", "--network");
+      const NetworkModel slow = NetworkModel::Parse("10Mbit,50us,shared", "--network");
+      fast_grad[r] = ChooseGradientCompression(c, fast, 100000).spec.ToString();
+      const CompressChoice s = ChooseGradientCompression(c, slow, 100000);
+      slow_grad[r] = s.spec.ToString();
+      summary[r] = s.Summary();
+      fast_feat[r] = ChooseFeatureCompression(c, fast, 128).spec.ToString();
+      slow_feat[r] = ChooseFeatureCompression(c, slow, 128).spec.ToString();
+      EXPECT_EQ(s.candidates.size(), 4U);
+    });
+    for (int r = 0; r < k; ++r) {
+      const auto i = static_cast<size_t>(r);
+      EXPECT_EQ(fast_grad[i], "none") << "K " << k;
+      EXPECT_EQ(fast_feat[i], "none") << "K " << k;
+      EXPECT_NE(slow_grad[i], "none") << "K " << k << ": " << summary[i];
+      EXPECT_EQ(slow_feat[i], "int8") << "K " << k;  // 132 bytes a row instead of 512 at 10 Mbit/s
+      EXPECT_EQ(slow_grad[i], slow_grad[0]) << "rank " << r;
+      EXPECT_NE(summary[i].find(slow_grad[i]), std::string::npos) << summary[i];
+    }
+  }
+}
 
 }  // namespace
 }  // namespace tessel::comm

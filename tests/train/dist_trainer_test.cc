@@ -567,6 +567,34 @@ TEST(GcnTrainerOnParts, CompressionOptionsAreChecked) {
   }
 }
 
+// auto: the codecs the time model finds fastest on --network's link. On a slow link both exchanges are compressed
+// (fewer bytes than raw); on a link where bytes are nearly free neither is; without --network auto is refused.
+TEST(GcnTrainerOnParts, AutoCompressionFollowsTheLink) {
+  const fs::path dir = Parts(2);
+  TrainConfig c = Config(2, 16, {5, 5});
+  c.dist.feature_cache = 0;  // every remote input row is fetched
+  c.dist.grad_compress = "auto";
+  c.dist.feature_compress = "auto";
+  try {
+    c.Validate(true);
+    ADD_FAILURE() << "accepted auto without --network";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--network"), std::string::npos) << e.what();
+  }
+  c.dist.network = "10Mbit,50us,shared";
+  const TrainResult slow = TrainRanks(2, dir, c, 3)[0];
+  for (const EpochStats& e : slow.epochs) {
+    EXPECT_LT(e.gradient_bytes, e.gradient_raw_bytes);
+    EXPECT_LT(e.feature_bytes, e.feature_raw_bytes);
+  }
+  c.dist.network = "100000GB,1ns";
+  const TrainResult fast = TrainRanks(2, dir, c, 3)[0];
+  for (const EpochStats& e : fast.epochs) {
+    EXPECT_EQ(e.gradient_bytes, e.gradient_raw_bytes);
+    EXPECT_EQ(e.feature_bytes, e.feature_raw_bytes);
+  }
+}
+
 // --eval-every on ranks: the same training (losses, weights) as every-epoch evaluation, evaluations after epochs
 // N, 2N, ... and the last only (no evaluation bytes in the others), the same measurements at those epochs, every
 // rank taking the same best epoch.

@@ -12,14 +12,15 @@
 #   WORKLOADS="csbm:2 facebook:2 svm:2"  (GRAPH:RANKS, METIS parts = RANKS; svm = a9a, --pairs shared)
 #   LINKS="unshaped 10gbit 1gbit 100mbit"  (tbf rates; unshaped = no qdisc, predicted at the probed rate)
 #   CONFIGS="plain compressed skewed best"  (GCN; compressed = --feature-compress int8 --grad-compress topk:0.02,
-#     skewed = --skew-variance 2, best = both, pipelined = best + --grad-staleness 1)   SVM_CONFIGS="smo batch"
+#     skewed = --skew-variance 2, best = both, pipelined = best + --grad-staleness 1, adaptive = pipelined with
+#     --feature-compress auto --grad-compress auto)   SVM_CONFIGS="smo batch"
 #   SHARED=1 (pass --network R,LATENCY,shared: the one tbf carries every rank's bytes both ways; 0: per-rank links)
 #   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (half the probed round trip; or e.g. 20us)
 #   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
 #   GCN_FLAGS= (more `tessel train gcn` options for every GCN run, e.g. "--eval-every 0")
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build=$1
@@ -50,7 +51,7 @@ for link in $LINKS; do
   [[ $link == unshaped || $link =~ ^[0-9]+(k|m|g)bit$ ]] || { echo "error: link '$link' is not unshaped or N{k,m,g}bit" >&2; exit 1; }
 done
 for cfg in $CONFIGS; do
-  [[ $cfg =~ ^(plain|compressed|skewed|best|pipelined)$ ]] || { echo "error: configuration '$cfg' is not plain, compressed, skewed, best or pipelined" >&2; exit 1; }
+  [[ $cfg =~ ^(plain|compressed|skewed|best|pipelined|adaptive)$ ]] || { echo "error: configuration '$cfg' is not plain, compressed, skewed, best, pipelined or adaptive" >&2; exit 1; }
 done
 for cfg in $SVM_CONFIGS; do
   [[ $cfg =~ ^(smo|batch)$ ]] || { echo "error: SVM configuration '$cfg' is not smo or batch" >&2; exit 1; }
@@ -142,7 +143,8 @@ PY
 
 declare -A gcn_flags=([plain]="" [compressed]="--feature-compress int8 --grad-compress topk:0.02"
   [skewed]="--skew-variance 2" [best]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02"
-  [pipelined]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02 --grad-staleness 1")
+  [pipelined]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02 --grad-staleness 1"
+  [adaptive]="--skew-variance 2 --feature-compress auto --grad-compress auto --grad-staleness 1")
 for wl in $WORKLOADS; do
   [[ $wl =~ ^(csbm|facebook|svm):[0-9]+$ ]] || { echo "error: workload '$wl' is not csbm:N, facebook:N or svm:N" >&2; exit 1; }
   graph=${wl%%:*}
@@ -274,7 +276,8 @@ evaluation, maximum over ranks) of $EPOCHS epochs, *predicted* the median \`pred
 (predicted − measured) / measured. GCN: batch $BATCH, fanouts $FANOUTS, seed 0, default cache and \`--eval full\`
 (every epoch${GCN_FLAGS:+; every GCN run adds \`$GCN_FLAGS\`}); compressed = \`--feature-compress int8 --grad-compress topk:0.02\`, skewed = \`--skew-variance 2\`,
 best = both, pipelined = best with \`--grad-staleness 1\` (the gradient sum of step s overlapping step s + 1's
-compute; the pipeline's second thread runs at \`--threads 1\` too). *MB/epoch*: all bytes the ranks sent (\`total_bytes\`), of which the evaluation's exchange in
+compute; the pipeline's second thread runs at \`--threads 1\` too), adaptive = pipelined with \`--feature-compress
+auto --grad-compress auto\` (the codecs chosen from the link). *MB/epoch*: all bytes the ranks sent (\`total_bytes\`), of which the evaluation's exchange in
 parentheses. SVM: median of $REPEATS trainings (\`seconds\`, predicted \`distributed.predicted_seconds\`), accuracy
 by \`tessel predict svm\` on a9a.t. One tbf qdisc shapes both directions of the loopback together: two opposite
 streams share the rate (measured by hand: 12.5 MB each way at 100mbit take 2.02 s, 99 Mbit/s in all); with

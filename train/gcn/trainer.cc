@@ -11,6 +11,7 @@
 #include <string>
 #include <utility>
 
+#include "comm/auto_compress.h"
 #include "core/device.h"
 #include "core/fault_inject.h"
 #include "core/interrupt.h"
@@ -81,8 +82,17 @@ void TrainConfig::Validate(bool partitioned) const {
       TESSEL_CHECK(f == -1 || f >= 1, "--eval-fanouts: {} is not a fanout (-1 = all neighbours, or >= 1)", f);
     }
     dist.skew.Validate();
-    (void)comm::CompressSpec::Parse(dist.grad_compress, "--grad-compress");
-    const comm::CompressSpec f = comm::CompressSpec::Parse(dist.feature_compress, "--feature-compress");
+    // auto: chosen at set-up from --network's link and the codecs' measured cost (comm/auto_compress.h).
+    for (const auto& [value, flag] :
+         {std::pair{&dist.grad_compress, "--grad-compress"}, std::pair{&dist.feature_compress, "--feature-compress"}}) {
+      TESSEL_CHECK(*value != "auto" || !dist.network.empty(),
+                   "{} auto picks the codec the time model finds fastest on the link: give the link with --network "
+                   "BANDWIDTH,LATENCY (e.g. 1Gbit,20us), or name a codec",
+                   flag);
+    }
+    if (dist.grad_compress != "auto") (void)comm::CompressSpec::Parse(dist.grad_compress, "--grad-compress");
+    const comm::CompressSpec f = comm::CompressSpec::Parse(
+        dist.feature_compress == "auto" ? std::string("none") : dist.feature_compress, "--feature-compress");
     TESSEL_CHECK(f.method == comm::CompressMethod::kNone || f.method == comm::CompressMethod::kFp16 ||
                      f.method == comm::CompressMethod::kBf16 || f.method == comm::CompressMethod::kInt8 ||
                      f.method == comm::CompressMethod::kQsgd,
@@ -360,6 +370,12 @@ GcnTrainer::GcnTrainer(const partition::LocalPart& part, std::vector<int64_t> of
         config.model.in_dim = part.features.dim;
         config.model.num_classes = part.num_classes;
         config.Validate(true);
+        if (config.dist.feature_compress == "auto") {  // collective: every rank makes the same choice
+          const comm::NetworkModel net = comm::NetworkModel::Parse(config.dist.network, "--network");
+          const comm::CompressChoice choice = comm::ChooseFeatureCompression(comm, net, part.features.dim);
+          log::Info("gcn: --feature-compress auto on {}: {} per remote row", net.ToString(), choice.Summary());
+          config.dist.feature_compress = choice.spec.ToString();
+        }
         s.config = std::move(config);
         s.bytes_before = SentBytes(comm);
         s.source = MakePartSource(part, std::move(offsets), comm, s.config, s.ctx);
@@ -398,6 +414,18 @@ GcnTrainer::GcnTrainer(Setup setup)
     size_t k = 0;
     for (Param& p : model_.params()) {
       for (float& v : p.value.Mut()) v = w[k++];
+    }
+  }
+  if (config_.dist.grad_compress == "auto") {  // collective: every rank makes the same choice
+    int64_t elements = 0;
+    for (const Param& p : model_.params()) elements += p.value.size();
+    if (comm_.Size() > 1 && !config_.dist.network.empty()) {
+      const comm::NetworkModel net = comm::NetworkModel::Parse(config_.dist.network, "--network");
+      const comm::CompressChoice choice = comm::ChooseGradientCompression(comm_, net, elements);
+      log::Info("gcn: --grad-compress auto on {}: {} per step", net.ToString(), choice.Summary());
+      config_.dist.grad_compress = choice.spec.ToString();
+    } else {
+      config_.dist.grad_compress = "none";
     }
   }
   const comm::CompressSpec grad_spec = comm::CompressSpec::Parse(config_.dist.grad_compress, "--grad-compress");

@@ -109,12 +109,14 @@ struct DistOptions {
       c.eval_fanouts);
     v(ParamInfo{"grad_compress",
                 "Gradient allreduce compression: none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], "
-                "randk[:RATIO], cltk[:RATIO] or powersgd[:RANK] (docs/compression.md)",
+                "randk[:RATIO], cltk[:RATIO], powersgd[:RANK], or auto (with --network: the fastest of none, fp16, "
+                "int8 and topk:0.02 by the time model and their measured cost; docs/compression.md)",
                 {},
                 kGroup},
       c.grad_compress);
     v(ParamInfo{"feature_compress",
-                "Remote feature row compression: none, fp16, bf16, int8 (a scale per row) or qsgd[:LEVELS]",
+                "Remote feature row compression: none, fp16, bf16, int8 (a scale per row), qsgd[:LEVELS], or auto "
+                "(with --network: the fastest of none, fp16 and int8)",
                 {},
                 kGroup},
       c.feature_compress);
