@@ -196,7 +196,7 @@ done
 shape unshaped
 
 tables=$("$python" - "$results" <<'PY'
-import json, statistics, sys
+import json, os, statistics, sys
 recs = [json.loads(l) for l in open(sys.argv[1])]
 med = statistics.median
 def link_label(r):
@@ -227,7 +227,8 @@ for wl in dict.fromkeys(r["workload"] for r in recs):
                            f"{bpi:.0f} | {acc:.2f} | {rs[0]['network']} |")
         out.append("")
         continue
-    title = {"csbm": "CSBM, 100k nodes", "facebook": "Facebook page-page"}.get(graph, graph)
+    nodes = int(os.environ.get("CSBM_NODES", "100000"))
+    title = {"csbm": f"CSBM, {nodes // 1000}k nodes", "facebook": "Facebook page-page"}.get(graph, graph)
     out += [f"### {title}, {ranks} METIS parts ({ranks} ranks × 1 thread)", "",
             "| link | configuration | measured s/epoch | predicted s/epoch | error | vs plain | MB/epoch (eval MB) | comm s/epoch | test accuracy % | `--network` |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- |"]
@@ -261,6 +262,15 @@ doc="$repo/docs/benchmarks.md"
 notes=""
 [[ -f "$doc" ]] && notes=$(awk '/^<!-- net_bench notes -->$/ { keep = 1 } keep { print } /^<!-- end net_bench notes -->$/ { keep = 0 }' "$doc")
 section="$work/section.md"
+# The plot (docs/net_epoch_time.png) when matplotlib is there (tools/setup-deps.sh --bench installs it).
+plot_line=""
+plot_python=""
+for py in /usr/bin/python3 "$python"; do
+  if [[ -z $plot_python ]] && "$py" -c "import matplotlib" 2>/dev/null; then plot_python=$py; fi
+done
+if [[ $DOC == 1 && -n $plot_python ]] && "$plot_python" "$repo/tools/bench/net_plot.py" "$repo/docs/net_epoch_time.png" "$results"; then
+  plot_line=$'![Seconds per epoch against link bandwidth, measured and predicted, per configuration](net_epoch_time.png)\n\n'
+fi
 cat >"$section" <<SECTION
 ## Over a shaped network
 
@@ -288,7 +298,7 @@ SHARED=$SHARED the runs $( [[ $SHARED == 1 ]] && echo "tell the model so (\`--ne
 - Command: \`$env_line tools/bench/net_bench.sh $build\` (as root).
 
 $tables
-${notes:+$notes
+${plot_line}${notes:+$notes
 }
 SECTION
 if [[ $DOC == 1 ]]; then
