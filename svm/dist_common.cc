@@ -187,10 +187,11 @@ RankSamples::RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, c
   }
 }
 
-void RankSamples::InitialGradient() {
+template <class Keep>
+std::vector<Sample> RankSamples::GatherSamples(int64_t end, Keep keep, std::string_view purpose) {
   std::vector<std::byte> mine;
-  for (int64_t k = 0; k < n_; ++k) {
-    if (s_.status[k] == batch::kLower) continue;
+  for (int64_t k = 0; k < end; ++k) {
+    if (!keep(k)) continue;
     SampleHeader h;
     h.alpha = s_.alpha[k];
     h.gid = gid_[k];
@@ -199,9 +200,15 @@ void RankSamples::InitialGradient() {
   }
   std::vector<std::byte> all;
   std::vector<int64_t> counts;
-  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-start"));
-  std::vector<Sample> started = UnpackSamples(all);
-  std::sort(started.begin(), started.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
+  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, purpose));
+  std::vector<Sample> samples = UnpackSamples(all);
+  std::sort(samples.begin(), samples.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
+  return samples;
+}
+
+void RankSamples::InitialGradient() {
+  const std::vector<Sample> started = GatherSamples(
+      n_, [&](int64_t k) { return s_.status[k] != batch::kLower; }, "svm-start");
   if (n_ == 0) return;
   scratch_.resize(static_cast<size_t>(n_));
   for (const Sample& s : started) {
@@ -256,20 +263,8 @@ void RankSamples::ReconstructGradient() {
   if (global_active_ == big_l_) return;
   ++tally_.reconstructions;
   for (int64_t k = active_; k < n_; ++k) s_.g[k] = s_.g_bar[k] + s_.p[k];
-  std::vector<std::byte> mine;
-  for (int64_t k = 0; k < active_; ++k) {
-    if (s_.status[k] != batch::kFree) continue;
-    SampleHeader h;
-    h.alpha = s_.alpha[k];
-    h.gid = gid_[k];
-    h.y = s_.y[k];
-    AppendSample(kernel_->rows(), row_[k], h, &mine);
-  }
-  std::vector<std::byte> all;
-  std::vector<int64_t> counts;
-  Check(comm_.AllgathervWithCounts<std::byte>(mine, &all, &counts, "svm-reconstruct"));
-  std::vector<Sample> free_svs = UnpackSamples(all);
-  std::sort(free_svs.begin(), free_svs.end(), [](const Sample& a, const Sample& b) { return a.h.gid < b.h.gid; });
+  const std::vector<Sample> free_svs = GatherSamples(
+      active_, [&](int64_t k) { return s_.status[k] == batch::kFree; }, "svm-reconstruct");
   const int64_t inactive = n_ - active_;
   if (inactive == 0) return;
   scratch_.resize(static_cast<size_t>(inactive));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -96,6 +97,9 @@ class RankSamples : public SolverCore {
   }
   // Collective: G of the eliminated samples from G_bar and the free vectors of every rank, added in global-id order.
   void ReconstructGradient();
+  // Collective: every rank's positions k < end with keep(k) (alpha, label and row), in global-id order.
+  template <class Keep>
+  std::vector<Sample> GatherSamples(int64_t end, Keep keep, std::string_view purpose);
   // Collective, at a check point: LIBSVM's elimination with the ranks' extremes (restoring every sample first the
   // first time the gap reaches 10 eps; Solver_NU's four extremes when nu_); returns every rank's active count.
   std::vector<int64_t> ShrinkRanks();
