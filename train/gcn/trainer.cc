@@ -500,6 +500,22 @@ void GcnTrainer::Finish(int64_t seed_count, int64_t total_seeds, int epoch, int6
   }
 }
 
+GcnTrainer::StepMark GcnTrainer::MarkStep() const { return {Clock::now(), comm_.Bytes().TotalCost()}; }
+
+void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction) {
+  if (!network_) return;
+  const double wall = SecondsSince(m.t0);
+  comm::CallCost calls = comm_.Bytes().TotalCost();
+  calls.seconds -= m.cost0.seconds;
+  calls.latency -= m.cost0.latency;
+  calls.volume -= m.cost0.volume;
+  const double modeled = network_->Seconds(calls, comm_.Size());
+  step_times_.predicted[static_cast<size_t>(s)] = wall - calls.seconds + modeled + overlap_correction;
+  step_times_.wall += wall;
+  step_times_.calls += calls.seconds;
+  step_times_.modeled += modeled;
+}
+
 double GcnTrainer::Step(std::span<const int64_t> seeds, int64_t total_seeds, int epoch, int64_t batch, bool update) {
   Prepare(seeds, epoch, batch, &batches_[0]);
   const auto n = static_cast<int64_t>(seeds.size());
@@ -556,7 +572,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const int64_t pinned0 = device::ReadPinnedCounters().allocations;
     counters_ = StepCounters{};
     compute_s_ = allreduce_s_ = forward_s_ = backward_s_ = optimizer_s_ = 0;
-    overlap_correction_ = 0;
+    step_times_ = StepTimes{std::vector<double>(static_cast<size_t>(steps_), 0.0)};
     gradient_b_ = 0;
     grad_stats_ = comm::CompressStats{};
     seeds_ = 0;
@@ -580,7 +596,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     if (!Overlaps()) {
       for (int64_t s = 0; s < steps_; ++s) {
         interrupt::Check("gcn training");
+        const StepMark mark = MarkStep();
         loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
+        EndStep(s, mark, 0.0);
         progress.Add();
       }
     } else {
@@ -618,8 +636,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         const auto n = static_cast<int64_t>(seeds_of(s).size());
         double loss = 0;
         double compute_seconds = 0;
-        const auto step_t0 = Clock::now();
-        const comm::CallCost call0 = comm_.Bytes().TotalCost();
+        const StepMark mark = MarkStep();
+        const auto step_t0 = mark.t0;
+        const comm::CallCost call0 = mark.cost0;
         worker_->Start([&, s, n] {
           const auto t0 = Clock::now();
           loss = Compute(cur, n, epoch, s);
@@ -637,6 +656,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         }
         const double thread_seconds = SecondsSince(step_t0);
         worker_->Wait();
+        double correction = 0;
         if (network_) {
           // The serial formula counts this thread's calls at the model's time on top of everything; the step
           // really took the longer of the compute and this thread's work, which the model changes only in its calls.
@@ -645,8 +665,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
           calls.latency -= call0.latency;
           calls.volume -= call0.volume;
           const double modeled = network_->Seconds(calls, comm_.Size());
-          overlap_correction_ += std::max(compute_seconds, thread_seconds - calls.seconds + modeled) -
-                                 std::max(compute_seconds, thread_seconds) - (modeled - calls.seconds);
+          correction = std::max(compute_seconds, thread_seconds - calls.seconds + modeled) -
+                       std::max(compute_seconds, thread_seconds) - (modeled - calls.seconds);
         }
         loss_sum += loss;
         if (stale) {
@@ -657,6 +677,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         } else {
           Finish(n, union_of(s), epoch, s, true);
         }
+        EndStep(s, mark, correction);
         progress.Add();
       }
       if (stale && !pending.empty()) {
@@ -679,9 +700,18 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     cost.seconds -= cost0.seconds;
     cost.latency -= cost0.latency;
     cost.volume -= cost0.volume;
-    const double predicted = network_ ? train_seconds + eval_seconds - cost.seconds +
-                                            network_->Seconds(cost, comm_.Size()) + overlap_correction_
-                                      : 0.0;
+    // The time model (docs/comm.md): every step is synchronous (it ends in the gradient sum, or the next step's
+    // exchanges), so the epoch takes the sum over steps of the slowest rank's predicted step, plus the slowest
+    // rank's prediction of the rest (the first batch, the last stale sum, the evaluation).
+    double predicted = 0;
+    if (network_) {
+      const double rest = (train_seconds + eval_seconds - step_times_.wall) - (cost.seconds - step_times_.calls) +
+                          (network_->Seconds(cost, comm_.Size()) - step_times_.modeled);
+      std::vector<double> parts = step_times_.predicted;
+      parts.push_back(rest);
+      comm_.Allreduce<double>(parts, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
+      for (const double v : parts) predicted += v;
+    }
     // Reduce this epoch's statistics: sums, then maxima of the times.
     // On a device the steps' losses were summed there: one download an epoch (the same float64 sum as on the host).
     if (device_loss_steps_ > 0) loss_sum += device_loss_.Host()[0];

@@ -508,9 +508,22 @@ class GcnTrainer {
   Buffer<double> device_loss_;
   int64_t device_loss_steps_ = 0;
   uint64_t gradient_b_ = 0;
-  // The time model of overlapped steps (docs/comm.md): this epoch's predicted minus what the serial formula
-  // predicts for them, from each step's compute, its communicating thread's time and that thread's calls.
-  double overlap_correction_ = 0;
+  // The time model's view of this epoch's steps (docs/comm.md, "Time model"): per step, this rank's predicted
+  // seconds (its wall time with its calls' measured seconds replaced by the model's, an overlapped step as the longer
+  // of its two threads), and the wall, measured-call and modelled seconds of all steps together.
+  struct StepTimes {
+    std::vector<double> predicted;
+    double wall = 0, calls = 0, modeled = 0;
+  };
+  StepTimes step_times_;
+  // Where a step began: its clock and the communicator's recorded costs.
+  struct StepMark {
+    std::chrono::steady_clock::time_point t0;
+    comm::CallCost cost0;
+  };
+  StepMark MarkStep() const;
+  // Records step s from `m` to now; `overlap_correction` is what the overlapped pipeline changes in it (0: serial).
+  void EndStep(int64_t s, const StepMark& m, double overlap_correction);
   int64_t seeds_ = 0;
   std::vector<int64_t> train_counts_;  // training nodes per rank
   int64_t steps_ = 0;                  // steps per epoch (max over ranks)
