@@ -17,6 +17,12 @@ Device ParseDevice(std::string_view name) {
 
 std::string_view DeviceName(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
 
+GemmMath ParseGemmMath(std::string_view name) {
+  if (name == "fp32") return GemmMath::kFp32;
+  if (name == "tf32") return GemmMath::kTf32;
+  throw Error(fmt::format("--math '{}': use fp32 (exact float32) or tf32 (tensor cores, CUDA only)", name));
+}
+
 int LocalRankFromEnvironment() {
   for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMI_LOCAL_RANK"}) {
     const char* v = std::getenv(name);

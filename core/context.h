@@ -1,6 +1,6 @@
-// Context: where and how a computation runs (device, seed, threads, rank). Libraries pick their CPU or CUDA
-// operation table from it with SelectOps (core/device_ops.h); asking a CPU-only build for CUDA fails at run time
-// with "built without CUDA".
+// Context: where and how a computation runs (device, seed, threads, rank, GEMM precision). Libraries pick their CPU
+// or CUDA operation table from it with SelectOps (core/device_ops.h); asking a CPU-only build for CUDA fails at run
+// time with "built without CUDA".
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/gemm_math.h"
 
 namespace tessel {
 
@@ -31,6 +32,9 @@ struct Context {
   int threads = 0;    // 0 = all hardware threads
   int rank = 0;
   int world_size = 1;
+  // Dense products on CUDA (--math): the kernels' GEMM reads it from the context it runs with, so two contexts in
+  // one process (two Python calls, two tests) keep their own; the CPU computes float32 either way.
+  GemmMath gemm_math = GemmMath::kFp32;
 
   bool IsCuda() const { return device == Device::kCuda; }
 

@@ -6,20 +6,14 @@
 #include <cstdint>
 #include <limits>
 
-// Marks the engine callable from CUDA device code (so a kernel draws the same streams as the CPU); empty in
-// host-only compiles.
-#if defined(__CUDACC__)
-#define TESSEL_HD __host__ __device__
-#else
-#define TESSEL_HD
-#endif
+#include "core/host_device.h"  // the engine is callable from CUDA device code: a kernel draws the CPU's streams
 
 namespace tessel {
 
 __extension__ using Uint128 = unsigned __int128;  // GCC/Clang extension; __extension__ keeps -Wpedantic quiet
 
 // SplitMix64 finaliser: a bijective 64-bit mixer (Steele, Lea, Flood 2014).
-TESSEL_HD constexpr uint64_t Mix64(uint64_t x) {
+TESSEL_HOST_DEVICE constexpr uint64_t Mix64(uint64_t x) {
   x += 0x9e3779b97f4a7c15ULL;
   x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
@@ -41,8 +35,8 @@ class Rng {
  public:
   using result_type = uint64_t;
 
-  TESSEL_HD explicit Rng(uint64_t seed = 0) { Reseed(seed); }
-  TESSEL_HD explicit Rng(const StreamKey& key) {
+  TESSEL_HOST_DEVICE explicit Rng(uint64_t seed = 0) { Reseed(seed); }
+  TESSEL_HOST_DEVICE explicit Rng(const StreamKey& key) {
     uint64_t h = Mix64(key.seed);
     h = Mix64(h ^ key.rank);
     h = Mix64(h ^ key.epoch);
@@ -51,7 +45,7 @@ class Rng {
     Reseed(h);
   }
 
-  TESSEL_HD void Reseed(uint64_t seed) {
+  TESSEL_HOST_DEVICE void Reseed(uint64_t seed) {
     uint64_t x = seed;
     for (auto& s : s_) {
       x += 0x9e3779b97f4a7c15ULL;
@@ -62,7 +56,7 @@ class Rng {
   static constexpr result_type min() { return 0; }
   static constexpr result_type max() { return std::numeric_limits<uint64_t>::max(); }
 
-  TESSEL_HD result_type operator()() {
+  TESSEL_HOST_DEVICE result_type operator()() {
     const uint64_t result = Rotl(s_[1] * 5, 7) * 9;
     const uint64_t t = s_[1] << 17;
     s_[2] ^= s_[0];
@@ -75,9 +69,9 @@ class Rng {
   }
 
   // Uniform double in [0, 1) with 53 random bits.
-  TESSEL_HD double Uniform() { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }
+  TESSEL_HOST_DEVICE double Uniform() { return static_cast<double>((*this)() >> 11) * 0x1.0p-53; }
   // Uniform integer in [0, n), n > 0, without modulo bias (Lemire 2019).
-  TESSEL_HD uint64_t UniformInt(uint64_t n) {
+  TESSEL_HOST_DEVICE uint64_t UniformInt(uint64_t n) {
     Uint128 m = static_cast<Uint128>((*this)()) * n;
     auto low = static_cast<uint64_t>(m);
     if (low < n) {
@@ -90,7 +84,7 @@ class Rng {
     return static_cast<uint64_t>(m >> 64);
   }
   // Standard normal by the Marsaglia polar method (one value per call; the spare is kept).
-  TESSEL_HD double Normal() {
+  TESSEL_HOST_DEVICE double Normal() {
     if (has_spare_) {
       has_spare_ = false;
       return spare_;
@@ -110,7 +104,7 @@ class Rng {
   }
 
  private:
-  TESSEL_HD static constexpr uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  TESSEL_HOST_DEVICE static constexpr uint64_t Rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
   uint64_t s_[4] = {};
   double spare_ = 0;
   bool has_spare_ = false;

@@ -3,17 +3,12 @@
 #pragma once
 
 #include <cstdint>
-#include <string_view>
 
 #include "core/context.h"
 #include "core/rng.h"
-#include "kernels/gemm_math.h"
 #include "kernels/matrix.h"
 
 namespace tessel::kernels {
-
-// "fp32" or "tf32" (`--math`); throws naming the accepted values.
-GemmMath ParseGemmMath(std::string_view name);
 
 // c = alpha * op(a) * op(b) + beta * c, op(x) = x or x^T. With beta == 0, c is resized and its contents ignored.
 // CPU: single-threaded OpenBLAS calls over fixed chunks of c's rows (or of the inner dimension, partial products

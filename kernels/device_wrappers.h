@@ -20,9 +20,10 @@ template <typename Raw>
 struct DeviceWrappers {
   // ---- dense
 
-  static void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c) {
+  static void Gemm(GemmMath math, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
+                   Matrix* c) {
     const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
-    Raw::Gemm(a.data.Device(), a.cols, trans_a, b.data.Device(), b.cols, trans_b, m, n, k, alpha, beta,
+    Raw::Gemm(math, a.data.Device(), a.cols, trans_a, b.data.Device(), b.cols, trans_b, m, n, k, alpha, beta,
               beta == 0.0F ? c->data.OverwriteDevice() : c->data.MutableDevice());
   }
 

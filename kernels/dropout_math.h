@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/rng.h"
 
 namespace tessel::kernels {
@@ -24,10 +25,10 @@ struct DropoutSpec {
   uint32_t keep16 = 0;  // keep probability in units of 2^-16, in [1, 65536]; 65536 = keep everything
   uint32_t first = 0;   // the lowest set digit of keep16 (digits first .. 15 from the top are drawn)
   float scale = 1.0F;   // 1 / keep: 65536 / keep16
-  TESSEL_HD bool Active() const { return keep16 < 65536U; }
+  TESSEL_HOST_DEVICE bool Active() const { return keep16 < 65536U; }
 };
 
-TESSEL_HD inline DropoutSpec MakeDropoutSpec(float p, uint64_t base) {
+TESSEL_HOST_DEVICE inline DropoutSpec MakeDropoutSpec(float p, uint64_t base) {
   DropoutSpec s;
   s.base = base;
   double keep = 1.0 - static_cast<double>(p);
@@ -44,7 +45,7 @@ TESSEL_HD inline DropoutSpec MakeDropoutSpec(float p, uint64_t base) {
 }
 
 // The mask bits of elements [64 g, 64 g + 64): bit b set = element 64 g + b kept.
-TESSEL_HD inline uint64_t DropoutMaskWord(const DropoutSpec& s, uint64_t g) {
+TESSEL_HOST_DEVICE inline uint64_t DropoutMaskWord(const DropoutSpec& s, uint64_t g) {
   if (s.keep16 >= 65536U) return ~uint64_t{0};
   uint64_t m = 0;
   // Digit d (1 = the most significant, worth 1/2) is bit 16 - d of keep16; process d = 16 - first down to 1.
@@ -56,7 +57,7 @@ TESSEL_HD inline uint64_t DropoutMaskWord(const DropoutSpec& s, uint64_t g) {
 }
 
 // Whether element i is kept (one element; the kernels work a word at a time).
-TESSEL_HD inline bool DropoutKeep(const DropoutSpec& s, uint64_t i) {
+TESSEL_HOST_DEVICE inline bool DropoutKeep(const DropoutSpec& s, uint64_t i) {
   return ((DropoutMaskWord(s, i >> 6) >> (i & 63)) & 1U) != 0;
 }
 

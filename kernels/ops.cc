@@ -2,10 +2,7 @@
 // kernels/cuda/ (the one place in the library that asks; see core/device_ops.h).
 #include "kernels/ops.h"
 
-#include <atomic>
-
 #include "core/build_config.h"
-#include "kernels/gemm_math.h"
 
 namespace tessel::kernels {
 
@@ -17,8 +14,14 @@ constexpr const KernelOps* kCudaTable = nullptr;
 
 namespace {
 
+// The CPU's GEMM is float32 whatever the context's --math says (TF32 is a tensor-core format).
+void CpuGemm(GemmMath /*math*/, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
+             Matrix* c) {
+  cpu::Gemm(a, trans_a, b, trans_b, alpha, beta, c);
+}
+
 constexpr KernelOps kCpuOps{
-    .gemm = cpu::Gemm,
+    .gemm = CpuGemm,
     .add_bias = cpu::AddBias,
     .bias_grad = cpu::BiasGrad,
     .relu = cpu::Relu,
@@ -43,13 +46,6 @@ constexpr KernelOps kCpuOps{
 };
 
 }  // namespace
-
-namespace {
-std::atomic<GemmMath> g_gemm_math{GemmMath::kFp32};
-}  // namespace
-
-void SetGemmMath(GemmMath math) { g_gemm_math.store(math); }
-GemmMath GetGemmMath() { return g_gemm_math.load(); }
 
 const KernelOps& Ops(const Context& ctx) { return SelectOps(ctx, kCpuOps, kCudaTable, "kernels", &sim::kSimulatedOps); }
 

@@ -22,8 +22,9 @@ inline constexpr int64_t kLossChunk = 256;  // rows per partial sum of the loss 
 
 // Entries are called after the public function's checks; shapes agree, ids are in range.
 struct KernelOps {
-  // dense.h
-  void (*gemm)(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta, Matrix* c);
+  // dense.h (gemm: math is the context's --math; the CPU entry computes float32 whatever it says)
+  void (*gemm)(GemmMath math, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
+               Matrix* c);
   void (*add_bias)(const Matrix& bias, Matrix* y);
   void (*bias_grad)(const Matrix& grad_y, Matrix* grad_bias);
   void (*relu)(const Matrix& x, Matrix* y);

@@ -1,6 +1,6 @@
-// The steps of one sampled layer of the GPU sampler on raw arrays, one call per row or per pick slot, as TESSEL_HD
-// code: cuda/gpu_sampler.cu runs each step as a kernel, gpu_sampler_twin.cc (the simulated device) in serial loops;
-// gpu_sampler_pipeline.h is the per-layer sequence both run.
+// The steps of one sampled layer of the GPU sampler on raw arrays, one call per row or per pick slot, as
+// TESSEL_HOST_DEVICE code: cuda/gpu_sampler.cu runs each step as a kernel, gpu_sampler_twin.cc (the simulated device)
+// in serial loops; gpu_sampler_pipeline.h is the per-layer sequence both run.
 //
 // Layout: row i of the layer owns pick slots [slot[i], slot[i+1]) (pick_math::MaxPicks of them); a slot holds the
 // picked node (-1: empty or a self-loop) and its estimator factor. New source nodes are numbered in order of first
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/rng.h"
 #include "sampling/pick_math.h"
 
@@ -20,7 +21,7 @@ constexpr int64_t kLocalDegree = 32;  // weighted rows up to this degree keep th
 constexpr unsigned long long kNone = ~0ULL;
 
 // The atomics the kernels need; plain operations when run serially on the host.
-TESSEL_HD inline int32_t CompareAndSwap(int32_t* p, int32_t expected, int32_t desired) {
+TESSEL_HOST_DEVICE inline int32_t CompareAndSwap(int32_t* p, int32_t expected, int32_t desired) {
 #if defined(__CUDA_ARCH__)
   return atomicCAS(p, expected, desired);
 #else
@@ -29,14 +30,14 @@ TESSEL_HD inline int32_t CompareAndSwap(int32_t* p, int32_t expected, int32_t de
   return old;
 #endif
 }
-TESSEL_HD inline void StoreMin(unsigned long long* p, unsigned long long value) {
+TESSEL_HOST_DEVICE inline void StoreMin(unsigned long long* p, unsigned long long value) {
 #if defined(__CUDA_ARCH__)
   atomicMin(p, value);
 #else
   if (value < *p) *p = value;
 #endif
 }
-TESSEL_HD inline void Report(unsigned long long* flag, unsigned long long value) {
+TESSEL_HOST_DEVICE inline void Report(unsigned long long* flag, unsigned long long value) {
 #if defined(__CUDA_ARCH__)
   atomicExch(flag, value);
 #else
@@ -83,13 +84,13 @@ struct Layer {
 };
 
 template <typename IdT>
-TESSEL_HD inline bool UniformRow(const Graph<IdT>& g, int64_t u) {
+TESSEL_HOST_DEVICE inline bool UniformRow(const Graph<IdT>& g, int64_t u) {
   return g.row_skew == nullptr || g.row_skew[u] == 1.0;
 }
 
 // i in [0, m]: slot and scratch counts of row i (0 at i = m, so the scans end with the totals); marks dst[i].
 template <typename IdT>
-TESSEL_HD inline void PlanRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+TESSEL_HOST_DEVICE inline void PlanRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
   if (i == l.m) {
     l.slot[i] = 0;
     l.scratch_begin[i] = 0;
@@ -107,7 +108,7 @@ TESSEL_HD inline void PlanRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
 
 // i in [0, m): the picks of row i into its slots, as node ids (self-loops and unused slots -1).
 template <typename IdT>
-TESSEL_HD inline void PickRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+TESSEL_HOST_DEVICE inline void PickRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
   const int64_t u = l.dst[i];
   const int64_t row_begin = g.indptr[u];
   const int64_t deg = g.indptr[u + 1] - row_begin;
@@ -147,19 +148,19 @@ TESSEL_HD inline void PickRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
 }
 
 // p in [0, slots): first[v] = min over the slots holding v, for v not a destination.
-TESSEL_HD inline void FirstSeen(const Layer& l, int64_t p) {
+TESSEL_HOST_DEVICE inline void FirstSeen(const Layer& l, int64_t p) {
   const int64_t v = l.slot_node[p];
   if (v >= 0 && l.local_id[v] < 0) StoreMin(&l.first[v], static_cast<unsigned long long>(p));
 }
 
 // p in [0, slots]: new_rank[p] = 1 when slot p is the first appearance of a new source node.
-TESSEL_HD inline void MarkNew(const Layer& l, int64_t p) {
+TESSEL_HOST_DEVICE inline void MarkNew(const Layer& l, int64_t p) {
   const int64_t v = p < l.slots ? l.slot_node[p] : -1;
   l.new_rank[p] = v >= 0 && l.local_id[v] < 0 && l.first[v] == static_cast<unsigned long long>(p) ? 1 : 0;
 }
 
 // p in [0, slots), after the scan of new_rank: new source nodes get ids m + rank (src[0, m) = destinations).
-TESSEL_HD inline void AssignNew(const Layer& l, int64_t p) {
+TESSEL_HOST_DEVICE inline void AssignNew(const Layer& l, int64_t p) {
   if (l.new_rank[p + 1] == l.new_rank[p]) return;
   const int64_t v = l.slot_node[p];
   const int64_t id = l.m + l.new_rank[p];
@@ -168,7 +169,7 @@ TESSEL_HD inline void AssignNew(const Layer& l, int64_t p) {
 }
 
 // i in [0, m]: entries of output row i (the GCN self term plus the kept picks; 0 at i = m).
-TESSEL_HD inline void RowLength(const Layer& l, int64_t i) {
+TESSEL_HOST_DEVICE inline void RowLength(const Layer& l, int64_t i) {
   if (i == l.m) {
     l.out_indptr[i] = 0;
     return;
@@ -180,7 +181,7 @@ TESSEL_HD inline void RowLength(const Layer& l, int64_t i) {
 
 // i in [0, m): row i of the block with NeighborSampler's weights and double arithmetic.
 template <typename IdT>
-TESSEL_HD inline void WriteRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+TESSEL_HOST_DEVICE inline void WriteRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
   const double du = g.norm_degree[l.dst[i]];
   int64_t e = l.out_indptr[i];
   if (l.gcn) {
@@ -199,13 +200,13 @@ TESSEL_HD inline void WriteRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
 }
 
 // p in [0, max(num_src, slots)): clears local_id of the block's nodes and first of the picked nodes.
-TESSEL_HD inline void ResetMaps(const Layer& l, int64_t p) {
+TESSEL_HOST_DEVICE inline void ResetMaps(const Layer& l, int64_t p) {
   if (p < l.num_src) l.local_id[l.src[p]] = -1;
   if (p < l.slots && l.slot_node[p] >= 0) l.first[l.slot_node[p]] = kNone;
 }
 
 // i in [0, m): undoes PlanRow's mark of dst[i] (after a duplicated destination stopped the layer).
-TESSEL_HD inline void ClearDestination(const Layer& l, int64_t i) { l.local_id[l.dst[i]] = -1; }
+TESSEL_HOST_DEVICE inline void ClearDestination(const Layer& l, int64_t i) { l.local_id[l.dst[i]] = -1; }
 
 // The steps in pipeline order, with the index range each runs over.
 enum class Step : int {
@@ -222,7 +223,7 @@ enum class Step : int {
 
 // Runs `step` for index i (one kernel thread, or one iteration of a host loop).
 template <typename IdT>
-TESSEL_HD inline void Run(Step step, const Graph<IdT>& g, const Layer& l, int64_t i) {
+TESSEL_HOST_DEVICE inline void Run(Step step, const Graph<IdT>& g, const Layer& l, int64_t i) {
   switch (step) {
     case Step::kPlanRow:
       PlanRow(g, l, i);

@@ -6,12 +6,13 @@
 // without, Floyd's k-subset algorithm (Bentley & Floyd, CACM 1987; factor deg/k = 1/π). Weighted rows (q >= 0, any
 // scale): with replacement inverse-CDF draws (Hansen-Hurwitz factor total/(k·q)); without, inclusion probabilities
 // π = min(1, c·q) with Σπ = k (capping the largest until consistent) and systematic PPS sampling over a random order
-// (Madow 1949; Horvitz-Thompson factor 1/π). Only C++17 and TESSEL_HD (host + device) code: no exceptions, no
+// (Madow 1949; Horvitz-Thompson factor 1/π). Only C++17 and TESSEL_HOST_DEVICE (host + device) code: no exceptions, no
 // allocation; callers pass scratch arrays and receive an error code.
 #pragma once
 
 #include <cstdint>
 
+#include "core/host_device.h"
 #include "core/rng.h"
 
 namespace tessel::sampling::pick_math {
@@ -28,7 +29,7 @@ constexpr int64_t kBadWeight = -1;
 
 // The most picks a row can yield: exact for uniform rows; weighted rows without replacement may yield one more
 // than k when rounding leaves Σπ a hair above k (systematic sampling takes every integer step below Σπ).
-TESSEL_HD inline int64_t MaxPicks(int64_t deg, int64_t k, bool replace, bool uniform) {
+TESSEL_HOST_DEVICE inline int64_t MaxPicks(int64_t deg, int64_t k, bool replace, bool uniform) {
   if (deg <= 0 || k == 0) return 0;
   if (k < 0) return deg;
   if (replace) return k;
@@ -37,10 +38,12 @@ TESSEL_HD inline int64_t MaxPicks(int64_t deg, int64_t k, bool replace, bool uni
 }
 
 // True when a weighted row of this shape needs Scratch (and the q array) rather than only its output slots.
-TESSEL_HD inline bool NeedsScratch(int64_t deg, int64_t k, bool uniform) { return !uniform && deg > 0 && k > 0; }
+TESSEL_HOST_DEVICE inline bool NeedsScratch(int64_t deg, int64_t k, bool uniform) {
+  return !uniform && deg > 0 && k > 0;
+}
 
 // Every neighbour once, factor 1.
-TESSEL_HD inline int64_t TakeAll(int64_t deg, int64_t* offsets, double* factors) {
+TESSEL_HOST_DEVICE inline int64_t TakeAll(int64_t deg, int64_t* offsets, double* factors) {
   for (int64_t j = 0; j < deg; ++j) {
     offsets[j] = j;
     factors[j] = 1.0;
@@ -49,7 +52,8 @@ TESSEL_HD inline int64_t TakeAll(int64_t deg, int64_t* offsets, double* factors)
 }
 
 // k independent uniform offsets in [0, deg), factor deg/k each.
-TESSEL_HD inline int64_t UniformWithReplacement(int64_t deg, int64_t k, Rng& rng, int64_t* offsets, double* factors) {
+TESSEL_HOST_DEVICE inline int64_t UniformWithReplacement(int64_t deg, int64_t k, Rng& rng, int64_t* offsets,
+                                                         double* factors) {
   const double factor = static_cast<double>(deg) / static_cast<double>(k);
   for (int64_t i = 0; i < k; ++i) {
     offsets[i] = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(deg)));
@@ -59,7 +63,7 @@ TESSEL_HD inline int64_t UniformWithReplacement(int64_t deg, int64_t k, Rng& rng
 }
 
 // Floyd's algorithm: k < deg distinct offsets, every k-subset equally likely; factor deg/k each.
-TESSEL_HD inline int64_t FloydSubset(int64_t deg, int64_t k, Rng& rng, int64_t* offsets, double* factors) {
+TESSEL_HOST_DEVICE inline int64_t FloydSubset(int64_t deg, int64_t k, Rng& rng, int64_t* offsets, double* factors) {
   const double factor = static_cast<double>(deg) / static_cast<double>(k);
   int64_t n = 0;
   for (int64_t j = deg - k; j < deg; ++j) {
@@ -74,7 +78,8 @@ TESSEL_HD inline int64_t FloydSubset(int64_t deg, int64_t k, Rng& rng, int64_t* 
 }
 
 // Sum and number of positive entries of q; *bad = index of the first negative or non-finite entry, or -1.
-TESSEL_HD inline void SummariseWeights(const double* q, int64_t deg, double* total, int64_t* positive, int64_t* bad) {
+TESSEL_HOST_DEVICE inline void SummariseWeights(const double* q, int64_t deg, double* total, int64_t* positive,
+                                                int64_t* bad) {
   *total = 0;
   *positive = 0;
   *bad = -1;
@@ -90,7 +95,7 @@ TESSEL_HD inline void SummariseWeights(const double* q, int64_t deg, double* tot
 }
 
 // True when every entry of q is positive and all are equal: the row then draws exactly what a uniform row draws.
-TESSEL_HD inline bool AllEqualPositive(const double* q, int64_t deg) {
+TESSEL_HOST_DEVICE inline bool AllEqualPositive(const double* q, int64_t deg) {
   for (int64_t j = 0; j < deg; ++j) {
     if (!(q[j] > 0) || q[j] != q[0]) return false;
   }
@@ -98,7 +103,7 @@ TESSEL_HD inline bool AllEqualPositive(const double* q, int64_t deg) {
 }
 
 // Every neighbour with q > 0 once, factor 1.
-TESSEL_HD inline int64_t TakePositive(const double* q, int64_t deg, int64_t* offsets, double* factors) {
+TESSEL_HOST_DEVICE inline int64_t TakePositive(const double* q, int64_t deg, int64_t* offsets, double* factors) {
   int64_t n = 0;
   for (int64_t j = 0; j < deg; ++j) {
     if (q[j] > 0) {
@@ -111,7 +116,7 @@ TESSEL_HD inline int64_t TakePositive(const double* q, int64_t deg, int64_t* off
 }
 
 // First index i in [0, n) with a[i] > x (n when none), like std::upper_bound on an ascending array.
-TESSEL_HD inline int64_t UpperBound(const double* a, int64_t n, double x) {
+TESSEL_HOST_DEVICE inline int64_t UpperBound(const double* a, int64_t n, double x) {
   int64_t lo = 0;
   while (n > 0) {
     const int64_t half = n / 2;
@@ -126,8 +131,8 @@ TESSEL_HD inline int64_t UpperBound(const double* a, int64_t n, double x) {
 }
 
 // k inverse-CDF draws proportional to q (total = Σq > 0); factor total/(k·q). cdf: deg entries of scratch.
-TESSEL_HD inline int64_t WeightedWithReplacement(const double* q, int64_t deg, int64_t k, double total, Rng& rng,
-                                                 double* cdf, int64_t* offsets, double* factors) {
+TESSEL_HOST_DEVICE inline int64_t WeightedWithReplacement(const double* q, int64_t deg, int64_t k, double total,
+                                                          Rng& rng, double* cdf, int64_t* offsets, double* factors) {
   double sum = 0;
   for (int64_t j = 0; j < deg; ++j) {
     sum += q[j];
@@ -146,7 +151,8 @@ TESSEL_HD inline int64_t WeightedWithReplacement(const double* q, int64_t deg, i
 
 // Inclusion probabilities pi_j = min(1, c·q_j) with Σpi = k, capping the largest until consistent (at most 64
 // rounds). Needs more than k positive entries.
-TESSEL_HD inline void InclusionProbabilities(const double* q, int64_t deg, int64_t k, double* pi, uint8_t* capped) {
+TESSEL_HOST_DEVICE inline void InclusionProbabilities(const double* q, int64_t deg, int64_t k, double* pi,
+                                                      uint8_t* capped) {
   for (int64_t j = 0; j < deg; ++j) {
     pi[j] = q[j];
     capped[j] = 0;
@@ -178,8 +184,8 @@ TESSEL_HD inline void InclusionProbabilities(const double* q, int64_t deg, int64
 
 // Systematic sampling over a random order (Fisher-Yates with rng): distinct picks with P(j picked) = pi_j, factor
 // 1/pi_j. order: deg entries of scratch.
-TESSEL_HD inline int64_t Systematic(const double* pi, int64_t deg, Rng& rng, int64_t* order, int64_t* offsets,
-                                    double* factors) {
+TESSEL_HOST_DEVICE inline int64_t Systematic(const double* pi, int64_t deg, Rng& rng, int64_t* order, int64_t* offsets,
+                                             double* factors) {
   for (int64_t j = 0; j < deg; ++j) order[j] = j;
   for (auto i = static_cast<uint64_t>(deg); i > 1; --i) {
     const uint64_t r = rng.UniformInt(i);
@@ -210,8 +216,8 @@ TESSEL_HD inline int64_t Systematic(const double* pi, int64_t deg, Rng& rng, int
 // with q = 0). q = nullptr for a uniform policy, else deg probabilities (any scale); a q whose entries are all equal
 // and positive draws exactly what the uniform policy draws. offsets/factors hold MaxPicks(...) entries. Returns the
 // number of picks, or kBadWeight - j when q[j] is negative or not finite.
-TESSEL_HD inline int64_t PickRowArrays(int64_t deg, int64_t k, bool replace, const double* q, Rng& rng,
-                                       const Scratch& scratch, int64_t* offsets, double* factors) {
+TESSEL_HOST_DEVICE inline int64_t PickRowArrays(int64_t deg, int64_t k, bool replace, const double* q, Rng& rng,
+                                                const Scratch& scratch, int64_t* offsets, double* factors) {
   if (deg <= 0 || k == 0) return 0;
   if (k < 0) return TakeAll(deg, offsets, factors);
   if (q != nullptr) {

@@ -5,11 +5,7 @@
 
 #include <cstdint>
 
-#if defined(__CUDACC__)
-#define TESSEL_HOST_DEVICE __host__ __device__
-#else
-#define TESSEL_HOST_DEVICE
-#endif
+#include "core/host_device.h"
 
 namespace tessel::svm::batch {
 

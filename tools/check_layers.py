@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Dependencies only downward: checks every #include of the library folders against the layer table.
+"""Dependencies only downward: checks every #include of the table's folders (libraries and front ends) against it.
 
 The table is docs/design.md §1 ("| folder | what lives there | may include |"); this script reads it from there,
 so the page and the check cannot drift. Rules (docs/design.md states them under the table):

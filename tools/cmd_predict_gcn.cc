@@ -15,7 +15,7 @@
 #include "core/parallel.h"
 #include "datasets/open_node_dataset.h"
 #include "datasets/text_input.h"
-#include "kernels/dense.h"
+#include "kernels/matrix.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
 #include "train/gcn/trainer.h"
@@ -70,7 +70,7 @@ void RunPredictGcn(const PredictGcnArgs& a) {
   TESSEL_CHECK(!nodes.empty(), "--nodes {}: no nodes to predict (the dataset has no such split?)", a.nodes);
   Context ctx;
   ctx.device = ParseDevice(a.device);
-  kernels::SetGemmMath(kernels::ParseGemmMath(a.math));
+  ctx.gemm_math = ParseGemmMath(a.math);
   ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.threads = a.threads;
   if (ctx.IsCuda()) ctx.RequireCuda();

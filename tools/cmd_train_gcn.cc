@@ -21,7 +21,6 @@
 #include "datasets/open_node_dataset.h"
 #include "datasets/split.h"
 #include "datasets/text_input.h"
-#include "kernels/dense.h"
 #include "partition/partition_format.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
@@ -145,7 +144,7 @@ void RunTrainGcn(const TrainGcnArgs& a) {
   const train::gcn::TrainConfig c = MakeTrainConfig(a, partitioned);
   Context ctx;
   ctx.device = ParseDevice(a.device);
-  kernels::SetGemmMath(kernels::ParseGemmMath(a.math));
+  ctx.gemm_math = ParseGemmMath(a.math);
   ctx.device_id = ChooseCudaDevice(a.device_id);
   ctx.seed = a.seed;
   ctx.threads = a.threads;

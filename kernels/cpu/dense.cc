@@ -44,7 +44,7 @@ GemmDims GemmShape(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b,
 
 void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
           Matrix* c) {
-  Ops(ctx).gemm(a, trans_a, b, trans_b, alpha, beta, c);
+  Ops(ctx).gemm(ctx.gemm_math, a, trans_a, b, trans_b, alpha, beta, c);
 }
 
 void AddBias(const Context& ctx, const Matrix& bias, Matrix* y) {
@@ -67,12 +67,6 @@ void ReluBackward(const Context& ctx, const Matrix& y, const Matrix& grad_y, Mat
   TESSEL_CHECK(y.rows == grad_y.rows && y.cols == grad_y.cols, "ReluBackward: output {}x{} but gradient {}x{}", y.rows,
                y.cols, grad_y.rows, grad_y.cols);
   Ops(ctx).relu_backward(y, grad_y, grad_x);
-}
-
-GemmMath ParseGemmMath(std::string_view name) {
-  if (name == "fp32") return GemmMath::kFp32;
-  if (name == "tf32") return GemmMath::kTf32;
-  throw Error(fmt::format("--math '{}': use fp32 (exact float32) or tf32 (tensor cores, CUDA only)", name));
 }
 
 void Axpy(const Context& ctx, float alpha, const Matrix& x, Matrix* y) {

@@ -4,8 +4,11 @@
 // instead) follows the CUDA kernel's formula. With the shared wrappers (kernels/device_wrappers.h) they make the
 // simulated table: the CUDA path's allocations, copies and synchronisations, counted on a machine without a GPU.
 #include <algorithm>
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "core/parallel.h"
@@ -40,11 +43,35 @@ int64_t RowsFor(const int64_t* ids, int64_t n) {
   return most + 1;
 }
 
+// x rounded to TF32 (10 mantissa bits; to nearest, ties away from zero, as PTX's cvt.rna.tf32.f32): what tensor
+// cores multiply under --math tf32. Infinities and NaNs pass unchanged.
+float RoundToTf32(float x) {
+  uint32_t bits = std::bit_cast<uint32_t>(x);
+  if ((bits & 0x7f800000U) == 0x7f800000U) return x;
+  bits = (bits + 0x1000U) & ~0x1fffU;
+  return std::bit_cast<float>(bits);
+}
+
+// A TF32-rounded copy of the rows x cols matrix at p (for the twin of a TF32 GEMM).
+Matrix RoundedToTf32(const float* p, int64_t rows, int64_t cols) {
+  std::vector<float> v(static_cast<size_t>(rows * cols));
+  std::transform(p, p + rows * cols, v.begin(), RoundToTf32);
+  return Matrix(rows, cols, std::move(v));
+}
+
 struct HostRaw {
-  static void Gemm(const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb, bool trans_b, int64_t m,
-                   int64_t n, int64_t k, float alpha, float beta, float* c) {
+  // The CPU GEMM; under TF32 on inputs rounded to TF32 first (float32 products and sums, as the tensor cores
+  // accumulate), so a simulated run sees the precision it asked for.
+  static void Gemm(GemmMath math, const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb, bool trans_b,
+                   int64_t m, int64_t n, int64_t k, float alpha, float beta, float* c) {
     Matrix c_view = M(c, m, n);
-    cpu::Gemm(M(a, trans_a ? k : m, lda), trans_a, M(b, trans_b ? n : k, ldb), trans_b, alpha, beta, &c_view);
+    const int64_t a_rows = trans_a ? k : m;
+    const int64_t b_rows = trans_b ? n : k;
+    if (math == GemmMath::kTf32) {
+      cpu::Gemm(RoundedToTf32(a, a_rows, lda), trans_a, RoundedToTf32(b, b_rows, ldb), trans_b, alpha, beta, &c_view);
+      return;
+    }
+    cpu::Gemm(M(a, a_rows, lda), trans_a, M(b, b_rows, ldb), trans_b, alpha, beta, &c_view);
   }
   static void AddBias(const float* bias, int64_t rows, int64_t cols, float* y) {
     Matrix y_view = M(y, rows, cols);

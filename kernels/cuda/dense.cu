@@ -1,10 +1,10 @@
 // CUDA dense kernels: GEMM through cuBLAS (row-major by the transpose identity C^T = op(B)^T op(A)^T), and
 // grid-stride element-wise kernels for bias, ReLU, dropout (the CPU's RNG stream, core/rng.h) and Adam.
+#include "core/gemm_math.h"
 #include "core/rng.h"
 #include "kernels/cuda/dense_cuda.h"
 #include "kernels/cuda/launch_cuda.h"
 #include "kernels/dropout_math.h"
-#include "kernels/gemm_math.h"
 
 namespace tessel::kernels::cuda {
 namespace {
@@ -102,8 +102,8 @@ __global__ void AdamKernel(float* w, const float* g, float* m, float* v, int64_t
 
 }  // namespace
 
-void Gemm(const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb, bool trans_b, int64_t m, int64_t n,
-          int64_t k, float alpha, float beta, float* c) {
+void Gemm(GemmMath math, const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb, bool trans_b,
+          int64_t m, int64_t n, int64_t k, float alpha, float beta, float* c) {
   if (m == 0 || n == 0) return;
   if (k == 0) {
     ScaleKernel<<<Blocks(m * n), kThreads>>>(c, m * n, beta);
@@ -112,10 +112,11 @@ void Gemm(const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb
   }
   TESSEL_CHECK(m <= INT32_MAX && n <= INT32_MAX && k <= INT32_MAX && lda <= INT32_MAX && ldb <= INT32_MAX,
                "Gemm: dimensions {}x{}x{} exceed cuBLAS's 32-bit sizes", m, n, k);
-  // Exact float32 unless the user asked for TF32 tensor cores (--math tf32).
+  // Exact float32 unless the run's context asks for TF32 tensor cores (--math tf32). The handle is the thread's, so
+  // the mode is set before every product.
   cublasHandle_t handle = CublasHandle();
   TESSEL_CUBLAS_CHECK(
-      cublasSetMathMode(handle, GetGemmMath() == GemmMath::kTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
+      cublasSetMathMode(handle, math == GemmMath::kTf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_PEDANTIC_MATH));
   // Row-major X is column-major X^T: C^T[n x m] = op(B)^T[n x k] * op(A)^T[k x m].
   TESSEL_CUBLAS_CHECK(cublasSgemm(handle, trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
                                   static_cast<int>(n), static_cast<int>(m), static_cast<int>(k), &alpha, b,

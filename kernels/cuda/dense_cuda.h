@@ -4,13 +4,15 @@
 
 #include <cstdint>
 
+#include "core/gemm_math.h"
 #include "kernels/dropout_math.h"
 
 namespace tessel::kernels::cuda {
 
-// Row-major c[m x n] = alpha * op(a) * op(b) + beta * c (lda = a's column count, ldb = b's); k may be 0.
-void Gemm(const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb, bool trans_b, int64_t m, int64_t n,
-          int64_t k, float alpha, float beta, float* c);
+// Row-major c[m x n] = alpha * op(a) * op(b) + beta * c (lda = a's column count, ldb = b's); k may be 0. math: exact
+// float32 (cuBLAS's pedantic mode) or TF32 tensor cores.
+void Gemm(GemmMath math, const float* a, int64_t lda, bool trans_a, const float* b, int64_t ldb, bool trans_b,
+          int64_t m, int64_t n, int64_t k, float alpha, float beta, float* c);
 void AddBias(const float* bias, int64_t rows, int64_t cols, float* y);
 // grad_bias[j] = sum_i grad_y[i, j], accumulated in float64 in row order per column (deterministic).
 void AddBiasRelu(const float* bias, int64_t rows, int64_t cols, float* y);  // y = max(y + bias, 0)

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <ios>
 #include <tuple>
 #include <vector>
 
@@ -59,6 +60,42 @@ TEST_P(DenseOnDevice, GemmMatchesFloat64ProductForEveryTransposeAndShape) {
   }
   Matrix c;
   EXPECT_THROW(Gemm(ctx_, Matrix(2, 3), false, Matrix(2, 3), false, 1.0F, 0.0F, &c), Error);
+}
+
+// The GEMM precision is the context's own (--math in Context, not a process-wide switch): products under a TF32
+// context and under a float32 one, interleaved in one process, each get their context's precision. Inputs
+// 1 + 2^-20 need more than TF32's 10 mantissa bits: float32 sums them exactly, TF32 rounds them to 1. The CPU
+// computes float32 for both; the simulated device's twin rounds TF32 inputs as tensor cores do; a real GPU may or
+// may not use tensor cores for so small a product (cuBLAS chooses), so there TF32 is checked against its bound.
+TEST_P(DenseOnDevice, GemmMathIsTheContextsOwn) {
+  constexpr int64_t k = 4;
+  constexpr float x = 1.0F + 0x1.0p-20F;
+  const Matrix a(1, k, std::vector<float>(k, x));
+  const Matrix b(k, 1, std::vector<float>(k, 1.0F));
+  Context fp32 = ctx_;
+  Context tf32 = ctx_;
+  tf32.gemm_math = GemmMath::kTf32;
+  ASSERT_EQ(fp32.gemm_math, GemmMath::kFp32);  // the default: exact float32
+  const float exact = k * x;                   // 4 + 2^-18, exact in float32
+  const float rounded = k * 1.0F;              // x rounded to TF32 is 1
+  for (int round = 0; round < 2; ++round) {
+    Matrix c_tf32;
+    Gemm(tf32, a, false, b, false, 1.0F, 0.0F, &c_tf32);
+    Matrix c_fp32;
+    Gemm(fp32, a, false, b, false, 1.0F, 0.0F, &c_fp32);
+    EXPECT_EQ(c_fp32.View()[0], exact) << std::hexfloat << c_fp32.View()[0] << ", round " << round;
+    const float got = c_tf32.View()[0];
+    if (!cuda()) {
+      EXPECT_EQ(got, exact) << std::hexfloat << got << ", round " << round;  // the CPU ignores the mode
+    } else if (device::Simulated()) {
+      EXPECT_EQ(got, rounded) << std::hexfloat << got << ", round " << round;
+    } else {
+      EXPECT_TRUE(got == exact || got == rounded) << std::hexfloat << got << ", round " << round;
+    }
+  }
+  EXPECT_EQ(ParseGemmMath("fp32"), GemmMath::kFp32);
+  EXPECT_EQ(ParseGemmMath("tf32"), GemmMath::kTf32);
+  EXPECT_THROW(ParseGemmMath("fp16"), Error);
 }
 
 // y[i] += alpha x[i] over the first x.size() values of y (a row prefix when x has fewer rows), the rest of y kept;
