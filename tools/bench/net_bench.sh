@@ -15,12 +15,13 @@
 #     skewed = --skew-variance 2, best = both, pipelined = best + --grad-staleness 1, adaptive = pipelined with
 #     --feature-compress auto --grad-compress auto)   SVM_CONFIGS="smo batch"
 #   SHARED=1 (pass --network R,LATENCY,shared: the one tbf carries every rank's bytes both ways; 0: per-rank links)
-#   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (half the probed round trip; or e.g. 20us)
+#   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (Open MPI's: half an 8-byte allreduce; or e.g. 20us)
+#   BURST=256kb (tbf's bucket: bytes that pass at once after a pause; a real link has none)
 #   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
 #   GCN_FLAGS= (more `tessel train gcn` options for every GCN run, e.g. "--eval-every 0")
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build=$1
@@ -45,6 +46,7 @@ DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
 DOC=${DOC:-1}
 GCN_FLAGS=${GCN_FLAGS:-}
 SHARED=${SHARED:-1}
+BURST=${BURST:-256kb}
 export CSBM_NODES OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 python=$(command -v python3)
 for link in $LINKS; do
@@ -83,7 +85,7 @@ mpi_in_ns() {
 # shape LINK: the loopback's root qdisc (none for unshaped)
 shape() {
   tc -n "$ns" qdisc del dev lo root 2>/dev/null || true
-  [[ $1 == unshaped ]] || tc -n "$ns" qdisc add dev lo root tbf rate "$1" burst 256kb latency 50ms \
+  [[ $1 == unshaped ]] || tc -n "$ns" qdisc add dev lo root tbf rate "$1" burst "$BURST" latency 50ms \
     || { echo "error: tc qdisc add dev lo root tbf rate $1 failed (sch_tbf missing?)" >&2; exit 1; }
 }
 
@@ -117,6 +119,40 @@ for _ in range(2000):
     t0 = time.perf_counter(); s.sendall(b"p"); s.recv(16); rtt.append(time.perf_counter() - t0)
 print(f"{n * 8 / dt / 1e6:.1f} {statistics.median(rtt) * 1e6:.1f}")
 PY
+}
+
+# mpi_latency -> microseconds: Open MPI's own small-message cost on this link, half the median time of an
+# 8-byte allreduce between 2 ranks (one exchange each way: 2 ceil(log2 2) = 2 latency terms in comm.md's table).
+# The collectives' per-message software cost is what the time model's alpha must carry, which a Python TCP
+# ping-pong neither includes (MPI's matching and progress) nor measures steadily (the interpreter's overhead).
+mpi_latency() {
+  if [[ ! -x "$work/mpi_probe" ]]; then
+    cat >"$work/mpi_probe.c" <<'C'
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+static int cmp(const void* a, const void* b) { double x = *(const double*)a, y = *(const double*)b; return (x > y) - (x < y); }
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank; MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  enum { kReps = 3000 };
+  static double t[kReps];
+  double v = 1, s = 0;
+  for (int i = 0; i < 200; ++i) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  for (int i = 0; i < kReps; ++i) {
+    double t0 = MPI_Wtime();
+    MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    t[i] = MPI_Wtime() - t0;
+  }
+  qsort(t, kReps, sizeof t[0], cmp);
+  if (rank == 0) printf("%.1f\n", t[kReps / 2] * 1e6 / 2);
+  MPI_Finalize();
+  return 0;
+}
+C
+    mpicc -O2 -o "$work/mpi_probe" "$work/mpi_probe.c" || { echo "error: mpicc could not build the latency probe" >&2; exit 1; }
+  fi
+  mpi_in_ns 2 "$work/mpi_probe"
 }
 
 # nominal_mbit LINK -> the tbf rate in Mbit/s
@@ -161,9 +197,10 @@ for wl in $WORKLOADS; do
     shape "$link"
     if [[ $link == unshaped ]]; then probe_bytes=1000000000; else probe_bytes=$(($(nominal_mbit "$link") * 125000 / 2)); fi
     read -r mbit rtt <<<"$(probe "$probe_bytes")"
-    echo "== $wl over $link: probed $mbit Mbit/s, round trip $rtt us" >&2
+    alpha=$(mpi_latency)
+    echo "== $wl over $link: probed $mbit Mbit/s, round trip $rtt us, MPI latency $alpha us" >&2
     if [[ $link == unshaped ]]; then bw="$(printf '%.0f' "$mbit")Mbit"; else bw="$(nominal_mbit "$link")Mbit"; fi
-    if [[ $LATENCY == auto ]]; then lat="$(awk -v r="$rtt" 'BEGIN { printf "%.0f", r / 2 }')us"; else lat=$LATENCY; fi
+    if [[ $LATENCY == auto ]]; then lat="$(awk -v a="$alpha" 'BEGIN { printf "%.0f", a }')us"; else lat=$LATENCY; fi
     net="$bw,$lat"
     [[ $SHARED == 1 ]] && net="$net,shared"
     if [[ $graph == svm ]]; then
@@ -276,11 +313,12 @@ cat >"$section" <<SECTION
 
 Every multi-rank figure above ran over shared memory on one machine. Here a real link is made on one machine
 (\`tools/bench/net_bench.sh\`): a private network namespace whose loopback is rate-limited with tbf (\`tc qdisc add
-dev lo root tbf rate R burst 256kb latency 50ms\`; netem, which would add delay, is not available), and Open MPI on
+dev lo root tbf rate R burst $BURST latency 50ms\`; netem, which would add delay, is not available), and Open MPI on
 TCP over it (\`--mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo\`). Each link is probed
-before its runs: one TCP stream of a known size (probed Mbit/s) and a 1-byte ping-pong (median round trip, Python's
-overhead included). Every run also passes \`--network BANDWIDTH,LATENCY\` (the tbf rate, or the probed rate
-unshaped; LATENCY=${LATENCY}: auto = half the probed round trip), so tessel's time model
+before its runs: one TCP stream of a known size (probed Mbit/s), a 1-byte Python ping-pong (median round trip) and
+Open MPI's latency (half the median time of an 8-byte allreduce between 2 ranks, a small C program built with
+mpicc). Every run also passes \`--network BANDWIDTH,LATENCY\` (the tbf rate, or the probed rate unshaped;
+LATENCY=${LATENCY}: auto = Open MPI's latency), so tessel's time model
 ([comm.md](comm.md#time-model)) predicts the run it is in: *measured* is the median \`epoch_seconds\` (training +
 evaluation, maximum over ranks) of $EPOCHS epochs, *predicted* the median \`predicted_epoch_seconds\`, *error* =
 (predicted − measured) / measured. GCN: batch $BATCH, fanouts $FANOUTS, seed 0, default cache and \`--eval full\`
