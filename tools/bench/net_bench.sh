@@ -16,12 +16,13 @@
 #     --feature-compress auto --grad-compress auto)   SVM_CONFIGS="smo batch"
 #   SHARED=1 (pass --network R,LATENCY,shared: the one tbf carries every rank's bytes both ways; 0: per-rank links)
 #   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (Open MPI's: half an 8-byte allreduce; or e.g. 20us)
-#   BURST=256kb (tbf's bucket: bytes that pass at once after a pause; a real link has none)
+#   BURST=256kb (tbf's bucket: bytes that pass at once after a pause; a real link has little; it must exceed the
+#     loopback's MTU, 64 KiB unless MTU= sets it, e.g. MTU=9000 BURST=32kb)
 #   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
 #   GCN_FLAGS= (more `tessel train gcn` options for every GCN run, e.g. "--eval-every 0")
 set -euo pipefail
 if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'
+  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 build=$1
@@ -47,6 +48,7 @@ DOC=${DOC:-1}
 GCN_FLAGS=${GCN_FLAGS:-}
 SHARED=${SHARED:-1}
 BURST=${BURST:-256kb}
+MTU=${MTU:-}
 export CSBM_NODES OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 python=$(command -v python3)
 for link in $LINKS; do
@@ -69,6 +71,7 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 ip netns add "$ns" || { echo "error: ip netns add $ns failed (no network namespaces here?)" >&2; exit 1; }
 ip -n "$ns" link set lo up
+[[ -z $MTU ]] || ip -n "$ns" link set lo mtu "$MTU" || { echo "error: ip link set lo mtu $MTU failed" >&2; exit 1; }
 results="$work/results.jsonl"
 : >"$results"
 # shellcheck source=tools/bench/lib.sh
@@ -313,7 +316,7 @@ cat >"$section" <<SECTION
 
 Every multi-rank figure above ran over shared memory on one machine. Here a real link is made on one machine
 (\`tools/bench/net_bench.sh\`): a private network namespace whose loopback is rate-limited with tbf (\`tc qdisc add
-dev lo root tbf rate R burst $BURST latency 50ms\`; netem, which would add delay, is not available), and Open MPI on
+dev lo root tbf rate R burst $BURST latency 50ms\`${MTU:+, loopback MTU $MTU}; netem, which would add delay, is not available), and Open MPI on
 TCP over it (\`--mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo\`). Each link is probed
 before its runs: one TCP stream of a known size (probed Mbit/s), a 1-byte Python ping-pong (median round trip) and
 Open MPI's latency (half the median time of an 8-byte allreduce between 2 ranks, a small C program built with
@@ -331,7 +334,7 @@ by \`tessel predict svm\` on a9a.t. One tbf qdisc shapes both directions of the 
 streams share the rate (measured by hand: 12.5 MB each way at 100mbit take 2.02 s, 99 Mbit/s in all); with
 SHARED=$SHARED the runs $( [[ $SHARED == 1 ]] && echo "tell the model so (\`--network R,LATENCY,shared\`: a call's volume counts once per rank)" || echo "model a full-duplex link per rank").
 
-- Machine: $(nproc) CPUs (\`nproc\`), ${cpu_model}; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end (other jobs share the cores).
+- Machine: $(nproc) CPUs (\`nproc\`), ${cpu_model}; load average $(cut -d' ' -f1-3 /proc/loadavg) at the end (the bench's ranks included).
 - Commit: $commit$dirty, $(date -u +%Y-%m-%d); Open MPI $(mpirun --version 2>/dev/null | head -n 1 | awk '{ print $NF }'), $(uname -r).
 - Command: \`$env_line tools/bench/net_bench.sh $build\` (as root).
 
