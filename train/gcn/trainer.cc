@@ -556,6 +556,11 @@ void GcnTrainer::SaveState(int epochs_done) const {
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
   UseDevice(ctx_);  // the calling thread may not be the constructing one
+  if (config_.dist.grad_staleness > 0 && comm_.Size() > 1 && !Overlaps() && comm_.Rank() == 0) {
+    log::Warn(
+        "--grad-staleness 1 needs the two-thread pipeline (--overlap, sampled steps, more than one step per epoch, "
+        "the CPU); this run exchanges its gradients synchronously");
+  }
   TrainResult result;
   result.setup_bytes = setup_bytes_;
   const int64_t bs = config_.batch_size;
