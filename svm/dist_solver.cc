@@ -7,6 +7,7 @@
 #include "svm/dist_solver.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -40,7 +41,11 @@ using dist::SampleHeader;
 class DistSolver : public dist::RankSamples {
  public:
   DistSolver(comm::Communicator& comm, const DistBinaryProblem& p, const SolverOptions& options)
-      : RankSamples(comm, p, options), owner_(p.owner.begin(), p.owner.end()), nnz_(p.nnz), rebalance_(p.rebalance) {
+      : RankSamples(comm, p, options),
+        owner_(p.owner.begin(), p.owner.end()),
+        nnz_(p.nnz),
+        rebalance_(p.rebalance),
+        network_(p.network) {
     const int32_t max_nnz = p.nnz.empty() ? 0 : *std::max_element(p.nnz.begin(), p.nnz.end());
     record_bytes_ = 16 + static_cast<int64_t>(Sample::Bytes(static_cast<size_t>(max_nnz)));
     // Solver_NU's selection takes two maximal violators and so always broadcasts (SelectWorkingSetNu).
@@ -60,6 +65,7 @@ class DistSolver : public dist::RankSamples {
   }
   int64_t Advance(int64_t /*limit: at least 1*/) {
     Step(si_, sj_);
+    if (network_ != nullptr) EndIteration();
     return 1;
   }
   void CheckPoint(int64_t done) {
@@ -96,6 +102,10 @@ class DistSolver : public dist::RankSamples {
   void Regroup(std::span<const int32_t> keep, int64_t at, std::span<const Sample> received,
                std::span<const double> received_g_bar);
   void Progress(int64_t iter, bool force);
+  // The time model (DistStats::predicted_seconds): closes the iteration that began at mark_, and every kFlush
+  // iterations (the same on every rank) adds the per-iteration maxima over ranks to predicted_ (collective).
+  void EndIteration();
+  void FlushIterations();
   // Encodes a candidate's global id so that max-loc's smaller-index rule picks the larger id; -1 (none) last.
   int64_t TieIndex(int64_t gid) const { return gid < 0 ? big_l_ : big_l_ - 1 - gid; }
   int64_t GidOf(int64_t tie_index) const { return tie_index >= big_l_ ? -1 : big_l_ - 1 - tie_index; }
@@ -122,6 +132,14 @@ class DistSolver : public dist::RankSamples {
   Candidate next_i_{-kInf, -1};  // this rank's max violator (global id in index), from the last gradient update
   bool next_i_valid_ = false;
   uint64_t bytes_start_ = 0;
+
+  static constexpr size_t kFlush = 4096;
+  const comm::NetworkModel* network_ = nullptr;
+  std::chrono::steady_clock::time_point mark_;  // where the current iteration began
+  comm::CallCost mark_cost_;
+  std::vector<double> iteration_seconds_;  // this rank's predicted iterations since the last flush
+  double predicted_ = 0;                   // the flushed iterations' sum of maxima
+  double iterations_wall_ = 0, iterations_calls_ = 0, iterations_modeled_ = 0;  // this rank's, all iterations
 };
 
 void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
@@ -547,6 +565,29 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   next_i_valid_ = false;
 }
 
+void DistSolver::EndIteration() {
+  const auto now = std::chrono::steady_clock::now();
+  comm::CallCost calls = comm_.Bytes().TotalCost();
+  calls.seconds -= mark_cost_.seconds;
+  calls.latency -= mark_cost_.latency;
+  calls.volume -= mark_cost_.volume;
+  const double wall = std::chrono::duration<double>(now - mark_).count();
+  const double modeled = network_->Seconds(calls, comm_.Size());
+  iteration_seconds_.push_back(wall - calls.seconds + modeled);
+  iterations_wall_ += wall;
+  iterations_calls_ += calls.seconds;
+  iterations_modeled_ += modeled;
+  if (iteration_seconds_.size() == kFlush) FlushIterations();
+  mark_ = std::chrono::steady_clock::now();
+  mark_cost_ = comm_.Bytes().TotalCost();
+}
+
+void DistSolver::FlushIterations() {
+  Check(comm_.Allreduce(std::span<double>(iteration_seconds_), comm::ReduceOp::kMax, "svm-result"));
+  for (const double v : iteration_seconds_) predicted_ += v;
+  iteration_seconds_.clear();
+}
+
 void DistSolver::Progress(int64_t iter, bool force) {
   if (!tally_.LogDue(force)) return;
   const auto sent = static_cast<double>(comm_.Bytes().Total() - bytes_start_);
@@ -558,10 +599,31 @@ void DistSolver::Progress(int64_t iter, bool force) {
 SolverResult DistSolver::Run(DistStats* stats) {
   const comm::ByteCounter bytes_before = comm_.Bytes();
   bytes_start_ = bytes_before.Total();
+  const auto t0 = std::chrono::steady_clock::now();
+  mark_ = t0;
+  mark_cost_ = bytes_before.TotalCost();
   const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm");
   Progress(end.iterations, true);
 
   SolverResult r = FinishSolve(end.iterations, end.hit_limit, 0, bytes_before, stats);
+  if (network_ != nullptr) {
+    // What lies outside the iterations (set-up, the last selection, the end of the solve) with its calls re-timed,
+    // the slowest rank's; and the measured solve, the slowest rank's.
+    FlushIterations();
+    comm::CallCost all = comm_.Bytes().TotalCost();
+    all.seconds -= bytes_before.TotalCost().seconds;
+    all.latency -= bytes_before.TotalCost().latency;
+    all.volume -= bytes_before.TotalCost().volume;
+    const double solve = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double rest[2] = {(solve - iterations_wall_) - (all.seconds - iterations_calls_) +
+                          (network_->Seconds(all, comm_.Size()) - iterations_modeled_),
+                      solve};
+    Check(comm_.Allreduce(std::span<double>(rest, 2), comm::ReduceOp::kMax, "svm-result"));
+    if (stats != nullptr) {
+      stats->predicted_seconds = predicted_ + rest[0];
+      stats->solve_seconds = rest[1];
+    }
+  }
   if (stats != nullptr) {
     stats->rebalances = rebalances_;
     stats->moved_samples = moved_samples_;

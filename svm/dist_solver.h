@@ -11,6 +11,7 @@
 #include <span>
 
 #include "comm/communicator.h"
+#include "comm/net_model.h"
 #include "kernels/svm_kernel.h"
 #include "svm/batch_solver.h"
 #include "svm/smo_solver.h"
@@ -50,6 +51,8 @@ struct DistBinaryProblem {
   bool has_alpha0 = false;
   bool nu = false;
   bool IsCsvc() const { return !has_p && !has_alpha0 && !nu; }
+  // When set, the SMO solver predicts its time on this network (DistStats::predicted_seconds); the same on every rank.
+  const comm::NetworkModel* network = nullptr;
 };
 
 // What the solve cost, over all ranks (the same on every rank, but local_kernel_evaluations).
@@ -67,6 +70,12 @@ struct DistStats {
   int64_t collectives = 0;               // per rank
   double max_comm_seconds = 0;           // the most seconds one rank spent in communicator calls
   comm::CallCost max_cost;               // the alpha-beta terms of the busiest rank's calls (comm/net_model.h)
+  // SMO with DistBinaryProblem::network: the solve's seconds on that network, predicted as the sum over iterations of
+  // the slowest rank's iteration (its wall time with its calls' measured seconds replaced by the model's: every
+  // iteration ends in collectives, so ranks wait for the slowest each time), plus the slowest rank's rest; and the
+  // solve's measured seconds (the slowest rank's). 0 otherwise.
+  double predicted_seconds = 0;
+  double solve_seconds = 0;
 };
 
 // Collective over `comm`: every rank calls it with its share of the same problem and the same options. The result

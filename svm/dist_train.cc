@@ -263,6 +263,7 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
     DistStats s;
     DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
     problem.rebalance = options.rebalance;
+    problem.network = options.network ? &*options.network : nullptr;
     problem.p = lin;
     problem.alpha0 = start;
     problem.has_p = !t.p.empty();

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -62,6 +63,8 @@ struct DistTrainOptions {
   // Shared pairs, SMO: rebalance active samples when a rank's share exceeds this times the mean (0: never;
   // DistBinaryProblem::rebalance).
   double rebalance = 1.2;
+  // Shared pairs, SMO: predict each solve's time on this network (DistStats::predicted_seconds).
+  std::optional<comm::NetworkModel> network;
 };
 
 // The fits of -b 1 and the folds of -v over the ranks (FitRunner): task t runs on rank t mod K (a rank's tasks

@@ -123,7 +123,18 @@ nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport&
   if (!network.empty()) {
     const auto net = comm::NetworkModel::Parse(network, "--network");
     j["network"] = net.ToString();
-    j["predicted_seconds"] = report.seconds - st.max_comm_seconds + net.Seconds(st.max_cost, comm.Size());
+    // SMO with shared pairs predicts each solve iteration by iteration (DistStats::predicted_seconds: every
+    // iteration waits for the slowest rank); the rest of the run, and the other solvers, by the run's calls.
+    bool per_iteration = !st.pairs.empty();
+    double solves = 0, predicted_solves = 0;
+    for (const auto& p : st.pairs) {
+      per_iteration = per_iteration && p.predicted_seconds > 0;
+      solves += p.solve_seconds;
+      predicted_solves += p.predicted_seconds;
+    }
+    j["predicted_seconds"] = per_iteration
+                                 ? report.seconds - solves + predicted_solves
+                                 : report.seconds - st.max_comm_seconds + net.Seconds(st.max_cost, comm.Size());
   }
   return j;
 }
@@ -251,6 +262,7 @@ void RunTrainSvm(const TrainSvmArgs& given) {
     how.batched = a.solver == "batch";
     how.batch = batch;
     how.rebalance = a.rebalance;
+    if (!a.network.empty()) how.network = comm::NetworkModel::Parse(a.network, "--network");
     how.spread_solver = solver;
     if (ctx.IsCuda())
       how.shared_refusal = fmt::format(

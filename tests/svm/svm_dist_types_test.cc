@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "comm/net_model.h"
 #include "comm/thread_comm.h"
 #include "core/error.h"
 #include "datasets/readers.h"
@@ -235,6 +236,44 @@ TEST(SvmDistTypes, BatchedSolverRefusesTheOtherTypes) {
       }
     });
     for (const std::string& m : messages) EXPECT_NE(m.find("use --solver smo"), std::string::npos) << args << ": " << m;
+  }
+}
+
+}  // namespace
+}  // namespace tessel::svm
+
+namespace tessel::svm {
+namespace {
+
+// --network on the distributed SMO: each solve predicts its time iteration by iteration (the slowest rank's
+// iteration, its calls re-timed by the model). A network where every byte takes a second predicts far more than was
+// measured; a nearly free one at most what the solve took, and more than nothing. The model changes no result.
+TEST(SvmDistTimeModel, PredictsEachSolveIterationByIteration) {
+  const auto heart = datasets::ReadLibsvm(kSvmData + "heart_scale");
+  const SvmParams p = testing::ParseLibsvmArgs("-c 4 -g 0.25");
+  const SvmModel plain = TrainOnRanks(2, heart, p).model;
+  for (const char* net : {"1B,1s", "100000GB,1ns"}) {
+    std::vector<DistTrainStats> stats(2);
+    std::vector<SvmModel> models(2);
+    comm::ThreadGroup::Run(2, [&](comm::Communicator& c) {
+      DistTrainOptions how;
+      how.schedule = PairSchedule::kShared;
+      how.network = comm::NetworkModel::Parse(net, "--network");
+      const auto r = static_cast<size_t>(c.Rank());
+      models[r] = TrainSvmDistributed(c, heart, p, nullptr, &stats[r], how);
+    });
+    ASSERT_EQ(stats[0].pairs.size(), 1U);
+    const DistStats& s = stats[0].pairs[0];
+    EXPECT_EQ(s.predicted_seconds, stats[1].pairs[0].predicted_seconds) << "the same on every rank";
+    EXPECT_GT(s.solve_seconds, 0.0);
+    if (std::string(net) == "1B,1s") {
+      EXPECT_GT(s.predicted_seconds, 1000.0) << net;
+    } else {
+      EXPECT_GT(s.predicted_seconds, 0.0) << net;
+      EXPECT_LE(s.predicted_seconds, s.solve_seconds + 0.01) << net;
+    }
+    EXPECT_EQ(models[0].sv_coef, plain.sv_coef) << net;
+    EXPECT_EQ(models[0].rho, plain.rho) << net;
   }
 }
 
