@@ -51,6 +51,7 @@
 #include "core/rng.h"
 #include "sampling/block.h"
 #include "sampling/neighbor_sampler.h"
+#include "sampling/sample_wire.h"
 #include "sampling/skewed_policy.h"
 
 namespace tessel::sampling {
@@ -162,7 +163,7 @@ class DistNeighborSampler {
   int32_t OwnerOf(int64_t global_id) const;  // the part owning a global id (throws when out of range)
 
  private:
-  struct WireEntry;  // one header or pick of a response (dist_sampler.cc)
+  using WireEntry = sampling::WireEntry;  // one header or pick of a response (sample_wire.h)
 
   void FetchHaloDegrees();
   // Samples owned rows (local ids) on behalf of `requester`, appending one header + picks per row to *out.
