@@ -272,23 +272,14 @@ bool DistSolver::SelectWorkingSet(Sample* si, Sample* sj) {
 
 bool DistSolver::SelectWorkingSetNu(Sample* si, Sample* sj) {
   next_i_valid_ = false;
-  const auto better = [](double v, int64_t gid, const Candidate& best) {  // ">", ties to the larger global id
-    return best.index < 0 || v > best.value || (v == best.value && gid > best.index);
-  };
-  Candidate ip{-kInf, -1};  // max -G over the y = +1 samples below C
-  Candidate in{-kInf, -1};  // max G over the y = -1 samples above 0
-  for (int64_t k = 0; k < active_; ++k) {
-    const double g = s_.g[k];
-    if (s_.y[k] == 1) {
-      if (s_.status[k] != kUpper && better(-g, gid_[k], ip)) ip = {-g, gid_[k]};
-    } else if (s_.status[k] != kLower && better(g, gid_[k], in)) {
-      in = {g, gid_[k]};
-    }
-  }
+  const NuFirsts mine = NuMaxViolatorsOver(active_, s_, gid_.data());
+  const Candidate ip = AsGlobal(mine.p);
+  const Candidate in = AsGlobal(mine.n);
   comm::ValueIndex<double> firsts[2] = {{ip.value, TieIndex(ip.index)}, {in.value, TieIndex(in.index)}};
   Check(comm_.Allreduce(std::span<comm::ValueIndex<double>>(firsts, 2), comm::ReduceOp::kMaxLoc, "svm-select"));
-  const double gmaxp = firsts[0].value;
-  const double gmaxn = firsts[1].value;
+  NuFirsts global;  // values over all ranks (the indices are not local positions: unused by the second scan)
+  global.p.value = firsts[0].value;
+  global.n.value = firsts[1].value;
   const int64_t gid_p = GidOf(firsts[0].index);
   const int64_t gid_n = GidOf(firsts[1].index);
   Sample sp;
@@ -297,36 +288,13 @@ bool DistSolver::SelectWorkingSetNu(Sample* si, Sample* sj) {
   if (gid_n >= 0) sn = Broadcast(gid_n, 0);
   const float* q_ip = gid_p >= 0 ? GetQ(sp, active_) : nullptr;
   const float* q_in = gid_n >= 0 ? GetQ(sn, active_) : nullptr;  // the cache keeps the two latest rows
-
-  double gmaxp2 = -kInf;
-  double gmaxn2 = -kInf;
-  Candidate best{kInf, -1};  // the smallest obj_diff, ties to the larger global id
-  for (int64_t k = 0; k < active_; ++k) {
-    const double g = s_.g[k];
-    double grad_diff;
-    double quad_coef;
-    if (s_.y[k] == 1) {
-      if (s_.status[k] == kLower) continue;
-      grad_diff = gmaxp + g;
-      gmaxp2 = std::max(gmaxp2, g);
-      if (grad_diff <= 0) continue;
-      quad_coef = sp.h.qd + s_.qd[k] - 2.0 * q_ip[k];
-    } else {
-      if (s_.status[k] == kUpper) continue;
-      grad_diff = gmaxn - g;
-      gmaxn2 = std::max(gmaxn2, -g);
-      if (grad_diff <= 0) continue;
-      quad_coef = sn.h.qd + s_.qd[k] - 2.0 * q_in[k];
-    }
-    const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
-    if (best.index < 0 || obj_diff < best.value || (obj_diff == best.value && gid_[k] > best.index))
-      best = {obj_diff, gid_[k]};
-  }
+  const NuSecondChoice local = NuSecondOrderOver(active_, s_, global, q_ip, sp.h.qd, q_in, sn.h.qd, gid_.data());
+  const Candidate best = AsGlobal(local.best);  // the smallest gain, ties to the larger global id
   comm::ValueIndex<double> seconds[3] = {
-      {best.index >= 0 ? -best.value : -kInf, TieIndex(best.index)}, {gmaxp2, 0}, {gmaxn2, 0}};
+      {best.index >= 0 ? -best.value : -kInf, TieIndex(best.index)}, {local.gmaxp2, 0}, {local.gmaxn2, 0}};
   Check(comm_.Allreduce(std::span<comm::ValueIndex<double>>(seconds, 3), comm::ReduceOp::kMaxLoc, "svm-select"));
   const int64_t gid_j = GidOf(seconds[0].index);
-  tally_.last_gap = std::max(gmaxp + seconds[1].value, gmaxn + seconds[2].value);
+  tally_.last_gap = std::max(global.p.value + seconds[1].value, global.n.value + seconds[2].value);
   if (tally_.last_gap < eps_ || gid_j < 0) return true;
   // j's owner knows j's label, and so i (the violator of that label), and sends Q_ij from its row of i.
   const int32_t kj = pos_of_[static_cast<size_t>(gid_j)];

@@ -288,82 +288,17 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
 // whichever j's label picks; j the second-order partner with the same label as i.
 bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
   const int64_t active = active_size_;
-  const int8_t* y = s_.y.data();
-  const int8_t* status = s_.status.data();
-  const double* g = s_.g.data();
-  // Both scans run over blocks in parallel; the folds prefer the later block on ties, as the serial ">=" and "<="
-  // prefer the later position (BlockReduce).
-  struct Firsts {
-    Candidate p{-kInf, -1};  // max -G over the y = +1 samples below C
-    Candidate n{-kInf, -1};  // max G over the y = -1 samples above 0
-  };
-  const auto later = [](const Candidate& a, const Candidate& b) { return b.index >= 0 && b.value >= a.value ? b : a; };
-  const Firsts first = BlockReduce<Firsts>(
-      active, Firsts{},
-      [&](int64_t b, int64_t e) {
-        Firsts f;
-        for (int64_t t = b; t < e; ++t) {
-          if (y[t] == 1) {
-            if (status[t] != kUpper && -g[t] >= f.p.value) f.p = {-g[t], t};
-          } else if (status[t] != kLower && g[t] >= f.n.value) {
-            f.n = {g[t], t};
-          }
-        }
-        return f;
-      },
-      [&](const Firsts& a, const Firsts& b) {
-        return Firsts{later(a.p, b.p), later(a.n, b.n)};
-      });
-  const double gmaxp = first.p.value;
-  const double gmaxn = first.n.value;
-  const int64_t gmaxp_idx = first.p.index;
-  const int64_t gmaxn_idx = first.n.index;
-  const float* q_ip = gmaxp_idx >= 0 ? GetQ(gmaxp_idx, active) : nullptr;
-  const float* q_in = gmaxn_idx >= 0 ? GetQ(gmaxn_idx, active) : nullptr;
-  const double qd_ip = gmaxp_idx >= 0 ? s_.qd[gmaxp_idx] : 0.0;
-  const double qd_in = gmaxn_idx >= 0 ? s_.qd[gmaxn_idx] : 0.0;
-  const double* qd = s_.qd.data();
-  struct Seconds {
-    double gmaxp2 = -kInf;
-    double gmaxn2 = -kInf;
-    Candidate best{kInf, -1};  // the smallest obj_diff
-  };
-  const Seconds second = BlockReduce<Seconds>(
-      active, Seconds{},
-      [&](int64_t b, int64_t e) {
-        Seconds f;
-        for (int64_t j = b; j < e; ++j) {
-          double grad_diff;
-          double quad_coef;
-          if (y[j] == 1) {
-            if (status[j] == kLower) continue;
-            grad_diff = gmaxp + g[j];
-            if (g[j] >= f.gmaxp2) f.gmaxp2 = g[j];
-            if (grad_diff <= 0) continue;
-            quad_coef = qd_ip + qd[j] - 2.0 * q_ip[j];
-          } else {
-            if (status[j] == kUpper) continue;
-            grad_diff = gmaxn - g[j];
-            if (-g[j] >= f.gmaxn2) f.gmaxn2 = -g[j];
-            if (grad_diff <= 0) continue;
-            quad_coef = qd_in + qd[j] - 2.0 * q_in[j];
-          }
-          const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
-          if (obj_diff <= f.best.value) f.best = {obj_diff, j};
-        }
-        return f;
-      },
-      [](const Seconds& a, const Seconds& b) {
-        Seconds f;
-        f.gmaxp2 = std::max(a.gmaxp2, b.gmaxp2);
-        f.gmaxn2 = std::max(a.gmaxn2, b.gmaxn2);
-        f.best = b.best.index >= 0 && b.best.value <= a.best.value ? b.best : a.best;
-        return f;
-      });
+  const NuFirsts first = NuMaxViolatorsOver(active, s_);
+  const int64_t ip = first.p.index;
+  const int64_t in = first.n.index;
+  const float* q_ip = ip >= 0 ? GetQ(ip, active) : nullptr;
+  const float* q_in = in >= 0 ? GetQ(in, active) : nullptr;  // the cache keeps the two latest rows
+  const NuSecondChoice second =
+      NuSecondOrderOver(active, s_, first, q_ip, ip >= 0 ? s_.qd[ip] : 0.0, q_in, in >= 0 ? s_.qd[in] : 0.0);
   const int64_t gmin_idx = second.best.index;
-  tally_.last_gap = std::max(gmaxp + second.gmaxp2, gmaxn + second.gmaxn2);
+  tally_.last_gap = std::max(first.p.value + second.gmaxp2, first.n.value + second.gmaxn2);
   if (tally_.last_gap < eps_ || gmin_idx == -1) return true;
-  *out_i = s_.y[gmin_idx] == 1 ? gmaxp_idx : gmaxn_idx;
+  *out_i = s_.y[gmin_idx] == 1 ? ip : in;
   *out_j = gmin_idx;
   return false;
 }

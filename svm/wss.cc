@@ -210,7 +210,75 @@ Candidate Fold(const Ties& ties, const Candidate& r, const Candidate& p) {
   return p.index >= 0 && Better<kLess>(ties, p.value, p.index, r.value, r.index) ? p : r;
 }
 
+// Solver_NU's first scan over positions [b, e).
+template <class Ties>
+NuFirsts NuMaxViolators(const Ties& ties, const SampleState& s, int64_t b, int64_t e) {
+  NuFirsts f;
+  for (int64_t t = b; t < e; ++t) {
+    const double g = s.g[t];
+    if (s.y[t] == 1) {
+      if (s.status[t] != kUpper && Better<false>(ties, -g, t, f.p.value, f.p.index)) f.p = {-g, t};
+    } else if (s.status[t] != kLower && Better<false>(ties, g, t, f.n.value, f.n.index)) {
+      f.n = {g, t};
+    }
+  }
+  return f;
+}
+
+// Solver_NU's second scan over positions [b, e).
+template <class Ties>
+NuSecondChoice NuSecondOrder(const Ties& ties, const SampleState& s, const NuFirsts& firsts, const float* q_ip,
+                             double qd_ip, const float* q_in, double qd_in, int64_t b, int64_t e) {
+  NuSecondChoice c;
+  for (int64_t j = b; j < e; ++j) {
+    const double g = s.g[j];
+    double grad_diff;
+    double quad_coef;
+    if (s.y[j] == 1) {
+      if (s.status[j] == kLower) continue;
+      grad_diff = firsts.p.value + g;
+      if (g >= c.gmaxp2) c.gmaxp2 = g;
+      if (grad_diff <= 0) continue;
+      quad_coef = qd_ip + s.qd[j] - 2.0 * q_ip[j];
+    } else {
+      if (s.status[j] == kUpper) continue;
+      grad_diff = firsts.n.value - g;
+      if (-g >= c.gmaxn2) c.gmaxn2 = -g;
+      if (grad_diff <= 0) continue;
+      quad_coef = qd_in + s.qd[j] - 2.0 * q_in[j];
+    }
+    const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
+    if (Better<true>(ties, obj_diff, j, c.best.value, c.best.index)) c.best = {obj_diff, j};
+  }
+  return c;
+}
+
 }  // namespace
+
+NuFirsts NuMaxViolatorsOver(int64_t n, const SampleState& s, const int64_t* key) {
+  const auto run = [&](const auto& ties) {
+    return BlockReduce<NuFirsts>(
+        n, NuFirsts{}, [&](int64_t b, int64_t e) { return NuMaxViolators(ties, s, b, e); },
+        [&](const NuFirsts& r, const NuFirsts& p) {
+          return NuFirsts{Fold<false>(ties, r.p, p.p), Fold<false>(ties, r.n, p.n)};
+        });
+  };
+  return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
+}
+
+NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const float* q_ip,
+                                 double qd_ip, const float* q_in, double qd_in, const int64_t* key) {
+  const auto run = [&](const auto& ties) {
+    return BlockReduce<NuSecondChoice>(
+        n, NuSecondChoice{},
+        [&](int64_t b, int64_t e) { return NuSecondOrder(ties, s, firsts, q_ip, qd_ip, q_in, qd_in, b, e); },
+        [&](const NuSecondChoice& r, const NuSecondChoice& p) {
+          return NuSecondChoice{Fold<true>(ties, r.best, p.best), std::max(r.gmaxp2, p.gmaxp2),
+                                std::max(r.gmaxn2, p.gmaxn2)};
+        });
+  };
+  return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
+}
 
 Candidate MaxViolatorOver(int64_t n, const SampleState& s, const int64_t* key) {
   const auto run = [&](const auto& ties) {

@@ -32,4 +32,24 @@ SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const float* q_i, 
 Candidate UpdateGradientOver(int64_t n, SampleState* s, const float* q_i, const float* q_j, double d_i, double d_j,
                              const int64_t* key = nullptr);
 
+// Solver_NU's selection (nu-SVC, nu-SVR: LIBSVM's Solver_NU::select_working_set), per label. The first scan: the
+// max violator among the y = +1 positions below C (largest -G) and among the y = -1 positions above 0 (largest G).
+struct NuFirsts {
+  Candidate p{-kInf, -1};
+  Candidate n{-kInf, -1};
+};
+NuFirsts NuMaxViolatorsOver(int64_t n, const SampleState& s, const int64_t* key = nullptr);
+
+// The second scan: for every position j of either label that may move towards the violator of its label (ip's row
+// q_ip and Q_ii qd_ip for y = +1, in's for y = -1), the smallest second-order gain (as SecondOrderOver), and
+// gmaxp2 (largest G over the y = +1 positions above 0) and gmaxn2 (largest -G over the y = -1 positions below C).
+// A label without a violator (its gmax -inf) reads no entry of its row, which may then be null.
+struct NuSecondChoice {
+  Candidate best{kInf, -1};
+  double gmaxp2 = -kInf;
+  double gmaxn2 = -kInf;
+};
+NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const float* q_ip,
+                                 double qd_ip, const float* q_in, double qd_in, const int64_t* key = nullptr);
+
 }  // namespace tessel::svm
