@@ -83,6 +83,11 @@ double PredictRowProbability(const SvmModel& model, std::span<const int32_t> ind
 // behaviour: they add to |x|^2 for RBF and meet zeros in the support vectors); PredictSvm(ctx, ...) warns.
 std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data);
 
+// PredictRowProbability of every row in parallel: the labels, and each row's class probabilities in *probabilities
+// (one vector per row, the model's class order).
+std::vector<double> PredictSvmProbability(const SvmModel& model, const datasets::SparseRowDataset& data,
+                                          std::vector<std::vector<double>>* probabilities);
+
 // svm-predict's (and svm-train -v's) summary of predictions against the targets, its sums taken in row order: the
 // accuracy (% of rows predicted exactly), the mean squared error and the squared correlation coefficient.
 struct PredictionScore {

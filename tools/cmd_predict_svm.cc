@@ -76,16 +76,7 @@ void RunPredictSvm(const PredictSvmArgs& a) {
   std::vector<double> pred;
   std::vector<std::vector<double>> probs;
   if (class_probabilities) {  // svm_predict_probability per row (on the host)
-    pred.resize(static_cast<size_t>(data.num_rows));
-    probs.resize(static_cast<size_t>(data.num_rows));
-    const auto indptr = data.indptr.Host();
-    const auto indices = data.indices.Host();
-    const auto values = data.values.Host();
-    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
-      const auto b = static_cast<size_t>(indptr[r]);
-      const auto n = static_cast<size_t>(indptr[r + 1] - indptr[r]);
-      pred[r] = svm::PredictRowProbability(model, indices.subspan(b, n), values.subspan(b, n), &probs[r]);
-    });
+    pred = svm::PredictSvmProbability(model, data, &probs);
   } else {
     pred = svm::PredictSvm(ctx, model, data);
   }

@@ -225,14 +225,16 @@ py::array_t<double> Probability(const py::dict& model_dict, const I64& indptr, c
   TESSEL_CHECK(svm::IsClassification(model.type) && model.HasProbability(),
                "predict_proba: the model has no probability estimates (fit with probability=True)");
   const datasets::SparseRowDataset data = Rows(indptr, indices, values, F64(0), num_features);
+  std::vector<std::vector<double>> probs;
+  RunReleased([&] {
+    ThreadLimit limit(threads);
+    (void)svm::PredictSvmProbability(model, data, &probs);
+  });
   const int64_t k = model.nr_class;
   py::array_t<double> out({data.num_rows, k});
   double* ov = out.mutable_data();
-  ForEachRow(data, threads, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
-    std::vector<double> p;
-    (void)svm::PredictRowProbability(model, idx, val, &p);
-    for (int64_t c = 0; c < k; ++c) ov[r * k + c] = p[static_cast<size_t>(c)];
-  });
+  for (int64_t r = 0; r < data.num_rows; ++r)
+    for (int64_t c = 0; c < k; ++c) ov[r * k + c] = probs[static_cast<size_t>(r)][static_cast<size_t>(c)];
   return out;
 }
 
