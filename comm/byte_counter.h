@@ -24,6 +24,10 @@ struct CallCost {
     latency += o.latency;
     volume += o.volume;
   }
+  // What was recorded since `before`, a running total taken earlier (term by term).
+  CallCost Since(const CallCost& before) const {
+    return {seconds - before.seconds, latency - before.latency, volume - before.volume};
+  }
 };
 
 class ByteCounter {

@@ -535,10 +535,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
 
 void DistSolver::EndIteration() {
   const auto now = std::chrono::steady_clock::now();
-  comm::CallCost calls = comm_.Bytes().TotalCost();
-  calls.seconds -= mark_cost_.seconds;
-  calls.latency -= mark_cost_.latency;
-  calls.volume -= mark_cost_.volume;
+  const comm::CallCost calls = comm_.Bytes().TotalCost().Since(mark_cost_);
   const double wall = std::chrono::duration<double>(now - mark_).count();
   const double modeled = network_->Seconds(calls, comm_.Size());
   iteration_seconds_.push_back(wall - calls.seconds + modeled);
@@ -578,10 +575,7 @@ SolverResult DistSolver::Run(DistStats* stats) {
     // What lies outside the iterations (set-up, the last selection, the end of the solve) with its calls re-timed,
     // the slowest rank's; and the measured solve, the slowest rank's.
     FlushIterations();
-    comm::CallCost all = comm_.Bytes().TotalCost();
-    all.seconds -= bytes_before.TotalCost().seconds;
-    all.latency -= bytes_before.TotalCost().latency;
-    all.volume -= bytes_before.TotalCost().volume;
+    const comm::CallCost all = comm_.Bytes().TotalCost().Since(bytes_before.TotalCost());
     const double solve = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     double rest[2] = {(solve - iterations_wall_) - (all.seconds - iterations_calls_) +
                           (network_->Seconds(all, comm_.Size()) - iterations_modeled_),

@@ -505,10 +505,7 @@ GcnTrainer::StepMark GcnTrainer::MarkStep() const { return {Clock::now(), comm_.
 void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction) {
   if (!network_) return;
   const double wall = SecondsSince(m.t0);
-  comm::CallCost calls = comm_.Bytes().TotalCost();
-  calls.seconds -= m.cost0.seconds;
-  calls.latency -= m.cost0.latency;
-  calls.volume -= m.cost0.volume;
+  const comm::CallCost calls = comm_.Bytes().TotalCost().Since(m.cost0);
   const double modeled = network_->Seconds(calls, comm_.Size());
   step_times_.predicted[static_cast<size_t>(s)] = wall - calls.seconds + modeled + overlap_correction;
   step_times_.wall += wall;
@@ -665,10 +662,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         if (network_) {
           // The serial formula counts this thread's calls at the model's time on top of everything; the step
           // really took the longer of the compute and this thread's work, which the model changes only in its calls.
-          comm::CallCost calls = comm_.Bytes().TotalCost();
-          calls.seconds -= call0.seconds;
-          calls.latency -= call0.latency;
-          calls.volume -= call0.volume;
+          const comm::CallCost calls = comm_.Bytes().TotalCost().Since(call0);
           const double modeled = network_->Seconds(calls, comm_.Size());
           correction = std::max(compute_seconds, thread_seconds - calls.seconds + modeled) -
                        std::max(compute_seconds, thread_seconds) - (modeled - calls.seconds);
@@ -701,10 +695,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const uint64_t eval_raw_b = eval_b - eval_counters.feature_bytes + eval_counters.feature_raw_bytes;
     const double eval_seconds = evaluated ? SecondsSince(t0) : 0.0;
     const double cpu_seconds = static_cast<double>(std::clock() - c0) / CLOCKS_PER_SEC;
-    comm::CallCost cost = comm_.Bytes().TotalCost();  // this epoch's calls, before the statistics' own
-    cost.seconds -= cost0.seconds;
-    cost.latency -= cost0.latency;
-    cost.volume -= cost0.volume;
+    const comm::CallCost cost = comm_.Bytes().TotalCost().Since(cost0);  // this epoch's, before the statistics'
     // The time model (docs/comm.md): every step is synchronous (it ends in the gradient sum, or the next step's
     // exchanges), so the epoch takes the sum over steps of the slowest rank's predicted step, plus the slowest
     // rank's prediction of the rest (the first batch, the last stale sum, the evaluation).
