@@ -16,7 +16,7 @@ set(TESSEL_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/tessel")
 # tessel_flags rides along because tessel_core links it publicly; its compile options are BUILD_INTERFACE-only
 # (cmake/TesselCompilerFlags.cmake), so consumers inherit none of our warnings or -Werror.
 set(TESSEL_EXPORTED_LIBRARIES
-  tessel_flags tessel_core tessel_comm tessel_kernels tessel_datasets tessel_sampling tessel_partition tessel_train tessel_svm)
+  tessel_flags tessel_core tessel_comm tessel_kernels tessel_datasets tessel_sampling tessel_partition tessel_train tessel_svm tessel_app)
 
 install(TARGETS ${TESSEL_EXPORTED_LIBRARIES}
   EXPORT tesselTargets
@@ -28,7 +28,7 @@ install(TARGETS tessel
 
 # Every header of the library folders, at the same relative path under include/tessel (tools/ and tests/ are not
 # libraries; their headers stay private).
-foreach(dir IN ITEMS core comm kernels datasets sampling partition train svm)
+foreach(dir IN ITEMS core comm kernels datasets sampling partition train svm app)
   file(GLOB_RECURSE headers CONFIGURE_DEPENDS RELATIVE "${PROJECT_SOURCE_DIR}" "${PROJECT_SOURCE_DIR}/${dir}/*.h")
   foreach(header IN LISTS headers)
     get_filename_component(header_dir "${header}" DIRECTORY)

@@ -377,6 +377,11 @@ std::string_view CompressMethodName(CompressMethod m) {
   return "?";
 }
 
+CompressOption CompressOption::FromText(std::string_view text, std::string_view option) {
+  if (text == "auto") return {.automatic = true};
+  return {.spec = CompressSpec::Parse(text, option)};
+}
+
 CompressSpec CompressSpec::Parse(std::string_view text, std::string_view flag) {
   const size_t colon = text.find(':');
   const std::string_view name = text.substr(0, colon);

@@ -52,6 +52,18 @@ struct CompressSpec {
   bool operator==(const CompressSpec&) const = default;
 };
 
+// A --grad-compress or --feature-compress value, parsed once where the option is read: a codec, or auto (the codec
+// the time model finds fastest on --network's link, chosen at set-up: comm/auto_compress.h).
+struct CompressOption {
+  bool automatic = false;
+  CompressSpec spec = {};  // the codec (none until auto has chosen)
+
+  // "auto" or a codec's text (CompressSpec::Parse); throws naming `option`.
+  static CompressOption FromText(std::string_view text, std::string_view option);
+  std::string Text() const { return automatic ? std::string("auto") : spec.ToString(); }
+  bool operator==(const CompressOption&) const = default;
+};
+
 std::string_view CompressMethodName(CompressMethod m);
 // The --help line listing the forms.
 inline constexpr std::string_view kCompressForms =

@@ -15,6 +15,9 @@
 #pragma once
 
 #include <array>
+#include <concepts>
+#include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -30,6 +33,21 @@ struct ParamInfo {
   std::string_view flag = {};   // explicit CLI11 names ("-c,--cost") when they are not derived from `name`
   std::string_view group = {};  // --help section; empty = the subcommand's options
   bool cli = true;              // false: recorded in JSON (checkpoints, metrics) but not a command-line option
+  // Where the option is offered: both front ends, the command line alone (--json, a path the Python API takes as an
+  // object) or Python alone.
+  enum class Front : uint8_t { kBoth, kCli, kPython };
+  Front front = Front::kBoth;
+  bool required = false;  // the command line refuses to run without it
+  // The values a number accepts, both ends included (checked by the CLI's parser and by JSON/Python alike).
+  double lo = -std::numeric_limits<double>::infinity();
+  double hi = std::numeric_limits<double>::infinity();
+  // A list of text values (std::vector<std::string>): at most this many values after one flag (svm-train's -w 1 2,
+  // a positional TRAINING_FILE [MODEL_FILE]).
+  int max_values = 1;
+
+  bool OnCli() const { return cli && front != Front::kPython; }
+  bool OnPython() const { return front != Front::kCli; }
+  bool Positional() const { return !flag.empty() && flag.front() != '-'; }
 
   // The long flag ("--hidden", "--weight-decay") derived from name when `flag` is empty.
   std::string Flag() const {
@@ -38,6 +56,14 @@ struct ParamInfo {
     for (char ch : name) out += ch == '_' ? '-' : ch;
     return out;
   }
+};
+
+// A parameter held as a typed value with a text form (a compression spec, a network link): parsed once, at the
+// edge, by T::FromText(text, option) (throwing tessel::Error naming the option), and written back by Text().
+template <typename T>
+concept TextParam = requires(const T& value, std::string_view text) {
+  { T::FromText(text, text) } -> std::same_as<T>;
+  { value.Text() } -> std::convertible_to<std::string>;
 };
 
 // Specialise for every enumeration that is a parameter:

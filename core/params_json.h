@@ -34,6 +34,8 @@ struct JsonWriter {
   void operator()(const ParamInfo& p, const T& field) const {
     if constexpr (std::is_enum_v<T>) {
       (*out)[std::string(p.name)] = std::string(EnumName(field));
+    } else if constexpr (TextParam<T>) {
+      (*out)[std::string(p.name)] = field.Text();
     } else if constexpr (std::is_same_v<T, std::filesystem::path>) {
       (*out)[std::string(p.name)] = field.string();
     } else {
@@ -93,6 +95,12 @@ T JsonNumber(const nlohmann::json& v, const std::string& key) {
   }
 }
 
+// A number outside the declared range of `p` (ParamInfo::lo, hi) throws naming `key` and the range.
+inline void CheckBounds(const ParamInfo& p, double value, const std::string& text, const std::string& key) {
+  if (value >= p.lo && value <= p.hi) return;
+  throw Error(fmt::format("\"{}\" is {}, out of range; give a number in [{}, {}]", key, text, p.lo, p.hi));
+}
+
 struct JsonReader {
   const nlohmann::json* in;
   template <typename T>
@@ -103,10 +111,14 @@ struct JsonReader {
     try {
       if constexpr (std::is_enum_v<T>) {
         field = ParseEnum<T>(v.get<std::string>(), key);
+      } else if constexpr (TextParam<T>) {
+        TESSEL_CHECK(v.is_string(), "\"{}\" is {}, not text", key, v.dump());
+        field = T::FromText(v.get<std::string>(), key);
       } else if constexpr (std::is_same_v<T, std::filesystem::path>) {
         field = v.get<std::string>();
       } else if constexpr (std::is_arithmetic_v<T>) {
         field = JsonNumber<T>(v, key);
+        if constexpr (!std::is_same_v<T, bool>) CheckBounds(p, static_cast<double>(field), v.dump(), key);
       } else if constexpr (IsVector<T>::value && std::is_arithmetic_v<typename T::value_type>) {
         TESSEL_CHECK(v.is_array(), "\"{}\" is {}, not a list of numbers", key, v.dump());
         T values;

@@ -6,6 +6,8 @@
 #include <array>
 #include <cmath>
 #include <string>
+#include <type_traits>
+#include <variant>
 
 #include <fmt/format.h>
 
@@ -111,6 +113,41 @@ void AssignRandomSplit(NodeDataset& data, const SplitFractions& fractions, uint6
   data.train = Buffer<int64_t>(std::move(s.train));
   data.val = Buffer<int64_t>(std::move(s.val));
   data.test = Buffer<int64_t>(std::move(s.test));
+}
+
+namespace {
+// A Buffer over the memory of `b` (no copy), kept alive by `owner`.
+template <typename T>
+Buffer<T> Share(const Buffer<T>& b, const std::shared_ptr<const void>& owner) {
+  const std::span<const T> host = b.Host();
+  return Buffer<T>::Borrow(std::const_pointer_cast<void>(owner), const_cast<T*>(host.data()), host.size());
+}
+}  // namespace
+
+std::shared_ptr<const NodeDataset> WithRandomSplit(const std::shared_ptr<const NodeDataset>& data,
+                                                   const SplitFractions& fractions, uint64_t seed) {
+  const NodeDataset& src = *data;
+  const std::shared_ptr<const void> owner = data;
+  auto out = std::make_shared<NodeDataset>();
+  out->name = src.name;
+  out->graph = std::visit(
+      [&](const auto& g) -> AnyGraph {
+        return std::decay_t<decltype(g)>(Share(g.indptr(), owner), Share(g.indices(), owner),
+                                         Share(g.weights(), owner));
+      },
+      src.graph);
+  out->features.num_rows = src.features.num_rows;
+  out->features.dim = src.features.dim;
+  out->features.sparse = src.features.sparse;
+  out->features.dense = Share(src.features.dense, owner);
+  out->features.indptr = Share(src.features.indptr, owner);
+  out->features.indices = Share(src.features.indices, owner);
+  out->features.values = Share(src.features.values, owner);
+  out->labels = Share(src.labels, owner);
+  out->num_classes = src.num_classes;
+  out->fingerprint = src.fingerprint;  // graph, features and labels: unchanged
+  AssignRandomSplit(*out, fractions, seed);
+  return out;
 }
 
 }  // namespace tessel::datasets

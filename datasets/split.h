@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 #include <vector>
@@ -36,5 +37,9 @@ Split RandomSplit(int64_t num_nodes, std::span<const int32_t> labels, const Spli
 
 // Replaces the dataset's split lists by RandomSplit of its nodes.
 void AssignRandomSplit(NodeDataset& data, const SplitFractions& fractions, uint64_t seed);
+// `data` with a new split made by AssignRandomSplit; its graph, features and labels are shared with `data` (no
+// copy; the result keeps `data` alive), and `data` keeps its own split.
+std::shared_ptr<const NodeDataset> WithRandomSplit(const std::shared_ptr<const NodeDataset>& data,
+                                                   const SplitFractions& fractions, uint64_t seed);
 
 }  // namespace tessel::datasets

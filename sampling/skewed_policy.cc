@@ -16,9 +16,9 @@ void SkewOptions::Validate() const {
                "--skew: {} is not a skew (owned neighbours are weighted s >= 1 times remote ones; use 1 to sample "
                "without skew, or for example 4)",
                skew);
-  TESSEL_CHECK(!std::isnan(variance_budget) && variance_budget != 0.0 && variance_budget < kInf,
+  TESSEL_CHECK(variance_budget == -1.0 || (variance_budget > 0.0 && variance_budget < kInf),
                "--skew-variance: {} is not a variance budget (give eps > 0, for example 0.5: each row's second "
-               "moment may grow by a factor 1 + eps; leave it unset to use a fixed --skew)",
+               "moment may grow by a factor 1 + eps; -1 or leaving it unset uses a fixed --skew)",
                variance_budget);
   TESSEL_CHECK(max_skew >= 1.0 && max_skew < kInf,
                "--skew-max: {} is not a cap on the skew (give a finite value >= 1, for example 64)", max_skew);

@@ -29,6 +29,13 @@ class ParamOptions {
   CLI::Option* operator[](std::string_view name) const;
   // Whether the option `name` was given on the command line.
   bool Given(std::string_view name) const { return (*this)[name]->count() > 0; }
+  // Calls fn(name) for each option given on the command line.
+  template <typename Fn>
+  void ForEachGiven(Fn&& fn) const {
+    for (const auto& [name, option] : options_) {
+      if (option->count() > 0) fn(name);
+    }
+  }
   // Whether any of the options was given.
   bool Any() const {
     for (const auto& [name, option] : options_) {
@@ -127,12 +134,21 @@ inline CLI::Option* AddOption(CLI::App* app, const std::string& flag, std::strin
 
 namespace cli_detail {
 
+// The declared range of `p` within T's own (ParamInfo::lo, hi; infinite ends = the type's ends).
+template <typename T>
+Bounds<T> DeclaredBounds(const ParamInfo& p) {
+  Bounds<T> b;
+  if (p.lo > static_cast<double>(b.lo)) b.lo = static_cast<T>(p.lo);
+  if (p.hi < static_cast<double>(b.hi)) b.hi = static_cast<T>(p.hi);
+  return b;
+}
+
 struct CliBinder {
   CLI::App* app;
   ParamOptions* options;
   template <typename T>
   void operator()(const ParamInfo& p, T& field) const {
-    if (!p.cli) return;
+    if (!p.OnCli()) return;
     const std::string flag = p.Flag();
     const std::string help(p.help);
     CLI::Option* o = nullptr;
@@ -142,14 +158,30 @@ struct CliBinder {
       std::string accepted;
       for (const auto& [v, name] : EnumNames<T>::kNames) accepted += (accepted.empty() ? "" : "|") + std::string(name);
       T* target = &field;
+      const std::string name = DisplayName(flag);
       o = app->add_option_function<std::string>(
                  flag,
-                 [target, flag](const std::string& text) {
-                   AsValidationError([&] { *target = ParseEnum<T>(text, flag); });
+                 [target, name](const std::string& text) {
+                   AsValidationError([&] { *target = ParseEnum<T>(text, name); });
                  },
                  help)
               ->type_name(accepted)
               ->default_str(std::string(EnumName(field)));
+    } else if constexpr (TextParam<T>) {
+      T* target = &field;
+      const std::string name = DisplayName(flag);
+      o = app->add_option_function<std::string>(
+                 flag,
+                 [target, name](const std::string& text) {
+                   AsValidationError([&] {
+                     CheckNotEmpty(text, name);
+                     *target = T::FromText(text, name);
+                   });
+                 },
+                 help)
+              ->type_name("TEXT");
+      const std::string shown = field.Text();
+      if (!shown.empty()) o->default_str(shown);
     } else if constexpr (std::is_same_v<T, std::vector<int>>) {
       T* target = &field;
       o = app->add_option_function<std::string>(
@@ -160,11 +192,17 @@ struct CliBinder {
                  help)
               ->type_name("N,N,...")
               ->default_str(JoinInts(field));
-    } else if constexpr (std::is_arithmetic_v<T> || std::is_same_v<T, std::string>) {
+    } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+      o = app->add_option(flag, field, help)->expected(0, p.max_values);
+      if (!p.Positional()) o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)->allow_extra_args(false);
+    } else if constexpr (std::is_same_v<T, std::string>) {
       o = AddOption(app, flag, &field, help)->capture_default_str();
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      o = AddOption(app, flag, &field, help, DeclaredBounds<T>(p))->capture_default_str();
     } else {
       o = app->add_option(flag, field, help)->capture_default_str();
     }
+    if (p.required) o->required();
     if (!p.group.empty()) o->group(std::string(p.group));
     options->Add(p.name, o);
   }

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/rank_settings.h"
 #include "comm/agree.h"
 #include "comm/communicator.h"
 #include "core/error.h"
@@ -25,7 +26,6 @@
 #include "partition/partition_format.h"
 #include "tools/cli_params.h"
 #include "tools/commands.h"
-#include "tools/rank_settings.h"
 
 namespace tessel::tools {
 namespace {
@@ -73,7 +73,7 @@ comm::Settings RankSettings(const PartitionState& s) {
   out.emplace_back("--seed", std::to_string(s.seed));
   out.emplace_back("--imbalance", fmt::format("{}", s.imbalance));
   out.emplace_back("--force", s.force ? "true" : "false");
-  out.emplace_back("dataset", ContentFingerprint(s.dataset));
+  out.emplace_back("dataset", app::ContentFingerprint(s.dataset));
   return out;
 }
 

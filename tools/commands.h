@@ -4,12 +4,14 @@
 
 #include <functional>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
 
 #include "core/output_guard.h"
+#include "tools/cli_params.h"
 
 namespace tessel::tools {
 
@@ -20,6 +22,17 @@ void RunSelected(CLI::App& app);
 
 // Used by the cmd_*.cc files: remember `run` as the action of `sub`.
 void SetAction(CLI::App* sub, std::function<void()> run);
+// A job's options struct (app/*.h: every option declared once in its Params) as the options of `sub`, bound to
+// *options; after parsing, the action records which were given (options->given) and calls run(*options).
+template <typename Options, typename Run>
+void AddJob(CLI::App* sub, std::shared_ptr<Options> options, Run run) {
+  auto bound = std::make_shared<ParamOptions>(AddParams(sub, options.get()));
+  SetAction(sub, [options, bound, run] {
+    bound->ForEachGiven([&](const std::string& name) { options->given.Add(name); });
+    run(*options);
+  });
+}
+
 // The group subcommand `name` ("train", "predict"), created on first use, so `train gcn` and `train svm` can
 // live in different files.
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description);

@@ -79,32 +79,4 @@ Buffer<T> CopyToBuffer(const py::array_t<T, py::array::c_style>& a) {
   return Buffer<T>::CopyOf(std::span<const T>(a.data(), static_cast<size_t>(a.size())));
 }
 
-// The declared parameters of Config (Config::Params) as JSON [{name, help, flag, default, group}] (flag: the
-// command line's names, "--hidden" or "--overlap,!--no-overlap"), command-line ones only.
-template <typename Config>
-nlohmann::json DescribeParams(const Config& defaults) {
-  nlohmann::json out = nlohmann::json::array();
-  Config::Params(defaults, [&](const ParamInfo& p, const auto& field) {
-    if (!p.cli) return;
-    using T = std::decay_t<decltype(field)>;
-    nlohmann::json d;
-    if constexpr (std::is_enum_v<T>) {
-      d = std::string(EnumName(field));
-      nlohmann::json names = nlohmann::json::array();
-      for (const auto& [v, name] : EnumNames<T>::kNames) names.push_back(std::string(name));
-      out.push_back({{"name", p.name},
-                     {"help", p.help},
-                     {"flag", p.Flag()},
-                     {"group", p.group},
-                     {"default", d},
-                     {"choices", names}});
-      return;
-    } else {
-      d = field;
-    }
-    out.push_back({{"name", p.name}, {"help", p.help}, {"flag", p.Flag()}, {"group", p.group}, {"default", d}});
-  });
-  return out;
-}
-
 }  // namespace tessel::python

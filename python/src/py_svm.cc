@@ -10,6 +10,8 @@
 #include <pybind11/stl.h>
 #include <nlohmann/json.hpp>
 
+#include "app/options_json.h"
+#include "app/run_options.h"
 #include "core/context.h"
 #include "core/error.h"
 #include "core/parallel.h"
@@ -166,9 +168,7 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
   for (const auto& [label, weight] : weights) p.weights.push_back({label, weight});
   p.class_order = sorted_classes ? svm::ClassOrder::kSorted : svm::ClassOrder::kFirstAppearance;
   p.Validate();
-  Context ctx;
-  ctx.device = ParseDevice(device);
-  ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(-1) : 0;
+  const Context ctx = app::MakeContext({.device = ParseDevice(device)}, 0, threads);
   const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(working_set, ctx.IsCuda());
   const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, solver_name, batch);
   if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
@@ -253,7 +253,7 @@ py::dict Load(const std::string& path) {
 
 void RegisterSvm(py::module_& m) {
   m.def(
-      "svm_params", [] { return DescribeParams(svm::SvmParams{}).dump(); },
+      "svm_params", [] { return app::DescribeOptions(svm::SvmParams{}).dump(); },
       "The parameters of `tessel train svm` (name, help, default) as JSON");
   m.def("svm_fit", &Fit, py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
         py::arg("num_features"), py::arg("params_json"), py::arg("weights"), py::arg("sorted_classes"),

@@ -22,14 +22,6 @@ _OPTIONS = {
     "--random-split 0.6,0.2,0.2": "random_split=(0.6, 0.2, 0.2)",
     "--random-split": "random_split",
     "--device cuda": 'device="cuda"',
-    "--device": "device",
-    "--device-id": "device_id",
-    "--threads": "threads",
-    "--seed": "seed",
-    "--checkpoint": "checkpoint",
-    "--checkpoint-every": "checkpoint_every",
-    "--resume": "resume=True",
-    "--force": "force=True",
     "--parts": "parts",
     "--method": "method",
     "--balance": "balance",
@@ -42,25 +34,39 @@ _OPTIONS = {
 
 @functools.lru_cache(maxsize=None)
 def _spellings():
-    """(pattern, {flag: python spelling}): every option above and every declared training parameter's flags
-    ("--weight-decay" -> weight_decay, "--no-overlap" -> overlap=False), longest first so that "--device cuda"
-    wins over "--device"."""
+    """(pattern, {flag: keyword}, switches): every option above and every declared option's flags ("--weight-decay"
+    -> weight_decay, "--no-overlap" -> overlap=False), longest first so that "--device cuda" wins over "--device";
+    switches: the keywords that are booleans, spelled as the keyword set ("--force" -> "force=True")."""
     from . import _tessel  # imported on first use: this module is loaded while _tessel initialises
 
-    names = dict(_OPTIONS)
+    names, switches = {}, set()
     for p in json.loads(_tessel.gcn_params()):
         for flag in p["flag"].split(","):
             if flag.startswith("!--"):
                 names[flag[1:]] = p["name"] + "=False"
             elif flag.startswith("--"):
                 names[flag] = p["name"]
+                if isinstance(p["default"], bool):
+                    switches.add(p["name"])
+    names.update(_OPTIONS)
     alternatives = "|".join(re.escape(f) for f in sorted(names, key=len, reverse=True))
-    return re.compile(r"(?<![\w-])(" + alternatives + r")(?![\w-])"), names
+    pattern = r"(?<![\w-])((?:pass|add) )?(" + alternatives + r")( [A-Z][A-Z0-9_]*\b)?(?![\w-])"
+    return re.compile(pattern), names, switches
+
+
+def _spell(match, names, switches):
+    verb, flag, placeholder = match.group(1) or "", match.group(2), match.group(3)
+    name = names[flag]
+    if placeholder:  # "add --batch-size N" -> "add batch_size=N"
+        return f"{verb}{name}={placeholder.strip()}"
+    if name in switches:  # "pass --force" -> "pass force=True"
+        return f"{verb}{name}=True"
+    return verb + name
 
 
 def python_spelling(message):
     """`message` with the command line's option names spelled as this package's keyword arguments
     ("pass --force" -> "pass force=True", "--weight-decay" -> "weight_decay"). The extension module's error
     translator passes every engine message through it."""
-    pattern, names = _spellings()
-    return pattern.sub(lambda m: names[m.group(1)], message)
+    pattern, names, switches = _spellings()
+    return pattern.sub(lambda m: _spell(m, names, switches), message)

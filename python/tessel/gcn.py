@@ -12,8 +12,10 @@ from ._checks import as_bool, as_int, check_params
 from ._errors import Error, python_spelling
 from .data import NodeData, _path, from_pyg, load
 
-#: The training parameters of ``tessel train gcn``: name, help, default (and choices), from the engine.
+#: The options of ``tessel train gcn`` offered to Python: name, help, default (and choices), from the engine.
 GCN_PARAMS = json.loads(_tessel.gcn_params())
+#: The options of ``tessel predict gcn`` offered to Python.
+PREDICT_GCN_PARAMS = json.loads(_tessel.predict_gcn_params())
 
 
 def _node_data(data):
@@ -79,17 +81,17 @@ def _progress(verbose, epochs):
     return (lambda s: print(_epoch_line(s, epochs), file=sys.stderr, flush=True)), (lambda: None)
 
 
-def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint=None, checkpoint_every=10,
-              resume=False, force=False, predict=False, random_split=None, callback=None, verbose=False, **params):
+def train_gcn(data, *, predict=False, callback=None, verbose=False, **options):
     """Trains a GCN (or GraphSAGE-mean) node classifier, as ``tessel train gcn --dataset`` does.
 
     data: a :class:`NodeData`, a dataset path (native folder or node-table prefix) or a PyG ``Data``.
-    params: the training parameters of ``tessel train gcn`` (``tessel.GCN_PARAMS`` lists them with their
-    defaults), e.g. ``epochs=200, lr=0.01, hidden=16, normalize_features="l1"``.
-    checkpoint: folder for checkpoints (``predict_gcn`` reads it); ``resume`` continues one, ``force`` replaces one.
-    random_split: ``(train, val, test)`` fractions, e.g. ``(0.6, 0.2, 0.2)``: train on a random split of the labelled
-    nodes made with ``seed`` instead of the dataset's own split (``tessel train gcn --random-split 0.6,0.2,0.2``:
-    the same split for the same seed); ``data`` itself is not changed.
+    options: the options of ``tessel train gcn`` as keywords (``tessel.GCN_PARAMS`` lists them with their
+    defaults; one declaration in C++ serves both), e.g. ``epochs=200, lr=0.01, hidden=16, normalize_features="l1",
+    seed=0, threads=0, device="cpu"``. ``checkpoint``: folder for checkpoints (``predict_gcn`` reads it); ``resume``
+    continues one, ``force`` replaces one. ``random_split``: ``(train, val, test)`` fractions, e.g.
+    ``(0.6, 0.2, 0.2)``: train on a random split of the labelled nodes made with ``seed`` instead of the dataset's own
+    split (``tessel train gcn --random-split 0.6,0.2,0.2``: the same split for the same seed); ``data`` itself is not
+    changed.
     callback: called after every epoch with that epoch's statistics (a dict); an exception it raises stops training.
     predict: also return the class probabilities [num_nodes x classes] of the best-validation weights.
     verbose: a tqdm bar when tqdm is installed, else the CLI's line per epoch on stderr.
@@ -99,8 +101,15 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
     ``predict``, ``probabilities``. The GIL is
     released while training runs; Ctrl-C stops it cleanly (KeyboardInterrupt).
     """
-    given = check_params(GCN_PARAMS, params, "train_gcn")
-    split = _random_split(random_split)
+    if options.get("checkpoint") is not None:
+        options["checkpoint"] = _path("checkpoint", options["checkpoint"])
+    else:
+        options.pop("checkpoint", None)
+    if options.get("random_split") is not None:
+        options["random_split"] = ",".join(repr(x) for x in _random_split(options["random_split"]))
+    else:
+        options.pop("random_split", None)
+    given = check_params(GCN_PARAMS, options, "train_gcn")
     nd = _node_data(data)
     epochs = given.get("epochs", next(p["default"] for p in GCN_PARAMS if p["name"] == "epochs"))
     show, close = _progress(as_bool("verbose", verbose), epochs)
@@ -115,12 +124,7 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
             if callback is not None:
                 callback(s)
     try:
-        result_json, probs = _tessel.train_gcn(
-            nd, json.dumps(given), as_int("seed", seed, minimum=0), as_int("threads", threads, minimum=0),
-            str(device), as_int("device_id", device_id, minimum=-1),
-            "" if checkpoint is None else _path("checkpoint", checkpoint),
-            as_int("checkpoint_every", checkpoint_every, 1),
-            as_bool("resume", resume), as_bool("force", force), as_bool("predict", predict), split, on_epoch)
+        result_json, probs = _tessel.train_gcn(nd, json.dumps(given), as_bool("predict", predict), on_epoch)
     finally:
         close()
     result = json.loads(result_json)
@@ -129,12 +133,14 @@ def train_gcn(data, *, seed=0, threads=0, device="cpu", device_id=-1, checkpoint
     return result
 
 
-def predict_gcn(data, checkpoint, *, threads=0, device="cpu", device_id=-1):
+def predict_gcn(data, checkpoint, **options):
     """Class probabilities [num_nodes x classes] of every node of ``data`` from a checkpoint's best-validation
-    weights (``tessel predict gcn``); ``probs.argmax(1)`` are the predicted classes."""
+    weights (``tessel predict gcn``); ``probs.argmax(1)`` are the predicted classes. options: those of
+    ``tessel predict gcn`` offered to Python (``threads``, ``device``, ``device_id``, ``math``)."""
     nd = _node_data(data)
-    return _tessel.predict_gcn(nd, _path("checkpoint", checkpoint), as_int("threads", threads, minimum=0), str(device),
-                               as_int("device_id", device_id, minimum=-1))
+    options["checkpoint"] = _path("checkpoint", checkpoint)
+    given = check_params(PREDICT_GCN_PARAMS, options, "predict_gcn")
+    return _tessel.predict_gcn(nd, json.dumps(given))
 
 
 def partition(data, parts, output, *, method="metis", balance="auto", objective="cut", metis_algorithm="auto",

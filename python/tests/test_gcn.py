@@ -299,7 +299,7 @@ def test_engine_errors_name_keyword_arguments(cora, tmp_path):
     with pytest.raises(tessel.Error) as e:
         tessel.train_gcn(cora, epochs=2, checkpoint=ck)
     assert "pass resume=True to continue it, force=True to replace it" in str(e.value) and "--" not in str(e.value)
-    with pytest.raises(tessel.Error, match="fanouts and replace apply to sampled mini-batches: add batch_size=N"):
+    with pytest.raises(tessel.Error, match="fanouts and replace=True apply to sampled mini-batches: add batch_size=N"):
         tessel.train_gcn(cora, epochs=1, replace=True)
     tessel.partition(cora, 2, tmp_path / "p")
     with pytest.raises(tessel.Error) as e:
@@ -322,10 +322,10 @@ def test_cuda_errors_name_the_device_argument(cora):
     ("--device cuda: no CUDA device", 'device="cuda": no CUDA device'),
     ("--device-id 3 and --device cpu", "device_id 3 and device cpu"),
     ("pass --resume to continue", "pass resume=True to continue"),
-    ("--weight-decay must be >= 0; --decay-all", "weight_decay must be >= 0; decay_all_layers"),
+    ("--weight-decay must be >= 0; --decay-all", "weight_decay must be >= 0; decay_all_layers=True"),
     ("the same results as --no-overlap", "the same results as overlap=False"),
     ("--features-on host", "features_on host"),
-    ("--math tf32 and --forced and x--force", "--math tf32 and --forced and x--force"),  # not options of the API
+    ("--math tf32 and --forced and x--force", "math tf32 and --forced and x--force"),  # not options of the API
 ])
 def test_python_spelling(engine, python):
     from tessel._errors import python_spelling

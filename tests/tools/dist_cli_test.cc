@@ -123,7 +123,7 @@ TEST_F(DistCli, OptionsAreValidated) {
   const std::vector<Case> cases = {
       {p + " --skew 0.5", "--skew"},
       {p + " --skew 2 --skew-variance 0.5", "exclude each other"},
-      {p + " --skew-variance 0", "--skew-variance must be > 0"},
+      {p + " --skew-variance 0", "is not a variance budget"},
       {p + " --skew-max 0.5", "max"},
       {p + " --feature-cache -3", "--feature-cache"},
       {p + " --fanouts 5", "--fanouts gives 1 fanouts"},

@@ -413,8 +413,8 @@ TEST(GcnTrainerOnParts, CompressionCutsBytesAndKeepsAccuracy) {
        {std::tuple<std::string, std::string, double, double>{"topk:0.01", "int8", 0.03, 0.6},
         {"powersgd:2", "qsgd:7", 0.2, 0.6},
         {"cltk:0.05", "fp16", 0.12, 0.8}}) {
-    c.dist.grad_compress = grad;
-    c.dist.feature_compress = feat;
+    c.dist.grad_compress = comm::CompressOption::FromText(grad, "--grad-compress");
+    c.dist.feature_compress = comm::CompressOption::FromText(feat, "--feature-compress");
     const TrainResult r = TrainRanks(3, dir, c, 9)[0];
     uint64_t g = 0, g_raw = 0, f = 0, f_raw = 0;
     double enc = 0;
@@ -448,8 +448,8 @@ TEST(GcnTrainerOnParts, OverlapGivesTheSequentialResult) {
     for (int overlap = 0; overlap < 2; ++overlap) {
       TrainConfig c = Config(3, 16, {5, 5});
       c.overlap = overlap == 1;
-      c.dist.grad_compress = grad;
-      c.dist.feature_compress = grad == "none" ? "none" : "qsgd";
+      c.dist.grad_compress = comm::CompressOption::FromText(grad, "--grad-compress");
+      c.dist.feature_compress = comm::CompressOption::FromText(grad == "none" ? "none" : "qsgd", "--feature-compress");
       const std::vector<RankOutcome> ranks = TrainRanksFull(3, dir, c, 4, /*threads=*/2);
       for (const RankOutcome& o : ranks) EXPECT_EQ(o.overlaps, overlap == 1);
       for (const EpochStats& e : ranks[0].result.epochs) losses[static_cast<size_t>(overlap)].push_back(e.loss);
@@ -547,17 +547,16 @@ TEST(GcnTrainerOnParts, StaleGradientsArePipelinedAndKeepAccuracy) {
 
 TEST(GcnTrainerOnParts, CompressionOptionsAreChecked) {
   TrainConfig c = Config(1, 16, {5, 5});
-  c.dist.grad_compress = "topk:2";
-  EXPECT_THROW(c.Validate(true), Error);
-  c.dist.grad_compress = "cltk:0.1";
-  c.dist.feature_compress = "topk";  // not a row codec
+  EXPECT_THROW(comm::CompressOption::FromText("topk:2", "--grad-compress"), Error);  // refused where it is read
+  c.dist.grad_compress = comm::CompressOption::FromText("cltk:0.1", "--grad-compress");
+  c.dist.feature_compress = comm::CompressOption::FromText("topk", "--feature-compress");  // not a row codec
   try {
     c.Validate(true);
     ADD_FAILURE() << "accepted --feature-compress topk";
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--feature-compress"), std::string::npos) << e.what();
   }
-  c.dist.feature_compress = "int8";
+  c.dist.feature_compress = comm::CompressOption::FromText("int8", "--feature-compress");
   c.Validate(true);
   try {
     c.Validate(false);  // one process: nothing to compress
@@ -573,8 +572,8 @@ TEST(GcnTrainerOnParts, AutoCompressionFollowsTheLink) {
   const fs::path dir = Parts(2);
   TrainConfig c = Config(2, 16, {5, 5});
   c.dist.feature_cache = 0;  // every remote input row is fetched
-  c.dist.grad_compress = "auto";
-  c.dist.feature_compress = "auto";
+  c.dist.grad_compress = comm::CompressOption::FromText("auto", "--grad-compress");
+  c.dist.feature_compress = comm::CompressOption::FromText("auto", "--feature-compress");
   try {
     c.Validate(true);
     ADD_FAILURE() << "accepted auto without --network";
@@ -639,7 +638,7 @@ TEST(GcnTrainerOnParts, CompressedEvaluationSendsFewerBytesAndKeepsAccuracy) {
   const TrainResult base = TrainRanks(2, dir, c, 11)[0];
   for (const EpochStats& e : base.epochs) EXPECT_EQ(e.eval_raw_bytes, e.eval_bytes);
   for (const auto& [codec, share] : {std::pair<std::string, double>{"int8", 0.45}, {"fp16", 0.55}, {"qsgd", 0.45}}) {
-    c.dist.feature_compress = codec;
+    c.dist.feature_compress = comm::CompressOption::FromText(codec, "--feature-compress");
     const TrainResult r = TrainRanks(2, dir, c, 11)[0];
     ASSERT_EQ(r.epochs.size(), base.epochs.size());
     for (size_t e = 0; e < r.epochs.size(); ++e) {
@@ -652,7 +651,7 @@ TEST(GcnTrainerOnParts, CompressedEvaluationSendsFewerBytesAndKeepsAccuracy) {
   }
 
   // The same weights evaluated exactly and through each codec.
-  c.dist.feature_compress = "none";
+  c.dist.feature_compress = comm::CompressOption::FromText("none", "--feature-compress");
   WithWatchdog(std::chrono::seconds(120), [&] {
     comm::ThreadGroup::Run(2, [&](comm::Communicator& comm) {
       const partition::LocalPart part = partition::LoadPart(dir, comm.Rank());

@@ -52,7 +52,7 @@ class PartSource final : public GraphSource {
         eval_mode_(c.dist.eval),
         eval_batch_(c.batch_size),
         eval_fanouts_(c.dist.eval_fanouts),
-        feature_spec_(comm::CompressSpec::Parse(c.dist.feature_compress, "--feature-compress")),
+        feature_spec_(c.dist.feature_compress.spec),
         eval_seed_(Mix64(ctx.seed ^ 0x6576616cULL)) {
     if (eval_fanouts_.empty()) {
       for (int f : c.fanouts) eval_fanouts_.push_back(f < 0 ? -1 : 4 * f);

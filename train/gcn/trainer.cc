@@ -85,22 +85,20 @@ void TrainConfig::Validate(bool partitioned) const {
     // auto: chosen at set-up from --network's link and the codecs' measured cost (comm/auto_compress.h).
     for (const auto& [value, flag] :
          {std::pair{&dist.grad_compress, "--grad-compress"}, std::pair{&dist.feature_compress, "--feature-compress"}}) {
-      TESSEL_CHECK(*value != "auto" || !dist.network.empty(),
+      TESSEL_CHECK(!value->automatic || !dist.network.empty(),
                    "{} auto picks the codec the time model finds fastest on the link: give the link with --network "
                    "BANDWIDTH,LATENCY (e.g. 1Gbit,20us), or name a codec",
                    flag);
     }
-    if (dist.grad_compress != "auto") (void)comm::CompressSpec::Parse(dist.grad_compress, "--grad-compress");
-    const comm::CompressSpec f = comm::CompressSpec::Parse(
-        dist.feature_compress == "auto" ? std::string("none") : dist.feature_compress, "--feature-compress");
+    const comm::CompressSpec& f = dist.feature_compress.spec;
     TESSEL_CHECK(f.method == comm::CompressMethod::kNone || f.method == comm::CompressMethod::kFp16 ||
                      f.method == comm::CompressMethod::kBf16 || f.method == comm::CompressMethod::kInt8 ||
                      f.method == comm::CompressMethod::kQsgd,
                  "--feature-compress {}: feature rows take none, fp16, bf16, int8 or qsgd[:LEVELS] ({} applies to "
                  "gradients: --grad-compress)",
-                 dist.feature_compress, comm::CompressMethodName(f.method));
+                 dist.feature_compress.Text(), comm::CompressMethodName(f.method));
     TESSEL_CHECK(f.block == 0, "--feature-compress {}: feature rows keep one scale per row; drop the block size",
-                 dist.feature_compress);
+                 dist.feature_compress.Text());
     if (!dist.network.empty()) (void)comm::NetworkModel::Parse(dist.network, "--network");
     TESSEL_CHECK(dist.grad_staleness == 0 || dist.grad_staleness == 1,
                  "--grad-staleness must be 0 (synchronous) or 1 (pipelined, one step stale), got {}",
@@ -370,11 +368,11 @@ GcnTrainer::GcnTrainer(const partition::LocalPart& part, std::vector<int64_t> of
         config.model.in_dim = part.features.dim;
         config.model.num_classes = part.num_classes;
         config.Validate(true);
-        if (config.dist.feature_compress == "auto") {  // collective: every rank makes the same choice
+        if (config.dist.feature_compress.automatic) {  // collective: every rank makes the same choice
           const comm::NetworkModel net = comm::NetworkModel::Parse(config.dist.network, "--network");
           const comm::CompressChoice choice = comm::ChooseFeatureCompression(comm, net, part.features.dim);
           log::Info("gcn: --feature-compress auto on {}: {} per remote row", net.ToString(), choice.Summary());
-          config.dist.feature_compress = choice.spec.ToString();
+          config.dist.feature_compress = {.spec = choice.spec};
         }
         s.config = std::move(config);
         s.bytes_before = SentBytes(comm);
@@ -416,19 +414,19 @@ GcnTrainer::GcnTrainer(Setup setup)
       for (float& v : p.value.Mut()) v = w[k++];
     }
   }
-  if (config_.dist.grad_compress == "auto") {  // collective: every rank makes the same choice
+  if (config_.dist.grad_compress.automatic) {  // collective: every rank makes the same choice
     int64_t elements = 0;
     for (const Param& p : model_.params()) elements += p.value.size();
     if (comm_.Size() > 1 && !config_.dist.network.empty()) {
       const comm::NetworkModel net = comm::NetworkModel::Parse(config_.dist.network, "--network");
       const comm::CompressChoice choice = comm::ChooseGradientCompression(comm_, net, elements);
       log::Info("gcn: --grad-compress auto on {}: {} per step", net.ToString(), choice.Summary());
-      config_.dist.grad_compress = choice.spec.ToString();
+      config_.dist.grad_compress = {.spec = choice.spec};
     } else {
-      config_.dist.grad_compress = "none";
+      config_.dist.grad_compress = {};
     }
   }
-  const comm::CompressSpec grad_spec = comm::CompressSpec::Parse(config_.dist.grad_compress, "--grad-compress");
+  const comm::CompressSpec& grad_spec = config_.dist.grad_compress.spec;
   if (comm_.Size() > 1 && grad_spec.method != comm::CompressMethod::kNone) {
     std::vector<comm::MatrixShape> shapes;
     for (const Param& p : model_.params()) shapes.push_back({p.value.rows, p.value.cols});

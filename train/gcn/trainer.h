@@ -59,8 +59,8 @@ struct DistOptions {
   int64_t feature_cache_budget_mib = -1;     // with feature_cache -2: MiB per rank; -1 = half the owned features
   EvalMode eval = EvalMode::kFull;           // per-epoch and final evaluation
   std::vector<int> eval_fanouts;             // sampled evaluation's fanouts; empty = 4x the training ones
-  std::string grad_compress = "none";        // comm::CompressSpec of the gradient allreduce
-  std::string feature_compress = "none";     // comm::CompressSpec (a codec) of the remote feature rows
+  comm::CompressOption grad_compress;        // the gradient allreduce's codec, or auto
+  comm::CompressOption feature_compress;     // the remote feature rows' codec, or auto
   std::string network;                       // comm::NetworkModel to predict epoch times on ("" = none)
   // 0: synchronous gradient exchange. 1: pipelined (width two): the allreduce of step s runs while step s + 1
   // computes, and the update after step s + 1 applies step s's averaged gradient (one step stale).

@@ -1,5 +1,5 @@
-// Settings and content fingerprints for the ranks' agreement (tools/rank_settings.h).
-#include "tools/rank_settings.h"
+// Settings and content fingerprints for the ranks' agreement (app/rank_settings.h).
+#include "app/rank_settings.h"
 
 #include <algorithm>
 #include <exception>
@@ -11,7 +11,7 @@
 #include "core/checksum.h"
 #include "core/file_io.h"
 
-namespace tessel::tools {
+namespace tessel::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -94,4 +94,4 @@ std::string ContentFingerprint(const fs::path& path) {
   }
 }
 
-}  // namespace tessel::tools
+}  // namespace tessel::app

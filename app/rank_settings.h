@@ -14,7 +14,7 @@
 #include "core/params.h"
 #include "core/params_json.h"
 
-namespace tessel::tools {
+namespace tessel::app {
 
 // How a message names a parameter: its flags without the negated forms ("-c,--cost" -> "-c/--cost",
 // "--overlap,!--no-overlap" -> "--overlap", "hidden" -> "--hidden").
@@ -54,4 +54,4 @@ void AddParamSettings(const Config& config, comm::Settings* out) {
 // throws (a rank that cannot read its input differs, and the reader names the problem when all ranks agree).
 std::string ContentFingerprint(const std::filesystem::path& path);
 
-}  // namespace tessel::tools
+}  // namespace tessel::app

@@ -1,6 +1,6 @@
-// What the ranks compare before they start (tools/rank_settings.h): parameters under their flags with exact
+// What the ranks compare before they start (app/rank_settings.h): parameters under their flags with exact
 // values, and content fingerprints that follow the bytes, never the path.
-#include "tools/rank_settings.h"
+#include "app/rank_settings.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include "svm/svm_params.h"
 #include "train/gcn/trainer.h"
 
-namespace tessel::tools {
+namespace tessel::app {
 namespace {
 
 namespace fs = std::filesystem;
@@ -68,7 +68,7 @@ TEST(RankSettings, ParametersAreNamedByFlagWithExactValues) {
 
   train::gcn::TrainConfig c = train::gcn::TrainConfig::UserDefaults();
   c.model.hidden = 32;
-  c.dist.grad_compress = "topk:0.1";
+  c.dist.grad_compress = comm::CompressOption::FromText("topk:0.1", "--grad-compress");
   comm::Settings g;
   AddParamSettings(c, &g);
   AddParamSettings(c.dist, &g);
@@ -124,4 +124,4 @@ TEST_F(Fingerprint, NeverReadsAPipe) {
 }
 
 }  // namespace
-}  // namespace tessel::tools
+}  // namespace tessel::app

@@ -1,0 +1,66 @@
+// `tessel predict svm`: predicts LIBSVM text data with a LIBSVM model of any type (ours or svm-train's), writes one
+// prediction per line like svm-predict and reports the accuracy, or for a regression model the mean squared error
+// and the squared correlation coefficient (text or --json). Every option declared once here.
+#pragma once
+
+#include <string>
+
+#include "app/given.h"
+#include "app/run_options.h"
+
+namespace tessel::app {
+
+struct PredictSvmOptions {
+  std::string model;
+  std::string data;
+  std::string output;
+  bool force = false;
+  ThreadOptions threads;
+  DeviceOptions device;
+  int probability = 0;  // -b 1: probability estimates (classification) as svm-predict -b 1
+  bool json = false;
+  Given given;
+
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    using F = ParamInfo::Front;
+    v(ParamInfo{.name = "model",
+                .help = "Model file (LIBSVM text format, from tessel or svm-train)",
+                .front = F::kCli,
+                .required = true},
+      c.model);
+    v(ParamInfo{.name = "data",
+                .help = "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy",
+                .front = F::kCli,
+                .required = true},
+      c.data);
+    v(ParamInfo{.name = "output",
+                .help = "Write one predicted label (regression: value) per line here (as svm-predict)",
+                .front = F::kCli},
+      c.output);
+    v(ParamInfo{.name = "force",
+                .help = "Replace an existing --output file (a regular file only; never a folder, a device or an "
+                        "input of the run)",
+                .front = F::kCli},
+      c.force);
+    ThreadOptions::Params(c.threads, v);
+    DeviceOptions::Params(c.device, v);
+    v(ParamInfo{.name = "probability",
+                .help = "1: probability estimates as svm-predict -b 1 (the model must be trained with -b 1); --output "
+                        "then starts with 'labels ...' and gives the label and each class's probability per row",
+                .flag = "-b,--probability",
+                .front = F::kCli,
+                .lo = 0,
+                .hi = 1},
+      c.probability);
+    v(ParamInfo{.name = "json",
+                .help = "Print the accuracy (regression: mean squared error and squared correlation) as JSON",
+                .front = F::kCli},
+      c.json);
+  }
+};
+
+// Predicts and writes --output; returns what svm-predict prints (the accuracy or the regression's errors).
+std::string PredictSvm(const PredictSvmOptions& options);
+
+}  // namespace tessel::app

@@ -1,0 +1,26 @@
+#include "app/run_options.h"
+
+#include <filesystem>
+#include <system_error>
+
+#include "core/error.h"
+
+namespace tessel::app {
+
+Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads) {
+  Context ctx;
+  ctx.device = device.device;
+  ctx.gemm_math = device.math;
+  ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(device.device_id) : 0;
+  ctx.seed = seed;
+  ctx.threads = threads;
+  if (ctx.IsCuda()) ctx.RequireCuda();
+  return ctx;
+}
+
+void CheckInput(const std::string& path, std::string_view option) {
+  std::error_code ec;
+  TESSEL_CHECK(path.empty() || std::filesystem::exists(path, ec), "{} {}: no such file or folder", option, path);
+}
+
+}  // namespace tessel::app

@@ -1,0 +1,95 @@
+// The options every job shares, declared once (core/params.h) for the command line and Python alike: where it runs
+// (--device, --device-id, --math), how many threads, the seed, --force, --json and --timeout. A job's options
+// struct lists the pieces it takes in its own Params; `MakeContext` is the one place a Context is built from them.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "comm/communicator.h"
+#include "core/context.h"
+#include "core/params.h"
+
+namespace tessel {
+
+template <>
+struct EnumNames<Device> {
+  static constexpr std::array<std::pair<Device, std::string_view>, 2> kNames{
+      {{Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}}};
+  static Device Parse(std::string_view text) { return ParseDevice(text); }
+};
+
+template <>
+struct EnumNames<GemmMath> {
+  static constexpr std::array<std::pair<GemmMath, std::string_view>, 2> kNames{
+      {{GemmMath::kFp32, "fp32"}, {GemmMath::kTf32, "tf32"}}};
+  static GemmMath Parse(std::string_view text) { return ParseGemmMath(text); }
+};
+
+}  // namespace tessel
+
+namespace tessel::app {
+
+// The most worker threads a --threads option takes: more is a typo (and would fail to start the threads).
+inline constexpr int kMaxThreads = 4096;
+
+// --device and --device-id (and --math where dense products run on the device).
+struct DeviceOptions {
+  Device device = Device::kCpu;
+  int device_id = -1;  // -1: the rank's local rank modulo the visible GPUs
+  GemmMath math = GemmMath::kFp32;
+  bool has_math = false;  // whether the job offers --math (set by the job's options, not by the user)
+
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{"device", "cpu or cuda"}, c.device);
+    v(ParamInfo{.name = "device_id",
+                .help = "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)",
+                .lo = -1,
+                .hi = 1 << 20},
+      c.device_id);
+    if (c.has_math) {
+      v(ParamInfo{"math",
+                  "Dense products on CUDA: fp32 (exact float32) or tf32 (tensor cores: inputs rounded to 10 mantissa "
+                  "bits, faster on Ampere and later); the CPU always computes float32"},
+        c.math);
+    }
+  }
+};
+
+// --threads.
+struct ThreadOptions {
+  int threads = 0;
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{.name = "threads", .help = "Worker threads; 0 = all cores", .lo = 0, .hi = kMaxThreads}, c.threads);
+  }
+};
+
+// --timeout: how long a rank waits for the others under mpirun.
+struct TimeoutOption {
+  double timeout = comm::Communicator::kDefaultTimeoutSeconds;
+  std::string_view group = {};
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    v(ParamInfo{.name = "timeout",
+                .help = "Under mpirun: seconds a collective or message may wait for the other ranks before the whole "
+                        "job ends with a message naming the ranks that did not answer (a stopped or hung rank); 0 = "
+                        "no limit",
+                .group = c.group,
+                .front = ParamInfo::Front::kCli,
+                .lo = 0},
+      c.timeout);
+  }
+};
+
+// The one place a run's Context is built: the device (checked to exist when it is CUDA), its ordinal for this rank,
+// the GEMM precision, the seed and the threads.
+Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads);
+
+}  // namespace tessel::app
+
+namespace tessel::app {
+// An input path given by `option` must exist (a file or folder), checked before any work.
+void CheckInput(const std::string& path, std::string_view option);
+}  // namespace tessel::app

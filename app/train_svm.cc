@@ -1,0 +1,286 @@
+#include "app/train_svm.h"
+
+#include <sys/resource.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "app/rank_settings.h"
+#include "comm/agree.h"
+#include "comm/communicator.h"
+#include "comm/net_model.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/output_guard.h"
+#include "core/parallel.h"
+#include "datasets/native_format.h"
+#include "datasets/readers.h"
+#include "datasets/text_input.h"
+#include "svm/batch_solver.h"
+#include "svm/cross_validation.h"
+#include "svm/dist_train.h"
+#include "svm/svm_ops.h"
+#include "svm/svm_train.h"
+
+namespace tessel::app {
+namespace {
+
+// printf's %f (svm-train's obj and rho lines): six decimals, as C writes them.
+std::string CFixed(double x) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%f", x);
+  return buf;
+}
+
+// svm-train's positional form (`train svm [options] TRAINING_FILE [MODEL_FILE]`) into --data and --model: the model
+// defaults to the training file's name + ".model" in the working folder, as svm-train names it (none with -v).
+TrainSvmOptions ResolveFiles(TrainSvmOptions a) {
+  if (a.files.empty()) {
+    TESSEL_CHECK(a.data.empty() || std::filesystem::exists(a.data), "--data {}: no such file or folder", a.data);
+    TESSEL_CHECK(!a.data.empty(),
+                 "--data is required: the training data (or svm-train's form: train svm [options] "
+                 "TRAINING_FILE [MODEL_FILE])");
+    return a;
+  }
+  TESSEL_CHECK(a.data.empty(), "the training data is given twice: --data {} and {}; give one", a.data, a.files[0]);
+  TESSEL_CHECK(a.files.size() == 1 || a.model.empty(), "the model file is given twice: --model {} and {}; give one",
+               a.model, a.files[1]);
+  a.data = a.files[0];
+  TESSEL_CHECK(std::filesystem::exists(a.data), "{}: no such training file or folder", a.data);
+  if (a.files.size() > 1) {
+    a.model = a.files[1];
+  } else if (a.model.empty() && a.cross_validation == 0) {
+    a.model = std::filesystem::path(a.data).filename().string() + ".model";
+  }
+  return a;
+}
+
+double ProcessCpuSeconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// The distributed run's costs for the report: per-rank extremes over the pairs, bytes per iteration, CPU seconds
+// per rank, and with --network the time predicted on K machines (each rank's time outside communicator calls plus
+// the alpha-beta time of its calls, docs/comm.md "Time model").
+nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport& report, const svm::DistTrainStats& st,
+                               const std::string& network, double cpu_seconds) {
+  double cpu[2] = {cpu_seconds, -cpu_seconds};
+  comm.Allreduce(std::span<double>(cpu, 2), comm::ReduceOp::kMax, "svm-result").ThrowIfError();
+  const double iters = static_cast<double>(std::max<int64_t>(report.iterations, 1));
+  nlohmann::json j{
+      {"ranks", comm.Size()},
+      {"pairs", st.schedule == svm::PairSchedule::kSpread ? "spread" : "shared"},
+      {"kernel_evaluations_per_rank", {{"min", st.min_kernel_evaluations}, {"max", st.max_kernel_evaluations}}},
+      {"bytes_per_rank", st.max_bytes},
+      {"bytes_per_iteration", static_cast<double>(st.max_bytes) / iters},
+      {"collectives_per_rank", st.collectives},
+      {"comm_seconds", st.max_comm_seconds},
+      {"cpu_seconds_per_rank", {{"min", -cpu[1]}, {"max", cpu[0]}}}};
+  int64_t rounds = 0;
+  int64_t rebalances = 0;
+  int64_t moved = 0;
+  for (const auto& p : st.pairs) {
+    rounds += p.rounds;
+    rebalances += p.rebalances;
+    moved += p.moved_samples;
+  }
+  j["rebalances"] = rebalances;
+  j["rebalanced_samples"] = moved;
+  if (rounds > 0) {
+    j["rounds"] = rounds;
+    j["bytes_per_round"] = static_cast<double>(st.max_bytes) / static_cast<double>(rounds);
+  }
+  int64_t min_active = -1;
+  for (const auto& p : st.pairs)
+    min_active = min_active < 0 ? p.min_local_active : std::min(min_active, p.min_local_active);
+  if (min_active >= 0) j["min_local_active"] = min_active;
+  if (!network.empty()) {
+    const auto net = comm::NetworkModel::Parse(network, "--network");
+    j["network"] = net.ToString();
+    // SMO with shared pairs predicts each solve iteration by iteration (DistStats::predicted_seconds: every
+    // iteration waits for the slowest rank); the rest of the run, and the other solvers, by the run's calls.
+    bool per_iteration = !st.pairs.empty();
+    double solves = 0, predicted_solves = 0;
+    for (const auto& p : st.pairs) {
+      per_iteration = per_iteration && p.predicted_seconds > 0;
+      solves += p.solve_seconds;
+      predicted_solves += p.predicted_seconds;
+    }
+    j["predicted_seconds"] = per_iteration
+                                 ? report.seconds - solves + predicted_solves
+                                 : report.seconds - st.max_comm_seconds + net.Seconds(st.max_cost, comm.Size());
+  }
+  return j;
+}
+
+std::vector<svm::ClassWeight> ParseWeights(const std::vector<std::string>& tokens) {
+  TESSEL_CHECK(tokens.size() % 2 == 0, "-w needs a class label and a weight (e.g. -w1 2 or -w 1 2)");
+  std::vector<svm::ClassWeight> out;
+  for (size_t k = 0; k < tokens.size(); k += 2) {
+    int64_t label = 0;
+    double weight = 0;
+    TESSEL_CHECK(datasets::ParseInt64(tokens[k], &label) && label >= INT32_MIN && label <= INT32_MAX,
+                 "-w: class label '{}' is not an integer (e.g. -w1 2 weights class 1 by 2)", tokens[k]);
+    TESSEL_CHECK(datasets::ParseDouble(tokens[k + 1], &weight),
+                 "-w: weight '{}' of class {} is not a number (e.g. -w1 2)", tokens[k + 1], label);
+    out.push_back({static_cast<int32_t>(label), weight});
+  }
+  return out;
+}
+
+// What every rank of a distributed run must share (comm/agree.h): the training parameters and class weights, the
+// device kind, solver, working set, pair schedule and rebalancing, and the content of --data. Per-rank settings
+// (--threads, --device-id, --timeout, the cache budget -m) and what rank 0 alone writes or prints (--model, --json,
+// --network's prediction) may differ.
+comm::Settings RankSettings(const TrainSvmOptions& a) {
+  comm::Settings s;
+  AddParamSettings(a.params, &s);
+  std::erase_if(s, [](const comm::Setting& x) { return x.first == "-m/--cache"; });  // a rank's memory, not maths
+  std::string weights;
+  try {
+    for (const auto& w : ParseWeights(a.weights))
+      weights += fmt::format("{}{}:{}", weights.empty() ? "" : ",", w.label, nlohmann::json(w.weight).dump());
+  } catch (const Error&) {
+    weights = fmt::format("{}", fmt::join(a.weights, " "));  // refused on every rank after the agreement
+  }
+  s.emplace_back("-w/--weight", weights);
+  s.emplace_back("--device", std::string(DeviceName(a.device.device)));
+  s.emplace_back("--solver", a.solver);
+  s.emplace_back("--working-set", std::to_string(a.working_set));
+  s.emplace_back("--pairs", std::string(EnumName(a.pairs)));
+  s.emplace_back("--rebalance", nlohmann::json(a.rebalance).dump());
+  s.emplace_back("--data", ContentFingerprint(a.data));
+  return s;
+}
+
+}  // namespace
+
+std::string TrainSvm(const TrainSvmOptions& given) {
+  const TrainSvmOptions a = ResolveFiles(given);
+  if (a.quiet) log::SetLevel(log::Level::kWarn);
+  // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job
+  // (main.cc). Checks that every rank makes alike throw on every rank; the rest go through OnEveryRankOrFail.
+  const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator(a.timeout.timeout);
+  if (comm->Size() > 1) comm::AgreeOrFail(*comm, RankSettings(a));  // the first collective: options and data agree
+  const bool distributed = comm->Size() > 1;
+  const bool lead = comm->Rank() == 0;
+  // The output is checked before anything is read: an existing model (or the training data itself) is never
+  // replaced by accident.
+  TESSEL_CHECK(a.cross_validation == 0 || a.cross_validation >= 2,
+               "-v {}: cross-validation needs at least 2 folds (e.g. -v 5)", a.cross_validation);
+  TESSEL_CHECK(!a.model.empty() || a.cross_validation > 0,
+               "--model is required: the output model file (or -v K for K-fold cross-validation, which writes none)");
+  TESSEL_CHECK(a.model.empty() || a.cross_validation == 0,
+               "-v {} cross-validates and writes no model (as svm-train -v): drop --model {}", a.cross_validation,
+               a.model);
+  comm::OnEveryRankOrFail(*comm, [&] {
+    if (lead && a.cross_validation == 0) svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
+  });
+  svm::SvmParams p = a.params;
+  p.weights = ParseWeights(a.weights);
+  p.Validate();  // before reading a large file
+  if (!a.network.empty()) comm::NetworkModel::Parse(a.network, "--network");
+  const Context ctx = MakeContext(a.device, 0, a.threads.threads);
+  const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
+  // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
+  const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, a.solver, batch);
+  if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
+  if (p.type != svm::SvmType::kCSvc) {  // the other formulations run on the one-process SMO solver (docs/svm.md)
+    TESSEL_CHECK(a.solver == "smo" && !ctx.IsCuda(),
+                 "-s {}: only the SMO solver on the CPU trains it so far; drop --solver batch and --device cuda",
+                 svm::SvmTypeName(p.type));
+  }
+
+  ThreadLimit limit(a.threads.threads);
+  log::Info("svm: reading {}", a.data);
+  datasets::SparseRowDataset data;
+  comm::OnEveryRankOrFail(*comm, [&] { data = datasets::ReadSparseRows(a.data); });
+  log::Info(
+      "svm: {} rows, {} features, {} non-zeros; {}, C = {}, kernel {}, eps {}, cache {} MB, shrinking {}, {} "
+      "threads, solver {} on {}",
+      data.num_rows, data.num_features, data.NonZeros(), svm::SvmTypeName(p.type), p.C,
+      kernels::SvmKernelName(p.kernel.type), p.eps, p.cache_mb, svm::ShrinkingName(p.shrinking),
+      a.threads.threads == 0 ? ThreadLimit::HardwareThreads() : a.threads.threads,
+      ctx.IsCuda() || a.solver == "batch" ? fmt::format("batch (q = {})", batch.working_set) : "smo",
+      DeviceName(ctx.device));
+  if (a.cross_validation > 0) {
+    // Under mpirun the folds (or, with -b 1, each fold's probability fits) are spread over the ranks.
+    svm::FitRunner fits = svm::RankFitRunner(*comm);
+    fits.solver = solver;
+    const svm::CrossValidationResult cv =
+        svm::CrossValidate(data, p, a.cross_validation, solver, nullptr, distributed ? &fits : nullptr);
+    if (!lead) return {};
+    if (a.json) {
+      nlohmann::json j{{"folds", cv.folds}, {"svm_type", svm::SvmTypeName(p.type)}};
+      if (svm::IsRegression(p.type)) {
+        j["mean_squared_error"] = cv.mean_squared_error;
+        j["squared_correlation"] = cv.squared_correlation;
+      } else {
+        j["accuracy"] = cv.accuracy;
+      }
+      return j.dump() + "\n";
+    }
+    return cv.Summary(p.type);
+  }
+  svm::TrainReport report;
+  svm::SvmModel model;
+  nlohmann::json stats;
+  if (distributed) {
+    svm::DistTrainStats dist;
+    svm::DistTrainOptions how;
+    how.schedule = a.pairs;
+    how.batched = a.solver == "batch";
+    how.batch = batch;
+    how.rebalance = a.rebalance;
+    if (!a.network.empty()) how.network = comm::NetworkModel::Parse(a.network, "--network");
+    how.spread_solver = solver;
+    if (ctx.IsCuda())
+      how.shared_refusal = fmt::format(
+          "--device cuda: a binary problem shared by {} ranks runs on CPUs (the distributed solvers); with CUDA, run "
+          "one process, or, with several classes, --pairs spread (each rank solves whole pairs on its own GPU)",
+          comm->Size());
+    model = svm::TrainSvmDistributed(*comm, data, p, &report, &dist, how);
+    stats = nlohmann::json::parse(report.ToJson());
+    stats["distributed"] = DistributedJson(*comm, report, dist, a.network, ProcessCpuSeconds());
+  } else {
+    model = svm::TrainSvm(data, p, &report, solver);
+    stats = nlohmann::json::parse(report.ToJson());
+  }
+  // Rank 0 writes the model (a temporary file renamed into place); every rank learns whether that worked.
+  comm::OnEveryRankOrFail(*comm, [&] {
+    if (lead) svm::SaveSvmModel(model, a.model, stats.dump());
+  });
+  log::Info("svm: {} support vectors, {} iterations, {} kernel evaluations, {:.3f} s; model written to {}",
+            model.total_sv(), report.iterations, report.kernel_evaluations, report.seconds, a.model);
+  if (distributed) {
+    const auto& d = stats["distributed"];
+    log::Info("svm: {} ranks, pairs {}, {:.0f} bytes per iteration per rank, {:.3f} s in communication{}", comm->Size(),
+              d["pairs"].get<std::string>(), d["bytes_per_iteration"].get<double>(), d["comm_seconds"].get<double>(),
+              d.contains("predicted_seconds")
+                  ? fmt::format(", {:.3f} s predicted on {} machines ({})", d["predicted_seconds"].get<double>(),
+                                comm->Size(), d["network"].get<std::string>())
+                  : std::string());
+  }
+  if (!lead) return {};
+  if (a.json) return stats.dump() + "\n";
+  std::string out;
+  if (!a.quiet) {  // svm-train -q prints none of these
+    for (const auto& pr : report.pairs)
+      out += fmt::format("obj = {}, rho = {}\nnSV = {}, nBSV = {}\n", CFixed(pr.result.obj), CFixed(pr.result.rho),
+                         pr.result.nr_sv, pr.result.nr_bsv);
+    out += fmt::format("Total nSV = {}\n", model.total_sv());
+  }
+  return out;
+}
+
+}  // namespace tessel::app

@@ -1,0 +1,123 @@
+// `tessel train svm`: LIBSVM's SVMs (C-SVC, nu-SVC, one-class, epsilon-SVR, nu-SVR) on LIBSVM text data with
+// svm-train's flag letters, on one process or, under `mpirun -np K`, on the ranks together (svm/dist_train.h);
+// writes a LIBSVM model file (and its tessel sidecar), or cross-validates with -v. Every option declared once here.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "app/given.h"
+#include "app/run_options.h"
+#include "svm/dist_train.h"
+#include "svm/svm_params.h"
+
+namespace tessel::app {
+
+struct TrainSvmOptions {
+  std::string data;
+  std::vector<std::string> files;  // svm-train's positional form: TRAINING_FILE [MODEL_FILE]
+  bool quiet = false;              // -q: warnings and errors only (svm-train -q)
+  std::string model;
+  bool force = false;
+  svm::SvmParams params;             // the training parameters (SvmParams::Params declares their options)
+  std::vector<std::string> weights;  // LABEL WEIGHT pairs
+  ThreadOptions threads;
+  DeviceOptions device;
+  std::string solver = "smo";
+  int working_set = 0;  // 0: 256 on the CPU, 1024 on CUDA
+  std::string network;  // predict the multi-rank time on this network ("" = no prediction)
+  svm::PairSchedule pairs = svm::PairSchedule::kAuto;
+  double rebalance = 1.2;
+  TimeoutOption timeout;
+  bool json = false;
+  int cross_validation = 0;  // -v K: K-fold cross-validation instead of a model (0 = off)
+  Given given;
+
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    using F = ParamInfo::Front;
+    v(ParamInfo{.name = "data",
+                .help = "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert); "
+                        "required unless given as svm-train's TRAINING_FILE",
+                .front = F::kCli},
+      c.data);
+    v(ParamInfo{.name = "files",
+                .help = "svm-train's form: TRAINING_FILE [MODEL_FILE] instead of --data and --model (MODEL_FILE "
+                        "defaults to TRAINING_FILE's name + .model in the working folder)",
+                .flag = "files",
+                .front = F::kCli,
+                .max_values = 2},
+      c.files);
+    v(ParamInfo{.name = "quiet",
+                .help = "Quiet: warnings and errors only (svm-train -q)",
+                .flag = "-q,--quiet",
+                .front = F::kCli},
+      c.quiet);
+    v(ParamInfo{.name = "model",
+                .help = "Output model file (LIBSVM text format; FILE.json gets the statistics); required unless -v",
+                .front = F::kCli},
+      c.model);
+    v(ParamInfo{.name = "force",
+                .help = "Replace an existing --model file and its sidecar MODEL.json (regular files only; never a "
+                        "folder, a device or the --data file)",
+                .front = F::kCli},
+      c.force);
+    svm::SvmParams::Params(c.params, v);
+    v(ParamInfo{.name = "weight",
+                .help = "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)",
+                .flag = "-w,--weight",
+                .front = F::kCli,
+                .max_values = 2},
+      c.weights);
+    ThreadOptions::Params(c.threads, v);
+    DeviceOptions::Params(c.device, v);
+    v(ParamInfo{.name = "solver",
+                .help = "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets: "
+                        "under mpirun two collectives per round of up to 10 q steps instead of two per step); "
+                        "--device cuda always runs batch",
+                .front = F::kCli},
+      c.solver);
+    v(ParamInfo{.name = "working_set",
+                .help = "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 "
+                        "there)",
+                .front = F::kCli,
+                .lo = 0,
+                .hi = 1 << 16},
+      c.working_set);
+    v(ParamInfo{.name = "network",
+                .help = "Under mpirun: predict the training time on one machine per rank connected by this network, "
+                        "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages "
+                        "sent",
+                .front = F::kCli},
+      c.network);
+    v(ParamInfo{.name = "pairs",
+                .help = "Under mpirun, how one-vs-one pairs use the ranks: shared (every pair solved by all ranks "
+                        "over their row blocks), spread (each pair solved by one rank alone), or auto (spread when "
+                        "there are at least as many pairs as ranks)",
+                .front = F::kCli},
+      c.pairs);
+    v(ParamInfo{.name = "rebalance",
+                .help = "Under mpirun (SMO, pairs shared): move active samples between ranks at an elimination check "
+                        "point when one rank's share exceeds this times the mean (0 = never)",
+                .front = F::kCli,
+                .lo = 0,
+                .hi = 1e9},
+      c.rebalance);
+    TimeoutOption::Params(c.timeout, v);
+    v(ParamInfo{.name = "json", .help = "Print the training statistics as JSON on stdout", .front = F::kCli}, c.json);
+    v(ParamInfo{.name = "cross_validation",
+                .help = "K-fold cross-validation as svm-train -v K (LIBSVM's folds; prints the accuracy, or the mean "
+                        "squared error and squared correlation; writes no model); 0 = off",
+                .flag = "-v,--cross-validation",
+                .front = F::kCli,
+                .lo = 0,
+                .hi = 1 << 30},
+      c.cross_validation);
+  }
+};
+
+// Trains (or cross-validates) and writes the model; returns what svm-train prints on stdout (rank 0; empty on the
+// other ranks): the pairs' obj/rho/nSV lines, -v's summary, or with --json the statistics.
+std::string TrainSvm(const TrainSvmOptions& options);
+
+}  // namespace tessel::app
