@@ -130,20 +130,12 @@ class _BaseLibSVM(BaseEstimator):
     _formulation = ("C",)
     _classifier = False  # classes_, one-vs-one pairs, the binary sign flip
 
-    def __init__(self, *, kernel, degree, gamma, coef0, shrinking, tol, cache_size, max_iter, device, solver,
-                 working_set, threads):
-        self.kernel = kernel
-        self.degree = degree
-        self.gamma = gamma
-        self.coef0 = coef0
-        self.shrinking = shrinking
-        self.tol = tol
-        self.cache_size = cache_size
-        self.max_iter = max_iter
-        self.device = device
-        self.solver = solver
-        self.working_set = working_set
-        self.threads = threads
+    def _keep_params(self, args):
+        """What each estimator's __init__ does, as scikit-learn wants it: stores every argument (ARGS, the
+        __init__'s locals()) unchanged as the attribute of its name."""
+        for name, value in args.items():
+            if name != "self":
+                setattr(self, name, value)
 
     # ---- parameters -------------------------------------------------------------------------------------------
     def _engine_params(self, X):
@@ -346,16 +338,6 @@ class _BaseSVC(ClassifierMixin, _BaseLibSVM):
 
     _classifier = True
 
-    def __init__(self, *, kernel, degree, gamma, coef0, shrinking, tol, cache_size, class_weight, max_iter,
-                 decision_function_shape, break_ties, probability, device, solver, working_set, threads):
-        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
-                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
-                         working_set=working_set, threads=threads)
-        self.class_weight = class_weight
-        self.decision_function_shape = decision_function_shape
-        self.break_ties = break_ties
-        self.probability = probability
-
     def _check_own_params(self):
         if not isinstance(self.probability, (bool, np.bool_)):
             raise ValueError(f"probability={self.probability!r}: True or False is needed")
@@ -475,12 +457,7 @@ class SVC(_BaseSVC):
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True, tol=1e-3,
                  cache_size=200, class_weight=None, max_iter=-1, decision_function_shape="ovr", break_ties=False,
                  probability=False, device="cpu", solver="smo", working_set=0, threads=0):
-        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
-                         cache_size=cache_size, class_weight=class_weight, max_iter=max_iter,
-                         decision_function_shape=decision_function_shape, break_ties=break_ties,
-                         probability=probability, device=device, solver=solver, working_set=working_set,
-                         threads=threads)
-        self.C = C
+        self._keep_params(locals())
 
 
 class NuSVC(_BaseSVC):
@@ -498,12 +475,7 @@ class NuSVC(_BaseSVC):
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True, tol=1e-3,
                  cache_size=200, class_weight=None, max_iter=-1, decision_function_shape="ovr", break_ties=False,
                  probability=False, device="cpu", solver="smo", working_set=0, threads=0):
-        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
-                         cache_size=cache_size, class_weight=class_weight, max_iter=max_iter,
-                         decision_function_shape=decision_function_shape, break_ties=break_ties,
-                         probability=probability, device=device, solver=solver, working_set=working_set,
-                         threads=threads)
-        self.nu = nu
+        self._keep_params(locals())
 
     def _more_tags(self):
         return {"binary_only": False,
@@ -540,11 +512,7 @@ class SVR(_BaseSVR):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0, epsilon=0.1,
                  shrinking=True, cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
-        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
-                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
-                         working_set=working_set, threads=threads)
-        self.C = C
-        self.epsilon = epsilon
+        self._keep_params(locals())
 
 
 class NuSVR(_BaseSVR):
@@ -560,11 +528,7 @@ class NuSVR(_BaseSVR):
 
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
                  tol=1e-3, cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
-        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
-                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
-                         working_set=working_set, threads=threads)
-        self.nu = nu
-        self.C = C
+        self._keep_params(locals())
 
 
 class OneClassSVM(OutlierMixin, _BaseLibSVM):
@@ -582,10 +546,7 @@ class OneClassSVM(OutlierMixin, _BaseLibSVM):
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5, shrinking=True,
                  cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
-        super().__init__(kernel=kernel, degree=degree, gamma=gamma, coef0=coef0, shrinking=shrinking, tol=tol,
-                         cache_size=cache_size, max_iter=max_iter, device=device, solver=solver,
-                         working_set=working_set, threads=threads)
-        self.nu = nu
+        self._keep_params(locals())
 
     def fit(self, X, y=None):
         """Learns the support of X's distribution (dense or SciPy CSR); y is ignored. Returns self."""

@@ -13,15 +13,11 @@
 #   SKEW="" (e.g. "--skew-variance 2": added to every row but the first baseline, which stays s = 1)
 #   CSBM_NODES=100000  THREADS=1  DATA=../shared/data  OUT=  JSONL= (a copy of every run's JSON line)
 set -euo pipefail
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build=$1
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 15 tessel "$@"
 tessel="$build/tools/tessel"
-[[ -x "$tessel" ]] || { echo "error: $tessel not found; build it: ninja -C $build tessel" >&2; exit 1; }
-command -v mpirun >/dev/null || { echo "error: mpirun not found (apt-get install openmpi-bin)" >&2; exit 1; }
+bench_need_tool mpirun "apt-get install openmpi-bin"
 GRAPHS=${GRAPHS:-facebook}
 SEEDS=${SEEDS:-3}
 EPOCHS=${EPOCHS:-10}
@@ -35,14 +31,7 @@ CONFIGS=${CONFIGS:-fp16/fp16 none/int8 int8/int8 qsgd/qsgd topk:0.01/int8 cltk:0
 SKEW=${SKEW:-}
 CSBM_NODES=${CSBM_NODES:-100000}
 THREADS=${THREADS:-1}
-DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-work=$(mktemp -d "${TMPDIR:-/tmp}/tessel_compress_bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-results="$work/results.jsonl"
-: >"$results"
-
-source "$repo/tools/bench/lib.sh"
+bench_mpi_workspace compress_bench
 
 first=1
 for graph in $GRAPHS; do

@@ -8,10 +8,7 @@ import json
 import statistics
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_common import plt, save_figure
 
 
 def main():
@@ -53,9 +50,7 @@ def main():
     graphs = sorted({g for g, _ in groups})
     ax.set_title(f"Compressed exchange, {', '.join(graphs)}: accuracy against bytes")
     ax.grid(True, which="both", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(out, dpi=120)
-    print(f"wrote {out}", file=sys.stderr)
+    save_figure(fig, out, 120)
     return 0
 
 

@@ -32,6 +32,7 @@ try:
     import dgl.nn as dglnn
 except ImportError as e:  # pragma: no cover - a message instead of a traceback
     sys.exit(f"error: {e}; install DGL with tools/bench/setup-dgl.sh and run this script with /opt/dgl-venv/bin/python")
+from torch_run import add_run_options, start_run  # noqa: E402  (after torch imported, or the message above)
 
 
 def load_native(folder):
@@ -92,14 +93,8 @@ def main():
     ap.add_argument("--dropout", type=float, default=0.5)
     ap.add_argument("--lr", type=float, default=0.01)
     ap.add_argument("--weight-decay", type=float, default=5e-4)
-    ap.add_argument("--epochs", type=int, default=5)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
-
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
-    np.random.seed(a.seed)
+    add_run_options(ap, epochs=5)
+    a = start_run(ap)
     dgl.seed(a.seed)
     m, indptr, indices, feats, labels, split = load_native(a.dataset)
     n = m["num_nodes"]

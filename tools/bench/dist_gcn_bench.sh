@@ -14,15 +14,11 @@
 #   DATA=../shared/data  EXTRA="" (more `train gcn` flags for every run, e.g. --normalize-features l1 --lr 0.02)
 # Reduced smoke run: GRAPHS=facebook METHODS=metis SKEWS="1 4" SEEDS=1 EPOCHS=2 tools/bench/dist_gcn_bench.sh B
 set -euo pipefail
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build=$1
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 15 tessel "$@"
 tessel="$build/tools/tessel"
-[[ -x "$tessel" ]] || { echo "error: $tessel not found; build it: ninja -C $build tessel" >&2; exit 1; }
-command -v mpirun >/dev/null || { echo "error: mpirun not found (apt-get install openmpi-bin)" >&2; exit 1; }
+bench_need_tool mpirun "apt-get install openmpi-bin"
 GRAPHS=${GRAPHS:-facebook csbm}
 METHODS=${METHODS:-metis random}
 SKEWS=${SKEWS:-1 2 4 8}
@@ -39,14 +35,7 @@ CSBM_FEATURES=${CSBM_FEATURES:-128}
 CSBM_SPLIT=${CSBM_SPLIT:-0.6,0.2,0.2}
 THREADS=${THREADS:-1}
 EXTRA=${EXTRA:-}
-DATA=${DATA:-${TESSEL_SHARED_DATA:-$repo/../shared/data}}
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-work=$(mktemp -d "${TMPDIR:-/tmp}/tessel_dist_bench.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-results="$work/results.jsonl"
-: >"$results"
-
-source "$repo/tools/bench/lib.sh"
+bench_mpi_workspace dist_bench
 
 for graph in $GRAPHS; do
   data=$(bench_dataset "$graph")

@@ -8,19 +8,13 @@
 #
 # Usage: tools/bench/gcn_bench.sh BUILD_DIR [SEEDS (10)] [FACEBOOK_SEEDS (3)]
 set -euo pipefail
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build=$1
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 9 "tessel tessel_gcn_sampler_bench" "$@"
 seeds=${2:-10}
 fb_seeds=${3:-3}
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 tessel="$build/tools/tessel"
 sampler_bench="$build/tools/bench/tessel_gcn_sampler_bench"
-for exe in "$tessel" "$sampler_bench"; do
-  [[ -x "$exe" ]] || { echo "error: $exe not found; build it: ninja -C $build tessel tessel_gcn_sampler_bench" >&2; exit 1; }
-done
 /usr/bin/python3 -c 'import torch' 2>/dev/null || { echo "error: python3-torch missing (apt-get install -y python3-torch)" >&2; exit 1; }
 shared=${TESSEL_SHARED_DATA:-$repo/../shared/data}
 work=$(mktemp -d)
@@ -166,15 +160,4 @@ entries, d = 128, h = 16, 4-byte floats/ids, 8-byte offsets):
 | per-layer activations, gradients (a few n·h·4 = 64 MB each) | ~0.4 GB |
 
 EOF
-doc="$repo/docs/benchmarks.md"
-/usr/bin/python3 - "$doc" "$section" <<'PY'
-import os, re, sys
-doc, section = sys.argv[1], open(sys.argv[2]).read()
-text = open(doc).read() if os.path.exists(doc) else "# Benchmarks\n\n"
-m = re.search(r"^## GCN\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
-tmp = doc + ".tmp"
-open(tmp, "w").write(text)
-os.replace(tmp, doc)
-PY
-echo "wrote the ## GCN section of $doc" >&2
+write_bench_section "## GCN" "$section"

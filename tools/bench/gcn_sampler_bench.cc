@@ -18,6 +18,7 @@
 #include "datasets/graph_builder.h"
 #include "datasets/native_format.h"
 #include "sampling/neighbor_sampler.h"
+#include "tools/bench/bench_common.h"
 
 namespace {
 
@@ -82,32 +83,15 @@ int main(int argc, char** argv) {
     graph = tessel::datasets::LoadNodeDataset(dataset).graph;
     what = dataset;
   } else {
-    tessel::datasets::EdgeList el;
-    el.num_nodes = nodes;
     tessel::Rng rng(1);
-    for (int64_t e = 0; e < edges; ++e) {
-      el.Add(static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(nodes))),
-             static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(nodes))));
-    }
-    graph = tessel::datasets::GraphBuilder().BuildAny(el);
+    graph = tessel::datasets::GraphBuilder().BuildAny(tessel::bench::UniformRandomEdges(nodes, edges, rng));
     what = fmt::format("uniform random graph, {} nodes, {} edges drawn", nodes, edges);
   }
   const auto& g = std::get<tessel::datasets::CsrGraph32>(graph);
   tessel::sampling::NeighborSampler sampler(graph, {fanouts, false, tessel::sampling::Aggregation::kGcn});
-  std::vector<std::vector<int64_t>> seed_sets;
   tessel::Rng rng(2);
-  for (int b = 0; b < batches; ++b) {
-    std::vector<int64_t> s;
-    std::vector<bool> used(static_cast<size_t>(g.num_nodes()), false);
-    while (static_cast<int64_t>(s.size()) < batch) {
-      const auto u = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(g.num_nodes())));
-      if (!used[static_cast<size_t>(u)]) {
-        used[static_cast<size_t>(u)] = true;
-        s.push_back(u);
-      }
-    }
-    seed_sets.push_back(std::move(s));
-  }
+  const std::vector<std::vector<int64_t>> seed_sets =
+      tessel::bench::DistinctSeedSets(g.num_nodes(), batch, batches, rng);
   auto t0 = std::chrono::steady_clock::now();
   int64_t ours_edges = 0;
   for (int b = 0; b < batches; ++b) {

@@ -21,6 +21,7 @@
 #include "datasets/graph_builder.h"
 #include "sampling/gpu_sampler.h"
 #include "sampling/neighbor_sampler.h"
+#include "tools/bench/bench_common.h"
 
 namespace {
 
@@ -128,30 +129,13 @@ namespace {
 
 int Run(int64_t nodes, int64_t edges, int64_t batch, int batches, const std::vector<std::string>& fanout_sets,
         bool replace, double skew, int device_id, int threads, bool json) {
-  tessel::datasets::EdgeList el;
-  el.num_nodes = nodes;
   tessel::Rng rng(1);
-  for (int64_t e = 0; e < edges; ++e) {
-    el.Add(static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(nodes))),
-           static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(nodes))));
-  }
-  const tessel::datasets::AnyGraph graph = tessel::datasets::GraphBuilder().BuildAny(el);
+  const tessel::datasets::AnyGraph graph =
+      tessel::datasets::GraphBuilder().BuildAny(tessel::bench::UniformRandomEdges(nodes, edges, rng));
   const int64_t entries = tessel::datasets::NumEntries(graph);
   std::vector<int32_t> owners(static_cast<size_t>(entries));
   for (auto& o : owners) o = static_cast<int32_t>(rng.UniformInt(3));
-  std::vector<std::vector<int64_t>> seed_sets;
-  for (int b = 0; b < batches; ++b) {
-    std::vector<int64_t> s;
-    std::vector<bool> used(static_cast<size_t>(nodes), false);
-    while (static_cast<int64_t>(s.size()) < batch) {
-      const auto u = static_cast<int64_t>(rng.UniformInt(static_cast<uint64_t>(nodes)));
-      if (!used[static_cast<size_t>(u)]) {
-        used[static_cast<size_t>(u)] = true;
-        s.push_back(u);
-      }
-    }
-    seed_sets.push_back(std::move(s));
-  }
+  const std::vector<std::vector<int64_t>> seed_sets = tessel::bench::DistinctSeedSets(nodes, batch, batches, rng);
   const std::string device_name = tessel::device::Describe(device_id);
   const int cpu_threads = threads == 0 ? tessel::ThreadLimit::HardwareThreads() : threads;
   if (!json) {

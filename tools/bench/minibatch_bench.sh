@@ -12,16 +12,12 @@
 # DGL: tools/bench/setup-dgl.sh makes /opt/dgl-venv (override with DGL_PYTHON=path/to/python). Builds nothing.
 # Usage: tools/bench/minibatch_bench.sh BUILD_DIR [EPOCHS (5)] [THREADS (2; a list: "1 2")]
 set -euo pipefail
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build=$1
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 13 tessel "$@"
 epochs=${2:-5}
 threads_list=${3:-2}
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 tessel="$build/tools/tessel"
-[[ -x "$tessel" ]] || { echo "error: $tessel not found; build it: ninja -C $build tessel" >&2; exit 1; }
 dgl_python=${DGL_PYTHON:-/opt/dgl-venv/bin/python}
 if ! "$dgl_python" -c 'import dgl' >/dev/null 2>&1; then
   echo "error: DGL is not importable by $dgl_python; install it with tools/bench/setup-dgl.sh" \
@@ -89,14 +85,13 @@ print(json.dumps({"system": "dgl", "dataset": d["dataset"] if d["dataset"] != "c
 done
 cat "$results"
 
-doc="$repo/docs/benchmarks.md"
 commit=$(git -C "$repo" rev-parse --short HEAD 2>/dev/null || echo unknown)
 cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -1)
 cores=$(nproc)
-/usr/bin/python3 - "$doc" "$results" "$commit" "$cpu" "$cores" "$epochs" "$threads_list" \
+/usr/bin/python3 - "$work/section.md" "$results" "$commit" "$cpu" "$cores" "$epochs" "$threads_list" \
   "${BASELINE_TESSEL:+${BASELINE_LABEL:-an earlier build}}" <<'PY'
-import json, os, re, sys
-doc, results, commit, cpu, cores, epochs, threads, baseline = sys.argv[1:9]
+import json, sys
+section_file, results, commit, cpu, cores, epochs, threads, baseline = sys.argv[1:9]
 rows = [json.loads(l) for l in open(results)]
 def get(system, ds, t):
     for r in rows:
@@ -138,12 +133,6 @@ for r in rows:
 dgl = next((r for r in rows if r["system"] == "dgl"), None)
 if dgl:
     out += ["", f"DGL {dgl['dgl']} on torch {dgl['torch']}."]
-section = "\n".join(out) + "\n\n"
-text = open(doc).read() if os.path.exists(doc) else "# Benchmarks\n\n"
-m = re.search(r"^## Mini-batch GCN on the CPU: tessel vs DGL\n.*?(?=^## |\Z)", text, flags=re.S | re.M)
-text = text[:m.start()] + section + text[m.end():] if m else text.rstrip("\n") + "\n\n" + section
-tmp = doc + ".tmp"
-open(tmp, "w").write(text)
-os.replace(tmp, doc)
+open(section_file, "w").write("\n".join(out) + "\n\n")
 PY
-echo "wrote the mini-batch section of $doc" >&2
+write_bench_section "## Mini-batch GCN on the CPU: tessel vs DGL" "$work/section.md"

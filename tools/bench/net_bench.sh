@@ -21,14 +21,10 @@
 #   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
 #   GCN_FLAGS= (more `tessel train gcn` options for every GCN run, e.g. "--eval-every 0")
 set -euo pipefail
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,22p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build=$1
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-tessel=$(realpath "$build/tools/tessel" 2>/dev/null || true)
-[[ -n "$tessel" && -x "$tessel" ]] || { echo "error: $build/tools/tessel not found; build it: ninja -C $build tessel" >&2; exit 1; }
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 22 tessel "$@"
+tessel=$(realpath "$build/tools/tessel")
 [[ $(id -u) -eq 0 ]] || { echo "error: needs root (ip netns add, tc qdisc); run it as root or under sudo" >&2; exit 1; }
 for tool in ip tc mpirun python3; do
   command -v "$tool" >/dev/null || { echo "error: $tool not found (ip, tc: apt-get install iproute2; mpirun: openmpi-bin)" >&2; exit 1; }
@@ -74,8 +70,6 @@ ip -n "$ns" link set lo up
 [[ -z $MTU ]] || ip -n "$ns" link set lo mtu "$MTU" || { echo "error: ip link set lo mtu $MTU failed" >&2; exit 1; }
 results="$work/results.jsonl"
 : >"$results"
-# shellcheck source=tools/bench/lib.sh
-source "$repo/tools/bench/lib.sh"
 
 # in_ns CMD...: CMD inside the namespace (the environment is kept: ip netns exec runs it directly)
 in_ns() { ip netns exec "$ns" "$@"; }
@@ -343,8 +337,7 @@ ${plot_line}${notes:+$notes
 }
 SECTION
 if [[ $DOC == 1 ]]; then
-  replace_doc_section "$doc" "## Over a shaped network" "$section"
-  echo "updated the '## Over a shaped network' section of $doc" >&2
+  write_bench_section "## Over a shaped network" "$section"
 fi
 [[ -n "${JSONL:-}" ]] && cp "$results" "$JSONL"
 cat "$section"

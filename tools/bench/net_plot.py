@@ -9,10 +9,7 @@ import json
 import statistics
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+from plot_common import plt, save_figure
 
 
 def main():
@@ -52,9 +49,7 @@ def main():
         ax.set_title(wl.replace(":", ", ranks "))
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    print(f"net_plot: wrote {out}", file=sys.stderr)
+    save_figure(fig, out, 110, "net_plot: ")
     return 0
 
 

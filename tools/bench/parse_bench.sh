@@ -7,19 +7,11 @@
 # The SNAP ego-Twitter file is taken from $TESSEL_SHARED_DATA (default: ../shared/data beside the checkout);
 # when it is absent only the generated 10M-edge file is timed.
 set -euo pipefail
-
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build_dir=$1
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 8 tessel_parse_bench "$@"
 shift
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-bench="$build_dir/tools/bench/tessel_parse_bench"
-if [[ ! -x "$bench" ]]; then
-  echo "error: $bench not found; build it first: ninja -C $build_dir tessel_parse_bench" >&2
-  exit 1
-fi
+bench="$build/tools/bench/tessel_parse_bench"
 shared=${TESSEL_SHARED_DATA:-$repo/../shared/data}
 twitter="$shared/graphs/snap_ego_twitter/ego-twitter.edges.txt"
 args=(--markdown)
@@ -53,29 +45,12 @@ waiting for a core. The target is at least 20M edges/s on one core.
 
 - Machine: $(nproc) CPUs (\`nproc\`), ${cpu_model}; load average $load_before before and $load_after after the run.
 - Commit: $commit (plus uncommitted changes, if any), $(date -u +%Y-%m-%d).
-- Command: \`tools/bench/parse_bench.sh $build_dir\`, which ran
+- Command: \`tools/bench/parse_bench.sh $build\`, which ran
   \`$(basename "$bench") ${args[*]}\`.
 
 $table
 
 EOF
 
-doc="$repo/docs/benchmarks.md"
-if [[ ! -f "$doc" ]]; then
-  mkdir -p "$(dirname "$doc")"
-  printf '# Benchmarks\n\nMeasured results of the benchmarks under `tools/bench/`; each section is rewritten by its own\nscript and names the machine and the exact command. Every benchmark times a named baseline in the same run.\n\n' >"$doc"
-fi
-# Replace the section from "## Text parsing" up to the next "## " heading, or append it.
-tmp="$doc.tmp.$$"
-awk -v section_file="$section" '
-  BEGIN { while ((getline line < section_file) > 0) sec = sec line "\n" }
-  /^## / {
-    if (skipping) skipping = 0
-    if ($0 == "## Text parsing") { printf "%s", sec; skipping = 1; done = 1; next }
-  }
-  !skipping { print }
-  END { if (!done) printf "%s", sec }
-' "$doc" >"$tmp"
-mv "$tmp" "$doc"
-echo "updated the '## Text parsing' section of $doc" >&2
+write_bench_section "## Text parsing" "$section"
 printf '%s\n' "$table"

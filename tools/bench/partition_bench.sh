@@ -137,20 +137,7 @@ $speed
 $gp
 EOF
 
-doc="$repo/docs/benchmarks.md"
-if [[ ! -f "$doc" ]]; then
-  printf '# Benchmarks\n\nMeasured results of the benchmarks under `tools/bench/`; each section is rewritten by its own\nscript and names the machine and the exact command. Every benchmark times a named baseline in the same run.\n\n' >"$doc"
-fi
-tmp="$doc.tmp.$$"
-awk -v section_file="$section" '
-  BEGIN { while ((getline line < section_file) > 0) sec = sec line "\n" }
-  /^## / {
-    if (skipping) skipping = 0
-    if ($0 == "## Partitioning") { printf "%s", sec; skipping = 1; done = 1; next }
-  }
-  !skipping { print }
-  END { if (!done) printf "%s", sec }
-' "$doc" >"$tmp"
-mv "$tmp" "$doc"
-echo "updated the '## Partitioning' section of $doc" >&2
+# shellcheck source=tools/bench/lib.sh
+source "$repo/tools/bench/lib.sh"
+write_bench_section "## Partitioning" "$section"
 cat "$section"

@@ -18,6 +18,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch_run import add_run_options, start_run
 
 
 def read_lines(prefix, what):
@@ -84,13 +85,8 @@ class GCN(nn.Module):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("prefix")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--epochs", type=int, default=200)
-    ap.add_argument("--threads", type=int, default=2)
-    a = ap.parse_args()
-    torch.set_num_threads(a.threads)
-    torch.manual_seed(a.seed)
-    np.random.seed(a.seed)
+    add_run_options(ap, epochs=200)
+    a = start_run(ap)
     x, labels, edges, split = load(a.prefix)
     x = x / np.maximum(x.sum(axis=1, keepdims=True), 1e-12)  # row-normalised, as pygcn
     features = torch.from_numpy(x)

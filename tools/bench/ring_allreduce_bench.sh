@@ -7,19 +7,11 @@
 #   e.g. tools/bench/ring_allreduce_bench.sh build --reps 5
 # NP (default 4) ranks, started with --oversubscribe so they may outnumber the cores.
 set -euo pipefail
-
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build_dir=$1
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 8 tessel_ring_allreduce_bench "$@"
 shift
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-bench="$build_dir/tools/bench/tessel_ring_allreduce_bench"
-if [[ ! -x "$bench" ]]; then
-  echo "error: $bench not found; build it first: cmake --build $build_dir --target tessel_ring_allreduce_bench" >&2
-  exit 1
-fi
+bench="$build/tools/bench/tessel_ring_allreduce_bench"
 mpirun=${MPIRUN:-mpirun}
 if ! command -v "$mpirun" >/dev/null; then
   echo "error: $mpirun not found (set MPIRUN)" >&2
@@ -58,25 +50,12 @@ median over MPI_Allreduce's: below 1, the ring is faster.
   cores (oversubscribed when more ranks than cores: ranks wait for a core, so times are those of a busy node, not of
   a cluster). Load average $load_before before and $load_after after the run ($seconds s).
 - Commit: $commit (plus uncommitted changes, if any), $(date -u +%Y-%m-%d).
-- Command: \`tools/bench/ring_allreduce_bench.sh $build_dir${*:+ $*}\`, which ran
+- Command: \`tools/bench/ring_allreduce_bench.sh $build${*:+ $*}\`, which ran
   \`mpirun -np $np --oversubscribe $(basename "$bench") ${args[*]}\`.
 
 $table
 
 EOS
 
-doc="$repo/docs/benchmarks.md"
-# Replace the section from "## Ring allreduce" up to the next "## " heading, or append it.
-tmp="$doc.tmp.$$"
-awk -v section_file="$section" '
-  BEGIN { while ((getline line < section_file) > 0) sec = sec line "\n" }
-  /^## / {
-    if (skipping) skipping = 0
-    if ($0 == "## Ring allreduce") { printf "%s", sec; skipping = 1; done = 1; next }
-  }
-  !skipping { print }
-  END { if (!done) { printf "\n"; printf "%s", sec } }
-' "$doc" >"$tmp"
-mv "$tmp" "$doc"
-echo "updated the '## Ring allreduce' section of $doc" >&2
+write_bench_section "## Ring allreduce" "$section"
 printf '%s\n' "$table"

@@ -92,9 +92,7 @@ $table
 
 SECTION
 
-doc="$repo/docs/benchmarks.md"
 # shellcheck source=tools/bench/lib.sh
 source "$repo/tools/bench/lib.sh"
-replace_doc_section "$doc" "## Compressed input" "$section"
-echo "updated the '## Compressed input' section of $doc" >&2
+write_bench_section "## Compressed input" "$section"
 printf '%s\n' "$table"

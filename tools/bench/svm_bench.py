@@ -234,6 +234,12 @@ def machine(cmdline):
             f"- Command: `{cmdline}`\n")
 
 
+def write_table_section(a, title, intro, rows, after=""):
+    """Rewrites the section `## TITLE` of a.doc: INTRO (ending in a blank line), the machine lines, the table ROWS
+    and AFTER."""
+    replace_section(a.doc, title, intro + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n" + after)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tessel", required=True)
@@ -291,28 +297,28 @@ def main():
                 if ranks > 1:
                     rebalance_notes.append(f"{name} K={ranks}: "
                                            f"{times[('smo', 'periodic, --rebalance 0')] / times[('smo', 'periodic')]:.2f}x")
-        body = ("`tessel train svm --threads 1` in one process (K = 1) and under `mpirun -np K --oversubscribe` with one "
-                "thread per rank (K = 2, 4), with LIBSVM's periodic elimination and without (`--shrinking off`). "
-                f"`--solver batch` (q = 256) is the batched solver: one process at K = 1, the distributed batched "
-                f"solver (two collectives a round) at K > 1. "
-                f"Each row is the fastest of {repeats} runs by training time (other jobs share the cores). "
-                "*training s*: the solve as the trainer reports it (reading the file and MPI start-up excluded; "
-                "*wall s* includes them). *speed-up*: training time of K = 1 with the same elimination / this one "
-                "(target: 1.8x at K = 2 on this machine's two cores). *smallest active set*: over the check points, "
-                "of all ranks together and of one rank, with the check points that rebalanced the shares (SMO "
-                "rebalances at 1.2x the mean share by default; `--rebalance 0` rows never do). *CPU s per rank*: user + system of the busiest "
-                "rank (Open MPI polls while it waits, so waiting counts as CPU). *bytes per iteration*: what the "
-                "busiest rank sent, over the SMO iterations (over the rounds in parentheses). *predicted*: each rank's time outside communicator "
-                "calls plus the alpha-beta time of its calls on a 10 Gbit/s, 5 us network (docs/comm.md); at K = 4 "
-                "two ranks share each core here, so the measured compute, and the prediction, carry that slowdown. "
-                "*obj. rel. diff*: against K = 1 SMO with elimination (all within LIBSVM's tolerance; without "
-                "elimination K = 1 and K > 1 make the same iterations). fashion06: Fashion-MNIST T-shirt/top (+1) "
-                f"against Shirt (-1), 12,000 x 784 (`tessel convert --from idx ... --positive 0 --negative 6`). "
-                "What the table shows, and what is not met: docs/svm.md, \"Distributed training\", *Measured*.\n\n"
-                + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n\nElimination against none (training time "
-                "off / periodic): " + ", ".join(elim_notes) + ".\n\nRebalancing against none (training time "
-                "`--rebalance 0` / default, SMO with periodic elimination): " + ", ".join(rebalance_notes) + ".\n")
-        replace_section(a.doc, "SVM: distributed training (mpirun)", body)
+        intro = ("`tessel train svm --threads 1` in one process (K = 1) and under `mpirun -np K --oversubscribe` with one "
+                 "thread per rank (K = 2, 4), with LIBSVM's periodic elimination and without (`--shrinking off`). "
+                 f"`--solver batch` (q = 256) is the batched solver: one process at K = 1, the distributed batched "
+                 f"solver (two collectives a round) at K > 1. "
+                 f"Each row is the fastest of {repeats} runs by training time (other jobs share the cores). "
+                 "*training s*: the solve as the trainer reports it (reading the file and MPI start-up excluded; "
+                 "*wall s* includes them). *speed-up*: training time of K = 1 with the same elimination / this one "
+                 "(target: 1.8x at K = 2 on this machine's two cores). *smallest active set*: over the check points, "
+                 "of all ranks together and of one rank, with the check points that rebalanced the shares (SMO "
+                 "rebalances at 1.2x the mean share by default; `--rebalance 0` rows never do). *CPU s per rank*: user + system of the busiest "
+                 "rank (Open MPI polls while it waits, so waiting counts as CPU). *bytes per iteration*: what the "
+                 "busiest rank sent, over the SMO iterations (over the rounds in parentheses). *predicted*: each rank's time outside communicator "
+                 "calls plus the alpha-beta time of its calls on a 10 Gbit/s, 5 us network (docs/comm.md); at K = 4 "
+                 "two ranks share each core here, so the measured compute, and the prediction, carry that slowdown. "
+                 "*obj. rel. diff*: against K = 1 SMO with elimination (all within LIBSVM's tolerance; without "
+                 "elimination K = 1 and K > 1 make the same iterations). fashion06: Fashion-MNIST T-shirt/top (+1) "
+                 f"against Shirt (-1), 12,000 x 784 (`tessel convert --from idx ... --positive 0 --negative 6`). "
+                 "What the table shows, and what is not met: docs/svm.md, \"Distributed training\", *Measured*.\n\n")
+        write_table_section(a, "SVM: distributed training (mpirun)", intro, rows,
+                            "\nElimination against none (training time off / periodic): " + ", ".join(elim_notes)
+                            + ".\n\nRebalancing against none (training time `--rebalance 0` / default, SMO with "
+                            "periodic elimination): " + ", ".join(rebalance_notes) + ".\n")
 
     if "conformance" in parts or "speed" in parts:
         sets = CONFORMANCE + [MNIST]
@@ -342,14 +348,14 @@ def main():
                         f"{abs_rho(ours, lib):.1e} | {acc_kind}: {lib['accuracy']:.4f} / {ours['accuracy']:.4f} / "
                         f"{ours['accuracy_by_svm_predict']:.4f} | {lib['nsv']} / {ours['nsv']} | "
                         f"{lib['iterations']} / {ours['iterations']} |")
-        body = ("`tessel train svm` against Debian's `svm-train` 3.24 with the same arguments and `-m 100`; objectives "
-                "and rho as printed by svm-train (`%f`, 6 decimals) per one-vs-one pair; accuracy from `svm-predict` "
-                "and `tessel predict svm`; the last accuracy is `svm-predict` reading tessel's model file. Required: "
-                "objective within 1e-5 relative, rho within 1e-3, accuracy within 0.05 points. Note: Debian's "
-                "svm-train parses -c/-g/-r/-e as float (`-g 0.05` trains with 0.05000000074505806; its model says "
-                "so), tessel keeps float64, so paths can differ by a few iterations even with the same algorithm.\n\n"
-                + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n")
-        replace_section(a.doc, "SVM: conformance with LIBSVM 3.24", body)
+        intro = ("`tessel train svm` against Debian's `svm-train` 3.24 with the same arguments and `-m 100`; "
+                 "objectives and rho as printed by svm-train (`%f`, 6 decimals) per one-vs-one pair; accuracy from "
+                 "`svm-predict` and `tessel predict svm`; the last accuracy is `svm-predict` reading tessel's model "
+                 "file. Required: "
+                 "objective within 1e-5 relative, rho within 1e-3, accuracy within 0.05 points. Note: Debian's "
+                 "svm-train parses -c/-g/-r/-e as float (`-g 0.05` trains with 0.05000000074505806; its model says "
+                 "so), tessel keeps float64, so paths can differ by a few iterations even with the same algorithm.\n\n")
+        write_table_section(a, "SVM: conformance with LIBSVM 3.24", intro, rows)
 
     if "speed" in parts:
         rows = ["| data | args | svm-train s (CPU s) | tessel all cores s (CPU s) | ratio | tessel 1 thread s (CPU s) | ratio 1 thread | obj rel. diff |",
@@ -359,12 +365,11 @@ def main():
             rows.append(f"| {name} | `{args} -m 100` | {lib['wall']:.2f} ({lib['cpu']:.2f}) | {ours['wall']:.2f} "
                         f"({ours['cpu']:.2f}) | {lib['wall'] / ours['wall']:.1f}x | {one['wall']:.2f} ({one['cpu']:.2f}) "
                         f"| {lib['wall'] / one['wall']:.1f}x | {rel_obj(ours, lib):.1e} |")
-        body = ("Wall-clock seconds of `svm-train` and `tessel train svm` (reading the file included) with the same "
-                "parameters and cache size, run one after the other in the same script; *ratio* = svm-train time / "
-                "tessel time (target: at least 5x with both cores). CPU seconds (user + system of the child) in "
-                "parentheses. mnist5000 = the first 5,000 rows of `mnist.t` with pixels / 255 (test: the last 5,000).\n\n"
-                + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n")
-        replace_section(a.doc, "SVM: speed against svm-train", body)
+        intro = ("Wall-clock seconds of `svm-train` and `tessel train svm` (reading the file included) with the same "
+                 "parameters and cache size, run one after the other in the same script; *ratio* = svm-train time / "
+                 "tessel time (target: at least 5x with both cores). CPU seconds (user + system of the child) in "
+                 "parentheses. mnist5000 = the first 5,000 rows of `mnist.t` with pixels / 255 (test: the last 5,000).\n\n")
+        write_table_section(a, "SVM: speed against svm-train", intro, rows)
 
     if "types" in parts:
         subprocess.run(["/usr/bin/python3", "-c", FRIEDMAN, f"{work}/friedman1"], check=True)
@@ -378,15 +383,15 @@ def main():
                         f"{'byte-identical' if r['same_model'] else 'differs'} | {r['equal']} / {r['total']} | "
                         f"{r['quality']} | {r['lib_wall']:.2f} ({r['lib_cpu']:.2f}) | {r['wall']:.2f} ({r['cpu']:.2f}) "
                         f"| {r['lib_wall'] / r['wall']:.1f}x |")
-        body = ("LIBSVM's other formulations (`-s 1` nu-SVC, `-s 2` one-class, `-s 3` epsilon-SVR, `-s 4` nu-SVR), "
-                "`tessel train svm` (all cores) against Debian's `svm-train` 3.24 with the same arguments: objective "
-                "and rho relative differences (svm-train's printed `%f` digits), whether the model files are equal "
-                "byte for byte, predictions of `svm-predict` (svm-train's model) and `tessel predict svm` (ours) "
-                "compared value by value, and wall-clock seconds with the ratio svm-train / tessel. friedman1: "
-                "scikit-learn's `make_friedman1(n_samples=20000, n_features=10, noise=1.0, random_state=0)` "
-                "(10,000 rows train, 10,000 test; docs/datasets.md). These types run on the one-process SMO solver "
-                "(not yet batched, on a GPU or under mpirun).\n\n" + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n")
-        replace_section(a.doc, "SVM: every LIBSVM formulation against svm-train", body)
+        intro = ("LIBSVM's other formulations (`-s 1` nu-SVC, `-s 2` one-class, `-s 3` epsilon-SVR, `-s 4` nu-SVR), "
+                 "`tessel train svm` (all cores) against Debian's `svm-train` 3.24 with the same arguments: objective "
+                 "and rho relative differences (svm-train's printed `%f` digits), whether the model files are equal "
+                 "byte for byte, predictions of `svm-predict` (svm-train's model) and `tessel predict svm` (ours) "
+                 "compared value by value, and wall-clock seconds with the ratio svm-train / tessel. friedman1: "
+                 "scikit-learn's `make_friedman1(n_samples=20000, n_features=10, noise=1.0, random_state=0)` "
+                 "(10,000 rows train, 10,000 test; docs/datasets.md). These types run on the one-process SMO solver "
+                 "(not yet batched, on a GPU or under mpirun).\n\n")
+        write_table_section(a, "SVM: every LIBSVM formulation against svm-train", intro, rows)
 
     if "elimination" in parts:
         args_of = {n: args for n, _, _, args in CONFORMANCE}
@@ -401,12 +406,11 @@ def main():
                     rows.append(f"| {name} | {cache} | {policy} | {r['iterations']} | {r['kernel_evaluations']:,} | "
                                 f"{r['min_active']} | {r['reconstructions']} | {r['wall']:.2f} ({r['cpu']:.2f}) | "
                                 f"{r['obj'][0]:.6f} |")
-        body = ("`tessel train svm --shrinking POLICY -m CACHE` (all cores) with the conformance arguments: "
-                "`off` never eliminates; `eager` checks every iteration; `periodic` every min(l, 1000) iterations "
-                "(LIBSVM); `lazy` periodically once the gap is below 100 eps. Every policy ends with the same full "
-                "optimality check, so the objective agrees to the tolerance.\n\n" + machine(a.cmdline) + "\n" +
-                "\n".join(rows) + "\n\n" + WHEN_IT_PAYS)
-        replace_section(a.doc, "SVM: sample elimination", body)
+        intro = ("`tessel train svm --shrinking POLICY -m CACHE` (all cores) with the conformance arguments: "
+                 "`off` never eliminates; `eager` checks every iteration; `periodic` every min(l, 1000) iterations "
+                 "(LIBSVM); `lazy` periodically once the gap is below 100 eps. Every policy ends with the same full "
+                 "optimality check, so the objective agrees to the tolerance.\n\n")
+        write_table_section(a, "SVM: sample elimination", intro, rows, "\n" + WHEN_IT_PAYS)
     log("done")
 
 

@@ -9,12 +9,9 @@
 # Data: $TESSEL_SHARED_DATA/svm (default ../shared/data beside the checkout). a9a: -c 1 -g 0.05; w8a: -c 16
 # -g 0.03125 (the ThunderSVM paper's settings, as gpu_svm_bench.sh), eps 1e-3, 1000 MB row cache.
 set -euo pipefail
-
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-  sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'
-  exit 2
-fi
-build_dir=$1
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 10 tessel_svm_loop_bench "$@"
 shift
 cuda=""
 if [[ "${1:-}" == "--cuda" ]]; then
@@ -23,9 +20,7 @@ if [[ "${1:-}" == "--cuda" ]]; then
 fi
 sets=${1:-a9a,w8a}
 q=${2:-1024}
-repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-bench="$build_dir/tools/bench/tessel_svm_loop_bench"
-[[ -x "$bench" ]] || { echo "error: $bench not found; build it: cmake --build $build_dir --target tessel_svm_loop_bench" >&2; exit 1; }
+bench="$build/tools/bench/tessel_svm_loop_bench"
 shared=${TESSEL_SHARED_DATA:-$repo/../shared/data}
 [[ -d "$shared/svm" ]] || { echo "error: $shared/svm not found; set TESSEL_SHARED_DATA" >&2; exit 1; }
 
@@ -60,14 +55,10 @@ nothing about a GPU.
 
 - Machine: $(nproc) CPUs (\`nproc\`), ${cpu_model}${gpu:+; GPU: $gpu}.
 - Commit: $(git -C "$repo" rev-parse --short HEAD) (plus uncommitted changes, if any), $(date -u +%Y-%m-%d).
-- Command: \`tools/bench/svm_loop_bench.sh $build_dir${cuda:+ $cuda} $sets $q\`.
+- Command: \`tools/bench/svm_loop_bench.sh $build${cuda:+ $cuda} $sets $q\`.
 
 $tables
 SECTION
 
-doc="$repo/docs/benchmarks.md"
-# shellcheck source=tools/bench/lib.sh
-source "$repo/tools/bench/lib.sh"
-replace_doc_section "$doc" "## SVM device loop" "$section"
-echo "updated the '## SVM device loop' section of $doc" >&2
+write_bench_section "## SVM device loop" "$section"
 printf '%s' "$tables"

@@ -93,6 +93,15 @@ class Case:
         self.may_change = may_change  # paths (with {W}) a valid case replaces on purpose
 
 
+def case_adders(out):
+    """The shorthands of the case lists, each adding a Case to OUT: L, C, H, S and U one written for that class
+    (loss, crash, hang, silent, unhelpful), K one that must succeed (class ok)."""
+    def adder(klass, **fixed):
+        return lambda *a, **k: out.append(Case(klass, *a, **fixed, **k))
+    return (adder("loss"), adder("crash"), adder("hang"), adder("silent"), adder("unhelpful"),
+            adder("ok", expect="ok"))
+
+
 # ---------------------------------------------------------------------------------------------------------- fixtures
 
 def run(cmd, **kw):
@@ -284,12 +293,7 @@ def cases(have_mpi):
                   "2", "--timeout", "20"] if have_mpi else [T, "info", W + "/parts"])
     svm_predict = [T, "predict", "svm", "--model", W + "/h.model", "--data", W + "/h.svm"]
     out = []
-    L = lambda *a, **k: out.append(Case("loss", *a, **k))  # noqa: E731
-    C = lambda *a, **k: out.append(Case("crash", *a, **k))  # noqa: E731
-    H = lambda *a, **k: out.append(Case("hang", *a, **k))  # noqa: E731
-    S = lambda *a, **k: out.append(Case("silent", *a, **k))  # noqa: E731
-    U = lambda *a, **k: out.append(Case("unhelpful", *a, **k))  # noqa: E731
-    K = lambda *a, **k: out.append(Case("ok", *a, expect="ok", **k))  # noqa: E731
+    L, C, H, S, U, K = case_adders(out)
 
     # ---- outputs that would destroy inputs or other files
     L("checkpoint-resume-on-folder-of-files", gcn + ["--checkpoint", W + "/junk", "--resume"], needles=("junk",))
@@ -790,12 +794,7 @@ def setv(i, v):
 def more_cases(have_mpi):
     T, W, D = "{T}", "{W}", "{D}"
     out = []
-    L = lambda *a, **k: out.append(Case("loss", *a, **k))  # noqa: E731
-    C = lambda *a, **k: out.append(Case("crash", *a, **k))  # noqa: E731
-    H = lambda *a, **k: out.append(Case("hang", *a, **k))  # noqa: E731
-    S = lambda *a, **k: out.append(Case("silent", *a, **k))  # noqa: E731
-    U = lambda *a, **k: out.append(Case("unhelpful", *a, **k))  # noqa: E731
-    K = lambda *a, **k: out.append(Case("ok", *a, expect="ok", **k))  # noqa: E731
+    L, C, H, S, U, K = case_adders(out)
     gcn1 = [T, "train", "gcn", "--dataset", W + "/ds", "--epochs", "1"]
     svm_train = [T, "train", "svm", "--data", W + "/h.svm", "--model", W + "/m"]
     svm_predict = [T, "predict", "svm", "--model", W + "/h.model", "--data", W + "/h.svm"]
