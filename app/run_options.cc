@@ -4,8 +4,22 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/log.h"
+#include "core/memory_budget.h"
 
 namespace tessel::app {
+
+GlobalOptions::GlobalOptions() : max_inflate_ratio(memory::InflateLimits{}.max_ratio) {}
+
+void GlobalOptions::Apply() const {
+  try {
+    log::SetLevel(log::ParseLevel(log_level));
+  } catch (const Error& e) {
+    throw Error(fmt::format("--log-level: {}", e.what()));
+  }
+  memory::SetLimit(memory::ParseSize(max_memory, "--max-memory"));
+  memory::SetInflateLimits({max_inflate_ratio});
+}
 
 Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads) {
   Context ctx;

@@ -4,6 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+
+#include <fmt/format.h>
 #include <string_view>
 
 #include "comm/communicator.h"
@@ -83,6 +88,33 @@ struct TimeoutOption {
   }
 };
 
+// The options of the `tessel` command itself, before or after the subcommand: the log level and the memory limits.
+struct GlobalOptions {
+  std::string log_level = "info";
+  std::string max_memory = "0";
+  double max_inflate_ratio = 0;  // set from memory::InflateLimits by the constructor
+  GlobalOptions();
+
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    using F = ParamInfo::Front;
+    v(ParamInfo{.name = "log_level", .help = "trace, debug, info, warn, error or off", .front = F::kCli}, c.log_level);
+    v(ParamInfo{.name = "max_memory",
+                .help = "Most memory this process may hold (e.g. 8G, binary units); larger allocations are refused "
+                        "with a message before they are made. 0: only the machine's available memory limits",
+                .front = F::kCli},
+      c.max_memory);
+    v(ParamInfo{.name = "max_inflate_ratio",
+                .help = "Largest size ratio a .gz/.bz2 input may inflate to before it is refused as a decompression "
+                        "bomb (0: no limit)",
+                .front = F::kCli,
+                .lo = 0},
+      c.max_inflate_ratio);
+  }
+  // Sets the process's log level and memory limits (each refusal names its option).
+  void Apply() const;
+};
+
 // The one place a run's Context is built: the device (checked to exist when it is CUDA), its ordinal for this rank,
 // the GEMM precision, the seed and the threads.
 Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads);
@@ -90,6 +122,20 @@ Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads);
 }  // namespace tessel::app
 
 namespace tessel::app {
+// Where a job writes what the command line prints on stdout (progress and logs go to the log): the CLI passes
+// stdout; a caller that wants the text collects it. Called with fmt's format strings: say("nodes {}\n", n).
+class Printer {
+ public:
+  explicit Printer(std::function<void(std::string_view)> sink) : sink_(std::move(sink)) {}
+  template <typename... Args>
+  void operator()(fmt::format_string<Args...> format, Args&&... args) const {
+    sink_(fmt::format(format, std::forward<Args>(args)...));
+  }
+
+ private:
+  std::function<void(std::string_view)> sink_;
+};
+
 // An input path given by `option` must exist (a file or folder), checked before any work.
 void CheckInput(const std::string& path, std::string_view option);
 }  // namespace tessel::app

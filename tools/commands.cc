@@ -3,6 +3,7 @@
 #include "tools/commands.h"
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -19,6 +20,10 @@ std::map<const CLI::App*, std::function<void()>>& Actions() {
   return actions;
 }
 }  // namespace
+
+app::Printer StdoutPrinter() {
+  return app::Printer([](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); });
+}
 
 void SetAction(CLI::App* sub, std::function<void()> run) { Actions()[sub] = std::move(run); }
 

@@ -10,6 +10,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "app/run_options.h"
 #include "core/output_guard.h"
 #include "tools/cli_params.h"
 
@@ -32,6 +33,9 @@ void AddJob(CLI::App* sub, std::shared_ptr<Options> options, Run run) {
     run(*options);
   });
 }
+
+// A Printer (app/run_options.h) that writes to stdout as it is called.
+app::Printer StdoutPrinter();
 
 // The group subcommand `name` ("train", "predict"), created on first use, so `train gcn` and `train svm` can
 // live in different files.

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "app/run_options.h"
 #include "core/build_config.h"
 #include "core/device.h"
 #include "core/error.h"
@@ -29,20 +30,8 @@ int main(int argc, char** argv) {
   app.set_version_flag(
       "--version", fmt::format("tessel {} (CUDA {})", TESSEL_VERSION, tessel::device::BuiltWithCuda() ? "on" : "off"));
   // Values are parsed strictly (tools/cli_params.h): no empty text, numbers finite and in range.
-  std::string log_level = "info";
-  tessel::tools::AddOption(&app, "--log-level", &log_level, "trace, debug, info, warn, error or off")
-      ->capture_default_str();
-  std::string max_memory = "0";
-  tessel::tools::AddOption(&app, "--max-memory", &max_memory,
-                           "Most memory this process may hold (e.g. 8G, binary units); larger allocations are refused "
-                           "with a message before they are made. 0: only the machine's available memory limits")
-      ->capture_default_str();
-  double max_inflate_ratio = tessel::memory::InflateLimits{}.max_ratio;
-  tessel::tools::AddOption(&app, "--max-inflate-ratio", &max_inflate_ratio,
-                           "Largest size ratio a .gz/.bz2 input may inflate to before it is refused as a "
-                           "decompression bomb (0: no limit)",
-                           {0, std::numeric_limits<double>::max()})
-      ->capture_default_str();
+  tessel::app::GlobalOptions global;
+  tessel::tools::AddParams(&app, &global);
   // Global options may also come after the subcommand (`tessel train gcn ... --log-level warn`).
   app.fallthrough();
   // CLI11's messages quote the command line: control bytes in them are escaped as in every other message. An
@@ -70,14 +59,8 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
-    try {
-      tessel::log::SetLevel(tessel::log::ParseLevel(log_level));
-    } catch (const tessel::Error& e) {
-      throw tessel::Error(fmt::format("--log-level: {}", e.what()));
-    }
+    global.Apply();
     tessel::fault::InitFromEnvironment();  // a malformed TESSEL_FAULT is an error before any work
-    tessel::memory::SetLimit(tessel::memory::ParseSize(max_memory, "--max-memory"));
-    tessel::memory::SetInflateLimits({max_inflate_ratio});
     tessel::tools::RunSelected(app);
   } catch (const std::exception& e) {
     // A bare std::bad_alloc says nothing: name what was running, the memory there was and what needs less.

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/options_json.h"
+#include "app/partition.h"
 #include "app/predict_gcn.h"
 #include "app/train_gcn.h"
 #include "core/context.h"
@@ -72,25 +73,15 @@ py::array_t<float> PredictGcn(const NodeData& d, const std::string& options_json
   return CopyMatrix(probs);
 }
 
-std::string Partition(const NodeData& d, int32_t parts, const std::string& output, const std::string& method,
-                      const std::string& balance, const std::string& objective, const std::string& metis_algorithm,
-                      uint64_t seed, double imbalance, bool force, int threads) {
-  TESSEL_CHECK(parts >= 1, "parts={} must be at least 1", parts);
-  TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
-  partition::PartitionOptions o;
-  o.method = partition::ParseMethod(method);
-  o.num_parts = parts;
-  if (balance != "auto") o.balance = partition::ParseBalance(balance);
-  o.objective = partition::ParseObjective(objective);
-  o.metis_algorithm = partition::ParseMetisAlgorithm(metis_algorithm);
-  o.seed = seed;
-  o.imbalance = imbalance;
-  CheckOutputPath(output, OutputKind::kPartitionFolder, force, "output");
+// `tessel.partition`: app::PartitionData on the caller's dataset with the options of `tessel partition` (their
+// Python keywords as JSON); returns the description written to partitions.json, with the path and the time.
+std::string Partition(const NodeData& d, const std::string& options_json) {
+  app::PartitionOptions options;
+  app::OptionsFromJson(nlohmann::json::parse(options_json), &options);
   return RunReleased([&] {
-    ThreadLimit limit(threads);
-    const partition::PartitionResult r = partition::PartitionToFolder(*d.data, o, output, force);
+    const partition::PartitionResult r = app::PartitionData(options, *d.data);
     nlohmann::ordered_json j = r.description;
-    j["path"] = std::filesystem::absolute(output).string();
+    j["path"] = std::filesystem::absolute(options.output).string();
     j["seconds"] = r.timings.total;
     return j.dump();
   });
@@ -107,9 +98,10 @@ void RegisterGcn(py::module_& m) {
       "predict_gcn_params", [] { return app::DescribeOptions(app::PredictGcnOptions{}).dump(); },
       "The options of `tessel predict gcn` offered to Python as JSON");
   m.def("predict_gcn", &PredictGcn, py::arg("data"), py::arg("options_json"));
-  m.def("partition", &Partition, py::arg("data"), py::arg("parts"), py::arg("output"), py::arg("method"),
-        py::arg("balance"), py::arg("objective"), py::arg("metis_algorithm"), py::arg("seed"), py::arg("imbalance"),
-        py::arg("force"), py::arg("threads"));
+  m.def(
+      "partition_params", [] { return app::DescribeOptions(app::PartitionOptions{}).dump(); },
+      "The options of `tessel partition` offered to Python as JSON");
+  m.def("partition", &Partition, py::arg("data"), py::arg("options_json"));
 }
 
 }  // namespace tessel::python

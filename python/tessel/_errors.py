@@ -16,18 +16,12 @@ class Error(ValueError):
 
 # The engine's messages name the options of the `tessel` command ("pass --force to replace it"); a Python caller
 # gave keyword arguments. Each option of the command that the Python API has, spelled as the API spells it: the
-# training parameters come from their one declaration (TrainConfig::Params, with its flags), the rest are listed
-# here. An option the Python API does not have keeps its command-line spelling.
+# options come from their one declaration (app/*.h, with their flags); listed here are only the phrases spelled
+# differently in Python. An option the Python API does not have keeps its command-line spelling.
 _OPTIONS = {
     "--random-split 0.6,0.2,0.2": "random_split=(0.6, 0.2, 0.2)",
     "--random-split": "random_split",
     "--device cuda": 'device="cuda"',
-    "--parts": "parts",
-    "--method": "method",
-    "--balance": "balance",
-    "--objective": "objective",
-    "--metis-algorithm": "metis_algorithm",
-    "--imbalance": "imbalance",
     "--working-set": "working_set",
 }
 
@@ -40,7 +34,9 @@ def _spellings():
     from . import _tessel  # imported on first use: this module is loaded while _tessel initialises
 
     names, switches = {}, set()
-    for p in json.loads(_tessel.gcn_params()):
+    declared = [p for params in (_tessel.gcn_params(), _tessel.predict_gcn_params(), _tessel.partition_params())
+                for p in json.loads(params)]
+    for p in declared:
         for flag in p["flag"].split(","):
             if flag.startswith("!--"):
                 names[flag[1:]] = p["name"] + "=False"

@@ -16,6 +16,8 @@ from .data import NodeData, _path, from_pyg, load
 GCN_PARAMS = json.loads(_tessel.gcn_params())
 #: The options of ``tessel predict gcn`` offered to Python.
 PREDICT_GCN_PARAMS = json.loads(_tessel.predict_gcn_params())
+#: The options of ``tessel partition`` offered to Python.
+PARTITION_PARAMS = json.loads(_tessel.partition_params())
 
 
 def _node_data(data):
@@ -143,21 +145,17 @@ def predict_gcn(data, checkpoint, **options):
     return _tessel.predict_gcn(nd, json.dumps(given))
 
 
-def partition(data, parts, output, *, method="metis", balance="auto", objective="cut", metis_algorithm="auto",
-              seed=0, imbalance=1.05, force=False, threads=0):
+def partition(data, parts, output, **options):
     """Partitions a graph dataset into ``parts`` parts with 1-hop halos and writes the partition folder
     ``output`` (``tessel partition``; train on it with ``mpirun -np K tessel train gcn --partitions OUTPUT``).
-    Returns the description written to ``partitions.json`` as a dict."""
+    options: those of ``tessel partition`` (``tessel.PARTITION_PARAMS``: method, balance, objective,
+    metis_algorithm, seed, imbalance, force, threads). Returns the description written to ``partitions.json`` as a
+    dict."""
     nd = _node_data(data)
-    if isinstance(imbalance, bool) or not isinstance(imbalance, (int, float)):
-        raise Error(f"imbalance={imbalance!r}: a number in (1, 3] is needed")
-    parts = as_int("parts", parts, minimum=1)
-    if parts > 2 ** 31 - 1:
-        raise Error(f"parts={parts}: at most 2**31 - 1 parts (and at most one per node)")
-    return json.loads(_tessel.partition(nd, parts, _path("output", output), str(method),
-                                        str(balance), str(objective), str(metis_algorithm),
-                                        as_int("seed", seed, minimum=0), float(imbalance), as_bool("force", force),
-                                        as_int("threads", threads, minimum=0)))
+    options["parts"] = parts
+    options["output"] = _path("output", output)
+    given = check_params(PARTITION_PARAMS, options, "partition")
+    return json.loads(_tessel.partition(nd, json.dumps(given)))
 
 
 def _params_doc(params):
@@ -168,4 +166,6 @@ def _params_doc(params):
     return "\n".join(lines)
 
 
-train_gcn.__doc__ += "\n    Parameters from ``tessel train gcn``:\n" + _params_doc(GCN_PARAMS) + "\n"
+train_gcn.__doc__ += "\n    Options from ``tessel train gcn``:\n" + _params_doc(GCN_PARAMS) + "\n"
+predict_gcn.__doc__ += "\n    Options from ``tessel predict gcn``:\n" + _params_doc(PREDICT_GCN_PARAMS) + "\n"
+partition.__doc__ += "\n    Options from ``tessel partition``:\n" + _params_doc(PARTITION_PARAMS) + "\n"

@@ -217,8 +217,8 @@ def test_params_declaration_matches_cli_help(run_cli):
             assert flag.lstrip("!") in help_text, flag
     assert "epochs = 200" in tessel.train_gcn.__doc__
     # The parameters' help in Python spelling: "unless --decay-all" is "unless decay_all_layers" here.
-    params_doc = tessel.train_gcn.__doc__.split("Parameters from ``tessel train gcn``:")[1]
-    assert "unless decay_all_layers" in params_doc and "as overlap=False" in params_doc
+    params_doc = tessel.train_gcn.__doc__.split("Options from ``tessel train gcn``:")[1]
+    assert "unless decay_all_layers=True" in params_doc and "as overlap=False" in params_doc
     for flag in ("--decay-all", "--no-overlap", "--threads", "--device cuda", "--batch-size"):
         assert flag not in params_doc, flag
 

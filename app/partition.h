@@ -1,0 +1,82 @@
+// `tessel partition DATASET --parts K --output DIR` and `tessel.partition`: METIS, random or hash partitions of a
+// node dataset written as a partition folder (partition/partition_format.h); prints the statistics (text, or JSON
+// with --json) and timings. Under `mpirun -np K` (K > 1) the ranks partition together, each reading only a block of
+// the dataset (partition/dist_partition.h). Every option declared once here.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "app/given.h"
+#include "app/run_options.h"
+#include "datasets/dataset.h"
+#include "partition/partition_format.h"
+
+namespace tessel::app {
+
+struct PartitionOptions {
+  std::string dataset;
+  int32_t parts = 0;
+  std::string output;
+  std::string method = "metis";
+  std::string balance = "auto";
+  std::string objective = "cut";
+  std::string metis_algorithm = "auto";
+  uint64_t seed = 0;
+  double imbalance = 1.05;
+  bool force = false;
+  ThreadOptions threads;
+  bool json = false;
+  Given given;
+
+  template <typename Self, typename V>
+  static void Params(Self& c, V&& v) {
+    using F = ParamInfo::Front;
+    v(ParamInfo{.name = "dataset",
+                .help = "Native node dataset folder (from tessel convert or tessel generate)",
+                .flag = "dataset",
+                .front = F::kCli,
+                .required = true},
+      c.dataset);
+    v(ParamInfo{.name = "parts",
+                .help = "Number of parts K, 1..nodes (one per training rank)",
+                .flag = "--parts,-k",
+                .required = true,
+                .lo = 1},
+      c.parts);
+    v(ParamInfo{.name = "output", .help = "Partition folder to write", .flag = "--output,-o", .required = true},
+      c.output);
+    v(ParamInfo{"method", "metis, random (balanced random; one process only) or hash (hash of the node id)"}, c.method);
+    v(ParamInfo{"balance",
+                "METIS balance constraints, a comma list of nodes, edges, train; auto = nodes,edges plus train when "
+                "the dataset has a training split. Under mpirun one constraint (auto = nodes)"},
+      c.balance);
+    v(ParamInfo{"objective", "What METIS minimises: cut (edge cut) or vol (communication volume)"}, c.objective);
+    v(ParamInfo{"metis_algorithm",
+                "auto (recursive bisection for K <= 8 with the cut objective, else k-way), kway or recursive"},
+      c.metis_algorithm);
+    v(ParamInfo{"seed", "Seed of METIS and of --method random (same seed, same files)"}, c.seed);
+    v(ParamInfo{"imbalance", "Largest allowed part weight / average, per balance constraint, in (1, 3]"}, c.imbalance);
+    v(ParamInfo{"force",
+                "Replace an existing partition folder (never another folder or file, a device, or the input "
+                "dataset)"},
+      c.force);
+    ThreadOptions::Params(c.threads, v);
+    v(ParamInfo{.name = "json",
+                .help = "Print the statistics, timings and peak memory as JSON on stdout",
+                .front = F::kCli},
+      c.json);
+  }
+};
+
+// Partitions `data` (held by the caller) into the --output folder.
+partition::PartitionResult PartitionData(const PartitionOptions& options, const datasets::NodeDataset& data);
+
+// `tessel partition`: one process, or every rank of an mpirun job; rank 0 prints the statistics to `say`.
+void Partition(const PartitionOptions& options, const Printer& say);
+
+// `tessel info PARTITION_DIR`: the statistics of partitions.json, and with `verify` every part loaded with its
+// checksums and structure checked (throws naming the first part that failed).
+void PartitionInfo(const std::string& path, bool json, bool verify, const Printer& say);
+
+}  // namespace tessel::app
