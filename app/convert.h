@@ -40,22 +40,17 @@ struct ConvertOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{.name = "from",
-                .help = "Input format: edgelist, metis, linqs, nodetable, ogb, libsvm or idx",
-                .required = true},
-      c.from);
-    v(ParamInfo{.name = "input",
-                .help = "INPUT: a file (edgelist, metis, libsvm; idx: the images file, with --labels), a prefix or "
-                        "folder (linqs: PREFIX.content + PREFIX.cites), a prefix (nodetable: PREFIX.edges.txt, ...) or "
-                        "a folder (ogb)",
-                .flag = "input",
-                .required = true},
+    v(ParamInfo{"from", "Input format: edgelist, metis, linqs, nodetable, ogb, libsvm or idx"}.Required(), c.from);
+    v(ParamInfo{"input",
+                "INPUT: a file (edgelist, metis, libsvm; idx: the images file, with --labels), a prefix or folder "
+                "(linqs: PREFIX.content + PREFIX.cites), a prefix (nodetable: PREFIX.edges.txt, ...) or a folder (ogb)"}
+          .Flags("input")
+          .Required(),
       c.input);
-    v(ParamInfo{.name = "output", .help = "Dataset folder to write", .flag = "--output,-o", .required = true},
-      c.output);
-    v(ParamInfo{.name = "force",
-                .help = "Replace an existing tessel dataset folder (never another folder or file, a device, or an "
-                        "input of the run)"},
+    v(ParamInfo{"output", "Dataset folder to write"}.Flags("--output,-o").Required(), c.output);
+    v(ParamInfo{"force",
+                "Replace an existing tessel dataset folder (never another folder or file, a device, or an input of the "
+                "run)"},
       c.force);
     v(ParamInfo{"name", "Dataset name stored in the manifest (default: from the input name)"}, c.name);
     v(ParamInfo{"split", "Random train,val,test fractions of the labelled nodes, e.g. 0.6,0.2,0.2"}, c.split);
@@ -83,10 +78,8 @@ struct ConvertOptions {
     v(ParamInfo{"val", "nodetable: the validation list (instead of PREFIX.val.txt)"}, c.val);
     v(ParamInfo{"test", "nodetable: the test list (instead of PREFIX.test.txt)"}, c.test);
     v(ParamInfo{"ogb_split", "ogb: the folder under split/ (default: the only one)"}, c.ogb_split);
-    v(ParamInfo{.name = "num_features",
-                .help = "libsvm: number of features (default: -1, the largest index)",
-                .lo = 1,
-                .hi = std::numeric_limits<int32_t>::max()},
+    v(ParamInfo{"num_features", "libsvm: number of features (default: -1, the largest index)"}.Range(
+          1, std::numeric_limits<int32_t>::max()),
       c.num_features);
   }
 };

@@ -24,17 +24,13 @@ struct GenerateCommon {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{.name = "output",
-                .help = "Dataset folder to write (native format)",
-                .flag = "--output,-o",
-                .required = true},
-      c.output);
+    v(ParamInfo{"output", "Dataset folder to write (native format)"}.Flags("--output,-o").Required(), c.output);
     v(ParamInfo{"force", "Replace an existing tessel dataset folder (never another folder or file, or a device)"},
       c.force);
     v(ParamInfo{"seed", "Seed of every random draw (same seed, same dataset)"}, c.seed);
     v(ParamInfo{"split", "Train,val,test fractions of the labelled nodes, summing to 1"}, c.split);
     ThreadOptions::Params(c.threads, v);
-    v(ParamInfo{.name = "json", .help = "Print a JSON summary on stdout", .front = ParamInfo::Front::kCli}, c.json);
+    v(ParamInfo{"json", "Print a JSON summary on stdout"}.Cli(), c.json);
   }
 };
 
@@ -47,7 +43,7 @@ struct GenerateCsbmOptions {
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
     GenerateCommon::Params(c.common, v);
-    v(ParamInfo{.name = "nodes", .help = "Number of nodes", .flag = "--nodes,-n"}, c.csbm.num_nodes);
+    v(ParamInfo{"nodes", "Number of nodes"}.Flags("--nodes,-n"), c.csbm.num_nodes);
     v(ParamInfo{"classes", "Number of classes (= communities), 2..nodes"}, c.csbm.num_classes);
     v(ParamInfo{"avg_degree", "Target mean degree; nodes * avg-degree / 2 edges are drawn"}, c.csbm.avg_degree);
     v(ParamInfo{"homophily", "Probability that an edge stays inside its source's class, 0..1"}, c.csbm.homophily);
@@ -83,19 +79,15 @@ struct GenerateRmatOptions {
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
     GenerateCommon::Params(c.common, v);
-    v(ParamInfo{.name = "scale", .help = "2^scale nodes (unless --nodes is given)", .lo = 1, .hi = 62}, c.scale);
+    v(ParamInfo{"scale", "2^scale nodes (unless --nodes is given)"}.Range(1, 62), c.scale);
     v(ParamInfo{"edge_factor", "Edges drawn per node (unless --edges is given)"}, c.edge_factor);
-    v(ParamInfo{.name = "nodes", .help = "Number of nodes (any count >= 2) instead of --scale", .flag = "--nodes,-n"},
-      c.rmat.num_nodes);
-    v(ParamInfo{.name = "edges",
-                .help = "Number of edges drawn, before dedupe, instead of --edge-factor",
-                .flag = "--edges,-m"},
+    v(ParamInfo{"nodes", "Number of nodes (any count >= 2) instead of --scale"}.Flags("--nodes,-n"), c.rmat.num_nodes);
+    v(ParamInfo{"edges", "Number of edges drawn, before dedupe, instead of --edge-factor"}.Flags("--edges,-m"),
       c.rmat.num_edges);
-    v(ParamInfo{.name = "a", .help = "Probability of the top-left quadrant", .flag = "-a"}, c.rmat.a);
-    v(ParamInfo{.name = "b", .help = "Probability of the top-right quadrant", .flag = "-b"}, c.rmat.b);
-    v(ParamInfo{.name = "c", .help = "Probability of the bottom-left quadrant", .flag = "-c"}, c.rmat.c);
-    v(ParamInfo{.name = "d", .help = "Probability of the bottom-right quadrant; a + b + c + d = 1", .flag = "-d"},
-      c.rmat.d);
+    v(ParamInfo{"a", "Probability of the top-left quadrant"}.Flags("-a"), c.rmat.a);
+    v(ParamInfo{"b", "Probability of the top-right quadrant"}.Flags("-b"), c.rmat.b);
+    v(ParamInfo{"c", "Probability of the bottom-left quadrant"}.Flags("-c"), c.rmat.c);
+    v(ParamInfo{"d", "Probability of the bottom-right quadrant; a + b + c + d = 1"}.Flags("-d"), c.rmat.d);
     v(ParamInfo{"noise", "Per-level noise (NSKG), 0..min(b, c, (a+d)/2); smooths the degrees"}, c.rmat.noise);
     v(ParamInfo{"no_permute", "Keep R-MAT's ids (degree then falls with the id)"}, c.no_permute);
     v(ParamInfo{"features", "Standard-normal feature dimension (0 = none)"}, c.rmat.feature_dim);

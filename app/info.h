@@ -18,19 +18,10 @@ struct InfoOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    using F = ParamInfo::Front;
-    v(ParamInfo{.name = "path",
-                .help = "Dataset folder (made by tessel convert or tessel generate)",
-                .flag = "path",
-                .front = F::kCli,
-                .required = true},
+    v(ParamInfo{"path", "Dataset folder (made by tessel convert or tessel generate)"}.Flags("path").Cli().Required(),
       c.path);
-    v(ParamInfo{.name = "json", .help = "Print one JSON object instead of text", .front = F::kCli}, c.json);
-    v(ParamInfo{.name = "verify",
-                .help = "Verify every array's XXH3 checksum",
-                .flag = "--verify,!--no-verify",
-                .front = F::kCli},
-      c.verify);
+    v(ParamInfo{"json", "Print one JSON object instead of text"}.Cli(), c.json);
+    v(ParamInfo{"verify", "Verify every array's XXH3 checksum"}.Flags("--verify,!--no-verify").Cli(), c.verify);
   }
 };
 

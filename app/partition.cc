@@ -172,17 +172,11 @@ void Partition(const PartitionOptions& s, const Printer& say) {
   const partition::PartitionTimings& t = r.timings;
   nlohmann::ordered_json j = r.description;
   j["path"] = fs::absolute(s.output).string();
-  nlohmann::ordered_json timings;
-  timings["load"] = load_s;
-  timings["prepare_metis_input"] = t.prepare;
-  timings["metis"] = t.metis;
-  timings["assign"] = t.assign;
-  timings["stats"] = t.stats;
-  timings["build"] = t.build;
-  timings["write"] = t.write;
-  timings["partition_total"] = t.total;
-  timings["total"] = Seconds(start);
-  j["seconds"] = timings;
+  j["seconds"] = nlohmann::ordered_json{{"load", load_s},         {"prepare_metis_input", t.prepare},
+                                        {"metis", t.metis},       {"assign", t.assign},
+                                        {"stats", t.stats},       {"build", t.build},
+                                        {"write", t.write},       {"partition_total", t.total},
+                                        {"total", Seconds(start)}};
   j["cpu_seconds"] = {{"metis", t.metis_cpu}, {"partition_total", t.cpu_total}};
   j["metis_share"] = t.total > 0 ? t.metis / t.total : 0.0;
   j["metis_cpu_share"] = t.cpu_total > 0 ? t.metis_cpu / t.cpu_total : 0.0;

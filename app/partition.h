@@ -31,21 +31,14 @@ struct PartitionOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    using F = ParamInfo::Front;
-    v(ParamInfo{.name = "dataset",
-                .help = "Native node dataset folder (from tessel convert or tessel generate)",
-                .flag = "dataset",
-                .front = F::kCli,
-                .required = true},
+    v(ParamInfo{"dataset", "Native node dataset folder (from tessel convert or tessel generate)"}
+          .Flags("dataset")
+          .Cli()
+          .Required(),
       c.dataset);
-    v(ParamInfo{.name = "parts",
-                .help = "Number of parts K, 1..nodes (one per training rank)",
-                .flag = "--parts,-k",
-                .required = true,
-                .lo = 1},
+    v(ParamInfo{"parts", "Number of parts K, 1..nodes (one per training rank)"}.Flags("--parts,-k").Required().Range(1),
       c.parts);
-    v(ParamInfo{.name = "output", .help = "Partition folder to write", .flag = "--output,-o", .required = true},
-      c.output);
+    v(ParamInfo{"output", "Partition folder to write"}.Flags("--output,-o").Required(), c.output);
     v(ParamInfo{"method", "metis, random (balanced random; one process only) or hash (hash of the node id)"}, c.method);
     v(ParamInfo{"balance",
                 "METIS balance constraints, a comma list of nodes, edges, train; auto = nodes,edges plus train when "
@@ -62,10 +55,7 @@ struct PartitionOptions {
                 "dataset)"},
       c.force);
     ThreadOptions::Params(c.threads, v);
-    v(ParamInfo{.name = "json",
-                .help = "Print the statistics, timings and peak memory as JSON on stdout",
-                .front = F::kCli},
-      c.json);
+    v(ParamInfo{"json", "Print the statistics, timings and peak memory as JSON on stdout"}.Cli(), c.json);
   }
 };
 

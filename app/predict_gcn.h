@@ -26,35 +26,21 @@ struct PredictGcnOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    using F = ParamInfo::Front;
-    v(ParamInfo{.name = "dataset",
-                .help = "Native dataset folder or node-table prefix (same features as training)",
-                .front = F::kCli,
-                .required = true},
+    v(ParamInfo{"dataset", "Native dataset folder or node-table prefix (same features as training)"}.Cli().Required(),
       c.dataset);
-    v(ParamInfo{.name = "checkpoint",
-                .help = "Checkpoint folder written by `tessel train gcn --checkpoint`",
-                .required = true},
-      c.checkpoint);
+    v(ParamInfo{"checkpoint", "Checkpoint folder written by `tessel train gcn --checkpoint`"}.Required(), c.checkpoint);
+    v(ParamInfo{"nodes", "train, val, test, all, or a file with one node id per line"}.Cli(), c.nodes);
+    v(ParamInfo{"output", "Output file (\"node<TAB>class\" lines); default stdout"}.Cli(), c.output);
     v(
         ParamInfo{
-            .name = "nodes", .help = "train, val, test, all, or a file with one node id per line", .front = F::kCli},
-        c.nodes);
-    v(ParamInfo{.name = "output", .help = "Output file (\"node<TAB>class\" lines); default stdout", .front = F::kCli},
-      c.output);
-    v(ParamInfo{.name = "force",
-                .help = "Replace an existing --output file (a regular file only; never a folder, a device or an "
-                        "input of the run)",
-                .front = F::kCli},
-      c.force);
-    v(ParamInfo{.name = "probabilities", .help = "Append the class probabilities to each line", .front = F::kCli},
-      c.probabilities);
+            "force",
+            "Replace an existing --output file (a regular file only; never a folder, a device or an input of the run)"}
+            .Cli(),
+        c.force);
+    v(ParamInfo{"probabilities", "Append the class probabilities to each line"}.Cli(), c.probabilities);
     ThreadOptions::Params(c.threads, v);
     DeviceOptions::Params(c.device, v);
-    v(
-        ParamInfo{
-            .name = "json", .help = "Print a JSON summary (nodes, accuracy) after the predictions", .front = F::kCli},
-        c.json);
+    v(ParamInfo{"json", "Print a JSON summary (nodes, accuracy) after the predictions"}.Cli(), c.json);
   }
 };
 

@@ -36,7 +36,6 @@ std::string PredictSvm(const PredictSvmOptions& a) {
   const std::string sidecar = a.model.empty() ? std::string() : svm::SidecarPath(a.model);
   CheckOutputPath(a.output, OutputKind::kFile, a.force, "--output", PathList({a.model, sidecar, a.data}));
   const Context ctx = MakeContext(a.device, 0, a.threads.threads);
-  if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
   ThreadLimit limit(a.threads.threads);
   std::string text;  // what svm-predict prints
   const svm::SvmModel model = svm::LoadSvmModel(a.model);

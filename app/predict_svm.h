@@ -23,39 +23,29 @@ struct PredictSvmOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    using F = ParamInfo::Front;
-    v(ParamInfo{.name = "model",
-                .help = "Model file (LIBSVM text format, from tessel or svm-train)",
-                .front = F::kCli,
-                .required = true},
-      c.model);
-    v(ParamInfo{.name = "data",
-                .help = "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy",
-                .front = F::kCli,
-                .required = true},
+    v(ParamInfo{"model", "Model file (LIBSVM text format, from tessel or svm-train)"}.Cli().Required(), c.model);
+    v(ParamInfo{"data", "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy"}
+          .Cli()
+          .Required(),
       c.data);
-    v(ParamInfo{.name = "output",
-                .help = "Write one predicted label (regression: value) per line here (as svm-predict)",
-                .front = F::kCli},
+    v(ParamInfo{"output", "Write one predicted label (regression: value) per line here (as svm-predict)"}.Cli(),
       c.output);
-    v(ParamInfo{.name = "force",
-                .help = "Replace an existing --output file (a regular file only; never a folder, a device or an "
-                        "input of the run)",
-                .front = F::kCli},
-      c.force);
+    v(
+        ParamInfo{
+            "force",
+            "Replace an existing --output file (a regular file only; never a folder, a device or an input of the run)"}
+            .Cli(),
+        c.force);
     ThreadOptions::Params(c.threads, v);
     DeviceOptions::Params(c.device, v);
-    v(ParamInfo{.name = "probability",
-                .help = "1: probability estimates as svm-predict -b 1 (the model must be trained with -b 1); --output "
-                        "then starts with 'labels ...' and gives the label and each class's probability per row",
-                .flag = "-b,--probability",
-                .front = F::kCli,
-                .lo = 0,
-                .hi = 1},
+    v(ParamInfo{"probability",
+                "1: probability estimates as svm-predict -b 1 (the model must be trained with -b 1); --output then "
+                "starts with 'labels ...' and gives the label and each class's probability per row"}
+          .Flags("-b,--probability")
+          .Cli()
+          .Range(0, 1),
       c.probability);
-    v(ParamInfo{.name = "json",
-                .help = "Print the accuracy (regression: mean squared error and squared correlation) as JSON",
-                .front = F::kCli},
+    v(ParamInfo{"json", "Print the accuracy (regression: mean squared error and squared correlation) as JSON"}.Cli(),
       c.json);
   }
 };

@@ -28,7 +28,7 @@ Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads) {
   ctx.device_id = ctx.IsCuda() ? ChooseCudaDevice(device.device_id) : 0;
   ctx.seed = seed;
   ctx.threads = threads;
-  if (ctx.IsCuda()) ctx.RequireCuda();
+  ctx.MakeCurrent();  // checks the device exists, and makes it this thread's
   return ctx;
 }
 

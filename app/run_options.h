@@ -48,10 +48,9 @@ struct DeviceOptions {
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
     v(ParamInfo{"device", "cpu or cuda"}, c.device);
-    v(ParamInfo{.name = "device_id",
-                .help = "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)",
-                .lo = -1,
-                .hi = 1 << 20},
+    v(ParamInfo{"device_id",
+                "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)"}
+          .Range(-1, 1 << 20),
       c.device_id);
     if (c.has_math) {
       v(ParamInfo{"math",
@@ -67,7 +66,7 @@ struct ThreadOptions {
   int threads = 0;
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{.name = "threads", .help = "Worker threads; 0 = all cores", .lo = 0, .hi = kMaxThreads}, c.threads);
+    v(ParamInfo{"threads", "Worker threads; 0 = all cores"}.Range(0, kMaxThreads), c.threads);
   }
 };
 
@@ -77,13 +76,12 @@ struct TimeoutOption {
   std::string_view group = {};
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{.name = "timeout",
-                .help = "Under mpirun: seconds a collective or message may wait for the other ranks before the whole "
-                        "job ends with a message naming the ranks that did not answer (a stopped or hung rank); 0 = "
-                        "no limit",
-                .group = c.group,
-                .front = ParamInfo::Front::kCli,
-                .lo = 0},
+    v(ParamInfo{"timeout",
+                "Under mpirun: seconds a collective or message may wait for the other ranks before the whole job ends "
+                "with a message naming the ranks that did not answer (a stopped or hung rank); 0 = no limit"}
+          .Group(c.group)
+          .Cli()
+          .Range(0),
       c.timeout);
   }
 };
@@ -97,18 +95,17 @@ struct GlobalOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    using F = ParamInfo::Front;
-    v(ParamInfo{.name = "log_level", .help = "trace, debug, info, warn, error or off", .front = F::kCli}, c.log_level);
-    v(ParamInfo{.name = "max_memory",
-                .help = "Most memory this process may hold (e.g. 8G, binary units); larger allocations are refused "
-                        "with a message before they are made. 0: only the machine's available memory limits",
-                .front = F::kCli},
+    v(ParamInfo{"log_level", "trace, debug, info, warn, error or off"}.Cli(), c.log_level);
+    v(ParamInfo{"max_memory",
+                "Most memory this process may hold (e.g. 8G, binary units); larger allocations are refused with a "
+                "message before they are made. 0: only the machine's available memory limits"}
+          .Cli(),
       c.max_memory);
-    v(ParamInfo{.name = "max_inflate_ratio",
-                .help = "Largest size ratio a .gz/.bz2 input may inflate to before it is refused as a decompression "
-                        "bomb (0: no limit)",
-                .front = F::kCli,
-                .lo = 0},
+    v(ParamInfo{"max_inflate_ratio",
+                "Largest size ratio a .gz/.bz2 input may inflate to before it is refused as a decompression bomb (0: "
+                "no limit)"}
+          .Cli()
+          .Range(0),
       c.max_inflate_ratio);
   }
   // Sets the process's log level and memory limits (each refusal names its option).

@@ -39,6 +39,18 @@ gcn::TrainConfig MakeTrainConfig(const TrainGcnOptions& a, bool partitioned) {
   c.checkpoint_every = a.checkpoint_every;
   c.resume = a.resume;
   gcn::CheckCheckpointTarget(c, a.force, PathList({a.dataset, a.partitions}), PathList({a.metrics}));
+  if (!partitioned) {  // an option of distributed training, even at its default, does nothing here: say so
+    std::string named;
+    gcn::DistOptions::Params(c.dist, [&](const ParamInfo& p, const auto&) {
+      if (a.given(p.name)) named += (named.empty() ? "" : ", ") + p.Flag();
+    });
+    if (a.given("timeout")) named += (named.empty() ? "" : ", ") + std::string("--timeout");
+    TESSEL_CHECK(named.empty(),
+                 "{} appl{} to distributed training only; add --partitions DIR (made by `tessel partition`) or drop "
+                 "{}",
+                 named, named.find(',') == std::string::npos ? "ies" : "y",
+                 named.find(',') == std::string::npos ? "it" : "them");
+  }
   if (partitioned) {
     TESSEL_CHECK(a.random_split.empty(),
                  "--random-split cannot be used with --partitions: the split is stored in the parts; make the split "

@@ -38,22 +38,19 @@ struct TrainGcnOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{.name = "dataset",
-                .help = "Native dataset folder, or a node-table prefix (tests/data/cora/cora); with --partitions: "
-                        "checked to be the partitioned dataset",
-                .front = ParamInfo::Front::kCli},
+    v(ParamInfo{"dataset",
+                "Native dataset folder, or a node-table prefix (tests/data/cora/cora); with --partitions: checked to "
+                "be the partitioned dataset"}
+          .Cli(),
       c.dataset);
     train::gcn::TrainConfig::Params(c.config, v);
     v(ParamInfo{"seed", "Seed of every random stream (init, dropout, sampling, shuffling, split)"}, c.seed);
     ThreadOptions::Params(c.threads, v);
     DeviceOptions::Params(c.device, v);
     v(ParamInfo{"checkpoint", "Checkpoint folder, replaced atomically"}, c.checkpoint);
-    v(ParamInfo{.name = "checkpoint_every", .help = "Epochs between checkpoints (>= 1)", .lo = 1}, c.checkpoint_every);
+    v(ParamInfo{"checkpoint_every", "Epochs between checkpoints (>= 1)"}.Range(1), c.checkpoint_every);
     v(ParamInfo{"resume", "Continue from the checkpoint in --checkpoint when there is one"}, c.resume);
-    v(ParamInfo{.name = "metrics",
-                .help = "Write one JSON line per epoch and a final line to FILE.jsonl",
-                .front = ParamInfo::Front::kCli},
-      c.metrics);
+    v(ParamInfo{"metrics", "Write one JSON line per epoch and a final line to FILE.jsonl"}.Cli(), c.metrics);
     v(ParamInfo{"force",
                 "Replace an existing --metrics file, or a --checkpoint folder that holds a tessel checkpoint (never "
                 "another folder or file, a device, or an input of the run)"},
@@ -61,12 +58,10 @@ struct TrainGcnOptions {
     v(ParamInfo{"random_split",
                 "Replace the split by a seeded random one over labelled nodes, TRAIN,VAL,TEST (e.g. 0.6,0.2,0.2)"},
       c.random_split);
-    v(ParamInfo{.name = "json", .help = "Print the final result as one JSON object", .front = ParamInfo::Front::kCli},
-      c.json);
-    v(ParamInfo{.name = "partitions",
-                .help = "Partition folder from `tessel partition`: train on it with one rank per part",
-                .group = train::gcn::DistOptions::kGroup,
-                .front = ParamInfo::Front::kCli},
+    v(ParamInfo{"json", "Print the final result as one JSON object"}.Cli(), c.json);
+    v(ParamInfo{"partitions", "Partition folder from `tessel partition`: train on it with one rank per part"}
+          .Group(train::gcn::DistOptions::kGroup)
+          .Cli(),
       c.partitions);
     TimeoutOption::Params(c.timeout, v);
     train::gcn::DistOptions::Params(c.config.dist, v);

@@ -194,7 +194,6 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
   // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
   const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, a.solver, batch);
-  if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
   if (p.type != svm::SvmType::kCSvc) {  // the other formulations run on the one-process SMO solver (docs/svm.md)
     TESSEL_CHECK(a.solver == "smo" && !ctx.IsCuda(),
                  "-s {}: only the SMO solver on the CPU trains it so far; drop --solver batch and --device cuda",

@@ -35,83 +35,72 @@ struct TrainSvmOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    using F = ParamInfo::Front;
-    v(ParamInfo{.name = "data",
-                .help = "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert); "
-                        "required unless given as svm-train's TRAINING_FILE",
-                .front = F::kCli},
+    v(ParamInfo{"data",
+                "Training data: LIBSVM text (plain, .gz or .bz2) or a native rows folder (tessel convert); required "
+                "unless given as svm-train's TRAINING_FILE"}
+          .Cli(),
       c.data);
-    v(ParamInfo{.name = "files",
-                .help = "svm-train's form: TRAINING_FILE [MODEL_FILE] instead of --data and --model (MODEL_FILE "
-                        "defaults to TRAINING_FILE's name + .model in the working folder)",
-                .flag = "files",
-                .front = F::kCli,
-                .max_values = 2},
+    v(ParamInfo{"files",
+                "svm-train's form: TRAINING_FILE [MODEL_FILE] instead of --data and --model (MODEL_FILE defaults to "
+                "TRAINING_FILE's name + .model in the working folder)"}
+          .Flags("files")
+          .Cli()
+          .Values(2),
       c.files);
-    v(ParamInfo{.name = "quiet",
-                .help = "Quiet: warnings and errors only (svm-train -q)",
-                .flag = "-q,--quiet",
-                .front = F::kCli},
-      c.quiet);
-    v(ParamInfo{.name = "model",
-                .help = "Output model file (LIBSVM text format; FILE.json gets the statistics); required unless -v",
-                .front = F::kCli},
+    v(ParamInfo{"quiet", "Quiet: warnings and errors only (svm-train -q)"}.Flags("-q,--quiet").Cli(), c.quiet);
+    v(ParamInfo{"model", "Output model file (LIBSVM text format; FILE.json gets the statistics); required unless -v"}
+          .Cli(),
       c.model);
-    v(ParamInfo{.name = "force",
-                .help = "Replace an existing --model file and its sidecar MODEL.json (regular files only; never a "
-                        "folder, a device or the --data file)",
-                .front = F::kCli},
+    v(ParamInfo{"force",
+                "Replace an existing --model file and its sidecar MODEL.json (regular files only; never a folder, a "
+                "device or the --data file)"}
+          .Cli(),
       c.force);
     svm::SvmParams::Params(c.params, v);
-    v(ParamInfo{.name = "weight",
-                .help = "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)",
-                .flag = "-w,--weight",
-                .front = F::kCli,
-                .max_values = 2},
+    v(ParamInfo{"weight", "Class weight: LABEL WEIGHT multiplies C for that class (svm-train style -w1 2 also works)"}
+          .Flags("-w,--weight")
+          .Cli()
+          .Values(2),
       c.weights);
     ThreadOptions::Params(c.threads, v);
     DeviceOptions::Params(c.device, v);
-    v(ParamInfo{.name = "solver",
-                .help = "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets: "
-                        "under mpirun two collectives per round of up to 10 q steps instead of two per step); "
-                        "--device cuda always runs batch",
-                .front = F::kCli},
-      c.solver);
-    v(ParamInfo{.name = "working_set",
-                .help = "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 "
-                        "there)",
-                .front = F::kCli,
-                .lo = 0,
-                .hi = 1 << 16},
+    v(
+        ParamInfo{
+            "solver",
+            "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets: under mpirun two "
+            "collectives per round of up to 10 q steps instead of two per step); --device cuda always runs batch"}
+            .Cli(),
+        c.solver);
+    v(ParamInfo{"working_set",
+                "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 there)"}
+          .Cli()
+          .Range(0, 1 << 16),
       c.working_set);
-    v(ParamInfo{.name = "network",
-                .help = "Under mpirun: predict the training time on one machine per rank connected by this network, "
-                        "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages "
-                        "sent",
-                .front = F::kCli},
+    v(ParamInfo{"network",
+                "Under mpirun: predict the training time on one machine per rank connected by this network, "
+                "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages sent"}
+          .Cli(),
       c.network);
-    v(ParamInfo{.name = "pairs",
-                .help = "Under mpirun, how one-vs-one pairs use the ranks: shared (every pair solved by all ranks "
-                        "over their row blocks), spread (each pair solved by one rank alone), or auto (spread when "
-                        "there are at least as many pairs as ranks)",
-                .front = F::kCli},
+    v(ParamInfo{"pairs",
+                "Under mpirun, how one-vs-one pairs use the ranks: shared (every pair solved by all ranks over their "
+                "row blocks), spread (each pair solved by one rank alone), or auto (spread when there are at least as "
+                "many pairs as ranks)"}
+          .Cli(),
       c.pairs);
-    v(ParamInfo{.name = "rebalance",
-                .help = "Under mpirun (SMO, pairs shared): move active samples between ranks at an elimination check "
-                        "point when one rank's share exceeds this times the mean (0 = never)",
-                .front = F::kCli,
-                .lo = 0,
-                .hi = 1e9},
+    v(ParamInfo{"rebalance",
+                "Under mpirun (SMO, pairs shared): move active samples between ranks at an elimination check point "
+                "when one rank's share exceeds this times the mean (0 = never)"}
+          .Cli()
+          .Range(0, 1e9),
       c.rebalance);
     TimeoutOption::Params(c.timeout, v);
-    v(ParamInfo{.name = "json", .help = "Print the training statistics as JSON on stdout", .front = F::kCli}, c.json);
-    v(ParamInfo{.name = "cross_validation",
-                .help = "K-fold cross-validation as svm-train -v K (LIBSVM's folds; prints the accuracy, or the mean "
-                        "squared error and squared correlation; writes no model); 0 = off",
-                .flag = "-v,--cross-validation",
-                .front = F::kCli,
-                .lo = 0,
-                .hi = 1 << 30},
+    v(ParamInfo{"json", "Print the training statistics as JSON on stdout"}.Cli(), c.json);
+    v(ParamInfo{"cross_validation",
+                "K-fold cross-validation as svm-train -v K (LIBSVM's folds; prints the accuracy, or the mean squared "
+                "error and squared correlation; writes no model); 0 = off"}
+          .Flags("-v,--cross-validation")
+          .Cli()
+          .Range(0, 1 << 30),
       c.cross_validation);
   }
 };

@@ -41,6 +41,12 @@ int ChooseCudaDevice(int requested) {
   return (local >= 0 && count > 0) ? local % count : 0;
 }
 
+void Context::MakeCurrent() const {
+  if (!IsCuda()) return;
+  RequireCuda();
+  device::SetDevice(device_id);
+}
+
 void Context::RequireCuda() const {
   if (!device::BuiltWithCuda() && !device::Simulated()) {
     throw Error("--device cuda: this tessel was built without CUDA (rebuild with -DTESSEL_CUDA=ON and nvcc on PATH)");

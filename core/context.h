@@ -40,6 +40,9 @@ struct Context {
 
   // Throws tessel::Error unless this build has CUDA and device_id names an existing device.
   void RequireCuda() const;
+  // On a device, makes device_id the calling thread's current device (one GPU per rank: every allocation, copy and
+  // kernel goes there, not to device 0; throws the --device error when it does not exist); nothing on the CPU.
+  void MakeCurrent() const;
 };
 
 }  // namespace tessel

@@ -45,6 +45,35 @@ struct ParamInfo {
   // a positional TRAINING_FILE [MODEL_FILE]).
   int max_values = 1;
 
+  // Modifiers for declarations in one line: ParamInfo{"quiet", "..."}.Flags("-q,--quiet").Cli().
+  constexpr ParamInfo Flags(std::string_view f) const {
+    return With([&](ParamInfo& p) { p.flag = f; });
+  }
+  constexpr ParamInfo Group(std::string_view g) const {
+    return With([&](ParamInfo& p) { p.group = g; });
+  }
+  constexpr ParamInfo Cli() const {
+    return With([](ParamInfo& p) { p.front = Front::kCli; });
+  }  // not in Python
+  constexpr ParamInfo Required() const {
+    return With([](ParamInfo& p) { p.required = true; });
+  }
+  constexpr ParamInfo Range(double l, double h = std::numeric_limits<double>::infinity()) const {
+    return With([&](ParamInfo& p) {
+      p.lo = l;
+      p.hi = h;
+    });
+  }
+  constexpr ParamInfo Values(int n) const {
+    return With([&](ParamInfo& p) { p.max_values = n; });
+  }
+  template <typename Fn>
+  constexpr ParamInfo With(Fn&& fn) const {
+    ParamInfo p = *this;
+    fn(p);
+    return p;
+  }
+
   bool OnCli() const { return cli && front != Front::kPython; }
   bool OnPython() const { return front != Front::kCli; }
   bool Positional() const { return !flag.empty() && flag.front() != '-'; }

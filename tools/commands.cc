@@ -1,16 +1,22 @@
-// The subcommand registry: each Register* function lives in its own cmd_*.cc file.
+// The subcommand registry: one line per job of app/ (its options, declared there, become the subcommand's flags).
 // Actions run after parsing, inside main's error handler, so every failure prints "error: ...".
 #include "tools/commands.h"
 
-#include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <limits>
 #include <map>
+#include <memory>
+#include <string>
+#include <string_view>
 
-#include "comm/communicator.h"
+#include "app/convert.h"
+#include "app/generate.h"
+#include "app/info.h"
+#include "app/partition.h"
+#include "app/predict_gcn.h"
+#include "app/predict_svm.h"
+#include "app/train_gcn.h"
+#include "app/train_svm.h"
 #include "core/error.h"
-#include "core/output_guard.h"
 #include "tools/cli_params.h"
 
 namespace tessel::tools {
@@ -27,27 +33,6 @@ app::Printer StdoutPrinter() {
 
 void SetAction(CLI::App* sub, std::function<void()> run) { Actions()[sub] = std::move(run); }
 
-void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
-                     std::initializer_list<std::string_view> inputs,
-                     std::initializer_list<std::string_view> other_outputs) {
-  CheckOutputPath(path, OutputKind::kFile, force, flag, PathList(inputs), PathList(other_outputs));
-}
-
-CLI::Option* AddTimeoutOption(CLI::App* sub, double* seconds) {
-  *seconds = comm::Communicator::kDefaultTimeoutSeconds;
-  return AddOption(sub, "--timeout", seconds,
-                   "Under mpirun: seconds a collective or message may wait for the other ranks before the whole job "
-                   "ends with a message naming the ranks that did not answer (a stopped or hung rank); 0 = no limit",
-                   {0, std::numeric_limits<double>::max()})
-      ->capture_default_str();
-}
-
-void CheckTimeout(double seconds) {
-  TESSEL_CHECK(std::isfinite(seconds) && seconds >= 0,
-               "--timeout {} must be a finite number of seconds >= 0 (0 = no limit; the default is {:g})", seconds,
-               comm::Communicator::kDefaultTimeoutSeconds);
-}
-
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description) {
   for (CLI::App* sub : app.get_subcommands([&](CLI::App* s) { return s->get_name() == name; })) return sub;
   CLI::App* group = app.add_subcommand(name, description);
@@ -55,26 +40,58 @@ CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string
   return group;
 }
 
-void RegisterTrainSvm(CLI::App& app);    // tools/cmd_train_svm.cc
-void RegisterPredictSvm(CLI::App& app);  // tools/cmd_predict_svm.cc
-void RegisterGenerate(CLI::App& app);    // tools/cmd_generate.cc
-void RegisterPartition(CLI::App& app);   // tools/cmd_partition.cc
-void RegisterConvert(CLI::App& app);     // tools/cmd_convert.cc
-void RegisterInfo(CLI::App& app);        // tools/cmd_info.cc
-void RegisterTrainGcn(CLI::App& app);    // tools/cmd_train_gcn.cc
-void RegisterPredictGcn(CLI::App& app);  // tools/cmd_predict_gcn.cc
+namespace {
+
+void Write(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
+
+// A job whose run function returns what the command prints.
+template <typename Options>
+void TextJob(CLI::App* sub, std::string (*run)(const Options&)) {
+  AddJob(sub, std::make_shared<Options>(), [run](const Options& o) { Write(run(o)); });
+}
+
+// A job that prints as it goes (app::Printer).
+template <typename Options>
+void PrintingJob(CLI::App* sub, void (*run)(const Options&, const app::Printer&)) {
+  AddJob(sub, std::make_shared<Options>(), [run](const Options& o) { run(o, StdoutPrinter()); });
+}
+
+}  // namespace
 
 void RegisterCommands(CLI::App& app) {
-  // One line per subcommand file (tools/cmd_*.cc).
-  RegisterTrainSvm(app);
-  RegisterPredictSvm(app);
-  RegisterGenerate(app);
-  RegisterPartition(app);
-  RegisterConvert(app);
-  RegisterInfo(app);
-  RegisterTrainGcn(app);
-  RegisterPredictGcn(app);
-  (void)app;
+  // One line per job of app/ (their options are declared there); the order is --help's.
+  CLI::App* train = GroupCommand(app, "train", "Train a model (gcn, svm)");
+  CLI::App* predict = GroupCommand(app, "predict", "Predict with a trained model (gcn, svm)");
+  CLI::App* svm = train->add_subcommand(
+      "svm",
+      "LIBSVM's SVMs (C-SVC, nu-SVC, one-class, epsilon-SVR, nu-SVR: SMO with second-order working sets and sample "
+      "elimination) on LIBSVM text data");
+  svm->set_help_flag("--help", "Print this help message and exit");  // -h is svm-train's shrinking flag
+  TextJob(svm, &app::TrainSvm);
+  TextJob(predict->add_subcommand("svm", "Predict LIBSVM text data with a LIBSVM model (any svm_type)"),
+          &app::PredictSvm);
+  CLI::App* generate = GroupCommand(app, "generate", "Make a synthetic dataset (CSBM or R-MAT) in the native format");
+  TextJob(generate->add_subcommand("csbm",
+                                   "Contextual stochastic block model: classes as communities, homophily, "
+                                   "heavy-tailed degrees, Gaussian class features"),
+          &app::GenerateCsbm);
+  TextJob(generate->add_subcommand(
+              "rmat", "R-MAT power-law graph (Graph500 parameters by default); optional random features and labels"),
+          &app::GenerateRmat);
+  PrintingJob(app.add_subcommand("partition",
+                                 "Split a node dataset into K parts (METIS with balance constraints, or random/hash "
+                                 "baselines) with 1-hop halos; under mpirun -np R the R ranks partition together, "
+                                 "each reading only a block of the dataset (ParMETIS's API from PT-Scotch)"),
+              &app::Partition);
+  TextJob(app.add_subcommand("convert", "Convert a raw dataset into the native format (docs/formats.md)"),
+          &app::Convert);
+  PrintingJob(app.add_subcommand("info", "Describe a native dataset and verify its checksums"), &app::Info);
+  AddJob(train->add_subcommand("gcn", "Train a GCN (Kipf & Welling) or GraphSAGE-mean node classifier"),
+         std::make_shared<app::TrainGcnOptions>(), [](const app::TrainGcnOptions& o) {
+           const app::TrainGcnOutcome r = app::TrainGcn(o);
+           if (r.lead) Write((o.json ? r.result.dump() : r.line) + "\n");
+         });
+  TextJob(predict->add_subcommand("gcn", "Predict node classes with a GCN checkpoint"), &app::PredictGcn);
 }
 
 void RunSelected(CLI::App& app) {

@@ -3,7 +3,6 @@
 #pragma once
 
 #include <functional>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -11,7 +10,6 @@
 #include <CLI/CLI.hpp>
 
 #include "app/run_options.h"
-#include "core/output_guard.h"
 #include "tools/cli_params.h"
 
 namespace tessel::tools {
@@ -40,19 +38,5 @@ app::Printer StdoutPrinter();
 // The group subcommand `name` ("train", "predict"), created on first use, so `train gcn` and `train svm` can
 // live in different files.
 CLI::App* GroupCommand(CLI::App& app, const std::string& name, const std::string& description);
-
-// `--timeout SECONDS` for subcommands that build a communicator (default Communicator::kDefaultTimeoutSeconds);
-// CheckTimeout validates the value before the communicator is made.
-CLI::Option* AddTimeoutOption(CLI::App* sub, double* seconds);
-void CheckTimeout(double seconds);
-
-// Checks an output file given by `flag` before any work with the one output guard (core/output_guard.h): it is
-// not, does not contain and does not lie inside any of `inputs` (the files, folders and node-table prefixes the
-// command reads) or `other_outputs` (the command's other outputs), even with --force; it is not a device; an
-// existing path is replaced only when it is a regular file and --force is given. Empty paths (no output asked for,
-// an option not given) pass or are skipped.
-void CheckOutputFile(const std::string& path, bool force, std::string_view flag,
-                     std::initializer_list<std::string_view> inputs = {},
-                     std::initializer_list<std::string_view> other_outputs = {});
 
 }  // namespace tessel::tools

@@ -171,7 +171,6 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
   const Context ctx = app::MakeContext({.device = ParseDevice(device)}, 0, threads);
   const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(working_set, ctx.IsCuda());
   const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, solver_name, batch);
-  if (ctx.IsCuda()) device::SetDevice(ctx.device_id);
   datasets::SparseRowDataset data = Rows(indptr, indices, values, labels, num_features);
   svm::TrainReport report;
   svm::SvmModel model = RunReleased([&] {

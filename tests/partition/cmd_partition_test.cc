@@ -77,8 +77,8 @@ TEST_F(CmdPartitionTest, WritesAFolderThatLoadsBack) {
 }
 
 TEST_F(CmdPartitionTest, BadInputFailsClearlyAndWritesNothing) {
-  EXPECT_EQ(Run("partition data -k 0 -o a"), 1);
-  EXPECT_NE(err_.find("--parts is 0; it must be at least 1"), std::string::npos) << err_;
+  EXPECT_EQ(Run("partition data -k 0 -o a"), 105);  // refused by the parser: the declared range
+  EXPECT_NE(err_.find("--parts 0: out of range; give an integer in [1,"), std::string::npos) << err_;
   EXPECT_EQ(Run("partition data -k 201 -o a"), 1);
   EXPECT_NE(err_.find("only 200 nodes"), std::string::npos) << err_;
   EXPECT_EQ(Run("partition nosplit -k 2 --balance nodes,train -o a"), 1);

@@ -128,7 +128,7 @@ TEST_F(DistCli, OptionsAreValidated) {
       {p + " --feature-cache -3", "--feature-cache"},
       {p + " --fanouts 5", "--fanouts gives 1 fanouts"},
       {p + " --random-split 0.6,0.2,0.2", "--random-split cannot be used with --partitions"},
-      {" --dataset " + P("cora") + " --skew 2 --epochs 1", "apply to distributed training only"},
+      {" --dataset " + P("cora") + " --skew 2 --epochs 1", "to distributed training only"},
       {" --dataset " + P("cora") + " --fanouts 5,5 --epochs 1", "add --batch-size N"},
       {" --dataset " + P("cora") + " --replace --epochs 1", "--fanouts and --replace apply to sampled mini-batches"},
       {" --epochs 1", "give --dataset DIR"},

@@ -13,12 +13,6 @@
 
 namespace tessel::train::gcn {
 
-void UseDevice(const Context& ctx) {
-  if (!ctx.IsCuda()) return;
-  ctx.RequireCuda();
-  device::SetDevice(ctx.device_id);
-}
-
 StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose) {
   return StreamKey{.seed = ctx.seed,
                    .rank = static_cast<uint64_t>(ctx.rank),

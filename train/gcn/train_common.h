@@ -31,10 +31,6 @@ inline constexpr uint64_t kPurposeEvalSample = 0x400;  // + layer: sampled evalu
 // The stream key of one training draw of this rank.
 StreamKey TrainKey(const Context& ctx, int epoch, int64_t batch, uint64_t purpose);
 
-// On a device, makes ctx.device_id the calling thread's current device (one GPU per rank; throws the --device error
-// when it does not exist); nothing on the CPU.
-void UseDevice(const Context& ctx);
-
 // Shuffles `order` in place (Fisher-Yates) with the (seed, rank, epoch, 0, kPurposeShuffle) stream.
 void ShuffleSeeds(const Context& ctx, int epoch, std::vector<int64_t>& order);
 

@@ -327,7 +327,7 @@ namespace {
 Context RankContext(Context ctx, const comm::Communicator& comm) {
   ctx.rank = comm.Rank();
   ctx.world_size = comm.Size();
-  UseDevice(ctx);
+  ctx.MakeCurrent();
   return ctx;
 }
 
@@ -550,7 +550,7 @@ void GcnTrainer::SaveState(int epochs_done) const {
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
-  UseDevice(ctx_);  // the calling thread may not be the constructing one
+  ctx_.MakeCurrent();  // the calling thread may not be the constructing one
   if (config_.dist.grad_staleness > 0 && comm_.Size() > 1 && !Overlaps() && comm_.Rank() == 0) {
     log::Warn(
         "--grad-staleness 1 needs the two-thread pipeline (--overlap, sampled steps, more than one step per epoch, "

@@ -174,7 +174,7 @@ std::unique_ptr<GraphSource> MakeWholeGraphSource(const datasets::NodeDataset& d
 
 Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& data, const std::filesystem::path& dir,
                              TrainConfig* config) {
-  UseDevice(ctx);  // this thread's device, as a trainer's rank sets it
+  ctx.MakeCurrent();  // this thread's device, as a trainer's rank sets it
   TrainState s = LoadCheckpoint(dir);
   const std::string json_file = (dir / "checkpoint.json").string();
   TrainConfig c;
