@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <string>
@@ -114,40 +115,21 @@ Status Check(int rc, std::string_view call) {
   return rc == MPI_SUCCESS ? Status::Ok() : Status::Failed(fmt::format("{}: {}", call, MpiErrorString(rc)));
 }
 
+// MPI's predefined type of each scalar DataType (the first eight, kInt8 .. kFloat64, in their order) and op of each
+// scalar ReduceOp (kSum, kMin, kMax); the other types and ops are this backend's own (loc_type_, loc_op_, half_op_).
 MPI_Datatype ScalarType(DataType type) {
-  switch (type) {
-    case DataType::kInt8:
-      return MPI_INT8_T;
-    case DataType::kUInt8:
-      return MPI_UINT8_T;
-    case DataType::kInt32:
-      return MPI_INT32_T;
-    case DataType::kUInt32:
-      return MPI_UINT32_T;
-    case DataType::kInt64:
-      return MPI_INT64_T;
-    case DataType::kUInt64:
-      return MPI_UINT64_T;
-    case DataType::kFloat32:
-      return MPI_FLOAT;
-    case DataType::kFloat64:
-      return MPI_DOUBLE;
-    default:
-      return MPI_DATATYPE_NULL;
-  }
+  static const MPI_Datatype kTypes[] = {MPI_INT8_T,  MPI_UINT8_T,  MPI_INT32_T, MPI_UINT32_T,
+                                        MPI_INT64_T, MPI_UINT64_T, MPI_FLOAT,   MPI_DOUBLE};
+  static_assert(std::size(kTypes) == static_cast<size_t>(DataType::kFloat64) + 1);
+  const auto i = static_cast<size_t>(type);
+  return i < std::size(kTypes) ? kTypes[i] : MPI_DATATYPE_NULL;
 }
 
 MPI_Op ScalarOp(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return MPI_SUM;
-    case ReduceOp::kMin:
-      return MPI_MIN;
-    case ReduceOp::kMax:
-      return MPI_MAX;
-    default:
-      return MPI_OP_NULL;
-  }
+  static const MPI_Op kOps[] = {MPI_SUM, MPI_MIN, MPI_MAX};
+  static_assert(std::size(kOps) == static_cast<size_t>(ReduceOp::kMax) + 1);
+  const auto i = static_cast<size_t>(op);
+  return i < std::size(kOps) ? kOps[i] : MPI_OP_NULL;
 }
 
 // MPI user op for the (value, index) types: the same kernel as the other backends (ties -> smaller index).
