@@ -634,26 +634,22 @@ class MpiCommunicator final : public Communicator {
     const int64_t chunk = options_.max_message_bytes;
     std::vector<MPI_Request> requests;
     Status s;
-    for (int j = 0; j < Size() && s.ok(); ++j) {
-      if (j == Rank()) continue;
-      const auto jj = static_cast<size_t>(j);
-      for (int64_t off = 0; off < recv_bytes[jj] && s.ok(); off += chunk) {
-        requests.emplace_back();
-        s = Check(MPI_Irecv(recv + rdispl[jj] + off, ToInt(std::min(chunk, recv_bytes[jj] - off)), MPI_BYTE, j,
-                            kPairwiseTag, comm_, &requests.back()),
-                  "MPI_Irecv");
+    // One MPI_Irecv or MPI_Isend (`post`) per chunk of every peer's bytes: the receives first, then the sends.
+    const auto post_all = [&](auto* base, std::span<const int64_t> bytes, std::span<const int64_t> displ, auto post,
+                              std::string_view call) {
+      for (int j = 0; j < Size() && s.ok(); ++j) {
+        if (j == Rank()) continue;
+        const auto jj = static_cast<size_t>(j);
+        for (int64_t off = 0; off < bytes[jj] && s.ok(); off += chunk) {
+          requests.emplace_back();
+          s = Check(post(base + displ[jj] + off, ToInt(std::min(chunk, bytes[jj] - off)), MPI_BYTE, j, kPairwiseTag,
+                         comm_, &requests.back()),
+                    call);
+        }
       }
-    }
-    for (int j = 0; j < Size() && s.ok(); ++j) {
-      if (j == Rank()) continue;
-      const auto jj = static_cast<size_t>(j);
-      for (int64_t off = 0; off < send_bytes[jj] && s.ok(); off += chunk) {
-        requests.emplace_back();
-        s = Check(MPI_Isend(send + sdispl[jj] + off, ToInt(std::min(chunk, send_bytes[jj] - off)), MPI_BYTE, j,
-                            kPairwiseTag, comm_, &requests.back()),
-                  "MPI_Isend");
-      }
-    }
+    };
+    post_all(recv, recv_bytes, rdispl, MPI_Irecv, "MPI_Irecv");
+    post_all(send, send_bytes, sdispl, MPI_Isend, "MPI_Isend");
     if (!s.ok()) return s;
     const auto me = static_cast<size_t>(Rank());
     if (send_bytes[me] > 0) std::memcpy(recv + rdispl[me], send + sdispl[me], static_cast<size_t>(send_bytes[me]));
