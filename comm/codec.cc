@@ -1,6 +1,7 @@
 // The codecs of comm/compress.h (none, fp16, bf16, int8, QSGD, top-k) and top-k selection. Encoders and decoders
 // are single loops over the data; the 16-bit ones use F16C where the CPU has it.
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -363,29 +364,10 @@ class QsgdCodec final : public Codec {
   }
   void Pack(const uint8_t* codes, int64_t count, std::byte* out) const {
     const int64_t groups = count / 8;
-    switch (bits_) {  // 1 + bit_width(s) for s in 1..127
-      case 2:
-        PackW<2>(codes, groups, out);
-        break;
-      case 3:
-        PackW<3>(codes, groups, out);
-        break;
-      case 4:
-        PackW<4>(codes, groups, out);
-        break;
-      case 5:
-        PackW<5>(codes, groups, out);
-        break;
-      case 6:
-        PackW<6>(codes, groups, out);
-        break;
-      case 7:
-        PackW<7>(codes, groups, out);
-        break;
-      default:
-        PackW<8>(codes, groups, out);
-        break;
-    }
+    // bits_ is 1 + bit_width(s) for s in 1..127: 2 to 8, PackW<bits_> through the table of the seven widths.
+    constexpr std::array<void (*)(const uint8_t*, int64_t, std::byte*), 7> kPackW{
+        PackW<2>, PackW<3>, PackW<4>, PackW<5>, PackW<6>, PackW<7>, PackW<8>};
+    kPackW[static_cast<size_t>(std::clamp(bits_, 2, 8) - 2)](codes, groups, out);
     BitWriter tail(out + groups * bits_, bits_);
     for (int64_t i = groups * 8; i < count; ++i) tail.Put(codes[i]);
     tail.Flush();

@@ -3,6 +3,7 @@
 #include "comm/compress.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <charconv>
 #include <chrono>
@@ -18,6 +19,7 @@
 
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/name_table.h"
 #include "core/rng.h"
 
 namespace tessel::comm {
@@ -29,20 +31,48 @@ size_t Ix(int64_t i) { return static_cast<size_t>(i); }
 
 // ---- Compressed allreduces.
 
+// What every compressed allreduce has: its name, whether the network sums its wire, and the counts of a call:
+// raw_bytes (the float32s a plain allreduce would send; 0 on one rank) and wire_bytes (the bytes `purpose` moved
+// during the call) around the subclass's Reduce, which adds the seconds of its phases; a call that succeeds adds its
+// counts to `stats`.
+class CountedAllreduce : public CompressedAllreduce {
+ public:
+  CountedAllreduce(std::string name, bool summable) : name_(std::move(name)), summable_(summable) {}
+  std::string Name() const final { return name_; }
+  bool Summable() const final { return summable_; }
+  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                   CompressStats* stats) final {
+    CompressStats st;
+    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(data.size()) * 4 : 0;
+    const uint64_t b0 = comm.Bytes().Bytes(purpose);
+    Status s = Reduce(comm, data, step, purpose, &st);
+    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
+    if (s.ok() && stats != nullptr) stats->Add(st);
+    return s;
+  }
+
+ protected:
+  virtual Status Reduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                        CompressStats* st) = 0;
+
+ private:
+  std::string name_;
+  bool summable_;
+};
+
 // Codec-based: summable wire -> one allreduce; otherwise allgather + decode + sum in rank order. Optional error
 // feedback (top-k).
-class CodecAllreduce final : public CompressedAllreduce {
+class CodecAllreduce final : public CountedAllreduce {
  public:
   CodecAllreduce(std::unique_ptr<Codec> codec, bool error_feedback, uint64_t seed)
-      : codec_(std::move(codec)), ef_(error_feedback), seed_(seed) {}
-  std::string Name() const override { return std::string(codec_->Name()); }
-  bool Summable() const override { return codec_->SumType().has_value(); }
+      : CountedAllreduce(std::string(codec->Name()), codec->SumType().has_value()),
+        codec_(std::move(codec)),
+        ef_(error_feedback),
+        seed_(seed) {}
 
-  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
-                   CompressStats* stats) override {
+  Status Reduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                CompressStats* st) override {
     const auto n = static_cast<int64_t>(data.size());
-    CompressStats st;
-    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
     auto t0 = Clock::now();
     std::span<const float> x = data;
     if (ef_) {
@@ -55,32 +85,29 @@ class CodecAllreduce final : public CompressedAllreduce {
     mine_.resize(Ix(bytes));
     codec_->Encode(x, rank_seed, mine_);
     if (ef_) codec_->SubtractFrom(mine_, residual_);  // e = x - decode(encode(x)); exact for top-k
-    st.encode_seconds = SecondsSince(t0);
-    const uint64_t b0 = comm.Bytes().Bytes(purpose);
+    st->encode_seconds = SecondsSince(t0);
     Status s;
     if (const std::optional<DataType> type = codec_->SumType()) {
       t0 = Clock::now();
       s = comm.AllreduceRaw(mine_.data(), n, *type, ReduceOp::kSum, purpose);
-      st.comm_seconds = SecondsSince(t0);
+      st->comm_seconds = SecondsSince(t0);
       if (!s.ok()) return s;
       t0 = Clock::now();
       codec_->Decode(mine_, data, false);
-      st.decode_seconds = SecondsSince(t0);
+      st->decode_seconds = SecondsSince(t0);
     } else {
       t0 = Clock::now();
       all_.resize(Ix(bytes) * Ix(comm.Size()));
       s = comm.Allgather<std::byte>(std::span<const std::byte>(mine_), std::span<std::byte>(all_), purpose);
-      st.comm_seconds = SecondsSince(t0);
+      st->comm_seconds = SecondsSince(t0);
       if (!s.ok()) return s;
       t0 = Clock::now();
       std::fill(data.begin(), data.end(), 0.0F);
       for (int r = 0; r < comm.Size(); ++r) {
         codec_->Decode(std::span<const std::byte>(all_).subspan(Ix(bytes) * Ix(r), Ix(bytes)), data, true);
       }
-      st.decode_seconds = SecondsSince(t0);
+      st->decode_seconds = SecondsSince(t0);
     }
-    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
-    if (stats != nullptr) stats->Add(st);
     return s;
   }
 
@@ -108,28 +135,20 @@ Status SumAtIndices(Communicator& comm, std::span<const uint32_t> idx, std::vect
 }
 
 // Random-k with a shared seed: every rank draws the same indices, so the values are summable.
-class RandomKAllreduce final : public CompressedAllreduce {
+class RandomKAllreduce final : public CountedAllreduce {
  public:
-  RandomKAllreduce(double ratio, uint64_t seed) : ratio_(ratio), seed_(seed) {}
-  std::string Name() const override { return "randk"; }
-  bool Summable() const override { return true; }
-  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
-                   CompressStats* stats) override {
+  RandomKAllreduce(double ratio, uint64_t seed) : CountedAllreduce("randk", true), ratio_(ratio), seed_(seed) {}
+  Status Reduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                CompressStats* st) override {
     const auto n = static_cast<int64_t>(data.size());
-    CompressStats st;
-    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
     auto t0 = Clock::now();
     const int64_t k = KeepCount(n, ratio_);
     const std::vector<uint32_t> idx = RandomKIndices(n, k, Mix64(seed_ ^ Mix64(step)));
     const float scale = k > 0 ? static_cast<float>(static_cast<double>(n) / static_cast<double>(k)) : 0.0F;
     values_.resize(Ix(k));
     for (int64_t j = 0; j < k; ++j) values_[Ix(j)] = data[idx[Ix(j)]] * scale;
-    st.encode_seconds = SecondsSince(t0);
-    const uint64_t b0 = comm.Bytes().Bytes(purpose);
-    Status s = SumAtIndices(comm, idx, values_, data, purpose, &st);
-    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
-    if (s.ok() && stats != nullptr) stats->Add(st);
-    return s;
+    st->encode_seconds = SecondsSince(t0);
+    return SumAtIndices(comm, idx, values_, data, purpose, st);
   }
 
  private:
@@ -140,17 +159,12 @@ class RandomKAllreduce final : public CompressedAllreduce {
 
 // ScaleCom's cyclic local top-k: the leader (step mod P) broadcasts the indices of its top-k of (g + e); every rank
 // sends its (g + e) at those indices through one allreduce and keeps the rest as residual.
-class CltKAllreduce final : public CompressedAllreduce {
+class CltKAllreduce final : public CountedAllreduce {
  public:
-  explicit CltKAllreduce(double ratio) : ratio_(ratio) {}
-  std::string Name() const override { return "cltk"; }
-  bool Summable() const override { return true; }
-  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
-                   CompressStats* stats) override {
+  explicit CltKAllreduce(double ratio) : CountedAllreduce("cltk", true), ratio_(ratio) {}
+  Status Reduce(Communicator& comm, std::span<float> data, uint64_t step, std::string_view purpose,
+                CompressStats* st) override {
     const auto n = static_cast<int64_t>(data.size());
-    CompressStats st;
-    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
-    const uint64_t b0 = comm.Bytes().Bytes(purpose);
     auto t0 = Clock::now();
     residual_.resize(Ix(n), 0.0F);
     for (int64_t i = 0; i < n; ++i) residual_[Ix(i)] += data[Ix(i)];
@@ -161,10 +175,10 @@ class CltKAllreduce final : public CompressedAllreduce {
     } else {
       idx_.assign(Ix(k), 0);
     }
-    st.encode_seconds = SecondsSince(t0);
+    st->encode_seconds = SecondsSince(t0);
     t0 = Clock::now();
     Status s = comm.Broadcast<uint32_t>(idx_, leader, purpose);
-    st.comm_seconds = SecondsSince(t0);
+    st->comm_seconds = SecondsSince(t0);
     if (!s.ok()) return s;
     t0 = Clock::now();
     values_.resize(Ix(k));
@@ -174,10 +188,8 @@ class CltKAllreduce final : public CompressedAllreduce {
       values_[Ix(j)] = e;
       e = 0;  // sent in full: nothing left over
     }
-    st.encode_seconds += SecondsSince(t0);
-    s = SumAtIndices(comm, idx_, values_, data, purpose, &st);
-    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
-    if (s.ok() && stats != nullptr) stats->Add(st);
+    st->encode_seconds += SecondsSince(t0);
+    s = SumAtIndices(comm, idx_, values_, data, purpose, st);
     return s;
   }
 
@@ -188,9 +200,10 @@ class CltKAllreduce final : public CompressedAllreduce {
 };
 
 // PowerSGD, rank r, one power iteration per step with Q warm-started (Vogels, Karimireddy, Jaggi 2019).
-class PowerSgdAllreduce final : public CompressedAllreduce {
+class PowerSgdAllreduce final : public CountedAllreduce {
  public:
-  PowerSgdAllreduce(int rank, const std::vector<MatrixShape>& shapes, uint64_t seed) : r_(rank), seed_(seed) {
+  PowerSgdAllreduce(int rank, const std::vector<MatrixShape>& shapes, uint64_t seed)
+      : CountedAllreduce("powersgd", true), r_(rank), seed_(seed) {
     int64_t off = 0;
     for (const MatrixShape& m : shapes) {
       TESSEL_CHECK(m.rows >= 0 && m.cols >= 0, "powersgd: a matrix of {} x {}", m.rows, m.cols);
@@ -200,20 +213,15 @@ class PowerSgdAllreduce final : public CompressedAllreduce {
     }
     total_ = off;
   }
-  std::string Name() const override { return "powersgd"; }
-  bool Summable() const override { return true; }
 
-  Status Allreduce(Communicator& comm, std::span<float> data, uint64_t, std::string_view purpose,
-                   CompressStats* stats) override {
+  Status Reduce(Communicator& comm, std::span<float> data, uint64_t, std::string_view purpose,
+                CompressStats* st) override {
     const auto n = static_cast<int64_t>(data.size());
     if (mats_.empty()) {  // no layout given: one row vector, sent uncompressed
       mats_.push_back({0, 1, n, false, {}});
       total_ = n;
     }
     TESSEL_CHECK(n == total_, "powersgd: the buffer has {} elements, the matrix shapes {}", n, total_);
-    CompressStats st;
-    st.raw_bytes = comm.Size() > 1 ? static_cast<uint64_t>(n) * 4 : 0;
-    const uint64_t b0 = comm.Bytes().Bytes(purpose);
     auto t0 = Clock::now();
     residual_.resize(Ix(n), 0.0F);
     for (int64_t i = 0; i < n; ++i) residual_[Ix(i)] += data[Ix(i)];  // M = g + e
@@ -229,23 +237,17 @@ class PowerSgdAllreduce final : public CompressedAllreduce {
       }
       const size_t p0 = buf_.size();
       buf_.resize(p0 + Ix(m.rows * r_), 0.0F);
-      const float* M = residual_.data() + m.off;
-      for (int64_t i = 0; i < m.rows; ++i) {
-        for (int64_t j = 0; j < m.cols; ++j) {
-          const float v = M[i * m.cols + j];
-          for (int c = 0; c < r_; ++c) buf_[p0 + Ix(i * r_ + c)] += v * m.q[Ix(j * r_ + c)];
-        }
-      }
+      AddProduct(residual_.data() + m.off, m, m.q.data(), false, buf_.data() + p0);
     }
     for (const Mat& m : mats_) {
       if (m.compress) continue;
       buf_.insert(buf_.end(), residual_.begin() + m.off, residual_.begin() + m.off + m.rows * m.cols);
       std::fill(residual_.begin() + m.off, residual_.begin() + m.off + m.rows * m.cols, 0.0F);  // sent in full
     }
-    st.encode_seconds = SecondsSince(t0);
+    st->encode_seconds = SecondsSince(t0);
     t0 = Clock::now();
     Status s = comm.Allreduce<float>(buf_, ReduceOp::kSum, purpose);
-    st.comm_seconds = SecondsSince(t0);
+    st->comm_seconds = SecondsSince(t0);
     if (!s.ok()) return s;
     t0 = Clock::now();
     // Orthonormalise each P (identical on every rank: same input, same order), then Q = M^T P locally.
@@ -257,13 +259,7 @@ class PowerSgdAllreduce final : public CompressedAllreduce {
       Orthonormalise(P, m.rows);
       const size_t q0 = qbuf_.size();
       qbuf_.resize(q0 + Ix(m.cols * r_), 0.0F);
-      const float* M = residual_.data() + m.off;
-      for (int64_t i = 0; i < m.rows; ++i) {
-        for (int64_t j = 0; j < m.cols; ++j) {
-          const float v = M[i * m.cols + j];
-          for (int c = 0; c < r_; ++c) qbuf_[q0 + Ix(j * r_ + c)] += v * P[i * r_ + c];
-        }
-      }
+      AddProduct(residual_.data() + m.off, m, P, true, qbuf_.data() + q0);
       // e = M - P (M^T P)^T: the part of this rank's M outside span(P), which no rank sends.
       float* E = residual_.data() + m.off;
       for (int64_t i = 0; i < m.rows; ++i) {
@@ -281,11 +277,11 @@ class PowerSgdAllreduce final : public CompressedAllreduce {
       std::copy_n(buf_.begin() + static_cast<std::ptrdiff_t>(pos), m.rows * m.cols, data.begin() + m.off);
       pos += Ix(m.rows * m.cols);
     }
-    st.encode_seconds += SecondsSince(t0);
+    st->encode_seconds += SecondsSince(t0);
     if (!qbuf_.empty()) {
       t0 = Clock::now();
       s = comm.Allreduce<float>(qbuf_, ReduceOp::kSum, purpose);
-      st.comm_seconds += SecondsSince(t0);
+      st->comm_seconds += SecondsSince(t0);
       if (!s.ok()) return s;
     }
     t0 = Clock::now();
@@ -307,9 +303,7 @@ class PowerSgdAllreduce final : public CompressedAllreduce {
       pos += Ix(m.rows * r_);
       qpos += Ix(m.cols * r_);
     }
-    st.decode_seconds = SecondsSince(t0);
-    st.wire_bytes = comm.Bytes().Bytes(purpose) - b0;
-    if (stats != nullptr) stats->Add(st);
+    st->decode_seconds = SecondsSince(t0);
     return s;
   }
 
@@ -319,6 +313,19 @@ class PowerSgdAllreduce final : public CompressedAllreduce {
     bool compress;
     std::vector<float> q;  // cols x r, the previous step's summed Q
   };
+
+  // out += M f (rows x r; f is cols x r) or, transposed, out += M^T f (cols x r; f is rows x r), for the rows x cols
+  // matrix M of m: one pass over M in row order, each float sum in that order.
+  void AddProduct(const float* M, const Mat& m, const float* f, bool transpose, float* out) const {
+    for (int64_t i = 0; i < m.rows; ++i) {
+      for (int64_t j = 0; j < m.cols; ++j) {
+        const float v = M[i * m.cols + j];
+        const int64_t o = (transpose ? j : i) * r_;
+        const int64_t g = (transpose ? i : j) * r_;
+        for (int c = 0; c < r_; ++c) out[o + c] += v * f[g + c];
+      }
+    }
+  }
 
   // Modified Gram-Schmidt over the r columns of P (rows x r, row-major), in double; a column that vanishes stays 0.
   void Orthonormalise(float* P, int64_t rows) const {
@@ -343,6 +350,11 @@ class PowerSgdAllreduce final : public CompressedAllreduce {
   std::vector<float> residual_, buf_, qbuf_;
 };
 
+// CompressMethod's names, indexed by its value.
+constexpr std::array<std::string_view, 9> kMethodNames{"none", "fp16",  "bf16", "int8",    "qsgd",
+                                                       "topk", "randk", "cltk", "powersgd"};
+static_assert(kMethodNames.size() == static_cast<size_t>(CompressMethod::kPowerSgd) + 1);
+
 double ParseNumber(std::string_view s, std::string_view what, std::string_view flag, std::string_view text) {
   double v = 0;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -353,29 +365,7 @@ double ParseNumber(std::string_view s, std::string_view what, std::string_view f
 
 }  // namespace
 
-std::string_view CompressMethodName(CompressMethod m) {
-  switch (m) {
-    case CompressMethod::kNone:
-      return "none";
-    case CompressMethod::kFp16:
-      return "fp16";
-    case CompressMethod::kBf16:
-      return "bf16";
-    case CompressMethod::kInt8:
-      return "int8";
-    case CompressMethod::kQsgd:
-      return "qsgd";
-    case CompressMethod::kTopK:
-      return "topk";
-    case CompressMethod::kRandK:
-      return "randk";
-    case CompressMethod::kCltK:
-      return "cltk";
-    case CompressMethod::kPowerSgd:
-      return "powersgd";
-  }
-  return "?";
-}
+std::string_view CompressMethodName(CompressMethod m) { return NameAt(kMethodNames, m, "?"); }
 
 CompressOption CompressOption::FromText(std::string_view text, std::string_view option) {
   if (text == "auto") return {.automatic = true};
@@ -388,14 +378,9 @@ CompressSpec CompressSpec::Parse(std::string_view text, std::string_view flag) {
   const std::optional<std::string_view> param =
       colon == std::string_view::npos ? std::nullopt : std::optional(text.substr(colon + 1));
   CompressSpec s;
-  bool found = false;
-  for (int m = 0; m <= static_cast<int>(CompressMethod::kPowerSgd); ++m) {
-    if (CompressMethodName(static_cast<CompressMethod>(m)) == name) {
-      s.method = static_cast<CompressMethod>(m);
-      found = true;
-    }
-  }
-  TESSEL_CHECK(found, "{} {}: unknown method '{}' (one of {})", flag, text, name, kCompressForms);
+  const std::optional<CompressMethod> method = ValueNamed<CompressMethod>(kMethodNames, name);
+  TESSEL_CHECK(method.has_value(), "{} {}: unknown method '{}' (one of {})", flag, text, name, kCompressForms);
+  s.method = *method;
   if (!param) return s;
   switch (s.method) {
     case CompressMethod::kInt8:

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <iterator>
 #include <new>
 #include <optional>
 #include <string>
@@ -114,40 +115,21 @@ Status Check(int rc, std::string_view call) {
   return rc == MPI_SUCCESS ? Status::Ok() : Status::Failed(fmt::format("{}: {}", call, MpiErrorString(rc)));
 }
 
+// MPI's predefined type of each scalar DataType (the first eight, kInt8 .. kFloat64, in their order) and op of each
+// scalar ReduceOp (kSum, kMin, kMax); the other types and ops are this backend's own (loc_type_, loc_op_, half_op_).
 MPI_Datatype ScalarType(DataType type) {
-  switch (type) {
-    case DataType::kInt8:
-      return MPI_INT8_T;
-    case DataType::kUInt8:
-      return MPI_UINT8_T;
-    case DataType::kInt32:
-      return MPI_INT32_T;
-    case DataType::kUInt32:
-      return MPI_UINT32_T;
-    case DataType::kInt64:
-      return MPI_INT64_T;
-    case DataType::kUInt64:
-      return MPI_UINT64_T;
-    case DataType::kFloat32:
-      return MPI_FLOAT;
-    case DataType::kFloat64:
-      return MPI_DOUBLE;
-    default:
-      return MPI_DATATYPE_NULL;
-  }
+  static const MPI_Datatype kTypes[] = {MPI_INT8_T,  MPI_UINT8_T,  MPI_INT32_T, MPI_UINT32_T,
+                                        MPI_INT64_T, MPI_UINT64_T, MPI_FLOAT,   MPI_DOUBLE};
+  static_assert(std::size(kTypes) == static_cast<size_t>(DataType::kFloat64) + 1);
+  const auto i = static_cast<size_t>(type);
+  return i < std::size(kTypes) ? kTypes[i] : MPI_DATATYPE_NULL;
 }
 
 MPI_Op ScalarOp(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return MPI_SUM;
-    case ReduceOp::kMin:
-      return MPI_MIN;
-    case ReduceOp::kMax:
-      return MPI_MAX;
-    default:
-      return MPI_OP_NULL;
-  }
+  static const MPI_Op kOps[] = {MPI_SUM, MPI_MIN, MPI_MAX};
+  static_assert(std::size(kOps) == static_cast<size_t>(ReduceOp::kMax) + 1);
+  const auto i = static_cast<size_t>(op);
+  return i < std::size(kOps) ? kOps[i] : MPI_OP_NULL;
 }
 
 // MPI user op for the (value, index) types: the same kernel as the other backends (ties -> smaller index).
@@ -652,26 +634,22 @@ class MpiCommunicator final : public Communicator {
     const int64_t chunk = options_.max_message_bytes;
     std::vector<MPI_Request> requests;
     Status s;
-    for (int j = 0; j < Size() && s.ok(); ++j) {
-      if (j == Rank()) continue;
-      const auto jj = static_cast<size_t>(j);
-      for (int64_t off = 0; off < recv_bytes[jj] && s.ok(); off += chunk) {
-        requests.emplace_back();
-        s = Check(MPI_Irecv(recv + rdispl[jj] + off, ToInt(std::min(chunk, recv_bytes[jj] - off)), MPI_BYTE, j,
-                            kPairwiseTag, comm_, &requests.back()),
-                  "MPI_Irecv");
+    // One MPI_Irecv or MPI_Isend (`post`) per chunk of every peer's bytes: the receives first, then the sends.
+    const auto post_all = [&](auto* base, std::span<const int64_t> bytes, std::span<const int64_t> displ, auto post,
+                              std::string_view call) {
+      for (int j = 0; j < Size() && s.ok(); ++j) {
+        if (j == Rank()) continue;
+        const auto jj = static_cast<size_t>(j);
+        for (int64_t off = 0; off < bytes[jj] && s.ok(); off += chunk) {
+          requests.emplace_back();
+          s = Check(post(base + displ[jj] + off, ToInt(std::min(chunk, bytes[jj] - off)), MPI_BYTE, j, kPairwiseTag,
+                         comm_, &requests.back()),
+                    call);
+        }
       }
-    }
-    for (int j = 0; j < Size() && s.ok(); ++j) {
-      if (j == Rank()) continue;
-      const auto jj = static_cast<size_t>(j);
-      for (int64_t off = 0; off < send_bytes[jj] && s.ok(); off += chunk) {
-        requests.emplace_back();
-        s = Check(MPI_Isend(send + sdispl[jj] + off, ToInt(std::min(chunk, send_bytes[jj] - off)), MPI_BYTE, j,
-                            kPairwiseTag, comm_, &requests.back()),
-                  "MPI_Isend");
-      }
-    }
+    };
+    post_all(recv, recv_bytes, rdispl, MPI_Irecv, "MPI_Irecv");
+    post_all(send, send_bytes, sdispl, MPI_Isend, "MPI_Isend");
     if (!s.ok()) return s;
     const auto me = static_cast<size_t>(Rank());
     if (send_bytes[me] > 0) std::memcpy(recv + rdispl[me], send + sdispl[me], static_cast<size_t>(send_bytes[me]));

@@ -3,9 +3,14 @@
 #include "comm/reduce.h"
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
+#include <tuple>
+#include <type_traits>
 
 #include "comm/half.h"
 #include "core/error.h"
+#include "core/name_table.h"
 
 namespace tessel::comm {
 namespace {
@@ -48,77 +53,31 @@ void Reduce16(T* inout, const T* in, int64_t n, ReduceOp op) {
   }
 }
 
+// DataType's and ReduceOp's names, indexed by their values.
+constexpr std::array<std::string_view, 12> kDataTypeNames{
+    "int8",    "uint8",   "int32",   "uint32",           "int64",
+    "uint64",  "float32", "float64", "(float32, index)", "(float64, index)",
+    "float16", "bfloat16"};
+static_assert(kDataTypeNames.size() == std::tuple_size_v<DataTypeElements>);
+constexpr std::array<std::string_view, 5> kReduceOpNames{"sum", "min", "max", "min-loc", "max-loc"};
+static_assert(kReduceOpNames.size() == static_cast<size_t>(ReduceOp::kMaxLoc) + 1);
+
+// fn(std::type_identity<T>{}) for T the element type of `type` (DataTypeElements), its result returned.
+template <typename Fn>
+auto VisitDataType(DataType type, Fn&& fn) {
+  const auto i = static_cast<size_t>(type);
+  if (i >= std::tuple_size_v<DataTypeElements>) throw Error("comm: unknown DataType");
+  return VisitTypeAt<DataTypeElements>(i, fn);
+}
+
 }  // namespace
 
 size_t DataTypeSize(DataType type) {
-  switch (type) {
-    case DataType::kInt8:
-    case DataType::kUInt8:
-      return 1;
-    case DataType::kFloat16:
-    case DataType::kBFloat16:
-      return 2;
-    case DataType::kInt32:
-    case DataType::kUInt32:
-    case DataType::kFloat32:
-      return 4;
-    case DataType::kInt64:
-    case DataType::kUInt64:
-    case DataType::kFloat64:
-      return 8;
-    case DataType::kFloat32Index:
-      return sizeof(ValueIndex<float>);
-    case DataType::kFloat64Index:
-      return sizeof(ValueIndex<double>);
-  }
-  throw Error("comm: unknown DataType");
+  return VisitDataType(type, []<typename T>(std::type_identity<T>) { return sizeof(T); });
 }
 
-std::string_view DataTypeName(DataType type) {
-  switch (type) {
-    case DataType::kInt8:
-      return "int8";
-    case DataType::kUInt8:
-      return "uint8";
-    case DataType::kInt32:
-      return "int32";
-    case DataType::kUInt32:
-      return "uint32";
-    case DataType::kInt64:
-      return "int64";
-    case DataType::kUInt64:
-      return "uint64";
-    case DataType::kFloat32:
-      return "float32";
-    case DataType::kFloat64:
-      return "float64";
-    case DataType::kFloat32Index:
-      return "(float32, index)";
-    case DataType::kFloat64Index:
-      return "(float64, index)";
-    case DataType::kFloat16:
-      return "float16";
-    case DataType::kBFloat16:
-      return "bfloat16";
-  }
-  return "unknown";
-}
-
-std::string_view ReduceOpName(ReduceOp op) {
-  switch (op) {
-    case ReduceOp::kSum:
-      return "sum";
-    case ReduceOp::kMin:
-      return "min";
-    case ReduceOp::kMax:
-      return "max";
-    case ReduceOp::kMinLoc:
-      return "min-loc";
-    case ReduceOp::kMaxLoc:
-      return "max-loc";
-  }
-  return "unknown";
-}
+std::string_view DataTypeName(DataType type) { return NameAt(kDataTypeNames, type, "unknown"); }
+std::string_view ReduceOpName(ReduceOp op) { return NameAt(kReduceOpNames, op, "unknown"); }
 
 bool IsIndexType(DataType type) { return type == DataType::kFloat32Index || type == DataType::kFloat64Index; }
 
@@ -133,35 +92,19 @@ void ReduceInto(void* inout, const void* in, int64_t count, DataType type, Reduc
                "sum/min/max with scalars)",
                ReduceOpName(op), DataTypeName(type));
   if (count <= 0) return;
-  const bool max = op == ReduceOp::kMaxLoc;
-  switch (type) {
-    case DataType::kInt8:
-      return ReduceScalar(static_cast<int8_t*>(inout), static_cast<const int8_t*>(in), count, op);
-    case DataType::kUInt8:
-      return ReduceScalar(static_cast<uint8_t*>(inout), static_cast<const uint8_t*>(in), count, op);
-    case DataType::kInt32:
-      return ReduceScalar(static_cast<int32_t*>(inout), static_cast<const int32_t*>(in), count, op);
-    case DataType::kUInt32:
-      return ReduceScalar(static_cast<uint32_t*>(inout), static_cast<const uint32_t*>(in), count, op);
-    case DataType::kInt64:
-      return ReduceScalar(static_cast<int64_t*>(inout), static_cast<const int64_t*>(in), count, op);
-    case DataType::kUInt64:
-      return ReduceScalar(static_cast<uint64_t*>(inout), static_cast<const uint64_t*>(in), count, op);
-    case DataType::kFloat32:
-      return ReduceScalar(static_cast<float*>(inout), static_cast<const float*>(in), count, op);
-    case DataType::kFloat64:
-      return ReduceScalar(static_cast<double*>(inout), static_cast<const double*>(in), count, op);
-    case DataType::kFloat32Index:
-      return ReduceLoc(static_cast<ValueIndex<float>*>(inout), static_cast<const ValueIndex<float>*>(in), count, max);
-    case DataType::kFloat64Index:
-      return ReduceLoc(static_cast<ValueIndex<double>*>(inout), static_cast<const ValueIndex<double>*>(in), count, max);
-    case DataType::kFloat16:
-      return Reduce16<Half, HalfToFloat, FloatToHalf>(static_cast<Half*>(inout), static_cast<const Half*>(in), count,
-                                                      op);
-    case DataType::kBFloat16:
-      return Reduce16<BFloat16, BFloat16ToFloat, FloatToBFloat16>(static_cast<BFloat16*>(inout),
-                                                                  static_cast<const BFloat16*>(in), count, op);
-  }
+  VisitDataType(type, [&]<typename T>(std::type_identity<T>) {
+    auto* a = static_cast<T*>(inout);
+    const auto* b = static_cast<const T*>(in);
+    if constexpr (std::is_same_v<T, Half>) {
+      Reduce16<Half, HalfToFloat, FloatToHalf>(a, b, count, op);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      Reduce16<BFloat16, BFloat16ToFloat, FloatToBFloat16>(a, b, count, op);
+    } else if constexpr (std::is_same_v<T, ValueIndex<float>> || std::is_same_v<T, ValueIndex<double>>) {
+      ReduceLoc(a, b, count, op == ReduceOp::kMaxLoc);
+    } else {
+      ReduceScalar(a, b, count, op);
+    }
+  });
 }
 
 }  // namespace tessel::comm

@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
-#include <type_traits>
+#include <tuple>
+
+#include "core/type_list.h"
 
 namespace tessel::comm {
 
@@ -57,34 +59,16 @@ bool OpFits(DataType type, ReduceOp op);
 // inout[i] = op(inout[i], in[i]) for i in [0, count). Throws tessel::Error when op does not fit type.
 void ReduceInto(void* inout, const void* in, int64_t count, DataType type, ReduceOp op);
 
+// The element type of every DataType, in the enumeration's order: the one list DataTypeOf, DataTypeSize and
+// ReduceInto read.
+using DataTypeElements = std::tuple<int8_t, uint8_t, int32_t, uint32_t, int64_t, uint64_t, float, double,
+                                    ValueIndex<float>, ValueIndex<double>, Half, BFloat16>;
+
 template <typename T>
 constexpr DataType DataTypeOf() {
-  if constexpr (std::is_same_v<T, int8_t>)
-    return DataType::kInt8;
-  else if constexpr (std::is_same_v<T, uint8_t>)
-    return DataType::kUInt8;
-  else if constexpr (std::is_same_v<T, int32_t>)
-    return DataType::kInt32;
-  else if constexpr (std::is_same_v<T, uint32_t>)
-    return DataType::kUInt32;
-  else if constexpr (std::is_same_v<T, int64_t>)
-    return DataType::kInt64;
-  else if constexpr (std::is_same_v<T, uint64_t>)
-    return DataType::kUInt64;
-  else if constexpr (std::is_same_v<T, float>)
-    return DataType::kFloat32;
-  else if constexpr (std::is_same_v<T, double>)
-    return DataType::kFloat64;
-  else if constexpr (std::is_same_v<T, ValueIndex<float>>)
-    return DataType::kFloat32Index;
-  else if constexpr (std::is_same_v<T, ValueIndex<double>>)
-    return DataType::kFloat64Index;
-  else if constexpr (std::is_same_v<T, Half>)
-    return DataType::kFloat16;
-  else if constexpr (std::is_same_v<T, BFloat16>)
-    return DataType::kBFloat16;
-  else
-    static_assert(sizeof(T) == 0, "no comm::DataType for this element type");
+  constexpr size_t at = kTypeIndex<T, DataTypeElements>;
+  static_assert(at < std::tuple_size_v<DataTypeElements>, "no comm::DataType for this element type");
+  return static_cast<DataType>(at);
 }
 
 }  // namespace tessel::comm

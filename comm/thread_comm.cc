@@ -4,6 +4,7 @@
 // A send copies the payload into the destination's mailbox and returns; a receive waits for it.
 #include "comm/thread_comm.h"
 
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <compare>
@@ -23,27 +24,16 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/name_table.h"
 
 namespace tessel::comm {
 namespace {
 
 enum class Kind : uint8_t { kAllreduce, kBroadcast, kAllgatherv, kAlltoallv, kBarrier };
 
-std::string_view KindName(Kind k) {
-  switch (k) {
-    case Kind::kAllreduce:
-      return "Allreduce";
-    case Kind::kBroadcast:
-      return "Broadcast";
-    case Kind::kAllgatherv:
-      return "Allgatherv";
-    case Kind::kAlltoallv:
-      return "Alltoallv";
-    case Kind::kBarrier:
-      return "Barrier";
-  }
-  return "?";
-}
+constexpr std::array<std::string_view, 5> kKindNames{"Allreduce", "Broadcast", "Allgatherv", "Alltoallv", "Barrier"};
+static_assert(kKindNames.size() == static_cast<size_t>(Kind::kBarrier) + 1);
+std::string_view KindName(Kind k) { return NameAt(kKindNames, k, "?"); }
 
 // The arguments one rank passed to the current collective; peers read them between the two barriers.
 struct Slot {

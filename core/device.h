@@ -16,6 +16,8 @@
 #include <string>
 #include <utility>
 
+#include "core/grow_array.h"
+
 namespace tessel::device {
 
 // True when this binary was built with CUDA support.
@@ -85,55 +87,30 @@ class ScopedSimulatedDevice {
 // True while a ScopedSimulatedDevice is alive.
 bool Simulated();
 
-// A device array from the pool that frees itself: grown by Reserve, never shrunk (its contents are not kept when
-// it grows; it grows by at least half, so slowly growing sizes do not reallocate every call). Always backed by
-// memory once reserved, even for 0 elements. For device code paths that hold raw device arrays (solvers, samplers,
-// kernel workspaces); Buffer<T> (core/buffer.h) is the host-mirrored array.
+// Where device::Array's memory comes from: the pool (Malloc and Free above, counted).
+struct PoolMemory {
+  static void* Allocate(size_t bytes) { return Malloc(bytes); }
+  static void Release(void* ptr) noexcept { Free(ptr); }
+};
+
+// A device array from the pool that frees itself: grown by Reserve, never shrunk (GrowArray: its contents are not
+// kept when it grows; it grows by at least half). For device code paths that hold raw device arrays (solvers,
+// samplers, kernel workspaces); Buffer<T> (core/buffer.h) is the host-mirrored array.
 template <typename T>
-class Array {
+class Array : public GrowArray<T, PoolMemory> {
  public:
   Array() = default;
-  explicit Array(size_t n) { Reserve(n); }
-  ~Array() { Free(data_); }
-  Array(const Array&) = delete;
-  Array& operator=(const Array&) = delete;
-  Array(Array&& other) noexcept { Swap(other); }
-  Array& operator=(Array&& other) noexcept {
-    Swap(other);
-    return *this;
-  }
+  explicit Array(size_t n) { this->Reserve(n); }
 
-  // At least n elements; returns data().
-  T* Reserve(size_t n) {
-    if (n > capacity_ || data_ == nullptr) {
-      const size_t want = std::max<size_t>({n, capacity_ + capacity_ / 2, 1});
-      Free(data_);
-      data_ = nullptr;
-      capacity_ = 0;
-      data_ = static_cast<T*>(Malloc(want * sizeof(T)));  // the pool, counted
-      capacity_ = want;
-    }
-    return data_;
-  }
   // Reserve(n), then n elements from the host.
   void Upload(const T* host, size_t n) {
-    Reserve(n);
-    if (n > 0) CopyToDevice(data_, host, n * sizeof(T));
+    this->Reserve(n);
+    if (n > 0) CopyToDevice(this->data(), host, n * sizeof(T));
   }
   // The first n elements to the host.
   void Download(T* host, size_t n) const {
-    if (n > 0) CopyToHost(host, data_, n * sizeof(T));
+    if (n > 0) CopyToHost(host, this->data(), n * sizeof(T));
   }
-  T* data() const { return data_; }
-  size_t capacity() const { return capacity_; }
-  void Swap(Array& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(capacity_, other.capacity_);
-  }
-
- private:
-  T* data_ = nullptr;
-  size_t capacity_ = 0;
 };
 
 // The CUDA runtime's entry points (core/device_ops.h's table pattern; C++17 for the .cu side).

@@ -4,13 +4,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
+#include <string_view>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/name_table.h"
 
 namespace tessel::fault {
 namespace {
@@ -32,23 +36,11 @@ bool ParseCount(std::string_view text, int64_t* out) {
   return true;
 }
 
-std::string_view ActionName(Action a) {
-  switch (a) {
-    case Action::kStall:
-      return "stall";
-    case Action::kKill:
-      return "kill";
-    case Action::kFail:
-      return "fail";
-    case Action::kEnospc:
-      return "enospc";
-    case Action::kTruncate:
-      return "truncate";
-    case Action::kNone:
-      break;
-  }
-  return "none";
-}
+// Action's names, indexed by its value: what TESSEL_FAULT takes (every one but "none") and what the log prints.
+constexpr std::array<std::string_view, 6> kActionNames{"none", "stall", "kill", "fail", "enospc", "truncate"};
+static_assert(kActionNames.size() == static_cast<size_t>(Action::kTruncate) + 1);
+
+std::string_view ActionName(Action a) { return NameAt(kActionNames, a, "none"); }
 
 int ProcessRank() {
   for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"}) {
@@ -104,19 +96,9 @@ Spec ParseSpec(std::string_view text) {
   if (at == std::string_view::npos) fail("no '@' between the action and the point");
   const std::string_view action = head.substr(0, at);
   const std::string_view point = head.substr(at + 1);
-  if (action == "stall") {
-    spec.action = Action::kStall;
-  } else if (action == "kill") {
-    spec.action = Action::kKill;
-  } else if (action == "fail") {
-    spec.action = Action::kFail;
-  } else if (action == "enospc") {
-    spec.action = Action::kEnospc;
-  } else if (action == "truncate") {
-    spec.action = Action::kTruncate;
-  } else {
-    fail(fmt::format("unknown action '{}'", action));
-  }
+  const std::optional<Action> parsed = ValueNamed<Action>(kActionNames, action);
+  if (!parsed || *parsed == Action::kNone) fail(fmt::format("unknown action '{}'", action));
+  spec.action = parsed.value_or(Action::kNone);
   bool known = false;
   for (const std::string_view p : kPoints) known = known || p == point;
   if (!known) fail(fmt::format("unknown point '{}' (known: {})", point, KnownPoints()));

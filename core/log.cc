@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string_view>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -27,20 +28,20 @@ spdlog::logger& Logger() {
   return *logger;
 }
 
+// Every level once: its --log-level name and spdlog's level.
+struct LevelInfo {
+  Level level;
+  std::string_view name;
+  spdlog::level::level_enum spd;
+};
+constexpr LevelInfo kLevels[] = {
+    {Level::kTrace, "trace", spdlog::level::trace}, {Level::kDebug, "debug", spdlog::level::debug},
+    {Level::kInfo, "info", spdlog::level::info},    {Level::kWarn, "warn", spdlog::level::warn},
+    {Level::kError, "error", spdlog::level::err},   {Level::kOff, "off", spdlog::level::off}};
+
 spdlog::level::level_enum ToSpd(Level level) {
-  switch (level) {
-    case Level::kTrace:
-      return spdlog::level::trace;
-    case Level::kDebug:
-      return spdlog::level::debug;
-    case Level::kInfo:
-      return spdlog::level::info;
-    case Level::kWarn:
-      return spdlog::level::warn;
-    case Level::kError:
-      return spdlog::level::err;
-    case Level::kOff:
-      return spdlog::level::off;
+  for (const LevelInfo& l : kLevels) {
+    if (l.level == level) return l.spd;
   }
   return spdlog::level::info;
 }
@@ -48,12 +49,9 @@ spdlog::level::level_enum ToSpd(Level level) {
 }  // namespace
 
 Level ParseLevel(std::string_view name) {
-  if (name == "trace") return Level::kTrace;
-  if (name == "debug") return Level::kDebug;
-  if (name == "info") return Level::kInfo;
-  if (name == "warn") return Level::kWarn;
-  if (name == "error") return Level::kError;
-  if (name == "off") return Level::kOff;
+  for (const LevelInfo& l : kLevels) {
+    if (l.name == name) return l.level;
+  }
   throw tessel::Error(fmt::format("unknown log level '{}' (use trace, debug, info, warn, error or off)", name));
 }
 

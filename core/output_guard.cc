@@ -5,7 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <optional>
+#include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -13,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/name_table.h"
 
 namespace tessel {
 namespace fs = std::filesystem;
@@ -137,51 +140,27 @@ What Classify(const fs::path& p) {
   return What::kOtherFolder;
 }
 
-std::string_view Describe(What w) {
-  switch (w) {
-    case What::kMissing:
-      return "does not exist";
-    case What::kRegular:
-      return "is a regular file";
-    case What::kEmptyFolder:
-      return "is an empty folder";
-    case What::kOtherFolder:
-      return "is a folder of other files";
-    case What::kDataset:
-      return "is a tessel dataset";
-    case What::kPartition:
-      return "is a tessel partition folder";
-    case What::kCheckpoint:
-      return "is a tessel checkpoint";
-    case What::kBadCheckpoint:
-      return "is a folder whose checkpoint.json is damaged or not tessel's";
-    case What::kDevice:
-      return "is a device";
-    case What::kFifo:
-      return "is a named pipe";
-    case What::kSocket:
-      return "is a socket";
-    case What::kDanglingLink:
-      return "is a symbolic link to nothing";
-    case What::kOther:
-      return "is neither a file nor a folder";
-  }
-  return "";
-}
+// What's phrases and OutputKind's nouns for the messages, indexed by their values.
+constexpr std::array<std::string_view, 13> kWhatPhrases{"does not exist",
+                                                        "is a regular file",
+                                                        "is an empty folder",
+                                                        "is a folder of other files",
+                                                        "is a tessel dataset",
+                                                        "is a tessel partition folder",
+                                                        "is a tessel checkpoint",
+                                                        "is a folder whose checkpoint.json is damaged or not tessel's",
+                                                        "is a device",
+                                                        "is a named pipe",
+                                                        "is a socket",
+                                                        "is a symbolic link to nothing",
+                                                        "is neither a file nor a folder"};
+static_assert(kWhatPhrases.size() == static_cast<size_t>(What::kOther) + 1);
+constexpr std::array<std::string_view, 4> kKindNouns{"a regular file", "a tessel dataset", "a partition folder",
+                                                     "a tessel checkpoint"};
+static_assert(kKindNouns.size() == static_cast<size_t>(OutputKind::kCheckpointFolder) + 1);
 
-std::string_view KindNoun(OutputKind kind) {
-  switch (kind) {
-    case OutputKind::kFile:
-      return "a regular file";
-    case OutputKind::kDatasetFolder:
-      return "a tessel dataset";
-    case OutputKind::kPartitionFolder:
-      return "a partition folder";
-    case OutputKind::kCheckpointFolder:
-      return "a tessel checkpoint";
-  }
-  return "";
-}
+std::string_view Describe(What w) { return NameAt(kWhatPhrases, w, ""); }
+std::string_view KindNoun(OutputKind kind) { return NameAt(kKindNouns, kind, ""); }
 
 // Whether a writer of `kind` may replace what is there (with force).
 bool Replaceable(What w, OutputKind kind) {

@@ -6,10 +6,10 @@
 // allocating per step; the counters below let a test assert that steady-state steps pin nothing.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
-#include <utility>
+
+#include "core/grow_array.h"
 
 namespace tessel::device {
 
@@ -40,43 +40,15 @@ struct PinnedOps {
   void* (*device_pointer)(void* host);
 };
 
+// Where PinnedArray's memory comes from: MallocPinned and FreePinned above.
+struct PinnedMemory {
+  static void* Allocate(size_t bytes) { return MallocPinned(bytes); }
+  static void Release(void* ptr) noexcept { FreePinned(ptr); }
+};
+
 // A grow-only array in pinned host memory (device::Array's host twin): Reserve keeps the memory when it is large
 // enough and otherwise grows by at least half, dropping the contents.
 template <typename T>
-class PinnedArray {
- public:
-  PinnedArray() = default;
-  ~PinnedArray() { FreePinned(data_); }
-  PinnedArray(const PinnedArray&) = delete;
-  PinnedArray& operator=(const PinnedArray&) = delete;
-  PinnedArray(PinnedArray&& other) noexcept { Swap(other); }
-  PinnedArray& operator=(PinnedArray&& other) noexcept {
-    Swap(other);
-    return *this;
-  }
-
-  // At least n elements; returns data().
-  T* Reserve(size_t n) {
-    if (n > capacity_ || data_ == nullptr) {
-      const size_t want = std::max<size_t>({n, capacity_ + capacity_ / 2, 1});
-      FreePinned(data_);
-      data_ = nullptr;
-      capacity_ = 0;
-      data_ = static_cast<T*>(MallocPinned(want * sizeof(T)));
-      capacity_ = want;
-    }
-    return data_;
-  }
-  T* data() const { return data_; }
-  size_t capacity() const { return capacity_; }
-  void Swap(PinnedArray& other) noexcept {
-    std::swap(data_, other.data_);
-    std::swap(capacity_, other.capacity_);
-  }
-
- private:
-  T* data_ = nullptr;
-  size_t capacity_ = 0;
-};
+using PinnedArray = GrowArray<T, PinnedMemory>;
 
 }  // namespace tessel::device

@@ -2,21 +2,26 @@
 // that check the dtype, the byte size and (on request) the checksum against the manifest entry.
 #include "datasets/array_store.h"
 
+#include <array>
 #include <limits>
 #include <memory>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "core/checksum.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/name_table.h"
 #include "core/parallel.h"
 
 namespace tessel::datasets {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr DType kAllDTypes[] = {DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64, DType::kUint8};
+// DType's names, indexed by its value (the manifests' "dtype").
+constexpr std::array<std::string_view, 5> kDTypeNames{"int32", "int64", "float32", "float64", "uint8"};
+static_assert(kDTypeNames.size() == std::tuple_size_v<DTypeElements>);
 
 // A manifest may only name plain files inside its own folder.
 bool IsPlainFileName(std::string_view file) {
@@ -26,44 +31,18 @@ bool IsPlainFileName(std::string_view file) {
 
 }  // namespace
 
-std::string_view DTypeName(DType dtype) {
-  switch (dtype) {
-    case DType::kInt32:
-      return "int32";
-    case DType::kInt64:
-      return "int64";
-    case DType::kFloat32:
-      return "float32";
-    case DType::kFloat64:
-      return "float64";
-    case DType::kUint8:
-      return "uint8";
-  }
-  return "unknown";
-}
+std::string_view DTypeName(DType dtype) { return NameAt(kDTypeNames, dtype, "unknown"); }
 
 size_t DTypeSize(DType dtype) {
-  switch (dtype) {
-    case DType::kInt32:
-    case DType::kFloat32:
-      return 4;
-    case DType::kInt64:
-    case DType::kFloat64:
-      return 8;
-    case DType::kUint8:
-      return 1;
-  }
-  return 0;
+  const auto i = static_cast<size_t>(dtype);
+  if (i >= std::tuple_size_v<DTypeElements>) return 0;
+  return VisitTypeAt<DTypeElements>(i, []<typename T>(std::type_identity<T>) { return sizeof(T); });
 }
 
 bool ParseDType(std::string_view name, DType* dtype) {
-  for (DType d : kAllDTypes) {
-    if (DTypeName(d) == name) {
-      *dtype = d;
-      return true;
-    }
-  }
-  return false;
+  const std::optional<DType> d = ValueNamed<DType>(kDTypeNames, name);
+  if (d) *dtype = *d;
+  return d.has_value();
 }
 
 nlohmann::ordered_json ArrayEntry::ToJson() const {

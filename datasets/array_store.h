@@ -8,11 +8,13 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/buffer.h"
+#include "core/type_list.h"
 
 namespace tessel::datasets {
 
@@ -25,27 +27,14 @@ size_t DTypeSize(DType dtype);
 // False when `name` is not one of the names above.
 bool ParseDType(std::string_view name, DType* dtype);
 
+// The element type of every DType, in the enumeration's order (core/type_list.h).
+using DTypeElements = std::tuple<int32_t, int64_t, float, double, uint8_t>;
+
 template <typename T>
-constexpr DType DTypeOf();
-template <>
-constexpr DType DTypeOf<int32_t>() {
-  return DType::kInt32;
-}
-template <>
-constexpr DType DTypeOf<int64_t>() {
-  return DType::kInt64;
-}
-template <>
-constexpr DType DTypeOf<float>() {
-  return DType::kFloat32;
-}
-template <>
-constexpr DType DTypeOf<double>() {
-  return DType::kFloat64;
-}
-template <>
-constexpr DType DTypeOf<uint8_t>() {
-  return DType::kUint8;
+constexpr DType DTypeOf() {
+  constexpr size_t at = kTypeIndex<T, DTypeElements>;
+  static_assert(at < std::tuple_size_v<DTypeElements>, "no DType for this element type");
+  return static_cast<DType>(at);
 }
 
 // One manifest entry: "name": {"file": "indptr.bin", "dtype": "int64", "count": 2709, "bytes": 21672, "xxh3": "..."}.

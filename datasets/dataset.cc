@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <utility>
+#include <vector>
 
 #include "core/error.h"
 #include "core/parallel.h"
@@ -116,5 +118,36 @@ void SparseRowDataset::Validate() const {
   ValidateCsrRows<int32_t, double>("rows", num_rows, num_features, indptr.Host(), indices.Host(), values.Host());
   for (double y : labels.Host()) TESSEL_CHECK(std::isfinite(y), "labels: a label is not finite");
 }
+
+template <typename Row>
+SparseRowDataset SelectRows(const SparseRowDataset& data, std::span<const Row> rows, std::span<const double> labels) {
+  TESSEL_CHECK(rows.size() == labels.size(), "SelectRows: {} rows, {} labels", rows.size(), labels.size());
+  const auto indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  const auto values = data.values.Host();
+  std::vector<int64_t> ptr{0};
+  std::vector<int32_t> idx;
+  std::vector<double> val;
+  for (const Row r : rows) {
+    TESSEL_CHECK(r >= 0 && r < data.num_rows, "SelectRows: row {} of {}", r, data.num_rows);
+    idx.insert(idx.end(), indices.begin() + indptr[r], indices.begin() + indptr[r + 1]);
+    val.insert(val.end(), values.begin() + indptr[r], values.begin() + indptr[r + 1]);
+    ptr.push_back(static_cast<int64_t>(idx.size()));
+  }
+  SparseRowDataset sub;
+  sub.name = data.name;
+  sub.num_rows = static_cast<int64_t>(rows.size());
+  sub.num_features = data.num_features;
+  sub.indptr = Buffer<int64_t>(std::move(ptr));
+  sub.indices = Buffer<int32_t>(std::move(idx));
+  sub.values = Buffer<double>(std::move(val));
+  sub.labels = Buffer<double>(std::vector<double>(labels.begin(), labels.end()));
+  return sub;
+}
+
+template SparseRowDataset SelectRows<int32_t>(const SparseRowDataset&, std::span<const int32_t>,
+                                              std::span<const double>);
+template SparseRowDataset SelectRows<int64_t>(const SparseRowDataset&, std::span<const int64_t>,
+                                              std::span<const double>);
 
 }  // namespace tessel::datasets

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 #include "core/buffer.h"
@@ -78,5 +79,11 @@ struct SparseRowDataset {
   CsrView<int32_t, double> Rows() const { return {indptr.Host(), indices.Host(), values.Host(), num_features}; }
   void Validate() const;
 };
+
+// The rows `rows` of `data` (in that order, repeats allowed) with `labels` as a dataset of their own: LIBSVM's
+// subproblems of cross-validation and of -b 1's fits, and a binary task's rows (MakeBinaryTask). Row ids are
+// int32_t or int64_t.
+template <typename Row>
+SparseRowDataset SelectRows(const SparseRowDataset& data, std::span<const Row> rows, std::span<const double> labels);
 
 }  // namespace tessel::datasets

@@ -114,32 +114,21 @@ void MakeBinaryTask(SparseRowDataset& data, const std::vector<double>& positive,
   };
   for (const double v : negative) TESSEL_CHECK(!in(positive, v), "class {} is listed as both positive and negative", v);
   const auto y = data.labels.Host();
-  const auto indptr = data.indptr.Host();
-  const auto indices = data.indices.Host();
-  const auto values = data.values.Host();
-  std::vector<int64_t> new_indptr{0};
-  std::vector<int32_t> new_indices;
-  std::vector<double> new_values;
+  std::vector<int64_t> keep;
   std::vector<double> new_y;
   int64_t pos = 0;
   for (int64_t r = 0; r < data.num_rows; ++r) {
     const bool p = in(positive, y[r]);
     if (!p && !negative.empty() && !in(negative, y[r])) continue;  // neither side: dropped
+    keep.push_back(r);
     new_y.push_back(p ? 1.0 : -1.0);
     pos += p;
-    new_indices.insert(new_indices.end(), indices.begin() + indptr[r], indices.begin() + indptr[r + 1]);
-    new_values.insert(new_values.end(), values.begin() + indptr[r], values.begin() + indptr[r + 1]);
-    new_indptr.push_back(static_cast<int64_t>(new_indices.size()));
   }
   const auto rows = static_cast<int64_t>(new_y.size());
   TESSEL_CHECK(pos > 0 && pos < rows,
                "{}: the classes given leave {} of {} rows positive; a binary task needs rows of both signs", data.name,
                pos, rows);
-  data.num_rows = rows;
-  data.indptr = Buffer<int64_t>(std::move(new_indptr));
-  data.indices = Buffer<int32_t>(std::move(new_indices));
-  data.values = Buffer<double>(std::move(new_values));
-  data.labels = Buffer<double>(std::move(new_y));
+  data = SelectRows<int64_t>(data, keep, new_y);
 }
 
 }  // namespace tessel::datasets

@@ -83,12 +83,8 @@ bool ParseLine(std::string_view line, int64_t num_features, Block* b, std::strin
       return false;
     }
     double value = 0;
-    if (!ParseDouble(value_text, &value)) {
-      *error = fmt::format("value '{}' of feature {} is not a number", value_text, index);
-      return false;
-    }
-    if (!std::isfinite(value)) {
-      *error = fmt::format("value '{}' of feature {} is not finite", value_text, index);
+    if (const char* why = ParseFinite(value_text, &value)) {
+      *error = fmt::format("value '{}' of feature {} {}", value_text, index, why);
       return false;
     }
     b->indices.push_back(static_cast<int32_t>(index - 1));

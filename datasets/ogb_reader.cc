@@ -42,12 +42,8 @@ bool ParseDenseRow(std::string_view line, std::span<float> out, std::string* err
       return false;
     }
     float v = 0;
-    if (!ParseFloat(tok, &v)) {
-      *error = fmt::format("value {} '{}' is not a number", j + 1, tok);
-      return false;
-    }
-    if (!std::isfinite(v)) {
-      *error = fmt::format("value {} '{}' is not finite", j + 1, tok);
+    if (const char* why = ParseFinite(tok, &v)) {
+      *error = fmt::format("value {} '{}' {}", j + 1, tok, why);
       return false;
     }
     out[j++] = v;

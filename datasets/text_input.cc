@@ -45,126 +45,118 @@ constexpr std::string_view kInflateFix =
 // inflate() takes at most UINT_MAX bytes a call.
 constexpr size_t kMaxStep = size_t{1} << 30;
 
-class GzipSource final : public detail::ByteSource {
+// The read loop of a streaming decompressor over the mapped input, written once for zlib and libbz2 (Stream is
+// z_stream or bz_stream; Derived supplies Decompress, NextStream, CheckStep and kStreamEnd): hand the input over in
+// steps of at most kMaxStep, decompress into the caller's buffer, check what came out against the inflation limit,
+// and at the end of a stream stop (the input is used up) or go on with the next one (concatenated files).
+template <class Derived, class Stream>
+class DecompressSource : public detail::ByteSource {
  public:
-  GzipSource(std::string name, std::string_view in) : name_(std::move(name)), in_(in) {
-    if (inflateInit2(&zs_, 15 + 32) != Z_OK) throw Error::InFile(name_, "zlib initialisation failed");
-  }
-  ~GzipSource() override { inflateEnd(&zs_); }
-  GzipSource(const GzipSource&) = delete;
-  GzipSource& operator=(const GzipSource&) = delete;
-
-  size_t Read(char* out, size_t cap) override {
+  size_t Read(char* out, size_t cap) final {
     size_t done = 0;
     while (done < cap && !ended_) {
-      if (zs_.avail_in == 0 && in_off_ < in_.size()) {
-        zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in_.data() + in_off_));
-        zs_.avail_in = static_cast<uInt>(std::min(in_.size() - in_off_, kMaxStep));
-        in_off_ += zs_.avail_in;
+      if (st_.avail_in == 0 && in_off_ < in_.size()) {
+        st_.next_in = reinterpret_cast<decltype(st_.next_in)>(const_cast<char*>(in_.data() + in_off_));
+        st_.avail_in = static_cast<decltype(st_.avail_in)>(std::min(in_.size() - in_off_, kMaxStep));
+        in_off_ += st_.avail_in;
       }
       const size_t step = std::min(cap - done, kMaxStep);
-      zs_.next_out = reinterpret_cast<Bytef*>(out + done);
-      zs_.avail_out = static_cast<uInt>(step);
-      const int rc = inflate(&zs_, Z_NO_FLUSH);
-      const size_t got = step - zs_.avail_out;
+      st_.next_out = reinterpret_cast<decltype(st_.next_out)>(out + done);
+      st_.avail_out = static_cast<decltype(st_.avail_out)>(step);
+      const int rc = static_cast<Derived*>(this)->Decompress();
+      const size_t got = step - st_.avail_out;
       done += got;
       produced_ += static_cast<int64_t>(got);
       memory::CheckInflated(name_, static_cast<int64_t>(in_.size()), produced_);
-      if (rc == Z_STREAM_END) {
-        // Concatenated gzip members (as `cat a.gz b.gz` makes) continue after a reset.
-        if (zs_.avail_in == 0 && in_off_ >= in_.size()) {
+      const bool input_used_up = st_.avail_in == 0 && in_off_ >= in_.size();
+      if (rc == Derived::kStreamEnd) {
+        if (input_used_up) {
           ended_ = true;
         } else {
-          inflateReset(&zs_);
+          static_cast<Derived*>(this)->NextStream();
         }
         continue;
       }
-      if (rc == Z_BUF_ERROR && zs_.avail_in == 0 && in_off_ >= in_.size()) {
-        throw Error::InFile(name_, "gzip stream is truncated (the file ends before the compressed data does)");
-      }
-      if (rc != Z_OK && rc != Z_BUF_ERROR) {
-        const std::string msg = zs_.msg != nullptr ? zs_.msg : "unknown error";
-        throw Error::InFile(name_, "corrupt gzip data: " + msg);
-      }
+      static_cast<Derived*>(this)->CheckStep(rc, got, input_used_up);
     }
     return done;
   }
-  int64_t consumed() const override { return static_cast<int64_t>(in_off_ - zs_.avail_in); }
-  int64_t produced() const override { return produced_; }
+  int64_t consumed() const final { return static_cast<int64_t>(in_off_ - st_.avail_in); }
+  int64_t produced() const final { return produced_; }
 
- private:
+ protected:
+  DecompressSource(std::string name, std::string_view in) : name_(std::move(name)), in_(in) {}
+
   std::string name_;
   std::string_view in_;
-  z_stream zs_{};
-  size_t in_off_ = 0;  // input bytes handed to zlib so far
+  Stream st_{};
+  size_t in_off_ = 0;  // input bytes handed to the decompressor so far
   int64_t produced_ = 0;
   bool ended_ = false;
 };
 
-class Bzip2Source final : public detail::ByteSource {
+class GzipSource final : public DecompressSource<GzipSource, z_stream> {
  public:
-  Bzip2Source(std::string name, std::string_view in) : name_(std::move(name)), in_(in) { Init(); }
+  static constexpr int kStreamEnd = Z_STREAM_END;
+
+  GzipSource(std::string name, std::string_view in) : DecompressSource(std::move(name), in) {
+    if (inflateInit2(&st_, 15 + 32) != Z_OK) throw Error::InFile(name_, "zlib initialisation failed");
+  }
+  ~GzipSource() override { inflateEnd(&st_); }
+  GzipSource(const GzipSource&) = delete;
+  GzipSource& operator=(const GzipSource&) = delete;
+
+  int Decompress() { return inflate(&st_, Z_NO_FLUSH); }
+  // Concatenated gzip members (as `cat a.gz b.gz` makes) continue after a reset.
+  void NextStream() { inflateReset(&st_); }
+  void CheckStep(int rc, size_t, bool input_used_up) const {
+    if (rc == Z_BUF_ERROR && input_used_up) {
+      throw Error::InFile(name_, "gzip stream is truncated (the file ends before the compressed data does)");
+    }
+    if (rc != Z_OK && rc != Z_BUF_ERROR) {
+      const std::string msg = st_.msg != nullptr ? st_.msg : "unknown error";
+      throw Error::InFile(name_, "corrupt gzip data: " + msg);
+    }
+  }
+};
+
+class Bzip2Source final : public DecompressSource<Bzip2Source, bz_stream> {
+ public:
+  static constexpr int kStreamEnd = BZ_STREAM_END;
+
+  Bzip2Source(std::string name, std::string_view in) : DecompressSource(std::move(name), in) { Init(); }
   ~Bzip2Source() override {
-    if (open_) BZ2_bzDecompressEnd(&bs_);
+    if (open_) BZ2_bzDecompressEnd(&st_);
   }
   Bzip2Source(const Bzip2Source&) = delete;
   Bzip2Source& operator=(const Bzip2Source&) = delete;
 
-  size_t Read(char* out, size_t cap) override {
-    size_t done = 0;
-    while (done < cap && !ended_) {
-      if (bs_.avail_in == 0 && in_off_ < in_.size()) {
-        bs_.next_in = const_cast<char*>(in_.data() + in_off_);
-        bs_.avail_in = static_cast<unsigned>(std::min(in_.size() - in_off_, kMaxStep));
-        in_off_ += bs_.avail_in;
-      }
-      const size_t step = std::min(cap - done, kMaxStep);
-      bs_.next_out = out + done;
-      bs_.avail_out = static_cast<unsigned>(step);
-      const int rc = BZ2_bzDecompress(&bs_);
-      const size_t got = step - bs_.avail_out;
-      done += got;
-      produced_ += static_cast<int64_t>(got);
-      memory::CheckInflated(name_, static_cast<int64_t>(in_.size()), produced_);
-      if (rc == BZ_STREAM_END) {
-        // Multi-stream files (pbzip2, `cat a.bz2 b.bz2`) continue with a fresh decompressor.
-        if (bs_.avail_in == 0 && in_off_ >= in_.size()) {
-          ended_ = true;
-        } else {
-          const char* next = bs_.next_in;
-          const unsigned left = bs_.avail_in;
-          BZ2_bzDecompressEnd(&bs_);
-          open_ = false;
-          bs_ = bz_stream{};
-          Init();
-          bs_.next_in = const_cast<char*>(next);
-          bs_.avail_in = left;
-        }
-        continue;
-      }
-      if (rc != BZ_OK) throw Error::InFile(name_, fmt::format("corrupt bzip2 data (libbz2 code {})", rc));
-      if (got == 0 && bs_.avail_in == 0 && in_off_ >= in_.size()) {
-        throw Error::InFile(name_, "bzip2 stream is truncated (the file ends before the compressed data does)");
-      }
-    }
-    return done;
+  int Decompress() { return BZ2_bzDecompress(&st_); }
+  // Multi-stream files (pbzip2, `cat a.bz2 b.bz2`) continue with a fresh decompressor.
+  void NextStream() {
+    const char* next = st_.next_in;
+    const unsigned left = st_.avail_in;
+    BZ2_bzDecompressEnd(&st_);
+    open_ = false;
+    st_ = bz_stream{};
+    Init();
+    st_.next_in = const_cast<char*>(next);
+    st_.avail_in = left;
   }
-  int64_t consumed() const override { return static_cast<int64_t>(in_off_ - bs_.avail_in); }
-  int64_t produced() const override { return produced_; }
+  void CheckStep(int rc, size_t got, bool input_used_up) const {
+    if (rc != BZ_OK) throw Error::InFile(name_, fmt::format("corrupt bzip2 data (libbz2 code {})", rc));
+    if (got == 0 && input_used_up) {
+      throw Error::InFile(name_, "bzip2 stream is truncated (the file ends before the compressed data does)");
+    }
+  }
 
  private:
   void Init() {
-    if (BZ2_bzDecompressInit(&bs_, 0, 0) != BZ_OK) throw Error::InFile(name_, "bzip2 initialisation failed");
+    if (BZ2_bzDecompressInit(&st_, 0, 0) != BZ_OK) throw Error::InFile(name_, "bzip2 initialisation failed");
     open_ = true;
   }
 
-  std::string name_;
-  std::string_view in_;
-  bz_stream bs_{};
-  size_t in_off_ = 0;
-  int64_t produced_ = 0;
   bool open_ = false;
-  bool ended_ = false;
 };
 
 // A string handed out as if it were inflated (tests of the windowing).
@@ -474,19 +466,28 @@ bool LineCursor::NextContent(std::string_view* line, std::string_view comment_ch
   return false;
 }
 
-bool ParseDouble(std::string_view s, double* out) {
+namespace {
+
+template <typename T>
+bool ParseReal(std::string_view s, T* out) {
   if (!s.empty() && s.front() == '+') s.remove_prefix(1);
   if (s.empty()) return false;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
   return ec == std::errc() && p == s.data() + s.size();
 }
 
-bool ParseFloat(std::string_view s, float* out) {
-  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
-  if (s.empty()) return false;
-  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
-  return ec == std::errc() && p == s.data() + s.size();
+template <typename T>
+const char* ParseFiniteReal(std::string_view s, T* out) {
+  if (!ParseReal(s, out)) return "is not a number";
+  return std::isfinite(*out) ? nullptr : "is not finite";
 }
+
+}  // namespace
+
+bool ParseDouble(std::string_view s, double* out) { return ParseReal(s, out); }
+bool ParseFloat(std::string_view s, float* out) { return ParseReal(s, out); }
+const char* ParseFinite(std::string_view s, double* out) { return ParseFiniteReal(s, out); }
+const char* ParseFinite(std::string_view s, float* out) { return ParseFiniteReal(s, out); }
 
 int64_t LineCursor::ParseInt(std::string_view token, std::string_view what) const {
   int64_t v = 0;
@@ -496,15 +497,13 @@ int64_t LineCursor::ParseInt(std::string_view token, std::string_view what) cons
 
 double LineCursor::ParseDouble(std::string_view token, std::string_view what) const {
   double v = 0;
-  if (!datasets::ParseDouble(token, &v)) Fail("{} '{}' is not a number", what, token);
-  if (!std::isfinite(v)) Fail("{} '{}' is not finite", what, token);
+  if (const char* why = ParseFinite(token, &v)) Fail("{} '{}' {}", what, token, why);
   return v;
 }
 
 float LineCursor::ParseFloat(std::string_view token, std::string_view what) const {
   float v = 0;
-  if (!datasets::ParseFloat(token, &v)) Fail("{} '{}' is not a number", what, token);
-  if (!std::isfinite(v)) Fail("{} '{}' is not finite", what, token);
+  if (const char* why = ParseFinite(token, &v)) Fail("{} '{}' {}", what, token, why);
   return v;
 }
 

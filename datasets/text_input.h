@@ -153,5 +153,9 @@ inline bool ParseInt64(std::string_view s, int64_t* out) {
 }
 bool ParseDouble(std::string_view s, double* out);
 bool ParseFloat(std::string_view s, float* out);
+// A whole token as a finite real: nullptr when it is one, else what is wrong with it ("is not a number" or "is not
+// finite") for the caller's message.
+const char* ParseFinite(std::string_view s, double* out);
+const char* ParseFinite(std::string_view s, float* out);
 
 }  // namespace tessel::datasets

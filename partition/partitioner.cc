@@ -3,11 +3,14 @@
 #include "partition/partitioner.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <numeric>
+#include <optional>
 #include <variant>
 
 #include "core/error.h"
+#include "core/name_table.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "partition/metis_partitioner.h"
@@ -17,21 +20,26 @@ namespace {
 
 constexpr uint64_t kRandomPartitionPurpose = 0x7061727469746e31ULL;  // "partitn1": the stream of --method random
 
+// Each option's names, indexed by the enumeration's value (every one of these enumerations counts from 0).
+constexpr std::array<std::string_view, 3> kMethodNames{"metis", "random", "hash"};
+constexpr std::array<std::string_view, 2> kObjectiveNames{"cut", "vol"};
+constexpr std::array<std::string_view, 3> kConstraintNames{"nodes", "edges", "train"};
+constexpr std::array<std::string_view, 3> kAlgorithmNames{"auto", "kway", "recursive"};
+static_assert(kMethodNames.size() == static_cast<size_t>(Method::kHash) + 1);
+static_assert(kObjectiveNames.size() == static_cast<size_t>(Objective::kVolume) + 1);
+static_assert(kConstraintNames.size() == static_cast<size_t>(Constraint::kTrain) + 1);
+static_assert(kAlgorithmNames.size() == static_cast<size_t>(MetisAlgorithm::kRecursive) + 1);
+
 template <typename E, size_t N>
-E ParseName(std::string_view name, const E (&values)[N], std::string_view (*to_name)(E), std::string_view what) {
+E ParseName(std::string_view name, const std::array<std::string_view, N>& names, std::string_view what) {
+  if (const std::optional<E> v = ValueNamed<E>(names, name)) return *v;
   std::string accepted;
-  for (E v : values) {
-    if (to_name(v) == name) return v;
+  for (const std::string_view n : names) {
     if (!accepted.empty()) accepted += ", ";
-    accepted += to_name(v);
+    accepted += n;
   }
   throw Error(fmt::format("unknown {} '{}'; accepted: {}", what, name, accepted));
 }
-
-constexpr Method kMethods[] = {Method::kMetis, Method::kRandom, Method::kHash};
-constexpr Objective kObjectives[] = {Objective::kCut, Objective::kVolume};
-constexpr Constraint kConstraints[] = {Constraint::kNodes, Constraint::kEdges, Constraint::kTrain};
-constexpr MetisAlgorithm kAlgorithms[] = {MetisAlgorithm::kAuto, MetisAlgorithm::kKway, MetisAlgorithm::kRecursive};
 
 // Random permutation (Fisher-Yates on one seeded stream) dealt round-robin: part sizes differ by at most one.
 std::vector<int32_t> RandomAssignment(int64_t n, int32_t k, uint64_t seed) {
@@ -55,50 +63,17 @@ std::vector<int32_t> HashAssignment(int64_t n, int32_t k) {
 
 }  // namespace
 
-std::string_view MethodName(Method method) {
-  switch (method) {
-    case Method::kMetis:
-      return "metis";
-    case Method::kRandom:
-      return "random";
-    case Method::kHash:
-      return "hash";
-  }
-  return "unknown";
-}
+std::string_view MethodName(Method method) { return NameAt(kMethodNames, method, "unknown"); }
+std::string_view ObjectiveName(Objective objective) { return NameAt(kObjectiveNames, objective, "unknown"); }
+std::string_view ConstraintName(Constraint constraint) { return NameAt(kConstraintNames, constraint, "unknown"); }
+std::string_view MetisAlgorithmName(MetisAlgorithm algorithm) { return NameAt(kAlgorithmNames, algorithm, "unknown"); }
 
-std::string_view ObjectiveName(Objective objective) { return objective == Objective::kCut ? "cut" : "vol"; }
-
-std::string_view ConstraintName(Constraint constraint) {
-  switch (constraint) {
-    case Constraint::kNodes:
-      return "nodes";
-    case Constraint::kEdges:
-      return "edges";
-    case Constraint::kTrain:
-      return "train";
-  }
-  return "unknown";
-}
-
-std::string_view MetisAlgorithmName(MetisAlgorithm algorithm) {
-  switch (algorithm) {
-    case MetisAlgorithm::kAuto:
-      return "auto";
-    case MetisAlgorithm::kKway:
-      return "kway";
-    case MetisAlgorithm::kRecursive:
-      return "recursive";
-  }
-  return "unknown";
-}
-
-Method ParseMethod(std::string_view name) { return ParseName(name, kMethods, MethodName, "partition method"); }
+Method ParseMethod(std::string_view name) { return ParseName<Method>(name, kMethodNames, "partition method"); }
 Objective ParseObjective(std::string_view name) {
-  return ParseName(name, kObjectives, ObjectiveName, "METIS objective");
+  return ParseName<Objective>(name, kObjectiveNames, "METIS objective");
 }
 MetisAlgorithm ParseMetisAlgorithm(std::string_view name) {
-  return ParseName(name, kAlgorithms, MetisAlgorithmName, "METIS algorithm");
+  return ParseName<MetisAlgorithm>(name, kAlgorithmNames, "METIS algorithm");
 }
 
 std::vector<Constraint> ParseBalance(std::string_view list) {
@@ -108,7 +83,7 @@ std::vector<Constraint> ParseBalance(std::string_view list) {
     const size_t comma = std::min(list.find(',', pos), list.size());
     const std::string_view item = list.substr(pos, comma - pos);
     TESSEL_CHECK(!item.empty(), "balance list '{}' has an empty item; write e.g. nodes,edges,train", list);
-    const Constraint c = ParseName(item, kConstraints, ConstraintName, "balance constraint");
+    const Constraint c = ParseName<Constraint>(item, kConstraintNames, "balance constraint");
     TESSEL_CHECK(std::find(out.begin(), out.end(), c) == out.end(), "balance list '{}' names '{}' twice", list, item);
     out.push_back(c);
     pos = comma + 1;

@@ -284,10 +284,7 @@ void BatchOptions::Validate() const {
 
 SolverResult SolveBinaryBatched(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
                                 BatchStats* stats) {
-  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched: no kernel");
-  TESSEL_CHECK(problem.IsCsvc(),
-               "SolveBinaryBatched: only C-SVC's problem (the batched solvers have no linear term, starting alpha or "
-               "nu selection); use SolveBinary");
+  CheckBatchedProblem(problem, "SolveBinaryBatched");
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched: no samples");
   batch.Validate();
   BatchSolver solver(problem, options, batch);

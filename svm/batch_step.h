@@ -28,6 +28,21 @@ TESSEL_HOST_DEVICE inline bool BeShrunk(int8_t y, int8_t status, double g, doubl
   return false;
 }
 
+// One of the y_i == y_j clips of UpdatePair with a + b = sum held: when sum exceeds c, a above c goes back to c
+// (b takes the rest); otherwise b below 0 goes back to 0 (a takes the sum). UpdatePair calls it for (a_i, a_j) with
+// C_i, then for (a_j, a_i) with C_j, LIBSVM's two written-out blocks.
+TESSEL_HOST_DEVICE inline void ClipToSum(double sum, double c, double* a, double* b) {
+  if (sum > c) {
+    if (*a > c) {
+      *a = c;
+      *b = sum - c;
+    }
+  } else if (*b < 0) {
+    *b = 0;
+    *a = sum;
+  }
+}
+
 // LIBSVM's two-variable update of (a_i, a_j) with its clipping, in its order of operations. q_ij is the float
 // Q entry (y_i y_j K_ij); qd_i, qd_j the diagonal; g_i, g_j the gradients; c_i, c_j the upper bounds.
 TESSEL_HOST_DEVICE inline void UpdatePair(int8_t y_i, int8_t y_j, double qd_i, double qd_j, float q_ij, double g_i,
@@ -66,24 +81,8 @@ TESSEL_HOST_DEVICE inline void UpdatePair(int8_t y_i, int8_t y_j, double qd_i, d
     const double sum = ai + aj;
     ai -= delta;
     aj += delta;
-    if (sum > c_i) {
-      if (ai > c_i) {
-        ai = c_i;
-        aj = sum - c_i;
-      }
-    } else if (aj < 0) {
-      aj = 0;
-      ai = sum;
-    }
-    if (sum > c_j) {
-      if (aj > c_j) {
-        aj = c_j;
-        ai = sum - c_j;
-      }
-    } else if (ai < 0) {
-      ai = 0;
-      aj = sum;
-    }
+    ClipToSum(sum, c_i, &ai, &aj);
+    ClipToSum(sum, c_j, &aj, &ai);
   }
   *a_i = ai;
   *a_j = aj;

@@ -102,8 +102,8 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
       rows.push_back(perm[k]);
       labs.push_back(labels[perm[k]]);
     }
-    const SvmModel model = TrainSvm(SelectRows(data, rows, labs), fold_params, nullptr, spread ? fits->solver : solver,
-                                    &rand, spread ? nullptr : fits);
+    const SvmModel model = TrainSvm(datasets::SelectRows<int32_t>(data, rows, labs), fold_params, nullptr,
+                                    spread ? fits->solver : solver, &rand, spread ? nullptr : fits);
     const bool probabilities = params.probability != 0 && IsClassification(params.type);
     std::vector<double> p;
     std::vector<double> predicted;

@@ -38,10 +38,7 @@ constexpr SvmDeviceOps kCpuTable{.solve_batched = SolveBatchedCpu, .predict = Pr
 // simulated twin).
 SolverResult SolveBatchedSimulated(const BinaryProblem& problem, const SolverOptions& options,
                                    const BatchOptions& batch, BatchStats* stats) {
-  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched (simulated device): no kernel");
-  TESSEL_CHECK(problem.IsCsvc(),
-               "SolveBinaryBatched (simulated device): only C-SVC's problem (the batched solvers have no linear term, "
-               "starting alpha or nu selection); use SolveBinary");
+  CheckBatchedProblem(problem, "SolveBinaryBatched (simulated device)");
   const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeTwinLoopDevice(*problem.kernel);
   return SolveOnLoopDevice(*dev, problem, options, batch, stats);
 }
@@ -57,10 +54,7 @@ const SvmDeviceOps& SvmOps(const Context& ctx) {
 
 SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& problem, const SolverOptions& options,
                                const BatchOptions& batch, BatchStats* stats, devloop::LoopResult* loop) {
-  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched (device): no kernel");
-  TESSEL_CHECK(problem.IsCsvc(),
-               "SolveBinaryBatched (device): only C-SVC's problem (the batched solvers have no linear term, starting "
-               "alpha or nu selection); use SolveBinary");
+  CheckBatchedProblem(problem, "SolveBinaryBatched (device)");
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched (device): no samples");
   TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatched (device): {} labels for {} samples",
                problem.y.size(), problem.rows.size());

@@ -151,13 +151,7 @@ std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
   for (const int64_t g : ws) {
     const int32_t k = pos_of_[static_cast<size_t>(g)];
     if (k < 0) continue;
-    SampleHeader h;
-    h.qd = s_.qd[k];
-    h.g = s_.g[k];
-    h.alpha = s_.alpha[k];
-    h.gid = g;
-    h.y = s_.y[k];
-    dist::AppendSample(kernel_->rows(), row_[k], h, &mine);
+    dist::AppendSample(kernel_->rows(), row_[k], HeaderOf(k), &mine);
   }
   // Every rank knows what each owner sends (the owner and non-zero tables): one allgatherv without counts.
   std::vector<int64_t> counts(static_cast<size_t>(comm_.Size()), 0);
@@ -292,10 +286,7 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
 
 SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const SolverOptions& options,
                                       const BatchOptions& batch, BatchStats* stats) {
-  TESSEL_CHECK(problem.kernel != nullptr, "SolveBinaryBatched: no kernel");
-  TESSEL_CHECK(problem.IsCsvc(),
-               "SolveBinaryBatched: only C-SVC's problem (the batched solvers have no linear term, starting alpha or "
-               "nu selection); use SolveBinary");
+  CheckBatchedProblem(problem, "SolveBinaryBatched");
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched: no samples");
   const auto l = static_cast<int64_t>(problem.rows.size());
   std::vector<int64_t> gids(static_cast<size_t>(l));

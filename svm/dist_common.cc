@@ -309,17 +309,7 @@ std::vector<int64_t> RankSamples::ShrinkRanks() {
     ReconstructGradient();
     SetAllActive();
   }
-  for (int64_t k = 0; k < active_; ++k) {
-    if (!be_shrunk(k)) continue;
-    --active_;
-    while (active_ > k) {
-      if (!be_shrunk(active_)) {
-        Swap(k, active_);
-        break;
-      }
-      --active_;
-    }
-  }
+  EliminateMarked(&active_, be_shrunk, [&](int64_t a, int64_t b) { Swap(a, b); });
   cache_.ApplyColumnSwaps(pending_swaps_);
   pending_swaps_.clear();
   min_local_active_ = std::min(min_local_active_, active_);

@@ -89,6 +89,17 @@ class RankSamples : public SolverCore {
   const float* GetQ(const Sample& s, int64_t len);
   // G_bar += c Q_s over all local positions: the cached prefix as it is, the rest computed into scratch.
   void UpdateGBar(const Sample& s, double c);
+  // The record header of local position k: its Q_ii, G, alpha, p, global id and label (q_ij 0).
+  SampleHeader HeaderOf(int64_t k) const {
+    SampleHeader h;
+    h.qd = s_.qd[k];
+    h.g = s_.g[k];
+    h.alpha = s_.alpha[k];
+    h.p = s_.p[k];
+    h.gid = gid_[k];
+    h.y = s_.y[k];
+    return h;
+  }
   // Exchanges two local positions (the cache follows at the next ApplySwaps).
   void Swap(int64_t a, int64_t b);
   void SetAllActive() {

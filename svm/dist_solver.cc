@@ -147,14 +147,8 @@ void DistSolver::Pack(int32_t k, double q_ij, std::byte* dst) const {
   TESSEL_CHECK(static_cast<int64_t>(kernel_->rows().RowIndices(row_[k]).size()) == n,
                "distributed SVM: sample {} has {} non-zeros here but {} in the shared table", gid_[k],
                kernel_->rows().RowIndices(row_[k]).size(), n);
-  SampleHeader h;
-  h.qd = s_.qd[k];
-  h.g = s_.g[k];
-  h.alpha = s_.alpha[k];
+  SampleHeader h = HeaderOf(k);
   h.q_ij = q_ij;
-  h.p = s_.p[k];
-  h.gid = gid_[k];
-  h.y = s_.y[k];
   dist::PackSample(kernel_->rows(), row_[k], h, dst);
 }
 
@@ -377,14 +371,7 @@ void DistSolver::MaybeRebalance(std::span<const int64_t> counts) {
     const size_t at = mine.size();
     mine.resize(at + sizeof(double));
     std::memcpy(mine.data() + at, &s_.g_bar[p], sizeof(double));
-    SampleHeader h;
-    h.qd = s_.qd[p];
-    h.g = s_.g[p];
-    h.alpha = s_.alpha[p];
-    h.p = s_.p[p];
-    h.gid = gid_[p];
-    h.y = s_.y[p];
-    dist::AppendSample(kernel_->rows(), row_[p], h, &mine);
+    dist::AppendSample(kernel_->rows(), row_[p], HeaderOf(p), &mine);
   }
   std::vector<std::byte> all;
   std::vector<int64_t> sizes;

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <type_traits>
 
 #include <fmt/format.h>
 
@@ -92,6 +93,27 @@ struct SharedProblem {
   SolverOptions options;
 };
 
+// fn(field) for each scalar field of a pair's SolverResult, in the order ShareResults sends them (as doubles).
+template <class Result, class Fn>
+void ForEachResultField(Result&& r, Fn&& fn) {
+  fn(r.obj);
+  fn(r.rho);
+  fn(r.gap);
+  fn(r.iterations);
+  fn(r.kernel_evaluations);
+  fn(r.shrink_checks);
+  fn(r.reconstructions);
+  fn(r.min_active);
+  fn(r.bound_changes);
+  fn(r.cache_hits);
+  fn(r.cache_misses);
+  fn(r.nr_sv);
+  fn(r.nr_bsv);
+  fn(r.hit_iteration_limit);
+  fn(r.seconds);
+  fn(r.r);
+}
+
 // Each pair's result on every rank: the owner of a pair sends its alpha and counters in one allgatherv.
 std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const PairTask> tasks,
                                        std::span<const int> owner, std::span<const size_t> mine,
@@ -99,58 +121,29 @@ std::vector<SolverResult> ShareResults(comm::Communicator& comm, std::span<const
   std::vector<double> out;
   for (size_t m = 0; m < mine.size(); ++m) {
     const SolverResult& r = solved[m];
-    const double head[] = {static_cast<double>(mine[m]),
-                           r.obj,
-                           r.rho,
-                           r.gap,
-                           static_cast<double>(r.iterations),
-                           static_cast<double>(r.kernel_evaluations),
-                           static_cast<double>(r.shrink_checks),
-                           static_cast<double>(r.reconstructions),
-                           static_cast<double>(r.min_active),
-                           static_cast<double>(r.bound_changes),
-                           static_cast<double>(r.cache_hits),
-                           static_cast<double>(r.cache_misses),
-                           static_cast<double>(r.nr_sv),
-                           static_cast<double>(r.nr_bsv),
-                           r.hit_iteration_limit ? 1.0 : 0.0,
-                           r.seconds,
-                           r.r};
-    out.insert(out.end(), std::begin(head), std::end(head));
+    out.push_back(static_cast<double>(mine[m]));
+    ForEachResultField(r, [&](const auto& field) { out.push_back(static_cast<double>(field)); });
     out.insert(out.end(), r.alpha.begin(), r.alpha.end());
   }
   std::vector<double> all;
   std::vector<int64_t> counts;
   Check(comm.AllgathervWithCounts<double>(out, &all, &counts, "svm-result"));
   std::vector<SolverResult> results(tasks.size());
-  constexpr size_t kHead = 17;
+  size_t head = 1;  // the pair's number, then the fields
+  ForEachResultField(SolverResult{}, [&](const auto&) { ++head; });
   for (size_t at = 0; at < all.size();) {
-    TESSEL_CHECK(at + kHead <= all.size(), "distributed SVM: a truncated pair result");
+    TESSEL_CHECK(at + head <= all.size(), "distributed SVM: a truncated pair result");
     const auto t = static_cast<size_t>(all[at]);
     TESSEL_CHECK(t < tasks.size(), "distributed SVM: a result for pair {} of {}", t, tasks.size());
     const double* h = all.data() + at;
     SolverResult& r = results[t];
-    r.obj = h[1];
-    r.rho = h[2];
-    r.gap = h[3];
-    r.iterations = static_cast<int64_t>(h[4]);
-    r.kernel_evaluations = static_cast<int64_t>(h[5]);
-    r.shrink_checks = static_cast<int64_t>(h[6]);
-    r.reconstructions = static_cast<int64_t>(h[7]);
-    r.min_active = static_cast<int64_t>(h[8]);
-    r.bound_changes = static_cast<int64_t>(h[9]);
-    r.cache_hits = static_cast<int64_t>(h[10]);
-    r.cache_misses = static_cast<int64_t>(h[11]);
-    r.nr_sv = static_cast<int>(h[12]);
-    r.nr_bsv = static_cast<int>(h[13]);
-    r.hit_iteration_limit = h[14] != 0;
-    r.seconds = h[15];
-    r.r = h[16];
+    size_t k = 1;
+    ForEachResultField(r, [&](auto& field) { field = static_cast<std::remove_reference_t<decltype(field)>>(h[k++]); });
     const size_t n = tasks[t].sub.size();
-    TESSEL_CHECK(at + kHead + n <= all.size(), "distributed SVM: a truncated pair result");
-    r.alpha.assign(all.begin() + static_cast<std::ptrdiff_t>(at + kHead),
-                   all.begin() + static_cast<std::ptrdiff_t>(at + kHead + n));
-    at += kHead + n;
+    TESSEL_CHECK(at + head + n <= all.size(), "distributed SVM: a truncated pair result");
+    r.alpha.assign(all.begin() + static_cast<std::ptrdiff_t>(at + head),
+                   all.begin() + static_cast<std::ptrdiff_t>(at + head + n));
+    at += head + n;
   }
   for (size_t t = 0; t < tasks.size(); ++t)
     TESSEL_CHECK(results[t].alpha.size() == tasks[t].sub.size(), "distributed SVM: rank {} sent no result for pair {}",

@@ -65,4 +65,22 @@ class EliminationSchedule {
   double lazy_gap_;
 };
 
+// LIBSVM's do_shrinking sweep over the active positions [0, *active): every position that be_shrunk(k) marks
+// goes behind the active end, swapped (swap(k, last)) with the last active position that is not marked. Ends
+// with *active the count of kept positions; the order of the swaps is LIBSVM's, so its results are too.
+template <class BeShrunk, class Swap>
+void EliminateMarked(int64_t* active, BeShrunk be_shrunk, Swap swap) {
+  for (int64_t k = 0; k < *active; ++k) {
+    if (!be_shrunk(k)) continue;
+    --*active;
+    while (*active > k) {
+      if (!be_shrunk(*active)) {
+        swap(k, *active);
+        break;
+      }
+      --*active;
+    }
+  }
+}
+
 }  // namespace tessel::svm

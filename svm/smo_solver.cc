@@ -335,17 +335,7 @@ void Solver::EliminateWhere(double gap, BeShrunkAt be_shrunk) {
     ReconstructGradient();
     active_size_ = l_;
   }
-  for (int64_t k = 0; k < active_size_; ++k) {
-    if (!be_shrunk(k)) continue;
-    --active_size_;
-    while (active_size_ > k) {
-      if (!be_shrunk(active_size_)) {
-        SwapIndex(k, active_size_);
-        break;
-      }
-      --active_size_;
-    }
-  }
+  EliminateMarked(&active_size_, be_shrunk, [&](int64_t a, int64_t b) { SwapIndex(a, b); });
   cache_.ApplySwaps(pending_swaps_);
   pending_swaps_.clear();
   next_i_valid_ = false;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 #include <vector>
@@ -163,6 +164,15 @@ inline void CheckBinaryLabels(const BinaryProblem& problem, const char* who) {
   for (size_t s = 0; s < problem.y.size(); ++s)
     TESSEL_CHECK(problem.y[s] == 1 || problem.y[s] == -1, "{}: label {} of sample {} is not +1 or -1", who,
                  problem.y[s], s);
+}
+
+// Throws unless a batched solver (`who`) can take the problem: a kernel and C-SVC's problem.
+inline void CheckBatchedProblem(const BinaryProblem& problem, std::string_view who) {
+  TESSEL_CHECK(problem.kernel != nullptr, "{}: no kernel", who);
+  TESSEL_CHECK(problem.IsCsvc(),
+               "{}: only C-SVC's problem (the batched solvers have no linear term, starting alpha or nu selection); "
+               "use SolveBinary",
+               who);
 }
 
 // Q_ii = K(x_i, x_i) of every sample, in float64.

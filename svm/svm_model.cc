@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -122,6 +125,25 @@ void CheckSvmModelOutput(const std::filesystem::path& path, bool force, std::str
   CheckOutputPath(side[0], OutputKind::kFile, force, fmt::format("{}'s sidecar", flag), inputs, model);
 }
 
+namespace {
+
+// One list line of the model file's header: the key, then each value after a space, reals as LIBSVM's %.17g.
+template <typename T>
+void WriteHeaderRow(fmt::memory_buffer& out, std::string_view key, const std::vector<T>& values) {
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "{}", key);
+  for (const T v : values) {
+    if constexpr (std::is_floating_point_v<T>) {
+      fmt::format_to(it, " {:.17g}", v);
+    } else {
+      fmt::format_to(it, " {}", v);
+    }
+  }
+  fmt::format_to(it, "\n");
+}
+
+}  // namespace
+
 void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, const std::string& extra_json) {
   model.Validate();
   const auto& k = model.kernel;
@@ -132,29 +154,12 @@ void SaveSvmModel(const SvmModel& model, const std::filesystem::path& path, cons
   if (k.type != kernels::SvmKernelType::kLinear) fmt::format_to(it, "gamma {:.17g}\n", k.gamma);
   if (k.type == kernels::SvmKernelType::kPolynomial || k.type == kernels::SvmKernelType::kSigmoid)
     fmt::format_to(it, "coef0 {:.17g}\n", k.coef0);
-  fmt::format_to(it, "nr_class {}\ntotal_sv {}\nrho", model.nr_class, model.total_sv());
-  for (const double r : model.rho) fmt::format_to(it, " {:.17g}", r);
-  fmt::format_to(it, "\n");
-  if (IsClassification(model.type)) {
-    fmt::format_to(it, "label");
-    for (const int32_t l : model.labels) fmt::format_to(it, " {}", l);
-    fmt::format_to(it, "\n");
-  }
-  if (!model.prob_a.empty()) {
-    fmt::format_to(it, "probA");
-    for (const double v : model.prob_a) fmt::format_to(it, " {:.17g}", v);
-    fmt::format_to(it, "\n");
-  }
-  if (!model.prob_b.empty()) {
-    fmt::format_to(it, "probB");
-    for (const double v : model.prob_b) fmt::format_to(it, " {:.17g}", v);
-    fmt::format_to(it, "\n");
-  }
-  if (IsClassification(model.type)) {
-    fmt::format_to(it, "nr_sv");
-    for (const int32_t n : model.nr_sv) fmt::format_to(it, " {}", n);
-    fmt::format_to(it, "\n");
-  }
+  fmt::format_to(it, "nr_class {}\ntotal_sv {}\n", model.nr_class, model.total_sv());
+  WriteHeaderRow(out, "rho", model.rho);
+  if (IsClassification(model.type)) WriteHeaderRow(out, "label", model.labels);
+  if (!model.prob_a.empty()) WriteHeaderRow(out, "probA", model.prob_a);
+  if (!model.prob_b.empty()) WriteHeaderRow(out, "probB", model.prob_b);
+  if (IsClassification(model.type)) WriteHeaderRow(out, "nr_sv", model.nr_sv);
   fmt::format_to(it, "SV\n");
   const int64_t l = model.total_sv();
   for (int64_t s = 0; s < l; ++s) {

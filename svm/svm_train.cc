@@ -255,7 +255,7 @@ void PairSigmoid(const datasets::SparseRowDataset& data, std::span<const int32_t
     sp.C = 1.0;
     sp.weights = {{1, cp}, {-1, cn}};
     sp.class_order = ClassOrder::kFirstAppearance;
-    const SvmModel model = TrainSvm(SelectRows(data, rows, labs), sp);
+    const SvmModel model = TrainSvm(datasets::SelectRows<int32_t>(data, rows, labs), sp);
     std::vector<double> d;
     for (int64_t j = begin; j < end; ++j) {
       const int32_t r = sub[perm[j]];
@@ -605,32 +605,6 @@ SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams
 }
 
 }  // namespace
-
-datasets::SparseRowDataset SelectRows(const datasets::SparseRowDataset& data, std::span<const int32_t> rows,
-                                      std::span<const double> labels) {
-  TESSEL_CHECK(rows.size() == labels.size(), "SelectRows: {} rows, {} labels", rows.size(), labels.size());
-  const auto indptr = data.indptr.Host();
-  const auto indices = data.indices.Host();
-  const auto values = data.values.Host();
-  std::vector<int64_t> ptr{0};
-  std::vector<int32_t> idx;
-  std::vector<double> val;
-  for (const int32_t r : rows) {
-    TESSEL_CHECK(r >= 0 && r < data.num_rows, "SelectRows: row {} of {}", r, data.num_rows);
-    idx.insert(idx.end(), indices.begin() + indptr[r], indices.begin() + indptr[r + 1]);
-    val.insert(val.end(), values.begin() + indptr[r], values.begin() + indptr[r + 1]);
-    ptr.push_back(static_cast<int64_t>(idx.size()));
-  }
-  datasets::SparseRowDataset sub;
-  sub.name = data.name;
-  sub.num_rows = static_cast<int64_t>(rows.size());
-  sub.num_features = data.num_features;
-  sub.indptr = Buffer<int64_t>(std::move(ptr));
-  sub.indices = Buffer<int32_t>(std::move(idx));
-  sub.values = Buffer<double>(std::move(val));
-  sub.labels = Buffer<double>(std::vector<double>(labels.begin(), labels.end()));
-  return sub;
-}
 
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                   const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits) {

@@ -89,11 +89,6 @@ using PairsSolver = std::function<std::vector<SolverResult>(std::span<const Pair
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                        const PairsSolver& solve_pairs, GlibcRand* rand = nullptr, const FitRunner* fits = nullptr);
 
-// The rows `rows` of `data` (in that order, repeats allowed) with `labels` as a dataset of their own (LIBSVM's
-// subproblems of cross-validation and of -b 1's fits).
-datasets::SparseRowDataset SelectRows(const datasets::SparseRowDataset& data, std::span<const int32_t> rows,
-                                      std::span<const double> labels);
-
 // Runs solve on every task, several pairs at once when there are threads for them; each concurrent pair gets an
 // equal share of the cache budget, so -m stays the total. Results do not depend on the schedule.
 std::vector<SolverResult> SolvePairsConcurrently(std::span<const PairTask> tasks,

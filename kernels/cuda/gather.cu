@@ -3,6 +3,7 @@
 // aggregation of gathered rows (GatherSpMM, one warp per output row). CPU twins in kernels/cpu/gather.cc.
 #include "core/cuda_check.h"
 #include "kernels/cuda/gather_cuda.h"
+#include "kernels/cuda/launch_cuda.h"
 
 namespace tessel::kernels::cuda {
 namespace {
@@ -57,20 +58,14 @@ void GatherRowsDropout(const float* src, int64_t cols, const int64_t* ids, int64
                        float* out) {
   const int64_t total = n * cols;
   if (total == 0) return;
-  constexpr int kThreads = 256;
-  const int64_t blocks = (total + kThreads - 1) / kThreads;
-  const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
-  GatherRowsDropoutKernel<<<grid, kThreads>>>(src, cols, ids, n, spec, out);
+  GatherRowsDropoutKernel<<<Blocks(total), kThreads>>>(src, cols, ids, n, spec, out);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 
 void GatherRows(const float* src, int64_t cols, const int64_t* ids, int64_t n, float* out) {
   const int64_t total = n * cols;
   if (total == 0) return;
-  constexpr int kThreads = 256;
-  const int64_t blocks = (total + kThreads - 1) / kThreads;
-  const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
-  GatherRowsKernel<<<grid, kThreads>>>(src, cols, ids, n, out);
+  GatherRowsKernel<<<Blocks(total), kThreads>>>(src, cols, ids, n, out);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 
@@ -78,10 +73,7 @@ void ScatterAddRows(const float* src, int64_t cols, const int64_t* order, const 
                     float* out) {
   const int64_t total = targets * cols;
   if (total == 0) return;
-  constexpr int kThreads = 256;
-  const int64_t blocks = (total + kThreads - 1) / kThreads;
-  const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
-  ScatterAddRowsKernel<<<grid, kThreads>>>(src, cols, order, start, targets, out);
+  ScatterAddRowsKernel<<<Blocks(total), kThreads>>>(src, cols, order, start, targets, out);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 
@@ -120,11 +112,9 @@ void GatherSpMM(const DeviceCsr& a, const float* src, int64_t src_rows, int64_t 
                 const DropoutSpec& spec, float* out) {
   (void)src_rows;  // the twin's view size; ids were checked against it by the public function
   if (a.rows == 0 || cols == 0) return;
-  constexpr int kThreads = 256;
   constexpr int kWarpsPerBlock = kThreads / 32;
-  const int64_t blocks = (a.rows + kWarpsPerBlock - 1) / kWarpsPerBlock;
-  const int grid = static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
-  GatherSpMMKernel<<<grid, kThreads>>>(a.indptr, a.indices, a.values, a.rows, src, cols, ids, spec, out);
+  GatherSpMMKernel<<<Blocks(a.rows, kWarpsPerBlock), kThreads>>>(a.indptr, a.indices, a.values, a.rows, src, cols, ids,
+                                                                 spec, out);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

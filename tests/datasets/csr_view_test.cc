@@ -4,8 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
+#include "core/error.h"
 #include "datasets/csr_graph.h"
 #include "datasets/dataset.h"
 #include "kernels/matrix.h"
@@ -76,6 +78,32 @@ TEST(CsrView, EmptyViewHasNoRows) {
   const CsrView<int32_t> v;
   EXPECT_EQ(v.num_rows(), 0);
   EXPECT_EQ(v.nnz(), 0);
+}
+
+TEST(SelectRows, RowsInTheGivenOrderWithRepeatsAndNewLabels) {
+  datasets::SparseRowDataset d;
+  d.name = "toy";
+  d.num_rows = 3;
+  d.num_features = 4;
+  d.indptr = Buffer<int64_t>(std::vector<int64_t>{0, 2, 2, 3});
+  d.indices = Buffer<int32_t>(std::vector<int32_t>{0, 3, 1});
+  d.values = Buffer<double>(std::vector<double>{1.5, -2, 7});
+  d.labels = Buffer<double>(std::vector<double>{1, 2, 3});
+  const std::vector<int64_t> rows{2, 0, 2, 1};
+  const std::vector<double> labels{-1, 1, -1, 1};
+  const datasets::SparseRowDataset s = datasets::SelectRows<int64_t>(d, rows, labels);
+  EXPECT_EQ(s.name, "toy");
+  EXPECT_EQ(s.num_rows, 4);
+  EXPECT_EQ(s.num_features, 4);
+  EXPECT_EQ(std::vector<int64_t>(s.indptr.Host().begin(), s.indptr.Host().end()),
+            (std::vector<int64_t>{0, 1, 3, 4, 4}));
+  EXPECT_EQ(std::vector<int32_t>(s.indices.Host().begin(), s.indices.Host().end()), (std::vector<int32_t>{1, 0, 3, 1}));
+  EXPECT_EQ(std::vector<double>(s.values.Host().begin(), s.values.Host().end()), (std::vector<double>{7, 1.5, -2, 7}));
+  EXPECT_EQ(std::vector<double>(s.labels.Host().begin(), s.labels.Host().end()), labels);
+  const std::vector<int32_t> bad{3};
+  const std::vector<double> one{1};
+  EXPECT_THROW(datasets::SelectRows<int32_t>(d, bad, one), Error);
+  EXPECT_THROW(datasets::SelectRows<int64_t>(d, rows, one), Error);
 }
 
 }  // namespace

@@ -318,6 +318,29 @@ TEST(LineCursor, FailNamesFileAndLine) {
   EXPECT_EQ(c.ParseInt("+5", "id"), 5);
 }
 
+TEST(ParseFinite, SaysWhatIsWrongWithTheToken) {
+  double d = 0;
+  EXPECT_EQ(ParseFinite("+2.5", &d), nullptr);
+  EXPECT_EQ(d, 2.5);
+  EXPECT_STREQ(ParseFinite("2.5x", &d), "is not a number");
+  EXPECT_STREQ(ParseFinite("", &d), "is not a number");
+  EXPECT_STREQ(ParseFinite("inf", &d), "is not finite");
+  EXPECT_STREQ(ParseFinite("nan", &d), "is not finite");
+  float f = 0;
+  EXPECT_EQ(ParseFinite("-0.25", &f), nullptr);
+  EXPECT_EQ(f, -0.25F);
+  EXPECT_STREQ(ParseFinite("1e99", &f), "is not a number");  // out of float's range
+  LineCursor c("rows.txt", "1 nan\n");
+  std::string_view l;
+  c.Next(&l);
+  try {
+    c.ParseDouble("nan", "value");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "rows.txt:1: value 'nan' is not finite");
+  }
+}
+
 TEST(Fields, WhitespaceAndCsv) {
   Fields ws(" a \t bb  c ");
   std::string_view f;
