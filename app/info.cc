@@ -67,6 +67,31 @@ void PrintRows(const ds::SparseRowStats& s, const Printer& say) {
 
 }  // namespace
 
+void ReportChecks(const Printer& say, bool print, bool verify, const std::vector<ItemCheck>& items,
+                  const CheckReport& r) {
+  size_t failed = 0;
+  std::string which;  // the message names every damaged item, not only their count
+  for (const ItemCheck& c : items) {
+    if (c.ok) continue;
+    ++failed;
+    which += fmt::format("{}{} ({})", which.empty() ? "" : ", ", c.name, c.detail);
+  }
+  if (print) {
+    if (!verify) {
+      say("{}not verified (--no-verify)\n", r.label);
+    } else if (failed == 0) {
+      say("{}ok ({} {} verified)\n", r.label, items.size(), r.unit);
+    } else {
+      say("{}FAILED for {} of {} {}:\n", r.label, failed, items.size(), r.unit);
+      for (const ItemCheck& c : items) {
+        if (!c.ok) say("  {}: {}\n", c.name, c.detail);
+      }
+    }
+  }
+  TESSEL_CHECK(failed == 0, "{}: {} of {} {} {}: {}; re-run {}", r.path, failed, items.size(), r.unit, r.failure, which,
+               r.fix);
+}
+
 void Info(const InfoOptions& a, const Printer& say) {
   const std::filesystem::path dir = a.path;
   if (partition::IsPartitionFolder(dir)) {  // a partition folder (tessel partition), not a dataset
@@ -114,26 +139,15 @@ void Info(const InfoOptions& a, const Printer& say) {
     }
   }
   out["checksums"] = cj;
-  if (a.json) {
-    say("{}\n", out.dump(2));
-  } else if (!a.verify) {
-    say("checksums  not verified (--no-verify)\n");
-  } else if (failed == 0) {
-    say("checksums  ok ({} arrays verified)\n", checks.size());
-  } else {
-    say("checksums  FAILED for {} of {} arrays:\n", failed, checks.size());
-    for (const auto& c : checks) {
-      if (!c.ok) say("  {}: {}\n", PrintableText(c.name), PrintableText(c.detail));
-    }
-  }
-  if (failed > 0) {  // the message names the damaged arrays' files, not only their count
-    std::string which;
-    for (const auto& c : checks) {
-      if (!c.ok) which += fmt::format("{}{} ({})", which.empty() ? "" : ", ", c.name, c.detail);
-    }
-    throw Error(fmt::format("{}: {} of {} arrays failed checksum verification: {}; re-run tessel convert", a.path,
-                            failed, checks.size(), which));
-  }
+  if (a.json) say("{}\n", out.dump(2));
+  std::vector<ItemCheck> items;
+  for (const auto& c : checks) items.push_back({PrintableText(c.name), c.ok, PrintableText(c.detail)});
+  ReportChecks(say, !a.json, a.verify, items,
+               {.path = a.path,
+                .label = "checksums  ",
+                .unit = "arrays",
+                .failure = "failed checksum verification",
+                .fix = "tessel convert"});
 }
 
 }  // namespace tessel::app

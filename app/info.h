@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "app/given.h"
 #include "app/run_options.h"
@@ -24,6 +26,23 @@ struct InfoOptions {
     v(ParamInfo{"verify", "Verify every array's XXH3 checksum"}.Flags("--verify,!--no-verify").Cli(), c.verify);
   }
 };
+
+// One verified item (an array, a part) for ReportChecks.
+struct ItemCheck {
+  std::string name;
+  bool ok = false;
+  std::string detail;
+};
+struct CheckReport {
+  std::string_view path;     // what was verified
+  std::string_view label;    // the text line's label, padded to its table ("checksums  ")
+  std::string_view unit;     // "arrays", "parts"
+  std::string_view failure;  // "failed checksum verification"
+  std::string_view fix;      // the command that rewrites it
+};
+// Prints the verification line (and each failed item) when `print`, then throws naming every failed item.
+void ReportChecks(const Printer& say, bool print, bool verify, const std::vector<ItemCheck>& items,
+                  const CheckReport& report);
 
 // Describes the dataset or partition folder to `say`; throws naming the damaged arrays when a checksum fails.
 void Info(const InfoOptions& options, const Printer& say);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/info.h"
 #include "app/rank_settings.h"
 #include "comm/agree.h"
 #include "comm/communicator.h"
@@ -204,29 +205,18 @@ void PartitionInfo(const std::string& path, bool json, bool verify, const Printe
   }
   j["checksums"] = {
       {"verified", verify}, {"ok", verify ? nlohmann::ordered_json(failed == 0) : nullptr}, {"parts", checks}};
-  if (!PrintJsonOrSummary(say, j, json)) {
-    if (!verify) {
-      say("checksums   not verified (--no-verify)\n");
-    } else if (failed == 0) {
-      say("checksums   ok ({} parts verified)\n", checks.size());
-    } else {
-      say("checksums   FAILED for {} of {} parts:\n", failed, checks.size());
-      for (const auto& c : checks) {
-        if (!c["ok"].get<bool>()) say("  part {}: {}\n", c["part"].get<int>(), c["detail"].get<std::string>());
-      }
-    }
-  }
-  if (failed == 0) return;
-  // The error line says what failed first (the details of every part are printed above).
-  std::string first;
+  const bool printed_json = PrintJsonOrSummary(say, j, json);
+  std::vector<ItemCheck> items;
   for (const auto& c : checks) {
-    if (!c["ok"].get<bool>()) {
-      first = fmt::format("part {}: {}", c["part"].get<int>(), c["detail"].get<std::string>());
-      break;
-    }
+    items.push_back(
+        {fmt::format("part {}", c["part"].get<int>()), c["ok"].get<bool>(), c["detail"].get<std::string>()});
   }
-  throw Error(fmt::format("{}: {} of {} parts failed verification ({}); re-run tessel partition", path, failed,
-                          checks.size(), first));
+  ReportChecks(say, !printed_json, verify, items,
+               {.path = path,
+                .label = "checksums   ",
+                .unit = "parts",
+                .failure = "failed verification",
+                .fix = "tessel partition"});
 }
 
 }  // namespace tessel::app

@@ -17,19 +17,9 @@
 
 namespace tessel {
 
-template <>
-struct EnumNames<Device> {
-  static constexpr std::array<std::pair<Device, std::string_view>, 2> kNames{
-      {{Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}}};
-  static Device Parse(std::string_view text) { return ParseDevice(text); }
-};
+TESSEL_ENUM_NAMES_PARSED(Device, ParseDevice, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"});
 
-template <>
-struct EnumNames<GemmMath> {
-  static constexpr std::array<std::pair<GemmMath, std::string_view>, 2> kNames{
-      {{GemmMath::kFp32, "fp32"}, {GemmMath::kTf32, "tf32"}}};
-  static GemmMath Parse(std::string_view text) { return ParseGemmMath(text); }
-};
+TESSEL_ENUM_NAMES_PARSED(GemmMath, ParseGemmMath, {GemmMath::kFp32, "fp32"}, {GemmMath::kTf32, "tf32"});
 
 }  // namespace tessel
 

@@ -249,11 +249,11 @@ std::string TrainSvm(const TrainSvmOptions& given) {
           "one process, or, with several classes, --pairs spread (each rank solves whole pairs on its own GPU)",
           comm->Size());
     model = svm::TrainSvmDistributed(*comm, data, p, &report, &dist, how);
-    stats = nlohmann::json::parse(report.ToJson());
+    stats = report.ToJson();
     stats["distributed"] = DistributedJson(*comm, report, dist, a.network, ProcessCpuSeconds());
   } else {
     model = svm::TrainSvm(data, p, &report, solver);
-    stats = nlohmann::json::parse(report.ToJson());
+    stats = report.ToJson();
   }
   // Rank 0 writes the model (a temporary file renamed into place); every rank learns whether that worked.
   comm::OnEveryRankOrFail(*comm, [&] {

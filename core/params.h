@@ -16,6 +16,7 @@
 
 #include <array>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -95,12 +96,34 @@ concept TextParam = requires(const T& value, std::string_view text) {
   { value.Text() } -> std::convertible_to<std::string>;
 };
 
-// Specialise for every enumeration that is a parameter:
-//   template <> struct EnumNames<ModelKind> {
-//     static constexpr std::array<std::pair<ModelKind, std::string_view>, 2> kNames{{{ModelKind::kGcn, "gcn"}, ...}};
-//   };
+// Every enumeration that is a parameter names its values once, with TESSEL_ENUM_NAMES inside namespace tessel:
+//   TESSEL_ENUM_NAMES(ModelKind, {ModelKind::kGcn, "gcn"}, {ModelKind::kSage, "sage"});
+// which specialises EnumNames<ModelKind> with kNames, an array of {value, name}.
 template <typename E>
 struct EnumNames;
+
+// The {value, name} list of an enumeration as a constexpr array (the length from the list).
+template <typename E, size_t N>
+constexpr std::array<std::pair<E, std::string_view>, N> NameArray(const std::pair<E, std::string_view> (&names)[N]) {
+  std::array<std::pair<E, std::string_view>, N> out{};
+  for (size_t i = 0; i < N; ++i) out[i] = names[i];
+  return out;
+}
+
+// NOLINTBEGIN(cppcoreguidelines-macro-usage): a declaration of data, the one list of an enumeration's names.
+#define TESSEL_ENUM_NAMES(E, ...)                                         \
+  template <>                                                             \
+  struct EnumNames<E> {                                                   \
+    static constexpr auto kNames = ::tessel::NameArray<E>({__VA_ARGS__}); \
+  }
+// The same, with `parse` (std::string_view -> E) accepting more spellings than the names (svm-train's digits, say).
+#define TESSEL_ENUM_NAMES_PARSED(E, parse, ...)                           \
+  template <>                                                             \
+  struct EnumNames<E> {                                                   \
+    static constexpr auto kNames = ::tessel::NameArray<E>({__VA_ARGS__}); \
+    static E Parse(std::string_view text) { return parse(text); }         \
+  }
+// NOLINTEND(cppcoreguidelines-macro-usage)
 
 template <typename E>
 std::string_view EnumName(E value) {

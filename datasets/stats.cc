@@ -106,40 +106,38 @@ SparseRowStats ComputeStats(const SparseRowDataset& data) {
 }
 
 nlohmann::ordered_json ToJson(const NodeDatasetStats& s) {
-  nlohmann::ordered_json j;
-  j["num_nodes"] = s.num_nodes;
-  j["num_entries"] = s.num_entries;
-  j["num_edges"] = s.num_edges;
-  j["id_dtype"] = s.id_dtype;
-  j["weighted"] = s.weighted;
-  j["symmetric"] = s.symmetric;
-  j["self_loops"] = s.self_loops;
-  j["degree"] = {{"min", s.degree.min},
-                 {"max", s.degree.max},
-                 {"mean", s.degree.mean},
-                 {"median", s.degree.median},
-                 {"isolated", s.degree.isolated}};
-  j["features"] = {
-      {"dim", s.feature_dim}, {"sparse", s.features_sparse}, {"nnz", s.feature_nnz}, {"density", s.feature_density}};
-  j["num_classes"] = s.num_classes;
-  j["class_counts"] = s.class_counts;
-  j["unlabelled"] = s.unlabelled;
-  j["split"] = {{"train", s.train}, {"val", s.val}, {"test", s.test}};
-  return j;
+  using J = nlohmann::ordered_json;
+  const auto& d = s.degree;
+  return J{
+      {"num_nodes", s.num_nodes},
+      {"num_entries", s.num_entries},
+      {"num_edges", s.num_edges},
+      {"id_dtype", s.id_dtype},
+      {"weighted", s.weighted},
+      {"symmetric", s.symmetric},
+      {"self_loops", s.self_loops},
+      {"degree", J{{"min", d.min}, {"max", d.max}, {"mean", d.mean}, {"median", d.median}, {"isolated", d.isolated}}},
+      {"features", J{{"dim", s.feature_dim},
+                     {"sparse", s.features_sparse},
+                     {"nnz", s.feature_nnz},
+                     {"density", s.feature_density}}},
+      {"num_classes", s.num_classes},
+      {"class_counts", s.class_counts},
+      {"unlabelled", s.unlabelled},
+      {"split", J{{"train", s.train}, {"val", s.val}, {"test", s.test}}}};
 }
 
 nlohmann::ordered_json ToJson(const SparseRowStats& s) {
-  nlohmann::ordered_json j;
-  j["num_rows"] = s.num_rows;
-  j["num_features"] = s.num_features;
-  j["nnz"] = s.nnz;
-  j["density"] = s.density;
-  j["row_nnz"] = {{"min", s.min_row_nnz}, {"max", s.max_row_nnz}};
-  nlohmann::ordered_json labels = nlohmann::ordered_json::array();
+  using J = nlohmann::ordered_json;
+  J labels = J::array();
   for (const auto& [value, count] : s.label_counts) labels.push_back({{"label", value}, {"count", count}});
-  j["labels"] = labels;
-  j["num_classes"] = s.label_counts.size();
-  return j;
+  return J{{"num_rows", s.num_rows},
+           {"num_features", s.num_features},
+           {"nnz", s.nnz},
+           {"density", s.density},
+           {"row_nnz", J{{"min", s.min_row_nnz}, {"max", s.max_row_nnz}}},
+           {"labels", labels},
+           {"num_classes", s.label_counts.size()}};
 }
 
 }  // namespace tessel::datasets

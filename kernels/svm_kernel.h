@@ -146,13 +146,7 @@ class SvmKernelRows {
 
 namespace tessel {
 // The one list of SvmKernelType's names (LIBSVM's model-file names); Parse also takes "poly" and the digits 0..3.
-template <>
-struct EnumNames<kernels::SvmKernelType> {
-  static constexpr std::array<std::pair<kernels::SvmKernelType, std::string_view>, 4> kNames{
-      {{kernels::SvmKernelType::kLinear, "linear"},
-       {kernels::SvmKernelType::kPolynomial, "polynomial"},
-       {kernels::SvmKernelType::kRbf, "rbf"},
-       {kernels::SvmKernelType::kSigmoid, "sigmoid"}}};
-  static kernels::SvmKernelType Parse(std::string_view name) { return kernels::ParseSvmKernel(name); }
-};
+TESSEL_ENUM_NAMES_PARSED(kernels::SvmKernelType, kernels::ParseSvmKernel, {kernels::SvmKernelType::kLinear, "linear"},
+                         {kernels::SvmKernelType::kPolynomial, "polynomial"}, {kernels::SvmKernelType::kRbf, "rbf"},
+                         {kernels::SvmKernelType::kSigmoid, "sigmoid"});
 }  // namespace tessel

@@ -84,11 +84,6 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
 }  // namespace tessel::svm
 
 namespace tessel {
-template <>
-struct EnumNames<svm::PairSchedule> {
-  static constexpr std::array<std::pair<svm::PairSchedule, std::string_view>, 3> kNames{
-      {{svm::PairSchedule::kAuto, "auto"},
-       {svm::PairSchedule::kShared, "shared"},
-       {svm::PairSchedule::kSpread, "spread"}}};
-};
+TESSEL_ENUM_NAMES(svm::PairSchedule, {svm::PairSchedule::kAuto, "auto"}, {svm::PairSchedule::kShared, "shared"},
+                  {svm::PairSchedule::kSpread, "spread"});
 }  // namespace tessel

@@ -608,26 +608,9 @@ int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRow
   return count;
 }
 
-namespace {
-
-// fn(row, its feature ids, its values) for every row of data, in parallel.
-template <class Fn>
-void ForEachRow(const datasets::SparseRowDataset& data, Fn fn) {
-  const auto indptr = data.indptr.Host();
-  const auto indices = data.indices.Host();
-  const auto values = data.values.Host();
-  parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
-    const auto b = static_cast<size_t>(indptr[r]);
-    const auto n = static_cast<size_t>(indptr[r + 1] - indptr[r]);
-    fn(r, indices.subspan(b, n), values.subspan(b, n));
-  });
-}
-
-}  // namespace
-
 std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data) {
   std::vector<double> out(static_cast<size_t>(data.num_rows));
-  ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
+  datasets::ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
     out[r] = PredictRow(model, idx, val);
   });
   return out;
@@ -637,7 +620,7 @@ std::vector<double> PredictSvmProbability(const SvmModel& model, const datasets:
                                           std::vector<std::vector<double>>* probabilities) {
   std::vector<double> out(static_cast<size_t>(data.num_rows));
   probabilities->assign(static_cast<size_t>(data.num_rows), {});
-  ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
+  datasets::ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
     out[r] = PredictRowProbability(model, idx, val, &(*probabilities)[static_cast<size_t>(r)]);
   });
   return out;

@@ -96,24 +96,11 @@ struct SvmParams {
 
 namespace tessel {
 // The one list of SvmType's names (svm-train's model files); Parse also takes svm-train's -s 0 .. 4.
-template <>
-struct EnumNames<svm::SvmType> {
-  static constexpr std::array<std::pair<svm::SvmType, std::string_view>, 5> kNames{
-      {{svm::SvmType::kCSvc, "c_svc"},
-       {svm::SvmType::kNuSvc, "nu_svc"},
-       {svm::SvmType::kOneClass, "one_class"},
-       {svm::SvmType::kEpsilonSvr, "epsilon_svr"},
-       {svm::SvmType::kNuSvr, "nu_svr"}}};
-  static svm::SvmType Parse(std::string_view name) { return svm::ParseSvmType(name); }
-};
+TESSEL_ENUM_NAMES_PARSED(svm::SvmType, svm::ParseSvmType, {svm::SvmType::kCSvc, "c_svc"},
+                         {svm::SvmType::kNuSvc, "nu_svc"}, {svm::SvmType::kOneClass, "one_class"},
+                         {svm::SvmType::kEpsilonSvr, "epsilon_svr"}, {svm::SvmType::kNuSvr, "nu_svr"});
 // The one list of ShrinkingPolicy's names; Parse also takes svm-train's -h 0 and 1.
-template <>
-struct EnumNames<svm::ShrinkingPolicy> {
-  static constexpr std::array<std::pair<svm::ShrinkingPolicy, std::string_view>, 4> kNames{
-      {{svm::ShrinkingPolicy::kOff, "off"},
-       {svm::ShrinkingPolicy::kEager, "eager"},
-       {svm::ShrinkingPolicy::kPeriodic, "periodic"},
-       {svm::ShrinkingPolicy::kLazy, "lazy"}}};
-  static svm::ShrinkingPolicy Parse(std::string_view name) { return svm::ParseShrinking(name); }
-};
+TESSEL_ENUM_NAMES_PARSED(svm::ShrinkingPolicy, svm::ParseShrinking, {svm::ShrinkingPolicy::kOff, "off"},
+                         {svm::ShrinkingPolicy::kEager, "eager"}, {svm::ShrinkingPolicy::kPeriodic, "periodic"},
+                         {svm::ShrinkingPolicy::kLazy, "lazy"});
 }  // namespace tessel

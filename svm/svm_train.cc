@@ -68,7 +68,7 @@ ClassGroups GroupClasses(const datasets::SparseRowDataset& data, ClassOrder orde
   return g;
 }
 
-std::string TrainReport::ToJson() const {
+nlohmann::json TrainReport::ToJson() const {
   nlohmann::json j;
   j["gamma"] = gamma;
   j["iterations"] = iterations;
@@ -94,7 +94,7 @@ std::string TrainReport::ToJson() const {
                    {"nr_bsv", r.nr_bsv},
                    {"seconds", r.seconds}});
   }
-  return j.dump();
+  return j;
 }
 
 std::vector<SolverResult> SolvePairsConcurrently(std::span<const PairTask> tasks,

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "datasets/dataset.h"
 #include "svm/glibc_rand.h"
 #include "svm/smo_solver.h"
@@ -29,7 +31,7 @@ struct TrainReport {
   int64_t iterations = 0;
   int64_t kernel_evaluations = 0;
   double seconds = 0;
-  std::string ToJson() const;  // for the model sidecar and `--json`
+  nlohmann::json ToJson() const;  // for the model sidecar and `--json`
 };
 
 // The classes of `labels` in LIBSVM's order (first appearance; a -1/+1 pair puts +1 first) or ascending (`order`

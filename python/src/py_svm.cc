@@ -177,7 +177,7 @@ py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F6
     ThreadLimit limit(threads);
     return svm::TrainSvm(data, p, &report, solver);
   });
-  return py::make_tuple(ModelToDict(model), report.ToJson());
+  return py::make_tuple(ModelToDict(model), report.ToJson().dump());
 }
 
 // fn(row, its feature ids, its values) for every row of `data`, in parallel on `threads` workers without the GIL.
@@ -185,14 +185,7 @@ template <class Fn>
 void ForEachRow(const datasets::SparseRowDataset& data, int threads, Fn fn) {
   RunReleased([&] {
     ThreadLimit limit(threads);
-    const auto ip = data.indptr.Host();
-    const auto ix = data.indices.Host();
-    const auto vx = data.values.Host();
-    parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) {
-      const auto b = static_cast<size_t>(ip[r]);
-      const auto n = static_cast<size_t>(ip[r + 1] - ip[r]);
-      fn(r, ix.subspan(b, n), vx.subspan(b, n));
-    });
+    datasets::ForEachRow(data, fn);
   });
 }
 

@@ -65,4 +65,8 @@ def python_spelling(message):
     ("pass --force" -> "pass force=True", "--weight-decay" -> "weight_decay"). The extension module's error
     translator passes every engine message through it."""
     pattern, names, switches = _spellings()
-    return pattern.sub(lambda m: _spell(m, names, switches), message)
+    # A command quoted in backticks (`tessel convert --split 0.6,0.2,0.2`) is the command line's and stays so.
+    parts = message.split("`")
+    for i in range(0, len(parts), 2):
+        parts[i] = pattern.sub(lambda m: _spell(m, names, switches), parts[i])
+    return "`".join(parts)

@@ -81,11 +81,6 @@ void CheckTrainable(const datasets::NodeDataset& data, const std::string& where)
 
 namespace tessel {
 // The one list of FeatureNorm's names: the CLI, the JSON and FeatureNormName read it (core/params.h).
-template <>
-struct EnumNames<train::gcn::FeatureNorm> {
-  static constexpr std::array<std::pair<train::gcn::FeatureNorm, std::string_view>, 3> kNames{
-      {{train::gcn::FeatureNorm::kNone, "none"},
-       {train::gcn::FeatureNorm::kL1, "l1"},
-       {train::gcn::FeatureNorm::kStandard, "standard"}}};
-};
+TESSEL_ENUM_NAMES(train::gcn::FeatureNorm, {train::gcn::FeatureNorm::kNone, "none"},
+                  {train::gcn::FeatureNorm::kL1, "l1"}, {train::gcn::FeatureNorm::kStandard, "standard"});
 }  // namespace tessel

@@ -137,9 +137,5 @@ class GcnModel {
 
 namespace tessel {
 // The one list of ModelKind's names: the CLI, the JSON and ModelKindName read it (core/params.h).
-template <>
-struct EnumNames<train::gcn::ModelKind> {
-  static constexpr std::array<std::pair<train::gcn::ModelKind, std::string_view>, 2> kNames{
-      {{train::gcn::ModelKind::kGcn, "gcn"}, {train::gcn::ModelKind::kSage, "sage"}}};
-};
+TESSEL_ENUM_NAMES(train::gcn::ModelKind, {train::gcn::ModelKind::kGcn, "gcn"}, {train::gcn::ModelKind::kSage, "sage"});
 }  // namespace tessel

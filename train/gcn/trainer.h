@@ -541,17 +541,9 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
 }  // namespace tessel::train::gcn
 
 namespace tessel {
-template <>
-struct EnumNames<train::gcn::EvalMode> {
-  static constexpr std::array<std::pair<train::gcn::EvalMode, std::string_view>, 2> kNames{
-      {{train::gcn::EvalMode::kSampled, "sampled"}, {train::gcn::EvalMode::kFull, "full"}}};
-};
+TESSEL_ENUM_NAMES(train::gcn::EvalMode, {train::gcn::EvalMode::kSampled, "sampled"},
+                  {train::gcn::EvalMode::kFull, "full"});
 // The one list of FeaturePlacement's names (core/params.h).
-template <>
-struct EnumNames<train::gcn::FeaturePlacement> {
-  static constexpr std::array<std::pair<train::gcn::FeaturePlacement, std::string_view>, 3> kNames{
-      {{train::gcn::FeaturePlacement::kAuto, "auto"},
-       {train::gcn::FeaturePlacement::kDevice, "device"},
-       {train::gcn::FeaturePlacement::kHost, "host"}}};
-};
+TESSEL_ENUM_NAMES(train::gcn::FeaturePlacement, {train::gcn::FeaturePlacement::kAuto, "auto"},
+                  {train::gcn::FeaturePlacement::kDevice, "device"}, {train::gcn::FeaturePlacement::kHost, "host"});
 }  // namespace tessel

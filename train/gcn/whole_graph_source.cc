@@ -1,6 +1,6 @@
 // The whole graph in one process as a GraphSource (trainer.h): full-graph steps over the normalised adjacency, or
-// sampled mini-batches (NeighborSampler; GpuNeighborSampler on a device); evaluation by full-graph inference. Also
-// PredictFromCheckpoint.
+// sampled mini-batches (sampling::SamplerFor: NeighborSampler, GpuNeighborSampler on a device); evaluation by
+// full-graph inference. Also PredictFromCheckpoint.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -16,8 +16,7 @@
 #include "kernels/gather.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
-#include "sampling/gpu_sampler.h"
-#include "sampling/neighbor_sampler.h"
+#include "sampling/block_sampler.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
@@ -61,19 +60,16 @@ class WholeGraphSource final : public GraphSource {
       sampling::SamplerOptions options{
           c.fanouts, c.replace,
           c.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn : sampling::Aggregation::kMean};
-      if (ctx.IsCuda() && c.device_sampling) {
-        // On a device the graph stays there and the blocks are sampled there (the same blocks as the CPU sampler's
-        // for the same key): no block goes up per step.
-        ctx.RequireCuda();  // the --device error of every CUDA path, before the sampler's own
-        gpu_sampler_.emplace(data.graph, std::move(options), std::nullopt, ctx.device_id);
-      } else {
-        sampler_.emplace(data.graph, std::move(options));
-      }
+      // On a device the graph stays there and the blocks are sampled there (the same blocks as the CPU sampler's
+      // for the same key): no block goes up per step. --no-device-sampling samples on the CPU.
+      Context where = ctx;
+      if (!c.device_sampling) where.device = Device::kCpu;
+      sampler_ = sampling::SamplerFor(where).make(data.graph, std::move(options), ctx.device_id);
     }
   }
 
   std::vector<int64_t> TrainNodes() const override { return data_.train.ToVector(); }
-  bool Samples() const override { return sampler_.has_value() || gpu_sampler_.has_value(); }
+  bool Samples() const override { return sampler_ != nullptr; }
   bool Partitioned() const override { return false; }
 
   void MakeBatch(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, Batch* b,
@@ -92,7 +88,7 @@ class WholeGraphSource final : public GraphSource {
       return;
     }
     auto t0 = std::chrono::steady_clock::now();
-    b->blocks = gpu_sampler_ ? gpu_sampler_->Sample(seeds, sample_key) : sampler_->Sample(seeds, sample_key);
+    b->blocks = sampler_->Sample(seeds, sample_key);
     counters->sample_seconds += SecondsSince(t0);
     b->graphs.clear();
     for (const auto& blk : b->blocks) {
@@ -106,7 +102,7 @@ class WholeGraphSource final : public GraphSource {
     const auto& src = b->blocks.front().src_nodes;
     b->x = &features_;
     b->x_rows = src;
-    if (gpu_sampler_) {
+    if (sampler_->BlocksOnDevice()) {
       b->x_row_ids = &b->blocks.front().device_src;
     } else if (features_.is_sparse && !ctx.IsCuda()) {
       t0 = std::chrono::steady_clock::now();
@@ -161,8 +157,7 @@ class WholeGraphSource final : public GraphSource {
   SparseMatrix adj_;
   SparseMatrix adj_t_;  // empty when adj_ is symmetric
   std::vector<LayerGraph> full_graphs_;
-  std::optional<sampling::NeighborSampler> sampler_;         // mini-batch steps on the CPU
-  std::optional<sampling::GpuNeighborSampler> gpu_sampler_;  // mini-batch steps on a device
+  std::unique_ptr<sampling::BlockSampler> sampler_;  // mini-batch steps (the CPU's, or the device's)
 };
 
 }  // namespace

@@ -1,0 +1,38 @@
+// One interface for the whole-graph mini-batch samplers, chosen like the kernels' tables (core/device_ops.h
+// SelectOps): SamplerFor(ctx).make gives the CPU sampler (NeighborSampler) for a CPU context and, for a CUDA one, the
+// GPU sampler (GpuNeighborSampler; on the simulated device its host twins), whose blocks stay on the device. The same
+// seeds and key give the same blocks from either.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "core/context.h"
+#include "core/rng.h"
+#include "datasets/csr_graph.h"
+#include "sampling/block.h"
+#include "sampling/neighbor_sampler.h"
+
+namespace tessel::sampling {
+
+class BlockSampler {
+ public:
+  virtual ~BlockSampler() = default;
+  // NeighborSampler::Sample's contract: blocks for layers 0 .. L-1 from streams derived from `key`.
+  virtual std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key) = 0;
+  // Whether the blocks' adjacencies and Block::device_src are written on the device (the GPU sampler).
+  virtual bool BlocksOnDevice() const = 0;
+};
+
+// The device table of samplers. make keeps a reference to `graph` on the CPU (it must outlive the sampler) and
+// copies it to device `device_id` on a device.
+struct SamplerOps {
+  std::unique_ptr<BlockSampler> (*make)(const datasets::AnyGraph& graph, SamplerOptions options, int device_id);
+};
+
+// The table for ctx.device (throws "built without CUDA" when CUDA is asked of a CPU-only build).
+const SamplerOps& SamplerFor(const Context& ctx);
+
+}  // namespace tessel::sampling
