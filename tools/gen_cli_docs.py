@@ -24,6 +24,8 @@ import subprocess
 import sys
 import tempfile
 
+from doc_blocks import rewrite
+
 BEGIN = re.compile(r"^<!-- BEGIN help: ([a-z ]+) -->$")
 END = "<!-- END help -->"
 
@@ -45,30 +47,8 @@ def help_text(tessel, command):
 
 
 def regenerate(doc_text, tessel):
-    lines = doc_text.splitlines(keepends=True)
-    out = []
-    commands = []
-    i = 0
-    while i < len(lines):
-        m = BEGIN.match(lines[i].rstrip("\n"))
-        if not m:
-            out.append(lines[i])
-            i += 1
-            continue
-        command = m.group(1).strip()
-        commands.append(command)
-        j = i + 1
-        while j < len(lines) and lines[j].rstrip("\n") != END:
-            j += 1
-        if j == len(lines):
-            sys.exit(f"gen_cli_docs: the block for '{command}' (line {i + 1}) has no '{END}' line")
-        out.append(lines[i])
-        out.append("```\n")
-        out.append(help_text(tessel, command))
-        out.append("```\n")
-        out.append(lines[j])
-        i = j + 1
-    return "".join(out), commands
+    return rewrite(doc_text, BEGIN, END, lambda command: "```\n" + help_text(tessel, command) + "```\n",
+                   "gen_cli_docs")
 
 
 def main():

@@ -17,6 +17,8 @@ import os
 import re
 import sys
 
+from doc_blocks import rewrite
+
 BEGIN = re.compile(r"^<!-- BEGIN params: ([a-z_]+) -->$")
 END = "<!-- END params -->"
 
@@ -38,23 +40,7 @@ def table(tessel, function):
 
 
 def regenerate(doc_text, tessel):
-    lines = doc_text.splitlines(keepends=True)
-    out, functions, i = [], [], 0
-    while i < len(lines):
-        m = BEGIN.match(lines[i].rstrip("\n"))
-        if not m:
-            out.append(lines[i])
-            i += 1
-            continue
-        j = i + 1
-        while j < len(lines) and lines[j].rstrip("\n") != END:
-            j += 1
-        if j == len(lines):
-            sys.exit(f"gen_python_docs: the table for '{m.group(1)}' (line {i + 1}) has no '{END}' line")
-        functions.append(m.group(1))
-        out += [lines[i], table(tessel, m.group(1)), lines[j]]
-        i = j + 1
-    return "".join(out), functions
+    return rewrite(doc_text, BEGIN, END, lambda function: table(tessel, function), "gen_python_docs")
 
 
 def main():
