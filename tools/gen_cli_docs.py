@@ -16,7 +16,6 @@ nothing is written twice by hand. The prose around the blocks stays hand-written
     tools/gen_cli_docs.py --tessel build/tools/tessel --check    # exit 1 with a diff when a block is stale (ctest)
 """
 import argparse
-import difflib
 import os
 import re
 import shutil
@@ -24,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-from doc_blocks import rewrite
+from doc_blocks import check_or_write, rewrite
 
 BEGIN = re.compile(r"^<!-- BEGIN help: ([a-z ]+) -->$")
 END = "<!-- END help -->"
@@ -87,23 +86,8 @@ def main():
     if missing:
         sys.exit(f"gen_cli_docs: {a.doc} has no help block for: {', '.join(missing)} (add "
                  f"'<!-- BEGIN help: NAME -->' and '{END}' lines in its section)")
-    if a.check:
-        if new != old:
-            diff = difflib.unified_diff(old.splitlines(), new.splitlines(), a.doc, "tessel --help", lineterm="")
-            print("\n".join(diff))
-            print(f"gen_cli_docs: {a.doc} is not current; run tools/gen_cli_docs.py --tessel BUILD/tools/tessel",
-                  file=sys.stderr)
-            return 1
-        print(f"gen_cli_docs: {len(commands)} help blocks current")
-        return 0
-    if new != old:
-        tmp = a.doc + ".tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(new)
-        os.replace(tmp, a.doc)
-    print(f"gen_cli_docs: {len(commands)} help blocks written to {a.doc}")
-    return 0
-
+    return check_or_write(a.doc, old, new, a.check, "gen_cli_docs", f"{len(commands)} help blocks",
+                          "tools/gen_cli_docs.py --tessel BUILD/tools/tessel")
 
 if __name__ == "__main__":
     try:

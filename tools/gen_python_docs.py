@@ -12,12 +12,11 @@ CLI's --help blocks in docs/cli.md are read from the binary (tools/gen_cli_docs.
     PYTHONPATH=build/python tools/gen_python_docs.py --check    # exit 1 with a diff when a table is stale (ctest)
 """
 import argparse
-import difflib
 import os
 import re
 import sys
 
-from doc_blocks import rewrite
+from doc_blocks import check_or_write, rewrite
 
 BEGIN = re.compile(r"^<!-- BEGIN params: ([a-z_]+) -->$")
 END = "<!-- END params -->"
@@ -56,21 +55,8 @@ def main():
     missing = {"train_gcn", "predict_gcn", "partition"} - set(functions)
     if missing:
         sys.exit(f"gen_python_docs: {a.doc} has no table for: {', '.join(sorted(missing))}")
-    if a.check:
-        if new != old:
-            print("\n".join(difflib.unified_diff(old.splitlines(), new.splitlines(), a.doc, "declared", lineterm="")))
-            print(f"gen_python_docs: {a.doc} is not current; run PYTHONPATH=BUILD/python tools/gen_python_docs.py",
-                  file=sys.stderr)
-            return 1
-        print(f"gen_python_docs: {len(functions)} tables current")
-        return 0
-    if new != old:
-        with open(a.doc + ".tmp", "w", encoding="utf-8") as f:
-            f.write(new)
-        os.replace(a.doc + ".tmp", a.doc)
-    print(f"gen_python_docs: {len(functions)} tables written to {a.doc}")
-    return 0
-
+    return check_or_write(a.doc, old, new, a.check, "gen_python_docs", f"{len(functions)} tables",
+                          "PYTHONPATH=BUILD/python tools/gen_python_docs.py")
 
 if __name__ == "__main__":
     sys.exit(main())
