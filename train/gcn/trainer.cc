@@ -608,7 +608,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
       // With --grad-staleness 1 this thread also sums step s - 1's gradient while step s computes, and the update
       // after step s applies it; the last step's gradient is summed and applied at the end of the epoch.
       if (!worker_) worker_ = std::make_unique<BackgroundWorker>();
-      const bool stale = config_.dist.grad_staleness > 0 && comm_.Size() > 1;
+      // The first epoch exchanges synchronously: a stale gradient costs most while the weights move fastest.
+      const bool stale = config_.dist.grad_staleness > 0 && comm_.Size() > 1 && epoch > 1;
       std::vector<float> pending;  // step s - 1's gradient share, then its sum over ranks
       uint64_t pending_call = 0;
       const auto step_call = [&](int64_t s) {

@@ -120,13 +120,15 @@ struct DistOptions {
                 {},
                 kGroup},
       c.feature_compress);
-    v(ParamInfo{"grad_staleness",
-                "Gradient exchange: 0 = synchronous; 1 = pipelined, the allreduce of step s overlapping the compute "
-                "of step s + 1, whose update applies step s's gradient (one step stale; every gradient is applied "
-                "by the end of each epoch). 1 runs the two-thread pipeline also with --threads 1",
-                {},
-                kGroup},
-      c.grad_staleness);
+    v(
+        ParamInfo{
+            "grad_staleness",
+            "Gradient exchange: 0 = synchronous; 1 = pipelined, the allreduce of step s overlapping the compute "
+            "of step s + 1, whose update applies step s's gradient (one step stale, from the second epoch on; "
+            "every gradient is applied by the end of each epoch). 1 runs the two-thread pipeline also with --threads 1",
+            {},
+            kGroup},
+        c.grad_staleness);
     v(ParamInfo{"network",
                 "Predict each epoch's time on this network from the measured compute and the bytes and messages of "
                 "every exchange: BANDWIDTH,LATENCY[,shared], e.g. 10Gbit,5us; shared = one link all ranks take turns "
