@@ -134,14 +134,24 @@ partition::PartitionOptions EngineOptions(const PartitionOptions& s) {
   return o;
 }
 
+// The output checked before anything is read, and the thread limit of the run.
+ThreadLimit Prepare(const PartitionOptions& s) {
+  CheckOutputPath(s.output, OutputKind::kPartitionFolder, s.force, "--output", PathList({s.dataset}));
+  return ThreadLimit(s.threads.threads);
+}
+
+partition::PartitionResult PartitionLoaded(const PartitionOptions& s, const partition::PartitionOptions& o,
+                                           const datasets::NodeDataset& data) {
+  Progress progress(fmt::format("partition: {} into {} parts", s.method, s.parts));
+  return partition::PartitionToFolder(data, o, s.output, s.force);
+}
+
 }  // namespace
 
 partition::PartitionResult PartitionData(const PartitionOptions& s, const datasets::NodeDataset& data) {
   const partition::PartitionOptions o = EngineOptions(s);
-  CheckOutputPath(s.output, OutputKind::kPartitionFolder, s.force, "--output", PathList({s.dataset}));
-  ThreadLimit limit(s.threads.threads);
-  std::optional<Progress> progress(std::in_place, fmt::format("partition: {} into {} parts", s.method, s.parts));
-  return partition::PartitionToFolder(data, o, s.output, s.force);
+  const ThreadLimit limit = Prepare(s);
+  return PartitionLoaded(s, o, data);
 }
 
 void Partition(const PartitionOptions& s, const Printer& say) {
@@ -153,8 +163,7 @@ void Partition(const PartitionOptions& s, const Printer& say) {
     RunDistPartition(*comm, s, o, say);
     return;
   }
-  CheckOutputPath(s.output, OutputKind::kPartitionFolder, s.force, "--output", PathList({s.dataset}));
-  ThreadLimit limit(s.threads.threads);
+  const ThreadLimit limit = Prepare(s);
 
   const auto start = std::chrono::steady_clock::now();
   TESSEL_CHECK(datasets::PeekKind(s.dataset) == datasets::DatasetKind::kNode,
@@ -169,7 +178,7 @@ void Partition(const PartitionOptions& s, const Printer& say) {
   log::Info("partition: {} nodes, {} adjacency entries loaded in {:.2f} s; {} into {} parts", data.num_nodes(),
             datasets::NumEntries(data.graph), load_s, s.method, s.parts);
 
-  const partition::PartitionResult r = PartitionData(s, data);
+  const partition::PartitionResult r = PartitionLoaded(s, o, data);
   const partition::PartitionTimings& t = r.timings;
   nlohmann::ordered_json j = r.description;
   j["path"] = fs::absolute(s.output).string();

@@ -44,13 +44,17 @@ std::vector<int64_t> SelectNodes(const datasets::NodeDataset& d, const std::stri
   return out;
 }
 
+// The probabilities, with --checkpoint checked and the thread limit set by the caller.
+kernels::Matrix Probabilities(const PredictGcnOptions& a, const datasets::NodeDataset& data) {
+  return train::gcn::PredictFromCheckpoint(MakeContext(a.device, 0, a.threads.threads), data, a.checkpoint);
+}
+
 }  // namespace
 
 kernels::Matrix PredictGcnProbabilities(const PredictGcnOptions& a, const datasets::NodeDataset& data) {
   CheckInput(a.checkpoint, "--checkpoint");
-  const Context ctx = MakeContext(a.device, 0, a.threads.threads);
   ThreadLimit limit(a.threads.threads);
-  return train::gcn::PredictFromCheckpoint(ctx, data, a.checkpoint);
+  return Probabilities(a, data);
 }
 
 std::string PredictGcn(const PredictGcnOptions& a) {
@@ -62,7 +66,7 @@ std::string PredictGcn(const PredictGcnOptions& a) {
   const datasets::NodeDataset data = datasets::OpenNodeDataset(a.dataset);
   const std::vector<int64_t> nodes = SelectNodes(data, a.nodes);
   TESSEL_CHECK(!nodes.empty(), "--nodes {}: no nodes to predict (the dataset has no such split?)", a.nodes);
-  const kernels::Matrix probs = PredictGcnProbabilities(a, data);
+  const kernels::Matrix probs = Probabilities(a, data);
   const int64_t c = probs.cols;
   auto pv = probs.View();
   auto labels = data.labels.Host();

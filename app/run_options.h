@@ -6,10 +6,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
-#include <string_view>
 
 #include "comm/communicator.h"
 #include "core/context.h"
@@ -106,9 +106,6 @@ struct GlobalOptions {
 // the GEMM precision, the seed and the threads.
 Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads);
 
-}  // namespace tessel::app
-
-namespace tessel::app {
 // Where a job writes what the command line prints on stdout (progress and logs go to the log): the CLI passes
 // stdout; a caller that wants the text collects it. Called with fmt's format strings: say("nodes {}\n", n).
 class Printer {
@@ -125,4 +122,5 @@ class Printer {
 
 // An input path given by `option` must exist (a file or folder), checked before any work.
 void CheckInput(const std::string& path, std::string_view option);
+
 }  // namespace tessel::app

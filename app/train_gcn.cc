@@ -40,16 +40,9 @@ gcn::TrainConfig MakeTrainConfig(const TrainGcnOptions& a, bool partitioned) {
   c.resume = a.resume;
   gcn::CheckCheckpointTarget(c, a.force, PathList({a.dataset, a.partitions}), PathList({a.metrics}));
   if (!partitioned) {  // an option of distributed training, even at its default, does nothing here: say so
-    std::string named;
-    gcn::DistOptions::Params(c.dist, [&](const ParamInfo& p, const auto&) {
-      if (a.given(p.name)) named += (named.empty() ? "" : ", ") + p.Flag();
-    });
+    std::string named = gcn::DistFlags(c.dist, [&](const ParamInfo& p) { return a.given(p.name); });
     if (a.given("timeout")) named += (named.empty() ? "" : ", ") + std::string("--timeout");
-    TESSEL_CHECK(named.empty(),
-                 "{} appl{} to distributed training only; add --partitions DIR (made by `tessel partition`) or drop "
-                 "{}",
-                 named, named.find(',') == std::string::npos ? "ies" : "y",
-                 named.find(',') == std::string::npos ? "it" : "them");
+    gcn::RefuseDistributedOptions(named);
   }
   if (partitioned) {
     TESSEL_CHECK(a.random_split.empty(),
@@ -95,7 +88,7 @@ comm::Settings RankSettings(const TrainGcnOptions& a, const gcn::TrainConfig& c)
   }
   s.emplace_back("--seed", std::to_string(a.seed));
   s.emplace_back("--device", std::string(DeviceName(a.device.device)));
-  s.emplace_back("--math", a.device.math == GemmMath::kTf32 ? "tf32" : "fp32");
+  s.emplace_back("--math", std::string(EnumName(a.device.math)));
   s.emplace_back("--partitions", ContentFingerprint(a.partitions));
   s.emplace_back("--dataset", a.dataset.empty() ? "not given" : ContentFingerprint(a.dataset));
   // The one test of "is a checkpoint" (core/output_guard.h); its checkpoint.json holds the tensors' checksum.

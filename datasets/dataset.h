@@ -8,7 +8,6 @@
 
 #include "core/buffer.h"
 #include "core/csr_view.h"
-#include "core/parallel.h"
 #include "datasets/csr_graph.h"
 
 namespace tessel::datasets {
@@ -80,13 +79,6 @@ struct SparseRowDataset {
   CsrView<int32_t, double> Rows() const { return {indptr.Host(), indices.Host(), values.Host(), num_features}; }
   void Validate() const;
 };
-
-// fn(row, its feature ids, its values) for every row of `data`, in parallel (grain 8 rows).
-template <class Fn>
-void ForEachRow(const SparseRowDataset& data, Fn fn) {
-  const CsrView<int32_t, double> rows = data.Rows();
-  parallel_for<int64_t>(0, data.num_rows, 8, [&](int64_t r) { fn(r, rows.RowIndices(r), rows.RowValues(r)); });
-}
 
 // The rows `rows` of `data` (in that order, repeats allowed) with `labels` as a dataset of their own: LIBSVM's
 // subproblems of cross-validation and of -b 1's fits, and a binary task's rows (MakeBinaryTask). Row ids are

@@ -610,7 +610,7 @@ int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRow
 
 std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data) {
   std::vector<double> out(static_cast<size_t>(data.num_rows));
-  datasets::ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
+  ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
     out[r] = PredictRow(model, idx, val);
   });
   return out;
@@ -620,7 +620,7 @@ std::vector<double> PredictSvmProbability(const SvmModel& model, const datasets:
                                           std::vector<std::vector<double>>* probabilities) {
   std::vector<double> out(static_cast<size_t>(data.num_rows));
   probabilities->assign(static_cast<size_t>(data.num_rows), {});
-  datasets::ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
+  ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {
     out[r] = PredictRowProbability(model, idx, val, &(*probabilities)[static_cast<size_t>(r)]);
   });
   return out;

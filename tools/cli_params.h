@@ -48,9 +48,6 @@ class ParamOptions {
   std::map<std::string, CLI::Option*, std::less<>> options_;
 };
 
-// The most worker threads a --threads option takes: more is a typo (and would fail to start the threads).
-inline constexpr int kMaxThreads = 4096;
-
 // The values an arithmetic option accepts, both ends included; the default is the whole range of the type
 // (for floating types: every finite value).
 template <typename T>

@@ -185,7 +185,7 @@ template <class Fn>
 void ForEachRow(const datasets::SparseRowDataset& data, int threads, Fn fn) {
   RunReleased([&] {
     ThreadLimit limit(threads);
-    datasets::ForEachRow(data, fn);
+    svm::ForEachRow(data, fn);
   });
 }
 

@@ -1,6 +1,6 @@
 // The application layer's declarations (app/*.h): every job's options have unique names and flags, Python's
 // keywords are read through the same declaration (unknown and command-line-only names refused, ranges checked,
-// `given` filled), typed values parse once, and MakeContext is the one Context builder.
+// `given` filled), typed values parse once, and MakeContext carries the run control into the Context.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -106,7 +106,7 @@ TEST(AppOptions, CompressOptionParsesOnceAndWritesBack) {
   }
 }
 
-TEST(AppOptions, MakeContextIsTheOneBuilder) {
+TEST(AppOptions, MakeContextCarriesTheRunControl) {
   DeviceOptions d;
   d.math = GemmMath::kTf32;
   const Context ctx = MakeContext(d, 42, 3);

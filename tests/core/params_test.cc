@@ -275,7 +275,7 @@ struct Numbers {
 // A CLI app with one strictly parsed option per field of *n.
 void AddNumbers(CLI::App* app, Numbers* n) {
   tools::AddOption(app, "--seed", &n->seed, "Seed")->capture_default_str();
-  tools::AddOption(app, "--threads,-t", &n->threads, "Threads", {0, tools::kMaxThreads})->capture_default_str();
+  tools::AddOption(app, "--threads,-t", &n->threads, "Threads", {0, 4096})->capture_default_str();
   tools::AddOption(app, "--count", &n->count, "Count");
   tools::AddOption(app, "--small", &n->small, "Small");
   tools::AddOption(app, "--rate", &n->rate, "Rate", {0, 1});

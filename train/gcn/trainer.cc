@@ -51,6 +51,13 @@ void CheckCheckpointTarget(const TrainConfig& c, bool force, std::span<const std
                flag, c.checkpoint_dir.string(), cli ? "--resume" : "resume=True", cli ? "--force" : "force=True");
 }
 
+void RefuseDistributedOptions(std::string_view flags) {
+  TESSEL_CHECK(flags.empty(),
+               "options that apply to distributed training only were given ({}); add --partitions DIR (made by "
+               "`tessel partition`) or drop them",
+               flags);
+}
+
 void TrainConfig::Validate(bool partitioned) const {
   TESSEL_CHECK(epochs >= 1, "--epochs must be >= 1, got {}", epochs);
   TESSEL_CHECK(model.layers >= 1, "--layers must be >= 1, got {}", model.layers);
@@ -107,10 +114,12 @@ void TrainConfig::Validate(bool partitioned) const {
                  "--features-on host applies to one process; a partitioned run keeps its rows on the device and "
                  "fetches the rest each step (docs/gpu.md): drop it");
   } else {
-    TESSEL_CHECK(ParamsToJson(dist) == ParamsToJson(DistOptions{}),
-                 "--skew, --skew-variance, --skew-max, --feature-cache, --grad-compress, --grad-staleness, "
-                 "--feature-compress and --network apply to distributed training only; add --partitions DIR (made by "
-                 "`tessel partition`) or drop them");
+    const nlohmann::json mine = ParamsToJson(dist);
+    const nlohmann::json defaults = ParamsToJson(DistOptions{});
+    RefuseDistributedOptions(DistFlags(dist, [&](const ParamInfo& p) {
+      const std::string name(p.name);
+      return mine.at(name) != defaults.at(name);
+    }));
   }
   TESSEL_CHECK(partitioned || batch_size > 0 || features_on != FeaturePlacement::kHost,
                "--features-on host needs sampled steps (--batch-size N): a full-batch step reads every feature row "

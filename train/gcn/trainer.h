@@ -229,6 +229,19 @@ struct TrainConfig {
   }
 };
 
+// The flags ("--skew, --network") of the distributed options (DistOptions::Params) that `pick(ParamInfo)` selects.
+template <typename Pick>
+std::string DistFlags(const DistOptions& d, Pick pick) {
+  std::string flags;
+  DistOptions::Params(d, [&](const ParamInfo& p, const auto&) {
+    if (pick(p)) flags += (flags.empty() ? "" : ", ") + p.Flag();
+  });
+  return flags;
+}
+// Throws naming `flags` unless it is empty: options of distributed training given to one-process training, which
+// refuses them rather than ignoring them.
+void RefuseDistributedOptions(std::string_view flags);
+
 // The output guard of c.checkpoint_dir (core/output_guard.h): throws when it is, contains or lies inside one of
 // `inputs` (--dataset, --partitions) or `other_outputs` (--metrics), is a device, or exists and is neither a tessel
 // checkpoint nor an empty folder (even with --resume or --force: it is never deleted); and when it already holds a
