@@ -1,7 +1,5 @@
 #include "app/train_svm.h"
 
-#include <sys/resource.h>
-
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -16,6 +14,7 @@
 #include "comm/agree.h"
 #include "comm/communicator.h"
 #include "comm/net_model.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/output_guard.h"
@@ -60,13 +59,6 @@ TrainSvmOptions ResolveFiles(TrainSvmOptions a) {
     a.model = std::filesystem::path(a.data).filename().string() + ".model";
   }
   return a;
-}
-
-double ProcessCpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 // The distributed run's costs for the report: per-rank extremes over the pairs, bytes per iteration, CPU seconds
@@ -116,9 +108,8 @@ nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport&
       solves += p.solve_seconds;
       predicted_solves += p.predicted_seconds;
     }
-    j["predicted_seconds"] = per_iteration
-                                 ? report.seconds - solves + predicted_solves
-                                 : report.seconds - st.max_comm_seconds + net.Seconds(st.max_cost, comm.Size());
+    j["predicted_seconds"] = per_iteration ? report.seconds - solves + predicted_solves
+                                           : report.seconds - st.max_comm_seconds + st.max_cost.modeled;
   }
   return j;
 }

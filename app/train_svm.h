@@ -78,7 +78,8 @@ struct TrainSvmOptions {
       c.working_set);
     v(ParamInfo{"network",
                 "Under mpirun: predict the training time on one machine per rank connected by this network, "
-                "BANDWIDTH,LATENCY (e.g. 10Gbit,5us), from the measured compute and the bytes and messages sent"}
+                "BANDWIDTH,LATENCY[,shared][,burst=SIZE] (e.g. 10Gbit,5us; docs/comm.md, time model), from the "
+                "measured compute and the bytes and messages sent"}
           .Cli(),
       c.network);
     v(ParamInfo{"pairs",

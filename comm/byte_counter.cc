@@ -2,9 +2,21 @@
 // A std::map with heterogeneous lookup, so counting a collective allocates only the first time a tag appears.
 #include "comm/byte_counter.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace tessel::comm {
 
-void ByteCounter::Add(std::string_view purpose, uint64_t bytes, const CallCost& cost) {
+void ByteCounter::Add(std::string_view purpose, uint64_t bytes, CallCost cost) {
+  if (model_ && (cost.seconds > 0 || cost.latency > 0 || cost.volume > 0)) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto start = now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                                 std::chrono::duration<double>(cost.seconds));
+    const double idle = any_modelled_ ? std::max(0.0, std::chrono::duration<double>(start - last_end_).count()) : 1e30;
+    cost.modeled = model_(cost, idle);
+    last_end_ = now;
+    any_modelled_ = true;
+  }
   auto it = by_purpose_.find(purpose);
   if (it == by_purpose_.end()) it = by_purpose_.emplace(std::string(purpose), Entry{}).first;
   it->second.bytes += bytes;
@@ -18,6 +30,11 @@ void ByteCounter::Add(std::string_view purpose, uint64_t bytes, const CallCost& 
 uint64_t ByteCounter::Bytes(std::string_view purpose) const {
   auto it = by_purpose_.find(purpose);
   return it == by_purpose_.end() ? 0 : it->second.bytes;
+}
+
+void ByteCounter::SetCallModel(CallModel model) {
+  model_ = std::move(model);
+  any_modelled_ = false;
 }
 
 void ByteCounter::Reset() {

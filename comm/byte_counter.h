@@ -2,6 +2,7 @@
 // One counter per communicator (per rank); not thread-safe, like the communicator it belongs to.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,16 +20,25 @@ struct CallCost {
   double seconds = 0;  // measured inside the calls
   double latency = 0;  // message latencies (alpha) on this rank's critical path
   double volume = 0;   // bytes through this rank's busiest link (each costs 1 / bandwidth)
+  double modeled = 0;  // the calls' seconds on the network attached to the counter (SetCallModel); 0 without one
+  double cpu = 0;      // CPU seconds the calling thread spent inside the calls (polling, copying)
   void Add(const CallCost& o) {
     seconds += o.seconds;
     latency += o.latency;
     volume += o.volume;
+    modeled += o.modeled;
+    cpu += o.cpu;
   }
   // What was recorded since `before`, a running total taken earlier (term by term).
   CallCost Since(const CallCost& before) const {
-    return {seconds - before.seconds, latency - before.latency, volume - before.volume};
+    return {seconds - before.seconds, latency - before.latency, volume - before.volume, modeled - before.modeled,
+            cpu - before.cpu};
   }
 };
+
+// Times one call on a modelled network: given the call's measured cost and the seconds since the previous modelled
+// call ended (the link idle meanwhile), its seconds there (comm::NetworkModel::Attach; a token bucket keeps state).
+using CallModel = std::function<double(const CallCost& cost, double idle_seconds)>;
 
 class ByteCounter {
  public:
@@ -38,7 +48,12 @@ class ByteCounter {
     CallCost cost;
   };
 
-  void Add(std::string_view purpose, uint64_t bytes, const CallCost& cost = {});
+  // Records one call; with a call model its cost's `modeled` is filled in first (a call that cost nothing is not
+  // modelled: a message to itself).
+  void Add(std::string_view purpose, uint64_t bytes, CallCost cost = {});
+  // Every call recorded from now on is also timed on this model (NetworkModel::Attach); kept by Reset.
+  void SetCallModel(CallModel model);
+  bool HasCallModel() const { return static_cast<bool>(model_); }
   const CallCost& TotalCost() const { return total_cost_; }
   uint64_t Total() const { return total_; }
   uint64_t TotalCalls() const { return total_calls_; }
@@ -52,6 +67,9 @@ class ByteCounter {
   uint64_t total_ = 0;
   uint64_t total_calls_ = 0;
   CallCost total_cost_;
+  CallModel model_;
+  std::chrono::steady_clock::time_point last_end_{};  // when the previous modelled call ended
+  bool any_modelled_ = false;
 };
 
 }  // namespace tessel::comm

@@ -30,6 +30,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// Times one call: its wall seconds (waiting included) and the calling thread's CPU seconds, with the alpha-beta terms.
+struct CallTimer {
+  Clock::time_point t0 = Clock::now();
+  double cpu0 = ThreadCpuSeconds();
+  CallCost Cost(double latency, double volume) const {
+    return {.seconds = SecondsSince(t0), .latency = latency, .volume = volume, .cpu = ThreadCpuSeconds() - cpu0};
+  }
+};
+
 // ceil(log2(p)): rounds of a tree or recursive-doubling algorithm.
 double Rounds(int p) { return p > 1 ? std::ceil(std::log2(static_cast<double>(p))) : 0.0; }
 
@@ -62,14 +71,14 @@ Status Communicator::AllreduceRaw(void* data, int64_t count, DataType type, Redu
                "sum/min/max take scalars)",
                ReduceOpName(op), DataTypeName(type));
   Enter("allreduce", purpose);
-  const auto t0 = Clock::now();
+  const CallTimer timer;
   Status s = DoAllreduce(data, count, type, op);
   const double n = static_cast<double>(count) * static_cast<double>(DataTypeSize(type));
   const double p = size_;
   // Ring / Rabenseifner: 2 log2 P latencies (a tree for small ones), 2 (P-1)/P n bytes on each link.
   if (s.ok()) {
     bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(count) * DataTypeSize(type) : 0,
-               {SecondsSince(t0), 2 * Rounds(size_), 2 * (p - 1) / p * n});
+               timer.Cost(2 * Rounds(size_), 2 * (p - 1) / p * n));
   }
   return s;
 }
@@ -78,13 +87,13 @@ Status Communicator::BroadcastRaw(void* data, int64_t bytes, int root, std::stri
   TESSEL_CHECK(bytes >= 0, "comm: Broadcast size {} is negative", bytes);
   TESSEL_CHECK(root >= 0 && root < size_, "comm: Broadcast root {} is not a rank (0..{})", root, size_ - 1);
   Enter("broadcast", purpose);
-  const auto t0 = Clock::now();
+  const CallTimer timer;
   Status s = DoBroadcast(data, bytes, root);
   const double p = size_;
   // Binomial tree latencies, scatter + allgather volume (van de Geijn): log2 P alpha + 2 (P-1)/P n beta.
   if (s.ok()) {
     bytes_.Add(purpose, size_ > 1 && rank_ == root ? static_cast<uint64_t>(bytes) : 0,
-               {SecondsSince(t0), Rounds(size_), 2 * (p - 1) / p * static_cast<double>(bytes)});
+               timer.Cost(Rounds(size_), 2 * (p - 1) / p * static_cast<double>(bytes)));
   }
   return s;
 }
@@ -100,14 +109,14 @@ Status Communicator::AllgathervRaw(const void* send, int64_t send_bytes, void* r
                "comm: Allgatherv on rank {} sends {} bytes but expects {} from itself", rank_, send_bytes,
                recv_bytes[static_cast<size_t>(rank_)]);
   Enter("allgatherv", purpose);
-  const auto t0 = Clock::now();
+  const CallTimer timer;
   Status s = DoAllgatherv(send, send_bytes, recv, recv_bytes);
   double others = 0;  // a ring: P - 1 steps, every other rank's block arrives over one link
   for (size_t j = 0; j < recv_bytes.size(); ++j) {
     if (static_cast<int>(j) != rank_) others += static_cast<double>(recv_bytes[j]);
   }
   if (s.ok()) {
-    bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(send_bytes) : 0, {SecondsSince(t0), size_ - 1.0, others});
+    bytes_.Add(purpose, size_ > 1 ? static_cast<uint64_t>(send_bytes) : 0, timer.Cost(size_ - 1.0, others));
   }
   return s;
 }
@@ -126,15 +135,14 @@ Status Communicator::AlltoallvRaw(const void* send, std::span<const int64_t> sen
                "comm: Alltoallv on rank {} sends itself {} bytes but expects {}", rank_,
                send_bytes[static_cast<size_t>(rank_)], recv_bytes[static_cast<size_t>(rank_)]);
   Enter("alltoallv", purpose);
-  const auto t0 = Clock::now();
+  const CallTimer timer;
   Status s = DoAlltoallv(send, send_bytes, recv, recv_bytes);
   uint64_t from_others = 0;  // pairwise exchange: P - 1 steps, the larger of what leaves and what arrives
   for (size_t j = 0; j < recv_bytes.size(); ++j) {
     if (static_cast<int>(j) != rank_) from_others += static_cast<uint64_t>(recv_bytes[j]);
   }
   if (s.ok()) {
-    bytes_.Add(purpose, to_others,
-               {SecondsSince(t0), size_ - 1.0, static_cast<double>(std::max(to_others, from_others))});
+    bytes_.Add(purpose, to_others, timer.Cost(size_ - 1.0, static_cast<double>(std::max(to_others, from_others))));
   }
   return s;
 }
@@ -186,9 +194,9 @@ Status Communicator::SendRaw(const void* data, int64_t bytes, int dest, int tag,
     bytes_.Add(purpose, 0);
     return Status::Ok();
   }
-  const auto t0 = Clock::now();
+  const CallTimer timer;
   Status s = DoSend(data, bytes, dest, tag);
-  if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes), {SecondsSince(t0), 1.0, static_cast<double>(bytes)});
+  if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes), timer.Cost(1.0, static_cast<double>(bytes)));
   return s;
 }
 
@@ -209,7 +217,7 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
                    r0 + static_cast<uintptr_t>(recv_bytes) <= s0,
                "comm: SendRecvRaw send and recv buffers overlap");
   Enter("sendrecv", purpose);
-  const auto t0 = Clock::now();
+  const CallTimer timer;
   Status s;
   if (dest == rank_ && source == rank_) {
     PushToSelf(send, send_bytes, tag);
@@ -228,7 +236,7 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
   const double in = source == rank_ ? 0.0 : static_cast<double>(recv_bytes);
   if (s.ok()) {
     bytes_.Add(purpose, dest == rank_ ? 0 : static_cast<uint64_t>(send_bytes),
-               {SecondsSince(t0), dest == rank_ && source == rank_ ? 0.0 : 1.0, std::max(out, in)});
+               timer.Cost(dest == rank_ && source == rank_ ? 0.0 : 1.0, std::max(out, in)));
   }
   return s;
 }

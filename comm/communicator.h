@@ -54,6 +54,9 @@ class Communicator {
   int Rank() const { return rank_; }
   int Size() const { return size_; }
   virtual std::string_view Backend() const = 0;  // "local", "thread" or "mpi"
+  // Ranks on this rank's machine, this one included (they share its cores): every thread rank; under MPI, the
+  // ranks with this host name (found when the communicator was made).
+  int LocalSize() const { return local_size_; }
 
   // Bytes sent, by purpose (docs/comm.md, "Byte accounting"); counted only when the collective succeeds.
   ByteCounter& Bytes() { return bytes_; }
@@ -142,6 +145,7 @@ class Communicator {
   }
 
  protected:
+  void SetLocalSize(int n) { local_size_ = n; }
   Communicator(int rank, int size);
   // The purpose of the call in progress (for the backends' timeout messages; kUntagged for receives and barriers).
   std::string_view CurrentPurpose() const { return purpose_; }
@@ -180,6 +184,7 @@ class Communicator {
 
   int rank_;
   int size_;
+  int local_size_ = size_;                // LocalSize(); MPI sets it after construction
   std::string_view purpose_ = kUntagged;  // valid during the call that set it
   ByteCounter bytes_;
   std::map<int, std::deque<std::vector<std::byte>>> to_self_;

@@ -30,11 +30,28 @@ std::pair<double, std::string_view> NumberAndUnit(std::string_view text, std::st
 NetworkModel NetworkModel::Parse(std::string_view whole, std::string_view flag) {
   std::string_view text = whole;
   bool shared = false;
-  if (const size_t last = text.rfind(','); last != std::string_view::npos && text.find(',') != last) {
+  double burst = 0;
+  // Options after BANDWIDTH,LATENCY: "shared" and "burst=SIZE", in either order, each once.
+  for (size_t last = text.rfind(','); last != std::string_view::npos && text.find(',') != last;
+       last = text.rfind(',')) {
     const std::string_view tail = text.substr(last + 1);
-    TESSEL_CHECK(tail == "shared", "{} {}: the third part may only be 'shared' (one link all ranks take turns on)",
-                 flag, whole);
-    shared = true;
+    if (tail == "shared" && !shared) {
+      shared = true;
+    } else if (tail.starts_with("burst=") && burst == 0) {
+      const auto [v, unit] = NumberAndUnit(tail.substr(6), flag, whole);
+      constexpr std::array<std::pair<std::string_view, double>, 5> kSize{
+          {{"B", 1.0}, {"KB", 1e3}, {"MB", 1e6}, {"KiB", 1024.0}, {"MiB", 1024.0 * 1024}}};
+      for (const auto& [name, scale] : kSize) {
+        if (unit == name) burst = v * scale;
+      }
+      TESSEL_CHECK(burst > 0, "{} {}: unknown burst size unit '{}' (B, KB, MB, KiB or MiB, e.g. burst=256KiB)", flag,
+                   whole, unit);
+    } else {
+      throw Error(fmt::format(
+          "{} {}: after BANDWIDTH,LATENCY come only 'shared' (one link all ranks take turns on) and 'burst=SIZE' (a "
+          "token bucket, e.g. burst=256KiB), each at most once; got '{}'",
+          flag, whole, tail));
+    }
     text = text.substr(0, last);
   }
   const size_t comma = text.find(',');
@@ -65,6 +82,7 @@ NetworkModel NetworkModel::Parse(std::string_view whole, std::string_view flag) 
   }
   TESSEL_CHECK(m.latency_seconds > 0, "{} {}: unknown latency unit '{}' (s, ms, us or ns)", flag, text, lat_unit);
   m.shared = shared;
+  m.burst_bytes = burst;
   return m;
 }
 
@@ -73,9 +91,26 @@ double NetworkModel::Seconds(const CallCost& cost, int ranks) const {
   return cost.latency * latency_seconds + volume / bytes_per_second;
 }
 
+double NetworkModel::CallSeconds(const CallCost& cost, int ranks, double idle_seconds, double* tokens) const {
+  if (burst_bytes <= 0) return Seconds(cost, ranks);
+  double volume = shared ? cost.volume * std::max(ranks, 1) : cost.volume;
+  *tokens = std::min(burst_bytes, *tokens + std::max(idle_seconds, 0.0) * bytes_per_second);
+  const double at_once = std::min(*tokens, volume);
+  *tokens -= at_once;
+  volume -= at_once;
+  return cost.latency * latency_seconds + volume / bytes_per_second;
+}
+
+void NetworkModel::Attach(ByteCounter& counter, int ranks) const {
+  counter.SetCallModel([model = *this, ranks, tokens = burst_bytes](const CallCost& cost, double idle) mutable {
+    return model.CallSeconds(cost, ranks, idle, &tokens);
+  });
+}
+
 std::string NetworkModel::ToString() const {
-  return fmt::format("{:g} Gbit/s, {:g} us{}", bytes_per_second * 8 / 1e9, latency_seconds * 1e6,
-                     shared ? ", shared" : "");
+  return fmt::format("{:g} Gbit/s, {:g} us{}{}", bytes_per_second * 8 / 1e9, latency_seconds * 1e6,
+                     shared ? ", shared" : "",
+                     burst_bytes > 0 ? fmt::format(", burst {:g} KiB", burst_bytes / 1024) : std::string());
 }
 
 }  // namespace tessel::comm

@@ -18,15 +18,26 @@ struct NetworkModel {
   // in both directions, cross one after another (a hub, or one rate-limited loopback: tools/bench/net_bench.sh), so
   // a call's volume term counts once per rank.
   bool shared = false;
+  // A token bucket in front of the link (0: none): after an idle spell, up to this many bytes pass at once and only
+  // the rest at the rate; the bucket refills at the rate while the link is idle. A traffic shaper (tbf, the
+  // benchmark's link) or a cloud instance's burst allowance; a plain switched link has none.
+  double burst_bytes = 0;
 
-  // "BANDWIDTH,LATENCY[,shared]": bandwidth with a unit of bits (Gbit, Mbit, Kbit, bit) or bytes (GB, MB, KB, B) per
-  // second, latency with s, ms, us or ns; for example 10Gbit,5us, 25GB,1.5us or 100Mbit,20us,shared. Throws naming
-  // `flag` and the form.
+  // "BANDWIDTH,LATENCY[,shared][,burst=SIZE]": bandwidth with a unit of bits (Gbit, Mbit, Kbit, bit) or bytes (GB,
+  // MB, KB, B) per second, latency with s, ms, us or ns, SIZE with B, KB, MB, KiB or MiB; for example 10Gbit,5us,
+  // 25GB,1.5us or 100Mbit,20us,shared,burst=256KiB. Throws naming `flag` and the form.
   static NetworkModel Parse(std::string_view text, std::string_view flag);
   // alpha * latency terms + volume / bandwidth of one rank's calls among `ranks` (the volume counts `ranks` times
   // on a shared link).
+  // No bucket: calls timed as a whole.
   double Seconds(const CallCost& cost, int ranks = 1) const;
-  std::string ToString() const;  // "10 Gbit/s, 5 us" (", shared")
+  // One call's seconds after the link was idle `idle_seconds`, with `*tokens` the bucket's bytes before the previous
+  // call's end (updated): the bucket refills by idle * bandwidth up to burst_bytes, then lets that much of the
+  // call's volume through at once. Without a bucket, Seconds(cost, ranks).
+  double CallSeconds(const CallCost& cost, int ranks, double idle_seconds, double* tokens) const;
+  // Times every call `counter` records from now on (CallCost::modeled), the bucket starting full.
+  void Attach(ByteCounter& counter, int ranks) const;
+  std::string ToString() const;  // "10 Gbit/s, 5 us" (", shared") (", burst 256 KiB")
 };
 
 }  // namespace tessel::comm

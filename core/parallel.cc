@@ -2,6 +2,9 @@
 // Used by the CLI's --threads option and by benchmarks that compare 1 and N threads.
 #include "core/parallel.h"
 
+#include <algorithm>
+#include <thread>
+
 #include <tbb/global_control.h>
 #include <tbb/info.h>
 
@@ -24,5 +27,15 @@ ThreadLimit::ThreadLimit(int threads) : impl_(std::make_unique<Impl>()) {
 ThreadLimit::~ThreadLimit() = default;
 
 int ThreadLimit::HardwareThreads() { return tbb::info::default_concurrency(); }
+
+int ThreadLimit::Current() {
+  const auto active = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  return std::max(1, std::min(HardwareThreads(), static_cast<int>(active)));
+}
+
+double ThreadLimit::CoresPerRank(int local_ranks) {
+  const double machine = std::max(1U, std::thread::hardware_concurrency());
+  return std::min(static_cast<double>(HardwareThreads()), machine / std::max(local_ranks, 1));
+}
 
 }  // namespace tessel

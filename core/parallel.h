@@ -44,7 +44,12 @@ class ThreadLimit {
   ~ThreadLimit();
   ThreadLimit(const ThreadLimit&) = delete;
   ThreadLimit& operator=(const ThreadLimit&) = delete;
-  static int HardwareThreads();
+  static int HardwareThreads();  // the CPUs this process may run on (its affinity)
+  // The workers oneTBB may use now: the innermost limit alive, at most HardwareThreads().
+  static int Current();
+  // The cores each of `local_ranks` processes on this machine can count on: the fewer of this process's CPUs and
+  // the machine's CPUs / local_ranks (ranks bound to a core each see 1; unbound ranks share the machine).
+  static double CoresPerRank(int local_ranks);
 
  private:
   struct Impl;

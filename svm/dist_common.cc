@@ -138,13 +138,12 @@ SolverResult Finish(comm::Communicator& comm, const FinalState& s, std::span<con
   const auto sent = static_cast<int64_t>(after.Total() - counts.bytes_before.Total());
   const auto calls = static_cast<int64_t>(after.TotalCalls() - counts.bytes_before.TotalCalls());
   counters[5] = sent;
-  double costs[3] = {after.TotalCost().seconds - counts.bytes_before.TotalCost().seconds,
-                     after.TotalCost().latency - counts.bytes_before.TotalCost().latency,
-                     after.TotalCost().volume - counts.bytes_before.TotalCost().volume};
+  const comm::CallCost cost = after.TotalCost().Since(counts.bytes_before.TotalCost());
+  double costs[4] = {cost.seconds, cost.latency, cost.volume, cost.modeled};
   int64_t evals_sum = evals;
   Check(comm.Allreduce(std::span<int64_t>(&evals_sum, 1), comm::ReduceOp::kSum, "svm-result"));
   Check(comm.Allreduce(std::span<int64_t>(counters, 6), comm::ReduceOp::kMax, "svm-result"));
-  Check(comm.Allreduce(std::span<double>(costs, 3), comm::ReduceOp::kMax, "svm-result"));
+  Check(comm.Allreduce(std::span<double>(costs, 4), comm::ReduceOp::kMax, "svm-result"));
   tally.Fill(counts.iterations, evals_sum, counts.hit_limit, &r);
   if (stats != nullptr) {
     stats->max_kernel_evaluations = counters[0];
@@ -156,7 +155,7 @@ SolverResult Finish(comm::Communicator& comm, const FinalState& s, std::span<con
     stats->max_bytes = counters[5];
     stats->collectives = calls;
     stats->max_comm_seconds = costs[0];
-    stats->max_cost = {costs[0], costs[1], costs[2]};
+    stats->max_cost = {costs[0], costs[1], costs[2], costs[3]};
   }
   return r;
 }

@@ -524,7 +524,7 @@ void DistSolver::EndIteration() {
   const auto now = std::chrono::steady_clock::now();
   const comm::CallCost calls = comm_.Bytes().TotalCost().Since(mark_cost_);
   const double wall = std::chrono::duration<double>(now - mark_).count();
-  const double modeled = network_->Seconds(calls, comm_.Size());
+  const double modeled = calls.modeled;  // the network attached to the counter (app/train_svm.cc)
   iteration_seconds_.push_back(wall - calls.seconds + modeled);
   iterations_wall_ += wall;
   iterations_calls_ += calls.seconds;
@@ -564,9 +564,8 @@ SolverResult DistSolver::Run(DistStats* stats) {
     FlushIterations();
     const comm::CallCost all = comm_.Bytes().TotalCost().Since(bytes_before.TotalCost());
     const double solve = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    double rest[2] = {(solve - iterations_wall_) - (all.seconds - iterations_calls_) +
-                          (network_->Seconds(all, comm_.Size()) - iterations_modeled_),
-                      solve};
+    double rest[2] = {
+        (solve - iterations_wall_) - (all.seconds - iterations_calls_) + (all.modeled - iterations_modeled_), solve};
     Check(comm_.Allreduce(std::span<double>(rest, 2), comm::ReduceOp::kMax, "svm-result"));
     if (stats != nullptr) {
       stats->predicted_seconds = predicted_ + rest[0];

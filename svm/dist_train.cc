@@ -197,6 +197,8 @@ FitRunner RankFitRunner(comm::Communicator& comm) {
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
                              TrainReport* report, DistTrainStats* stats, const DistTrainOptions& options) {
   const PairSchedule schedule = options.schedule;
+  // With --network every call is timed on it as it happens (CallCost::modeled; a token bucket keeps state).
+  if (options.network) options.network->Attach(comm.Bytes(), comm.Size());
   CheckSameData(comm, data);
   const int parts = comm.Size();
   TESSEL_CHECK(data.num_rows >= parts,
@@ -332,17 +334,16 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   const comm::ByteCounter& after = comm.Bytes();
   int64_t counters[4] = {local_evaluations, -local_evaluations, static_cast<int64_t>(after.Total() - before.Total()),
                          static_cast<int64_t>(after.TotalCalls() - before.TotalCalls())};
-  double costs[3] = {after.TotalCost().seconds - before.TotalCost().seconds,
-                     after.TotalCost().latency - before.TotalCost().latency,
-                     after.TotalCost().volume - before.TotalCost().volume};
+  const comm::CallCost cost = after.TotalCost().Since(before.TotalCost());
+  double costs[4] = {cost.seconds, cost.latency, cost.volume, cost.modeled};
   Check(comm.Allreduce(std::span<int64_t>(counters, 4), comm::ReduceOp::kMax, "svm-result"));
-  Check(comm.Allreduce(std::span<double>(costs, 3), comm::ReduceOp::kMax, "svm-result"));
+  Check(comm.Allreduce(std::span<double>(costs, 4), comm::ReduceOp::kMax, "svm-result"));
   st.max_kernel_evaluations = counters[0];
   st.min_kernel_evaluations = -counters[1];
   st.max_bytes = counters[2];
   st.collectives = counters[3];
   st.max_comm_seconds = costs[0];
-  st.max_cost = {costs[0], costs[1], costs[2]};
+  st.max_cost = {costs[0], costs[1], costs[2], costs[3]};
   if (stats != nullptr) *stats = std::move(st);
   return model;
 }

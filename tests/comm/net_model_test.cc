@@ -49,6 +49,68 @@ TEST(NetworkModel, SharedLinkCountsEveryRanksVolume) {
   EXPECT_THROW(NetworkModel::Parse("100Mbit,10us,hub", "--network"), Error);
 }
 
+// ",burst=SIZE": a token bucket in front of the link (tbf, a cloud instance's burst allowance). A call's volume passes
+// at once up to the bucket's bytes, the rest at the rate; the bucket refills at the rate while the link is idle.
+TEST(NetworkModel, BurstIsATokenBucket) {
+  const NetworkModel m = NetworkModel::Parse("100Mbit,10us,shared,burst=256KiB", "--network");
+  EXPECT_TRUE(m.shared);
+  EXPECT_DOUBLE_EQ(m.burst_bytes, 256.0 * 1024);
+  EXPECT_DOUBLE_EQ(NetworkModel::Parse("1Gbit,1us,burst=64KB,shared", "--network").burst_bytes, 64e3);
+  EXPECT_DOUBLE_EQ(NetworkModel::Parse("1Gbit,1us,burst=2MiB", "--network").burst_bytes, 2.0 * 1024 * 1024);
+  EXPECT_EQ(m.ToString(), "0.1 Gbit/s, 10 us, shared, burst 256 KiB");
+  for (std::string bad : {"1Gbit,1us,burst=", "1Gbit,1us,burst=0KB", "1Gbit,1us,burst=5GB", "1Gbit,1us,burst=KB",
+                          "1Gbit,1us,shared,shared", "1Gbit,1us,burst=1KB,burst=2KB", "1Gbit,1us,burst"}) {
+    try {
+      (void)NetworkModel::Parse(bad, "--network");
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--network"), std::string::npos) << e.what();
+    }
+  }
+  const NetworkModel b = NetworkModel::Parse("8Mbit,1ms,burst=1MB", "--network");  // 1e6 bytes per second
+  double tokens = b.burst_bytes;
+  const CallCost c{.seconds = 0, .latency = 1, .volume = 6e5};
+  EXPECT_DOUBLE_EQ(b.CallSeconds(c, 1, 0.0, &tokens), 1e-3) << "a full bucket passes 0.6 MB at once";
+  EXPECT_DOUBLE_EQ(tokens, 4e5);
+  EXPECT_DOUBLE_EQ(b.CallSeconds(c, 1, 0.0, &tokens), 1e-3 + 0.2) << "0.4 MB at once, 0.2 MB at the rate";
+  EXPECT_DOUBLE_EQ(tokens, 0.0);
+  EXPECT_DOUBLE_EQ(b.CallSeconds(c, 1, 0.5, &tokens), 1e-3 + 0.1) << "half a second idle refills 0.5 MB";
+  EXPECT_DOUBLE_EQ(b.CallSeconds(c, 1, 100.0, &tokens), 1e-3) << "refilled up to the bucket";
+  EXPECT_DOUBLE_EQ(tokens, 4e5);
+  // Without a bucket a call costs what Seconds says, whatever the idle time.
+  const NetworkModel plain = NetworkModel::Parse("8Mbit,1ms,shared", "--network");
+  double unused = 0;
+  EXPECT_DOUBLE_EQ(plain.CallSeconds(c, 3, 10.0, &unused), plain.Seconds(c, 3));
+}
+
+// Attach: every call the counter records is timed on the model as it happens. Without a bucket the calls' modelled
+// seconds add up to Seconds of their summed terms; with one larger than every call, only latencies remain. Every call
+// also records the calling thread's CPU seconds.
+TEST(NetworkModel, AttachedCounterTimesEveryCall) {
+  ThreadGroup::Run(3, [&](Communicator& c) {
+    EXPECT_EQ(c.LocalSize(), 3) << "thread ranks share one machine";
+    for (const bool bucket : {false, true}) {
+      const NetworkModel m =
+          NetworkModel::Parse(bucket ? "1Mbit,1ms,shared,burst=1MB" : "1Mbit,1ms,shared", "--network");
+      c.Bytes().Reset();
+      m.Attach(c.Bytes(), c.Size());
+      std::vector<float> v(1000, 1.0F);
+      for (int k = 0; k < 3; ++k) c.Allreduce<float>(v, ReduceOp::kSum, "a").ThrowIfError();
+      std::vector<double> all(30);
+      c.Allgather<double>(std::vector<double>(10, 1.0), all, "b").ThrowIfError();
+      const CallCost& t = c.Bytes().TotalCost();
+      EXPECT_GE(t.cpu, 0.0);
+      if (bucket) {
+        EXPECT_NEAR(t.modeled, t.latency * 1e-3, 1e-12);
+      } else {
+        EXPECT_NEAR(t.modeled, m.Seconds(t, c.Size()), 1e-9);
+        EXPECT_GT(t.modeled, t.latency * 1e-3);
+      }
+    }
+    c.Bytes().SetCallModel({});
+  });
+}
+
 class CallCosts : public ::testing::TestWithParam<int> {};
 
 TEST_P(CallCosts, EveryCallRecordsItsAlgorithmsTerms) {

@@ -44,5 +44,21 @@ TEST(ThreadLimit, RejectsNegative) {
   EXPECT_GE(ThreadLimit::HardwareThreads(), 1);
 }
 
+// Current: the innermost limit alive, never more than the process's CPUs. CoresPerRank: a rank alone has its CPUs;
+// more ranks than the machine's CPUs share them (below one core each).
+TEST(ThreadLimit, CurrentAndCoresPerRank) {
+  const int hw = ThreadLimit::HardwareThreads();
+  EXPECT_EQ(ThreadLimit::Current(), hw);
+  {
+    ThreadLimit one(1);
+    EXPECT_EQ(ThreadLimit::Current(), 1);
+  }
+  EXPECT_EQ(ThreadLimit::Current(), hw);
+  EXPECT_LE(ThreadLimit::CoresPerRank(1), hw);
+  EXPECT_GT(ThreadLimit::CoresPerRank(1), 0.0);
+  EXPECT_LT(ThreadLimit::CoresPerRank(100000), 1.0);
+  EXPECT_GE(ThreadLimit::CoresPerRank(2), ThreadLimit::CoresPerRank(4));
+}
+
 }  // namespace
 }  // namespace tessel

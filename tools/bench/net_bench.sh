@@ -57,6 +57,15 @@ for cfg in $SVM_CONFIGS; do
   [[ $cfg =~ ^(smo|batch)$ ]] || { echo "error: SVM configuration '$cfg' is not smo or batch" >&2; exit 1; }
 done
 
+# tc's size units (b, kb/k = 1024 b, mb/m = 1024 kb) -> bytes
+case ${BURST,,} in
+  *kb | *k) burst_bytes=$((${BURST%[kK]*} * 1024)) ;;
+  *mb | *m) burst_bytes=$((${BURST%[mM]*} * 1048576)) ;;
+  *b) burst_bytes=${BURST%[bB]} ;;
+  *) burst_bytes=$BURST ;;
+esac
+[[ $burst_bytes =~ ^[0-9]+$ ]] || { echo "error: BURST=$BURST is not a tc size (e.g. 256kb, 32kb, 65536b)" >&2; exit 1; }
+
 ns="tessel_net_$$"
 work=$(mktemp -d "${TMPDIR:-/tmp}/tessel_net_bench.XXXXXX")
 cleanup() {
@@ -200,6 +209,8 @@ for wl in $WORKLOADS; do
     if [[ $LATENCY == auto ]]; then lat="$(awk -v a="$alpha" 'BEGIN { printf "%.0f", a }')us"; else lat=$LATENCY; fi
     net="$bw,$lat"
     [[ $SHARED == 1 ]] && net="$net,shared"
+    # tbf's bucket, as the model's burst (tc's kb = 1024 bytes); unshaped: none
+    [[ $link == unshaped ]] || net="$net,burst=${burst_bytes}B"
     if [[ $graph == svm ]]; then
       for cfg in $SVM_CONFIGS; do
         for rep in $(seq 1 "$REPEATS"); do

@@ -12,12 +12,14 @@
 #include <utility>
 
 #include "comm/auto_compress.h"
+#include "core/clock.h"
 #include "core/device.h"
 #include "core/fault_inject.h"
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/memory_budget.h"
 #include "core/output_guard.h"
+#include "core/parallel.h"
 #include "core/params_json.h"
 #include "core/pinned_memory.h"
 #include "core/progress.h"
@@ -441,7 +443,11 @@ GcnTrainer::GcnTrainer(Setup setup)
     for (const Param& p : model_.params()) shapes.push_back({p.value.rows, p.value.cols});
     grad_compress_ = comm::MakeCompressedAllreduce(grad_spec, shapes, Mix64(ctx_.seed ^ 0x67726164ULL));
   }
-  if (!config_.dist.network.empty()) network_ = comm::NetworkModel::Parse(config_.dist.network, "--network");
+  if (!config_.dist.network.empty()) {
+    network_ = comm::NetworkModel::Parse(config_.dist.network, "--network");
+    network_->Attach(comm_.Bytes(), comm_.Size());  // every call timed on it as it happens (its bucket keeps state)
+    cores_ = ThreadLimit::CoresPerRank(comm_.LocalSize());
+  }
   start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
   setup_bytes_ = SentBytes(comm_) - setup.bytes_before;
   peak_anon_ = memory::AnonResidentBytes();
@@ -507,14 +513,20 @@ void GcnTrainer::Finish(int64_t seed_count, int64_t total_seeds, int epoch, int6
   }
 }
 
-GcnTrainer::StepMark GcnTrainer::MarkStep() const { return {Clock::now(), comm_.Bytes().TotalCost()}; }
+GcnTrainer::StepMark GcnTrainer::MarkStep() const {
+  return {Clock::now(), comm_.Bytes().TotalCost(), network_ ? ThreadCpuSeconds() : 0.0};
+}
 
-void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction) {
+void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction, int threads, double worker_cpu) {
   if (!network_) return;
   const double wall = SecondsSince(m.t0);
   const comm::CallCost calls = comm_.Bytes().TotalCost().Since(m.cost0);
-  const double modeled = network_->Seconds(calls, comm_.Size());
+  const double modeled = calls.modeled;
+  // The CPU the step's own work took (its calls' excluded), for the CPU bound at the epoch's end.
+  const double work = std::max(0.0, ThreadCpuSeconds() - m.cpu0 - calls.cpu) + worker_cpu;
+  step_times_.threads = threads;
   step_times_.predicted[static_cast<size_t>(s)] = wall - calls.seconds + modeled + overlap_correction;
+  step_times_.work[static_cast<size_t>(s)] = work;
   step_times_.wall += wall;
   step_times_.calls += calls.seconds;
   step_times_.modeled += modeled;
@@ -581,7 +593,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const int64_t pinned0 = device::ReadPinnedCounters().allocations;
     counters_ = StepCounters{};
     compute_s_ = allreduce_s_ = forward_s_ = backward_s_ = optimizer_s_ = 0;
-    step_times_ = StepTimes{std::vector<double>(static_cast<size_t>(steps_), 0.0)};
+    step_times_ = StepTimes{std::vector<double>(static_cast<size_t>(steps_), 0.0),
+                            std::vector<double>(static_cast<size_t>(steps_), 0.0)};
     gradient_b_ = 0;
     grad_stats_ = comm::CompressStats{};
     seeds_ = 0;
@@ -607,7 +620,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         interrupt::Check("gcn training");
         const StepMark mark = MarkStep();
         loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
-        EndStep(s, mark, 0.0);
+        EndStep(s, mark, 0.0, ThreadLimit::Current(), 0.0);
         progress.Add();
       }
     } else {
@@ -646,13 +659,16 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         const auto n = static_cast<int64_t>(seeds_of(s).size());
         double loss = 0;
         double compute_seconds = 0;
+        double compute_cpu = 0;  // the worker thread's CPU seconds in it
         const StepMark mark = MarkStep();
         const auto step_t0 = mark.t0;
         const comm::CallCost call0 = mark.cost0;
         worker_->Start([&, s, n] {
           const auto t0 = Clock::now();
+          const double cpu0 = ThreadCpuSeconds();
           loss = Compute(cur, n, epoch, s);
           compute_seconds = SecondsSince(t0);
+          compute_cpu = ThreadCpuSeconds() - cpu0;
         });
         try {
           if (s + 1 < steps_) Prepare(seeds_of(s + 1), epoch, s + 1, &batches_[(s + 1) % 2]);
@@ -671,7 +687,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
           // The serial formula counts this thread's calls at the model's time on top of everything; the step
           // really took the longer of the compute and this thread's work, which the model changes only in its calls.
           const comm::CallCost calls = comm_.Bytes().TotalCost().Since(call0);
-          const double modeled = network_->Seconds(calls, comm_.Size());
+          const double modeled = calls.modeled;
           correction = std::max(compute_seconds, thread_seconds - calls.seconds + modeled) -
                        std::max(compute_seconds, thread_seconds) - (modeled - calls.seconds);
         }
@@ -684,7 +700,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         } else {
           Finish(n, union_of(s), epoch, s, true);
         }
-        EndStep(s, mark, correction);
+        EndStep(s, mark, correction, ThreadLimit::Current() + 1, compute_cpu);
         progress.Add();
       }
       if (stale && !pending.empty()) {
@@ -707,15 +723,24 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     // The time model (docs/comm.md): every step is synchronous (it ends in the gradient sum, or the next step's
     // exchanges), so the epoch takes the sum over steps of the slowest rank's predicted step, plus the slowest
     // rank's prediction of the rest (the first batch, the last stale sum, the evaluation).
+    // The CPU bound (docs/comm.md, "Time model"): a step takes at least the mean rank's CPU work over the cores
+    // its threads can use (fewer than one where ranks outnumber the machine's cores; one for the pipeline's two
+    // threads at one core per rank).
     double predicted = 0;
     if (network_) {
       const double rest = (train_seconds + eval_seconds - step_times_.wall) - (cost.seconds - step_times_.calls) +
-                          (network_->Seconds(cost, comm_.Size()) - step_times_.modeled);
+                          (cost.modeled - step_times_.modeled);
       std::vector<double> parts = step_times_.predicted;
       parts.push_back(rest);
       comm_.Allreduce<double>(parts, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
-      for (const double v : parts) predicted += v;
+      std::vector<double> work = step_times_.work;
+      comm_.Allreduce<double>(work, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
+      const double usable = std::min(cores_, static_cast<double>(step_times_.threads));
+      for (size_t s = 0; s < parts.size(); ++s) {
+        predicted += std::max(parts[s], s < work.size() ? work[s] / comm_.Size() / usable : 0.0);
+      }
     }
+
     // Reduce this epoch's statistics: sums, then maxima of the times.
     // On a device the steps' losses were summed there: one download an epoch (the same float64 sum as on the host).
     if (device_loss_steps_ > 0) loss_sum += device_loss_.Host()[0];

@@ -131,8 +131,9 @@ struct DistOptions {
         c.grad_staleness);
     v(ParamInfo{"network",
                 "Predict each epoch's time on this network from the measured compute and the bytes and messages of "
-                "every exchange: BANDWIDTH,LATENCY[,shared], e.g. 10Gbit,5us; shared = one link all ranks take turns "
-                "on (docs/comm.md, time model); leave it out for none",
+                "every exchange: BANDWIDTH,LATENCY[,shared][,burst=SIZE], e.g. 10Gbit,5us; shared = one link all "
+                "ranks take turns on, burst = a token bucket of SIZE bytes (a traffic shaper) (docs/comm.md, time "
+                "model); leave it out for none",
                 {},
                 kGroup},
       c.network);
@@ -526,19 +527,27 @@ class GcnTrainer {
   // The time model's view of this epoch's steps (docs/comm.md, "Time model"): per step, this rank's predicted
   // seconds (its wall time with its calls' measured seconds replaced by the model's, an overlapped step as the longer
   // of its two threads), and the wall, measured-call and modelled seconds of all steps together.
+  // `work` per step: this rank's CPU seconds outside its calls (its communicating thread and the pipeline's compute
+  // thread; oneTBB's other workers are not counted, so the bound is a lower one), for the CPU bound.
   struct StepTimes {
     std::vector<double> predicted;
+    std::vector<double> work;
     double wall = 0, calls = 0, modeled = 0;
+    int threads = 1;  // threads working in a step (the pipeline's communicating one included)
   };
+  double cores_ = 1;  // the cores this rank can count on (ThreadLimit::CoresPerRank over the communicator's machine)
   StepTimes step_times_;
   // Where a step began: its clock and the communicator's recorded costs.
   struct StepMark {
     std::chrono::steady_clock::time_point t0;
     comm::CallCost cost0;
+    double cpu0 = 0;  // ThreadCpuSeconds() of the thread that owns the communicator
   };
   StepMark MarkStep() const;
-  // Records step s from `m` to now; `overlap_correction` is what the overlapped pipeline changes in it (0: serial).
-  void EndStep(int64_t s, const StepMark& m, double overlap_correction);
+  // Records step s from `m` to now; `overlap_correction` is what the overlapped pipeline changes in it (0: serial),
+  // `threads` how many threads worked in it (the compute threads, and the pipeline's communicating one),
+  // `worker_cpu` the CPU seconds of the pipeline's compute thread in it (0: serial).
+  void EndStep(int64_t s, const StepMark& m, double overlap_correction, int threads, double worker_cpu);
   int64_t seeds_ = 0;
   std::vector<int64_t> train_counts_;  // training nodes per rank
   int64_t steps_ = 0;                  // steps per epoch (max over ranks)
