@@ -15,7 +15,8 @@
 #     skewed = --skew-variance 2, best = both, pipelined = best + --grad-staleness 1, adaptive = pipelined with
 #     --feature-compress auto --grad-compress auto)   SVM_CONFIGS="smo batch"
 #   SHARED=1 (pass --network R,LATENCY,shared: the one tbf carries every rank's bytes both ways; 0: per-rank links)
-#   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (Open MPI's: half an 8-byte allreduce; or e.g. 20us)
+#   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (tessel's own: an 8-byte allreduce through its
+#     communicator among the workload's ranks, over its 2 ceil(log2 P) latencies; or e.g. 20us)
 #   BURST=256kb (tbf's bucket: bytes that pass at once after a pause; a real link has little; it must exceed the
 #     loopback's MTU, 64 KiB unless MTU= sets it, e.g. MTU=9000 BURST=32kb)
 #   CSBM_NODES=100000  DATA=../shared/data  DOC=1  JSONL= (a copy of every run's record)
@@ -25,6 +26,8 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_start 22 tessel "$@"
 tessel=$(realpath "$build/tools/tessel")
+ring_bench="$build/tools/bench/tessel_ring_allreduce_bench"
+[[ -x $ring_bench ]] || { echo "error: no $ring_bench (the latency probe; configure with -DTESSEL_BENCH=ON and build it)" >&2; exit 1; }
 [[ $(id -u) -eq 0 ]] || { echo "error: needs root (ip netns add, tc qdisc); run it as root or under sudo" >&2; exit 1; }
 for tool in ip tc mpirun python3; do
   command -v "$tool" >/dev/null || { echo "error: $tool not found (ip, tc: apt-get install iproute2; mpirun: openmpi-bin)" >&2; exit 1; }
@@ -127,38 +130,19 @@ print(f"{n * 8 / dt / 1e6:.1f} {statistics.median(rtt) * 1e6:.1f}")
 PY
 }
 
-# mpi_latency -> microseconds: Open MPI's own small-message cost on this link, half the median time of an
-# 8-byte allreduce between 2 ranks (one exchange each way: 2 ceil(log2 2) = 2 latency terms in comm.md's table).
-# The collectives' per-message software cost is what the time model's alpha must carry, which a Python TCP
-# ping-pong neither includes (MPI's matching and progress) nor measures steadily (the interpreter's overhead).
+# mpi_latency RANKS -> microseconds: the small-message cost of tessel's own calls on this link among the workload's
+# ranks. The per-message software cost is what the time model's alpha must carry: a Python TCP ping-pong includes
+# none of MPI's (matching, progress) and is unsteady; Open MPI's blocking MPI_Allreduce (the earlier probe) leaves
+# out the non-blocking collective and polling that tessel's communicator uses for its timeout (about half of its
+# cost at 2 ranks on the loopback); among 4 ranks on 2 cores it also carries the ranks' taking turns on a core.
 mpi_latency() {
-  if [[ ! -x "$work/mpi_probe" ]]; then
-    cat >"$work/mpi_probe.c" <<'C'
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-static int cmp(const void* a, const void* b) { double x = *(const double*)a, y = *(const double*)b; return (x > y) - (x < y); }
-int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  int rank; MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  enum { kReps = 3000 };
-  static double t[kReps];
-  double v = 1, s = 0;
-  for (int i = 0; i < 200; ++i) MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-  for (int i = 0; i < kReps; ++i) {
-    double t0 = MPI_Wtime();
-    MPI_Allreduce(&v, &s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    t[i] = MPI_Wtime() - t0;
-  }
-  qsort(t, kReps, sizeof t[0], cmp);
-  if (rank == 0) printf("%.1f\n", t[kReps / 2] * 1e6 / 2);
-  MPI_Finalize();
-  return 0;
-}
-C
-    mpicc -O2 -o "$work/mpi_probe" "$work/mpi_probe.c" || { echo "error: mpicc could not build the latency probe" >&2; exit 1; }
-  fi
-  mpi_in_ns 2 "$work/mpi_probe"
+  local np=$1 out
+  # One 8-byte allreduce through tessel's communicator (the MPI backend's non-blocking call, polled), after a
+  # barrier, the slowest rank's time, median of 1000; an allreduce is 2 ceil(log2 P) latencies in the model.
+  out=$(mpi_in_ns "$np" "$ring_bench" --sizes 8 --chunks 0 --reps 1000 2>/dev/null | grep -m1 '^8 B MPI_Allreduce') \
+    || { echo "error: the latency probe ($ring_bench) failed" >&2; exit 1; }
+  awk -v np="$np" '{ for (i = 1; i <= NF; ++i) if ($i == "median") ms = $(i + 1) }
+    END { r = 0; for (p = 1; p < np; p *= 2) ++r; printf "%.1f", ms * 1000 / (2 * r) }' <<<"$out"
 }
 
 # nominal_mbit LINK -> the tbf rate in Mbit/s
@@ -203,7 +187,7 @@ for wl in $WORKLOADS; do
     shape "$link"
     if [[ $link == unshaped ]]; then probe_bytes=1000000000; else probe_bytes=$(($(nominal_mbit "$link") * 125000 / 2)); fi
     read -r mbit rtt <<<"$(probe "$probe_bytes")"
-    alpha=$(mpi_latency)
+    alpha=$(mpi_latency "$ranks")
     echo "== $wl over $link: probed $mbit Mbit/s, round trip $rtt us, MPI latency $alpha us" >&2
     if [[ $link == unshaped ]]; then bw="$(printf '%.0f' "$mbit")Mbit"; else bw="$(nominal_mbit "$link")Mbit"; fi
     if [[ $LATENCY == auto ]]; then lat="$(awk -v a="$alpha" 'BEGIN { printf "%.0f", a }')us"; else lat=$LATENCY; fi
@@ -324,9 +308,10 @@ Every multi-rank figure above ran over shared memory on one machine. Here a real
 dev lo root tbf rate R burst $BURST latency 50ms\`${MTU:+, loopback MTU $MTU}; netem, which would add delay, is not available), and Open MPI on
 TCP over it (\`--mca btl tcp,self --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo\`). Each link is probed
 before its runs: one TCP stream of a known size (probed Mbit/s), a 1-byte Python ping-pong (median round trip) and
-Open MPI's latency (half the median time of an 8-byte allreduce between 2 ranks, a small C program built with
-mpicc). Every run also passes \`--network BANDWIDTH,LATENCY\` (the tbf rate, or the probed rate unshaped;
-LATENCY=${LATENCY}: auto = Open MPI's latency), so tessel's time model
+tessel's own latency among the workload's ranks (the median time of an 8-byte allreduce through tessel's
+communicator, \`tessel_ring_allreduce_bench --sizes 8\`, over its 2⌈log₂P⌉ latency terms). Every run also passes
+\`--network BANDWIDTH,LATENCY[,shared][,burst=SIZE]\` (the tbf rate, or the probed rate unshaped; LATENCY=${LATENCY}:
+auto = tessel's latency; on a shaped link burst = tbf's bucket, $BURST), so tessel's time model
 ([comm.md](comm.md#time-model)) predicts the run it is in: *measured* is the median \`epoch_seconds\` (training +
 evaluation, maximum over ranks) of $EPOCHS epochs, *predicted* the median \`predicted_epoch_seconds\`, *error* =
 (predicted − measured) / measured. GCN: batch $BATCH, fanouts $FANOUTS, seed 0, default cache and \`--eval full\`
