@@ -224,6 +224,11 @@ void CheckRings(Communicator& c, Communicator& world) {
 
 int Check(Communicator& world) {
   TESSEL_CHECK(world.Backend() == "mpi", "backend {}", world.Backend());
+  // Every rank of these tests runs on this machine (mpirun -np N on one host); finding that counted no bytes.
+  TESSEL_CHECK(world.LocalSize() == world.Size(), "LocalSize {} on one host of {} ranks", world.LocalSize(),
+               world.Size());
+  TESSEL_CHECK(world.Bytes().TotalCalls() == 0, "making the communicator recorded {} calls",
+               world.Bytes().TotalCalls());
   CheckCollectives(world, 6);
   CheckPointToPoint(world, 6);
   CheckRings(world, world);
