@@ -527,8 +527,9 @@ class GcnTrainer {
   // The time model's view of this epoch's steps (docs/comm.md, "Time model"): per step, this rank's predicted
   // seconds (its wall time with its calls' measured seconds replaced by the model's, an overlapped step as the longer
   // of its two threads), and the wall, measured-call and modelled seconds of all steps together.
-  // `work` per step: this rank's CPU seconds outside its calls (its communicating thread and the pipeline's compute
-  // thread; oneTBB's other workers are not counted, so the bound is a lower one), for the CPU bound.
+  // `work` per step: the CPU seconds this rank needs (its communicating thread and the pipeline's compute thread
+  // outside the calls, and the calls' CPU at most for their modelled time; oneTBB's other workers are not counted,
+  // so the bound is a lower one), for the CPU bound.
   struct StepTimes {
     std::vector<double> predicted;
     std::vector<double> work;
