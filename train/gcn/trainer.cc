@@ -525,8 +525,8 @@ void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction
   // The CPU the step needs, for the CPU bound at the epoch's end: its own work outside its calls, and its calls'
   // CPU on the named network. The communicator polls throughout a call, so a call takes CPU for as long as it lasts:
   // at most what it took here, and at most its modelled time.
-  const double work = std::max(0.0, ThreadCpuSeconds() - m.cpu0 - calls.cpu) + worker_cpu +
-                      std::min(calls.cpu, calls.modeled);
+  const double work =
+      std::max(0.0, ThreadCpuSeconds() - m.cpu0 - calls.cpu) + worker_cpu + std::min(calls.cpu, calls.modeled);
   step_times_.threads = threads;
   step_times_.predicted[static_cast<size_t>(s)] = wall - calls.seconds + modeled + overlap_correction;
   step_times_.work[static_cast<size_t>(s)] = work;
