@@ -53,7 +53,6 @@ class ByteCounter {
   void Add(std::string_view purpose, uint64_t bytes, CallCost cost = {});
   // Every call recorded from now on is also timed on this model (NetworkModel::Attach); kept by Reset.
   void SetCallModel(CallModel model);
-  bool HasCallModel() const { return static_cast<bool>(model_); }
   const CallCost& TotalCost() const { return total_cost_; }
   uint64_t Total() const { return total_; }
   uint64_t TotalCalls() const { return total_calls_; }
