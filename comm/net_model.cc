@@ -107,6 +107,17 @@ void NetworkModel::Attach(ByteCounter& counter, int ranks) const {
   });
 }
 
+double SynchronousSeconds(std::span<const double> slowest, std::span<const double> need_sum, int ranks,
+                          double usable_cores) {
+  TESSEL_CHECK(ranks >= 1 && usable_cores > 0, "time model: {} ranks with {} usable cores", ranks, usable_cores);
+  double total = 0;
+  for (size_t s = 0; s < slowest.size(); ++s) {
+    const double cpu = s < need_sum.size() ? need_sum[s] / ranks / usable_cores : 0.0;
+    total += std::max(slowest[s], cpu);
+  }
+  return total;
+}
+
 std::string NetworkModel::ToString() const {
   return fmt::format("{:g} Gbit/s, {:g} us{}{}", bytes_per_second * 8 / 1e9, latency_seconds * 1e6,
                      shared ? ", shared" : "",

@@ -4,6 +4,7 @@
 // `--network 10Gbit,5us` (docs/comm.md, "Time model").
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -39,5 +40,12 @@ struct NetworkModel {
   void Attach(ByteCounter& counter, int ranks) const;
   std::string ToString() const;  // "10 Gbit/s, 5 us" (", shared") (", burst 256 KiB")
 };
+
+// The time of synchronous steps (docs/comm.md, "Time model"): each step takes the longer of its slowest rank's
+// predicted time (`slowest`, the maximum over ranks) and the ranks' CPU need over the cores each can use
+// (`need_sum`, the sum over ranks, divided by `ranks` and `usable_cores`), and the steps run one after another.
+// `slowest` may hold more entries than `need_sum` (what lies outside the steps, without a CPU bound).
+double SynchronousSeconds(std::span<const double> slowest, std::span<const double> need_sum, int ranks,
+                          double usable_cores);
 
 }  // namespace tessel::comm

@@ -111,6 +111,18 @@ TEST(NetworkModel, AttachedCounterTimesEveryCall) {
   });
 }
 
+// Synchronous steps: each takes the longer of its slowest rank's time and the ranks' mean CPU need over the cores
+// each can use; what lies outside the steps (entries beyond the needs) has no CPU bound.
+TEST(NetworkModel, SynchronousStepsTakeTheSlowestRankOrTheCpuBound) {
+  const std::vector<double> slowest{1.0, 2.0, 0.5};
+  const std::vector<double> need{2.0, 2.0};  // summed over 2 ranks: a mean of 1 s each step
+  EXPECT_DOUBLE_EQ(SynchronousSeconds(slowest, need, 2, 1.0), 1.0 + 2.0 + 0.5) << "a core each: the slowest ranks";
+  EXPECT_DOUBLE_EQ(SynchronousSeconds(slowest, need, 2, 0.5), 2.0 + 2.0 + 0.5) << "half a core each: the CPU";
+  EXPECT_DOUBLE_EQ(SynchronousSeconds(slowest, {}, 2, 0.5), 3.5) << "no needs recorded";
+  EXPECT_THROW((void)SynchronousSeconds(slowest, need, 0, 1.0), Error);
+  EXPECT_THROW((void)SynchronousSeconds(slowest, need, 2, 0.0), Error);
+}
+
 class CallCosts : public ::testing::TestWithParam<int> {};
 
 TEST_P(CallCosts, EveryCallRecordsItsAlgorithmsTerms) {

@@ -738,10 +738,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
       comm_.Allreduce<double>(parts, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
       std::vector<double> work = step_times_.work;
       comm_.Allreduce<double>(work, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
-      const double usable = std::min(cores_, static_cast<double>(step_times_.threads));
-      for (size_t s = 0; s < parts.size(); ++s) {
-        predicted += std::max(parts[s], s < work.size() ? work[s] / comm_.Size() / usable : 0.0);
-      }
+      predicted = comm::SynchronousSeconds(parts, work, comm_.Size(),
+                                           std::min(cores_, static_cast<double>(step_times_.threads)));
     }
 
     // Reduce this epoch's statistics: sums, then maxima of the times.
