@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,7 +66,7 @@ TrainSvmOptions ResolveFiles(TrainSvmOptions a) {
 // per rank, and with --network the time predicted on K machines (each rank's time outside communicator calls plus
 // the alpha-beta time of its calls, docs/comm.md "Time model").
 nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport& report, const svm::DistTrainStats& st,
-                               const std::string& network, double cpu_seconds) {
+                               const std::optional<comm::NetworkModel>& network, double cpu_seconds) {
   double cpu[2] = {cpu_seconds, -cpu_seconds};
   comm.Allreduce(std::span<double>(cpu, 2), comm::ReduceOp::kMax, "svm-result").ThrowIfError();
   const double iters = static_cast<double>(std::max<int64_t>(report.iterations, 1));
@@ -96,9 +97,8 @@ nlohmann::json DistributedJson(comm::Communicator& comm, const svm::TrainReport&
   for (const auto& p : st.pairs)
     min_active = min_active < 0 ? p.min_local_active : std::min(min_active, p.min_local_active);
   if (min_active >= 0) j["min_local_active"] = min_active;
-  if (!network.empty()) {
-    const auto net = comm::NetworkModel::Parse(network, "--network");
-    j["network"] = net.ToString();
+  if (network) {
+    j["network"] = network->ToString();
     // SMO with shared pairs predicts each solve iteration by iteration (DistStats::predicted_seconds: every
     // iteration waits for the slowest rank); the rest of the run, and the other solvers, by the run's calls.
     bool per_iteration = !st.pairs.empty();
@@ -179,8 +179,9 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   });
   svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
-  p.Validate();  // before reading a large file
-  if (!a.network.empty()) comm::NetworkModel::Parse(a.network, "--network");
+  p.Validate();                               // before reading a large file
+  std::optional<comm::NetworkModel> network;  // parsed before reading a large file
+  if (!a.network.empty()) network = comm::NetworkModel::Parse(a.network, "--network");
   const Context ctx = MakeContext(a.device, 0, a.threads.threads);
   const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
   // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
@@ -232,7 +233,7 @@ std::string TrainSvm(const TrainSvmOptions& given) {
     how.batched = a.solver == "batch";
     how.batch = batch;
     how.rebalance = a.rebalance;
-    if (!a.network.empty()) how.network = comm::NetworkModel::Parse(a.network, "--network");
+    how.network = network;
     how.spread_solver = solver;
     if (ctx.IsCuda())
       how.shared_refusal = fmt::format(
@@ -241,7 +242,7 @@ std::string TrainSvm(const TrainSvmOptions& given) {
           comm->Size());
     model = svm::TrainSvmDistributed(*comm, data, p, &report, &dist, how);
     stats = report.ToJson();
-    stats["distributed"] = DistributedJson(*comm, report, dist, a.network, ProcessCpuSeconds());
+    stats["distributed"] = DistributedJson(*comm, report, dist, network, ProcessCpuSeconds());
   } else {
     model = svm::TrainSvm(data, p, &report, solver);
     stats = report.ToJson();

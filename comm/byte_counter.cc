@@ -12,10 +12,9 @@ void ByteCounter::Add(std::string_view purpose, uint64_t bytes, CallCost cost) {
     const auto now = std::chrono::steady_clock::now();
     const auto start = now - std::chrono::duration_cast<std::chrono::steady_clock::duration>(
                                  std::chrono::duration<double>(cost.seconds));
-    const double idle = any_modelled_ ? std::max(0.0, std::chrono::duration<double>(start - last_end_).count()) : 1e30;
-    cost.modeled = model_(cost, idle);
+    // Before the first call last_end_ is the clock's epoch: a long idle spell (a bucket starts full anyway).
+    cost.modeled = model_(cost, std::max(0.0, std::chrono::duration<double>(start - last_end_).count()));
     last_end_ = now;
-    any_modelled_ = true;
   }
   auto it = by_purpose_.find(purpose);
   if (it == by_purpose_.end()) it = by_purpose_.emplace(std::string(purpose), Entry{}).first;
@@ -32,10 +31,7 @@ uint64_t ByteCounter::Bytes(std::string_view purpose) const {
   return it == by_purpose_.end() ? 0 : it->second.bytes;
 }
 
-void ByteCounter::SetCallModel(CallModel model) {
-  model_ = std::move(model);
-  any_modelled_ = false;
-}
+void ByteCounter::SetCallModel(CallModel model) { model_ = std::move(model); }
 
 void ByteCounter::Reset() {
   by_purpose_.clear();

@@ -21,7 +21,7 @@ struct CallCost {
   double latency = 0;  // message latencies (alpha) on this rank's critical path
   double volume = 0;   // bytes through this rank's busiest link (each costs 1 / bandwidth)
   double modeled = 0;  // the calls' seconds on the network attached to the counter (SetCallModel); 0 without one
-  double cpu = 0;      // CPU seconds the calling thread spent inside the calls (polling, copying)
+  double cpu = 0;      // CPU seconds the calling thread spent inside the calls (recorded with a call model only)
   void Add(const CallCost& o) {
     seconds += o.seconds;
     latency += o.latency;
@@ -53,6 +53,7 @@ class ByteCounter {
   void Add(std::string_view purpose, uint64_t bytes, CallCost cost = {});
   // Every call recorded from now on is also timed on this model (NetworkModel::Attach); kept by Reset.
   void SetCallModel(CallModel model);
+  bool Modelled() const { return static_cast<bool>(model_); }  // a call model is set (calls' CPU is then recorded)
   const CallCost& TotalCost() const { return total_cost_; }
   uint64_t Total() const { return total_; }
   uint64_t TotalCalls() const { return total_calls_; }
@@ -68,7 +69,6 @@ class ByteCounter {
   CallCost total_cost_;
   CallModel model_;
   std::chrono::steady_clock::time_point last_end_{};  // when the previous modelled call ended
-  bool any_modelled_ = false;
 };
 
 }  // namespace tessel::comm

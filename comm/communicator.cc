@@ -30,13 +30,22 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Times one call: its wall seconds (waiting included) and the calling thread's CPU seconds, with the alpha-beta terms.
-struct CallTimer {
-  Clock::time_point t0 = Clock::now();
-  double cpu0 = ThreadCpuSeconds();
+// Times one call: its wall seconds (waiting included) with the alpha-beta terms, and where the counter has a call
+// model the calling thread's CPU seconds (two system calls, kept off every call of a run without --network).
+class CallTimer {
+ public:
+  explicit CallTimer(const ByteCounter& counter) : cpu_(counter.Modelled()), cpu0_(cpu_ ? ThreadCpuSeconds() : 0) {}
   CallCost Cost(double latency, double volume) const {
-    return {.seconds = SecondsSince(t0), .latency = latency, .volume = volume, .cpu = ThreadCpuSeconds() - cpu0};
+    return {.seconds = SecondsSince(t0_),
+            .latency = latency,
+            .volume = volume,
+            .cpu = cpu_ ? ThreadCpuSeconds() - cpu0_ : 0.0};
   }
+
+ private:
+  Clock::time_point t0_ = Clock::now();
+  bool cpu_;
+  double cpu0_;
 };
 
 // ceil(log2(p)): rounds of a tree or recursive-doubling algorithm.
@@ -71,7 +80,7 @@ Status Communicator::AllreduceRaw(void* data, int64_t count, DataType type, Redu
                "sum/min/max take scalars)",
                ReduceOpName(op), DataTypeName(type));
   Enter("allreduce", purpose);
-  const CallTimer timer;
+  const CallTimer timer(bytes_);
   Status s = DoAllreduce(data, count, type, op);
   const double n = static_cast<double>(count) * static_cast<double>(DataTypeSize(type));
   const double p = size_;
@@ -87,7 +96,7 @@ Status Communicator::BroadcastRaw(void* data, int64_t bytes, int root, std::stri
   TESSEL_CHECK(bytes >= 0, "comm: Broadcast size {} is negative", bytes);
   TESSEL_CHECK(root >= 0 && root < size_, "comm: Broadcast root {} is not a rank (0..{})", root, size_ - 1);
   Enter("broadcast", purpose);
-  const CallTimer timer;
+  const CallTimer timer(bytes_);
   Status s = DoBroadcast(data, bytes, root);
   const double p = size_;
   // Binomial tree latencies, scatter + allgather volume (van de Geijn): log2 P alpha + 2 (P-1)/P n beta.
@@ -109,7 +118,7 @@ Status Communicator::AllgathervRaw(const void* send, int64_t send_bytes, void* r
                "comm: Allgatherv on rank {} sends {} bytes but expects {} from itself", rank_, send_bytes,
                recv_bytes[static_cast<size_t>(rank_)]);
   Enter("allgatherv", purpose);
-  const CallTimer timer;
+  const CallTimer timer(bytes_);
   Status s = DoAllgatherv(send, send_bytes, recv, recv_bytes);
   double others = 0;  // a ring: P - 1 steps, every other rank's block arrives over one link
   for (size_t j = 0; j < recv_bytes.size(); ++j) {
@@ -135,7 +144,7 @@ Status Communicator::AlltoallvRaw(const void* send, std::span<const int64_t> sen
                "comm: Alltoallv on rank {} sends itself {} bytes but expects {}", rank_,
                send_bytes[static_cast<size_t>(rank_)], recv_bytes[static_cast<size_t>(rank_)]);
   Enter("alltoallv", purpose);
-  const CallTimer timer;
+  const CallTimer timer(bytes_);
   Status s = DoAlltoallv(send, send_bytes, recv, recv_bytes);
   uint64_t from_others = 0;  // pairwise exchange: P - 1 steps, the larger of what leaves and what arrives
   for (size_t j = 0; j < recv_bytes.size(); ++j) {
@@ -194,7 +203,7 @@ Status Communicator::SendRaw(const void* data, int64_t bytes, int dest, int tag,
     bytes_.Add(purpose, 0);
     return Status::Ok();
   }
-  const CallTimer timer;
+  const CallTimer timer(bytes_);
   Status s = DoSend(data, bytes, dest, tag);
   if (s.ok()) bytes_.Add(purpose, static_cast<uint64_t>(bytes), timer.Cost(1.0, static_cast<double>(bytes)));
   return s;
@@ -217,7 +226,7 @@ Status Communicator::SendRecvRaw(const void* send, int64_t send_bytes, int dest,
                    r0 + static_cast<uintptr_t>(recv_bytes) <= s0,
                "comm: SendRecvRaw send and recv buffers overlap");
   Enter("sendrecv", purpose);
-  const CallTimer timer;
+  const CallTimer timer(bytes_);
   Status s;
   if (dest == rank_ && source == rank_) {
     PushToSelf(send, send_bytes, tag);

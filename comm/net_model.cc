@@ -86,19 +86,20 @@ NetworkModel NetworkModel::Parse(std::string_view whole, std::string_view flag) 
   return m;
 }
 
+double NetworkModel::LinkBytes(const CallCost& cost, int ranks) const {
+  return shared ? cost.volume * std::max(ranks, 1) : cost.volume;
+}
+
 double NetworkModel::Seconds(const CallCost& cost, int ranks) const {
-  const double volume = shared ? cost.volume * std::max(ranks, 1) : cost.volume;
-  return cost.latency * latency_seconds + volume / bytes_per_second;
+  return cost.latency * latency_seconds + LinkBytes(cost, ranks) / bytes_per_second;
 }
 
 double NetworkModel::CallSeconds(const CallCost& cost, int ranks, double idle_seconds, double* tokens) const {
   if (burst_bytes <= 0) return Seconds(cost, ranks);
-  double volume = shared ? cost.volume * std::max(ranks, 1) : cost.volume;
   *tokens = std::min(burst_bytes, *tokens + std::max(idle_seconds, 0.0) * bytes_per_second);
-  const double at_once = std::min(*tokens, volume);
+  const double at_once = std::min(*tokens, LinkBytes(cost, ranks));
   *tokens -= at_once;
-  volume -= at_once;
-  return cost.latency * latency_seconds + volume / bytes_per_second;
+  return Seconds(cost, ranks) - at_once / bytes_per_second;
 }
 
 void NetworkModel::Attach(ByteCounter& counter, int ranks) const {

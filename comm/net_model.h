@@ -29,8 +29,7 @@ struct NetworkModel {
   // 25GB,1.5us or 100Mbit,20us,shared,burst=256KiB. Throws naming `flag` and the form.
   static NetworkModel Parse(std::string_view text, std::string_view flag);
   // alpha * latency terms + volume / bandwidth of one rank's calls among `ranks` (the volume counts `ranks` times
-  // on a shared link).
-  // No bucket: calls timed as a whole.
+  // on a shared link); no bucket, so calls may be timed as a whole.
   double Seconds(const CallCost& cost, int ranks = 1) const;
   // One call's seconds after the link was idle `idle_seconds`, with `*tokens` the bucket's bytes before the previous
   // call's end (updated): the bucket refills by idle * bandwidth up to burst_bytes, then lets that much of the
@@ -39,6 +38,9 @@ struct NetworkModel {
   // Times every call `counter` records from now on (CallCost::modeled), the bucket starting full.
   void Attach(ByteCounter& counter, int ranks) const;
   std::string ToString() const;  // "10 Gbit/s, 5 us" (", shared") (", burst 256 KiB")
+
+ private:
+  double LinkBytes(const CallCost& cost, int ranks) const;  // the volume term's bytes on this link
 };
 
 // The time of synchronous steps (docs/comm.md, "Time model"): each step takes the longer of its slowest rank's

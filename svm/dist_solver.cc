@@ -524,7 +524,7 @@ void DistSolver::EndIteration() {
   const auto now = std::chrono::steady_clock::now();
   const comm::CallCost calls = comm_.Bytes().TotalCost().Since(mark_cost_);
   const double wall = std::chrono::duration<double>(now - mark_).count();
-  const double modeled = calls.modeled;  // the network attached to the counter (app/train_svm.cc)
+  const double modeled = calls.modeled;  // the network attached to the counter (TrainSvmDistributed)
   iteration_seconds_.push_back(wall - calls.seconds + modeled);
   iterations_wall_ += wall;
   iterations_calls_ += calls.seconds;

@@ -99,7 +99,8 @@ TEST(NetworkModel, AttachedCounterTimesEveryCall) {
       std::vector<double> all(30);
       c.Allgather<double>(std::vector<double>(10, 1.0), all, "b").ThrowIfError();
       const CallCost& t = c.Bytes().TotalCost();
-      EXPECT_GE(t.cpu, 0.0);
+      EXPECT_GT(t.cpu, 0.0) << "recorded with a call model";
+      EXPECT_LE(t.cpu, t.seconds + 1e-3) << "one thread's CPU within its calls' wall time";
       if (bucket) {
         EXPECT_NEAR(t.modeled, t.latency * 1e-3, 1e-12);
       } else {
@@ -157,6 +158,8 @@ TEST_P(CallCosts, EveryCallRecordsItsAlgorithmsTerms) {
     EXPECT_DOUBLE_EQ(c.Bytes().ByPurpose().at("c").cost.latency, p - 1.0);
     const CallCost& t = c.Bytes().TotalCost();
     EXPECT_DOUBLE_EQ(t.latency, 2 * lg + 2.0 * (p - 1));
+    EXPECT_EQ(t.cpu, 0.0) << "no call model: the CPU clock is not read";
+    EXPECT_EQ(t.modeled, 0.0);
   });
 }
 

@@ -517,7 +517,7 @@ GcnTrainer::StepMark GcnTrainer::MarkStep() const {
   return {Clock::now(), comm_.Bytes().TotalCost(), network_ ? ThreadCpuSeconds() : 0.0};
 }
 
-void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction, int threads, double worker_cpu) {
+void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction, double worker_cpu) {
   if (!network_) return;
   const double wall = SecondsSince(m.t0);
   const comm::CallCost calls = comm_.Bytes().TotalCost().Since(m.cost0);
@@ -527,7 +527,6 @@ void GcnTrainer::EndStep(int64_t s, const StepMark& m, double overlap_correction
   // at most what it took here, and at most its modelled time.
   const double work =
       std::max(0.0, ThreadCpuSeconds() - m.cpu0 - calls.cpu) + worker_cpu + std::min(calls.cpu, calls.modeled);
-  step_times_.threads = threads;
   step_times_.predicted[static_cast<size_t>(s)] = wall - calls.seconds + modeled + overlap_correction;
   step_times_.work[static_cast<size_t>(s)] = work;
   step_times_.wall += wall;
@@ -596,8 +595,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     const int64_t pinned0 = device::ReadPinnedCounters().allocations;
     counters_ = StepCounters{};
     compute_s_ = allreduce_s_ = forward_s_ = backward_s_ = optimizer_s_ = 0;
-    step_times_ = StepTimes{std::vector<double>(static_cast<size_t>(steps_), 0.0),
-                            std::vector<double>(static_cast<size_t>(steps_), 0.0)};
+    // A step's threads: the compute threads, and the pipeline's communicating one.
+    step_times_ =
+        StepTimes{std::vector<double>(static_cast<size_t>(steps_), 0.0),
+                  std::vector<double>(static_cast<size_t>(steps_), 0.0), ThreadLimit::Current() + (Overlaps() ? 1 : 0)};
     gradient_b_ = 0;
     grad_stats_ = comm::CompressStats{};
     seeds_ = 0;
@@ -623,7 +624,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         interrupt::Check("gcn training");
         const StepMark mark = MarkStep();
         loss_sum += Step(seeds_of(s), union_of(s), epoch, s, true);
-        EndStep(s, mark, 0.0, ThreadLimit::Current(), 0.0);
+        EndStep(s, mark, 0.0, 0.0);
         progress.Add();
       }
     } else {
@@ -703,7 +704,7 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
         } else {
           Finish(n, union_of(s), epoch, s, true);
         }
-        EndStep(s, mark, correction, ThreadLimit::Current() + 1, compute_cpu);
+        EndStep(s, mark, correction, compute_cpu);
         progress.Add();
       }
       if (stale && !pending.empty()) {

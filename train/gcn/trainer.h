@@ -533,8 +533,8 @@ class GcnTrainer {
   struct StepTimes {
     std::vector<double> predicted;
     std::vector<double> work;
-    double wall = 0, calls = 0, modeled = 0;
     int threads = 1;  // threads working in a step (the pipeline's communicating one included)
+    double wall = 0, calls = 0, modeled = 0;
   };
   double cores_ = 1;  // the cores this rank can count on (ThreadLimit::CoresPerRank over the communicator's machine)
   StepTimes step_times_;
@@ -546,9 +546,8 @@ class GcnTrainer {
   };
   StepMark MarkStep() const;
   // Records step s from `m` to now; `overlap_correction` is what the overlapped pipeline changes in it (0: serial),
-  // `threads` how many threads worked in it (the compute threads, and the pipeline's communicating one),
   // `worker_cpu` the CPU seconds of the pipeline's compute thread in it (0: serial).
-  void EndStep(int64_t s, const StepMark& m, double overlap_correction, int threads, double worker_cpu);
+  void EndStep(int64_t s, const StepMark& m, double overlap_correction, double worker_cpu);
   int64_t seeds_ = 0;
   std::vector<int64_t> train_counts_;  // training nodes per rank
   int64_t steps_ = 0;                  // steps per epoch (max over ranks)
