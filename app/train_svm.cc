@@ -179,9 +179,8 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   });
   svm::SvmParams p = a.params;
   p.weights = ParseWeights(a.weights);
-  p.Validate();                               // before reading a large file
-  std::optional<comm::NetworkModel> network;  // parsed before reading a large file
-  if (!a.network.empty()) network = comm::NetworkModel::Parse(a.network, "--network");
+  p.Validate();                                                        // before reading a large file
+  const std::optional<comm::NetworkModel>& network = a.network.model;  // parsed where the option was read
   const Context ctx = MakeContext(a.device, 0, a.threads.threads);
   const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
   // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.

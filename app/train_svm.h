@@ -8,6 +8,7 @@
 
 #include "app/given.h"
 #include "app/run_options.h"
+#include "comm/net_model.h"
 #include "svm/dist_train.h"
 #include "svm/svm_params.h"
 
@@ -24,8 +25,8 @@ struct TrainSvmOptions {
   ThreadOptions threads;
   DeviceOptions device;
   std::string solver = "smo";
-  int working_set = 0;  // 0: 256 on the CPU, 1024 on CUDA
-  std::string network;  // predict the multi-rank time on this network ("" = no prediction)
+  int working_set = 0;          // 0: 256 on the CPU, 1024 on CUDA
+  comm::NetworkOption network;  // predict the multi-rank time on this network (none: no prediction)
   svm::PairSchedule pairs = svm::PairSchedule::kAuto;
   double rebalance = 1.2;
   TimeoutOption timeout;

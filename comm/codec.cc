@@ -509,10 +509,8 @@ std::unique_ptr<Codec> MakeCodec(const CompressSpec& spec, int64_t default_block
     case CompressMethod::kTopK:
       return std::make_unique<TopKCodec>(spec.ratio);
     default:
-      throw Error(
-          fmt::format("{} is a compressed allreduce, not a codec: it cannot compress feature rows (use none, "
-                      "fp16, bf16, int8 or qsgd)",
-                      CompressMethodName(spec.method)));
+      throw Error(fmt::format("{} is a compressed allreduce, not a codec: it cannot compress feature rows (use {})",
+                              CompressMethodName(spec.method), RowCodecForms(/*names_only=*/true)));
   }
 }
 

@@ -19,7 +19,6 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "core/name_table.h"
 #include "core/rng.h"
 
 namespace tessel::comm {
@@ -350,22 +349,70 @@ class PowerSgdAllreduce final : public CountedAllreduce {
   std::vector<float> residual_, buf_, qbuf_;
 };
 
-// CompressMethod's names, indexed by its value.
-constexpr std::array<std::string_view, 9> kMethodNames{"none", "fp16",  "bf16", "int8",    "qsgd",
-                                                       "topk", "randk", "cltk", "powersgd"};
-static_assert(kMethodNames.size() == static_cast<size_t>(CompressMethod::kPowerSgd) + 1);
+// The compression methods, indexed by CompressMethod's value (compress.h, CompressMethodInfo).
+constexpr std::array<CompressMethodInfo, 9> kMethods{{
+    {CompressMethod::kNone, "none", CompressParam::kNone, "none"},
+    {CompressMethod::kFp16, "fp16", CompressParam::kNone, "fp16"},
+    {CompressMethod::kBf16, "bf16", CompressParam::kNone, "bf16"},
+    {CompressMethod::kInt8, "int8", CompressParam::kBlock, "int8"},
+    {CompressMethod::kQsgd, "qsgd", CompressParam::kLevels, "qsgd[:LEVELS]"},
+    {CompressMethod::kTopK, "topk", CompressParam::kRatio, ""},
+    {CompressMethod::kRandK, "randk", CompressParam::kRatio, ""},
+    {CompressMethod::kCltK, "cltk", CompressParam::kRatio, ""},
+    {CompressMethod::kPowerSgd, "powersgd", CompressParam::kRank, ""},
+}};
+static_assert(kMethods.size() == static_cast<size_t>(CompressMethod::kPowerSgd) + 1);
+static_assert([] {
+  for (size_t i = 0; i < kMethods.size(); ++i) {
+    if (static_cast<size_t>(kMethods[i].method) != i) return false;
+  }
+  return true;
+}());
 
 double ParseNumber(std::string_view s, std::string_view what, std::string_view flag, std::string_view text) {
   double v = 0;
   const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   TESSEL_CHECK(ec == std::errc() && p == s.data() + s.size() && std::isfinite(v),
-               "{} {}: '{}' is not a number (the {}; forms: {})", flag, text, s, what, kCompressForms);
+               "{} {}: '{}' is not a number (the {}; forms: {})", flag, text, s, what, CompressForms());
   return v;
 }
 
 }  // namespace
 
-std::string_view CompressMethodName(CompressMethod m) { return NameAt(kMethodNames, m, "?"); }
+const CompressMethodInfo& MethodInfo(CompressMethod m) {
+  const auto i = static_cast<size_t>(m);
+  TESSEL_CHECK(i < kMethods.size(), "compression method {} is not in the table", i);
+  return kMethods[i];
+}
+
+std::string CompressForms() {
+  std::string out;
+  for (const CompressMethodInfo& info : kMethods) {
+    static constexpr std::array<std::string_view, 5> kSuffix{"", "[:BLOCK]", "[:LEVELS]", "[:RATIO]", "[:RANK]"};
+    out += fmt::format("{}{}{}", out.empty() ? "" : ", ", info.name, kSuffix[static_cast<size_t>(info.param)]);
+  }
+  return out;
+}
+
+bool TakesRows(CompressMethod m) { return !MethodInfo(m).row_form.empty(); }
+
+std::string RowCodecForms(bool names_only) {
+  std::vector<std::string_view> forms;
+  for (const CompressMethodInfo& info : kMethods) {
+    if (!info.row_form.empty()) forms.push_back(names_only ? info.name : info.row_form);
+  }
+  std::string out;
+  for (size_t i = 0; i < forms.size(); ++i) {
+    out += i == 0 ? "" : i + 1 == forms.size() ? " or " : ", ";
+    out += forms[i];
+  }
+  return out;
+}
+
+std::string_view CompressMethodName(CompressMethod m) {
+  const auto i = static_cast<size_t>(m);
+  return i < kMethods.size() ? kMethods[i].name : "?";
+}
 
 CompressOption CompressOption::FromText(std::string_view text, std::string_view option) {
   if (text == "auto") return {.automatic = true};
@@ -378,62 +425,59 @@ CompressSpec CompressSpec::Parse(std::string_view text, std::string_view flag) {
   const std::optional<std::string_view> param =
       colon == std::string_view::npos ? std::nullopt : std::optional(text.substr(colon + 1));
   CompressSpec s;
-  const std::optional<CompressMethod> method = ValueNamed<CompressMethod>(kMethodNames, name);
-  TESSEL_CHECK(method.has_value(), "{} {}: unknown method '{}' (one of {})", flag, text, name, kCompressForms);
-  s.method = *method;
+  const auto* info = std::find_if(kMethods.begin(), kMethods.end(), [&](const auto& m) { return m.name == name; });
+  TESSEL_CHECK(info != kMethods.end(), "{} {}: unknown method '{}' (one of {})", flag, text, name, CompressForms());
+  s.method = info->method;
   if (!param) return s;
-  switch (s.method) {
-    case CompressMethod::kInt8:
-    case CompressMethod::kQsgd: {
-      const double v =
-          ParseNumber(*param, s.method == CompressMethod::kInt8 ? "block size" : "level count", flag, text);
-      if (s.method == CompressMethod::kInt8) {
-        TESSEL_CHECK(v >= 1 && v <= 1e9 && v == std::floor(v), "{} {}: the block must be a whole number >= 1", flag,
-                     text);
-        s.block = static_cast<int64_t>(v);
-      } else {
-        TESSEL_CHECK(v >= 1 && v <= 127 && v == std::floor(v),
-                     "{} {}: QSGD levels must be a whole number in 1..127 (15 = 5 bits per element)", flag, text);
-        s.levels = static_cast<int>(v);
-      }
+  switch (info->param) {
+    case CompressParam::kBlock: {
+      const double v = ParseNumber(*param, "block size", flag, text);
+      TESSEL_CHECK(v >= 1 && v <= 1e9 && v == std::floor(v), "{} {}: the block must be a whole number >= 1", flag,
+                   text);
+      s.block = static_cast<int64_t>(v);
       return s;
     }
-    case CompressMethod::kTopK:
-    case CompressMethod::kRandK:
-    case CompressMethod::kCltK: {
+    case CompressParam::kLevels: {
+      const double v = ParseNumber(*param, "level count", flag, text);
+      TESSEL_CHECK(v >= 1 && v <= 127 && v == std::floor(v),
+                   "{} {}: QSGD levels must be a whole number in 1..127 (15 = 5 bits per element)", flag, text);
+      s.levels = static_cast<int>(v);
+      return s;
+    }
+    case CompressParam::kRatio: {
       const double v = ParseNumber(*param, "share of elements kept", flag, text);
       TESSEL_CHECK(v > 0 && v <= 1, "{} {}: the ratio must be in (0, 1] (0.01 keeps 1% of the elements)", flag, text);
       s.ratio = v;
       return s;
     }
-    case CompressMethod::kPowerSgd: {
+    case CompressParam::kRank: {
       const double v = ParseNumber(*param, "rank", flag, text);
       TESSEL_CHECK(v >= 1 && v <= 1024 && v == std::floor(v), "{} {}: the PowerSGD rank must be a whole number >= 1",
                    flag, text);
       s.rank = static_cast<int>(v);
       return s;
     }
-    default:
-      throw Error(fmt::format("{} {}: {} takes no parameter (forms: {})", flag, text, name, kCompressForms));
+    case CompressParam::kNone:
+      break;
   }
+  throw Error(fmt::format("{} {}: {} takes no parameter (forms: {})", flag, text, name, CompressForms()));
 }
 
 std::string CompressSpec::ToString() const {
   const std::string_view name = CompressMethodName(method);
-  switch (method) {
-    case CompressMethod::kInt8:
+  switch (MethodInfo(method).param) {
+    case CompressParam::kBlock:
       return block > 0 ? fmt::format("{}:{}", name, block) : std::string(name);
-    case CompressMethod::kQsgd:
+    case CompressParam::kLevels:
       return fmt::format("{}:{}", name, levels);
-    case CompressMethod::kTopK:
-    case CompressMethod::kRandK:
-    case CompressMethod::kCltK:
+    case CompressParam::kRatio:
       return fmt::format("{}:{}", name, ratio);
-    case CompressMethod::kPowerSgd:
+    case CompressParam::kRank:
       return fmt::format("{}:{}", name, rank);
-    default:
-      return std::string(name);
+    case CompressParam::kNone:
+      break;
   }
+  return std::string(name);
 }
 
 void CompressStats::Add(const CompressStats& o) {

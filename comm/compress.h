@@ -64,10 +64,29 @@ struct CompressOption {
   bool operator==(const CompressOption&) const = default;
 };
 
+// The one table of the compression methods (compress.cc kMethods), which the parser, ToString, the row-codec rule of
+// --feature-compress and the messages read: a new method is its enum value, its row here, and its constructor
+// (MakeCodec for an elementwise codec, MakeCompressedAllreduce for an allreduce of its own).
+enum class CompressParam : uint8_t { kNone, kBlock, kLevels, kRatio, kRank };  // what METHOD:PARAM sets
+struct CompressMethodInfo {
+  CompressMethod method;
+  std::string_view name;
+  CompressParam param;
+  // Feature rows take it (--feature-compress: a Codec with one scale per row), written in messages as this form
+  // ("" = gradients only).
+  std::string_view row_form;
+};
+const CompressMethodInfo& MethodInfo(CompressMethod m);
+// Whether feature rows (--feature-compress) take `m`.
+bool TakesRows(CompressMethod m);
+// The row codecs' forms as a list for messages: "none, fp16, bf16, int8 or qsgd[:LEVELS]" (names_only: "..., int8 or
+// qsgd").
+std::string RowCodecForms(bool names_only = false);
+
 std::string_view CompressMethodName(CompressMethod m);
-// The --help line listing the forms.
-inline constexpr std::string_view kCompressForms =
-    "none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], randk[:RATIO], cltk[:RATIO], powersgd[:RANK]";
+// Every method's form, "none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], ...", from the table (for
+// messages).
+std::string CompressForms();
 
 // A float <-> bytes codec. Sizes are exact: Encode writes EncodedBytes(x.size()) bytes.
 class Codec {

@@ -27,6 +27,13 @@ std::pair<double, std::string_view> NumberAndUnit(std::string_view text, std::st
 
 }  // namespace
 
+NetworkOption NetworkOption::FromText(std::string_view text, std::string_view option) {
+  NetworkOption o;
+  o.text = std::string(text);
+  if (!text.empty()) o.model = NetworkModel::Parse(text, option);
+  return o;
+}
+
 NetworkModel NetworkModel::Parse(std::string_view whole, std::string_view flag) {
   std::string_view text = whole;
   bool shared = false;

@@ -4,6 +4,7 @@
 // `--network 10Gbit,5us` (docs/comm.md, "Time model").
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -41,6 +42,22 @@ struct NetworkModel {
 
  private:
   double LinkBytes(const CallCost& cost, int ranks) const;  // the volume term's bytes on this link
+};
+
+// A --network value, parsed once where the option is read (a TextParam of core/params.h, as --grad-compress is): the
+// link, or none (the empty text). The text is kept as given, so a run's config echo and its checkpoint record what
+// the user wrote.
+struct NetworkOption {
+  std::optional<NetworkModel> model;  // empty: no network named
+  std::string text;
+
+  // "" (none) or NetworkModel::Parse's form; throws naming `option`.
+  static NetworkOption FromText(std::string_view text, std::string_view option);
+  std::string Text() const { return text; }
+  explicit operator bool() const { return model.has_value(); }
+  const NetworkModel& operator*() const { return *model; }
+  const NetworkModel* operator->() const { return &*model; }
+  bool operator==(const NetworkOption& other) const { return text == other.text; }
 };
 
 // The time of synchronous steps (docs/comm.md, "Time model"): each step takes the longer of its slowest rank's

@@ -14,7 +14,10 @@ issue tables count it. The scanner is a brace matcher over the code with comment
 blanked: it finds function bodies at namespace and class scope (free functions, member functions defined in or out of
 their class, constructors with initialiser lists, TEST bodies); lambdas count toward the function that holds them.
 
-Usage: check_sizes.py [--root DIR] [--function-limit N] [--file-limit N] [--top N]
+Usage: check_sizes.py [--root DIR] [--function-limit N] [--file-limit N] [--top N] [--files FILE ...] [--fixture]
+  --files checks only the named files (paths relative to --root); --fixture also compares the functions found in
+  them with the `// NAME: LINES` comments on their first lines (every function, no other; ctest source_sizes_fixture
+  runs it on tests/tools/data/sizes_fixture.cc).
 Exit status 0 when every size over a limit is explained, 1 otherwise (one line per unexplained size).
 Python 3 standard library only.
 """
@@ -114,7 +117,7 @@ def strip_template_prefix(head):
 def function_name(head):
     """The name of the function whose definition `head` (the text before its body's brace, at paren depth 0) opens,
     or None when head does not open a function body."""
-    h = strip_template_prefix(head).strip()
+    h = re.sub(r"__launch_bounds__\s*\([^)]*\)|__attribute__\s*\(\([^)]*\)\)", " ", strip_template_prefix(head)).strip()
     if not h or re.match(r"(namespace|class|struct|union|enum|extern)\b", h):
         return None
     # The parameter list: the first '(' outside angle brackets.
@@ -146,6 +149,7 @@ def scan(text):
     functions = []
     # Scope frames: 'ns' (namespace, class, extern, top) or 'fn' / 'other' (skipped content).
     scopes = ["ns"]
+    classes = [None]  # per 'ns' frame: the class it is the body of (None for a namespace)
     head_start = 0  # where the current declaration's text begins
     paren = 0
     i = 0
@@ -185,6 +189,8 @@ def scan(text):
             stripped = strip_template_prefix(head).strip()
             if (re.match(r"(inline\s+)?namespace\b", stripped) or re.fullmatch(r"extern\s*", stripped) or
                     (re.match(r"(class|struct|union)\b", stripped) and "(" not in stripped)):
+                cls = re.match(r"(?:class|struct|union)\s+(?:\[\[[^\]]*\]\]\s*)?([A-Za-z_]\w*)", stripped)
+                classes.append(cls.group(1) if cls else None)
                 scopes.append("ns")
                 head_start = i + 1
                 i += 1
@@ -204,12 +210,16 @@ def scan(text):
             if name is None:
                 scopes.append("other")  # an enum, an initialiser, a requires-clause body ...
             else:
-                first = head_start + (len(head) - len(head.lstrip()))
-                scopes.append((name, first))
+                access = re.match(r"\s*(?:(?:public|private|protected)\s*:(?!:)\s*)*", head)
+                first = head_start + access.end()
+                qualifier = "::".join(c for c in classes if c)
+                scopes.append((f"{qualifier}::{name}" if qualifier and "::" not in name else name, first))
             i += 1
             continue
         elif c == "}":
-            scopes.pop() if len(scopes) > 1 else None
+            if len(scopes) > 1:
+                scopes.pop()
+                classes.pop()
             head_start = i + 1
             paren = 0
         i += 1
@@ -239,10 +249,12 @@ def main():
     parser.add_argument("--function-limit", type=int, default=150)
     parser.add_argument("--file-limit", type=int, default=600)
     parser.add_argument("--top", type=int, default=10)
+    parser.add_argument("--files", nargs="+")
+    parser.add_argument("--fixture", action="store_true")
     args = parser.parse_args()
     root = os.path.abspath(args.root)
     try:
-        files = list(production_files(root))
+        files = args.files or list(production_files(root))
     except check_layers.Violation as e:
         print(e)
         return 1
@@ -257,7 +269,13 @@ def main():
         if len(lines) > args.file_limit and not explained(lines, 41, 40):
             failures.append(f"{rel}: {len(lines)} lines (limit {args.file_limit}): split it, or say why in a "
                             f"'// size: ...' comment in its first 40 lines")
-        for name, first, last in scan(text):
+        found = scan(text)
+        if args.fixture:
+            expected = {m.group(1): int(m.group(2)) for m in re.finditer(r"//\s*([\w:~]+): (\d+)\b", text)}
+            got = {name: last - first + 1 for name, first, last in found}
+            if got != expected:
+                failures.append(f"{rel}: found {sorted(got.items())}, the comments say {sorted(expected.items())}")
+        for name, first, last in found:
             length = last - first + 1
             functions.append((length, rel, first, name))
             if length > args.function_limit and not explained(lines, first, 3):

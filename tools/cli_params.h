@@ -3,8 +3,8 @@
 // their names, integer lists are comma-separated. The returned ParamOptions finds an option by parameter name
 // (to ask whether it was given).
 //
-// Every value goes through one strict parser (AddOption below, also used by the cmd_*.cc files for their own
-// options): integers must be plain decimal digits within the field's type and the option's range (no wrap of -1
+// Every value goes through one strict parser (AddOption below, behind every declared
+// option): integers must be plain decimal digits within the field's type and the option's range (no wrap of -1
 // into an unsigned, no 1e8 or 2.5 for an integer), floating values finite and in range, and text options non-empty;
 // each refusal names the option and the accepted range.
 #pragma once

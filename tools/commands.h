@@ -1,5 +1,5 @@
-// The subcommand registry of the `tessel` binary: each tools/cmd_*.cc adds its CLI11 subcommand and the
-// function that runs it. main.cc only calls RegisterCommands and RunSelected.
+// The subcommand registry of the `tessel` binary: commands.cc adds one CLI11 subcommand per job of app/ (one line
+// each) with the function that runs it. main.cc only calls RegisterCommands and RunSelected.
 #pragma once
 
 #include <functional>
@@ -19,7 +19,7 @@ void RegisterCommands(CLI::App& app);
 // Runs the subcommand that the parsed command line selected.
 void RunSelected(CLI::App& app);
 
-// Used by the cmd_*.cc files: remember `run` as the action of `sub`.
+// Used by the registry (commands.cc): remember `run` as the action of `sub`.
 void SetAction(CLI::App* sub, std::function<void()> run);
 // A job's options struct (app/*.h: every option declared once in its Params) as the options of `sub`, bound to
 // *options; after parsing, the action records which were given (options->given) and calls run(*options).

@@ -9,7 +9,7 @@ Each block sits between two marker lines:
     ```
     <!-- END help -->
 
-so the options, defaults and help texts in the reference are the ones the binary declares (tools/cmd_*.cc), and
+so the options, defaults and help texts in the reference are the ones the binary declares (app/'s options structs, registered in tools/commands.cc), and
 nothing is written twice by hand. The prose around the blocks stays hand-written.
 
     tools/gen_cli_docs.py --tessel build/tools/tessel            # rewrite docs/cli.md

@@ -1,4 +1,4 @@
-// The `tessel` command: global options, one CLI11 subcommand per tools/cmd_*.cc file, and the one place
+// The `tessel` command: global options, one CLI11 subcommand per job of app/ (tools/commands.cc), and the one place
 // that turns exceptions into "error: ..." on stderr and a non-zero exit status.
 #include <cstdio>
 #include <exception>

@@ -15,6 +15,7 @@
 #include "comm/compress.h"
 #include "comm/half.h"
 #include "comm/thread_comm.h"
+#include "core/error.h"
 #include "core/rng.h"
 #include "tests/comm/comm_test_util.h"
 
@@ -108,6 +109,37 @@ TEST(BFloat16, RoundsToNearestEvenAgainstFloat64) {
 }
 
 // ---- Codecs.
+
+// The one table of methods (compress.cc kMethods): every name parses to its method and prints back, its parameter is
+// the one its form names, and the lists in messages come from it.
+TEST(Codecs, OneTableOfMethods) {
+  EXPECT_EQ(CompressForms(),
+            "none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], randk[:RATIO], cltk[:RATIO], powersgd[:RANK]");
+  EXPECT_EQ(RowCodecForms(), "none, fp16, bf16, int8 or qsgd[:LEVELS]");
+  EXPECT_EQ(RowCodecForms(true), "none, fp16, bf16, int8 or qsgd");
+  for (int m = 0; m <= static_cast<int>(CompressMethod::kPowerSgd); ++m) {
+    const auto method = static_cast<CompressMethod>(m);
+    const CompressMethodInfo& info = MethodInfo(method);
+    EXPECT_EQ(info.method, method);
+    EXPECT_EQ(CompressMethodName(method), info.name);
+    EXPECT_EQ(CompressSpec::Parse(info.name, "--grad-compress").method, method);
+    const CompressSpec parsed = CompressSpec::Parse(CompressSpec{.method = method}.ToString(), "--grad-compress");
+    EXPECT_EQ(parsed.method, method);
+    // Feature rows take exactly the elementwise codecs with one scale per row (MakeCodec builds them).
+    EXPECT_EQ(TakesRows(method), m <= static_cast<int>(CompressMethod::kQsgd)) << info.name;
+    if (info.param == CompressParam::kNone) {
+      EXPECT_THROW((void)CompressSpec::Parse(std::string(info.name) + ":2", "--grad-compress"), Error);
+    } else {
+      EXPECT_NO_THROW((void)CompressSpec::Parse(std::string(info.name) + ":1", "--grad-compress")) << info.name;
+    }
+  }
+  try {
+    (void)MakeCodec(CompressSpec{.method = CompressMethod::kRandK}, 8);
+    ADD_FAILURE() << "randk made a codec";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("(use none, fp16, bf16, int8 or qsgd)"), std::string::npos) << e.what();
+  }
+}
 
 TEST(Codecs, DecodeOfEncodeWithinTheStatedBound) {
   for (int64_t n : {0, 1, 7, 255, 256, 257, 5000}) {

@@ -35,6 +35,27 @@ TEST(NetworkModel, ParsesUnitsAndPredicts) {
   }
 }
 
+// --network as a typed option: parsed once where it is read, the text kept as given (the config echo), empty = none.
+TEST(NetworkModel, OptionParsesOnceAndKeepsItsText) {
+  const NetworkOption none = NetworkOption::FromText("", "--network");
+  EXPECT_FALSE(none);
+  EXPECT_EQ(none.Text(), "");
+  const NetworkOption link = NetworkOption::FromText("100Mbit,20us,shared,burst=256KiB", "--network");
+  ASSERT_TRUE(link);
+  EXPECT_EQ(link.Text(), "100Mbit,20us,shared,burst=256KiB");
+  EXPECT_DOUBLE_EQ(link->bytes_per_second, 12.5e6);
+  EXPECT_TRUE(link->shared);
+  EXPECT_EQ(link->ToString(), NetworkModel::Parse(link.Text(), "--network").ToString());
+  EXPECT_EQ(link, NetworkOption::FromText(link.Text(), "network"));
+  EXPECT_FALSE(link == none);
+  try {
+    (void)NetworkOption::FromText("fast", "--network");
+    ADD_FAILURE() << "accepted 'fast'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--network"), std::string::npos) << e.what();
+  }
+}
+
 // ",shared": one link that every rank's bytes take turns on (a hub, or one rate-limited loopback), so the volume
 // term counts once per rank; latency is unchanged.
 TEST(NetworkModel, SharedLinkCountsEveryRanksVolume) {

@@ -471,12 +471,12 @@ TEST(GcnTrainerOnParts, NetworkModelPredictsEpochTimes) {
     EXPECT_GT(e.comm_seconds, 0.0);
     EXPECT_LE(e.comm_seconds, e.epoch_seconds);
   }
-  c.dist.network = "1B,1s";
+  c.dist.network = comm::NetworkOption::FromText("1B,1s", "--network");
   const TrainResult slow = TrainRanks(2, dir, c, 3)[0];
   for (const EpochStats& e : slow.epochs) {
     EXPECT_GT(e.predicted_epoch_seconds, 1000.0) << "every byte takes a second";
   }
-  c.dist.network = "1000GB,1ns";
+  c.dist.network = comm::NetworkOption::FromText("1000GB,1ns", "--network");
   const TrainResult fast = TrainRanks(2, dir, c, 3)[0];
   for (const EpochStats& e : fast.epochs) {
     EXPECT_GT(e.predicted_epoch_seconds, 0.0);
@@ -492,11 +492,10 @@ TEST(GcnTrainerOnParts, NetworkModelPredictsEpochTimes) {
     EXPECT_GT(e.predicted_epoch_seconds, 0.0);
     EXPECT_LE(e.predicted_epoch_seconds, e.epoch_seconds + 0.01);
   }
-  c.dist.network = "1B,1s";
+  c.dist.network = comm::NetworkOption::FromText("1B,1s", "--network");
   const TrainResult overlapped_slow = TrainRanks(2, dir, c, 3)[0];
   for (const EpochStats& e : overlapped_slow.epochs) EXPECT_GT(e.predicted_epoch_seconds, 1000.0);
-  c.dist.network = "fast";
-  EXPECT_THROW(c.Validate(true), Error);
+  EXPECT_THROW((void)comm::NetworkOption::FromText("fast", "--network"), Error);  // parsed where it is read
 }
 
 // The sampling exchange travels compactly (zigzag varint id differences; one weight for a row whose picks share it):
@@ -584,13 +583,13 @@ TEST(GcnTrainerOnParts, AutoCompressionFollowsTheLink) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--network"), std::string::npos) << e.what();
   }
-  c.dist.network = "10Mbit,50us,shared";
+  c.dist.network = comm::NetworkOption::FromText("10Mbit,50us,shared", "--network");
   const TrainResult slow = TrainRanks(2, dir, c, 3)[0];
   for (const EpochStats& e : slow.epochs) {
     EXPECT_LT(e.gradient_bytes, e.gradient_raw_bytes);
     EXPECT_LT(e.feature_bytes, e.feature_raw_bytes);
   }
-  c.dist.network = "100000GB,1ns";
+  c.dist.network = comm::NetworkOption::FromText("100000GB,1ns", "--network");
   const TrainResult fast = TrainRanks(2, dir, c, 3)[0];
   for (const EpochStats& e : fast.epochs) {
     EXPECT_EQ(e.gradient_bytes, e.gradient_raw_bytes);
