@@ -21,9 +21,6 @@ constexpr std::string_view kStatsPurpose = "stats";
 
 using Clock = std::chrono::steady_clock;
 
-// Bytes this rank has sent so far, all purposes.
-uint64_t SentBytes(const comm::Communicator& comm) { return comm.Bytes().Total(); }
-
 }  // namespace
 
 GcnEpoch::GcnEpoch(GcnTrainer& trainer, int epoch)

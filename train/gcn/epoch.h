@@ -29,6 +29,9 @@ namespace tessel::train::gcn {
 
 class GcnTrainer;
 
+// Bytes this rank has sent so far, all purposes (the trainer's and the epoch's byte figures are differences of it).
+inline uint64_t SentBytes(const comm::Communicator& comm) { return comm.Bytes().Total(); }
+
 // The time model's view of an epoch's steps (docs/comm.md, "Time model"): per step, this rank's predicted seconds
 // (its wall time with its calls' measured seconds replaced by the model's, an overlapped step as the longer of its two
 // threads), and the wall, measured-call and modelled seconds of all steps together. `work` per step: the CPU seconds

@@ -25,9 +25,6 @@ constexpr std::string_view kSetupPurpose = "setup";
 
 using Clock = std::chrono::steady_clock;
 
-// Bytes this rank has sent so far, all purposes.
-uint64_t SentBytes(const comm::Communicator& comm) { return comm.Bytes().Total(); }
-
 }  // namespace
 
 // What the constructors hand to the common one: the communicator, the run context, the checked configuration and
