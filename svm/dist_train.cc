@@ -96,21 +96,8 @@ struct SharedProblem {
 // fn(field) for each scalar field of a pair's SolverResult, in the order ShareResults sends them (as doubles).
 template <class Result, class Fn>
 void ForEachResultField(Result&& r, Fn&& fn) {
-  fn(r.obj);
-  fn(r.rho);
-  fn(r.gap);
-  fn(r.iterations);
-  fn(r.kernel_evaluations);
-  fn(r.shrink_checks);
-  fn(r.reconstructions);
-  fn(r.min_active);
-  fn(r.bound_changes);
-  fn(r.cache_hits);
-  fn(r.cache_misses);
-  fn(r.nr_sv);
-  fn(r.nr_bsv);
+  ForEachResultStat(r, [&fn](const char* /*name*/, auto& field) { fn(field); });
   fn(r.hit_iteration_limit);
-  fn(r.seconds);
   fn(r.r);
 }
 

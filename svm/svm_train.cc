@@ -78,23 +78,9 @@ nlohmann::json TrainReport::ToJson() const {
   j["seconds"] = seconds;
   auto& arr = j["pairs"] = nlohmann::json::array();
   for (const auto& p : pairs) {
-    const auto& r = p.result;
-    arr.push_back({{"labels", {p.label_i, p.label_j}},
-                   {"samples", p.samples},
-                   {"obj", r.obj},
-                   {"rho", r.rho},
-                   {"gap", r.gap},
-                   {"iterations", r.iterations},
-                   {"kernel_evaluations", r.kernel_evaluations},
-                   {"shrink_checks", r.shrink_checks},
-                   {"reconstructions", r.reconstructions},
-                   {"bound_changes", r.bound_changes},
-                   {"min_active", r.min_active},
-                   {"cache_hits", r.cache_hits},
-                   {"cache_misses", r.cache_misses},
-                   {"nr_sv", r.nr_sv},
-                   {"nr_bsv", r.nr_bsv},
-                   {"seconds", r.seconds}});
+    nlohmann::json pair = {{"labels", {p.label_i, p.label_j}}, {"samples", p.samples}};
+    ForEachResultStat(p.result, [&pair](const char* name, const auto& value) { pair[name] = value; });
+    arr.push_back(std::move(pair));
   }
   return j;
 }
