@@ -88,11 +88,9 @@ class DistBatchSolver : public dist::RankSamples {
   int64_t bytes_start_ = 0;
   int64_t rounds_ = 0;
   int64_t steps_ = 0;
-  // A round's working set (global ids), its samples' rows as one CSR block, the q x q block and the new alphas.
+  // A round's working set (global ids), its samples' rows, the q x q block and the new alphas.
   std::vector<int64_t> ws_;
-  std::vector<int64_t> ws_indptr_;
-  std::vector<int32_t> ws_indices_;
-  std::vector<double> ws_values_;
+  dist::RowBlock ws_rows_;
   std::vector<int8_t> ws_y_;
   std::vector<int32_t> ws_cols_;
   std::vector<float> block_;
@@ -219,22 +217,17 @@ int64_t DistBatchSolver::Advance(int64_t limit) {
   const auto m = static_cast<int64_t>(samples.size());
   // The q x q block among the working set, by a kernel over the working set's rows (the same arithmetic as a row
   // over this rank's samples: QRowOf's contract).
-  ws_indptr_.assign(1, 0);
-  ws_indices_.clear();
-  ws_values_.clear();
+  ws_rows_.Clear();
   ws_y_.clear();
   ws_cols_.clear();
   for (int64_t t = 0; t < m; ++t) {
     const auto row = samples[t].Row();
-    ws_indices_.insert(ws_indices_.end(), row.indices.begin(), row.indices.end());
-    ws_values_.insert(ws_values_.end(), row.values.begin(), row.values.end());
-    ws_indptr_.push_back(static_cast<int64_t>(ws_indices_.size()));
+    ws_rows_.Append(row.indices, row.values);
     ws_y_.push_back(samples[t].h.y);
     ws_cols_.push_back(static_cast<int32_t>(t));
   }
   {
-    kernels::SvmKernelRows ws_kernel({ws_indptr_, ws_indices_, ws_values_, kernel_->rows().num_cols}, kernel_->params(),
-                                     kernel_->binary());
+    kernels::SvmKernelRows ws_kernel(ws_rows_.View(kernel_->rows().num_cols), kernel_->params(), kernel_->binary());
     block_.resize(static_cast<size_t>(m * m));
     for (int64_t t = 0; t < m; ++t)
       ws_kernel.QRow(t, ws_y_[t], ws_cols_, ws_y_, {block_.data() + t * m, static_cast<size_t>(m)});

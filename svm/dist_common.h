@@ -74,6 +74,26 @@ inline void AppendSample(const kernels::SparseRowsView& rows, int64_t row, const
 // Splits a buffer of concatenated records (an allgatherv of AppendSample's) into samples; throws on a malformed one.
 std::vector<Sample> UnpackSamples(std::span<const std::byte> all);
 
+// Rows copied into one CSR block, for a kernel over them with the rank's kernel's parameters and bit-row choice (the
+// same arithmetic: QRowOf's contract): a batched round's working set, a rank's rows after rebalancing.
+struct RowBlock {
+  std::vector<int64_t> indptr{0};
+  std::vector<int32_t> indices;
+  std::vector<double> values;
+
+  void Clear() {
+    indptr.assign(1, 0);
+    indices.clear();
+    values.clear();
+  }
+  void Append(std::span<const int32_t> idx, std::span<const double> val) {
+    indices.insert(indices.end(), idx.begin(), idx.end());
+    values.insert(values.end(), val.begin(), val.end());
+    indptr.push_back(static_cast<int64_t>(indices.size()));
+  }
+  kernels::SparseRowsView View(int64_t num_cols) const { return {indptr, indices, values, num_cols}; }
+};
+
 // Collective: throws on every rank unless the problem is consistent (ids ascending and owned by this rank, labels
 // +1/-1, and every sample held by exactly one rank).
 void ValidateDistProblem(comm::Communicator& comm, const DistBinaryProblem& problem);

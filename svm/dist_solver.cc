@@ -116,9 +116,7 @@ class DistSolver : public dist::RankSamples {
   std::span<const int32_t> nnz_;
   double rebalance_;
   // After receiving samples: the rows this rank holds, and the kernel over them.
-  std::vector<int64_t> own_indptr_;
-  std::vector<int32_t> own_indices_;
-  std::vector<double> own_values_;
+  dist::RowBlock own_rows_;
   std::unique_ptr<kernels::SvmKernelRows> own_kernel_;
   int64_t rebalances_ = 0;
   int64_t moved_samples_ = 0;
@@ -469,9 +467,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   }
   if (!received.empty()) {
     // The rows now held, in position order, and a kernel over them (same parameters and bit-row choice).
-    std::vector<int64_t> indptr{0};
-    std::vector<int32_t> indices;
-    std::vector<double> values;
+    dist::RowBlock held;
     for (int64_t q = 0; q < n; ++q) {
       const int64_t src = source[static_cast<size_t>(q)];
       std::span<const int32_t> idx;
@@ -484,18 +480,13 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
         idx = ext.indices;
         val = ext.values;
       }
-      indices.insert(indices.end(), idx.begin(), idx.end());
-      values.insert(values.end(), val.begin(), val.end());
-      indptr.push_back(static_cast<int64_t>(indices.size()));
+      held.Append(idx, val);
       row[q] = static_cast<int32_t>(q);
     }
-    auto fresh = std::make_unique<kernels::SvmKernelRows>(
-        kernels::SparseRowsView{indptr, indices, values, kernel_->rows().num_cols}, kernel_->params(),
-        kernel_->binary());
+    auto fresh = std::make_unique<kernels::SvmKernelRows>(held.View(kernel_->rows().num_cols), kernel_->params(),
+                                                          kernel_->binary());
     retired_evaluations_ += kernel_->evaluations() - evaluations_base_;
-    own_indptr_ = std::move(indptr);  // moving keeps the buffers the new kernel views
-    own_indices_ = std::move(indices);
-    own_values_ = std::move(values);
+    own_rows_ = std::move(held);  // moving keeps the buffers the new kernel views
     own_kernel_ = std::move(fresh);
     kernel_ = own_kernel_.get();
     evaluations_base_ = 0;

@@ -96,21 +96,8 @@ struct SharedProblem {
 // fn(field) for each scalar field of a pair's SolverResult, in the order ShareResults sends them (as doubles).
 template <class Result, class Fn>
 void ForEachResultField(Result&& r, Fn&& fn) {
-  fn(r.obj);
-  fn(r.rho);
-  fn(r.gap);
-  fn(r.iterations);
-  fn(r.kernel_evaluations);
-  fn(r.shrink_checks);
-  fn(r.reconstructions);
-  fn(r.min_active);
-  fn(r.bound_changes);
-  fn(r.cache_hits);
-  fn(r.cache_misses);
-  fn(r.nr_sv);
-  fn(r.nr_bsv);
+  ForEachResultStat(r, [&fn](const char* /*name*/, auto& field) { fn(field); });
   fn(r.hit_iteration_limit);
-  fn(r.seconds);
   fn(r.r);
 }
 
@@ -194,6 +181,144 @@ FitRunner RankFitRunner(comm::Communicator& comm) {
   return f;
 }
 
+namespace {
+
+// This rank's block of the rows (BalancedRowBlocks over the ranks) as its kernel reads them.
+struct RankRows {
+  std::vector<int64_t> blocks;  // rank r holds rows [blocks[r], blocks[r + 1])
+  int64_t lo = 0;               // this rank's rows [lo, hi)
+  int64_t hi = 0;
+  std::span<const int64_t> indptr;  // the whole data's
+  kernels::SparseRowsView block;    // this rank's rows; the offsets keep pointing into the whole arrays
+  // Bit rows (every value 1) only when the whole data is binary: a row sent by another rank must be computable by
+  // this rank's kernel with the same arithmetic (SvmKernelRows::QRowOf).
+  bool binary = false;
+};
+
+RankRows MakeRankRows(const comm::Communicator& comm, const datasets::SparseRowDataset& data) {
+  RankRows out;
+  out.indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  out.blocks = BalancedRowBlocks(out.indptr, comm.Size());
+  out.lo = out.blocks[static_cast<size_t>(comm.Rank())];
+  out.hi = out.blocks[static_cast<size_t>(comm.Rank()) + 1];
+  int64_t max_index = 0;  // LIBSVM's max_index, as TrainOneVsOne resolves it
+  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
+  const auto values = data.values.Host();
+  out.binary = std::all_of(values.begin(), values.end(), [](double v) { return v == 1.0; });
+  out.block = {out.indptr.subspan(static_cast<size_t>(out.lo), static_cast<size_t>(out.hi - out.lo + 1)), indices,
+               data.values.Host(), std::max(data.num_features, max_index)};
+  return out;
+}
+
+// One problem with all ranks: its samples (data rows, repeats allowed: the regressions' 2l variables), labels,
+// linear term and start, split by the row blocks; sample g is global id g. *kernel (kShared's, over this rank's
+// block) is built at the first problem, when gamma is resolved.
+SolverResult SolveShared(comm::Communicator& comm, const RankRows& rank_rows, const SharedProblem& t,
+                         const DistTrainOptions& options, SvmType type, std::unique_ptr<kernels::SvmKernelRows>* kernel,
+                         DistStats* stats) {
+  if (!options.shared_refusal.empty()) throw Error(options.shared_refusal);
+  const bool csvc = t.p.empty() && t.alpha0.empty() && !t.nu;
+  if (options.batched && !csvc) {
+    throw Error(fmt::format(
+        "{}: the distributed batched solver (--solver batch) solves C-SVC only; use --solver smo (the default) "
+        "under mpirun",
+        SvmTypeName(type)));
+  }
+  if (*kernel == nullptr)
+    *kernel = std::make_unique<kernels::SvmKernelRows>(rank_rows.block, t.kernel, rank_rows.binary);
+  const auto& blocks = rank_rows.blocks;
+  const size_t l = t.rows.size();
+  std::vector<int32_t> owner(l);
+  std::vector<int32_t> nnz(l);
+  std::vector<int32_t> rows;
+  std::vector<int64_t> gids;
+  std::vector<int8_t> y;
+  std::vector<double> lin;
+  std::vector<double> start;
+  for (size_t g = 0; g < l; ++g) {
+    const int32_t r = t.rows[g];
+    owner[g] = static_cast<int32_t>(std::upper_bound(blocks.begin(), blocks.end(), r) - blocks.begin()) - 1;
+    nnz[g] = static_cast<int32_t>(rank_rows.indptr[r + 1] - rank_rows.indptr[r]);
+    if (r >= rank_rows.lo && r < rank_rows.hi) {
+      rows.push_back(static_cast<int32_t>(r - rank_rows.lo));
+      gids.push_back(static_cast<int64_t>(g));
+      y.push_back(t.y[g]);
+      if (!t.p.empty()) lin.push_back(t.p[g]);
+      if (!t.alpha0.empty()) start.push_back(t.alpha0[g]);
+    }
+  }
+  DistBinaryProblem problem{kernel->get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
+  problem.rebalance = options.rebalance;
+  problem.network = options.network ? &*options.network : nullptr;
+  problem.p = lin;
+  problem.alpha0 = start;
+  problem.has_p = !t.p.empty();
+  problem.has_alpha0 = !t.alpha0.empty();
+  problem.nu = t.nu;
+  return options.batched ? SolveBinaryDistributedBatched(comm, problem, t.options, options.batch, stats)
+                         : SolveBinaryDistributed(comm, problem, t.options, stats);
+}
+
+// kSpread: each pair to one rank (largest first, each to the least loaded rank; cost ~ samples^2; the same on every
+// rank), which solves it alone; then every rank gets every result. Adds this rank's kernel evaluations to
+// *local_evaluations.
+std::vector<SolverResult> SolveSpread(comm::Communicator& comm, std::span<const PairTask> tasks,
+                                      const DistTrainOptions& options, int64_t* local_evaluations) {
+  std::vector<size_t> order(tasks.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  const auto cost = [&](size_t t) {
+    const auto n = static_cast<double>(tasks[t].sub.size());
+    return n * n;
+  };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
+  std::vector<double> load(static_cast<size_t>(comm.Size()), 0.0);
+  std::vector<int> owner(tasks.size(), 0);
+  for (const size_t t : order) {
+    const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    owner[t] = static_cast<int>(r);
+    load[r] += cost(t);
+  }
+  std::vector<size_t> mine;
+  std::vector<PairTask> my_tasks;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    if (owner[t] != comm.Rank()) continue;
+    mine.push_back(t);
+    my_tasks.push_back(tasks[t]);
+  }
+  // Any failure here must reach the other ranks before they wait in the exchange.
+  std::vector<SolverResult> solved;
+  comm::OnEveryRankOrFail(comm, [&] {
+    solved = SolvePairsConcurrently(my_tasks, [&](const PairTask& t) {
+      kernels::SvmKernelRows k(*t.rows, t.kernel);
+      const BinaryProblem problem = t.Problem(&k);
+      return options.spread_solver ? options.spread_solver(problem, t.options) : SolveBinary(problem, t.options);
+    });
+  });
+  for (const SolverResult& r : solved) *local_evaluations += r.kernel_evaluations;
+  return ShareResults(comm, tasks, owner, mine, std::move(solved));
+}
+
+// The run's totals (kernel evaluations, bytes, collectives, communication costs) reduced over the ranks into *st.
+void ReduceRunStats(comm::Communicator& comm, const comm::ByteCounter& before, int64_t local_evaluations,
+                    DistTrainStats* st) {
+  const comm::ByteCounter& after = comm.Bytes();
+  int64_t counters[4] = {local_evaluations, -local_evaluations, static_cast<int64_t>(after.Total() - before.Total()),
+                         static_cast<int64_t>(after.TotalCalls() - before.TotalCalls())};
+  const comm::CallCost cost = after.TotalCost().Since(before.TotalCost());
+  double costs[4] = {cost.seconds, cost.latency, cost.volume, cost.modeled};
+  Check(comm.Allreduce(std::span<int64_t>(counters, 4), comm::ReduceOp::kMax, "svm-result"));
+  Check(comm.Allreduce(std::span<double>(costs, 4), comm::ReduceOp::kMax, "svm-result"));
+  st->max_kernel_evaluations = counters[0];
+  st->min_kernel_evaluations = -counters[1];
+  st->max_bytes = counters[2];
+  st->collectives = counters[3];
+  st->max_comm_seconds = costs[0];
+  st->max_cost = {costs[0], costs[1], costs[2], costs[3]};
+}
+
+}  // namespace
+
 SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRowDataset& data, const SvmParams& params,
                              TrainReport* report, DistTrainStats* stats, const DistTrainOptions& options) {
   const PairSchedule schedule = options.schedule;
@@ -204,68 +329,15 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   TESSEL_CHECK(data.num_rows >= parts,
                "{}: {} ranks for {} rows; run at most {} ranks (mpirun -np {}), since each rank must hold samples",
                data.name.empty() ? "data" : data.name, parts, data.num_rows, data.num_rows, data.num_rows);
-  const auto indptr = data.indptr.Host();
-  const auto indices = data.indices.Host();
-  const std::vector<int64_t> blocks = BalancedRowBlocks(indptr, parts);
-  const int64_t lo = blocks[static_cast<size_t>(comm.Rank())];
-  const int64_t hi = blocks[static_cast<size_t>(comm.Rank()) + 1];
-  int64_t max_index = 0;  // LIBSVM's max_index, as TrainOneVsOne resolves it
-  for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
-  // This rank's rows; the offsets keep pointing into the whole arrays.
-  // Bit rows (every value 1) only when the whole data is binary: a row sent by another rank must be computable by
-  // this rank's kernel with the same arithmetic (SvmKernelRows::QRowOf).
-  const auto values = data.values.Host();
-  const bool binary = std::all_of(values.begin(), values.end(), [](double v) { return v == 1.0; });
-  const kernels::SparseRowsView block{indptr.subspan(static_cast<size_t>(lo), static_cast<size_t>(hi - lo + 1)),
-                                      indices, data.values.Host(), std::max(data.num_features, max_index)};
+  const RankRows rank_rows = MakeRankRows(comm, data);
 
   const comm::ByteCounter before = comm.Bytes();
-  std::unique_ptr<kernels::SvmKernelRows> kernel;  // kShared: built at the first pair, when gamma is resolved
+  std::unique_ptr<kernels::SvmKernelRows> kernel;  // kShared's
   int64_t local_evaluations = 0;
   DistTrainStats st;
-  // One problem with all ranks: its samples (data rows, repeats allowed: the regressions' 2l variables), labels,
-  // linear term and start, split by the row blocks; sample g is global id g.
   const auto solve_shared = [&](const SharedProblem& t) {
-    if (!options.shared_refusal.empty()) throw Error(options.shared_refusal);
-    const bool csvc = t.p.empty() && t.alpha0.empty() && !t.nu;
-    if (options.batched && !csvc) {
-      throw Error(fmt::format(
-          "{}: the distributed batched solver (--solver batch) solves C-SVC only; use --solver smo (the default) "
-          "under mpirun",
-          SvmTypeName(params.type)));
-    }
-    if (kernel == nullptr) kernel = std::make_unique<kernels::SvmKernelRows>(block, t.kernel, binary);
-    const size_t l = t.rows.size();
-    std::vector<int32_t> owner(l);
-    std::vector<int32_t> nnz(l);
-    std::vector<int32_t> rows;
-    std::vector<int64_t> gids;
-    std::vector<int8_t> y;
-    std::vector<double> lin;
-    std::vector<double> start;
-    for (size_t g = 0; g < l; ++g) {
-      const int32_t r = t.rows[g];
-      owner[g] = static_cast<int32_t>(std::upper_bound(blocks.begin(), blocks.end(), r) - blocks.begin()) - 1;
-      nnz[g] = static_cast<int32_t>(indptr[r + 1] - indptr[r]);
-      if (r >= lo && r < hi) {
-        rows.push_back(static_cast<int32_t>(r - lo));
-        gids.push_back(static_cast<int64_t>(g));
-        y.push_back(t.y[g]);
-        if (!t.p.empty()) lin.push_back(t.p[g]);
-        if (!t.alpha0.empty()) start.push_back(t.alpha0[g]);
-      }
-    }
     DistStats s;
-    DistBinaryProblem problem{kernel.get(), rows, gids, y, static_cast<int64_t>(l), owner, nnz, t.Cp, t.Cn};
-    problem.rebalance = options.rebalance;
-    problem.network = options.network ? &*options.network : nullptr;
-    problem.p = lin;
-    problem.alpha0 = start;
-    problem.has_p = !t.p.empty();
-    problem.has_alpha0 = !t.alpha0.empty();
-    problem.nu = t.nu;
-    SolverResult r = options.batched ? SolveBinaryDistributedBatched(comm, problem, t.options, options.batch, &s)
-                                     : SolveBinaryDistributed(comm, problem, t.options, &s);
+    SolverResult r = SolveShared(comm, rank_rows, t, options, params.type, &kernel, &s);
     local_evaluations += s.local_kernel_evaluations;
     st.pairs.push_back(s);
     return r;
@@ -280,42 +352,7 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
         results.push_back(solve_shared({t.sub, t.y, t.Cp, t.Cn, t.p, t.alpha0, t.nu, t.kernel, t.options}));
       return results;
     }
-    // Largest pairs first, each to the least loaded rank (cost ~ samples^2); the same on every rank.
-    std::vector<size_t> order(tasks.size());
-    std::iota(order.begin(), order.end(), size_t{0});
-    const auto cost = [&](size_t t) {
-      const auto n = static_cast<double>(tasks[t].sub.size());
-      return n * n;
-    };
-    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return cost(a) > cost(b); });
-    std::vector<double> load(static_cast<size_t>(parts), 0.0);
-    std::vector<int> owner(tasks.size(), 0);
-    for (const size_t t : order) {
-      const auto r = static_cast<size_t>(std::min_element(load.begin(), load.end()) - load.begin());
-      owner[t] = static_cast<int>(r);
-      load[r] += cost(t);
-    }
-    std::vector<size_t> mine;
-    std::vector<PairTask> my_tasks;
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      if (owner[t] != comm.Rank()) continue;
-      mine.push_back(t);
-      my_tasks.push_back(tasks[t]);
-    }
-    // Any failure here must reach the other ranks before they wait in the exchange.
-    std::vector<SolverResult> solved;
-    comm::OnEveryRankOrFail(comm, [&] {
-      solved = SolvePairsConcurrently(my_tasks, [&](const PairTask& t) {
-        kernels::SvmKernelRows k(*t.rows, t.kernel);
-        BinaryProblem problem{&k, t.sub, t.y, t.Cp, t.Cn};
-        problem.p = t.p;  // nu-SVC's pair (PairTask)
-        problem.alpha0 = t.alpha0;
-        problem.nu = t.nu;
-        return options.spread_solver ? options.spread_solver(problem, t.options) : SolveBinary(problem, t.options);
-      });
-    });
-    for (const SolverResult& r : solved) local_evaluations += r.kernel_evaluations;
-    return ShareResults(comm, tasks, owner, mine, std::move(solved));
+    return SolveSpread(comm, tasks, options, &local_evaluations);
   };
   const FitRunner fits = RankFitRunner(comm);
   SvmModel model;
@@ -330,20 +367,7 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
         },
         nullptr, &fits);
   }
-
-  const comm::ByteCounter& after = comm.Bytes();
-  int64_t counters[4] = {local_evaluations, -local_evaluations, static_cast<int64_t>(after.Total() - before.Total()),
-                         static_cast<int64_t>(after.TotalCalls() - before.TotalCalls())};
-  const comm::CallCost cost = after.TotalCost().Since(before.TotalCost());
-  double costs[4] = {cost.seconds, cost.latency, cost.volume, cost.modeled};
-  Check(comm.Allreduce(std::span<int64_t>(counters, 4), comm::ReduceOp::kMax, "svm-result"));
-  Check(comm.Allreduce(std::span<double>(costs, 4), comm::ReduceOp::kMax, "svm-result"));
-  st.max_kernel_evaluations = counters[0];
-  st.min_kernel_evaluations = -counters[1];
-  st.max_bytes = counters[2];
-  st.collectives = counters[3];
-  st.max_comm_seconds = costs[0];
-  st.max_cost = {costs[0], costs[1], costs[2], costs[3]};
+  ReduceRunStats(comm, before, local_evaluations, &st);
   if (stats != nullptr) *stats = std::move(st);
   return model;
 }

@@ -37,7 +37,8 @@ inline constexpr int64_t kMaxScanBlocks = 64;
 // The per-sample state every solver keeps (SMO, batched, the ranks' distributed solvers), indexed by the solver's
 // position (LIBSVM's permuted order): the label, Q's diagonal, the linear term p, alpha, the bound status, G and
 // G_bar. LIBSVM's dual is min_a 0.5 a^T Q a + p^T a subject to y^T a = const and 0 <= a_i <= C_i; C-SVC has
-// p = -1 and alpha 0 at the start, the other formulations their own p and starting alpha (svm_train.cc).
+// p = -1 and alpha 0 at the start, the other formulations their own p and starting alpha (svm_train.cc,
+// svm_train_one.cc).
 struct SampleState {
   std::vector<int8_t> y;
   std::vector<double> qd;

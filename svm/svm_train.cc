@@ -1,5 +1,6 @@
-// One-vs-one C-SVC training with LIBSVM's semantics (svm_group_classes, weighted C, svm_train_one, the
-// model's SV grouping and sv_coef layout) and the parameter checks of svm_check_parameter.
+// One-vs-one C-SVC and nu-SVC training with LIBSVM's semantics (svm_group_classes, weighted C, svm_train_one, the
+// model's SV grouping and sv_coef layout) and the parameter checks of svm_check_parameter; TrainSvm hands one-class
+// and the regressions to svm_train_one.cc.
 #include "svm/svm_train.h"
 
 #include <algorithm>
@@ -20,6 +21,7 @@
 #include "svm/class_rows.h"
 #include "svm/cross_validation.h"
 #include "svm/probability.h"
+#include "svm/train_common.h"
 
 namespace tessel::svm {
 
@@ -76,23 +78,9 @@ nlohmann::json TrainReport::ToJson() const {
   j["seconds"] = seconds;
   auto& arr = j["pairs"] = nlohmann::json::array();
   for (const auto& p : pairs) {
-    const auto& r = p.result;
-    arr.push_back({{"labels", {p.label_i, p.label_j}},
-                   {"samples", p.samples},
-                   {"obj", r.obj},
-                   {"rho", r.rho},
-                   {"gap", r.gap},
-                   {"iterations", r.iterations},
-                   {"kernel_evaluations", r.kernel_evaluations},
-                   {"shrink_checks", r.shrink_checks},
-                   {"reconstructions", r.reconstructions},
-                   {"bound_changes", r.bound_changes},
-                   {"min_active", r.min_active},
-                   {"cache_hits", r.cache_hits},
-                   {"cache_misses", r.cache_misses},
-                   {"nr_sv", r.nr_sv},
-                   {"nr_bsv", r.nr_bsv},
-                   {"seconds", r.seconds}});
+    nlohmann::json pair = {{"labels", {p.label_i, p.label_j}}, {"samples", p.samples}};
+    ForEachResultStat(p.result, [&pair](const char* name, const auto& value) { pair[name] = value; });
+    arr.push_back(std::move(pair));
   }
   return j;
 }
@@ -146,10 +134,6 @@ std::vector<std::vector<int32_t>> ClassMembers(std::span<const PairTask> tasks) 
   return members;
 }
 
-}  // namespace
-
-namespace {
-
 // Kernel values must fit the float kernel cache (LIBSVM's Qfloat): a value beyond it becomes infinite and the
 // working-set selection then reads outside its arrays. By Cauchy-Schwarz |x.z| <= the largest squared row norm,
 // which the diagonal reaches, so that norm bounds every kernel value.
@@ -191,16 +175,9 @@ void CheckKernelRange(const datasets::SparseRowDataset& data, const kernels::Svm
                   bound, limit < std::numeric_limits<double>::max() ? "float" : "double"));
 }
 
-// What every formulation starts from: the parameters checked, gamma resolved (1 / LIBSVM's max_index), the kernel's
-// range checked, the rows as the kernels read them and the solver options.
-struct Prepared {
-  SvmParams p;
-  int64_t num_features = 0;  // max(the data's, LIBSVM's max_index)
-  kernels::SparseRowsView rows;
-  SolverOptions opts;
-};
+}  // namespace
 
-Prepared Prepare(const datasets::SparseRowDataset& data, const SvmParams& params) {
+PreparedTraining PrepareTraining(const datasets::SparseRowDataset& data, const SvmParams& params) {
   params.Validate();
   TESSEL_CHECK(data.num_rows > 0, "{}: no training rows", data.name.empty() ? "data" : data.name);
   TESSEL_CHECK(data.num_rows < (int64_t{1} << 31), "{}: {} rows exceed the solver's 32-bit row ids", data.name,
@@ -208,7 +185,7 @@ Prepared Prepare(const datasets::SparseRowDataset& data, const SvmParams& params
   const auto indices = data.indices.Host();
   int64_t max_index = 0;  // LIBSVM's max_index: the largest 1-based feature id in the training data
   for (const int32_t f : indices) max_index = std::max<int64_t>(max_index, int64_t{f} + 1);
-  Prepared out;
+  PreparedTraining out;
   out.p = params;
   if (out.p.kernel.gamma == 0 && max_index > 0) out.p.kernel.gamma = 1.0 / static_cast<double>(max_index);
   CheckKernelRange(data, out.p.kernel);
@@ -220,6 +197,8 @@ Prepared Prepare(const datasets::SparseRowDataset& data, const SvmParams& params
   out.opts.max_iterations = out.p.max_iterations;
   return out;
 }
+
+namespace {
 
 // LIBSVM's svm_binary_svc_probability for one pair (its samples `sub` with labels y, shuffled by `perm`): 5-fold
 // decision values, each fold from a C-SVC (or nu-SVC) trained on the other folds with C = 1 weighted by the pair's
@@ -282,24 +261,27 @@ std::vector<double> NuSvcStart(double nu, std::span<const int8_t> y) {
   return a;
 }
 
-}  // namespace
+// The one-vs-one decomposition of a training run: the classes with their C (LIBSVM's weighted_C) and rows, and the
+// binary problems in LIBSVM's pair order with the arrays their PairTasks view.
+struct OneVsOne {
+  ClassGroups groups;
+  std::vector<double> weighted_c;
+  std::vector<std::vector<int32_t>> members;         // each class's rows in data order (LIBSVM's perm)
+  std::vector<std::pair<int32_t, int32_t>> classes;  // each pair's classes i < j
+  std::vector<std::vector<int32_t>> subs;
+  std::vector<std::vector<int8_t>> ys;
+  std::vector<std::vector<double>> alpha0s;
+  std::vector<double> zeros;
+  std::vector<PairTask> tasks;
 
-SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairsSolver& solve_pairs, GlibcRand* rand, const FitRunner* fits) {
-  const auto start_time = std::chrono::steady_clock::now();
-  TESSEL_CHECK(IsClassification(params.type), "TrainOneVsOne: {} has no classes (TrainSvm trains it as one problem)",
-               SvmTypeName(params.type));
-  const Prepared prep = Prepare(data, params);
-  const SvmParams& p = prep.p;
-  const bool nu = p.type == SvmType::kNuSvc;
-  const ClassGroups groups = GroupClasses(data, params.class_order);
-  const auto nr_class = static_cast<int32_t>(groups.labels.size());
-  TESSEL_CHECK(nr_class >= 2,
-               "{}: the training data has a single class (label {}); C-SVC needs samples of at least two classes",
-               data.name.empty() ? "data" : data.name, groups.labels[0]);
+  int32_t nr_class() const { return static_cast<int32_t>(groups.labels.size()); }
+  int32_t label_i(size_t t) const { return groups.labels[classes[t].first]; }
+  int32_t label_j(size_t t) const { return groups.labels[classes[t].second]; }
+};
 
-  const auto indices = data.indices.Host();
-  std::vector<double> weighted_c(static_cast<size_t>(nr_class), p.C);
+// C times each class's -w weight; a weight for a label that the data lacks is an error.
+std::vector<double> WeightedC(const SvmParams& p, const ClassGroups& groups) {
+  std::vector<double> weighted_c(groups.labels.size(), p.C);
   for (const auto& w : p.weights) {
     size_t c = 0;
     while (c < groups.labels.size() && groups.labels[c] != w.label) ++c;
@@ -309,302 +291,224 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
                  w.label, fmt::join(groups.labels, ", "));
     weighted_c[c] *= w.weight;
   }
+  return weighted_c;
+}
 
-  // Rows grouped by class, each group in data order (LIBSVM's perm).
-  std::vector<std::vector<int32_t>> members(static_cast<size_t>(nr_class));
-  for (int64_t r = 0; r < data.num_rows; ++r) members[groups.row_class[r]].push_back(static_cast<int32_t>(r));
-
-  // Binary problems in LIBSVM's pair order.
-  std::vector<std::pair<int32_t, int32_t>> tasks;
+// The classes, their C and rows, and the pairs' problems (nu-SVC's checked feasible for nu, as LIBSVM's
+// svm_check_parameter, and started as its solve_nu_svc).
+void SetUpOneVsOne(const datasets::SparseRowDataset& data, const PreparedTraining& prep, ClassOrder order,
+                   OneVsOne* o) {
+  const SvmParams& p = prep.p;
+  const bool nu = p.type == SvmType::kNuSvc;
+  o->groups = GroupClasses(data, order);
+  const int32_t nr_class = o->nr_class();
+  TESSEL_CHECK(nr_class >= 2,
+               "{}: the training data has a single class (label {}); C-SVC needs samples of at least two classes",
+               data.name.empty() ? "data" : data.name, o->groups.labels[0]);
+  o->weighted_c = WeightedC(p, o->groups);
+  o->members.resize(static_cast<size_t>(nr_class));
+  for (int64_t r = 0; r < data.num_rows; ++r) o->members[o->groups.row_class[r]].push_back(static_cast<int32_t>(r));
   for (int32_t i = 0; i < nr_class; ++i)
-    for (int32_t j = i + 1; j < nr_class; ++j) tasks.emplace_back(i, j);
-  const auto num_tasks = static_cast<int64_t>(tasks.size());
+    for (int32_t j = i + 1; j < nr_class; ++j) o->classes.emplace_back(i, j);
   if (nu) {  // LIBSVM's svm_check_parameter: every pair must be feasible for nu
-    for (const auto& [i, j] : tasks) {
-      const auto n1 = static_cast<double>(members[i].size());
-      const auto n2 = static_cast<double>(members[j].size());
+    for (const auto& [i, j] : o->classes) {
+      const auto n1 = static_cast<double>(o->members[i].size());
+      const auto n2 = static_cast<double>(o->members[j].size());
       TESSEL_CHECK(p.nu * (n1 + n2) / 2 <= std::min(n1, n2),
                    "-n: nu = {} is infeasible for classes {} and {} ({} and {} samples): nu-SVC needs nu <= "
                    "2 min / (sum) = {:.6g} for every pair of classes",
-                   p.nu, groups.labels[i], groups.labels[j], n1, n2, 2 * std::min(n1, n2) / (n1 + n2));
+                   p.nu, o->groups.labels[i], o->groups.labels[j], n1, n2, 2 * std::min(n1, n2) / (n1 + n2));
     }
   }
-  std::vector<std::vector<int32_t>> subs(tasks.size());
-  std::vector<std::vector<int8_t>> ys(tasks.size());
-  std::vector<std::vector<double>> alpha0s(tasks.size());
-  const std::vector<double> zeros(static_cast<size_t>(data.num_rows), 0.0);
-  std::vector<PairTask> pair_tasks;
-  for (size_t t = 0; t < tasks.size(); ++t) {
-    const auto [i, j] = tasks[t];
-    subs[t] = members[i];
-    subs[t].insert(subs[t].end(), members[j].begin(), members[j].end());
-    ys[t].assign(members[i].size(), 1);
-    ys[t].resize(subs[t].size(), -1);
-    pair_tasks.push_back({i, j, &prep.rows, p.kernel, subs[t], ys[t], weighted_c[i], weighted_c[j], prep.opts});
+  const size_t pairs = o->classes.size();
+  o->subs.resize(pairs);
+  o->ys.resize(pairs);
+  o->alpha0s.resize(pairs);
+  o->zeros.assign(static_cast<size_t>(data.num_rows), 0.0);
+  for (size_t t = 0; t < pairs; ++t) {
+    const auto [i, j] = o->classes[t];
+    std::vector<int32_t>& sub = o->subs[t];
+    sub = o->members[i];
+    sub.insert(sub.end(), o->members[j].begin(), o->members[j].end());
+    o->ys[t].assign(o->members[i].size(), 1);
+    o->ys[t].resize(sub.size(), -1);
+    o->tasks.push_back({i, j, &prep.rows, p.kernel, sub, o->ys[t], o->weighted_c[i], o->weighted_c[j], prep.opts});
     if (nu) {  // solve_nu_svc: C = 1 for both labels (the weights do not apply), p = 0, Solver_NU
-      alpha0s[t] = NuSvcStart(p.nu, ys[t]);
-      PairTask& task = pair_tasks.back();
+      o->alpha0s[t] = NuSvcStart(p.nu, o->ys[t]);
+      PairTask& task = o->tasks.back();
       task.Cp = 1;
       task.Cn = 1;
-      task.p = std::span<const double>(zeros).first(subs[t].size());
-      task.alpha0 = alpha0s[t];
+      task.p = std::span<const double>(o->zeros).first(sub.size());
+      task.alpha0 = o->alpha0s[t];
       task.nu = true;
     }
   }
-  // -b 1: each pair's Platt sigmoid, the pairs' shuffles drawn in pair order from LIBSVM's one rand() (it fits
-  // them before solving each pair; the solves draw nothing), the fits themselves then in parallel.
-  std::vector<double> prob_a;
-  std::vector<double> prob_b;
-  if (p.probability != 0) {
-    GlibcRand local;
-    GlibcRand& rnd = rand != nullptr ? *rand : local;
-    std::vector<std::vector<int32_t>> perms(tasks.size());
-    for (size_t t = 0; t < tasks.size(); ++t) {
-      const auto l = static_cast<int64_t>(subs[t].size());
-      perms[t].resize(static_cast<size_t>(l));
-      std::iota(perms[t].begin(), perms[t].end(), 0);
-      for (int64_t i = 0; i < l; ++i) std::swap(perms[t][i], perms[t][i + rnd.Next() % (l - i)]);
-    }
-    prob_a.resize(tasks.size());
-    prob_b.resize(tasks.size());
-    Progress progress(fmt::format("svm: fitting the probabilities of {} pair(s) (5-fold)", tasks.size()));
-    const auto fit = [&](int64_t t) {
-      std::vector<double> ab(2);
-      PairSigmoid(data, subs[t], ys[t], perms[t], p, weighted_c[tasks[t].first], weighted_c[tasks[t].second], &ab[0],
-                  &ab[1]);
-      return ab;
-    };
-    if (fits != nullptr && fits->run) {
-      const std::vector<std::vector<double>> ab = fits->run(num_tasks, fit);
-      TESSEL_CHECK(static_cast<int64_t>(ab.size()) == num_tasks, "-b 1: {} fits for {} pairs", ab.size(), num_tasks);
-      for (int64_t t = 0; t < num_tasks; ++t) {
-        TESSEL_CHECK(ab[t].size() == 2, "-b 1: pair {}'s fit has {} values", t, ab[t].size());
-        prob_a[t] = ab[t][0];
-        prob_b[t] = ab[t][1];
-      }
-    } else {
-      parallel_for<int64_t>(0, num_tasks, 1, [&](int64_t t) {
-        const std::vector<double> ab = fit(t);
-        prob_a[t] = ab[0];
-        prob_b[t] = ab[1];
-      });
-    }
+}
+
+// -b 1: each pair's Platt sigmoid, the pairs' shuffles drawn in pair order from LIBSVM's one rand() (it fits
+// them before solving each pair; the solves draw nothing), the fits themselves then in parallel.
+void FitPairSigmoids(const datasets::SparseRowDataset& data, const SvmParams& p, const OneVsOne& o, GlibcRand* rand,
+                     const FitRunner* fits, std::vector<double>* prob_a, std::vector<double>* prob_b) {
+  const auto num_tasks = static_cast<int64_t>(o.tasks.size());
+  GlibcRand local;
+  GlibcRand& rnd = rand != nullptr ? *rand : local;
+  std::vector<std::vector<int32_t>> perms(o.tasks.size());
+  for (size_t t = 0; t < o.tasks.size(); ++t) {
+    const auto l = static_cast<int64_t>(o.subs[t].size());
+    perms[t].resize(static_cast<size_t>(l));
+    std::iota(perms[t].begin(), perms[t].end(), 0);
+    for (int64_t i = 0; i < l; ++i) std::swap(perms[t][i], perms[t][i + rnd.Next() % (l - i)]);
   }
-  std::vector<SolverResult> results;
-  {
-    Progress progress(fmt::format("svm: solving {} binary problem(s) of {} rows", tasks.size(), data.num_rows));
-    results = solve_pairs(pair_tasks);
+  prob_a->resize(o.tasks.size());
+  prob_b->resize(o.tasks.size());
+  Progress progress(fmt::format("svm: fitting the probabilities of {} pair(s) (5-fold)", o.tasks.size()));
+  const auto fit = [&](int64_t t) {
+    std::vector<double> ab(2);
+    PairSigmoid(data, o.subs[t], o.ys[t], perms[t], p, o.weighted_c[o.classes[t].first],
+                o.weighted_c[o.classes[t].second], &ab[0], &ab[1]);
+    return ab;
+  };
+  if (fits != nullptr && fits->run) {
+    const std::vector<std::vector<double>> ab = fits->run(num_tasks, fit);
+    TESSEL_CHECK(static_cast<int64_t>(ab.size()) == num_tasks, "-b 1: {} fits for {} pairs", ab.size(), num_tasks);
+    for (int64_t t = 0; t < num_tasks; ++t) {
+      TESSEL_CHECK(ab[t].size() == 2, "-b 1: pair {}'s fit has {} values", t, ab[t].size());
+      (*prob_a)[t] = ab[t][0];
+      (*prob_b)[t] = ab[t][1];
+    }
+  } else {
+    parallel_for<int64_t>(0, num_tasks, 1, [&](int64_t t) {
+      const std::vector<double> ab = fit(t);
+      (*prob_a)[t] = ab[0];
+      (*prob_b)[t] = ab[1];
+    });
   }
-  TESSEL_CHECK(results.size() == tasks.size(), "TrainOneVsOne: {} results for {} pairs", results.size(), tasks.size());
-  for (size_t t = 0; t < tasks.size(); ++t) {
-    SolverResult& res = results[t];
-    TESSEL_CHECK(res.alpha.size() == subs[t].size(), "TrainOneVsOne: pair {} has {} coefficients for {} samples", t,
-                 res.alpha.size(), subs[t].size());
+}
+
+// Each pair's result checked and logged; nu-SVC's scaled back by r (solve_nu_svc's end).
+void FinishPairs(const OneVsOne& o, bool nu, std::vector<SolverResult>* results) {
+  TESSEL_CHECK(results->size() == o.tasks.size(), "TrainOneVsOne: {} results for {} pairs", results->size(),
+               o.tasks.size());
+  for (size_t t = 0; t < o.tasks.size(); ++t) {
+    SolverResult& res = (*results)[t];
+    TESSEL_CHECK(res.alpha.size() == o.subs[t].size(), "TrainOneVsOne: pair {} has {} coefficients for {} samples", t,
+                 res.alpha.size(), o.subs[t].size());
     if (nu) {  // solve_nu_svc's end: a y / r, rho / r, obj / r^2 (the equivalent C-SVC with C = 1 / r)
       const double r = res.r;
       TESSEL_CHECK(r > 0 && std::isfinite(r), "nu-SVC: classes {} and {} ended with r = {} (no margin); lower -n",
-                   groups.labels[tasks[t].first], groups.labels[tasks[t].second], r);
+                   o.label_i(t), o.label_j(t), r);
       for (size_t k = 0; k < res.alpha.size(); ++k) {
-        const double y = ys[t][k];
+        const double y = o.ys[t][k];
         res.alpha[k] = (res.alpha[k] * y) * (y / r);
       }
       res.rho /= r;
       res.obj /= r * r;
-      log::Info("svm: classes {} vs {}: C = {:.6f}", groups.labels[tasks[t].first], groups.labels[tasks[t].second],
-                1 / r);
+      log::Info("svm: classes {} vs {}: C = {:.6f}", o.label_i(t), o.label_j(t), 1 / r);
     }
-    log::Info("svm: classes {} vs {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}",
-              groups.labels[tasks[t].first], groups.labels[tasks[t].second], res.obj, res.rho, res.nr_sv, res.nr_bsv,
-              res.iterations);
+    log::Info("svm: classes {} vs {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}", o.label_i(t),
+              o.label_j(t), res.obj, res.rho, res.nr_sv, res.nr_bsv, res.iterations);
   }
+}
+
+// LIBSVM's model from the pairs' coefficients (`pair_alpha`, each in its pair's sample order): the rows that are a
+// support vector of some pair (`nonzero`, LIBSVM's nonzero[]) grouped by class in label order, and sv_coef's
+// (nr_class - 1) rows.
+void AddSupportVectors(const datasets::SparseRowDataset& data, const OneVsOne& o, std::span<const char> nonzero,
+                       std::span<const std::vector<double>> pair_alpha, SvmModel* m) {
+  const int32_t nr_class = o.nr_class();
+  std::vector<int64_t> sv_pos(static_cast<size_t>(data.num_rows), -1);
+  const auto indptr = data.indptr.Host();
+  const auto indices = data.indices.Host();
+  const auto values = data.values.Host();
+  for (int32_t c = 0; c < nr_class; ++c) {
+    int32_t n = 0;
+    for (const int32_t r : o.members[c]) {
+      if (!nonzero[r]) continue;
+      sv_pos[r] = m->total_sv();
+      m->sv_rows.push_back(r);
+      for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
+        m->sv_indices.push_back(indices[e]);
+        m->sv_values.push_back(values[e]);
+      }
+      m->sv_indptr.push_back(static_cast<int64_t>(m->sv_indices.size()));
+      ++n;
+    }
+    m->nr_sv.push_back(n);
+  }
+  const int64_t l = m->total_sv();
+  m->sv_coef.assign(static_cast<size_t>((nr_class - 1) * l), 0.0);
+  size_t pair = 0;
+  for (int32_t i = 0; i < nr_class; ++i) {
+    for (int32_t j = i + 1; j < nr_class; ++j) {
+      const auto& a = pair_alpha[pair++];
+      size_t s = 0;
+      for (const int32_t r : o.members[i]) {
+        if (nonzero[r]) m->sv_coef[static_cast<size_t>((j - 1) * l + sv_pos[r])] = a[s];
+        ++s;
+      }
+      for (const int32_t r : o.members[j]) {
+        if (nonzero[r]) m->sv_coef[static_cast<size_t>(i * l + sv_pos[r])] = a[s];
+        ++s;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
+                       const PairsSolver& solve_pairs, GlibcRand* rand, const FitRunner* fits) {
+  const auto start_time = std::chrono::steady_clock::now();
+  TESSEL_CHECK(IsClassification(params.type), "TrainOneVsOne: {} has no classes (TrainSvm trains it as one problem)",
+               SvmTypeName(params.type));
+  const PreparedTraining prep = PrepareTraining(data, params);
+  const SvmParams& p = prep.p;
+  OneVsOne o;
+  SetUpOneVsOne(data, prep, params.class_order, &o);
+  std::vector<double> prob_a;
+  std::vector<double> prob_b;
+  if (p.probability != 0) FitPairSigmoids(data, p, o, rand, fits, &prob_a, &prob_b);
+  std::vector<SolverResult> results;
+  {
+    Progress progress(fmt::format("svm: solving {} binary problem(s) of {} rows", o.tasks.size(), data.num_rows));
+    results = solve_pairs(o.tasks);
+  }
+  FinishPairs(o, p.type == SvmType::kNuSvc, &results);
 
   TrainReport rep;
   rep.gamma = p.kernel.gamma;
   // nonzero[r]: row r is a support vector of some pair (LIBSVM's nonzero[]).
   std::vector<char> nonzero(static_cast<size_t>(data.num_rows), 0);
   std::vector<std::vector<double>> pair_alpha;
-  for (int64_t t = 0; t < num_tasks; ++t) {
-    const auto [i, j] = tasks[t];
+  for (size_t t = 0; t < o.tasks.size(); ++t) {
+    const auto [i, j] = o.classes[t];
     SolverResult& res = results[t];
     size_t s = 0;
     for (const int32_t c : {i, j})
-      for (const int32_t r : members[c])
+      for (const int32_t r : o.members[c])
         if (res.alpha[s++] != 0) nonzero[r] = 1;
     pair_alpha.push_back(std::move(res.alpha));
     res.alpha.clear();
     rep.iterations += res.iterations;
     rep.kernel_evaluations += res.kernel_evaluations;
-    rep.pairs.push_back({groups.labels[i], groups.labels[j], static_cast<int64_t>(s), std::move(res)});
+    rep.pairs.push_back({o.label_i(t), o.label_j(t), static_cast<int64_t>(s), std::move(res)});
   }
 
   SvmModel m;
   m.type = p.type;
   m.kernel = p.kernel;
-  m.nr_class = nr_class;
-  m.labels = groups.labels;
+  m.nr_class = o.nr_class();
+  m.labels = o.groups.labels;
   m.prob_a = std::move(prob_a);
   m.prob_b = std::move(prob_b);
   m.num_features = prep.num_features;
   m.num_features_known = true;
   for (const auto& r : rep.pairs) m.rho.push_back(r.result.rho);
-  // Support vectors grouped by class in label order; nz_start[c] = first SV of class c.
-  std::vector<int64_t> nz_start(static_cast<size_t>(nr_class), 0);
-  std::vector<int64_t> sv_pos(static_cast<size_t>(data.num_rows), -1);
-  const auto indptr = data.indptr.Host();
-  const auto values = data.values.Host();
-  for (int32_t c = 0; c < nr_class; ++c) {
-    nz_start[c] = m.total_sv();
-    int32_t n = 0;
-    for (const int32_t r : members[c]) {
-      if (!nonzero[r]) continue;
-      sv_pos[r] = m.total_sv();
-      m.sv_rows.push_back(r);
-      for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
-        m.sv_indices.push_back(indices[e]);
-        m.sv_values.push_back(values[e]);
-      }
-      m.sv_indptr.push_back(static_cast<int64_t>(m.sv_indices.size()));
-      ++n;
-    }
-    m.nr_sv.push_back(n);
-  }
-  const int64_t l = m.total_sv();
-  m.sv_coef.assign(static_cast<size_t>((nr_class - 1) * l), 0.0);
-  size_t pair = 0;
-  for (int32_t i = 0; i < nr_class; ++i) {
-    for (int32_t j = i + 1; j < nr_class; ++j) {
-      const auto& a = pair_alpha[pair++];
-      size_t s = 0;
-      for (const int32_t r : members[i]) {
-        if (nonzero[r]) m.sv_coef[static_cast<size_t>((j - 1) * l + sv_pos[r])] = a[s];
-        ++s;
-      }
-      for (const int32_t r : members[j]) {
-        if (nonzero[r]) m.sv_coef[static_cast<size_t>(i * l + sv_pos[r])] = a[s];
-        ++s;
-      }
-    }
-  }
+  AddSupportVectors(data, o, nonzero, pair_alpha, &m);
   rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   if (report != nullptr) *report = std::move(rep);
   return m;
 }
-
-namespace {
-
-// One-class SVM and the regressions: one problem over every row (LIBSVM's solve_one_class, solve_epsilon_svr,
-// solve_nu_svr), its coefficients a (one-class) or a - a* (regression) per row, the model's support vectors the
-// rows whose coefficient is not 0, in data order.
-SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                         const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits) {
-  const auto start_time = std::chrono::steady_clock::now();
-  const Prepared prep = Prepare(data, params);
-  const SvmParams& p = prep.p;
-  const int64_t l = data.num_rows;
-  const auto labels = data.labels.Host();
-  TESSEL_CHECK(static_cast<int64_t>(labels.size()) == l, "{}: {} labels for {} rows", data.name, labels.size(), l);
-  const bool regression = IsRegression(p.type);
-  TESSEL_CHECK(!regression || l < (int64_t{1} << 30), "{}: {} rows exceed the regression's 2 l 32-bit variables",
-               data.name, l);
-  const int64_t n = regression ? 2 * l : l;  // the regressions' variables a (k < l) and a* (k >= l)
-  std::vector<int32_t> rows(static_cast<size_t>(n));
-  std::vector<int8_t> y(static_cast<size_t>(n));
-  std::vector<double> linear(static_cast<size_t>(n), 0.0);
-  std::vector<double> alpha0;
-  double c = 1;
-  for (int64_t k = 0; k < n; ++k) {
-    rows[k] = static_cast<int32_t>(k % l);
-    y[k] = k < l ? 1 : -1;
-  }
-  if (p.type == SvmType::kOneClass) {  // nu l variables at their bound 1, then the rest of nu l, then 0
-    alpha0.assign(static_cast<size_t>(l), 0.0);
-    const auto at_bound = static_cast<int64_t>(p.nu * static_cast<double>(l));
-    for (int64_t k = 0; k < at_bound; ++k) alpha0[k] = 1;
-    if (at_bound < l) alpha0[at_bound] = p.nu * static_cast<double>(l) - static_cast<double>(at_bound);
-  } else if (p.type == SvmType::kEpsilonSvr) {
-    c = p.C;
-    for (int64_t k = 0; k < l; ++k) {
-      linear[k] = p.p - labels[k];
-      linear[k + l] = p.p + labels[k];
-    }
-  } else {  // nu-SVR
-    c = p.C;
-    alpha0.assign(static_cast<size_t>(n), 0.0);
-    double sum = p.C * p.nu * static_cast<double>(l) / 2;
-    for (int64_t k = 0; k < l; ++k) {
-      alpha0[k] = alpha0[k + l] = std::min(sum, p.C);
-      sum -= alpha0[k];
-      linear[k] = -labels[k];
-      linear[k + l] = labels[k];
-    }
-  }
-  std::vector<double> prob_a;
-  if (p.probability != 0 && regression) {  // svm_svr_probability, before the solve as in LIBSVM
-    GlibcRand local;
-    SvmParams cv_params = p;
-    cv_params.probability = 0;
-    const CrossValidationResult cv = CrossValidate(data, cv_params, 5, fits != nullptr ? fits->solver : solver,
-                                                   rand != nullptr ? rand : &local, fits);
-    prob_a = {LaplaceScale(labels, cv.target)};
-    log::Info(
-        "svm: prob. model for test data: target value = predicted value + z, z: Laplace distribution "
-        "e^(-|z|/sigma)/(2 sigma), sigma = {:g}",
-        prob_a[0]);
-  }
-  kernels::SvmKernelRows kernel(prep.rows, p.kernel);
-  BinaryProblem problem{&kernel, rows, y, c, c};
-  problem.p = linear;
-  problem.alpha0 = alpha0;
-  problem.nu = p.type == SvmType::kNuSvr;
-  SolverResult res;
-  {
-    Progress progress(fmt::format("svm: solving the {} problem of {} rows", SvmTypeName(p.type), l));
-    res = solver ? solver(problem, prep.opts) : SolveBinary(problem, prep.opts);
-  }
-  TESSEL_CHECK(static_cast<int64_t>(res.alpha.size()) == n, "TrainSvm: {} coefficients for {} variables",
-               res.alpha.size(), n);
-  // res.alpha holds y a: a for k < l and -a* for k >= l, so a - a* is their sum.
-  std::vector<double> coef(static_cast<size_t>(l));
-  for (int64_t k = 0; k < l; ++k) coef[k] = regression ? res.alpha[k] + res.alpha[k + l] : res.alpha[k];
-  if (p.type == SvmType::kNuSvr) log::Info("svm: epsilon = {:.6f}", -res.r);
-  log::Info("svm: {}: obj = {:.6f}, rho = {:.6f}, nSV = {}, nBSV = {}, iterations = {}", SvmTypeName(p.type), res.obj,
-            res.rho, res.nr_sv, res.nr_bsv, res.iterations);
-
-  SvmModel m;
-  m.type = p.type;
-  m.kernel = p.kernel;
-  m.nr_class = 2;
-  m.rho = {res.rho};
-  m.prob_a = std::move(prob_a);
-  m.num_features = prep.num_features;
-  m.num_features_known = true;
-  const auto indptr = data.indptr.Host();
-  const auto indices = data.indices.Host();
-  const auto values = data.values.Host();
-  for (int64_t r = 0; r < l; ++r) {
-    if (coef[r] == 0) continue;
-    m.sv_rows.push_back(r);
-    m.sv_coef.push_back(coef[r]);
-    for (int64_t e = indptr[r]; e < indptr[r + 1]; ++e) {
-      m.sv_indices.push_back(indices[e]);
-      m.sv_values.push_back(values[e]);
-    }
-    m.sv_indptr.push_back(static_cast<int64_t>(m.sv_indices.size()));
-  }
-  if (report != nullptr) {
-    TrainReport rep;
-    rep.gamma = p.kernel.gamma;
-    rep.iterations = res.iterations;
-    rep.kernel_evaluations = res.kernel_evaluations;
-    res.alpha.clear();
-    rep.pairs.push_back({0, 0, n, std::move(res)});
-    rep.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
-    *report = std::move(rep);
-  }
-  return m;
-}
-
-}  // namespace
 
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
                   const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits) {
@@ -630,11 +534,8 @@ SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& param
         return SolvePairsConcurrently(with_budget, [&solver, &shared, &tasks, &class_rows](const PairTask& t) {
           TESSEL_CHECK(t.rows == tasks[0].rows, "TrainSvm: the pairs read different rows");
           kernels::SvmKernelRows kernel = shared.Share();
-          BinaryProblem problem{&kernel, t.sub, t.y, t.Cp, t.Cn};
+          BinaryProblem problem = t.Problem(&kernel);
           problem.class_rows = class_rows.get();
-          problem.p = t.p;
-          problem.alpha0 = t.alpha0;
-          problem.nu = t.nu;
           return solver ? solver(problem, t.options) : SolveBinary(problem, t.options);
         });
       },

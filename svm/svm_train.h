@@ -82,6 +82,15 @@ struct PairTask {
   std::span<const double> p = {};
   std::span<const double> alpha0 = {};
   bool nu = false;
+
+  // The pair as a BinaryProblem over `kernel` (a kernel over *rows with `kernel`'s parameters).
+  BinaryProblem Problem(kernels::SvmKernelRows* k) const {
+    BinaryProblem problem{k, sub, y, Cp, Cn};
+    problem.p = p;
+    problem.alpha0 = alpha0;
+    problem.nu = nu;
+    return problem;
+  }
 };
 // Solves every task (in LIBSVM's pair order) and returns their results in the same order.
 using PairsSolver = std::function<std::vector<SolverResult>(std::span<const PairTask>)>;

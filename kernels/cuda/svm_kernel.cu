@@ -99,19 +99,21 @@ __global__ void DiagonalKernel(const int32_t* __restrict__ ids, int64_t n, const
 }  // namespace
 
 struct SvmKernelRowsCuda::Impl {
+  // Rows in CSR with 32-bit offsets (cuSPARSE's), on the device.
+  struct Csr {
+    device::Array<int32_t> indptr;
+    device::Array<int32_t> indices;
+    device::Array<double> values;
+  };
   struct Slot {
     const int32_t* ids = nullptr;
     int64_t n = 0;
     int64_t nnz = 0;
-    device::Array<int32_t> indptr;
-    device::Array<int32_t> indices;
-    device::Array<double> values;
+    Csr rows;  // the columns' rows, copied from every row's
     cusparseSpMatDescr_t desc = nullptr;
   };
   int64_t d = 0;
-  device::Array<int32_t> indptr;
-  device::Array<int32_t> indices;
-  device::Array<double> values;
+  Csr rows;  // every row
   device::Array<double> sq;
   device::Array<double> dense;  // d x q, the working-set rows
   device::Array<double> dots;   // n x q, column-major
@@ -131,12 +133,12 @@ SvmKernelRowsCuda::SvmKernelRowsCuda(const HostCsr& rows, const KernelSpec& para
   TESSEL_CHECK(rows.num_features >= 1, "CUDA SVM kernel: the rows have no features");
   std::vector<int32_t> indptr32(rows.indptr, rows.indptr + rows.num_rows + 1);
   impl_->d = rows.num_features;
-  impl_->indptr.Upload(indptr32.data(), indptr32.size());
-  impl_->indices.Upload(rows.indices, static_cast<size_t>(nnz));
-  impl_->values.Upload(rows.values, static_cast<size_t>(nnz));
+  impl_->rows.indptr.Upload(indptr32.data(), indptr32.size());
+  impl_->rows.indices.Upload(rows.indices, static_cast<size_t>(nnz));
+  impl_->rows.values.Upload(rows.values, static_cast<size_t>(nnz));
   impl_->sq.Reserve(static_cast<size_t>(num_rows_));
   if (num_rows_ > 0) {
-    SquaredNorms<<<Blocks(num_rows_), kThreads>>>(impl_->indptr.data(), impl_->values.data(), num_rows_,
+    SquaredNorms<<<Blocks(num_rows_), kThreads>>>(impl_->rows.indptr.data(), impl_->rows.values.data(), num_rows_,
                                                   impl_->sq.data());
     TESSEL_CUDA_CHECK_LAUNCH();
   }
@@ -157,21 +159,23 @@ void SvmKernelRowsCuda::SetColumns(int slot, const int32_t* ids, int64_t n) {
   s.n = n;
   s.nnz = 0;
   if (n == 0) return;
-  s.indptr.Reserve(static_cast<size_t>(n + 1));
-  SubsetLengths<<<Blocks(n), kThreads>>>(impl_->indptr.data(), ids, n, s.indptr.data());
+  const Impl::Csr& all = impl_->rows;
+  Impl::Csr& sub = s.rows;
+  sub.indptr.Reserve(static_cast<size_t>(n + 1));
+  SubsetLengths<<<Blocks(n), kThreads>>>(all.indptr.data(), ids, n, sub.indptr.data());
   TESSEL_CUDA_CHECK_LAUNCH();
-  InclusiveSumInPlace(s.indptr.data() + 1, n);
+  InclusiveSumInPlace(sub.indptr.data() + 1, n);
   int32_t nnz = 0;
-  device::CopyToHost(&nnz, s.indptr.data() + n, sizeof(int32_t));
+  device::CopyToHost(&nnz, sub.indptr.data() + n, sizeof(int32_t));
   s.nnz = nnz;
-  s.indices.Reserve(static_cast<size_t>(nnz));
-  s.values.Reserve(static_cast<size_t>(nnz));
-  SubsetCopy<<<Blocks(n * 32), kThreads>>>(impl_->indptr.data(), impl_->indices.data(), impl_->values.data(), ids, n,
-                                           s.indptr.data(), s.indices.data(), s.values.data());
+  sub.indices.Reserve(static_cast<size_t>(nnz));
+  sub.values.Reserve(static_cast<size_t>(nnz));
+  SubsetCopy<<<Blocks(n * 32), kThreads>>>(all.indptr.data(), all.indices.data(), all.values.data(), ids, n,
+                                           sub.indptr.data(), sub.indices.data(), sub.values.data());
   TESSEL_CUDA_CHECK_LAUNCH();
-  TESSEL_CUSPARSE_CHECK(cusparseCreateCsr(&s.desc, n, impl_->d, nnz, s.indptr.data(), s.indices.data(), s.values.data(),
-                                          CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I, CUSPARSE_INDEX_BASE_ZERO,
-                                          CUDA_R_64F));
+  TESSEL_CUSPARSE_CHECK(cusparseCreateCsr(&s.desc, n, impl_->d, nnz, sub.indptr.data(), sub.indices.data(),
+                                          sub.values.data(), CUSPARSE_INDEX_32I, CUSPARSE_INDEX_32I,
+                                          CUSPARSE_INDEX_BASE_ZERO, CUDA_R_64F));
 }
 
 template <typename Out>
@@ -185,8 +189,8 @@ void SvmKernelRowsCuda::Rows(int slot, const int32_t* ws, const int8_t* sign, in
   m.dense.Reserve(static_cast<size_t>(d * q));
   m.dots.Reserve(static_cast<size_t>(s.n * q));
   TESSEL_CUDA_CHECK(cudaMemset(m.dense.data(), 0, static_cast<size_t>(d * q) * sizeof(double)));
-  ScatterRows<<<static_cast<int>(std::min<int64_t>(q, 65535)), 128>>>(m.indptr.data(), m.indices.data(),
-                                                                      m.values.data(), ws, q, d, m.dense.data());
+  ScatterRows<<<static_cast<int>(std::min<int64_t>(q, 65535)), 128>>>(m.rows.indptr.data(), m.rows.indices.data(),
+                                                                      m.rows.values.data(), ws, q, d, m.dense.data());
   TESSEL_CUDA_CHECK_LAUNCH();
   cusparseHandle_t handle = CusparseHandle();
   cusparseDnMatDescr_t b = nullptr;
