@@ -1,15 +1,9 @@
 # Finds METIS 5 (Debian: libmetis-dev) and defines METIS::METIS; records IDXTYPEWIDTH in METIS_IDX_WIDTH.
+include("${CMAKE_CURRENT_LIST_DIR}/TesselImportedLibrary.cmake")
 find_path(METIS_INCLUDE_DIR metis.h)
 find_library(METIS_LIBRARY metis)
 if(METIS_INCLUDE_DIR)
   file(STRINGS "${METIS_INCLUDE_DIR}/metis.h" _metis_width REGEX "^#define IDXTYPEWIDTH")
   string(REGEX MATCH "[0-9]+" METIS_IDX_WIDTH "${_metis_width}")
 endif()
-include(FindPackageHandleStandardArgs)
-find_package_handle_standard_args(METIS REQUIRED_VARS METIS_LIBRARY METIS_INCLUDE_DIR METIS_IDX_WIDTH)
-if(METIS_FOUND AND NOT TARGET METIS::METIS)
-  add_library(METIS::METIS UNKNOWN IMPORTED)
-  set_target_properties(METIS::METIS PROPERTIES IMPORTED_LOCATION "${METIS_LIBRARY}"
-                        INTERFACE_INCLUDE_DIRECTORIES "${METIS_INCLUDE_DIR}")
-endif()
-mark_as_advanced(METIS_INCLUDE_DIR METIS_LIBRARY)
+tessel_imported_library(METIS METIS_IDX_WIDTH)

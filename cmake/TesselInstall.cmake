@@ -3,7 +3,8 @@
 #   P/lib/libtessel_*.a                            the static library of every folder
 #   P/include/tessel/{core,comm,...}/*.h           the public headers, still included as "core/buffer.h"
 #   P/include/tessel/core/build_config.h           the generated compile-time switches
-#   P/lib/cmake/tessel/tessel{Config,ConfigVersion,Targets}.cmake, FindMETIS.cmake, FindXXHASH.cmake
+#   P/lib/cmake/tessel/tessel{Config,ConfigVersion,Targets}.cmake, FindMETIS.cmake, FindXXHASH.cmake (and the
+#   TesselImportedLibrary.cmake they include)
 # so that find_package(tessel) gives the imported targets tessel::tessel_core ... tessel::tessel_svm and
 # tessel::tessel (the binary). Components: `runtime` (the binary) and `devel` (everything else); the Python wheel
 # (pyproject.toml: install.components = ["python"]) takes neither, and under scikit-build none of this is declared.
@@ -51,4 +52,5 @@ install(FILES
   "${CMAKE_CURRENT_LIST_DIR}/FindMETIS.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/FindXXHASH.cmake"
   "${CMAKE_CURRENT_LIST_DIR}/FindPTScotchParMETIS.cmake"
+  "${CMAKE_CURRENT_LIST_DIR}/TesselImportedLibrary.cmake"
   DESTINATION "${TESSEL_INSTALL_CMAKEDIR}" COMPONENT devel)

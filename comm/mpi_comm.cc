@@ -1,30 +1,27 @@
 // MPI backend: MPI_Init_thread(FUNNELED) only when needed, collectives on a private duplicate of MPI_COMM_WORLD
 // with MPI_ERRORS_RETURN, int-count splitting, user ops for (value, index) loc reductions, point-to-point messages on
-// a second duplicate (so user tags never meet the collectives' internal messages), and the abort guard.
+// a second duplicate (so user tags never meet the collectives' internal messages), and the abort guard. Every wait
+// polls under the watchdog (comm/mpi_watchdog.cc).
 #include "comm/mpi_comm.h"
 
 #include <mpi.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <deque>
 #include <functional>
 #include <iterator>
 #include <new>
-#include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "comm/mpi_watchdog.h"
 #include "core/error.h"
 #include "core/fault_inject.h"
 #include "core/log.h"
@@ -34,78 +31,8 @@ namespace tessel::comm {
 namespace {
 
 constexpr int kPairwiseTag = 7301;  // the chunked point-to-point fallback; our communicator is private (a dup)
-constexpr int kProbeTag = 1;        // watchdog: "where are you?" (on the control communicator)
-constexpr int kReplyTag = 2;        // watchdog: the answer (sequence number, call, peer)
-// How long a timed-out rank waits for the answers to its probes: a third of the timeout, within [0.5 s, 2 s] (a
-// polling rank answers within milliseconds; short test timeouts keep the job's end near the timeout).
-double ProbeWindowSeconds(double timeout) { return std::clamp(timeout / 3, 0.5, 2.0); }
-constexpr double kSpinSeconds = 50e-6;  // polling: tight spin, then yields, then sleeps (WaitCode)
-constexpr double kYieldSeconds = 0.1;
-bool g_owned = false;  // EnsureMpiInitialized called MPI_Init_thread
-
-using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
-
-double g_finalize_timeout = 0;  // the last communicator's timeout: bounds the barrier before MPI_Finalize
-
-// What a polling wait does between two polls once it has waited `waited` seconds: yields up to kYieldSeconds, then
-// sleeps doubling from 50 us to 1 ms (WaitCode says why).
-class PollPause {
- public:
-  void After(double waited) {
-    if (waited < kYieldSeconds) {
-      std::this_thread::yield();
-      return;
-    }
-    std::this_thread::sleep_for(pause_);
-    pause_ = std::min(pause_ * 2, std::chrono::microseconds(1000));
-  }
-
- private:
-  std::chrono::microseconds pause_{50};
-};
-
-// Completes one request by polling; false when `timeout` seconds (> 0) passed first. For the calls outside a
-// communicator: creating one, and the end of the job.
-bool PollWithin(MPI_Request* request, double timeout) {
-  const Clock::time_point t0 = Clock::now();
-  PollPause pause;
-  for (;;) {
-    int done = 0;
-    const int rc = MPI_Test(request, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS || done != 0) return true;  // an error surfaces at the next call on the communicator
-    const double waited = SecondsSince(t0);
-    if (timeout > 0 && waited >= timeout) return false;
-    pause.After(waited);
-  }
-}
-
-// MPI_Comm_dup under the timeout (MPI_Comm_idup polled): a rank that never arrives (stopped during start-up, not
-// started) ends the job with a message instead of holding every other rank in MPI_Comm_dup.
-MPI_Comm DupWithin(MPI_Comm in, double timeout, std::string_view what) {
-  MPI_Comm out = MPI_COMM_NULL;
-  MPI_Request request = MPI_REQUEST_NULL;
-  const int rc = MPI_Comm_idup(in, &out, &request);
-  TESSEL_CHECK(rc == MPI_SUCCESS, "comm: MPI_Comm_idup ({}) failed: {}", what, rc);
-  if (!PollWithin(&request, timeout)) {
-    int rank = 0;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    throw Error(fmt::format(
-        "comm: rank {} waited {} s (--timeout) in MPI_Comm_dup ({}): not every rank has started the job (a rank "
-        "stopped or was slow during start-up; check the other ranks' hosts, or raise --timeout)",
-        rank, timeout, what));
-  }
-  return out;
-}
-
-// The calls the watchdog names (their index travels in probe answers).
-enum class Call : int64_t { kNone, kAllreduce, kBroadcast, kAllgatherv, kAlltoallv, kBarrier, kSend, kRecv, kSendRecv };
-constexpr std::array<std::string_view, 9> kCallNames = {"no call", "Allreduce", "Broadcast", "Allgatherv", "Alltoallv",
-                                                        "Barrier", "Send",      "Recv",      "SendRecv"};
-std::string_view CallName(int64_t c) {
-  return c >= 0 && c < static_cast<int64_t>(kCallNames.size()) ? kCallNames[static_cast<size_t>(c)] : "?";
-}
+bool g_owned = false;               // EnsureMpiInitialized called MPI_Init_thread
+double g_finalize_timeout = 0;      // the last communicator's timeout: bounds the barrier before MPI_Finalize
 
 std::string MpiErrorString(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -200,7 +127,7 @@ class ByteMessage {
 class MpiCommunicator final : public Communicator {
  public:
   MpiCommunicator(MPI_Comm comm, int rank, int size, const MpiOptions& options)
-      : Communicator(rank, size), comm_(comm), options_(options) {
+      : Communicator(rank, size), comm_(comm), options_(options), watchdog_(rank, size, options.timeout_seconds) {
     options_.max_message_bytes = std::clamp<int64_t>(options_.max_message_bytes, 16, INT_MAX);
     for (int f = 0; f < 2; ++f) {
       const size_t bytes = f == 0 ? sizeof(ValueIndex<float>) : sizeof(ValueIndex<double>);
@@ -220,8 +147,7 @@ class MpiCommunicator final : public Communicator {
     // Collective like the constructor's caller (MakeMpiCommunicator duplicated comm on every rank just before).
     p2p_comm_ = DupWithin(comm_, options_.timeout_seconds, "point-to-point");
     MPI_Comm_set_errhandler(p2p_comm_, MPI_ERRORS_RETURN);
-    ctl_comm_ = DupWithin(comm_, options_.timeout_seconds, "watchdog");
-    MPI_Comm_set_errhandler(ctl_comm_, MPI_ERRORS_RETURN);
+    watchdog_.Start(DupWithin(comm_, options_.timeout_seconds, "watchdog"));
   }
   ~MpiCommunicator() override {
     if (!MpiInitialized()) return;
@@ -232,8 +158,7 @@ class MpiCommunicator final : public Communicator {
       for (MPI_Op& op : ops) MPI_Op_free(&op);
     }
     for (MPI_Datatype& t : loc_type_) MPI_Type_free(&t);
-    for (Answer& a : answers_) MPI_Request_free(&a.request);  // small answers: MPI delivers them on its own
-    MPI_Comm_free(&ctl_comm_);
+    watchdog_.Free();
     MPI_Comm_free(&p2p_comm_);
     MPI_Comm_free(&comm_);
   }
@@ -256,7 +181,7 @@ class MpiCommunicator final : public Communicator {
 
  protected:
   Status DoAllreduce(void* data, int64_t count, DataType type, ReduceOp op) override {
-    Begin(Call::kAllreduce, count * static_cast<int64_t>(DataTypeSize(type)));
+    watchdog_.Begin(MpiCall::kAllreduce, count * static_cast<int64_t>(DataTypeSize(type)));
     Status s = CheckArguments(1, count, static_cast<int64_t>(type) * 16 + static_cast<int64_t>(op), {});
     if (!s.ok() || count == 0) return s;
     MPI_Datatype dtype = ScalarType(type);
@@ -283,7 +208,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   Status DoBroadcast(void* data, int64_t bytes, int root) override {
-    Begin(Call::kBroadcast, bytes);
+    watchdog_.Begin(MpiCall::kBroadcast, bytes);
     Status s = CheckArguments(2, bytes, root, {});
     if (!s.ok()) return s;
     auto* p = static_cast<std::byte*>(data);
@@ -299,7 +224,7 @@ class MpiCommunicator final : public Communicator {
 
   Status DoAllgatherv(const void* send, int64_t send_bytes, void* recv, std::span<const int64_t> recv_bytes) override {
     const std::vector<int64_t> rdispl = Displacements(recv_bytes);
-    Begin(Call::kAllgatherv, rdispl.back());
+    watchdog_.Begin(MpiCall::kAllgatherv, rdispl.back());
     std::vector<int64_t> mine(static_cast<size_t>(Size()), send_bytes);  // the same block goes to every peer
     Status s = CheckArguments(3, 0, 0, {mine, recv_bytes, /*gather=*/true});
     if (!s.ok()) return s;
@@ -321,7 +246,7 @@ class MpiCommunicator final : public Communicator {
                      std::span<const int64_t> recv_bytes) override {
     const std::vector<int64_t> sdispl = Displacements(send_bytes);
     const std::vector<int64_t> rdispl = Displacements(recv_bytes);
-    Begin(Call::kAlltoallv, sdispl.back());
+    watchdog_.Begin(MpiCall::kAlltoallv, sdispl.back());
     Status s = CheckArguments(4, 0, 0, {send_bytes, recv_bytes, /*gather=*/false});
     if (!s.ok()) return s;
     // Every rank must take the same path, and each sees only its own sizes: agree with one tiny allreduce.
@@ -344,7 +269,7 @@ class MpiCommunicator final : public Communicator {
   }
 
   Status DoBarrier() override {
-    Begin(Call::kBarrier, 0);
+    watchdog_.Begin(MpiCall::kBarrier, 0);
     Status s = CheckArguments(5, 0, 0, {});
     if (!s.ok()) return s;
     MPI_Request r = MPI_REQUEST_NULL;
@@ -356,7 +281,7 @@ class MpiCommunicator final : public Communicator {
   // only two ranks take part). MPI_Isend is standard mode: it may complete only once the receive is posted.
   Status DoSend(const void* data, int64_t bytes, int dest, int tag) override {
     CheckThread();
-    Begin(Call::kSend, bytes, dest, tag);
+    watchdog_.Begin(MpiCall::kSend, bytes, dest, tag);
     const ByteMessage m(bytes, options_.max_message_bytes);
     MPI_Request r = MPI_REQUEST_NULL;
     const std::string call = fmt::format("MPI_Send ({} bytes to rank {}, tag {})", bytes, dest, tag);
@@ -366,7 +291,7 @@ class MpiCommunicator final : public Communicator {
 
   Status DoRecv(void* data, int64_t bytes, int source, int tag) override {
     CheckThread();
-    Begin(Call::kRecv, bytes, source, tag);
+    watchdog_.Begin(MpiCall::kRecv, bytes, source, tag);
     const ByteMessage m(bytes, options_.max_message_bytes);
     MPI_Request r = MPI_REQUEST_NULL;
     MPI_Status status{};
@@ -378,7 +303,7 @@ class MpiCommunicator final : public Communicator {
   Status DoSendRecv(const void* send, int64_t send_bytes, int dest, void* recv, int64_t recv_bytes, int source,
                     int tag) override {
     CheckThread();
-    Begin(Call::kSendRecv, send_bytes, dest, tag, source);
+    watchdog_.Begin(MpiCall::kSendRecv, send_bytes, dest, tag, source);
     const ByteMessage sm(send_bytes, options_.max_message_bytes);
     const ByteMessage rm(recv_bytes, options_.max_message_bytes);
     MPI_Request r[2] = {MPI_REQUEST_NULL, MPI_REQUEST_NULL};
@@ -390,51 +315,9 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
-  // ---- The watchdog (MpiOptions::timeout_seconds).
-
-  // The call in progress on this rank, for probe answers and the timeout message.
-  struct Current {
-    Call call = Call::kNone;
-    int64_t bytes = 0;
-    int peer = -1;    // point-to-point: the destination (send, sendrecv) or the source (recv)
-    int tag = -1;     // point-to-point
-    int source = -1;  // sendrecv: the source
-  };
-  void Begin(Call call, int64_t bytes, int peer = -1, int tag = -1, int source = -1) {
-    ++seq_;
-    current_ = {call, bytes, peer, tag, source};
-  }
-
-  // Completes n requests: MPI_Testall polled while answering other ranks' probes, until done or the timeout (if any)
-  // ends the job. Also without a timeout: Open MPI 4.1.4's MPI_Waitall never returned for a receive that failed with
-  // MPI_ERR_TRUNCATE when the message arrived after the receive was posted (MPI_Testall sees it). A tight spin for
-  // kSpinSeconds (small messages complete within it), then a yield between polls up to kYieldSeconds (an oversubscribed
-  // rank leaves the core to the peer it waits for, as Open MPI's own blocking calls do; a non-blocking collective
-  // advances only while its ranks poll, so sleeping here would cost every round of it), then sleeps doubling to 1 ms (a
-  // long wait for a slow peer does not burn a core). Returns MPI's code; for MPI_ERR_IN_STATUS, the first failed
-  // request's own error.
+  // Completes n requests under the watchdog (MpiWatchdog::WaitCode), the call's purpose named should it time out.
   int WaitCode(MPI_Request* requests, int n, MPI_Status* statuses) {
-    MPI_Status ignored[2];
-    MPI_Status* st = statuses != nullptr ? statuses : (n <= 2 ? ignored : MPI_STATUSES_IGNORE);
-    int rc = MPI_SUCCESS;
-    const Clock::time_point t0 = Clock::now();
-    PollPause pause;
-    for (;;) {
-      int done = 0;
-      rc = MPI_Testall(n, requests, &done, st);  // MPI_SUCCESS and done = 0 while any request is pending
-      if (rc != MPI_SUCCESS || done != 0) break;
-      const double waited = SecondsSince(t0);
-      if (waited < kSpinSeconds) continue;
-      AnswerProbes();
-      if (options_.timeout_seconds > 0 && waited >= options_.timeout_seconds) TimedOut(waited);
-      pause.After(waited);
-    }
-    if (rc == MPI_ERR_IN_STATUS && st != MPI_STATUSES_IGNORE) {
-      for (int i = 0; i < n; ++i) {
-        if (st[i].MPI_ERROR != MPI_SUCCESS && st[i].MPI_ERROR != MPI_ERR_PENDING) return st[i].MPI_ERROR;
-      }
-    }
-    return rc;
+    return watchdog_.WaitCode(requests, n, statuses, CurrentPurpose());
   }
   Status Wait(MPI_Request* requests, int n, MPI_Status* statuses, std::string_view call) {
     return Check(WaitCode(requests, n, statuses), call);
@@ -446,113 +329,6 @@ class MpiCommunicator final : public Communicator {
     Status s = Check(MPI_Iallreduce(MPI_IN_PLACE, data, count, type, MPI_MAX, comm_, &r), call);
     return s.ok() ? Wait(&r, 1, nullptr, call) : s;
   }
-
-  // Answers every pending probe with (sequence number, call, peer, tag); sends complete in the background.
-  void AnswerProbes() {
-    for (;;) {
-      int flag = 0;
-      MPI_Status st;
-      if (MPI_Iprobe(MPI_ANY_SOURCE, kProbeTag, ctl_comm_, &flag, &st) != MPI_SUCCESS || flag == 0) break;
-      int64_t asked = 0;
-      if (MPI_Recv(&asked, 1, MPI_INT64_T, st.MPI_SOURCE, kProbeTag, ctl_comm_, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-        break;
-      }
-      Answer& a = answers_.emplace_back();
-      a.data = {static_cast<int64_t>(seq_), static_cast<int64_t>(current_.call), current_.peer, current_.tag};
-      if (MPI_Isend(a.data.data(), 4, MPI_INT64_T, st.MPI_SOURCE, kReplyTag, ctl_comm_, &a.request) != MPI_SUCCESS) {
-        answers_.pop_back();
-      }
-    }
-    while (!answers_.empty()) {  // forget the answers that have left
-      int done = 0;
-      if (MPI_Test(&answers_.front().request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done == 0) break;
-      answers_.pop_front();
-    }
-  }
-
-  // The timeout: probe every other rank on the control communicator, collect answers for ProbeWindowSeconds
-  // (answering probes of ranks that timed out too), and end the job naming the ranks that did not answer.
-  [[noreturn]] void TimedOut(double waited) {
-    const int64_t probe = static_cast<int64_t>(seq_);
-    std::vector<MPI_Request> sent;
-    for (int r = 0; r < Size(); ++r) {
-      if (r == Rank()) continue;
-      sent.emplace_back();
-      if (MPI_Isend(&probe, 1, MPI_INT64_T, r, kProbeTag, ctl_comm_, &sent.back()) != MPI_SUCCESS) sent.pop_back();
-    }
-    std::vector<std::optional<std::array<int64_t, 4>>> heard(static_cast<size_t>(Size()));
-    int missing = Size() - 1;
-    const double window = ProbeWindowSeconds(options_.timeout_seconds);
-    const Clock::time_point t0 = Clock::now();
-    while (missing > 0 && SecondsSince(t0) < window) {
-      AnswerProbes();
-      int flag = 0;
-      MPI_Status st;
-      if (MPI_Iprobe(MPI_ANY_SOURCE, kReplyTag, ctl_comm_, &flag, &st) == MPI_SUCCESS && flag != 0) {
-        std::array<int64_t, 4> a{};
-        if (MPI_Recv(a.data(), 4, MPI_INT64_T, st.MPI_SOURCE, kReplyTag, ctl_comm_, MPI_STATUS_IGNORE) == MPI_SUCCESS &&
-            !heard[static_cast<size_t>(st.MPI_SOURCE)]) {
-          heard[static_cast<size_t>(st.MPI_SOURCE)] = a;
-          --missing;
-        }
-        continue;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    }
-    std::string silent;
-    std::string where;
-    for (int r = 0; r < Size(); ++r) {
-      if (r == Rank()) continue;
-      const auto& h = heard[static_cast<size_t>(r)];
-      if (!h) {
-        silent += fmt::format("{}{}", silent.empty() ? "" : ", ", r);
-      } else {
-        const auto& a = *h;
-        where += fmt::format("{}rank {} waits in {}", where.empty() ? "" : "; ", r, CallName(a[1]));
-        if (a[2] >= 0) {
-          const std::string_view dir = a[1] == static_cast<int64_t>(Call::kRecv)   ? "from"
-                                       : a[1] == static_cast<int64_t>(Call::kSend) ? "to"
-                                                                                   : "with";
-          where += fmt::format(" {} rank {} with tag {}", dir, a[2], a[3]);
-        }
-        where += fmt::format(" (its call {})", a[0]);
-      }
-    }
-    std::string what = fmt::format("{}", CallName(static_cast<int64_t>(current_.call)));
-    if (current_.call == Call::kSend) {
-      what += fmt::format(" to rank {} with tag {}", current_.peer, current_.tag);
-    } else if (current_.call == Call::kRecv) {
-      what += fmt::format(" from rank {} with tag {}", current_.peer, current_.tag);
-    } else if (current_.call == Call::kSendRecv) {
-      what += fmt::format(" to rank {} and from rank {} with tag {}", current_.peer, current_.source, current_.tag);
-    }
-    const std::string purpose = current_.call == Call::kRecv || current_.call == Call::kBarrier
-                                    ? ""
-                                    : fmt::format("\"{}\", ", CurrentPurpose());
-    std::string message =
-        fmt::format("comm: rank {} made no progress for {:.1f} s in {} ({}{} bytes, call {} on this rank); ", Rank(),
-                    waited, what, purpose, current_.bytes, seq_);
-    if (!silent.empty()) {
-      message += fmt::format(
-          "{} {} did not answer within {:.1f} s (stopped, hung, dead, or busy outside communication for longer than "
-          "the timeout)",
-          missing == 1 ? "rank" : "ranks", silent, window);
-      if (!where.empty()) message += "; " + where;
-    } else {
-      message += fmt::format(
-          "every rank answered, so none is stopped: {} (ranks waiting in different calls are a program error)", where);
-    }
-    message += fmt::format(
-        ". Ending the job; if a step legitimately takes longer, raise the timeout (--timeout SECONDS, now {:g}; 0 = no "
-        "limit)",
-        options_.timeout_seconds);
-    AbortJob(message);
-  }
-
-  struct Answer {
-    std::array<int64_t, 4> data{};
-    MPI_Request request = MPI_REQUEST_NULL;
-  };
 
   // The outcome of a receive: MPI's error (a longer message than expected is MPI_ERR_TRUNCATE), or a shorter
   // message than expected, which MPI accepts and only the received size shows.
@@ -678,11 +454,8 @@ class MpiCommunicator final : public Communicator {
 
  private:
   MPI_Comm p2p_comm_ = MPI_COMM_NULL;  // point-to-point messages only: their tags are the callers'
-  MPI_Comm ctl_comm_ = MPI_COMM_NULL;  // the watchdog's probes and answers only
-  uint64_t seq_ = 0;                   // calls begun on this rank (collectives and messages)
-  Current current_;                    // the call in progress (or the last one)
-  std::deque<Answer> answers_;         // probe answers still being sent
   MpiOptions options_;
+  MpiWatchdog watchdog_;  // the call in progress, every wait polled under the timeout (its own control communicator)
   MPI_Datatype loc_type_[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};  // ValueIndex<float>, ValueIndex<double>
   MPI_Op loc_op_[2][2] = {};                                           // [float|double][min|max]
   MPI_Op half_op_[2][3] = {};                                          // [fp16|bf16][sum|min|max]

@@ -48,6 +48,15 @@ Library& Cusparse() {
     return fn == nullptr ? FAIL : fn ARGS;                                        \
   }
 
+// Defines cuSPARSE's pair of a workspace query and the call that takes the workspace, which share their leading
+// parameters PARAMS: NAME_bufferSize(PARAMS, size_t* bufferSize) and NAME(PARAMS, void* buffer).
+#define TESSEL_UNPAREN(...) __VA_ARGS__
+#define TESSEL_FORWARD_WITH_BUFFER(NAME, PARAMS, ARGS)                                            \
+  TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, NAME##_bufferSize,  \
+                 (TESSEL_UNPAREN PARAMS, size_t * bufferSize), (TESSEL_UNPAREN ARGS, bufferSize)) \
+  TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, NAME,               \
+                 (TESSEL_UNPAREN PARAMS, void* buffer), (TESSEL_UNPAREN ARGS, buffer))
+
 extern "C" {
 
 TESSEL_FORWARD(Cublas, Cublas().error.c_str(), const char*, cublasGetStatusName, (cublasStatus_t status), (status))
@@ -90,29 +99,21 @@ TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, cusp
 TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, cusparseCsrSetPointers,
                (cusparseSpMatDescr_t spMatDescr, void* csrRowOffsets, void* csrColInd, void* csrValues),
                (spMatDescr, csrRowOffsets, csrColInd, csrValues))
-TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, cusparseSpMM_bufferSize,
-               (cusparseHandle_t handle, cusparseOperation_t opA, cusparseOperation_t opB, const void* alpha,
-                cusparseConstSpMatDescr_t matA, cusparseConstDnMatDescr_t matB, const void* beta,
-                cusparseDnMatDescr_t matC, cudaDataType computeType, cusparseSpMMAlg_t alg, size_t* bufferSize),
-               (handle, opA, opB, alpha, matA, matB, beta, matC, computeType, alg, bufferSize))
-TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, cusparseSpMM,
-               (cusparseHandle_t handle, cusparseOperation_t opA, cusparseOperation_t opB, const void* alpha,
-                cusparseConstSpMatDescr_t matA, cusparseConstDnMatDescr_t matB, const void* beta,
-                cusparseDnMatDescr_t matC, cudaDataType computeType, cusparseSpMMAlg_t alg, void* externalBuffer),
-               (handle, opA, opB, alpha, matA, matB, beta, matC, computeType, alg, externalBuffer))
-TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, cusparseCsr2cscEx2_bufferSize,
-               (cusparseHandle_t handle, int m, int n, int nnz, const void* csrVal, const int* csrRowPtr,
-                const int* csrColInd, void* cscVal, int* cscColPtr, int* cscRowInd, cudaDataType valType,
-                cusparseAction_t copyValues, cusparseIndexBase_t idxBase, cusparseCsr2CscAlg_t alg, size_t* bufferSize),
-               (handle, m, n, nnz, csrVal, csrRowPtr, csrColInd, cscVal, cscColPtr, cscRowInd, valType, copyValues,
-                idxBase, alg, bufferSize))
-TESSEL_FORWARD(Cusparse, CUSPARSE_STATUS_NOT_INITIALIZED, cusparseStatus_t, cusparseCsr2cscEx2,
-               (cusparseHandle_t handle, int m, int n, int nnz, const void* csrVal, const int* csrRowPtr,
-                const int* csrColInd, void* cscVal, int* cscColPtr, int* cscRowInd, cudaDataType valType,
-                cusparseAction_t copyValues, cusparseIndexBase_t idxBase, cusparseCsr2CscAlg_t alg, void* buffer),
-               (handle, m, n, nnz, csrVal, csrRowPtr, csrColInd, cscVal, cscColPtr, cscRowInd, valType, copyValues,
-                idxBase, alg, buffer))
+TESSEL_FORWARD_WITH_BUFFER(cusparseSpMM,
+                           (cusparseHandle_t handle, cusparseOperation_t opA, cusparseOperation_t opB,
+                            const void* alpha, cusparseConstSpMatDescr_t matA, cusparseConstDnMatDescr_t matB,
+                            const void* beta, cusparseDnMatDescr_t matC, cudaDataType computeType,
+                            cusparseSpMMAlg_t alg),
+                           (handle, opA, opB, alpha, matA, matB, beta, matC, computeType, alg))
+TESSEL_FORWARD_WITH_BUFFER(cusparseCsr2cscEx2,
+                           (cusparseHandle_t handle, int m, int n, int nnz, const void* csrVal, const int* csrRowPtr,
+                            const int* csrColInd, void* cscVal, int* cscColPtr, int* cscRowInd, cudaDataType valType,
+                            cusparseAction_t copyValues, cusparseIndexBase_t idxBase, cusparseCsr2CscAlg_t alg),
+                           (handle, m, n, nnz, csrVal, csrRowPtr, csrColInd, cscVal, cscColPtr, cscRowInd, valType,
+                            copyValues, idxBase, alg))
 
 }  // extern "C"
 
+#undef TESSEL_FORWARD_WITH_BUFFER
+#undef TESSEL_UNPAREN
 #undef TESSEL_FORWARD

@@ -20,21 +20,18 @@ void SetRank(int rank, int size, bool all_ranks = false);
 void Write(Level level, std::string_view message);
 bool Enabled(Level level);
 
-template <typename... Args>
-void Debug(fmt::format_string<Args...> f, Args&&... args) {
-  if (Enabled(Level::kDebug)) Write(Level::kDebug, fmt::format(f, std::forward<Args>(args)...));
-}
-template <typename... Args>
-void Info(fmt::format_string<Args...> f, Args&&... args) {
-  if (Enabled(Level::kInfo)) Write(Level::kInfo, fmt::format(f, std::forward<Args>(args)...));
-}
-template <typename... Args>
-void Warn(fmt::format_string<Args...> f, Args&&... args) {
-  if (Enabled(Level::kWarn)) Write(Level::kWarn, fmt::format(f, std::forward<Args>(args)...));
-}
-template <typename... Args>
-void Error(fmt::format_string<Args...> f, Args&&... args) {
-  if (Enabled(Level::kError)) Write(Level::kError, fmt::format(f, std::forward<Args>(args)...));
-}
+// Logging at one level: log::Info("read {} rows", n) formats the message only when the level is enabled (the format
+// string checked at compile time, as fmt::format checks it).
+template <Level kLevel>
+struct LevelLogger {
+  template <typename... Args>
+  void operator()(fmt::format_string<Args...> f, Args&&... args) const {
+    if (Enabled(kLevel)) Write(kLevel, fmt::format(f, std::forward<Args>(args)...));
+  }
+};
+inline constexpr LevelLogger<Level::kDebug> Debug{};
+inline constexpr LevelLogger<Level::kInfo> Info{};
+inline constexpr LevelLogger<Level::kWarn> Warn{};
+inline constexpr LevelLogger<Level::kError> Error{};
 
 }  // namespace tessel::log

@@ -1,5 +1,5 @@
 // LEB128 varints and zigzag signed integers, the compact integer wire format of the exchanges that send ids:
-// compressed feature rows' column ids (train/gcn/dist_features.cc) and the distributed sampler's requests and
+// compressed feature rows' column ids (train/gcn/row_exchange.cc) and the distributed sampler's requests and
 // answers (sampling/dist_sampler.cc).
 #pragma once
 

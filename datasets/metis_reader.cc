@@ -83,47 +83,53 @@ Header ReadHeader(LineCursor& cur) {
   throw Error::InFile(cur.name(), "no header line 'n m [fmt [ncon]]' (the file is empty or holds only comments)");
 }
 
-}  // namespace
-
-MetisGraph ReadMetisGraph(const fs::path& path) {
-  TextStream file = TextStream::Open(path);
-  LineCursor cur(file);
-  const Header h = ReadHeader(cur);
+// Refuses a header that promises more than the file can hold, before any array is sized from it: 2m entries need at
+// least 2 bytes each in the file (a header claiming more is caught when the lines run out), and so does each vertex
+// line's size and ncon weights. A compressed file is bounded by what it may inflate to (--max-inflate-ratio).
+void CheckHeaderFits(const TextStream& file, const Header& h) {
   const int64_t n = h.n;
   // Checked before doubling: a header with m above 2^62 would overflow 2m (found by tests/fuzz/fuzz_metis.cc).
   TESSEL_CHECK(h.m <= (int64_t{1} << 61),
                "{}:{}: edge count {} is too large (the header is 'n m [fmt [ncon]]' with m the number of "
                "undirected edges; fix the header)",
                file.name(), h.line, h.m);
-  const int64_t entries = 2 * h.m;
-  // 2m entries need at least 2 bytes each in the file; a header claiming more is caught when the lines run out.
-  // A compressed file is bounded by what it may inflate to (--max-inflate-ratio).
   const int64_t bytes = std::min(file.MaxSize(), std::numeric_limits<int64_t>::max() - 1);
   const std::string size_text = file.compression() == Compression::kNone
                                     ? fmt::format("the file's {} bytes", bytes)
                                     : fmt::format("the {} bytes the file may inflate to (--max-inflate-ratio)", bytes);
   TESSEL_CHECK(n <= bytes + 1, "{}:{}: the header declares {} vertices, more than {} can hold", file.name(), h.line, n,
                size_text);
-
-  // Each vertex line starts with its size and ncon weights, at least 2 bytes each (a digit and a separator): a
-  // header that promises more than the file can hold is refused before the arrays are sized from it.
   const int64_t per_vertex = h.ncon + (h.sizes ? 1 : 0);
   TESSEL_CHECK(
       per_vertex == 0 || n <= (bytes + 1) / (2 * per_vertex),
       "{}:{}: the header declares {} vertices with {} size/weight value(s) each, more than {} can hold; the file "
       "is truncated or the header's n, fmt or ncon is wrong",
       file.name(), h.line, n, per_vertex, size_text);
+}
 
-  MetisGraph out;
-  out.ncon = h.ncon;
-  std::vector<int64_t> indptr(static_cast<size_t>(n) + 1, 0);
+// The vertex lines as read: the CSR rows in file order (edge weights when the header has them), and the line of each
+// vertex for messages.
+struct VertexLines {
+  std::vector<int64_t> indptr;
   std::vector<int64_t> indices;
   std::vector<float> weights;
+  std::vector<int64_t> line_of;
+};
+
+// Reads the n vertex lines into rows (vertex sizes and weights into *out) and checks that nothing but comments
+// follows them and that they hold the header's 2m entries.
+VertexLines ReadVertexLines(const TextStream& file, LineCursor& cur, const Header& h, MetisGraph* out) {
+  const int64_t n = h.n;
+  const int64_t entries = 2 * h.m;
+  VertexLines rows;
+  rows.indptr.assign(static_cast<size_t>(n) + 1, 0);
+  std::vector<int64_t>& indices = rows.indices;
+  std::vector<float>& weights = rows.weights;
   indices.reserve(static_cast<size_t>(std::min(entries, file.EstimatedSize() / 2 + 1)));
   if (h.edge_weights) weights.reserve(indices.capacity());
-  if (h.sizes) out.vertex_sizes.resize(static_cast<size_t>(n));
-  if (h.ncon > 0) out.vertex_weights.resize(static_cast<size_t>(n * h.ncon));
-  std::vector<int64_t> line_of(static_cast<size_t>(n));
+  if (h.sizes) out->vertex_sizes.resize(static_cast<size_t>(n));
+  if (h.ncon > 0) out->vertex_weights.resize(static_cast<size_t>(n * h.ncon));
+  rows.line_of.resize(static_cast<size_t>(n));
 
   std::string_view line;
   bool blank = false;
@@ -133,20 +139,20 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
         cur.Fail("the file ends after {} of the {} vertex lines the header (line {}) declares", i, n, h.line);
       }
     } while (IsCommentOrBlank(line, &blank));
-    line_of[i] = cur.line_number();
+    rows.line_of[i] = cur.line_number();
     Fields fields(line);
     std::string_view tok;
     if (h.sizes) {
       if (!fields.Next(&tok)) cur.Fail("vertex {} has no vertex size (fmt says sizes come first)", i + 1);
       const int64_t s = cur.ParseInt(tok, "vertex size");
       if (s < 0) cur.Fail("vertex {} has size {}; sizes must be >= 0", i + 1, s);
-      out.vertex_sizes[i] = s;
+      out->vertex_sizes[i] = s;
     }
     for (int c = 0; c < h.ncon; ++c) {
       if (!fields.Next(&tok)) cur.Fail("vertex {} has {} of its {} vertex weights", i + 1, c, h.ncon);
       const int64_t w = cur.ParseInt(tok, "vertex weight");
       if (w < 0) cur.Fail("vertex {} has weight {} for constraint {}; weights must be >= 0", i + 1, w, c);
-      out.vertex_weights[i * h.ncon + c] = w;
+      out->vertex_weights[i * h.ncon + c] = w;
     }
     while (fields.Next(&tok)) {
       const int64_t v = cur.ParseInt(tok, "neighbour");
@@ -168,7 +174,7 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
         weights.push_back(static_cast<float>(w));
       }
     }
-    indptr[i + 1] = static_cast<int64_t>(indices.size());
+    rows.indptr[i + 1] = static_cast<int64_t>(indices.size());
   }
   while (cur.Next(&line)) {
     if (!IsCommentOrBlank(line, &blank) && !blank) {
@@ -183,12 +189,18 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
                     static_cast<double>(found) / 2.0,
                     found == h.m && found % 2 == 0 ? " (m counts each undirected edge once, not twice)" : ""));
   }
+  return rows;
+}
 
-  // Sort each row (with its weights), then find the first vertex whose row has a duplicate or an unmatched edge.
+// Sorts each row (with its weights).
+void SortRows(VertexLines& rows, bool edge_weights) {
+  const int64_t n = static_cast<int64_t>(rows.indptr.size()) - 1;
+  std::vector<int64_t>& indices = rows.indices;
+  std::vector<float>& weights = rows.weights;
   parallel_for<int64_t>(0, n, 256, [&](int64_t u) {
-    const int64_t b = indptr[u];
-    const int64_t e = indptr[u + 1];
-    if (!h.edge_weights) {
+    const int64_t b = rows.indptr[u];
+    const int64_t e = rows.indptr[u + 1];
+    if (!edge_weights) {
       std::sort(indices.begin() + b, indices.begin() + e);
       return;
     }
@@ -197,6 +209,16 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
     std::sort(row.begin(), row.end());
     for (int64_t k = b; k < e; ++k) std::tie(indices[k], weights[k]) = row[k - b];
   });
+}
+
+// Throws naming the line of the first vertex whose sorted row has a duplicate or an edge its neighbour does not list
+// back (with the same weight).
+void CheckSymmetric(const TextStream& file, const VertexLines& rows, bool edge_weights) {
+  const int64_t n = static_cast<int64_t>(rows.indptr.size()) - 1;
+  const std::vector<int64_t>& indptr = rows.indptr;
+  const std::vector<int64_t>& indices = rows.indices;
+  const std::vector<float>& weights = rows.weights;
+  const std::vector<int64_t>& line_of = rows.line_of;
   // Returns "" when row u is fine.
   auto problem = [&](int64_t u) -> std::string {
     const auto row_begin = indices.begin() + indptr[u];
@@ -211,7 +233,7 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
         return fmt::format("vertex {} lists neighbour {}, but vertex {} (line {}) does not list {}", u + 1, v + 1,
                            v + 1, line_of[v], u + 1);
       }
-      if (h.edge_weights && weights[it - indices.begin()] != weights[back - indices.begin()]) {
+      if (edge_weights && weights[it - indices.begin()] != weights[back - indices.begin()]) {
         return fmt::format("edge ({}, {}) has weight {} here but weight {} on line {} (vertex {})", u + 1, v + 1,
                            weights[it - indices.begin()], weights[back - indices.begin()], line_of[v], v + 1);
       }
@@ -232,9 +254,22 @@ MetisGraph ReadMetisGraph(const fs::path& path) {
     const int64_t u = first_bad.load();
     throw Error::AtLine(file.name(), line_of[u], problem(u));
   }
+}
 
-  out.graph = CsrGraph64(Buffer<int64_t>(std::move(indptr)), Buffer<int64_t>(std::move(indices)),
-                         Buffer<float>(std::move(weights)));
+}  // namespace
+
+MetisGraph ReadMetisGraph(const fs::path& path) {
+  TextStream file = TextStream::Open(path);
+  LineCursor cur(file);
+  const Header h = ReadHeader(cur);
+  CheckHeaderFits(file, h);
+  MetisGraph out;
+  out.ncon = h.ncon;
+  VertexLines rows = ReadVertexLines(file, cur, h, &out);
+  SortRows(rows, h.edge_weights);
+  CheckSymmetric(file, rows, h.edge_weights);
+  out.graph = CsrGraph64(Buffer<int64_t>(std::move(rows.indptr)), Buffer<int64_t>(std::move(rows.indices)),
+                         Buffer<float>(std::move(rows.weights)));
   return out;
 }
 

@@ -314,50 +314,51 @@ std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, c
   return blocks;
 }
 
-Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key,
-                                       bool skewed) {
+DistNeighborSampler::LayerRequests DistNeighborSampler::GroupByOwner(std::span<const int64_t> dst) {
   const auto m = static_cast<int64_t>(dst.size());
   const auto parts = static_cast<size_t>(exchange_->Size());
-  const bool gcn = options_.aggregation == Aggregation::kGcn;
-
-  // Rows grouped by owner (dst order within each group); the own group stays here as local ids. Destination
-  // rows get block ids 0 .. m-1 first (checked distinct before any exchange).
-  std::vector<int32_t> owner(static_cast<size_t>(m));
-  std::vector<int64_t> counts(parts, 0);
+  LayerRequests r;
+  r.owner.resize(static_cast<size_t>(m));
+  r.counts.assign(parts, 0);
   block_id_.Clear();
   for (int64_t i = 0; i < m; ++i) {
-    owner[static_cast<size_t>(i)] = OwnerOf(dst[static_cast<size_t>(i)]);
+    r.owner[static_cast<size_t>(i)] = OwnerOf(dst[static_cast<size_t>(i)]);
     if (block_id_.FindOrInsert(dst[static_cast<size_t>(i)], static_cast<int32_t>(i)) >= 0) {
       block_id_.Clear();
       throw Error(fmt::format("sampling: destination node {} is listed twice", dst[static_cast<size_t>(i)]));
     }
-    ++counts[static_cast<size_t>(owner[static_cast<size_t>(i)])];
+    ++r.counts[static_cast<size_t>(r.owner[static_cast<size_t>(i)])];
   }
-  std::vector<int64_t> own_rows;
-  own_rows.reserve(static_cast<size_t>(counts[static_cast<size_t>(rank_)]));
-  std::vector<int64_t> fill = Prefix(counts);
-  std::vector<int64_t> request(static_cast<size_t>(fill.back() - counts[static_cast<size_t>(rank_)]));
-  for (size_t j = static_cast<size_t>(rank_) + 1; j < fill.size(); ++j) fill[j] -= counts[static_cast<size_t>(rank_)];
+  r.own_rows.reserve(static_cast<size_t>(r.counts[static_cast<size_t>(rank_)]));
+  std::vector<int64_t> fill = Prefix(r.counts);
+  r.request.resize(static_cast<size_t>(fill.back() - r.counts[static_cast<size_t>(rank_)]));
+  for (size_t j = static_cast<size_t>(rank_) + 1; j < fill.size(); ++j) fill[j] -= r.counts[static_cast<size_t>(rank_)];
   for (int64_t i = 0; i < m; ++i) {
-    const int32_t o = owner[static_cast<size_t>(i)];
+    const int32_t o = r.owner[static_cast<size_t>(i)];
     if (o == rank_) {
-      own_rows.push_back(dst[static_cast<size_t>(i)] - part_.global_offset);
+      r.own_rows.push_back(dst[static_cast<size_t>(i)] - part_.global_offset);
     } else {
-      request[static_cast<size_t>(fill[static_cast<size_t>(o)]++)] = dst[static_cast<size_t>(i)];
+      r.request[static_cast<size_t>(fill[static_cast<size_t>(o)]++)] = dst[static_cast<size_t>(i)];
     }
   }
-  counts[static_cast<size_t>(rank_)] = 0;
-  stats_.remote_rows += static_cast<int64_t>(request.size());
+  r.counts[static_cast<size_t>(rank_)] = 0;
+  stats_.remote_rows += static_cast<int64_t>(r.request.size());
+  return r;
+}
 
-  // Requests out, rows served per requester, responses back, all in the compact wire format (EncodeIds,
-  // EncodeAnswer); counts on the wire are bytes.
-  const std::vector<int64_t> group = Prefix(counts);  // owner j's requests: request[group[j], group[j + 1])
+DistNeighborSampler::LayerAnswers DistNeighborSampler::ExchangeRequests(const LayerRequests& r, int fanout,
+                                                                        const StreamKey& layer_key, bool skewed) {
+  const auto parts = static_cast<size_t>(exchange_->Size());
+  const bool gcn = options_.aggregation == Aggregation::kGcn;
+  const std::vector<int64_t> group = Prefix(r.counts);  // owner j's requests: request[group[j], group[j + 1])
+  const auto requests_to = [&](size_t j) {
+    return std::span<const int64_t>(r.request).subspan(static_cast<size_t>(group[j]), static_cast<size_t>(r.counts[j]));
+  };
   std::vector<std::byte> request_wire;
   std::vector<int64_t> request_wire_counts(parts, 0);
   for (size_t j = 0; j < parts; ++j) {
     const size_t before = request_wire.size();
-    EncodeIds(std::span<const int64_t>(request).subspan(static_cast<size_t>(group[j]), static_cast<size_t>(counts[j])),
-              offsets_[j], &request_wire);
+    EncodeIds(requests_to(j), offsets_[j], &request_wire);
     request_wire_counts[j] = static_cast<int64_t>(request_wire.size() - before);
   }
   const uint64_t bytes0 = exchange_->SentBytes();
@@ -395,25 +396,27 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   stats_.request_bytes += bytes1 - bytes0;
   stats_.response_bytes += exchange_->SentBytes() - bytes1;
   stats_.raw_bytes += (exchange_->SentBytes() - bytes0) - request_wire.size() - answer_wire.size() +
-                      sizeof(int64_t) * request.size() + sizeof(WireEntry) * served_entries;
-  // Back to entries per owner, in request order (what the relabelling below reads).
-  std::vector<WireEntry> received;
-  std::vector<int64_t> received_counts(parts, 0);
+                      sizeof(int64_t) * r.request.size() + sizeof(WireEntry) * served_entries;
+  // Back to entries per owner, in request order (what the relabelling reads).
+  LayerAnswers a;
+  a.counts.assign(parts, 0);
   wire_at = 0;
   for (size_t j = 0; j < parts; ++j) {
-    const size_t before = received.size();
-    DecodeAnswer(
-        received_wire.data(), wire_at, wire_at + received_wire_counts[j],
-        std::span<const int64_t>(request).subspan(static_cast<size_t>(group[j]), static_cast<size_t>(counts[j])), gcn,
-        static_cast<int>(j), &received);
+    const size_t before = a.received.size();
+    DecodeAnswer(received_wire.data(), wire_at, wire_at + received_wire_counts[j], requests_to(j), gcn,
+                 static_cast<int>(j), &a.received);
     wire_at += received_wire_counts[j];
-    received_counts[j] = static_cast<int64_t>(received.size() - before);
+    a.counts[j] = static_cast<int64_t>(a.received.size() - before);
   }
-  std::vector<WireEntry> own;
-  Serve(own_rows, rank_, layer_key, fanout, skewed, &own);
+  return a;
+}
 
-  // Relabel in dst order, reading each row's header and picks from its owner's response (or from `own`).
-  const std::vector<int64_t> ends = Prefix(received_counts);
+Block DistNeighborSampler::Relabel(std::span<const int64_t> dst, const LayerRequests& r, const LayerAnswers& a,
+                                   std::span<const WireEntry> own) {
+  const auto m = static_cast<int64_t>(dst.size());
+  const bool gcn = options_.aggregation == Aggregation::kGcn;
+  const std::vector<WireEntry>& received = a.received;
+  const std::vector<int64_t> ends = Prefix(a.counts);
   std::vector<int64_t> cursor(ends.begin(), ends.end() - 1);
   size_t own_cursor = 0;
   Block block;
@@ -427,7 +430,7 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   const int64_t own_begin = part_.global_offset;
   const int64_t own_end = own_begin + part_.num_owned;
   for (int64_t i = 0; i < m; ++i) {
-    const int32_t o = owner[static_cast<size_t>(i)];
+    const int32_t o = r.owner[static_cast<size_t>(i)];
     const size_t at = o == rank_ ? own_cursor : static_cast<size_t>(cursor[static_cast<size_t>(o)]);
     const size_t avail = o == rank_ ? own.size() - at : static_cast<size_t>(ends[static_cast<size_t>(o) + 1]) - at;
     const WireEntry* e = avail > 0 ? (o == rank_ ? own.data() : received.data()) + at : nullptr;
@@ -465,6 +468,15 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   block.adj = kernels::SparseMatrix{m, block.num_src(), Buffer<int64_t>(std::move(out_p)),
                                     Buffer<int32_t>(std::move(out_i)), Buffer<float>(std::move(out_v))};
   return block;
+}
+
+Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key,
+                                       bool skewed) {
+  const LayerRequests requests = GroupByOwner(dst);
+  const LayerAnswers answers = ExchangeRequests(requests, fanout, layer_key, skewed);
+  std::vector<WireEntry> own;
+  Serve(requests.own_rows, rank_, layer_key, fanout, skewed, &own);
+  return Relabel(dst, requests, answers, own);
 }
 
 }  // namespace tessel::sampling

@@ -169,7 +169,31 @@ class DistNeighborSampler {
   // Samples owned rows (local ids) on behalf of `requester`, appending one header + picks per row to *out.
   void Serve(std::span<const int64_t> rows, int32_t requester, const StreamKey& layer_key, int fanout, bool skewed,
              std::vector<WireEntry>* out) const;
+  // One layer's step, for destination rows `dst` (global ids): GroupByOwner, ExchangeRequests, the own rows served
+  // here, Relabel.
   Block SampleLayer(std::span<const int64_t> dst, int fanout, const StreamKey& layer_key, bool skewed);
+  // A layer's rows by owner: each row's owner, this rank's own rows (local ids) and the requests to the other owners
+  // (global ids grouped by owner, dst order within each; counts[rank] = 0).
+  struct LayerRequests {
+    std::vector<int32_t> owner;
+    std::vector<int64_t> counts;
+    std::vector<int64_t> own_rows;
+    std::vector<int64_t> request;
+  };
+  // The owners' answers: entries grouped by owner, request order within each (counts[j] entries from owner j).
+  struct LayerAnswers {
+    std::vector<WireEntry> received;
+    std::vector<int64_t> counts;
+  };
+  // Groups dst by owner and gives the destination rows block ids 0 .. m-1 (throws when one is listed twice).
+  LayerRequests GroupByOwner(std::span<const int64_t> dst);
+  // Requests out, rows served per requester, answers back, all in the compact wire format (EncodeIds, EncodeAnswer;
+  // counts on the wire are bytes). COLLECTIVE.
+  LayerAnswers ExchangeRequests(const LayerRequests& requests, int fanout, const StreamKey& layer_key, bool skewed);
+  // The block in dst order, each row's header and picks read from its owner's answer (or from `own`), sources
+  // numbered from m in the order they are first picked.
+  Block Relabel(std::span<const int64_t> dst, const LayerRequests& requests, const LayerAnswers& answers,
+                std::span<const WireEntry> own);
   int64_t GlobalOf(int64_t local) const;  // local id (owned or halo) -> global id
   double NormDegree(int64_t local) const {
     return static_cast<double>(degree_[static_cast<size_t>(local)]) + (options_.aggregation == Aggregation::kGcn);

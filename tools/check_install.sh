@@ -41,7 +41,8 @@ if [[ $mode == build ]]; then
 fi
 
 cmakedir="$prefix/lib/cmake/tessel"
-for f in tesselConfig.cmake tesselConfigVersion.cmake tesselTargets.cmake FindMETIS.cmake FindXXHASH.cmake; do
+for f in tesselConfig.cmake tesselConfigVersion.cmake tesselTargets.cmake FindMETIS.cmake FindXXHASH.cmake \
+         TesselImportedLibrary.cmake; do
   [[ -f "$cmakedir/$f" ]] || fail "missing $cmakedir/$f"
 done
 for f in bin/tessel include/tessel/core/buffer.h include/tessel/core/build_config.h \

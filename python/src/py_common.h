@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/interrupt.h"
 #include "core/params.h"
+#include "datasets/dataset.h"
 
 namespace tessel::python {
 
@@ -77,6 +78,33 @@ py::array View(std::span<const T> values, py::handle owner, std::vector<py::ssiz
 template <typename T>
 Buffer<T> CopyToBuffer(const py::array_t<T, py::array::c_style>& a) {
   return Buffer<T>::CopyOf(std::span<const T>(a.data(), static_cast<size_t>(a.size())));
+}
+
+// The C-contiguous numpy arrays the functions take.
+using I64 = py::array_t<int64_t, py::array::c_style>;
+using I32 = py::array_t<int32_t, py::array::c_style>;
+using F32 = py::array_t<float, py::array::c_style>;
+using F64 = py::array_t<double, py::array::c_style>;
+
+// Sparse rows X (CSR arrays) and their labels copied into a dataset, the shape checked first
+// (SparseRowDataset::Validate reads indptr[0] and indptr[rows]) and num_features within [0, max_features]. The caller
+// sets what else it needs (a name, labels for an empty `labels`) and validates.
+inline datasets::SparseRowDataset CopyRows(const I64& indptr, const I32& indices, const F64& values, const F64& labels,
+                                           int64_t num_features, int64_t max_features) {
+  TESSEL_CHECK(indptr.ndim() == 1 && indptr.size() >= 1,
+               "X: indptr has {} entries; a CSR matrix of n rows has n + 1 (at least 1)", indptr.size());
+  TESSEL_CHECK(indices.ndim() == 1 && values.ndim() == 1 && labels.ndim() == 1,
+               "X: indices, values and labels must be 1-D arrays");
+  TESSEL_CHECK(num_features >= 0 && num_features <= max_features,
+               "X: {} features; between 0 and {} (32-bit feature ids) are needed", num_features, max_features);
+  datasets::SparseRowDataset d;
+  d.num_rows = static_cast<int64_t>(indptr.size()) - 1;
+  d.num_features = num_features;
+  d.indptr = CopyToBuffer(indptr);
+  d.indices = CopyToBuffer(indices);
+  d.values = CopyToBuffer(values);
+  d.labels = CopyToBuffer(labels);
+  return d;
 }
 
 }  // namespace tessel::python

@@ -80,11 +80,6 @@ py::object Load(const std::string& path) {
   return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d))});
 }
 
-using I64 = py::array_t<int64_t, py::array::c_style>;
-using I32 = py::array_t<int32_t, py::array::c_style>;
-using F32 = py::array_t<float, py::array::c_style>;
-using F64 = py::array_t<double, py::array::c_style>;
-
 // The arguments of BuildNode, checked and converted by tessel/_data.py.
 NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool directed, bool keep_self_loops,
                    const std::optional<F32>& edge_weights, const std::optional<F32>& dense,
@@ -160,22 +155,9 @@ NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool direc
 
 RowData BuildRows(const I64& indptr, const I32& indices, const F64& values, const F64& labels, int64_t num_features,
                   const std::string& name) {
-  // The shape first: SparseRowDataset::Validate reads indptr[0] and indptr[rows].
-  TESSEL_CHECK(indptr.ndim() == 1 && indptr.size() >= 1,
-               "X: indptr has {} entries; a CSR matrix of n rows has n + 1 (at least 1)", indptr.size());
-  TESSEL_CHECK(indices.ndim() == 1 && values.ndim() == 1 && labels.ndim() == 1,
-               "X: indices, values and labels must be 1-D arrays");
-  TESSEL_CHECK(num_features >= 0 && num_features <= datasets::kMaxSparseRowFeatures,
-               "X: {} features; between 0 and {} (32-bit feature ids) are needed", num_features,
-               datasets::kMaxSparseRowFeatures);
-  auto d = std::make_shared<SparseRowDataset>();
+  auto d = std::make_shared<SparseRowDataset>(
+      CopyRows(indptr, indices, values, labels, num_features, datasets::kMaxSparseRowFeatures));
   d->name = name;
-  d->num_rows = static_cast<int64_t>(indptr.size()) - 1;
-  d->num_features = num_features;
-  d->indptr = CopyToBuffer(indptr);
-  d->indices = CopyToBuffer(indices);
-  d->values = CopyToBuffer(values);
-  d->labels = CopyToBuffer(labels);
   d->Validate();
   return RowData{std::move(d)};
 }
@@ -215,6 +197,22 @@ std::string RowRepr(const SparseRowDataset& d) {
                      labels.size());
 }
 
+// save(path, force=False) through the native writer `write`, stats_json() and __repr__ (`repr`) of a dataset handle
+// (NodeData, RowData).
+template <typename Handle, typename Dataset>
+void DefSaveStatsRepr(py::class_<Handle>& c,
+                      void (*write)(const Dataset&, const fs::path&, const datasets::WriteOptions&),
+                      std::string (*repr)(const Dataset&)) {
+  c.def(
+       "save",
+       [write](const Handle& d, const fs::path& path, bool force) {
+         RunReleased([&] { write(*d.data, path, {.overwrite = force, .flag = "path"}); });
+       },
+       py::arg("path"), py::arg("force") = false)
+      .def("stats_json", [](const Handle& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); })
+      .def("__repr__", [repr](const Handle& d) { return repr(*d.data); });
+}
+
 }  // namespace
 
 void RegisterData(py::module_& m) {
@@ -223,8 +221,8 @@ void RegisterData(py::module_& m) {
   m.def("build_node", &BuildNode);
   m.def("build_rows", &BuildRows);
 
-  py::class_<NodeData>(m, "NodeData", "A node dataset: graph, node features, labels and split")
-      .def_property_readonly("name", [](const NodeData& d) { return d.data->name; })
+  py::class_<NodeData> node_data(m, "NodeData", "A node dataset: graph, node features, labels and split");
+  node_data.def_property_readonly("name", [](const NodeData& d) { return d.data->name; })
       .def_property_readonly("num_nodes", [](const NodeData& d) { return d.data->num_nodes(); })
       .def_property_readonly("num_entries", [](const NodeData& d) { return datasets::NumEntries(d.data->graph); })
       .def_property_readonly("num_classes", [](const NodeData& d) { return d.data->num_classes; })
@@ -267,19 +265,12 @@ void RegisterData(py::module_& m) {
           "train", [](py::object self) { return View(self.cast<const NodeData&>().data->train.Host(), self); })
       .def_property_readonly("val",
                              [](py::object self) { return View(self.cast<const NodeData&>().data->val.Host(), self); })
-      .def_property_readonly("test",
-                             [](py::object self) { return View(self.cast<const NodeData&>().data->test.Host(), self); })
-      .def(
-          "save",
-          [](const NodeData& d, const fs::path& path, bool force) {
-            RunReleased([&] { datasets::WriteNodeDataset(*d.data, path, {.overwrite = force, .flag = "path"}); });
-          },
-          py::arg("path"), py::arg("force") = false)
-      .def("stats_json", [](const NodeData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); })
-      .def("__repr__", [](const NodeData& d) { return NodeRepr(*d.data); });
+      .def_property_readonly(
+          "test", [](py::object self) { return View(self.cast<const NodeData&>().data->test.Host(), self); });
+  DefSaveStatsRepr(node_data, &datasets::WriteNodeDataset, &NodeRepr);
 
-  py::class_<RowData>(m, "RowData", "Sparse rows with real labels (LIBSVM's data model)")
-      .def_property_readonly("name", [](const RowData& d) { return d.data->name; })
+  py::class_<RowData> row_data(m, "RowData", "Sparse rows with real labels (LIBSVM's data model)");
+  row_data.def_property_readonly("name", [](const RowData& d) { return d.data->name; })
       .def_property_readonly("num_rows", [](const RowData& d) { return d.data->num_rows; })
       .def_property_readonly("num_features", [](const RowData& d) { return d.data->num_features; })
       .def_property_readonly(
@@ -289,15 +280,8 @@ void RegisterData(py::module_& m) {
       .def_property_readonly(
           "values", [](py::object self) { return View(self.cast<const RowData&>().data->values.Host(), self); })
       .def_property_readonly(
-          "labels", [](py::object self) { return View(self.cast<const RowData&>().data->labels.Host(), self); })
-      .def(
-          "save",
-          [](const RowData& d, const fs::path& path, bool force) {
-            RunReleased([&] { datasets::WriteSparseRowDataset(*d.data, path, {.overwrite = force, .flag = "path"}); });
-          },
-          py::arg("path"), py::arg("force") = false)
-      .def("stats_json", [](const RowData& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); })
-      .def("__repr__", [](const RowData& d) { return RowRepr(*d.data); });
+          "labels", [](py::object self) { return View(self.cast<const RowData&>().data->labels.Host(), self); });
+  DefSaveStatsRepr(row_data, &datasets::WriteSparseRowDataset, &RowRepr);
 }
 
 }  // namespace tessel::python

@@ -26,10 +26,6 @@
 namespace tessel::python {
 namespace {
 
-using I64 = py::array_t<int64_t, py::array::c_style>;
-using I32 = py::array_t<int32_t, py::array::c_style>;
-using F64 = py::array_t<double, py::array::c_style>;
-
 template <typename T>
 py::array_t<T> ToArray(const std::vector<T>& v) {
   py::array_t<T> out(static_cast<py::ssize_t>(v.size()));
@@ -133,21 +129,8 @@ svm::SvmModel ModelFromDict(const py::dict& d) {
 
 datasets::SparseRowDataset Rows(const I64& indptr, const I32& indices, const F64& values, const F64& labels,
                                 int64_t num_features) {
-  // The shape first: every later check (SparseRowDataset::Validate) reads indptr[0] and indptr[rows].
-  TESSEL_CHECK(indptr.ndim() == 1 && indptr.size() >= 1,
-               "X: indptr has {} entries; a CSR matrix of n rows has n + 1 (at least 1)", indptr.size());
-  TESSEL_CHECK(indices.ndim() == 1 && values.ndim() == 1 && labels.ndim() == 1,
-               "X: indices, values and labels must be 1-D arrays");
-  TESSEL_CHECK(num_features >= 0 && num_features <= svm::kMaxModelFeatures,
-               "X: {} features; between 0 and {} (32-bit feature ids) are needed", num_features,
-               svm::kMaxModelFeatures);
-  datasets::SparseRowDataset d;
-  d.num_rows = static_cast<int64_t>(indptr.size()) - 1;
-  d.num_features = num_features;
-  d.indptr = CopyToBuffer(indptr);
-  d.indices = CopyToBuffer(indices);
-  d.values = CopyToBuffer(values);
-  d.labels = labels.size() > 0 ? CopyToBuffer(labels) : Buffer<double>(static_cast<size_t>(d.num_rows));
+  datasets::SparseRowDataset d = CopyRows(indptr, indices, values, labels, num_features, svm::kMaxModelFeatures);
+  if (labels.size() == 0) d.labels = Buffer<double>(static_cast<size_t>(d.num_rows));  // no targets: zeros
   d.Validate();
   return d;
 }
