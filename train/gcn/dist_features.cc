@@ -202,10 +202,8 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
 
 std::unique_ptr<comm::Codec> MakeRowCodec(const comm::CompressSpec& spec, int64_t cols) {
   if (spec.method == comm::CompressMethod::kNone) return nullptr;
-  TESSEL_CHECK(spec.method == comm::CompressMethod::kFp16 || spec.method == comm::CompressMethod::kBf16 ||
-                   spec.method == comm::CompressMethod::kInt8 || spec.method == comm::CompressMethod::kQsgd,
-               "--feature-compress {}: feature rows take none, fp16, bf16, int8 or qsgd[:LEVELS] (one scale per row)",
-               spec.ToString());
+  TESSEL_CHECK(comm::TakesRows(spec.method), "--feature-compress {}: feature rows take {} (one scale per row)",
+               spec.ToString(), comm::RowCodecForms());
   comm::CompressSpec row = spec;
   row.block = 0;  // one block per row
   return comm::MakeCodec(row, std::max<int64_t>(1, cols));
