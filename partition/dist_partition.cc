@@ -162,10 +162,10 @@ void Finish(DistPartitionRun& run) {
   DistPartitionResult& result = run.result;
   result.timings.total = Seconds(run.start);
   const int64_t hwm = memory::HighWaterResidentBytes();
-  if (run.partitioner_measured) {
+  if (run.assignment.partitioner_measured) {
     result.peak_rss_outside_partitioner_bytes = std::max(result.peak_rss_outside_partitioner_bytes, hwm);
-    result.peak_rss_bytes =
-        std::max(result.peak_rss_outside_partitioner_bytes, run.partitioner_rss_base + result.partitioner_rss_bytes);
+    result.peak_rss_bytes = std::max(result.peak_rss_outside_partitioner_bytes,
+                                     run.assignment.partitioner_rss_base + result.partitioner_rss_bytes);
   } else {
     result.peak_rss_bytes = hwm;
     if (result.algorithm != "parmetis-kway") result.peak_rss_outside_partitioner_bytes = hwm;

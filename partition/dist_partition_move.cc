@@ -163,8 +163,8 @@ Received SendRows(DistPartitionRun& run) {
   Block& b = run.b;
   const int64_t rows = b.rows();
   const bool weighted = run.weighted;
-  const std::vector<int64_t>& new_id = run.new_id;
-  std::vector<int64_t>& col_new = run.col_new;
+  const std::vector<int64_t>& new_id = run.ids.new_id;
+  std::vector<int64_t>& col_new = run.ids.col_new;
   const auto dest_of = [&](int64_t i) { return run.DestOf(i); };
   const bool sparse_features = run.feat().dim > 0 && run.feat().sparse;
   auto feat_ptr = FeaturePtr(run);
@@ -217,9 +217,9 @@ Received SendRows(DistPartitionRun& run) {
 void GroupByPart(DistPartitionRun& run, Received& in) {
   const int me = run.me;
   const bool weighted = run.weighted;
-  const std::vector<int64_t>& offsets = run.offsets;
-  std::vector<int32_t>& my_parts = run.my_parts;
-  std::vector<size_t>& part_first = run.part_first;
+  const std::vector<int64_t>& offsets = run.ids.offsets;
+  std::vector<int32_t>& my_parts = run.own.my_parts;
+  std::vector<size_t>& part_first = run.own.part_first;
   in.row_start.assign(in.rows.size() + 1, 0);
   for (size_t r = 0; r < in.rows.size(); ++r) in.row_start[r + 1] = in.row_start[r] + in.rows[r].degree;
   TESSEL_CHECK(static_cast<size_t>(in.row_start.back()) == in.cols.size(),
@@ -264,17 +264,17 @@ void GroupByPart(DistPartitionRun& run, Received& in) {
 // arrive (the features are the largest part of a part); with sparse features, each part's feature row offsets from
 // the rows' non-zero counts.
 void BuildParts(DistPartitionRun& run, const Received& in) {
-  const std::vector<int32_t>& my_parts = run.my_parts;
-  const std::vector<size_t>& part_first = run.part_first;
+  const std::vector<int32_t>& my_parts = run.own.my_parts;
+  const std::vector<size_t>& part_first = run.own.part_first;
   const datasets::Features& feat = run.feat();
-  std::vector<LocalPart>& built = run.built;
-  std::vector<std::vector<int64_t>>& part_feat_ptr = run.part_feat_ptr;
+  std::vector<LocalPart>& built = run.own.built;
+  std::vector<std::vector<int64_t>>& part_feat_ptr = run.own.part_feat_ptr;
   built.resize(my_parts.size());
   part_feat_ptr.resize(my_parts.size());
   comm::OnEveryRankOrFail(run.comm, [&] {
     for (size_t j = 0; j < my_parts.size(); ++j) {
       const auto c = Clock::now();
-      built[j] = BuildPart(in, part_first[j], part_first[j + 1], my_parts[j], run.P, run.offsets, run.n,
+      built[j] = BuildPart(in, part_first[j], part_first[j + 1], my_parts[j], run.P, run.ids.offsets, run.n,
                            run.data.num_classes, run.data.has_labels(), run.weighted);
       if (feat.dim > 0 && feat.sparse) {  // the sparse feature rows' offsets, from the rows' non-zero counts
         const auto owned = static_cast<int64_t>(part_first[j + 1] - part_first[j]);
@@ -294,16 +294,16 @@ void BuildParts(DistPartitionRun& run, const Received& in) {
 // offsets BuildParts made).
 void AllocatePartFeatures(DistPartitionRun& run) {
   const datasets::Features& feat = run.feat();
-  for (size_t j = 0; j < run.my_parts.size(); ++j) {
-    datasets::Features& f = run.part_features[j];
-    const auto owned = static_cast<int64_t>(run.part_first[j + 1] - run.part_first[j]);
+  for (size_t j = 0; j < run.own.my_parts.size(); ++j) {
+    datasets::Features& f = run.own.part_features[j];
+    const auto owned = static_cast<int64_t>(run.own.part_first[j + 1] - run.own.part_first[j]);
     f.num_rows = owned;
     f.dim = feat.dim;
     f.sparse = feat.sparse;
     if (!feat.sparse) {
       f.dense = Buffer<float>(std::vector<float>(static_cast<size_t>(owned * feat.dim)));
     } else {
-      const std::vector<int64_t>& ptr = run.part_feat_ptr[j];
+      const std::vector<int64_t>& ptr = run.own.part_feat_ptr[j];
       f.indices = Buffer<int32_t>(std::vector<int32_t>(static_cast<size_t>(ptr.back())));
       f.values = Buffer<float>(std::vector<float>(static_cast<size_t>(ptr.back())));
     }
@@ -353,7 +353,7 @@ std::vector<uint32_t> PackFeatureRound(const DistPartitionRun& run, std::span<co
   std::vector<uint32_t> send(static_cast<size_t>(at.back()));
   for (int64_t i = a; i < z; ++i) {
     int64_t& k = at[run.DestOf(i)];
-    const int64_t g = run.new_id[static_cast<size_t>(i)];
+    const int64_t g = run.ids.new_id[static_cast<size_t>(i)];
     std::memcpy(&send[static_cast<size_t>(k)], &g, 8);
     k += 2;
     const int64_t u = b.lo + i;
@@ -374,8 +374,8 @@ std::vector<uint32_t> PackFeatureRound(const DistPartitionRun& run, std::span<co
 // Each received feature row lands at its place in its part's feature arrays.
 void UnpackFeatureRound(DistPartitionRun& run, const std::vector<uint32_t>& recv) {
   const datasets::Features& feat = run.feat();
-  const std::vector<int32_t>& my_parts = run.my_parts;
-  const std::vector<int64_t>& offsets = run.offsets;
+  const std::vector<int32_t>& my_parts = run.own.my_parts;
+  const std::vector<int64_t>& offsets = run.ids.offsets;
   for (size_t k = 0; k < recv.size();) {
     int64_t g = 0;
     std::memcpy(&g, &recv[k], 8);
@@ -384,12 +384,12 @@ void UnpackFeatureRound(DistPartitionRun& run, const std::vector<uint32_t>& recv
     const auto j = static_cast<size_t>(std::find(my_parts.begin(), my_parts.end(), p) - my_parts.begin());
     TESSEL_CHECK(j < my_parts.size(), "distributed partition: rank {} received features of part {}", run.me, p);
     const int64_t local = g - offsets[static_cast<size_t>(p)];
-    datasets::Features& f = run.part_features[j];
+    datasets::Features& f = run.own.part_features[j];
     if (!feat.sparse) {
       std::memcpy(f.dense.MutableHost().data() + local * feat.dim, &recv[k], static_cast<size_t>(feat.dim) * 4);
       k += static_cast<size_t>(feat.dim);
     } else {
-      const std::vector<int64_t>& ptr = run.part_feat_ptr[j];
+      const std::vector<int64_t>& ptr = run.own.part_feat_ptr[j];
       auto idx = f.indices.MutableHost();
       auto val = f.values.MutableHost();
       for (int64_t e = ptr[static_cast<size_t>(local)]; e < ptr[static_cast<size_t>(local) + 1]; ++e) {
@@ -406,7 +406,7 @@ void UnpackFeatureRound(DistPartitionRun& run, const std::vector<uint32_t>& recv
 void MoveFeatures(DistPartitionRun& run) {
   const datasets::Features& feat = run.feat();
   const int64_t rows = run.b.rows();
-  run.part_features.resize(run.my_parts.size());
+  run.own.part_features.resize(run.own.my_parts.size());
   if (feat.dim <= 0) return;
   AllocatePartFeatures(run);
   auto feat_ptr = FeaturePtr(run);
@@ -426,8 +426,8 @@ void MoveFeatures(DistPartitionRun& run) {
     Free(send);
     UnpackFeatureRound(run, recv);
   }
-  for (size_t j = 0; j < run.my_parts.size(); ++j) {
-    if (feat.sparse) run.part_features[j].indptr = Buffer<int64_t>(std::move(run.part_feat_ptr[j]));
+  for (size_t j = 0; j < run.own.my_parts.size(); ++j) {
+    if (feat.sparse) run.own.part_features[j].indptr = Buffer<int64_t>(std::move(run.own.part_feat_ptr[j]));
   }
 }
 
@@ -436,11 +436,11 @@ void MoveFeatures(DistPartitionRun& run) {
 void WriteOwnParts(DistPartitionRun& run, std::vector<int64_t>* halos, std::vector<char>* sums_hex) {
   DistPartitionTimings& t = run.result.timings;
   comm::OnEveryRankOrFail(run.comm, [&] {
-    for (size_t j = 0; j < run.my_parts.size(); ++j) {
-      const int32_t p = run.my_parts[j];
+    for (size_t j = 0; j < run.own.my_parts.size(); ++j) {
+      const int32_t p = run.own.my_parts[j];
       auto c = Clock::now();
-      LocalPart& lp = run.built[j];
-      lp.features = std::move(run.part_features[j]);
+      LocalPart& lp = run.own.built[j];
+      lp.features = std::move(run.own.part_features[j]);
       lp.Validate();
       t.build += Seconds(c);
       c = Clock::now();
@@ -473,8 +473,8 @@ void MoveRows(DistPartitionRun& run) {
   MoveFeatures(run);
   LogMemory(me, "features moved");
   run.b = Block{};
-  Free(run.new_id);
-  Free(run.part);
+  Free(run.ids.new_id);
+  Free(run.assignment.part);
   run.result.timings.move = Seconds(clock);
 }
 
@@ -486,7 +486,7 @@ void WriteParts(DistPartitionRun& run) {
   std::vector<int64_t> halos(static_cast<size_t>(run.P), 0);
   std::vector<char> sums_hex(static_cast<size_t>(run.P) * 16, 0);
   WriteOwnParts(run, &halos, &sums_hex);
-  result.parts_written = static_cast<int64_t>(run.my_parts.size());
+  result.parts_written = static_cast<int64_t>(run.own.my_parts.size());
   LogMemory(run.me, "parts written");
   SumOverRanks(comm, &halos);
   {
@@ -500,7 +500,7 @@ void WriteParts(DistPartitionRun& run) {
     manifest_sums[static_cast<size_t>(p)] = std::string(&sums_hex[static_cast<size_t>(p) * 16], 16);
 
   result.description = folder::Describe(SummarizeDataset(run.data, stats.symmetric), run.options, result.algorithm, -1,
-                                        result.balance, run.offsets, stats, manifest_sums);
+                                        result.balance, run.ids.offsets, stats, manifest_sums);
   const auto c = Clock::now();
   comm::OnEveryRankOrFail(comm, [&] {
     if (run.me != 0) return;

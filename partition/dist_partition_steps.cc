@@ -188,8 +188,8 @@ int64_t SymmetricBySums(comm::Communicator& comm, const Block& b) {
 void OwnAdjacency(DistPartitionRun& run) {
   const Block& b = run.b;
   const int64_t rows = b.rows();
-  std::vector<int64_t>& adj_ptr = run.adj_ptr;
-  std::vector<int64_t>& adj = run.adj;
+  std::vector<int64_t>& adj_ptr = run.symmetry.adj_ptr;
+  std::vector<int64_t>& adj = run.symmetry.adj;
   adj_ptr.assign(static_cast<size_t>(rows) + 1, 0);
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
@@ -205,8 +205,8 @@ void UnionAdjacency(DistPartitionRun& run) {
   const Block& b = run.b;
   const int64_t rows = b.rows();
   const std::vector<int64_t>& vtxdist = run.vtxdist;
-  std::vector<int64_t>& adj_ptr = run.adj_ptr;
-  std::vector<int64_t>& adj = run.adj;
+  std::vector<int64_t>& adj_ptr = run.symmetry.adj_ptr;
+  std::vector<int64_t>& adj = run.symmetry.adj;
   std::vector<int64_t> counts(static_cast<size_t>(run.K), 0);
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
@@ -258,9 +258,9 @@ void UnionAdjacency(DistPartitionRun& run) {
 //    reverse entries, for the union.
 void CheckSymmetry(DistPartitionRun& run) {
   auto clock = Clock::now();
-  run.symmetric = SymmetricBySums(run.comm, run.b);
+  run.symmetry.symmetric = SymmetricBySums(run.comm, run.b);
   const bool need_adj = run.options.method == Method::kMetis && run.P > 1;
-  if (need_adj && run.symmetric == 1) {
+  if (need_adj && run.symmetry.symmetric == 1) {
     OwnAdjacency(run);
   } else if (need_adj) {
     UnionAdjacency(run);
@@ -279,7 +279,7 @@ void ParMetisAssign(DistPartitionRun& run) {
   const Block& b = run.b;
   const int64_t rows = b.rows();
   DistPartitionResult& result = run.result;
-  std::vector<int32_t>& part = run.part;
+  std::vector<int32_t>& part = run.assignment.part;
   std::vector<int64_t> vwgt(static_cast<size_t>(rows), 1);
   const Constraint c = result.balance.front();
   for (int64_t i = 0; i < rows; ++i) {
@@ -294,7 +294,8 @@ void ParMetisAssign(DistPartitionRun& run) {
   const int64_t rss_before = memory::ResidentBytes();
   const bool reset = memory::ResetPeakResident();
   comm::OnEveryRankOrFail(comm, [&] {
-    part = ParMetisKway(comm, run.vtxdist, run.adj_ptr, run.adj, vwgt, run.P, options.imbalance, options.seed);
+    part = ParMetisKway(comm, run.vtxdist, run.symmetry.adj_ptr, run.symmetry.adj, vwgt, run.P, options.imbalance,
+                        options.seed);
   });
   result.timings.parmetis = Seconds(pm);
   // PT-Scotch frees its working memory on return; give the heap's free pages back to the system so the steps that
@@ -303,8 +304,8 @@ void ParMetisAssign(DistPartitionRun& run) {
   if (reset && rss_before > 0 && peak_before >= 0) {
     result.partitioner_rss_bytes = std::max<int64_t>(memory::HighWaterResidentBytes() - rss_before, 0);
     result.peak_rss_outside_partitioner_bytes = peak_before;
-    run.partitioner_rss_base = rss_before;
-    run.partitioner_measured = memory::ResetPeakResident();
+    run.assignment.partitioner_rss_base = rss_before;
+    run.assignment.partitioner_measured = memory::ResetPeakResident();
   }
 }
 
@@ -315,16 +316,16 @@ void Assign(DistPartitionRun& run) {
   const Block& b = run.b;
   const int64_t rows = b.rows();
   auto clock = Clock::now();
-  run.part.assign(static_cast<size_t>(rows), 0);
+  run.assignment.part.assign(static_cast<size_t>(rows), 0);
   if (run.P > 1 && run.options.method == Method::kHash) {
     for (int64_t i = 0; i < rows; ++i) {
-      run.part[static_cast<size_t>(i)] = HashPart(b.lo + i, run.P);
+      run.assignment.part[static_cast<size_t>(i)] = HashPart(b.lo + i, run.P);
     }
   } else if (run.P > 1) {
     ParMetisAssign(run);
   }
-  Free(run.adj);
-  Free(run.adj_ptr);
+  Free(run.symmetry.adj);
+  Free(run.symmetry.adj_ptr);
   run.result.timings.assign = Seconds(clock);
   LogMemory(run.me, "assign");
 }
@@ -333,12 +334,12 @@ namespace {
 
 // Per-rank, per-part node counts (one allgather) give the node ranges (`offsets`) and each row's new global id: part
 // p owns [offsets[p], offsets[p+1]), its rows in original order, rank by rank.
-void NewIds(DistPartitionRun& run) {
+void NumberRows(DistPartitionRun& run) {
   const int me = run.me;
   const int64_t rows = run.b.rows();
-  const std::vector<int32_t>& part = run.part;
-  std::vector<int64_t>& offsets = run.offsets;
-  std::vector<int64_t>& new_id = run.new_id;
+  const std::vector<int32_t>& part = run.assignment.part;
+  std::vector<int64_t>& offsets = run.ids.offsets;
+  std::vector<int64_t>& new_id = run.ids.new_id;
   std::vector<int64_t> mine(static_cast<size_t>(run.P), 0);
   for (int32_t p : part) ++mine[static_cast<size_t>(p)];
   std::vector<int64_t> all(static_cast<size_t>(run.P) * static_cast<size_t>(run.K));
@@ -369,7 +370,7 @@ void GhostNewIds(DistPartitionRun& run, std::vector<int64_t>* ghosts_out, std::v
   comm::Communicator& comm = run.comm;
   const int me = run.me;
   const Block& b = run.b;
-  const std::vector<int64_t>& new_id = run.new_id;
+  const std::vector<int64_t>& new_id = run.ids.new_id;
   std::vector<int64_t>& ghosts = *ghosts_out;
   std::vector<int64_t>& ghost_new = *ghost_new_out;
   for (int64_t v : b.cols) {
@@ -399,10 +400,10 @@ std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::ve
                                             const std::vector<int64_t>& ghost_new) {
   const Block& b = run.b;
   const int64_t rows = b.rows();
-  const std::vector<int32_t>& part = run.part;
-  const std::vector<int64_t>& offsets = run.offsets;
-  const std::vector<int64_t>& new_id = run.new_id;
-  std::vector<int64_t>& col_new = run.col_new;
+  const std::vector<int32_t>& part = run.assignment.part;
+  const std::vector<int64_t>& offsets = run.ids.offsets;
+  const std::vector<int64_t>& new_id = run.ids.new_id;
+  std::vector<int64_t>& col_new = run.ids.col_new;
   const auto new_of = [&](int64_t v) {
     if (v >= b.lo && v < b.hi) return new_id[static_cast<size_t>(v - b.lo)];
     return ghost_new[static_cast<size_t>(std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin())];
@@ -411,7 +412,7 @@ std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::ve
   stats.num_parts = run.P;
   stats.num_nodes = run.n;
   stats.num_entries = run.total_entries;
-  stats.symmetric = run.symmetric == 1;
+  stats.symmetric = run.symmetry.symmetric == 1;
   stats.parts.assign(static_cast<size_t>(run.P), PartCounts{});
   std::vector<int64_t> sums(static_cast<size_t>(run.P) * 4 + 2, 0);  // edges, train, val, test per part; cut; loops
   col_new.resize(b.cols.size());
@@ -439,10 +440,10 @@ std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::ve
 
 // 4. New ids, the columns' new ids, statistics (sums over ranks).
 void Relabel(DistPartitionRun& run) {
-  const std::vector<int64_t>& offsets = run.offsets;
+  const std::vector<int64_t>& offsets = run.ids.offsets;
   PartitionStats& stats = run.result.stats;
   auto clock = Clock::now();
-  NewIds(run);
+  NumberRows(run);
   std::vector<int64_t> ghosts;
   std::vector<int64_t> ghost_new;
   GhostNewIds(run, &ghosts, &ghost_new);

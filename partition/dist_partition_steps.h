@@ -6,27 +6,28 @@
 // rank fails with the failing rank's message. Every step but 0 times itself (DistPartitionTimings) and logs its memory
 // (LogMemory) at its end.
 //
-//  step (file)                          reads from the run                     writes to the run
-//  0. OpenDataset (dist_partition.cc)   the inputs                             data, n, total_entries, weighted,
-//                                                                              result.balance, result.algorithm
-//     OpenOutput                        dataset, dir, overwrite                out (rank 0), temp
-//  1. ReadBlock (dist_partition_steps.cc) data                                 vtxdist, b, result.block_rows/entries
-//  2. CheckSymmetry                     b, vtxdist                             symmetric; with metis, adj_ptr and adj
-//                                                                              (ParMETIS's symmetric input)
-//  3. Assign                            b, vtxdist, adj_ptr, adj,              part (this rank's rows' parts),
-//                                       result.balance                         the partitioner's memory figures;
-//                                                                              frees adj_ptr, adj
-//  4. Relabel                           b, vtxdist, part                       offsets, new_id, col_new, result.stats
-//  5. MoveRows (dist_partition_move.cc) b, part, new_id, col_new, offsets      my_parts, part_first, built,
-//                                                                              part_features; frees b, col_new,
-//                                                                              new_id, part
-//  6. WriteParts                        built, part_features, offsets, out,    result.parts_written, .stats (halos),
-//                                       temp, result.stats                     .description; commits the folder
-//     Finish                            start, the memory figures of step 3    timings.total, result's peak memory
+//  step (file)                            reads from the run                  writes to the run
+//  0. OpenDataset (dist_partition.cc)     the inputs                          data, n, total_entries, weighted,
+//                                                                             result.balance, result.algorithm
+//     OpenOutput                          dataset, dir, overwrite             out (rank 0), temp
+//  1. ReadBlock (dist_partition_steps.cc) data                                vtxdist, b, result.block_rows/entries
+//  2. CheckSymmetry                       b, vtxdist                          symmetry (with metis: ParMETIS's
+//                                                                             symmetric adjacency)
+//  3. Assign                              b, vtxdist, symmetry,               assignment (this rank's rows' parts,
+//                                         result.balance                      the partitioner's memory figures);
+//                                                                             frees symmetry's adjacency
+//  4. Relabel                             b, vtxdist, assignment.part,        ids, result.stats
+//                                         symmetry.symmetric
+//  5. MoveRows (dist_partition_move.cc)   b, assignment.part, ids             own (the parts this rank writes);
+//                                                                             frees b, ids.col_new, ids.new_id,
+//                                                                             assignment.part
+//  6. WriteParts                          own, ids.offsets, out, temp,        result.parts_written, .stats (halos),
+//                                         result.stats                        .description; commits the folder
+//     Finish                              start, assignment's memory figures  timings.total, result's peak memory
 //
-// The assignment (step 3) is the one the next partitioner replaces: it must leave `part` (one part in [0, P) per row
-// of the block, every rank calling it collectively) and may use the block, vtxdist and, when CheckSymmetry made it,
-// the symmetric adjacency; it frees adj_ptr and adj.
+// The assignment (step 3) is the one the next partitioner replaces: it must leave assignment.part (one part in
+// [0, P) per row of the block, every rank calling it collectively) and may use the block, vtxdist and, when
+// CheckSymmetry made it, the symmetric adjacency; it frees symmetry.adj_ptr and symmetry.adj.
 #pragma once
 
 #include <algorithm>
@@ -68,6 +69,40 @@ struct Block {
   int64_t rows() const { return hi - lo; }
 };
 
+// What step 2 (CheckSymmetry) leaves: whether the graph is symmetric (1) or not (0), and ParMETIS's symmetric
+// adjacency of the block (global ids, no self-loops), made only for the metis method.
+struct Symmetry {
+  int64_t symmetric = 1;
+  std::vector<int64_t> adj_ptr;
+  std::vector<int64_t> adj;
+};
+
+// What step 3 (Assign) leaves: the part of each of the block's rows, and the peak-memory bookkeeping around ParMETIS
+// (Finish reads it).
+struct RowParts {
+  std::vector<int32_t> part;
+  bool partitioner_measured = false;
+  int64_t partitioner_rss_base = 0;
+};
+
+// What step 4 (Relabel) leaves: the node ranges of the parts (P + 1), each row's new global id, each block entry's
+// column's new id.
+struct NewIds {
+  std::vector<int64_t> offsets;
+  std::vector<int64_t> new_id;
+  std::vector<int64_t> col_new;
+};
+
+// What step 5 (MoveRows) leaves: the parts this rank writes (part p: rank p mod K), where each one's rows start
+// among the rows this rank received, their graphs, ids, labels and splits (built), and their features.
+struct OwnParts {
+  std::vector<int32_t> my_parts;
+  std::vector<size_t> part_first;
+  std::vector<LocalPart> built;
+  std::vector<std::vector<int64_t>> part_feat_ptr;  // sparse features: each part's row offsets
+  std::vector<datasets::Features> part_features;
+};
+
 // One distributed partitioning on this rank: the inputs, what each step leaves for the next, and the result.
 struct DistPartitionRun {
   DistPartitionRun(comm::Communicator& c, const std::filesystem::path& dataset_path, const PartitionOptions& o,
@@ -93,40 +128,20 @@ struct DistPartitionRun {
   bool weighted = false;
   std::unique_ptr<AtomicDirectory> out;  // rank 0 only
   std::string temp;                      // the temporary folder, every rank
+  const datasets::Features& feat() const { return data.features; }
 
   // 1. The row blocks of all ranks (K + 1 offsets) and this rank's.
   std::vector<int64_t> vtxdist;
   Block b;
 
-  // 2. Whether the graph is symmetric (1) or not (0); ParMETIS's symmetric adjacency of the block (global ids, no
-  //    self-loops), made only for the metis method.
-  int64_t symmetric = 1;
-  std::vector<int64_t> adj_ptr;
-  std::vector<int64_t> adj;
-
-  // 3. The part of each of the block's rows; the peak-memory bookkeeping around ParMETIS (Finish reads it).
-  std::vector<int32_t> part;
-  bool partitioner_measured = false;
-  int64_t partitioner_rss_base = 0;
-
-  // 4. The node ranges of the parts (P + 1), each row's new global id, each block entry's column's new id.
-  std::vector<int64_t> offsets;
-  std::vector<int64_t> new_id;
-  std::vector<int64_t> col_new;
-
-  // 5. The parts this rank writes (part p: rank p mod K), where each one's rows start among the rows this rank
-  //    received, their graphs, ids, labels and splits (built), and their features.
-  std::vector<int32_t> my_parts;
-  std::vector<size_t> part_first;
-  std::vector<LocalPart> built;
-  std::vector<std::vector<int64_t>> part_feat_ptr;  // sparse features: each part's row offsets
-  std::vector<datasets::Features> part_features;
+  Symmetry symmetry;    // 2.
+  RowParts assignment;  // 3.
+  // The rank that writes the part of the block's row i (part p: rank p mod K).
+  size_t DestOf(int64_t i) const { return static_cast<size_t>(assignment.part[static_cast<size_t>(i)] % K); }
+  NewIds ids;    // 4.
+  OwnParts own;  // 5.
 
   DistPartitionResult result;  // timings, statistics, memory figures, partitions.json
-
-  const datasets::Features& feat() const { return data.features; }
-  // The rank that writes the part of the block's row i.
-  size_t DestOf(int64_t i) const { return static_cast<size_t>(part[static_cast<size_t>(i)] % K); }
 };
 
 // The steps, in order (the table above).
