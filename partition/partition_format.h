@@ -69,6 +69,9 @@ DatasetSummary SummarizeDataset(const datasets::NodeDataset& data, bool symmetri
 // The pieces of a partition folder, shared by PartitionToFolder and the distributed DistPartitionToFolder
 // (partition/dist_partition.h), so both write the same bytes for the same parts.
 namespace folder {
+// The "format" of partitions.json and of a part's manifest.json.
+inline constexpr const char* kFormatName = "tessel-partition";
+inline constexpr const char* kPartFormatName = "tessel-partition-part";
 std::string PartDirName(int32_t k);  // "part-<k>"
 // Writes one part's arrays and manifest.json into `dir` (created; it must not exist); returns the manifest's XXH3
 // (16 hex digits), which partitions.json records.
