@@ -143,6 +143,16 @@ def function_name(head):
     return None
 
 
+def past_braces(code, i):
+    """The index just past the brace that closes the one at code[i]."""
+    depth = 0
+    for j in range(i, len(code)):
+        depth += {"{": 1, "}": -1}.get(code[j], 0)
+        if depth == 0:
+            return j + 1
+    return len(code)
+
+
 def scan(text):
     """[(name, first_line, last_line)] of the function bodies at namespace and class scope of one file's text."""
     code = blank_code(text)
@@ -179,12 +189,7 @@ def scan(text):
             head = code[head_start:i]
             if paren > 0:
                 # A lambda or braced value inside an argument list (an initialiser list's member call): skip it.
-                depth = 1
-                j = i + 1
-                while j < n and depth:
-                    depth += {"{": 1, "}": -1}.get(code[j], 0)
-                    j += 1
-                i = j
+                i = past_braces(code, i)
                 continue
             stripped = strip_template_prefix(head).strip()
             if (re.match(r"(inline\s+)?namespace\b", stripped) or re.fullmatch(r"extern\s*", stripped) or
@@ -199,12 +204,7 @@ def scan(text):
             init_list = re.search(r"\)\s*(noexcept\s*)?:(?!:)", head)
             prev = head.rstrip()[-1:] if head.strip() else ""
             if init_list and (prev.isalnum() or prev in "_>"):
-                depth = 1
-                j = i + 1
-                while j < n and depth:
-                    depth += {"{": 1, "}": -1}.get(code[j], 0)
-                    j += 1
-                i = j
+                i = past_braces(code, i)
                 continue
             name = function_name(head) if "(" in head else None
             if name is None:

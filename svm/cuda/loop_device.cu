@@ -122,6 +122,21 @@ __device__ inline Pick BetterPick(Pick a, Pick b, bool max) {
   if (b.v == a.v && b.i > a.i) return b;
   return a;
 }
+// A block-wide tree reduction over the nt threads (a power of two) of the picks in red_v / red_i (BetterPick with
+// `max`) and, when red_m is given, of the largest red_m; the results land in entry 0. Every thread of the block calls
+// it after writing its own entries (it synchronises before and after each level).
+__device__ inline void ReducePicks(double* red_v, int* red_i, double* red_m, int nt, int t, bool max) {
+  __syncthreads();
+  for (int w = nt / 2; w > 0; w /= 2) {
+    if (t < w) {
+      const Pick r = BetterPick({red_v[t], red_i[t]}, {red_v[t + w], red_i[t + w]}, max);
+      red_v[t] = r.v;
+      red_i[t] = r.i;
+      if (red_m != nullptr) red_m[t] = fmax(red_m[t], red_m[t + w]);
+    }
+    __syncthreads();
+  }
+}
 
 __global__ void __launch_bounds__(kMaxQ)
     LocalSmoKernel(int m, const float* __restrict__ arena, int64_t stride, const int32_t* __restrict__ slot,
@@ -164,15 +179,7 @@ __global__ void __launch_bounds__(kMaxQ)
     if (t < m && batch::InUp(yy[t], st[t])) p = {-yy[t] * g[t], t};
     red_v[t] = p.v;
     red_i[t] = p.i;
-    __syncthreads();
-    for (int w = nt / 2; w > 0; w /= 2) {
-      if (t < w) {
-        const Pick r = BetterPick({red_v[t], red_i[t]}, {red_v[t + w], red_i[t + w]}, true);
-        red_v[t] = r.v;
-        red_i[t] = r.i;
-      }
-      __syncthreads();
-    }
+    ReducePicks(red_v, red_i, nullptr, nt, t, true);
     const int i = red_i[0];
     const double gmax = red_v[0];
     __syncthreads();
@@ -188,16 +195,7 @@ __global__ void __launch_bounds__(kMaxQ)
     red_v[t] = q.v;
     red_i[t] = q.i;
     red_m[t] = v2;
-    __syncthreads();
-    for (int w = nt / 2; w > 0; w /= 2) {
-      if (t < w) {
-        const Pick r = BetterPick({red_v[t], red_i[t]}, {red_v[t + w], red_i[t + w]}, false);
-        red_v[t] = r.v;
-        red_i[t] = r.i;
-        red_m[t] = fmax(red_m[t], red_m[t + w]);
-      }
-      __syncthreads();
-    }
+    ReducePicks(red_v, red_i, red_m, nt, t, false);
     if (t == 0) {
       const int j = red_i[0];
       const double gap = gmax + red_m[0];
