@@ -113,8 +113,9 @@ TEST(BFloat16, RoundsToNearestEvenAgainstFloat64) {
 // The one table of methods (compress.cc kMethods): every name parses to its method and prints back, its parameter is
 // the one its form names, and the lists in messages come from it.
 TEST(Codecs, OneTableOfMethods) {
-  EXPECT_EQ(CompressForms(),
-            "none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], randk[:RATIO], cltk[:RATIO], powersgd[:RANK]");
+  EXPECT_EQ(
+      CompressForms(),
+      "none, fp16, bf16, int8[:BLOCK], qsgd[:LEVELS], topk[:RATIO], randk[:RATIO], cltk[:RATIO], powersgd[:RANK]");
   EXPECT_EQ(RowCodecForms(), "none, fp16, bf16, int8 or qsgd[:LEVELS]");
   EXPECT_EQ(RowCodecForms(true), "none, fp16, bf16, int8 or qsgd");
   for (int m = 0; m <= static_cast<int>(CompressMethod::kPowerSgd); ++m) {

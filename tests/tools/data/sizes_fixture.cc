@@ -9,7 +9,7 @@ constexpr auto kLambda = [](int x) { return x + 1; };  // a variable, not a func
 __global__ void __launch_bounds__(256) Kernel(int* x) {  // Kernel: 3
   x[0] = 1;
 }
-const char* kBraces = "{ not code }";                  // a string
+const char* kBraces = "{ not code }";  // a string
 
 struct Point {
   int x{0}, y{0};
