@@ -16,6 +16,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/log.h"
 #include "core/memory_budget.h"
 #include "core/output_guard.h"
@@ -71,7 +72,7 @@ void CheckFile(const std::string& option, const std::string& path) {
                "{} '{}' is a folder; give the file inside it (for a native dataset folder use tessel info or "
                "--dataset, not convert)",
                option, path);
-  TESSEL_CHECK(fs::is_regular_file(path, ec), "{} '{}': no such file", option, path);
+  CheckInputIsFile(path, option);  // names a device, pipe or socket as what it is, not as missing
 }
 
 char ParseDelimiter(const std::string& d) {

@@ -101,12 +101,14 @@ std::string GenerateRmat(const GenerateRmatOptions& options) {
   if (!given("nodes")) {
     TESSEL_CHECK(options.scale >= 1 && options.scale <= 62, "--scale must be in [1, 62], got {}", options.scale);
     o.num_nodes = int64_t{1} << options.scale;
+    o.nodes_given_as = fmt::format("--scale {}", options.scale);  // messages name the option the user gave
   }
   if (!given("edges")) {
     const double m = options.edge_factor * static_cast<double>(o.num_nodes);
     TESSEL_CHECK(std::isfinite(options.edge_factor) && options.edge_factor > 0 && m < 9e18,
                  "--edge-factor must be > 0 with nodes x edge-factor below 2^63, got {}", options.edge_factor);
     o.num_edges = std::llround(m);
+    o.edges_given_as = fmt::format("--edge-factor {}", options.edge_factor);
   }
   o.permute = !options.no_permute;
   o.seed = options.common.seed;

@@ -31,8 +31,8 @@ std::string CFormatG(double v) {
 }  // namespace
 
 std::string PredictSvm(const PredictSvmOptions& a) {
-  CheckInput(a.model, "--model");
-  CheckInput(a.data, "--data");
+  CheckInput(a.model, "--model", InputKind::kFile);
+  CheckInput(a.data, "--data", InputKind::kFileOrDatasetFolder);
   const std::string sidecar = a.model.empty() ? std::string() : svm::SidecarPath(a.model);
   CheckOutputPath(a.output, OutputKind::kFile, a.force, "--output", PathList({a.model, sidecar, a.data}));
   const Context ctx = MakeContext(a.device, 0, a.threads.threads);
@@ -40,6 +40,7 @@ std::string PredictSvm(const PredictSvmOptions& a) {
   std::string text;  // what svm-predict prints
   const svm::SvmModel model = svm::LoadSvmModel(a.model);
   const datasets::SparseRowDataset data = datasets::ReadSparseRows(a.data);
+  svm::CheckModelMeetsData(model, data, a.model);
   TESSEL_CHECK(a.probability == 0 || a.probability == 1, "-b {}: probability estimates are 0 (off) or 1 (on)",
                a.probability);
   if (a.probability != 0 && !model.HasProbability()) {

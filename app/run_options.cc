@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/log.h"
 #include "core/memory_budget.h"
 
@@ -32,9 +33,19 @@ Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads) {
   return ctx;
 }
 
-void CheckInput(const std::string& path, std::string_view option) {
+void CheckInput(const std::string& path, std::string_view option, InputKind kind) {
+  if (path.empty()) return;
   std::error_code ec;
-  TESSEL_CHECK(path.empty() || std::filesystem::exists(path, ec), "{} {}: no such file or folder", option, path);
+  const bool folder = std::filesystem::is_directory(path, ec);
+  if (kind == InputKind::kFile || (kind == InputKind::kFileOrDatasetFolder && !folder)) {
+    CheckInputIsFile(path, option);  // a folder, device, pipe or socket is named as what it is
+    return;
+  }
+  TESSEL_CHECK(std::filesystem::exists(path, ec), "{} {}: no such file or folder", option, path);
+  TESSEL_CHECK(kind != InputKind::kFileOrDatasetFolder || std::filesystem::exists(path + "/manifest.json", ec),
+               "{} {} is a folder but not a dataset folder (no manifest.json); give the data file, or a folder "
+               "written by tessel convert",
+               option, path);
 }
 
 }  // namespace tessel::app

@@ -120,7 +120,12 @@ class Printer {
   std::function<void(std::string_view)> sink_;
 };
 
-// An input path given by `option` must exist (a file or folder), checked before any work.
-void CheckInput(const std::string& path, std::string_view option);
+// What an input option names: anything that exists (a file or a folder), a regular file, or a regular file or a
+// native dataset folder (one with a manifest.json).
+enum class InputKind { kAny, kFile, kFileOrDatasetFolder };
+
+// An input path given by `option` must exist and be of `kind`, checked before any work (and before the outputs are
+// checked against it: that the input is not a file is the more basic problem). An empty path passes.
+void CheckInput(const std::string& path, std::string_view option, InputKind kind = InputKind::kAny);
 
 }  // namespace tessel::app

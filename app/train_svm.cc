@@ -43,7 +43,7 @@ std::string CFixed(double x) {
 // defaults to the training file's name + ".model" in the working folder, as svm-train names it (none with -v).
 TrainSvmOptions ResolveFiles(TrainSvmOptions a) {
   if (a.files.empty()) {
-    TESSEL_CHECK(a.data.empty() || std::filesystem::exists(a.data), "--data {}: no such file or folder", a.data);
+    CheckInput(a.data, "--data", InputKind::kFileOrDatasetFolder);
     TESSEL_CHECK(!a.data.empty(),
                  "--data is required: the training data (or svm-train's form: train svm [options] "
                  "TRAINING_FILE [MODEL_FILE])");
@@ -53,7 +53,7 @@ TrainSvmOptions ResolveFiles(TrainSvmOptions a) {
   TESSEL_CHECK(a.files.size() == 1 || a.model.empty(), "the model file is given twice: --model {} and {}; give one",
                a.model, a.files[1]);
   a.data = a.files[0];
-  TESSEL_CHECK(std::filesystem::exists(a.data), "{}: no such training file or folder", a.data);
+  CheckInput(a.data, "TRAINING_FILE", InputKind::kFileOrDatasetFolder);
   if (a.files.size() > 1) {
     a.model = a.files[1];
   } else if (a.model.empty() && a.cross_validation == 0) {

@@ -84,6 +84,9 @@ void RemoveStaleTemporaries(const fs::path& path) {
   }
 }
 
+// Set on a thread while a ScopedCopyInsteadOfMap is alive (MappedFile::Open copies instead of mapping).
+thread_local bool copy_instead_of_map = false;
+
 // Why `st` (of `path`) cannot be read as a file, or "" when it is a regular file.
 std::string NotRegularReason(const struct stat& st) {
   if (S_ISREG(st.st_mode)) return "";
@@ -143,12 +146,45 @@ std::shared_ptr<MappedFile> MappedFile::Open(const fs::path& path) {
   std::shared_ptr<MappedFile> m(new MappedFile());
   m->path_ = path;
   m->size_ = static_cast<size_t>(st.st_size);
-  if (m->size_ > 0) {
+  if (m->size_ == 0) return m;
+  if (!copy_instead_of_map) {
     void* p = ::mmap(nullptr, m->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE, f.fd, 0);
     if (p == MAP_FAILED) throw Error::InFile(path.string(), "cannot mmap: " + SysError());
     m->data_ = static_cast<std::byte*>(p);
+    return m;
+  }
+  // A copy in anonymous memory (released by the same munmap): nothing done to the file later reaches it.
+  const auto bytes = static_cast<int64_t>(m->size_);
+  memory::Check(bytes, fmt::format("copying {} ({} bytes) into memory", path.string(), bytes),
+                "load it memory-mapped (mmap=True) or free memory");
+  void* p = ::mmap(nullptr, m->size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw Error::InFile(path.string(), "cannot allocate a copy: " + SysError());
+  m->data_ = static_cast<std::byte*>(p);
+  size_t done = 0;
+  while (done < m->size_) {
+    const ssize_t n = ::pread(f.fd, m->data_ + done, m->size_ - done, static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      throw Error::InFile(path.string(), n == 0 ? std::string("ended early while it was read (changed on disk?)")
+                                                : "read failed: " + SysError());
+    }
+    done += static_cast<size_t>(n);
   }
   return m;
+}
+
+ScopedCopyInsteadOfMap::ScopedCopyInsteadOfMap() : before_(copy_instead_of_map) { copy_instead_of_map = true; }
+ScopedCopyInsteadOfMap::~ScopedCopyInsteadOfMap() { copy_instead_of_map = before_; }
+
+void CheckInputIsFile(const fs::path& path, std::string_view option) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw Error(fmt::format("{} '{}': {}", option, path.string(),
+                            errno == ENOENT ? std::string("no such file") : "cannot open: " + SysError()));
+  }
+  if (const std::string why = NotRegularReason(st); !why.empty()) {
+    throw Error(fmt::format("{} '{}' {}", option, path.string(), why));
+  }
 }
 
 MappedFile::~MappedFile() {

@@ -14,6 +14,8 @@ namespace tessel {
 // A private (copy-on-write) mapping of a whole file; writes through it never reach the file.
 class MappedFile {
  public:
+  // Maps the file; on a thread inside a ScopedCopyInsteadOfMap, reads a private copy into anonymous memory
+  // instead, so later changes to the file on disk (truncation included) never reach the returned bytes.
   static std::shared_ptr<MappedFile> Open(const std::filesystem::path& path);
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
@@ -31,7 +33,25 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// While one is alive, MappedFile::Open on this thread copies files instead of mapping them (Python's
+// `tessel.load(path, mmap=False)`: a mapped file truncated on disk while a view of it is alive raises SIGBUS).
+class ScopedCopyInsteadOfMap {
+ public:
+  ScopedCopyInsteadOfMap();
+  ~ScopedCopyInsteadOfMap();
+  ScopedCopyInsteadOfMap(const ScopedCopyInsteadOfMap&) = delete;
+  ScopedCopyInsteadOfMap& operator=(const ScopedCopyInsteadOfMap&) = delete;
+
+ private:
+  bool before_;
+};
+
 std::string ReadFileToString(const std::filesystem::path& path);
+
+// Refuses an input that must be a regular file before any work: "OPTION 'PATH': no such file", or what it is
+// instead (a folder, a device, a named pipe, a socket) and to give a file. Decided here for every file input, so a
+// character device is never reported as missing.
+void CheckInputIsFile(const std::filesystem::path& path, std::string_view option);
 
 // Temporaries are named `.NAME.tmp.HOST.PID.RANDOM` (and `.NAME.old.…` while a folder is replaced). Writing NAME
 // first removes such entries left by a process of this host that no longer exists (a killed run); live runs', other

@@ -231,7 +231,12 @@ class EdgeListParser {
     std::string key;
     while (fields.Next(&tok)) {
       int64_t value = 0;
-      if ((key == "nodes" || key == "edges") && ParseInt64(tok, &value) && value >= 0) {
+      if ((key == "nodes" || key == "edges") && ParseInt64(tok, &value)) {
+        // A count the header declares is never negative: "# nodes -5" is damage, not a comment to skip.
+        if (value < 0) {
+          Fail(fmt::format("the header declares {} {}; a count must be >= 0 (fix the header line or remove it)", value,
+                           key));
+        }
         Declare(key == "nodes", value);
         key.clear();
         continue;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -68,6 +69,10 @@ struct RmatOptions {
   int32_t num_classes = 0;  // > 0: uniform random labels and a split by `split`
   SplitFractions split;     // train/val/test fractions of the nodes (datasets/split.h)
   uint64_t seed = 0;
+  // The options as the user gave them, for messages that ask to lower them ("--scale 40", "--edge-factor 16");
+  // empty: "--nodes N" and "--edges M" from the counts above.
+  std::string nodes_given_as;
+  std::string edges_given_as;
 };
 
 void ValidateRmatOptions(const RmatOptions& options);

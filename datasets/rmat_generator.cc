@@ -76,8 +76,11 @@ void ValidateRmatOptions(const RmatOptions& o) {
 
 EdgeList GenerateRmatEdges(const RmatOptions& o) {
   ValidateRmatOptions(o);
-  const std::string sizes =
-      fmt::format("--nodes {}, --edges {}, --features {}", o.num_nodes, o.num_edges, o.feature_dim);
+  const std::string nodes_text = o.nodes_given_as.empty() ? fmt::format("--nodes {}", o.num_nodes)
+                                                          : fmt::format("{} = {} nodes", o.nodes_given_as, o.num_nodes);
+  const std::string edges_text = o.edges_given_as.empty() ? fmt::format("--edges {}", o.num_edges)
+                                                          : fmt::format("{} = {} edges", o.edges_given_as, o.num_edges);
+  const std::string sizes = fmt::format("{}, {}, --features {}", nodes_text, edges_text, o.feature_dim);
   internal::CheckGeneratorMemory("an R-MAT graph", o.num_nodes, static_cast<double>(o.num_edges), o.feature_dim, sizes);
   const memory::Activity activity(fmt::format("generating an R-MAT graph ({})", sizes));
   const int64_t n = o.num_nodes;

@@ -346,6 +346,24 @@ int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRow
   return count;
 }
 
+void CheckModelMeetsData(const SvmModel& model, const datasets::SparseRowDataset& data, std::string_view model_name) {
+  if (model.sv_indices.empty()) return;
+  const auto [lowest, highest] = std::minmax_element(model.sv_indices.begin(), model.sv_indices.end());
+  const auto rows = data.Rows();
+  int64_t data_highest = -1;
+  for (int64_t r = 0; r < rows.num_rows(); ++r) {
+    const auto idx = rows.RowIndices(r);
+    if (!idx.empty()) data_highest = std::max<int64_t>(data_highest, idx.back());  // ids ascend within a row
+  }
+  if (data_highest < 0 || *lowest <= data_highest) return;
+  throw Error(fmt::format(
+      "{}: its support vectors use feature ids {} to {}, all beyond the largest feature id of {} ({}): the model "
+      "and the data share no feature; predict with the data the model was trained for, or check the model's "
+      "feature ids (damaged?)",
+      model_name, int64_t{*lowest} + 1, int64_t{*highest} + 1, data.name.empty() ? "the data" : data.name,
+      data_highest + 1));
+}
+
 std::vector<double> PredictSvm(const SvmModel& model, const datasets::SparseRowDataset& data) {
   std::vector<double> out(static_cast<size_t>(data.num_rows));
   ForEachRow(data, [&](int64_t r, std::span<const int32_t> idx, std::span<const double> val) {

@@ -111,4 +111,10 @@ PredictionScore ScorePredictions(std::span<const double> predicted, std::span<co
 // else one past the support vectors' largest feature id).
 int64_t RowsBeyondModelFeatures(const SvmModel& model, const datasets::SparseRowDataset& data);
 
+// Refuses to predict `data` with a model that shares no feature with it: every support vector's feature ids lie
+// beyond the largest id any row of the data uses (a model for other data, or ids damaged by billions), so the
+// kernel never meets a feature of the data. `model_name` names the model file in the message. Models without
+// features in their support vectors, and data without features, pass.
+void CheckModelMeetsData(const SvmModel& model, const datasets::SparseRowDataset& data, std::string_view model_name);
+
 }  // namespace tessel::svm

@@ -13,6 +13,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include "core/file_io.h"
 #include "datasets/graph_builder.h"
 #include "datasets/native_format.h"
 #include "datasets/open_node_dataset.h"
@@ -45,7 +46,7 @@ bool LooksBinary(const fs::path& p) {
   return false;
 }
 
-py::object Load(const std::string& path) {
+py::object LoadAny(const std::string& path) {
   const fs::path p(path);
   if (fs::exists(p / "manifest.json")) {
     const auto kind = datasets::PeekKind(p);
@@ -78,6 +79,14 @@ py::object Load(const std::string& path) {
                path);
   auto d = RunReleased([&] { return datasets::ReadSparseRows(p); });
   return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d))});
+}
+
+// tessel.load: with mmap=False the array files of a native folder are copied into memory (RunReleased runs on this
+// thread, where the copy mode is set), so a file truncated on disk later cannot raise SIGBUS through a view.
+py::object Load(const std::string& path, bool mmap) {
+  if (mmap) return LoadAny(path);
+  const ScopedCopyInsteadOfMap copy;
+  return LoadAny(path);
 }
 
 // The arguments of BuildNode, checked and converted by tessel/_data.py.
@@ -216,8 +225,9 @@ void DefSaveStatsRepr(py::class_<Handle>& c,
 }  // namespace
 
 void RegisterData(py::module_& m) {
-  m.def("load", &Load, py::arg("path"),
-        "Opens a native dataset folder (memory-mapped, checksums verified), a node-table prefix or LIBSVM text");
+  m.def("load", &Load, py::arg("path"), py::arg("mmap") = true,
+        "Opens a native dataset folder (memory-mapped, or copied with mmap=False; checksums verified), a node-table "
+        "prefix or LIBSVM text");
   m.def("build_node", &BuildNode);
   m.def("build_rows", &BuildRows);
 

@@ -172,13 +172,25 @@ void ForEachRow(const datasets::SparseRowDataset& data, int threads, Fn fn) {
   });
 }
 
+// The rows to predict, named X in messages, after checking that they share features with the model (the model
+// file it was loaded from is named, when it was).
+datasets::SparseRowDataset PredictRows(const py::dict& model_dict, const svm::SvmModel& model, const I64& indptr,
+                                       const I32& indices, const F64& values, int64_t num_features) {
+  datasets::SparseRowDataset data = Rows(indptr, indices, values, F64(0), num_features);
+  data.name = "X";
+  const std::string source =
+      model_dict.contains("source") ? ToScalar<std::string>(model_dict["source"], "source") : "the model";
+  svm::CheckModelMeetsData(model, data, source);
+  return data;
+}
+
 // Decision values [rows x pairs] (LIBSVM's order; one column for one-class and the regressions) and LIBSVM's
 // prediction of CSR rows: the voted class, the one-class sign (+1/-1) or the regression value.
 py::tuple Decision(const py::dict& model_dict, const I64& indptr, const I32& indices, const F64& values,
                    int64_t num_features, int threads) {
   TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
   const svm::SvmModel model = ModelFromDict(model_dict);
-  const datasets::SparseRowDataset data = Rows(indptr, indices, values, F64(0), num_features);
+  const datasets::SparseRowDataset data = PredictRows(model_dict, model, indptr, indices, values, num_features);
   const auto pairs = static_cast<int64_t>(model.nr_class) * (model.nr_class - 1) / 2;
   py::array_t<double> dec({data.num_rows, pairs});
   py::array_t<double> pred(data.num_rows);
@@ -199,7 +211,7 @@ py::array_t<double> Probability(const py::dict& model_dict, const I64& indptr, c
   const svm::SvmModel model = ModelFromDict(model_dict);
   TESSEL_CHECK(svm::IsClassification(model.type) && model.HasProbability(),
                "predict_proba: the model has no probability estimates (fit with probability=True)");
-  const datasets::SparseRowDataset data = Rows(indptr, indices, values, F64(0), num_features);
+  const datasets::SparseRowDataset data = PredictRows(model_dict, model, indptr, indices, values, num_features);
   std::vector<std::vector<double>> probs;
   RunReleased([&] {
     ThreadLimit limit(threads);

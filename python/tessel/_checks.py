@@ -144,12 +144,18 @@ def check_sparse(name, X):
         raise Error(f"{name}: sparse format {fmt!r}: check_sparse reads CSR, CSC and COO matrices")
 
 
-def sparse_input(name, X):
+def sparse_input(name, X, max_columns=MAX_COLUMNS):
     """`X` itself when it is not a SciPy sparse matrix; else X as a checked CSR, CSC or COO matrix (other formats,
     such as LIL, DOK, DIA and BSR, become COO first: SciPy checks the ids of a COO matrix it builds), safe to give to
-    SciPy and scikit-learn."""
+    SciPy and scikit-learn. A matrix wider than `max_columns` is refused here, naming its width, before any
+    conversion or library check sizes anything by it."""
     if not is_sparse(X):
         return X
+    shape = getattr(X, "shape", None)
+    if (isinstance(shape, tuple) and len(shape) == 2 and isinstance(shape[1], numbers.Integral)
+            and shape[1] > max_columns):
+        raise Error(f"{name}: {int(shape[1])} columns; feature ids are 32-bit, so at most {max_columns} columns "
+                    "(renumber the features densely)")
     if getattr(X, "format", None) not in ("csr", "csc", "coo"):
         try:
             X = X.tocoo()

@@ -20,13 +20,19 @@ def _path(name, value):
     return os.fspath(value)
 
 
-def load(path):
+def load(path, mmap=True):
     """Opens a dataset: a native folder (``tessel convert``; memory-mapped, checksums verified), a node-table prefix
     or a LIBSVM text file. Returns a :class:`NodeData` (graph datasets) or a :class:`RowData` (sparse rows).
 
-    The arrays of a loaded dataset are read-only numpy views of the mapped files: no copy is made.
+    With ``mmap=True`` (the default) the arrays of a native folder are read-only numpy views of the mapped files: no
+    copy is made, and pages are read as they are used. The files must then stay as they are while the dataset or a
+    view of it is alive: a file truncated or rewritten in place on disk (another process, a full disk, a network
+    file system) ends the interpreter with SIGBUS, as numpy's memmap does. Use ``mmap=False`` when the files may
+    change under you, or live on storage you do not control: the arrays are copied into memory at load (the memory
+    of the whole dataset, checked against the memory budget), and nothing done to the files later reaches them.
+    Text inputs (node tables, LIBSVM) are parsed into memory either way.
     """
-    return _tessel.load(_path("path", path))
+    return _tessel.load(_path("path", path), as_bool("mmap", mmap))
 
 
 def _split(name, value, n):

@@ -31,6 +31,9 @@ try:
 except ImportError as e:  # pragma: no cover - scikit-learn is a dependency of the SVM estimators only
     raise ImportError("tessel's SVM estimators need scikit-learn (Debian: python3-sklearn; pip: scikit-learn)") from e
 
+#: The widest sparse X the estimators take: SciPy stores wider matrices with 64-bit indices, which scikit-learn's
+#: checks (accept_large_sparse=False) refuse.
+_SKLEARN_COLUMNS = 2 ** 31 - 1
 _KERNELS = {"linear": "linear", "poly": "polynomial", "rbf": "rbf", "sigmoid": "sigmoid"}
 _SHRINKING = ("off", "eager", "periodic", "lazy")
 
@@ -222,13 +225,15 @@ class _BaseLibSVM(BaseEstimator):
         return int(t)
 
     def _validate(self, X, reset):
+        # _SKLEARN_COLUMNS: SciPy gives a wider matrix 64-bit indices, which scikit-learn's checks refuse without
+        # naming the width; sparse_input refuses it first, naming it.
         # A SciPy matrix's indptr and indices are checked before SciPy or scikit-learn reads them (a corrupt one
         # would crash the interpreter inside SciPy's compiled routines).
-        return self._validate_data(sparse_input("X", X), accept_sparse="csr", dtype=np.float64, order="C",
+        return self._validate_data(sparse_input("X", X, _SKLEARN_COLUMNS), accept_sparse="csr", dtype=np.float64, order="C",
                                    accept_large_sparse=False, reset=reset)
 
     def _validate_xy(self, X, y):
-        return self._validate_data(sparse_input("X", X), y, accept_sparse="csr", dtype=np.float64, order="C",
+        return self._validate_data(sparse_input("X", X, _SKLEARN_COLUMNS), y, accept_sparse="csr", dtype=np.float64, order="C",
                                    accept_large_sparse=False)
 
     # ---- training ---------------------------------------------------------------------------------------------
@@ -313,7 +318,8 @@ class _BaseLibSVM(BaseEstimator):
             params["probability"] = bool(len(m.get("prob_a", [])) and len(m.get("prob_b", [])))  # a -b 1 model
         est = cls(kernel=kernel, degree=int(m["degree"]), gamma=float(m["gamma"]), coef0=float(m["coef0"]),
                   **params)
-        model = est._adopt_file_model(path, m)
+        model = dict(est._adopt_file_model(path, m))
+        model["source"] = path  # prediction's refusals name the model file
         est._set_model(model)
         n_features = int(m["num_features"])
         est.n_features_in_ = n_features

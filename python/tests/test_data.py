@@ -320,3 +320,24 @@ def test_row_data_repr_shows_name_shape_nnz_and_classes(data_dir):
     X = np.array([[1.0, 0, 0], [0, 2.0, 3.0]])
     r = tessel.rows_dataset(X, [1.5, -1], name="x")
     assert repr(r) == "RowData(name='x', rows=2, features=3, nnz=3, classes=2)"
+
+
+def test_load_without_mmap_copies_so_truncation_on_disk_cannot_reach_the_arrays(tmp_path):
+    # A mapped file truncated while a view of it is alive raises SIGBUS (as numpy's memmap); mmap=False copies.
+    d, x = small(tmp_path)
+    d.save(tmp_path / "ring")
+    e = tessel.load(tmp_path / "ring", mmap=False)
+    feats, indptr, labels = e.dense_features, e.indptr, e.labels
+    for f in (tmp_path / "ring").glob("*.bin"):
+        with open(f, "r+b") as out:
+            out.truncate(0)
+    np.testing.assert_array_equal(feats, x)
+    assert indptr[-1] == e.num_entries
+    np.testing.assert_array_equal(labels, np.arange(10) % 3)
+    assert not feats.flags.writeable  # still read-only views, of the copy
+    # The checks of a mapped load still apply: the truncated folder is refused by name either way.
+    for mmap in (True, False):
+        with pytest.raises(tessel.Error, match="ring"):
+            tessel.load(tmp_path / "ring", mmap=mmap)
+    with pytest.raises(tessel.Error, match="mmap"):
+        tessel.load(tmp_path / "ring", mmap="no")

@@ -429,3 +429,21 @@ def test_load_of_one_class_and_wide_models(tmp_path):
                                               '"num_features": 2147483648}')
     m = SVC.load(wide)  # the support vectors as a sparse matrix: 2 x 2^31 dense would need 32 GiB
     assert m.support_vectors_.shape == (2, 2 ** 31) and hasattr(m.support_vectors_, "tocsr")
+
+
+def test_models_sharing_no_feature_with_the_data_are_refused_naming_the_file(tmp_path):
+    # Support vector ids billions beyond the data's (a damaged file, or another data set's model) loaded and
+    # predicted without a word.
+    far = tmp_path / "far.model"
+    far.write_text("svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0\nlabel 1 -1\n"
+                   "nr_sv 1 1\nSV\n1 2000000001:1\n-1 2000000002:1\n")
+    import scipy.sparse as sp
+    m = SVC.load(far)
+    X = sp.csr_matrix((np.ones(2), (np.arange(2), np.array([0, 12]))), shape=(2, m.n_features_in_))
+    for call in (m.predict, m.decision_function):
+        with pytest.raises(tessel.Error, match="far.model: its support vectors use feature ids 2000000001 to "
+                                               "2000000002, all beyond the largest feature id of X"):
+            call(X)
+    # One shared feature is enough.
+    X = sp.csr_matrix((np.ones(2), (np.arange(2), np.array([0, 2000000001]))), shape=(2, m.n_features_in_))
+    assert m.predict(X).shape == (2,)

@@ -160,6 +160,42 @@ TEST_F(FileIoTest, ReadFileToStringRefusesFoldersAndDevices) {
               ::testing::ThrowsMessage<Error>(::testing::HasSubstr("missing: no such file")));
 }
 
+TEST_F(FileIoTest, InputFilesAreNamedAsWhatTheyAreNotAsMissing) {
+  // A character device or a pipe given as an input file was reported as "no such file".
+  EXPECT_THAT([&] { CheckInputIsFile(dir_ / "missing", "--edges"); },
+              ::testing::ThrowsMessage<Error>(
+                  ::testing::HasSubstr("--edges '" + (dir_ / "missing").string() + "': no such file")));
+  if (fs::exists("/dev/null")) {
+    EXPECT_THAT([] { CheckInputIsFile("/dev/null", "INPUT"); },
+                ::testing::ThrowsMessage<Error>(
+                    ::testing::HasSubstr("INPUT '/dev/null' is a device, not a regular file; give a file")));
+  }
+  ASSERT_EQ(::mkfifo((dir_ / "pipe").c_str(), 0600), 0);
+  EXPECT_THAT([&] { CheckInputIsFile(dir_ / "pipe", "--labels"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is a named pipe, not a regular file")));
+  fs::create_directories(dir_ / "folder");
+  EXPECT_THAT([&] { CheckInputIsFile(dir_ / "folder", "--model"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr("is a folder; give the file inside it")));
+  std::ofstream(dir_ / "file") << "x";
+  EXPECT_NO_THROW(CheckInputIsFile(dir_ / "file", "--model"));
+}
+
+TEST_F(FileIoTest, CopiedFilesAreNotReachedByTruncationOnDisk) {
+  // tessel.load(path, mmap=False): a copy, so a file truncated later cannot raise SIGBUS through it.
+  const std::string text(3 * 4096 + 5, 'a');
+  std::ofstream(dir_ / "array.bin") << text;
+  std::shared_ptr<MappedFile> copy;
+  {
+    const ScopedCopyInsteadOfMap scope;
+    copy = MappedFile::Open(dir_ / "array.bin");
+  }
+  const std::shared_ptr<MappedFile> mapped = MappedFile::Open(dir_ / "array.bin");  // the scope has ended
+  fs::resize_file(dir_ / "array.bin", 0);
+  ASSERT_EQ(copy->size(), text.size());
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(copy->data()), copy->size()), text);
+  EXPECT_EQ(mapped->size(), text.size());  // not read: its pages are gone with the file's bytes
+}
+
 TEST_F(FileIoTest, AtomicWritersNeverRenameOverAnotherKind) {
   // A file never replaces a folder or a pipe; a folder never replaces a file.
   fs::create_directories(dir_ / "folder");

@@ -134,6 +134,11 @@ TEST_F(EdgeListTest, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(ErrorFor("0 1\n1 2\n3"), At(3, "expected 2 fields 'source target' but found 1"));  // truncated last line
   EXPECT_EQ(ErrorFor("# nodes 3\n# nodes 4\n0 1\n"), At(2, "declares 4 nodes but line 1 declared 3"));
   EXPECT_EQ(ErrorFor("0 5\n# nodes 3\n"), At(2, "declares 3 nodes but an earlier line has node id 5"));
+  // A negative declared count is damage (it was skipped as comment text, and the file loaded).
+  EXPECT_EQ(ErrorFor("# nodes -5 edges 2\n0 1\n1 2\n"),
+            At(1, "the header declares -5 nodes; a count must be >= 0 (fix the header line or remove it)"));
+  EXPECT_EQ(ErrorFor("# Nodes: 3 Edges: -1\n0 1\n"),
+            At(1, "the header declares -1 edges; a count must be >= 0 (fix the header line or remove it)"));
 }
 
 TEST_F(EdgeListTest, OneBasedErrors) {

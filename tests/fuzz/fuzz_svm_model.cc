@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "datasets/readers.h"
 #include "svm/svm_model.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -21,5 +22,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const int32_t indices[2] = {0, 3};
     const double values[2] = {1.0, -0.5};
     (void)svm::PredictRow(model, indices, values);
+    // Prediction's check that model and data share a feature (ids billions beyond the data's are refused).
+    static const datasets::SparseRowDataset rows = [] {
+      const auto file = fuzz::ScratchDir("svm_model") / "rows.txt";
+      fuzz::WriteFile(file, "1 1:1 4:-0.5\n-1 2:0.25\n");
+      return datasets::ReadLibsvm(file);
+    }();
+    svm::CheckModelMeetsData(model, rows, path.string());
   });
 }

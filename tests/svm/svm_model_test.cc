@@ -2,6 +2,7 @@
 // our files round-trip (binary and multiclass); malformed files fail with file:line (also when a non-linear
 // kernel has no gamma or total_sv disagrees with the rows); features beyond the training dimension enter the
 // kernel as svm-predict uses them.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -162,6 +163,24 @@ TEST_F(SvmModelTest, FeaturesBeyondTheTrainingDimensionEnterTheKernelAsSvmPredic
   const auto file = datasets::ReadLibsvm(Write("wide.txt", "1 1:0.5 14:1\n-1 2:0.25\n"));
   EXPECT_EQ(RowsBeyondModelFeatures(m, file), 1);
   EXPECT_EQ(PredictSvm(m, file).size(), 2u);
+}
+
+TEST_F(SvmModelTest, ModelsSharingNoFeatureWithTheDataAreRefused) {
+  // Support vector ids billions beyond the data's (damaged ids, or a model of other data) loaded and predicted a
+  // constant without a word.
+  const std::string header =
+      "svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 2\ntotal_sv 2\nrho 0.1\nlabel 1 -1\nnr_sv 1 1\nSV\n";
+  const SvmModel far = LoadSvmModel(Write("far.model", header + "1 2000000001:0.5\n-1 2000000003:0.25\n"));
+  EXPECT_EQ(far.num_features, 2000000003);
+  const auto data = datasets::ReadLibsvm(Write("d.txt", "1 1:0.5 13:1\n-1 2:0.25\n"));
+  EXPECT_THAT([&] { CheckModelMeetsData(far, data, "far.model"); },
+              ::testing::ThrowsMessage<Error>(::testing::HasSubstr(
+                  "far.model: its support vectors use feature ids 2000000001 to 2000000003, all beyond the largest "
+                  "feature id of")));
+  // One shared feature is enough (svm-predict's semantics for the rest); rows without features pass too.
+  const SvmModel near = LoadSvmModel(Write("near.model", header + "1 13:0.5\n-1 2000000003:0.25\n"));
+  EXPECT_NO_THROW(CheckModelMeetsData(near, data, "near.model"));
+  EXPECT_NO_THROW(CheckModelMeetsData(far, datasets::ReadLibsvm(Write("e.txt", "1\n-1\n")), "far.model"));
 }
 
 TEST_F(SvmModelTest, HeaderAndRowsMustAgree) {

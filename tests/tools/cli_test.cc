@@ -443,6 +443,11 @@ TEST_F(CliTest, SizesBeyondTheMemoryBudgetNameTheActivityAndTheOption) {
       Run("--max-memory 256M generate rmat --nodes 1000 --edges 100000000000 --output '" + Out("r").string() + "'");
   EXPECT_EQ(edges.code, 1);
   EXPECT_THAT(edges.err, HasSubstr("generating an R-MAT graph (--nodes 1000, --edges 100000000000"));
+  // The options the user gave are named, not the counts derived from them (it said --nodes for --scale).
+  const Result scale = Run("--max-memory 256M generate rmat --scale 40 --output '" + Out("s").string() + "'");
+  EXPECT_EQ(scale.code, 1);
+  EXPECT_THAT(scale.err, HasSubstr("(--scale 40 = 1099511627776 nodes, --edge-factor 16 = 17592186044416 edges"));
+  EXPECT_THAT(scale.err, ::testing::Not(HasSubstr("--nodes")));
   const Result features =
       Run("--max-memory 256M generate csbm --nodes 100000 --features 100000 --output '" + Out("f").string() + "'");
   EXPECT_EQ(features.code, 1);

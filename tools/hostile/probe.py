@@ -13,7 +13,7 @@ Classes (docs/reliability.md, "Hostile tests"):
   broken     a valid edge case that must succeed failed
 
 Usage: tools/hostile/probe.py --tessel BUILD/tools/tessel [--python-path BUILD/python] [--json OUT.json]
-       [--only SUBSTRING] [--keep]
+       [--only SUBSTRING[,SUBSTRING...]] [--keep]
 Exit status 0 when no case is loss, crash, hang or broken; 1 otherwise (silent and unhelpful are counted and
 listed; --strict makes them failures too).
 """
@@ -1503,6 +1503,110 @@ def more_cases(have_mpi):
     return [c for c in out if c is not None]
 
 
+# ------------------------------------------------------------------------------- issue 52 ("Nothing lost, part 2")
+
+def shift_model_indices(by, sidecar_features=None):
+    """Moves every support vector feature id of h.model up by `by` (billions: far beyond any feature of h.svm). The
+    sidecar is removed, or rewritten with `sidecar_features` so that it agrees with the ids."""
+    def setup(w):
+        path = os.path.join(w, "h.model")
+        with open(path) as f:
+            text = f.read()
+        head, body = text.split("SV\n", 1)
+        lines = []
+        for line in body.split("\n"):
+            words = [("%d:%s" % (int(t.split(":")[0]) + by, t.split(":")[1]) if ":" in t else t) for t in line.split(" ")]
+            lines.append(" ".join(words))
+        with open(path, "w") as f:
+            f.write(head + "SV\n" + "\n".join(lines))
+        side = path + ".json"
+        if sidecar_features is None:
+            os.remove(side)
+        else:
+            edit_json(side, lambda j: j.__setitem__("num_features", sidecar_features))
+    return setup
+
+
+def nothing_lost_2_cases():
+    """The classes of issue 52: a dataset loaded with mmap=False survives its files being truncated; a negative
+    declared count and SVM feature ids billions beyond the data are refused; special files, --scale, a folder given
+    for a file and a too-wide sparse matrix are named as what they are."""
+    T, W = "{T}", "{W}"
+    P = "import tessel,sys,numpy as np; W=sys.argv[1]; "
+    out = []
+    L, C, H, S, U, K = case_adders(out)
+    # ---- crash: a copied load is not reached by a truncation on disk (a mapped one raises SIGBUS, as numpy's memmap)
+    truncate = "[open(W+'/ds/'+f,'r+b').truncate(0) for f in ('feat_values.bin','indptr.bin','indices.bin')]; "
+    C("python-load-copy-survives-truncation",
+      ["python", P + "d=tessel.load(W+'/ds', mmap=False); v=d.feature_values; i=d.indptr; " + truncate +
+       "print(float(np.asarray(v).sum()), int(np.asarray(i)[-1]), d.num_nodes)"], expect="ok", python=True,
+      may_change=(W + "/ds",), timeout=30)
+    C("python-load-copy-survives-truncation-rows",
+      ["python", P + "d=tessel.load(W+'/h.svm'); d.save(W+'/r'); r=tessel.load(W+'/r', mmap=False); v=r.values; "
+       "open(W+'/r/values.bin','r+b').truncate(0); print(float(np.asarray(v).sum()))"], expect="ok", python=True,
+      may_change=(W + "/r",), timeout=30)
+    U("python-load-mmap-not-bool", ["python", P + "tessel.load(W+'/ds', mmap='no')"], needles=("mmap",),
+      python=True, timeout=30)
+    # ---- silent: a negative count in an edge list's header; support vector ids billions beyond the data
+    for name, header in [("nodes", "# nodes -5 edges 2\n"), ("edges", "# Nodes: 3 Edges: -2\n"),
+                         ("nodes-huge-negative", "# nodes -9223372036854775808\n")]:
+        S("edgelist-header-negative-%s" % name, [T, "convert", "--from", "edgelist", W + "/neg.edges", "--output",
+                                                W + "/c"], needles=("neg.edges:1:", ">= 0"),
+          setup=write("neg.edges", header + "0 1\n1 2\n"))
+    svm_predict = [T, "predict", "svm", "--model", W + "/h.model", "--data", W + "/h.svm"]
+    S("svm-model-ids-billions-beyond-data", svm_predict, needles=("h.model", "feature"),
+      setup=shift_model_indices(2000000000))
+    S("svm-model-ids-billions-beyond-data-sidecar", svm_predict, needles=("h.model", "feature"),
+      setup=shift_model_indices(2000000000, 2000000014))
+    S("svm-model-ids-billions-beyond-data-proba", svm_predict + ["-b", "0"], needles=("h.model", "feature"),
+      setup=shift_model_indices(1500000000))
+    wide_x = ("import scipy.sparse as sp; c=tessel.SVC.load(W+'/h.model'); "
+              "X=sp.csr_matrix((np.ones(3),(np.arange(3),np.arange(3))),shape=(3,c.n_features_in_)); ")
+    S("python-svm-model-ids-billions-beyond-data", ["python", P + wide_x + "c.predict(X)"],
+      needles=("h.model", "feature"), setup=shift_model_indices(2000000000), python=True, timeout=30)
+    S("python-svm-model-ids-billions-beyond-data-sidecar", ["python", P + wide_x + "c.decision_function(X)"],
+      needles=("h.model", "feature"), setup=shift_model_indices(2000000000, 2000000014), python=True, timeout=30)
+    # ---- unhelpful: a special file given as an input is named as what it is, not as missing
+    for frm in ("edgelist", "metis", "libsvm"):
+        U("special-file-input-%s" % frm, [T, "convert", "--from", frm, W + "/null", "--output", W + "/c"],
+          needles=("null", ("device", "named pipe")), setup=mknod_null("null"))
+        U("dev-zero-input-%s" % frm, [T, "convert", "--from", frm, "/dev/zero", "--output", W + "/c"],
+          needles=("/dev/zero", "device"))
+    U("special-file-input-labels", [T, "convert", "--from", "nodetable", "{D}/cora/cora", "--labels", W + "/null",
+                                    "--output", W + "/c"], needles=("--labels", "null", ("device", "named pipe")),
+      setup=mknod_null("null"))
+    U("fifo-input-edgelist", [T, "convert", "--from", "edgelist", W + "/fifo", "--output", W + "/c"],
+      needles=("fifo", "named pipe"), setup=lambda w: os.mkfifo(os.path.join(w, "fifo")))
+    # ---- unhelpful: a size refusal names the option the user gave, not the one derived from it
+    U("rmat-scale-beyond-memory", [T, "--max-memory", "256M", "generate", "rmat", "--scale", "40", "--output",
+                                   W + "/g"], needles=("--scale 40",))
+    U("rmat-edge-factor-beyond-memory", [T, "--max-memory", "256M", "generate", "rmat", "--scale", "10",
+                                         "--edge-factor", "1e12", "--output", W + "/g"],
+      needles=("--edge-factor",))
+    # ---- unhelpful: an input that is a folder is reported before an output inside it
+    U("model-folder-output-inside", [T, "predict", "svm", "--model", W + "/junk", "--data", W + "/h.svm",
+                                     "--output", W + "/junk/p.txt"], needles=("--model", "junk", "is a folder"))
+    U("data-folder-output-inside", [T, "predict", "svm", "--model", W + "/h.model", "--data", W + "/junk",
+                                    "--output", W + "/junk/p.txt"], needles=("--data", "junk", "not a dataset"))
+    U("train-data-folder-model-inside", [T, "train", "svm", "--data", W + "/junk", "--model", W + "/junk/m"],
+      needles=("--data", "junk", "not a dataset"))
+    U("train-positional-folder-model-inside", [T, "train", "svm", W + "/junk", W + "/junk/m"],
+      needles=("junk", "not a dataset"))
+    U("convert-folder-output-inside", [T, "convert", "--from", "libsvm", W + "/junk", "--output", W + "/junk/c"],
+      needles=("junk", "is a folder"))
+    # ---- unhelpful: a sparse matrix too wide is refused naming its width
+    for name, code in [
+            ("svc-fit-2^31-columns", "tessel.SVC().fit(sp.csr_matrix((4,2**31)),[0,1,0,1])"),
+            ("svc-fit-2^33-columns", "tessel.SVC().fit(sp.csr_matrix((4,2**33)),[0,1,0,1])"),
+            ("svr-fit-2^31-columns", "tessel.SVR().fit(sp.csr_matrix((4,2**31)),[0,1,0,1])"),
+            ("rows-dataset-2^33-columns", "tessel.rows_dataset(sp.csr_matrix((2,2**33)),[0,1])"),
+            ("node-dataset-2^33-columns", "tessel.node_dataset(np.array([[0],[1]]), "
+                                          "features=sp.csr_matrix((2,2**33)))")]:
+        U("python-%s" % name, ["python", P + "import scipy.sparse as sp; " + code],
+          needles=(("columns", "width"), ("2147483648", "8589934592")), python=True, timeout=30)
+    return out
+
+
 def _patch_tensor_shape(w, rows):
     """Sets the first tensor's row count to `rows` (checksum recomputed)."""
     d = os.path.join(w, "ckpt")
@@ -1615,7 +1719,7 @@ def main():
     ap.add_argument("--python-path", default="")
     ap.add_argument("--python", default="/usr/bin/python3")
     ap.add_argument("--json", help="write every case's record here")
-    ap.add_argument("--only", help="run the cases whose name contains this")
+    ap.add_argument("--only", help="run the cases whose name contains this (several: comma-separated)")
     ap.add_argument("--keep", action="store_true", help="keep the case folders")
     ap.add_argument("--strict", action="store_true", help="silent and unhelpful cases fail too")
     ap.add_argument("--no-mpi", action="store_true")
@@ -1626,7 +1730,9 @@ def main():
     os.symlink(args.tessel, os.path.join(base, "tessel-bin"))
     fx = os.path.join(base, "fixtures")
     make_fixtures(args.tessel, fx)
-    all_cases = [c for c in cases(have_mpi) + sweep_cases() + more_cases(have_mpi) if not args.only or args.only in c.name]
+    every = cases(have_mpi) + sweep_cases() + more_cases(have_mpi) + nothing_lost_2_cases()
+    only = [o for o in (args.only or "").split(",") if o]
+    all_cases = [c for c in every if not only or any(o in c.name for o in only)]
     if not args.python_path:
         all_cases = [c for c in all_cases if not c.python]
     records = []
