@@ -2,6 +2,8 @@
 // arrays (the graph through GraphBuilder, as `tessel convert` builds it) or a rows dataset from CSR arrays; every
 // array of a loaded dataset as a read-only zero-copy numpy view; save through the native writer (checked, atomic,
 // replaced only with force).
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -46,16 +48,18 @@ bool LooksBinary(const fs::path& p) {
   return false;
 }
 
-py::object LoadAny(const std::string& path) {
+py::object LoadAny(const std::string& path, bool mmap) {
   const fs::path p(path);
   if (fs::exists(p / "manifest.json")) {
     const auto kind = datasets::PeekKind(p);
+    // Recorded before the arrays are mapped: a file truncated in between is caught at the first check as well.
+    const std::shared_ptr<const MappedFolder> mapped = mmap ? MappedFolder::Record(p) : nullptr;
     if (kind == datasets::DatasetKind::kNode) {
       auto d = RunReleased([&] { return datasets::LoadNodeDataset(p); });
-      return py::cast(NodeData{std::make_shared<NodeDataset>(std::move(d))});
+      return py::cast(NodeData{std::make_shared<NodeDataset>(std::move(d)), mapped});
     }
     auto d = RunReleased([&] { return datasets::LoadSparseRowDataset(p); });
-    return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d))});
+    return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d)), mapped});
   }
   // A node-table prefix (PREFIX.edges.txt, ...) when its files exist, else LIBSVM text.
   bool node_table = false;
@@ -66,7 +70,7 @@ py::object LoadAny(const std::string& path) {
   }
   if (node_table) {
     auto d = RunReleased([&] { return datasets::OpenNodeDataset(path); });
-    return py::cast(NodeData{std::make_shared<NodeDataset>(std::move(d))});
+    return py::cast(NodeData{std::make_shared<NodeDataset>(std::move(d)), nullptr});
   }
   TESSEL_CHECK(fs::is_regular_file(p),
                "{}: not a native dataset folder (no manifest.json), a node-table prefix or a LIBSVM text file; "
@@ -78,15 +82,15 @@ py::object LoadAny(const std::string& path) {
                "text file; give a dataset folder or LIBSVM text (convert raw data with `tessel convert`)",
                path);
   auto d = RunReleased([&] { return datasets::ReadSparseRows(p); });
-  return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d))});
+  return py::cast(RowData{std::make_shared<SparseRowDataset>(std::move(d)), nullptr});
 }
 
 // tessel.load: with mmap=False the array files of a native folder are copied into memory (RunReleased runs on this
 // thread, where the copy mode is set), so a file truncated on disk later cannot raise SIGBUS through a view.
 py::object Load(const std::string& path, bool mmap) {
-  if (mmap) return LoadAny(path);
+  if (mmap) return LoadAny(path, true);
   const ScopedCopyInsteadOfMap copy;
-  return LoadAny(path);
+  return LoadAny(path, false);
 }
 
 // The arguments of BuildNode, checked and converted by tessel/_data.py.
@@ -159,7 +163,7 @@ NodeData BuildNode(const I64& src, const I64& dst, int64_t num_nodes, bool direc
   if (val) d->val = CopyToBuffer(*val);
   if (test) d->test = CopyToBuffer(*test);
   d->Validate();
-  return NodeData{std::move(d)};
+  return NodeData{std::move(d), nullptr};
 }
 
 RowData BuildRows(const I64& indptr, const I32& indices, const F64& values, const F64& labels, int64_t num_features,
@@ -168,7 +172,7 @@ RowData BuildRows(const I64& indptr, const I32& indices, const F64& values, cons
       CopyRows(indptr, indices, values, labels, num_features, datasets::kMaxSparseRowFeatures));
   d->name = name;
   d->Validate();
-  return RowData{std::move(d)};
+  return RowData{std::move(d), nullptr};
 }
 
 template <typename IdT>
@@ -215,14 +219,50 @@ void DefSaveStatsRepr(py::class_<Handle>& c,
   c.def(
        "save",
        [write](const Handle& d, const fs::path& path, bool force) {
-         RunReleased([&] { write(*d.data, path, {.overwrite = force, .flag = "path"}); });
+         RunReleased([&] { write(d.Checked(), path, {.overwrite = force, .flag = "path"}); });
        },
        py::arg("path"), py::arg("force") = false)
-      .def("stats_json", [](const Handle& d) { return datasets::ToJson(datasets::ComputeStats(*d.data)).dump(); })
-      .def("__repr__", [repr](const Handle& d) { return repr(*d.data); });
+      .def("stats_json", [](const Handle& d) { return datasets::ToJson(datasets::ComputeStats(d.Checked())).dump(); })
+      .def("__repr__", [repr](const Handle& d) { return repr(d.Checked()); });
 }
 
 }  // namespace
+
+std::shared_ptr<const MappedFolder> MappedFolder::Record(const fs::path& folder) {
+  auto m = std::make_shared<MappedFolder>();
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(folder, ec)) {
+    struct stat st {};
+    if (::stat(e.path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    m->files.push_back({e.path(), static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                        static_cast<int64_t>(st.st_size)});
+  }
+  return m;
+}
+
+void MappedFolder::CheckUnchanged() const {
+  for (const File& f : files) {
+    struct stat st {};
+    if (::stat(f.path.c_str(), &st) != 0) continue;  // removed: the mapping keeps the old file readable
+    if (static_cast<uint64_t>(st.st_dev) != f.device || static_cast<uint64_t>(st.st_ino) != f.inode) continue;
+    if (static_cast<int64_t>(st.st_size) >= f.bytes) continue;
+    throw Error::InFile(f.path.string(),
+                        fmt::format("has {} bytes now, {} when the dataset was loaded: it was truncated on disk while "
+                                    "memory-mapped, and reading it would end the interpreter (SIGBUS); restore the "
+                                    "folder and load it again, or load with tessel.load(path, mmap=False) to copy it",
+                                    st.st_size, f.bytes));
+  }
+}
+
+const NodeDataset& NodeData::Checked() const {
+  if (mapped) mapped->CheckUnchanged();
+  return *data;
+}
+
+const SparseRowDataset& RowData::Checked() const {
+  if (mapped) mapped->CheckUnchanged();
+  return *data;
+}
 
 void RegisterData(py::module_& m) {
   m.def("load", &Load, py::arg("path"), py::arg("mmap") = true,
@@ -234,49 +274,49 @@ void RegisterData(py::module_& m) {
   py::class_<NodeData> node_data(m, "NodeData", "A node dataset: graph, node features, labels and split");
   node_data.def_property_readonly("name", [](const NodeData& d) { return d.data->name; })
       .def_property_readonly("num_nodes", [](const NodeData& d) { return d.data->num_nodes(); })
-      .def_property_readonly("num_entries", [](const NodeData& d) { return datasets::NumEntries(d.data->graph); })
+      .def_property_readonly("num_entries", [](const NodeData& d) { return datasets::NumEntries(d.Checked().graph); })
       .def_property_readonly("num_classes", [](const NodeData& d) { return d.data->num_classes; })
       .def_property_readonly("feature_dim", [](const NodeData& d) { return d.data->features.dim; })
       .def_property_readonly("features_sparse", [](const NodeData& d) { return d.data->features.sparse; })
       .def_property_readonly("indptr",
                              [](py::object self) {
-                               const auto& d = *self.cast<const NodeData&>().data;
+                               const auto& d = self.cast<const NodeData&>().Checked();
                                return std::visit([&](const auto& g) { return View(g.indptr().Host(), self); }, d.graph);
                              })
       .def_property_readonly("indices",
                              [](py::object self) {
-                               const auto& d = *self.cast<const NodeData&>().data;
+                               const auto& d = self.cast<const NodeData&>().Checked();
                                return std::visit([&](const auto& g) { return GraphIndices(g, self); }, d.graph);
                              })
       .def_property_readonly("edge_weights",
                              [](py::object self) {
-                               const auto& d = *self.cast<const NodeData&>().data;
+                               const auto& d = self.cast<const NodeData&>().Checked();
                                return std::visit([&](const auto& g) { return OptionalView(g.weights(), self); },
                                                  d.graph);
                              })
       .def_property_readonly("dense_features",
                              [](py::object self) -> py::object {
-                               const auto& f = self.cast<const NodeData&>().data->features;
+                               const auto& f = self.cast<const NodeData&>().Checked().features;
                                if (f.sparse || f.empty()) return py::none();
                                return View(f.dense.Host(), self, {f.num_rows, f.dim});
                              })
       .def_property_readonly(
           "feature_indptr",
-          [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->features.indptr, self); })
+          [](py::object self) { return OptionalView(self.cast<const NodeData&>().Checked().features.indptr, self); })
       .def_property_readonly(
           "feature_indices",
-          [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->features.indices, self); })
+          [](py::object self) { return OptionalView(self.cast<const NodeData&>().Checked().features.indices, self); })
       .def_property_readonly(
           "feature_values",
-          [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->features.values, self); })
+          [](py::object self) { return OptionalView(self.cast<const NodeData&>().Checked().features.values, self); })
       .def_property_readonly(
-          "labels", [](py::object self) { return OptionalView(self.cast<const NodeData&>().data->labels, self); })
+          "labels", [](py::object self) { return OptionalView(self.cast<const NodeData&>().Checked().labels, self); })
       .def_property_readonly(
-          "train", [](py::object self) { return View(self.cast<const NodeData&>().data->train.Host(), self); })
-      .def_property_readonly("val",
-                             [](py::object self) { return View(self.cast<const NodeData&>().data->val.Host(), self); })
+          "train", [](py::object self) { return View(self.cast<const NodeData&>().Checked().train.Host(), self); })
       .def_property_readonly(
-          "test", [](py::object self) { return View(self.cast<const NodeData&>().data->test.Host(), self); });
+          "val", [](py::object self) { return View(self.cast<const NodeData&>().Checked().val.Host(), self); })
+      .def_property_readonly(
+          "test", [](py::object self) { return View(self.cast<const NodeData&>().Checked().test.Host(), self); });
   DefSaveStatsRepr(node_data, &datasets::WriteNodeDataset, &NodeRepr);
 
   py::class_<RowData> row_data(m, "RowData", "Sparse rows with real labels (LIBSVM's data model)");
@@ -284,13 +324,13 @@ void RegisterData(py::module_& m) {
       .def_property_readonly("num_rows", [](const RowData& d) { return d.data->num_rows; })
       .def_property_readonly("num_features", [](const RowData& d) { return d.data->num_features; })
       .def_property_readonly(
-          "indptr", [](py::object self) { return View(self.cast<const RowData&>().data->indptr.Host(), self); })
+          "indptr", [](py::object self) { return View(self.cast<const RowData&>().Checked().indptr.Host(), self); })
       .def_property_readonly(
-          "indices", [](py::object self) { return View(self.cast<const RowData&>().data->indices.Host(), self); })
+          "indices", [](py::object self) { return View(self.cast<const RowData&>().Checked().indices.Host(), self); })
       .def_property_readonly(
-          "values", [](py::object self) { return View(self.cast<const RowData&>().data->values.Host(), self); })
+          "values", [](py::object self) { return View(self.cast<const RowData&>().Checked().values.Host(), self); })
       .def_property_readonly(
-          "labels", [](py::object self) { return View(self.cast<const RowData&>().data->labels.Host(), self); });
+          "labels", [](py::object self) { return View(self.cast<const RowData&>().Checked().labels.Host(), self); });
   DefSaveStatsRepr(row_data, &datasets::WriteSparseRowDataset, &RowRepr);
 }
 

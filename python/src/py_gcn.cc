@@ -47,6 +47,7 @@ py::tuple TrainGcn(const NodeData& d, const std::string& options_json, bool pred
   app::TrainGcnOptions options;
   app::OptionsFromJson(nlohmann::json::parse(options_json), &options);
   app::TrainGcnHooks hooks;
+  d.Checked();  // a mapped file truncated on disk is refused, not read (SIGBUS)
   hooks.data = d.data;
   hooks.probabilities = predict;
   hooks.history = true;
@@ -69,7 +70,7 @@ py::tuple TrainGcn(const NodeData& d, const std::string& options_json, bool pred
 py::array_t<float> PredictGcn(const NodeData& d, const std::string& options_json) {
   app::PredictGcnOptions options;
   app::OptionsFromJson(nlohmann::json::parse(options_json), &options);
-  kernels::Matrix probs = RunReleased([&] { return app::PredictGcnProbabilities(options, *d.data); });
+  kernels::Matrix probs = RunReleased([&] { return app::PredictGcnProbabilities(options, d.Checked()); });
   return CopyMatrix(probs);
 }
 
@@ -79,7 +80,7 @@ std::string Partition(const NodeData& d, const std::string& options_json) {
   app::PartitionOptions options;
   app::OptionsFromJson(nlohmann::json::parse(options_json), &options);
   return RunReleased([&] {
-    const partition::PartitionResult r = app::PartitionData(options, *d.data);
+    const partition::PartitionResult r = app::PartitionData(options, d.Checked());
     nlohmann::ordered_json j = r.description;
     j["path"] = std::filesystem::absolute(options.output).string();
     j["seconds"] = r.timings.total;

@@ -341,3 +341,17 @@ def test_load_without_mmap_copies_so_truncation_on_disk_cannot_reach_the_arrays(
             tessel.load(tmp_path / "ring", mmap=mmap)
     with pytest.raises(tessel.Error, match="mmap"):
         tessel.load(tmp_path / "ring", mmap="no")
+
+
+def test_a_mapped_file_truncated_on_disk_is_refused_before_a_new_view_reads_it(tmp_path):
+    # Views already handed out cannot be protected (mmap=False is the defence); a new view, a save or the statistics
+    # check first that no mapped file of the folder became shorter, and name it instead of raising SIGBUS.
+    d, _ = small(tmp_path)
+    d.save(tmp_path / "ring")
+    e = tessel.load(tmp_path / "ring")
+    with open(tmp_path / "ring" / "labels.bin", "r+b") as out:
+        out.truncate(0)
+    for read in (lambda: e.labels, lambda: e.indptr, lambda: tessel.stats(e), lambda: e.save(tmp_path / "copy")):
+        with pytest.raises(tessel.Error, match="labels.bin: has 0 bytes now.*mmap=False"):
+            read()
+    assert e.num_nodes == 10  # counts held in memory still answer

@@ -1545,6 +1545,12 @@ def nothing_lost_2_cases():
       ["python", P + "d=tessel.load(W+'/h.svm'); d.save(W+'/r'); r=tessel.load(W+'/r', mmap=False); v=r.values; "
        "open(W+'/r/values.bin','r+b').truncate(0); print(float(np.asarray(v).sum()))"], expect="ok", python=True,
       may_change=(W + "/r",), timeout=30)
+    C("python-load-mapped-truncated-before-view",
+      ["python", P + "d=tessel.load(W+'/ds'); " + truncate + "d.feature_values"],
+      needles=(("feat_values.bin", "indptr.bin", "indices.bin"), "truncated", "mmap=False"), python=True, may_change=(W + "/ds",), timeout=30)
+    C("python-load-mapped-truncated-before-train",
+      ["python", P + "d=tessel.load(W+'/ds'); " + truncate + "tessel.train_gcn(d, epochs=1)"],
+      needles=("truncated", "mmap=False"), python=True, may_change=(W + "/ds",), timeout=30)
     U("python-load-mmap-not-bool", ["python", P + "tessel.load(W+'/ds', mmap='no')"], needles=("mmap",),
       python=True, timeout=30)
     # ---- silent: a negative count in an edge list's header; support vector ids billions beyond the data
