@@ -386,9 +386,10 @@ const CompressMethodInfo& MethodInfo(CompressMethod m) {
 }
 
 std::string CompressForms() {
+  // The form of each CompressParam, indexed by its value.
+  static constexpr std::array<std::string_view, 5> kSuffix{"", "[:BLOCK]", "[:LEVELS]", "[:RATIO]", "[:RANK]"};
   std::string out;
   for (const CompressMethodInfo& info : kMethods) {
-    static constexpr std::array<std::string_view, 5> kSuffix{"", "[:BLOCK]", "[:LEVELS]", "[:RATIO]", "[:RANK]"};
     out += fmt::format("{}{}{}", out.empty() ? "" : ", ", info.name, kSuffix[static_cast<size_t>(info.param)]);
   }
   return out;

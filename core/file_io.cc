@@ -97,6 +97,19 @@ std::string NotRegularReason(const struct stat& st) {
   return "is not a regular file; give a file";
 }
 
+// Why `path` cannot be read as a file, or an empty `why` when it is a regular file: `missing` when it cannot be
+// stat'ed ("no such file", "cannot open: ..."), else NotRegularReason. Checked before opening: a folder would read as
+// a huge size, a device such as /dev/zero never ends, and open(2) blocks on a named pipe.
+struct InputProblem {
+  bool missing = false;
+  std::string why;
+};
+InputProblem InputFileProblem(const fs::path& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return {true, errno == ENOENT ? "no such file" : "cannot open: " + SysError()};
+  return {false, NotRegularReason(st)};
+}
+
 // Refuses to rename over `path` when it exists and is not a regular file (a folder, a device such as /dev/null, a
 // pipe): rename(2) would replace the device node or fail late. A symbolic link is judged by its target (only the
 // link is replaced); a link to nothing may be replaced.
@@ -177,14 +190,9 @@ ScopedCopyInsteadOfMap::ScopedCopyInsteadOfMap() : before_(copy_instead_of_map) 
 ScopedCopyInsteadOfMap::~ScopedCopyInsteadOfMap() { copy_instead_of_map = before_; }
 
 void CheckInputIsFile(const fs::path& path, std::string_view option) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    throw Error(fmt::format("{} '{}': {}", option, path.string(),
-                            errno == ENOENT ? std::string("no such file") : "cannot open: " + SysError()));
-  }
-  if (const std::string why = NotRegularReason(st); !why.empty()) {
-    throw Error(fmt::format("{} '{}' {}", option, path.string(), why));
-  }
+  const InputProblem p = InputFileProblem(path);
+  if (p.why.empty()) return;
+  throw Error(fmt::format("{} '{}'{} {}", option, path.string(), p.missing ? ":" : "", p.why));
 }
 
 MappedFile::~MappedFile() {
@@ -192,13 +200,7 @@ MappedFile::~MappedFile() {
 }
 
 std::string ReadFileToString(const fs::path& path) {
-  // Checked before opening: a folder would read as a huge size (reported as out of memory), a device such as
-  // /dev/zero never ends, and a pipe would block.
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    throw Error::InFile(path.string(), errno == ENOENT ? "no such file" : "cannot open: " + SysError());
-  }
-  if (const std::string why = NotRegularReason(st); !why.empty()) throw Error::InFile(path.string(), why);
+  if (const InputProblem p = InputFileProblem(path); !p.why.empty()) throw Error::InFile(path.string(), p.why);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error::InFile(path.string(), "cannot open: " + SysError());
   std::string s;

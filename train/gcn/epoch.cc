@@ -21,6 +21,9 @@ constexpr std::string_view kStatsPurpose = "stats";
 
 using Clock = std::chrono::steady_clock;
 
+// Seeds of step s for a rank with n training nodes: the s-th slice of bs (every node in the one step when bs is 0).
+int64_t StepSeeds(int64_t n, int64_t s, int64_t bs) { return bs > 0 ? std::clamp<int64_t>(n - s * bs, 0, bs) : n; }
+
 }  // namespace
 
 GcnEpoch::GcnEpoch(GcnTrainer& trainer, int epoch)
@@ -45,14 +48,13 @@ GcnEpoch::GcnEpoch(GcnTrainer& trainer, int epoch)
 std::span<const int64_t> GcnEpoch::SeedsOf(int64_t s) const {
   const int64_t bs = t_.config_.batch_size;
   const auto n_own = static_cast<int64_t>(order_.size());
-  const int64_t take = bs > 0 ? std::clamp<int64_t>(n_own - s * bs, 0, bs) : n_own;
-  return {order_.data() + (bs > 0 ? std::min(n_own, s * bs) : 0), static_cast<size_t>(take)};
+  return {order_.data() + (bs > 0 ? std::min(n_own, s * bs) : 0), static_cast<size_t>(StepSeeds(n_own, s, bs))};
 }
 
 int64_t GcnEpoch::UnionOf(int64_t s) const {
   const int64_t bs = t_.config_.batch_size;
   int64_t union_size = 0;
-  for (int64_t c : t_.train_counts_) union_size += bs > 0 ? std::clamp<int64_t>(c - s * bs, 0, bs) : c;
+  for (int64_t c : t_.train_counts_) union_size += StepSeeds(c, s, bs);
   return union_size;
 }
 
