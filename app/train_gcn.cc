@@ -17,6 +17,7 @@
 #include "core/parallel.h"
 #include "datasets/open_node_dataset.h"
 #include "datasets/split.h"
+#include "partition/merge_parts.h"
 #include "partition/partition_format.h"
 
 namespace tessel::app {
@@ -26,7 +27,8 @@ namespace gcn = train::gcn;
 
 // The training configuration of both modes, checked before any data is loaded or MPI starts.
 gcn::TrainConfig MakeTrainConfig(const TrainGcnOptions& a, bool partitioned) {
-  CheckOutputPath(a.metrics, OutputKind::kFile, a.force, "--metrics", PathList({a.dataset, a.partitions}),
+  // A resumed run appends to its --metrics file (MetricsLog), so it may exist without --force.
+  CheckOutputPath(a.metrics, OutputKind::kFile, a.force || a.resume, "--metrics", PathList({a.dataset, a.partitions}),
                   PathList({a.checkpoint}));
   gcn::TrainConfig c = a.config;
   if (c.batch_size == 0 && !partitioned) {  // full batch: no sampling
@@ -102,6 +104,56 @@ comm::Settings RankSettings(const TrainGcnOptions& a, const gcn::TrainConfig& c)
   return s;
 }
 
+// This rank's part: part r of a K-part folder on K ranks; on R < K ranks, a contiguous run of the parts merged into
+// part r of an R-part partition (partition/merge_parts.h), e.g. to resume a job on the ranks that are left.
+partition::LocalPart LoadRankPart(const std::string& dir, const std::vector<int64_t>& ranges,
+                                  const comm::Communicator& comm) {
+  const auto parts = static_cast<int32_t>(ranges.size()) - 1;
+  if (comm.Size() == parts) return partition::LoadPart(dir, comm.Rank());
+  const std::vector<int32_t> first = partition::GroupParts(ranges, comm.Size());
+  const int32_t lo = first[static_cast<size_t>(comm.Rank())];
+  const int32_t hi = first[static_cast<size_t>(comm.Rank()) + 1];
+  std::vector<partition::LocalPart> run;
+  for (int32_t p = lo; p < hi; ++p) run.push_back(partition::LoadPart(dir, p));
+  log::Info("gcn: {} parts on {} ranks: rank {} holds {}", parts, comm.Size(), comm.Rank(),
+            hi - lo == 1 ? fmt::format("part {}", lo) : fmt::format("parts {} to {} as one", lo, hi - 1));
+  return partition::MergeParts(run, ranges, first, comm.Rank());
+}
+
+// --metrics as the run goes (rank 0): the file is rewritten (temporary name, then rename) with every line added, so
+// it always holds whole lines, a job that fails leaves the lines of the epochs it finished, and a reader can follow
+// the run. A resumed run keeps the earlier lines and adds one marking the restart before its own.
+class MetricsLog {
+ public:
+  MetricsLog(std::string path, bool active, bool resume) : path_(std::move(path)), active_(active && !path_.empty()) {
+    if (active_ && resume && std::filesystem::is_regular_file(path_)) {
+      text_ = ReadFileToString(path_);
+      if (!text_.empty() && text_.back() != '\n') text_ += '\n';
+    }
+  }
+  void Add(const nlohmann::json& line) {
+    if (!active_) return;
+    text_ += line.dump() + "\n";
+    WriteFileAtomic(path_, text_);
+  }
+
+ private:
+  std::string path_;
+  bool active_;
+  std::string text_;
+};
+
+// The line a resumed run writes first: where it resumed and on how many ranks (gcn::ResumePoint).
+nlohmann::json RestartLine(const gcn::ResumePoint& r, int ranks) {
+  return {{"restart",
+           {{"after_epoch", r.epochs_done},
+            {"epoch_steps_done", r.epoch_steps_done},
+            {"adam_steps", r.adam_steps},
+            {"ranks", ranks},
+            {"checkpoint_ranks", r.ranks},
+            {"just_in_time", r.just_in_time}}}};
+}
+
 }  // namespace
 
 TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
@@ -141,9 +193,9 @@ TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
     comm::AgreeOrFail(*comm, RankSettings(a, c));  // the first collective: every rank's options and data agree
     const nlohmann::json desc = partition::ReadPartitionsJson(a.partitions);
     const int parts = desc.at("num_parts").get<int>();
-    TESSEL_CHECK(comm->Size() == parts,
-                 "{} has {} parts but {} rank(s) are running: start one rank per part (mpirun -np {} tessel train "
-                 "gcn --partitions {} ...), or re-partition into {} parts (tessel partition --parts {})",
+    TESSEL_CHECK(comm->Size() <= parts,
+                 "{} has {} parts but {} rank(s) are running: start at most one rank per part (mpirun -np {} tessel "
+                 "train gcn --partitions {} ...), or re-partition into {} parts (tessel partition --parts {})",
                  a.partitions, parts, comm->Size(), parts, a.partitions, comm->Size(), comm->Size());
     // Rank 0 compares --dataset with the partition's; every rank reports a mismatch. A native dataset is mapped
     // unread: its fingerprint comes from its manifest's checksums (NodeDataset::fingerprint), so no rank reads the
@@ -157,27 +209,30 @@ TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
         }
       });
     }
-    comm::OnEveryRankOrFail(*comm, [&] { part = partition::LoadPart(a.partitions, comm->Rank()); });
+    std::vector<int64_t> ranges = desc.at("node_ranges").get<std::vector<int64_t>>();
+    comm::OnEveryRankOrFail(*comm, [&] { part = LoadRankPart(a.partitions, ranges, *comm); });
+    if (comm->Size() < parts) ranges = partition::GroupOffsets(ranges, partition::GroupParts(ranges, comm->Size()));
     const nlohmann::json& ds = desc.at("dataset");
-    log::Info("gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; {}", parts,
-              a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim, part.num_owned,
-              part.num_halo,
+    log::Info("gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; {}",
+              comm->Size(), a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim,
+              part.num_owned, part.num_halo,
               c.dist.skew.variance_budget > 0 ? fmt::format("skew from variance budget {} (max {})",
                                                             c.dist.skew.variance_budget, c.dist.skew.max_skew)
                                               : fmt::format("skew {}", c.dist.skew.skew));
-    trainer =
-        std::make_unique<gcn::GcnTrainer>(part, desc.at("node_ranges").get<std::vector<int64_t>>(), *comm, c, ctx);
-    about = {{"dataset", ds.value("name", std::string())}, {"partitions", a.partitions}, {"ranks", parts}};
+    trainer = std::make_unique<gcn::GcnTrainer>(part, std::move(ranges), *comm, c, ctx);
+    about = {{"dataset", ds.value("name", std::string())}, {"partitions", a.partitions}, {"ranks", comm->Size()}};
+    if (comm->Size() < parts) about["parts"] = parts;
   }
   log::Info("gcn: model {} x{} hidden {}, {} epochs, {}; feature scaling {}", gcn::ModelKindName(c.model.kind),
             c.model.layers, c.model.hidden, c.epochs, sampling, gcn::FeatureNormName(c.normalize_features));
 
   TrainGcnOutcome out;
   out.lead = comm == nullptr || comm->Rank() == 0;
-  std::string metrics_lines;  // one JSON line per epoch, then the final line (rank 0)
+  MetricsLog metrics(a.metrics, out.lead, a.resume);  // one JSON line per epoch, then the final line (rank 0)
+  if (trainer->resumed().resumed) metrics.Add(RestartLine(trainer->resumed(), comm == nullptr ? 1 : comm->Size()));
   const gcn::TrainResult r = trainer->Train([&](const gcn::EpochStats& s) {
     log::Info("{}", EpochLine(s, c.epochs, partitioned));
-    if (out.lead && !a.metrics.empty()) metrics_lines += s.ToJson().dump() + "\n";
+    metrics.Add(s.ToJson());
     if (hooks.on_epoch) hooks.on_epoch(s);
   });
   if (hooks.probabilities) out.probabilities = trainer->PredictProbabilities();
@@ -191,12 +246,9 @@ TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
   }
   out.result["config"] = trainer->config().ToJson(partitioned);
   out.result["seed"] = a.seed;
-  if (!a.metrics.empty()) {
-    nlohmann::json final_line = out.result;
-    final_line.erase("history");
-    metrics_lines += nlohmann::json{{"final", final_line}}.dump() + "\n";
-    WriteFileAtomic(a.metrics, metrics_lines);
-  }
+  nlohmann::json final_line = out.result;
+  final_line.erase("history");
+  metrics.Add(nlohmann::json{{"final", std::move(final_line)}});
   out.line =
       fmt::format("test accuracy {:.4f} (macro-F1 {:.4f}) at best validation epoch {} (val {:.4f}){}", r.test.accuracy,
                   r.test.macro_f1, r.best_epoch, r.val.accuracy, r.stopped_early ? ", stopped early" : "");

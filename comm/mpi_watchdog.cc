@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -14,6 +16,7 @@
 #include "comm/mpi_comm.h"
 #include "core/clock.h"
 #include "core/error.h"
+#include "core/peer_failure.h"
 
 namespace tessel::comm {
 namespace {
@@ -98,6 +101,7 @@ int MpiWatchdog::WaitCode(MPI_Request* requests, int n, MPI_Status* statuses, st
   int rc = MPI_SUCCESS;
   const Clock::time_point t0 = Clock::now();
   PollPause pause;
+  if (peer_failure::TermRequested()) EndedByLauncher();
   for (;;) {
     int done = 0;
     rc = MPI_Testall(n, requests, &done, st);  // MPI_SUCCESS and done = 0 while any request is pending
@@ -105,6 +109,7 @@ int MpiWatchdog::WaitCode(MPI_Request* requests, int n, MPI_Status* statuses, st
     const double waited = SecondsSince(t0);
     if (waited < kSpinSeconds) continue;
     AnswerProbes();
+    if (peer_failure::TermRequested()) EndedByLauncher();
     if (timeout_ > 0 && waited >= timeout_) TimedOut(waited, purpose);
     pause.After(waited);
   }
@@ -114,6 +119,18 @@ int MpiWatchdog::WaitCode(MPI_Request* requests, int n, MPI_Status* statuses, st
     }
   }
   return rc;
+}
+
+void MpiWatchdog::EndedByLauncher() {
+  const std::string message = fmt::format(
+      "rank {}: the job is ending because another rank failed (mpirun sent SIGTERM after a rank's death); exit "
+      "status {} (a rank failure: `tessel launch` restarts on the survivors)",
+      rank_, peer_failure::kRankFailureExit);
+  peer_failure::RunHook(message);
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: [rank %d] %s\n", rank_, message.c_str());
+  std::fflush(stderr);
+  std::_Exit(peer_failure::kRankFailureExit);  // mpirun is ending the job: no MPI_Finalize, no MPI_Abort
 }
 
 void MpiWatchdog::AnswerProbes() {
@@ -211,7 +228,10 @@ void MpiWatchdog::TimedOut(double waited, std::string_view purpose) {
       ". Ending the job; if a step legitimately takes longer, raise the timeout (--timeout SECONDS, now {:g}; 0 = no "
       "limit)",
       timeout_);
-  AbortJob(message);
+  if (silent.empty()) AbortJob(message);  // a program error, not a rank failure: not retried
+  peer_failure::RunHook(fmt::format("rank {}: {} did not answer", rank_, silent));
+  AbortJob(message + fmt::format(" (exit status {}: a rank failure)", peer_failure::kRankFailureExit),
+           peer_failure::kRankFailureExit);
 }
 
 }  // namespace tessel::comm

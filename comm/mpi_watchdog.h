@@ -77,8 +77,12 @@ class MpiWatchdog {
 
   // Answers every pending probe with (sequence number, call, peer, tag); sends complete in the background.
   void AnswerProbes();
+  // SIGTERM arrived while a peer-failure hook is set (core/peer_failure.h): runs the hook and ends this process with
+  // kRankFailureExit.
+  [[noreturn]] void EndedByLauncher();
   // The timeout: probe every other rank on the control communicator, collect answers for ProbeWindowSeconds
-  // (answering probes of ranks that timed out too), and end the job naming the ranks that did not answer.
+  // (answering probes of ranks that timed out too), and end the job naming the ranks that did not answer; when some
+  // did not, the peer-failure hook runs first and the exit status is kRankFailureExit (core/peer_failure.h).
   [[noreturn]] void TimedOut(double waited, std::string_view purpose);
 
   int rank_;

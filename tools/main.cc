@@ -18,6 +18,7 @@
 #include "core/fault_inject.h"
 #include "core/log.h"
 #include "core/memory_budget.h"
+#include "core/peer_failure.h"
 #if TESSEL_MPI
 #include "comm/mpi_comm.h"
 #endif
@@ -70,14 +71,17 @@ int main(int argc, char** argv) {
     const std::string message =
         out_of_memory ? tessel::PrintableText(tessel::memory::OutOfMemoryMessage()) : tessel::PrintableText(e.what());
     std::fflush(stdout);
+    // mpirun ended the job after another rank failed, and this rank's call failed first: still a rank failure.
+    const int status = tessel::peer_failure::TermRequested() ? tessel::peer_failure::kRankFailureExit : 1;
+    if (status != 1) tessel::peer_failure::RunHook("the job is ending because another rank failed");
 #if TESSEL_MPI
     // Under mpirun one failing rank must end the whole job (MPI_Abort), never leave the others waiting.
-    if (tessel::comm::MpiInitialized()) tessel::comm::AbortJob(message);
+    if (tessel::comm::MpiInitialized()) tessel::comm::AbortJob(message, status);
 #endif
     // Written with its length: nothing in the message (PrintableText leaves no NUL) can cut it short.
     const std::string line = "error: " + message + "\n";
     std::fwrite(line.data(), 1, line.size(), stderr);
-    return 1;
+    return status;
   }
   return 0;
 }

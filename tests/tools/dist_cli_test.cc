@@ -92,11 +92,46 @@ TEST_F(DistCli, OneRankWritesMetrics) {
   EXPECT_EQ(f["config"]["skew"], 2.0);
 }
 
-TEST_F(DistCli, RankCountMismatchNamesBothNumbersAndTheFix) {
-  const RunResult r = Tessel("train gcn --partitions " + P("p2") + " --epochs 1");
-  EXPECT_NE(r.status, 0);
-  EXPECT_NE(r.output.find("has 2 parts but 1 rank(s) are running"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("mpirun -np 2"), std::string::npos) << r.output;
+// Fewer ranks than parts: a rank holds several parts as one (partition/merge_parts.h); here one rank holds both.
+TEST_F(DistCli, OneRankHoldsBothPartsOfATwoPartFolder) {
+  const RunResult r = Tessel("train gcn --partitions " + P("p2") +
+                             " --epochs 2 --batch-size 32 --fanouts 5,5 --lr 0.05 --threads 1 --log-level info");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("2 parts on 1 ranks: rank 0 holds parts 0 to 1 as one"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("test accuracy"), std::string::npos) << r.output;
+}
+
+// --metrics is written as epochs end, and a resumed run appends to it, marking where it resumed and on how many ranks.
+TEST_F(DistCli, MetricsGrowByEpochAndAResumeAppendsARestartLine) {
+  const std::string metrics = P("resumed.jsonl");
+  const std::string ckpt = P("resumed_ck");
+  const std::string train = "train gcn --partitions " + P("p2") +
+                            " --batch-size 32 --fanouts 5,5 --lr 0.05 --threads 1 --checkpoint-every 1 --checkpoint " +
+                            ckpt + " --metrics " + metrics;
+  ASSERT_EQ(Tessel(train + " --epochs 2").status, 0);
+  // A run that fails (a fault injected at its second epoch, epoch 4) leaves the line of the epoch it finished.
+  ::setenv("TESSEL_FAULT", "fail@epoch,after=1", 1);
+  const RunResult failed = Tessel(train + " --epochs 4 --resume");
+  ::unsetenv("TESSEL_FAULT");
+  EXPECT_NE(failed.status, 0);
+  EXPECT_NE(failed.output.find("injected fault at epoch"), std::string::npos) << failed.output;
+  const RunResult r = Tessel(train + " --epochs 4 --resume");
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(metrics);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  // Epochs 1, 2 and the final line; a restart after epoch 2 and epoch 3 (the failed run); a restart after epoch 3,
+  // epoch 4 and the final line.
+  ASSERT_EQ(lines.size(), 8U);
+  EXPECT_EQ(lines[1]["epoch"], 2);
+  EXPECT_TRUE(lines[2].contains("final"));
+  EXPECT_EQ(lines[3]["restart"]["after_epoch"], 2);
+  EXPECT_EQ(lines[3]["restart"]["ranks"], 1);
+  EXPECT_EQ(lines[3]["restart"]["checkpoint_ranks"], 1);
+  EXPECT_EQ(lines[4]["epoch"], 3);
+  EXPECT_EQ(lines[5]["restart"]["after_epoch"], 3);
+  EXPECT_EQ(lines[6]["epoch"], 4);
+  EXPECT_EQ(lines[7]["final"]["ranks"], 1);
 }
 
 TEST_F(DistCli, DatasetFromAnotherPartitionIsRefused) {

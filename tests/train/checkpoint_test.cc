@@ -287,3 +287,65 @@ TEST_F(CheckpointTest, FeatureScalingMustBePresentAndWellFormed) {
 
 }  // namespace
 }  // namespace tessel::train::gcn
+
+namespace tessel::train::gcn {
+namespace {
+
+// Version 3: where in an epoch the state was taken, by how many ranks, and whether just in time; checked like the
+// other counters.
+TEST_F(CheckpointTest, MidEpochFieldsRoundTripAndAreChecked) {
+  TrainState s = State();
+  s.epoch_steps_done = 3;
+  s.epoch_steps = 5;
+  s.adam_steps = 4 * 5 + 3;
+  s.ranks = 4;
+  s.just_in_time = true;
+  SaveCheckpoint(dir_, s);
+  const TrainState back = LoadCheckpoint(dir_);
+  EXPECT_EQ(back.epoch_steps_done, 3);
+  EXPECT_EQ(back.epoch_steps, 5);
+  EXPECT_EQ(back.adam_steps, 23);
+  EXPECT_EQ(back.ranks, 4);
+  EXPECT_TRUE(back.just_in_time);
+  SetField("epoch_steps_done", 6);  // more than the epoch has
+  ExpectRefused("epoch_steps_done");
+  SetField("epoch_steps_done", 3);
+  SetField("adam_steps", 4 + 2);  // fewer Adam steps than the epochs and steps done
+  ExpectRefused("epoch_steps_done");
+  SetField("adam_steps", 23);
+  SetField("ranks", -1);
+  ExpectRefused("ranks");
+  SetField("ranks", 4);
+  SetField("just_in_time", "yes");
+  ExpectRefused("just_in_time");
+  SetField("just_in_time", false);
+  SetField("format_version", 2);  // version 2 has no such fields: read as an epoch boundary
+  const TrainState v2 = LoadCheckpoint(dir_);
+  EXPECT_EQ(v2.epoch_steps_done, 0);
+  EXPECT_EQ(v2.ranks, 0);
+}
+
+// The just-in-time writers: a state with fewer Adam steps than the checkpoint there is not written over it (every
+// surviving rank writes; the newest stays), a newer one is, and the scheduled writer replaces whatever is there.
+TEST_F(CheckpointTest, LockedWriterKeepsTheNewestState) {
+  TrainState s = State();
+  s.adam_steps = 10;
+  EXPECT_TRUE(SaveCheckpointLocked(dir_, s, /*only_if_newer=*/true));
+  s.adam_steps = 8;
+  EXPECT_FALSE(SaveCheckpointLocked(dir_, s, /*only_if_newer=*/true));
+  EXPECT_EQ(LoadCheckpoint(dir_).adam_steps, 10);
+  s.adam_steps = 12;
+  EXPECT_TRUE(SaveCheckpointLocked(dir_, s, /*only_if_newer=*/true));
+  EXPECT_EQ(LoadCheckpoint(dir_).adam_steps, 12);
+  s.adam_steps = 6;
+  EXPECT_TRUE(SaveCheckpointLocked(dir_, s, /*only_if_newer=*/false));
+  EXPECT_EQ(LoadCheckpoint(dir_).adam_steps, 6);
+  // A checkpoint whose tensors are damaged is replaced by the state.
+  std::ofstream(dir_ / "tensors.bin", std::ios::binary | std::ios::trunc) << "junk";
+  s.adam_steps = 7;
+  EXPECT_TRUE(SaveCheckpointLocked(dir_, s, /*only_if_newer=*/true));
+  EXPECT_EQ(LoadCheckpoint(dir_).adam_steps, 7);
+}
+
+}  // namespace
+}  // namespace tessel::train::gcn

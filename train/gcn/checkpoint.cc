@@ -2,6 +2,11 @@
 // order params, moments, best_params, with counts in checkpoint.json and an XXH3 checksum of the file.
 #include "train/gcn/checkpoint.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -59,6 +64,10 @@ void SaveCheckpoint(const std::filesystem::path& dir, const TrainState& state) {
                       {"best_val_acc", state.best_val_acc},
                       {"epochs_since_best", state.epochs_since_best},
                       {"adam_steps", state.adam_steps},
+                      {"epoch_steps_done", state.epoch_steps_done},
+                      {"epoch_steps", state.epoch_steps},
+                      {"ranks", state.ranks},
+                      {"just_in_time", state.just_in_time},
                       {"num_params", state.params.size()},
                       {"num_moments", state.moments.size()},
                       {"num_best_params", state.best_params.size()},
@@ -69,6 +78,29 @@ void SaveCheckpoint(const std::filesystem::path& dir, const TrainState& state) {
   WriteFileAtomic(out.path() / "tensors.bin", std::string_view(bytes));
   WriteFileAtomic(out.path() / "checkpoint.json", j.dump(2) + "\n");
   out.Commit();
+}
+
+bool SaveCheckpointLocked(const std::filesystem::path& dir, const TrainState& state, bool only_if_newer) {
+  std::filesystem::path parent = dir.parent_path();
+  if (parent.empty()) parent = ".";
+  const int fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  TESSEL_CHECK(fd >= 0, "{}: cannot open the checkpoint's folder to lock it: {}", parent.string(),
+               std::strerror(errno));
+  struct Unlock {
+    int fd;
+    ~Unlock() { ::close(fd); }  // closing releases the lock
+  } unlock{fd};
+  while (::flock(fd, LOCK_EX) != 0) {
+    TESSEL_CHECK(errno == EINTR, "{}: cannot lock the checkpoint's folder: {}", parent.string(), std::strerror(errno));
+  }
+  if (only_if_newer && std::filesystem::exists(dir / "checkpoint.json")) {
+    try {
+      if (LoadCheckpoint(dir).adam_steps >= state.adam_steps) return false;
+    } catch (const Error&) {  // unreadable: replaced by this state
+    }
+  }
+  SaveCheckpoint(dir, state);
+  return true;
 }
 
 namespace {
@@ -197,13 +229,27 @@ TrainState LoadCheckpoint(const std::filesystem::path& dir) {
                  epochs_done, best_epoch, fix);
     // At least one Adam step per epoch, and no epoch has 2^31 of them.
     constexpr int64_t kMaxStepsPerEpoch = int64_t{1} << 31;
-    s.adam_steps = Counter(j, "adam_steps", epochs_done, epochs_done * kMaxStepsPerEpoch, json_path, fix);
+    // (version 3 may be taken inside the epoch after epochs_done)
+    s.adam_steps = Counter(j, "adam_steps", epochs_done, (epochs_done + (version >= 3 ? 1 : 0)) * kMaxStepsPerEpoch,
+                           json_path, fix);
     const nlohmann::json& acc = j.at("best_val_acc");
     const double best_val_acc = acc.is_number() ? acc.get<double>() : std::nan("");
     TESSEL_CHECK(
         best_epoch > 0 ? std::isfinite(best_val_acc) && best_val_acc >= 0 && best_val_acc <= 1 : best_val_acc == -1.0,
         "{}: \"best_val_acc\" is {} but must be {} ({})", file, acc.dump(),
         best_epoch > 0 ? "an accuracy in [0, 1]" : "-1 (no best epoch yet)", fix);
+    if (version >= 3) {  // mid-epoch state: never a whole epoch or more, within the Adam steps taken
+      s.epoch_steps = Counter(j, "epoch_steps", 0, kMaxStepsPerEpoch, json_path, fix);
+      s.epoch_steps_done = Counter(j, "epoch_steps_done", 0, s.epoch_steps, json_path, fix);
+      TESSEL_CHECK(
+          epochs_done + s.epoch_steps_done <= s.adam_steps && (s.epoch_steps_done == 0 || epochs_done < max_epochs),
+          "{}: \"epoch_steps_done\" {} does not fit \"adam_steps\" {} and \"epochs_done\" {} ({})", file,
+          s.epoch_steps_done, s.adam_steps, epochs_done, fix);
+      s.ranks = static_cast<int>(Counter(j, "ranks", 0, std::numeric_limits<int32_t>::max(), json_path, fix));
+      const nlohmann::json& jit = j.at("just_in_time");
+      TESSEL_CHECK(jit.is_boolean(), "{}: \"just_in_time\" is {}, not true or false ({})", file, jit.dump(), fix);
+      s.just_in_time = jit.get<bool>();
+    }
     s.epochs_done = static_cast<int>(epochs_done);
     s.best_epoch = static_cast<int>(best_epoch);
     s.epochs_since_best = static_cast<int>(since);

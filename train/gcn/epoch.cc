@@ -30,6 +30,7 @@ GcnEpoch::GcnEpoch(GcnTrainer& trainer, int epoch)
     : t_(trainer),
       tally_(trainer.tally_),
       epoch_(epoch),
+      first_(trainer.epoch_first_),
       t0_(Clock::now()),
       cpu0_(std::clock()),
       device0_(device::ReadCounters()),
@@ -68,7 +69,7 @@ void GcnEpoch::RunSteps(Progress& progress) {
 }
 
 void GcnEpoch::RunSerial(Progress& progress) {
-  for (int64_t s = 0; s < t_.steps_; ++s) {
+  for (int64_t s = first_; s < t_.steps_; ++s) {
     interrupt::Check("gcn training");
     const StepMark mark = MarkStep();
     loss_sum_ += t_.Step(SeedsOf(s), UnionOf(s), epoch_, s, true);
@@ -100,8 +101,9 @@ void GcnEpoch::RunPipelined(Progress& progress) {
     UnpackGradients(sum, t_.model_.params());
     t_.Update();
   };
-  t_.Prepare(SeedsOf(0), epoch_, 0, &t_.batches_[0]);
-  for (int64_t s = 0; s < t_.steps_; ++s) {
+  if (first_ >= t_.steps_) return;
+  t_.Prepare(SeedsOf(first_), epoch_, first_, &t_.batches_[first_ % 2]);
+  for (int64_t s = first_; s < t_.steps_; ++s) {
     interrupt::Check("gcn training");
     const Batch& cur = t_.batches_[s % 2];
     const auto n = static_cast<int64_t>(SeedsOf(s).size());

@@ -94,6 +94,7 @@ class GcnEpoch {
   GcnTrainer& t_;
   EpochTally& tally_;
   const int epoch_;
+  const int64_t first_;  // the first step to run (a resume inside this epoch; 0 otherwise)
   // Marks at the epoch's start.
   const std::chrono::steady_clock::time_point t0_;
   const std::clock_t cpu0_;

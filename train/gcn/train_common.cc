@@ -2,6 +2,7 @@
 // checkpoint capture and resume.
 #include "train/gcn/train_common.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
@@ -74,8 +75,15 @@ TrainState CaptureState(nlohmann::json config, int epochs_done, const BestWeight
   return s;
 }
 
-int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeights* best, GcnModel* model, Adam* adam) {
-  if (!c.resume || !std::filesystem::exists(c.checkpoint_dir / "checkpoint.json")) return 0;
+int64_t FirstStep(const ResumePoint& r, int64_t steps) {
+  if (r.epoch_steps_done <= 0 || r.epoch_steps <= 0) return 0;
+  if (r.epoch_steps == steps) return r.epoch_steps_done;
+  return std::min(steps, r.epoch_steps_done * steps / r.epoch_steps);
+}
+
+ResumePoint ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeights* best, GcnModel* model,
+                          Adam* adam) {
+  if (!c.resume || !std::filesystem::exists(c.checkpoint_dir / "checkpoint.json")) return {};
   TrainState s = LoadCheckpoint(c.checkpoint_dir);
   const std::string dir = c.checkpoint_dir.string();
   TESSEL_CHECK(s.epochs_done <= c.epochs,
@@ -129,8 +137,21 @@ int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeight
   best->epoch = s.best_epoch;
   best->val_acc = s.best_val_acc;
   best->epochs_since = s.epochs_since_best;
-  log::Info("resuming from {} after epoch {}", c.checkpoint_dir.string(), s.epochs_done);
-  return s.epochs_done;
+  const ResumePoint at{.resumed = true,
+                       .epochs_done = s.epochs_done,
+                       .epoch_steps_done = s.epoch_steps_done,
+                       .epoch_steps = s.epoch_steps,
+                       .adam_steps = s.adam_steps,
+                       .ranks = s.ranks,
+                       .just_in_time = s.just_in_time};
+  if (s.epoch_steps_done > 0) {
+    log::Info("resuming from {} inside epoch {}: {} of its {} steps done on {} rank(s){}", c.checkpoint_dir.string(),
+              s.epochs_done + 1, s.epoch_steps_done, s.epoch_steps, s.ranks,
+              s.just_in_time ? " (just-in-time state of a failed job)" : "");
+  } else {
+    log::Info("resuming from {} after epoch {}", c.checkpoint_dir.string(), s.epochs_done);
+  }
+  return at;
 }
 
 }  // namespace tessel::train::gcn

@@ -63,8 +63,26 @@ nlohmann::json CheckpointConfig(nlohmann::json config, const FeatureScaling& sca
 TrainState CaptureState(nlohmann::json config, int epochs_done, const BestWeights& best, const GcnModel& model,
                         const Adam& adam);
 
+// Where a run resumed (ResumeIfAsked): nothing (a fresh start), an epoch boundary, or inside an epoch (just-in-time
+// state written when a rank failed); `ranks` is the rank count that wrote the checkpoint (0: not recorded).
+struct ResumePoint {
+  bool resumed = false;
+  int epochs_done = 0;
+  int64_t epoch_steps_done = 0;  // steps of epoch epochs_done + 1 in the weights
+  int64_t epoch_steps = 0;       // that epoch's steps on the writing ranks
+  int64_t adam_steps = 0;
+  int ranks = 0;
+  bool just_in_time = false;
+};
+
 // When c.resume and c.checkpoint_dir holds a checkpoint: checks that it was trained with `config` (all but epochs
-// and patience), restores weights, Adam and `best`, and returns the epochs done; otherwise returns 0.
-int ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeights* best, GcnModel* model, Adam* adam);
+// and patience), restores weights, Adam and `best`, and returns where it was taken; otherwise a fresh start.
+ResumePoint ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, BestWeights* best, GcnModel* model,
+                          Adam* adam);
+
+// The first step to run of epoch r.epochs_done + 1 on a run with `steps` steps per epoch: the steps already in the
+// weights, scaled by steps / r.epoch_steps when the rank count (and so the epoch's steps) changed, rounded down (the
+// seeds of at most one step are visited twice, none skipped). 0 at an epoch boundary.
+int64_t FirstStep(const ResumePoint& r, int64_t steps);
 
 }  // namespace tessel::train::gcn

@@ -15,6 +15,7 @@
 #include "core/log.h"
 #include "core/memory_budget.h"
 #include "core/parallel.h"
+#include "core/peer_failure.h"
 #include "core/progress.h"
 #include "kernels/loss.h"
 
@@ -155,7 +156,10 @@ GcnTrainer::GcnTrainer(Setup setup)
     network_->Attach(comm_.Bytes(), comm_.Size());  // every call timed on it as it happens (its bucket keeps state)
     cores_ = ThreadLimit::CoresPerRank(comm_.LocalSize());
   }
-  start_epoch_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
+  resumed_ = ResumeIfAsked(config_, CheckpointConfig(ConfigJson(), source_->scaling()), &best_, &model_, &adam_);
+  start_epoch_ = resumed_.epochs_done;
+  first_step_ = FirstStep(resumed_, steps_);
+  epochs_ended_ = start_epoch_;
   setup_bytes_ = SentBytes(comm_) - setup.bytes_before;
   peak_anon_ = memory::AnonResidentBytes();
 }
@@ -247,12 +251,37 @@ Matrix GcnTrainer::PredictProbabilities() {
 
 void GcnTrainer::SaveState(int epochs_done) const {
   if (comm_.Rank() != 0) return;
-  SaveCheckpoint(config_.checkpoint_dir,
-                 CaptureState(CheckpointConfig(ConfigJson(), source_->scaling()), epochs_done, best_, model_, adam_));
+  TrainState s = CaptureState(CheckpointConfig(ConfigJson(), source_->scaling()), epochs_done, best_, model_, adam_);
+  s.ranks = comm_.Size();
+  SaveCheckpointLocked(config_.checkpoint_dir, s, /*only_if_newer=*/false);
+}
+
+void GcnTrainer::SaveJustInTime() const {
+  TrainState s = CaptureState(CheckpointConfig(ConfigJson(), source_->scaling()), epochs_ended_, best_, model_, adam_);
+  if (epochs_ended_ < config_.epochs) {  // inside an epoch (or between two): the steps of it in the weights
+    s.epoch_steps_done = std::min(steps_, epoch_first_ + (adam_.steps() - epoch_adam0_));
+    s.epoch_steps = steps_;
+  }
+  s.ranks = comm_.Size();
+  s.just_in_time = true;
+  if (SaveCheckpointLocked(config_.checkpoint_dir, s, /*only_if_newer=*/true)) {
+    log::Warn("rank {}: just-in-time state written to {}: epoch {}, {} of {} steps done ({} Adam steps)", comm_.Rank(),
+              config_.checkpoint_dir.string(), epochs_ended_ + 1, s.epoch_steps_done, steps_, s.adam_steps);
+  }
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {
   ctx_.MakeCurrent();  // the calling thread may not be the constructing one
+  // A rank that fails ends the job; the survivors first write the state of the last completed step (--checkpoint).
+  struct JitHook {
+    explicit JitHook(const GcnTrainer* t) : on(t != nullptr) {
+      if (on) peer_failure::SetHook([t] { t->SaveJustInTime(); });
+    }
+    ~JitHook() {
+      if (on) peer_failure::SetHook({});
+    }
+    bool on;
+  } jit(comm_.Size() > 1 && !config_.checkpoint_dir.empty() ? this : nullptr);
   if (config_.dist.grad_staleness > 0 && comm_.Size() > 1 && !Overlaps() && comm_.Rank() == 0) {
     log::Warn(
         "--grad-staleness 1 needs the two-thread pipeline (--overlap, sampled steps, more than one step per epoch, "
@@ -264,6 +293,8 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
   // A line every 10 s when training is slow (a hub's whole neighbourhood, a large graph on few cores).
   Progress progress("training", static_cast<int64_t>(config_.epochs - start_epoch_) * steps_, "steps");
   for (int epoch = start_epoch_ + 1; epoch <= config_.epochs; ++epoch) {
+    epoch_first_ = epoch == start_epoch_ + 1 ? first_step_ : 0;
+    epoch_adam0_ = adam_.steps();
     (void)fault::FaultPoint("epoch", comm_.Rank());  // TESSEL_FAULT tests (core/fault_inject.h)
     GcnEpoch e(*this, epoch);
     e.RunSteps(progress);
@@ -295,6 +326,9 @@ bool GcnTrainer::EndEpoch(EpochStats& st, double* time_sum, const std::function<
   } else {
     best_.Age(st.epoch);
   }
+  epochs_ended_ = st.epoch;  // from here the just-in-time state is this epoch's end (best_ includes it)
+  epoch_first_ = 0;
+  epoch_adam0_ = adam_.steps();
   *time_sum += st.epoch_seconds;
   st.eta_seconds = stop ? 0.0 : *time_sum / (st.epoch - start_epoch_) * (config_.epochs - st.epoch);
   peak_anon_ = std::max(peak_anon_, memory::AnonResidentBytes());

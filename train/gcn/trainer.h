@@ -82,6 +82,8 @@ class GcnTrainer {
 
   GcnModel& model() { return model_; }
   const TrainConfig& config() const { return config_; }
+  // Where this run resumed (--resume; a fresh start otherwise).
+  const ResumePoint& resumed() const { return resumed_; }
 
  private:
   friend class GcnEpoch;  // the epoch's phases (epoch.h) run the step parts below and add to tally_
@@ -91,6 +93,10 @@ class GcnTrainer {
   // every rank decides alike), the time left, on_epoch, the checkpoint when due. Returns whether training stops.
   bool EndEpoch(EpochStats& st, double* time_sum, const std::function<void(const EpochStats&)>& on_epoch);
   void SaveState(int epochs_done) const;
+  // The just-in-time state (peer-failure hook, core/peer_failure.h): the weights, Adam and best weights of the last
+  // completed step, with where it lies in the epoch in progress, written by every surviving rank
+  // (SaveCheckpointLocked keeps the newest).
+  void SaveJustInTime() const;
   // The three parts of a step: the batch (sampling and fetching: collective), forward/backward on it (local; may
   // run on a second thread), and the gradient average and update (collective). Each adds to tally_.
   void Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b);
@@ -120,6 +126,13 @@ class GcnTrainer {
   std::vector<int64_t> train_counts_;  // training nodes per rank
   int64_t steps_ = 0;                  // steps per epoch (max over ranks)
   int start_epoch_ = 0;
+  ResumePoint resumed_;
+  int64_t first_step_ = 0;  // the first step of epoch start_epoch_ + 1 (a mid-epoch resume)
+  // The epoch in progress, for the just-in-time state: the epochs ended, the epoch's first step and Adam's steps when
+  // it began.
+  int epochs_ended_ = 0;
+  int64_t epoch_first_ = 0;
+  int64_t epoch_adam0_ = 0;
   uint64_t setup_bytes_ = 0;
   int64_t peak_anon_ = -1;  // the largest RssAnon seen after set-up and after each epoch (RankMemory)
 };
