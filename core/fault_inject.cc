@@ -19,8 +19,9 @@
 namespace tessel::fault {
 namespace {
 
-constexpr std::string_view kPoints[] = {"allreduce", "broadcast", "allgatherv", "alltoallv", "barrier", "send",
-                                        "recv",      "sendrecv",  "epoch",      "write",     "start",   "finalize"};
+constexpr std::string_view kPoints[] = {"allreduce", "broadcast", "allgatherv", "alltoallv", "barrier",
+                                        "send",      "recv",      "sendrecv",   "epoch",     "step",
+                                        "write",     "start",     "finalize"};
 constexpr std::string_view kGrammar =
     "TESSEL_FAULT=ACTION@POINT[,rank=R][,after=N] with ACTION stall, kill, fail, enospc or truncate (the last two "
     "at write only), e.g. stall@allreduce,rank=1,after=5";

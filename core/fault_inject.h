@@ -25,7 +25,8 @@ struct Spec {
 };
 
 // The hook names: every collective and point-to-point entry of comm::Communicator, "epoch" (the start of a training
-// epoch: GCN epochs, distributed SVM batch rounds and SMO check points), "write" (WriteFileAtomic, core/file_io.h),
+// epoch: GCN epochs, distributed SVM batch rounds and SMO check points), "step" (a GCN step's batch about to be
+// sampled), "write" (WriteFileAtomic, core/file_io.h),
 // "start" (before an MPI communicator is created) and "finalize" (before MPI_Finalize, under a timeout).
 std::string_view KnownPoints();  // "allreduce, broadcast, ..." for messages
 

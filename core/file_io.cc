@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>  // renameat2
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -306,6 +307,14 @@ void AtomicDirectory::Commit() {
   CheckRenameTargetIsFolder(final_path_);
   if (fs::exists(final_path_, ec)) {
     if (!overwrite_) throw Error::InFile(final_path_.string(), "already exists; pass --force to replace it");
+    // One atomic swap where the file system has it (Linux renameat2): at every instant the path holds the old folder
+    // or the new one, so a process killed here (a rank's just-in-time state while mpirun ends the job) never leaves
+    // the path empty. The old folder, now at the temporary name, is removed after.
+    if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, final_path_.c_str(), RENAME_EXCHANGE) == 0) {
+      committed_ = true;
+      fs::remove_all(temp_path_, ec);
+      return;
+    }
     old = final_path_.parent_path() / fmt::format(".{}.old.{}", final_path_.filename().string(), UniqueSuffix());
     fs::rename(final_path_, old, ec);
     if (ec) throw Error::InFile(final_path_.string(), "cannot move the old output aside: " + ec.message());

@@ -190,7 +190,9 @@ struct CliBinder {
               ->type_name("N,N,...")
               ->default_str(JoinInts(field));
     } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
-      o = app->add_option(flag, field, help)->expected(0, p.max_values);
+      // A required positional list takes at least one value, so that the words after `--` are its (CLI11 hands them
+      // to the parent command when the subcommand expects none).
+      o = app->add_option(flag, field, help)->expected(p.required && p.Positional() ? 1 : 0, p.max_values);
       if (!p.Positional()) o->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)->allow_extra_args(false);
     } else if constexpr (std::is_same_v<T, std::string>) {
       o = AddOption(app, flag, &field, help)->capture_default_str();

@@ -3,6 +3,7 @@
 #include "tools/commands.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -11,6 +12,7 @@
 #include "app/convert.h"
 #include "app/generate.h"
 #include "app/info.h"
+#include "app/launch.h"
 #include "app/partition.h"
 #include "app/predict_gcn.h"
 #include "app/predict_svm.h"
@@ -92,6 +94,17 @@ void RegisterCommands(CLI::App& app) {
            if (r.lead) Write((o.json ? r.result.dump() : r.line) + "\n");
          });
   TextJob(predict->add_subcommand("gcn", "Predict node classes with a GCN checkpoint"), &app::PredictGcn);
+  AddJob(
+      app.add_subcommand("launch",
+                         "Run `train gcn` under mpirun and, when a rank fails, restart it on the ranks that are left "
+                         "from the state they saved (-np K --min-np M -- train gcn ... --checkpoint DIR)"),
+      std::make_shared<app::LaunchOptions>(), [](const app::LaunchOptions& o) {
+        const int status = app::Launch(o);
+        if (status != 0) {  // the job's own status (its message is printed already)
+          std::fflush(stdout);
+          std::exit(status);
+        }
+      });
 }
 
 void RunSelected(CLI::App& app) {

@@ -6,6 +6,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
@@ -54,6 +55,12 @@ int main(int argc, char** argv) {
 
   tessel::tools::RegisterCommands(app);
 
+  // `tessel launch -np K`: Horovod's and mpirun's spelling of --np (CLI11 takes one letter after a single dash).
+  if (argc > 1 && std::string_view(argv[1]) == "launch") {
+    for (int i = 2; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+      if (std::string_view(argv[i]) == "-np") argv[i] = const_cast<char*>("--np");
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

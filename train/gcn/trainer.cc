@@ -169,6 +169,7 @@ GcnTrainer::~GcnTrainer() = default;
 nlohmann::json GcnTrainer::ConfigJson() const { return config_.ToJson(source_->Partitioned()); }
 
 void GcnTrainer::Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b) {
+  (void)fault::FaultPoint("step", comm_.Rank());  // TESSEL_FAULT tests (core/fault_inject.h)
   source_->MakeBatch(ctx_, seeds, TrainKey(ctx_, epoch, batch, kPurposeSample), b, &tally_.counters);
   tally_.seeds += static_cast<int64_t>(seeds.size());
 }
@@ -264,10 +265,11 @@ void GcnTrainer::SaveJustInTime() const {
   }
   s.ranks = comm_.Size();
   s.just_in_time = true;
-  if (SaveCheckpointLocked(config_.checkpoint_dir, s, /*only_if_newer=*/true)) {
-    log::Warn("rank {}: just-in-time state written to {}: epoch {}, {} of {} steps done ({} Adam steps)", comm_.Rank(),
-              config_.checkpoint_dir.string(), epochs_ended_ + 1, s.epoch_steps_done, steps_, s.adam_steps);
-  }
+  const bool wrote = SaveCheckpointLocked(config_.checkpoint_dir, s, /*only_if_newer=*/true);
+  // `tessel launch` reads the Adam steps of this line (app/launch.cc).
+  log::Warn("rank {} at the failure: {} Adam steps (epoch {}, {} of {} steps done); just-in-time state {} {}",
+            comm_.Rank(), s.adam_steps, epochs_ended_ + 1, s.epoch_steps_done, steps_,
+            wrote ? "written to" : "already as new in", config_.checkpoint_dir.string());
 }
 
 TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_epoch) {

@@ -1,0 +1,312 @@
+// `tessel launch` (app/launch.h): mpirun in a loop. Each run's stderr is relayed line by line and read for the
+// failed ranks, the survivors' step counts and the first epoch line; between runs the failed slots are dropped and
+// the job's --checkpoint is read for the report.
+#include "app/launch.h"
+
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "core/peer_failure.h"
+#include "train/gcn/checkpoint.h"
+
+extern char** environ;
+
+namespace tessel::app {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+struct Host {
+  std::string name;
+  int slots = 1;
+};
+
+std::vector<Host> ReadHostfile(const std::string& path) {
+  std::ifstream in(path);
+  TESSEL_CHECK(in.good(), "--hostfile {}: cannot be read; give an Open MPI hostfile (\"host slots=N\" lines)", path);
+  std::vector<Host> hosts;
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    Host h;
+    if (!(words >> h.name)) continue;
+    for (std::string w; words >> w;) {
+      if (w.starts_with("slots=")) {
+        try {
+          h.slots = std::stoi(w.substr(6));
+        } catch (const std::exception&) {
+          h.slots = -1;
+        }
+        TESSEL_CHECK(h.slots >= 1, "--hostfile {} line {}: \"{}\" is not slots=N with N >= 1", path, line_no, w);
+      }
+    }
+    hosts.push_back(h);
+  }
+  TESSEL_CHECK(!hosts.empty(), "--hostfile {}: no hosts in it", path);
+  return hosts;
+}
+
+// The value of --checkpoint in the job's command ("" when absent).
+std::string CheckpointOf(const std::vector<std::string>& cmd) {
+  for (size_t i = 0; i < cmd.size(); ++i) {
+    if (cmd[i] == "--checkpoint" && i + 1 < cmd.size()) return cmd[i + 1];
+    if (cmd[i].starts_with("--checkpoint=")) return cmd[i].substr(13);
+  }
+  return "";
+}
+
+struct RunOutcome {
+  int status = 0;
+  std::string output;          // stderr of mpirun and the ranks
+  double seconds = 0;          // the run's wall time
+  double first_epoch_at = -1;  // seconds from the run's start to its first epoch line (-1: none)
+  int64_t survivor_steps = 0;  // the most Adam steps a survivor reported in its just-in-time message
+};
+
+// Runs argv (argv[0] looked up on PATH) with stderr read here: relayed to this process's stderr line by line and
+// kept. `env` replaces the environment.
+RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+  int fds[2];
+  TESSEL_CHECK(::pipe(fds) == 0, "launch: pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  std::vector<char*> args, envp;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  pid_t pid = 0;
+  const auto t0 = Clock::now();
+  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw Error(fmt::format("--mpirun {}: cannot be started ({}); give the path of Open MPI's mpirun", argv[0],
+                            std::strerror(rc)));
+  }
+  RunOutcome out;
+  static const std::regex epoch_line(R"(info epoch +\d+/\d+)");
+  static const std::regex steps_taken(R"(at the failure: (\d+) Adam steps)");
+  std::string pending;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    std::fwrite(buf, 1, static_cast<size_t>(n), stderr);
+    pending.append(buf, static_cast<size_t>(n));
+    for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
+      const std::string line = pending.substr(0, nl + 1);
+      pending.erase(0, nl + 1);
+      std::smatch m;
+      if (out.first_epoch_at < 0 && std::regex_search(line, epoch_line)) {
+        out.first_epoch_at = std::chrono::duration<double>(Clock::now() - t0).count();
+      }
+      if (std::regex_search(line, m, steps_taken))
+        out.survivor_steps = std::max<int64_t>(out.survivor_steps, std::stoll(m[1]));
+      out.output += line;
+    }
+  }
+  out.output += pending;
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+  out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return out;
+}
+
+std::vector<std::string> Words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+// The host that ran `rank` under mpirun's default mapping (by slot: each host's slots in turn).
+size_t HostOfRank(const std::vector<Host>& hosts, int rank) {
+  int seen = 0;
+  for (size_t h = 0; h < hosts.size(); ++h) {
+    seen += hosts[h].slots;
+    if (rank < seen) return h;
+  }
+  return hosts.size() - 1;
+}
+
+void CheckOptions(const LaunchOptions& o) {
+  TESSEL_CHECK(o.min_np <= o.np, "--min-np {} is more than -np {}: give --min-np between 1 and {}", o.min_np, o.np,
+               o.np);
+  const std::vector<std::string>& c = o.command;
+  TESSEL_CHECK(c.size() >= 2 && c[0] == "train" && c[1] == "gcn",
+               "tessel launch runs `train gcn ...` (give it after --: tessel launch -np 4 -- train gcn --partitions "
+               "DIR --checkpoint DIR ...); other jobs are not restarted on fewer ranks yet");
+  TESSEL_CHECK(!CheckpointOf(c).empty(),
+               "tessel launch needs the job's --checkpoint DIR: a restarted job resumes from the state its surviving "
+               "ranks write there");
+}
+
+void Report(const RestartReport& r, int restart) {
+  std::string ranks;
+  for (int x : r.failed_ranks) ranks += fmt::format("{}{}", ranks.empty() ? "" : ", ", x);
+  std::string state = fmt::format("after epoch {}", r.epochs_done);
+  if (r.epoch_steps_done > 0) {
+    state = fmt::format("in epoch {}, {} of {} steps done", r.epochs_done + 1, r.epoch_steps_done, r.epoch_steps);
+  }
+  const int64_t in_flight = r.epoch_steps_done < r.epoch_steps || r.epoch_steps == 0 ? 1 : 0;
+  const int64_t behind = std::max<int64_t>(0, r.survivor_adam_steps - r.adam_steps);
+  std::fprintf(stderr,
+               "launch: restart %d: %s %s (%s) %.1f s into the run; resuming on %d of %d ranks from the %s state %s "
+               "(%lld Adam steps); steps lost: %lld (the step in flight%s)\n",
+               restart, r.failed_ranks.size() == 1 ? "rank" : "ranks", ranks.empty() ? "?" : ranks.c_str(),
+               r.how.c_str(), r.failed_after, r.ranks_after, r.ranks_before,
+               r.just_in_time ? "just-in-time" : "scheduled", state.c_str(), static_cast<long long>(r.adam_steps),
+               static_cast<long long>(in_flight + behind),
+               behind > 0 ? fmt::format(" and {} completed after the state", behind).c_str() : "");
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+bool IsRankFailure(int status) {
+  return status == peer_failure::kRankFailureExit || status == 128 + 9 || status == 128 + 15;
+}
+
+std::vector<int> FailedRanks(const std::string& output, std::string* how) {
+  std::set<int> ranks;
+  static const std::regex died(R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
+  static const std::regex silent(R"(ranks? ([0-9, ]+) did not answer)");
+  std::smatch m;
+  how->clear();
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), died); it != std::sregex_iterator(); ++it) {
+    ranks.insert(std::stoi((*it)[1]));
+    *how = fmt::format("exited on signal {}", (*it)[2].str());
+  }
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), silent); it != std::sregex_iterator(); ++it) {
+    const std::string list = (*it)[1];
+    std::istringstream in(list);
+    for (std::string w; std::getline(in, w, ',');) {
+      if (w.find_first_of("0123456789") != std::string::npos) ranks.insert(std::stoi(w));
+    }
+    if (how->empty()) *how = "stopped answering within --timeout";
+  }
+  (void)m;
+  return {ranks.begin(), ranks.end()};
+}
+
+int Launch(const LaunchOptions& o) {
+  CheckOptions(o);
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  const std::string checkpoint = CheckpointOf(o.command);
+  std::vector<Host> hosts;
+  if (!o.hostfile.empty()) hosts = ReadHostfile(o.hostfile);
+  const fs::path hostfile = fs::temp_directory_path() / fmt::format("tessel-launch-{}.hosts", ::getpid());
+  std::vector<std::string> env;
+  for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+  int np = o.np;
+  double restart_from = -1;  // when the last failed run ended (seconds since the launch)
+  const auto t_launch = Clock::now();
+  for (int attempt = 0;; ++attempt) {
+    std::vector<std::string> argv = {
+        o.mpirun, "-np", std::to_string(np), "--mca", "odls_base_sigkill_timeout", std::to_string(o.term_grace)};
+    if (!hosts.empty()) {
+      std::ofstream(hostfile) << [&] {
+        std::string text;
+        for (const Host& h : hosts) text += fmt::format("{} slots={}\n", h.name, h.slots);
+        return text;
+      }();
+      argv.insert(argv.end(), {"--hostfile", hostfile.string()});
+    }
+    for (const std::string& w : Words(o.mpirun_args)) argv.push_back(w);
+    argv.push_back(self.string());
+    argv.insert(argv.end(), o.command.begin(), o.command.end());
+    if (attempt > 0 && std::find(o.command.begin(), o.command.end(), "--resume") == o.command.end()) {
+      argv.push_back("--resume");
+    }
+    const double started = std::chrono::duration<double>(Clock::now() - t_launch).count();
+    const RunOutcome run = Run(argv, env);
+    if (attempt > 0) {
+      std::fprintf(stderr, "launch: the restarted run %s\n",
+                   run.first_epoch_at >= 0 ? fmt::format("reached its first epoch line {:.1f} s after the failed run "
+                                                         "ended",
+                                                         started + run.first_epoch_at - restart_from)
+                                                 .c_str()
+                                           : "printed no epoch line (--log-level info shows them)");
+    }
+    if (run.status == 0) {
+      std::fprintf(stderr, "launch: the job finished on %d rank(s) after %d restart(s), %.1f s in all\n", np, attempt,
+                   std::chrono::duration<double>(Clock::now() - t_launch).count());
+      fs::remove(hostfile);
+      return 0;
+    }
+    if (!IsRankFailure(run.status)) {
+      std::fprintf(stderr,
+                   "launch: the job ended with exit status %d, not a rank failure (bad input or a bug: see its "
+                   "message above); not restarted\n",
+                   run.status);
+      fs::remove(hostfile);
+      return run.status;
+    }
+    RestartReport r;
+    r.failed_ranks = FailedRanks(run.output, &r.how);
+    if (r.how.empty()) r.how = fmt::format("exit status {}", run.status);
+    r.failed_after = run.seconds;
+    r.ranks_before = np;
+    const int lost = std::max<int>(1, static_cast<int>(r.failed_ranks.size()));
+    r.ranks_after = np - lost;
+    if (attempt >= o.max_restarts || r.ranks_after < o.min_np) {
+      std::fprintf(stderr, "launch: rank failure (%s) with %s; giving up\n", r.how.c_str(),
+                   attempt >= o.max_restarts
+                       ? fmt::format("--max-restarts {} used", o.max_restarts).c_str()
+                       : fmt::format("{} rank(s) left, fewer than --min-np {}", r.ranks_after, o.min_np).c_str());
+      fs::remove(hostfile);
+      return run.status;
+    }
+    for (int i = 0; i < lost; ++i) {  // drop the failed slots (the last rank's when mpirun did not name one)
+      if (hosts.empty()) break;
+      const int rank = i < static_cast<int>(r.failed_ranks.size()) ? r.failed_ranks[static_cast<size_t>(i)] : np - 1;
+      Host& h = hosts[HostOfRank(hosts, rank)];
+      if (--h.slots == 0) hosts.erase(hosts.begin() + static_cast<std::ptrdiff_t>(&h - hosts.data()));
+    }
+    np = r.ranks_after;
+    try {
+      const train::gcn::TrainState s = train::gcn::LoadCheckpoint(checkpoint);
+      r.epochs_done = s.epochs_done;
+      r.epoch_steps_done = s.epoch_steps_done;
+      r.epoch_steps = s.epoch_steps;
+      r.adam_steps = s.adam_steps;
+      r.just_in_time = s.just_in_time;
+    } catch (const Error& e) {
+      std::fprintf(stderr, "launch: no state to resume from (%s); the restart starts over\n", e.what());
+    }
+    r.survivor_adam_steps = run.survivor_steps;
+    Report(r, attempt + 1);
+    restart_from = std::chrono::duration<double>(Clock::now() - t_launch).count();
+    // An injected fault (tests) applies to the first run only: a restart must not repeat it.
+    std::erase_if(env, [](const std::string& e) { return e.starts_with("TESSEL_FAULT="); });
+  }
+}
+
+}  // namespace tessel::app
