@@ -80,6 +80,8 @@ struct RunOutcome {
   double seconds = 0;          // the run's wall time
   double first_epoch_at = -1;  // seconds from the run's start to its first epoch line (-1: none)
   int64_t survivor_steps = 0;  // the most Adam steps a survivor reported in its just-in-time message
+  bool survivors_reported = false;
+  bool step_in_flight = false;  // a survivor was inside an epoch's steps (not at an epoch's end) at the failure
 };
 
 // Runs argv (argv[0] looked up on PATH) with stderr read here: relayed to this process's stderr line by line and
@@ -108,7 +110,7 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
   }
   RunOutcome out;
   static const std::regex epoch_line(R"(info epoch +\d+/\d+)");
-  static const std::regex steps_taken(R"(at the failure: (\d+) Adam steps)");
+  static const std::regex steps_taken(R"(at the failure: (\d+) Adam steps \(epoch \d+, (\d+) of (\d+) steps done\))");
   std::string pending;
   char buf[4096];
   for (;;) {
@@ -124,8 +126,11 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
       if (out.first_epoch_at < 0 && std::regex_search(line, epoch_line)) {
         out.first_epoch_at = std::chrono::duration<double>(Clock::now() - t0).count();
       }
-      if (std::regex_search(line, m, steps_taken))
+      if (std::regex_search(line, m, steps_taken)) {
         out.survivor_steps = std::max<int64_t>(out.survivor_steps, std::stoll(m[1]));
+        out.survivors_reported = true;
+        if (std::stoll(m[2]) < std::stoll(m[3])) out.step_in_flight = true;
+      }
       out.output += line;
     }
   }
@@ -175,16 +180,17 @@ void Report(const RestartReport& r, int restart) {
   if (r.epoch_steps_done > 0) {
     state = fmt::format("in epoch {}, {} of {} steps done", r.epochs_done + 1, r.epoch_steps_done, r.epoch_steps);
   }
-  const int64_t in_flight = r.epoch_steps_done < r.epoch_steps || r.epoch_steps == 0 ? 1 : 0;
+  const int64_t in_flight = r.step_in_flight ? 1 : 0;
   const int64_t behind = std::max<int64_t>(0, r.survivor_adam_steps - r.adam_steps);
-  std::fprintf(stderr,
-               "launch: restart %d: %s %s (%s) %.1f s into the run; resuming on %d of %d ranks from the %s state %s "
-               "(%lld Adam steps); steps lost: %lld (the step in flight%s)\n",
-               restart, r.failed_ranks.size() == 1 ? "rank" : "ranks", ranks.empty() ? "?" : ranks.c_str(),
-               r.how.c_str(), r.failed_after, r.ranks_after, r.ranks_before,
-               r.just_in_time ? "just-in-time" : "scheduled", state.c_str(), static_cast<long long>(r.adam_steps),
-               static_cast<long long>(in_flight + behind),
-               behind > 0 ? fmt::format(" and {} completed after the state", behind).c_str() : "");
+  std::string lost = in_flight > 0 ? "the step in flight" : "no step was in flight: the failure came between epochs";
+  if (behind > 0) lost += fmt::format(", and {} completed after the saved state", behind);
+  const std::string line = fmt::format(
+      "launch: restart {}: {} {} ({}) {:.1f} s into the run; resuming on {} of {} ranks from the {} state {} ({} Adam "
+      "steps); steps lost: {} ({})\n",
+      restart, r.failed_ranks.size() == 1 ? "rank" : "ranks", ranks.empty() ? "?" : ranks, r.how, r.failed_after,
+      r.ranks_after, r.ranks_before, r.just_in_time ? "just-in-time" : "scheduled", state, r.adam_steps,
+      in_flight + behind, lost);
+  std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
 
@@ -302,6 +308,8 @@ int Launch(const LaunchOptions& o) {
       std::fprintf(stderr, "launch: no state to resume from (%s); the restart starts over\n", e.what());
     }
     r.survivor_adam_steps = run.survivor_steps;
+    // Without a survivor's report (no hook ran) the step in flight is counted as lost.
+    r.step_in_flight = run.step_in_flight || !run.survivors_reported;
     Report(r, attempt + 1);
     restart_from = std::chrono::duration<double>(Clock::now() - t_launch).count();
     // An injected fault (tests) applies to the first run only: a restart must not repeat it.

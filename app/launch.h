@@ -20,7 +20,7 @@ struct LaunchOptions {
   int max_restarts = 3;
   std::string mpirun = "mpirun";
   std::string mpirun_args;
-  int term_grace = 10;
+  int term_grace = 3;
   std::vector<std::string> command;
   Given given;
 
@@ -70,6 +70,7 @@ struct RestartReport {
   int64_t epoch_steps_done = 0, epoch_steps = 0, adam_steps = 0;
   bool just_in_time = false;
   int64_t survivor_adam_steps = 0;  // the most Adam steps a survivor reported having taken (0: none reported)
+  bool step_in_flight = true;       // a step was under way at the failure (the survivors' reports; none: assumed)
   double restart_seconds = -1;      // from the failed run's end to the restarted run's first epoch line (-1: not seen)
 };
 

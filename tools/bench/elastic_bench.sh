@@ -1,0 +1,136 @@
+#!/usr/bin/env bash
+# Ranks that leave (issue 50): `tessel launch -np RANKS --min-np 1 -- train gcn` on a generated CSBM graph in RANKS
+# METIS parts, undisturbed (the baseline: run first and last, compared with their mean) and with one rank killed in the middle of epoch 3, stopped there
+# (--timeout 5), or killed while rank 0 writes its scheduled checkpoint (the write fault point, --checkpoint-every 2);
+# then a RANKS-rank checkpoint after EPOCHS/2 epochs resumed on 1 .. RANKS-1 ranks. Each row: epochs finished, ranks at
+# the end, steps lost (the launcher's count: the step in flight and any completed after the saved state), restart time
+# (the failed run's end to the restarted run's first epoch line), wall time and its excess over the undisturbed run,
+# test accuracy and its difference. Writes the "Ranks that leave" section of docs/benchmarks.md (WRITE=1) or prints
+# it. Builds nothing.
+#
+# Usage: tools/bench/elastic_bench.sh BUILD_DIR
+# Settings: CSBM_NODES=100000 CSBM_DEGREE=20 CSBM_FEATURES=128 CSBM_HOMOPHILY=0.4 (the generator's 0.8 makes every
+#   run 0.9997 accurate, which compares nothing) RANKS=4 EPOCHS=8 BATCH=512 FANOUTS=10,10 SEED=1 THREADS=1 (per rank)
+#   WRITE=1
+set -euo pipefail
+# shellcheck source=tools/bench/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_start 12 tessel "$@"
+tessel="$build/tools/tessel"
+bench_need_tool mpirun "apt-get install openmpi-bin"
+CSBM_NODES=${CSBM_NODES:-100000}
+CSBM_DEGREE=${CSBM_DEGREE:-20}
+CSBM_FEATURES=${CSBM_FEATURES:-128}
+CSBM_HOMOPHILY=${CSBM_HOMOPHILY:-0.4}
+RANKS=${RANKS:-4}
+EPOCHS=${EPOCHS:-8}
+BATCH=${BATCH:-512}
+FANOUTS=${FANOUTS:-10,10}
+SEED=${SEED:-1}
+THREADS=${THREADS:-1}
+WRITE=${WRITE:-1}
+bench_mpi_workspace elastic_bench
+data="$work/csbm"
+"$tessel" --log-level warn generate csbm --nodes "$CSBM_NODES" --avg-degree "$CSBM_DEGREE" --features "$CSBM_FEATURES" \
+  --classes 8 --homophily "$CSBM_HOMOPHILY" --seed 1 --output "$data" >/dev/null
+parts="$work/parts"
+"$tessel" --log-level warn partition "$data" -k "$RANKS" --seed 1 -o "$parts" >/dev/null
+train=(train gcn --partitions "$parts" --batch-size "$BATCH" --fanouts "$FANOUTS" --threads "$THREADS" --seed "$SEED"
+  --log-level info)
+
+# run NAME NP FAULT EPOCHS ARGS...: one launch; prints "wall seconds" and leaves $work/NAME.{log,jsonl} and the
+# checkpoint.
+run() {
+  local name=$1 np=$2 fault=$3 epochs=$4
+  shift 4
+  local t0 t1
+  t0=$(date +%s.%N)
+  TESSEL_FAULT=$fault "$tessel" launch -np "$np" --min-np 1 --mpirun-args --oversubscribe -- \
+    "${train[@]}" --epochs "$epochs" --checkpoint "$work/$name.ck" --metrics "$work/$name.jsonl" "$@" >"$work/$name.out" \
+    2>"$work/$name.log" || { echo "error: run $name failed; its log:" >&2; tail -20 "$work/$name.log" >&2; exit 1; }
+  t1=$(date +%s.%N)
+  echo "$t1 - $t0" | bc
+}
+# table ROWS_TSV: the Markdown rows. Each line of ROWS_TSV: label, wall seconds, run name. The baseline wall is the mean
+# of the two undisturbed runs' (labelled "undisturbed"), the baseline accuracy theirs.
+table() {
+  python3 - "$1" "$work" <<'PY'
+import json, re, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1])]
+work = sys.argv[2]
+def fields(name):
+    lines = [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+    final = [l for l in lines if "final" in l][-1]["final"]
+    epochs = max(l["epoch"] for l in lines if "epoch" in l)
+    log = open(f"{work}/{name}.log").read()
+    lost = re.findall(r"steps lost: (\d+)", log)
+    restart = re.findall(r"reached its first epoch line ([0-9.]+) s", log)
+    return epochs, final["ranks"], lost[0] if lost else "-", restart[0] if restart else "-", final["test"]["accuracy"]
+base = [(float(w), n) for label, w, n in rows if label.startswith("undisturbed")]
+base_wall = sum(w for w, _ in base) / len(base)
+base_acc = fields(base[0][1])[4]
+for label, wall, name in rows:
+    e, r, lost, restart, acc = fields(name)
+    print(f"| {label} | {e} | {r} | {lost} | {restart} | {float(wall):.1f} | {float(wall) - base_wall:+.1f} | "
+          f"{acc:.4f} | {100 * (acc - base_acc):+.2f} |")
+PY
+}
+
+echo "== undisturbed" >&2
+printf 'undisturbed, %s ranks, first run of the script\t%s\tbase1\n' "$RANKS" "$(run base1 "$RANKS" "" "$EPOCHS")" \
+  >"$work/rows.tsv"
+steps=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][0]['steps'])" "$work/base1.jsonl")
+mid=$((2 * steps + steps / 2))  # the step half way through epoch 3, counted from 0
+last=$((RANKS - 1))
+declare -A fault=(
+  [kill]="kill@step,rank=$last,after=$mid"
+  [stall]="stall@step,rank=$last,after=$mid"
+  [write]="kill@write,rank=0,after=6"
+)
+declare -A extra=([kill]="" [stall]="--timeout 5" [write]="--checkpoint-every 2")
+declare -A what=(
+  [kill]="rank $last killed (SIGKILL) at step $((mid - 2 * steps + 1)) of $steps in epoch 3"
+  [stall]="rank $last stopped (SIGSTOP) at step $((mid - 2 * steps + 1)) of $steps in epoch 3, --timeout 5"
+  [write]="rank 0 killed while writing its epoch-4 checkpoint (--checkpoint-every 2)"
+)
+for how in kill stall write; do
+  echo "== $how" >&2
+  # shellcheck disable=SC2086  # extra holds separate words
+  printf '%s\t%s\t%s\n' "${what[$how]}" "$(run "$how" "$RANKS" "${fault[$how]}" "$EPOCHS" ${extra[$how]})" "$how" \
+    >>"$work/rows.tsv"
+done
+echo "== a $RANKS-rank checkpoint after $((EPOCHS / 2)) epochs, resumed on fewer ranks" >&2
+run half "$RANKS" "" $((EPOCHS / 2)) >/dev/null
+for np in $(seq $((RANKS - 1)) -1 1); do
+  cp -r "$work/half.ck" "$work/on$np.ck"
+  cp "$work/half.jsonl" "$work/on$np.jsonl"
+  printf '%s\t%s\t%s\n' "$RANKS-rank checkpoint after epoch $((EPOCHS / 2)) resumed on $np rank(s) (epochs $((EPOCHS / 2 + 1))-$EPOCHS only)" \
+    "$(run "on$np" "$np" "" "$EPOCHS" --resume)" "on$np" >>"$work/rows.tsv"
+done
+echo "== undisturbed again" >&2
+printf 'undisturbed, %s ranks, last run of the script\t%s\tbase2\n' "$RANKS" "$(run base2 "$RANKS" "" "$EPOCHS")" \
+  >>"$work/rows.tsv"
+
+section="$work/section.md"
+{
+  echo "## Ranks that leave"
+  echo
+  echo "Elastic GCN training (issue 50; docs/reliability.md, \"Ranks that leave\"): \`tessel launch -np $RANKS --min-np 1"
+  echo "-- train gcn\` on CSBM ($CSBM_NODES nodes, average degree $CSBM_DEGREE, $CSBM_FEATURES features, 8 classes, homophily"
+  echo "$CSBM_HOMOPHILY) in $RANKS METIS parts, $EPOCHS epochs, batch $BATCH per rank, fanouts $FANOUTS, seed $SEED, $THREADS thread"
+  echo "per rank ($steps steps an epoch). A fault is injected with TESSEL_FAULT in the first run only; the launcher restarts"
+  echo "the job on the ranks left (\`--resume\` from the state the survivors wrote). The baseline is the undisturbed run"
+  echo "of the same command, run first and last in the same script run: walls are compared with their mean, accuracies"
+  echo "with the first. Steps lost: the launcher's count (the step in flight, and steps completed after the saved state,"
+  echo "none by construction). Restart: from the failed run's end to the restarted run's first epoch line."
+  echo
+  echo "| run | epochs | ranks at the end | steps lost | restart (s) | wall (s) | vs baseline (s) | test accuracy | vs baseline (points) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  table "$work/rows.tsv"
+  echo
+  echo "Measured $(date -u +%Y-%m-%d) with \`tools/bench/elastic_bench.sh BUILD\` on $(nproc) cores shared with other"
+  echo "agents' builds and tests: times are disturbed (compare the two baseline rows), and 4 ranks oversubscribe the"
+  echo "cores, so 3 ranks need not be slower. mpirun waits \`--term-grace\` (3 s) between its SIGTERM to the survivors and"
+  echo "its SIGKILL, and a stopped rank is found after \`--timeout\` (5 s); both are in the wall time of their rows."
+} >"$section"
+if [[ "$WRITE" == 1 ]]; then write_bench_section "## Ranks that leave" "$section"; else cat "$section"; fi
