@@ -1,6 +1,6 @@
 // `tessel launch` (app/launch.h): mpirun in a loop. Each run's stderr is relayed line by line and read for the
-// failed ranks, the survivors' step counts and the first epoch line; between runs the failed slots are dropped and
-// the job's --checkpoint is read for the report.
+// failed ranks, the survivors' step counts and the line saying the run resumed; between runs the failed slots are
+// dropped and the job's --checkpoint is read for the report.
 #include "app/launch.h"
 
 #include <poll.h>
@@ -18,6 +18,7 @@
 #include <regex>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -78,7 +79,7 @@ struct RunOutcome {
   int status = 0;
   std::string output;          // stderr of mpirun and the ranks
   double seconds = 0;          // the run's wall time
-  double first_epoch_at = -1;  // seconds from the run's start to its first epoch line (-1: none)
+  double resumed_at = -1;      // seconds from the run's start to its "resuming from" line (-1: none)
   int64_t survivor_steps = 0;  // the most Adam steps a survivor reported in its just-in-time message
   bool survivors_reported = false;
   bool step_in_flight = false;  // a survivor was inside an epoch's steps (not at an epoch's end) at the failure
@@ -109,7 +110,7 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
                             std::strerror(rc)));
   }
   RunOutcome out;
-  static const std::regex epoch_line(R"(info epoch +\d+/\d+)");
+  static const std::regex resumed_line(R"(info resuming from )");
   static const std::regex steps_taken(R"(at the failure: (\d+) Adam steps \(epoch \d+, (\d+) of (\d+) steps done\))");
   std::string pending;
   char buf[4096];
@@ -123,8 +124,8 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
       const std::string line = pending.substr(0, nl + 1);
       pending.erase(0, nl + 1);
       std::smatch m;
-      if (out.first_epoch_at < 0 && std::regex_search(line, epoch_line)) {
-        out.first_epoch_at = std::chrono::duration<double>(Clock::now() - t0).count();
+      if (out.resumed_at < 0 && std::regex_search(line, resumed_line)) {
+        out.resumed_at = std::chrono::duration<double>(Clock::now() - t0).count();
       }
       if (std::regex_search(line, m, steps_taken)) {
         out.survivor_steps = std::max<int64_t>(out.survivor_steps, std::stoll(m[1]));
@@ -255,11 +256,11 @@ int Launch(const LaunchOptions& o) {
     const RunOutcome run = Run(argv, env);
     if (attempt > 0) {
       std::fprintf(stderr, "launch: the restarted run %s\n",
-                   run.first_epoch_at >= 0 ? fmt::format("reached its first epoch line {:.1f} s after the failed run "
-                                                         "ended",
-                                                         started + run.first_epoch_at - restart_from)
-                                                 .c_str()
-                                           : "printed no epoch line (--log-level info shows them)");
+                   run.resumed_at >= 0 ? fmt::format("resumed (its state loaded, its parts merged) {:.1f} s after the "
+                                                     "failed run ended",
+                                                     started + run.resumed_at - restart_from)
+                                             .c_str()
+                                       : "printed no \"resuming from\" line (--log-level info shows it)");
     }
     if (run.status == 0) {
       std::fprintf(stderr, "launch: the job finished on %d rank(s) after %d restart(s), %.1f s in all\n", np, attempt,
@@ -312,8 +313,17 @@ int Launch(const LaunchOptions& o) {
     r.step_in_flight = run.step_in_flight || !run.survivors_reported;
     Report(r, attempt + 1);
     restart_from = std::chrono::duration<double>(Clock::now() - t_launch).count();
-    // An injected fault (tests) applies to the first run only: a restart must not repeat it.
-    std::erase_if(env, [](const std::string& e) { return e.starts_with("TESSEL_FAULT="); });
+    // An injected fault (tests) applies to the first run only: a restart must not repeat it. A test of a failure in
+    // a restarted run gives that run's fault as TESSEL_FAULT_AFTER_RESTART (used once, by the next run).
+    std::string next;
+    for (const std::string& e : env) {
+      if (e.starts_with("TESSEL_FAULT_AFTER_RESTART="))
+        next = e.substr(std::string_view("TESSEL_FAULT_AFTER_RESTART=").size());
+    }
+    std::erase_if(env, [](const std::string& e) {
+      return e.starts_with("TESSEL_FAULT=") || e.starts_with("TESSEL_FAULT_AFTER_RESTART=");
+    });
+    if (!next.empty()) env.push_back("TESSEL_FAULT=" + next);
   }
 }
 

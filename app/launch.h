@@ -71,7 +71,7 @@ struct RestartReport {
   bool just_in_time = false;
   int64_t survivor_adam_steps = 0;  // the most Adam steps a survivor reported having taken (0: none reported)
   bool step_in_flight = true;       // a step was under way at the failure (the survivors' reports; none: assumed)
-  double restart_seconds = -1;      // from the failed run's end to the restarted run's first epoch line (-1: not seen)
+  double restart_seconds = -1;  // from the failed run's end to the restarted run's "resuming from" line (-1: not seen)
 };
 
 // Runs the job, restarting it on rank failures; prints each restart's report on stderr. Returns the exit status
