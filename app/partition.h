@@ -24,6 +24,7 @@ struct PartitionOptions {
   std::string metis_algorithm = "auto";
   uint64_t seed = 0;
   double imbalance = 1.05;
+  std::string dist_partitioner = "coarsen";
   bool force = false;
   ThreadOptions threads;
   bool json = false;
@@ -50,6 +51,11 @@ struct PartitionOptions {
       c.metis_algorithm);
     v(ParamInfo{"seed", "Seed of METIS and of --method random (same seed, same files)"}, c.seed);
     v(ParamInfo{"imbalance", "Largest allowed part weight / average, per balance constraint, in (1, 3]"}, c.imbalance);
+    v(ParamInfo{"dist_partitioner",
+                "Under mpirun with --method metis: coarsen (each rank clusters its rows by label propagation, METIS "
+                "on rank 0 partitions the cluster graph, label propagation refines; memory bounded by the rank's "
+                "share) or parmetis (PT-Scotch's ParMETIS_V3_PartKway; about 290 bytes per adjacency entry)"},
+      c.dist_partitioner);
     v(ParamInfo{"force",
                 "Replace an existing partition folder (never another folder or file, a device, or the input "
                 "dataset)"},

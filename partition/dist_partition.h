@@ -34,7 +34,7 @@ struct DistPartitionTimings {
 
 struct DistPartitionResult {
   PartitionStats stats;
-  std::string algorithm;  // "parmetis-kway", "hash" or "single"
+  std::string algorithm;  // "lp-coarsen-metis", "parmetis-kway", "hash" or "single"
   std::vector<Constraint> balance;
   DistPartitionTimings timings;
   int64_t block_rows = 0;     // rows this rank read
@@ -57,10 +57,12 @@ bool HaveParMetis();
 // under a temporary name, every rank writes its parts there, rank 0 renames it into place); an existing `dir` is
 // replaced only with `overwrite`, and only when it is a partition folder or empty.
 //
-// Methods: metis (ParMETIS_V3_PartKway; MPI communicators only) and hash (any communicator); random is one-process
-// only (a seeded permutation of all nodes). Balance: PT-Scotch's ParMETIS interface balances one vertex weight, so
-// one constraint is kept: nodes by default, or the one --balance names (nodes, edges or train); the statistics
-// report the imbalance of all three. A failure on any rank fails every rank with the same message.
+// Methods: metis and hash (any communicator); random is one-process only (a seeded permutation of all nodes). metis
+// runs options.dist_algorithm: coarsen (local label-propagation coarsening, serial METIS on rank 0 over the cluster
+// graph, label-propagation refinement; dist_coarsen.cc; any communicator) or parmetis (ParMETIS_V3_PartKway of
+// PT-Scotch; MPI communicators only). Balance: one vertex weight, so one constraint is kept: nodes by default, or
+// the one --balance names (nodes, edges or train); the statistics report the imbalance of all three. A failure on
+// any rank fails every rank with the same message.
 DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const std::filesystem::path& dataset,
                                           const PartitionOptions& options, const std::filesystem::path& dir,
                                           bool overwrite);

@@ -259,4 +259,50 @@ Assignment MetisAssignment(const datasets::NodeDataset& data, const PartitionOpt
   return out;
 }
 
+std::vector<int32_t> MetisPartCsr(const std::vector<int64_t>& xadj, const std::vector<int64_t>& adjncy,
+                                  const std::vector<int64_t>& adjwgt, const std::vector<int64_t>& vwgt, int32_t k,
+                                  double imbalance, uint64_t seed) {
+  const auto n = static_cast<int64_t>(vwgt.size());
+  TESSEL_CHECK(static_cast<int64_t>(xadj.size()) == n + 1 && adjncy.size() == adjwgt.size(),
+               "coarse graph: {} offsets, {} entries, {} edge weights for {} vertices", xadj.size(), adjncy.size(),
+               adjwgt.size(), n);
+  CheckFitsIdx(static_cast<int64_t>(adjncy.size()), "the coarse graph's adjacency entries");
+  std::vector<int32_t> out(static_cast<size_t>(n), 0);
+  if (k <= 1 || n == 0) return out;
+  const auto copy = [](const std::vector<int64_t>& v) { return std::vector<idx_t>(v.begin(), v.end()); };
+  std::vector<idx_t> x = copy(xadj), a = copy(adjncy), ew = copy(adjwgt), vw = copy(vwgt);
+  const bool kway = k > kRecursiveMaxParts;
+  double ub = imbalance;
+  if (!kway) {
+    int levels = 0;
+    while ((int64_t{1} << levels) < k) ++levels;
+    ub = std::pow(ub, 1.0 / std::max(levels, 1));
+  }
+  idx_t options[METIS_NOPTIONS];
+  METIS_SetDefaultOptions(options);
+  options[METIS_OPTION_SEED] = static_cast<idx_t>(seed % static_cast<uint64_t>(kIdxMax));
+  options[METIS_OPTION_NUMBERING] = 0;
+  options[METIS_OPTION_NCUTS] = 4;  // a small graph: the best of four
+  idx_t nv = static_cast<idx_t>(n);
+  idx_t ncon = 1;
+  idx_t nparts = k;
+  idx_t objval = 0;
+  std::vector<idx_t> part(static_cast<size_t>(n), 0);
+  for (int run = 1;; ++run) {
+    real_t ubvec = static_cast<real_t>(ub);
+    const int status = kway ? METIS_PartGraphKway(&nv, &ncon, x.data(), a.data(), vw.data(), nullptr, ew.data(),
+                                                  &nparts, nullptr, &ubvec, options, &objval, part.data())
+                            : METIS_PartGraphRecursive(&nv, &ncon, x.data(), a.data(), vw.data(), nullptr, ew.data(),
+                                                       &nparts, nullptr, &ubvec, options, &objval, part.data());
+    if (status != METIS_OK) {
+      throw Error(MetisFailure(status, kway ? "METIS_PartGraphKway" : "METIS_PartGraphRecursive", n,
+                               static_cast<int64_t>(a.size()), 1, k));
+    }
+    if (WorstImbalance(part, vw, 1, k).first <= imbalance + 1e-9 || run == 3) break;
+    ub = 1 + (ub - 1) / 2;
+  }
+  for (size_t u = 0; u < part.size(); ++u) out[u] = static_cast<int32_t>(part[u]);
+  return out;
+}
+
 }  // namespace tessel::partition::detail

@@ -25,6 +25,15 @@ enum class MetisAlgorithm { kAuto, kKway, kRecursive };
 
 inline constexpr int32_t kRecursiveMaxParts = 8;
 
+// How `mpirun -np K tessel partition --method metis` assigns parts (partition/dist_coarsen.cc):
+// coarsen: each rank clusters its own rows by size-constrained label propagation (multilevel, local edges only),
+//   the cluster graph is partitioned by serial METIS on rank 0, projected back and refined by distributed label
+//   propagation: memory bounded by the rank's share of the graph, any communicator, deterministic.
+// parmetis: ParMETIS_V3_PartKway of PT-Scotch on the whole graph (MPI only; about 290 bytes per adjacency entry).
+enum class DistAlgorithm { kCoarsen, kParMetis };
+std::string_view DistAlgorithmName(DistAlgorithm algorithm);
+DistAlgorithm ParseDistAlgorithm(std::string_view name);
+
 std::string_view MethodName(Method method);
 std::string_view ObjectiveName(Objective objective);
 std::string_view ConstraintName(Constraint constraint);
@@ -46,6 +55,7 @@ struct PartitionOptions {
   MetisAlgorithm metis_algorithm = MetisAlgorithm::kAuto;
   uint64_t seed = 0;
   double imbalance = 1.05;  // largest allowed part weight / average part weight, per constraint (METIS ubvec)
+  DistAlgorithm dist_algorithm = DistAlgorithm::kCoarsen;  // distributed runs only
 };
 
 // Checks the options against the dataset: 1 <= K <= nodes, imbalance in (1, 3], train balance only with a
