@@ -93,6 +93,11 @@ void RunDistPartition(comm::Communicator& comm, const PartitionOptions& s, const
       {"partitioner", r.algorithm == "parmetis-kway"      ? "ParMETIS_V3_PartKway (PT-Scotch)"
                       : r.algorithm == "lp-coarsen-metis" ? "label-propagation coarsening, METIS on rank 0, refinement"
                                                           : r.algorithm}};
+  if (r.coarse_vertices >= 0) {
+    j["distributed"]["clusters"] = r.coarse_vertices;
+    j["distributed"]["cluster_graph_entries"] = r.coarse_entries;
+    j["distributed"]["refinement_rounds"] = r.refinement_rounds;
+  }
   const char* names[] = {"read", "symmetry", "assign", "parmetis",       "relabel",
                          "move", "build",    "write",  "partition_total"};
   nlohmann::ordered_json timings;

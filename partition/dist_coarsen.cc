@@ -276,6 +276,17 @@ std::vector<int64_t> PartitionClusters(DistPartitionRun& run, const std::vector<
     touched.clear();
   }
   std::vector<int64_t>().swap(rating);
+  std::vector<int64_t> entries{static_cast<int64_t>(adj.size())};
+  SumOverRanks(run.comm, &entries);
+  run.result.coarse_vertices = dist.back();
+  run.result.coarse_entries = entries[0];
+  if (run.me == 0 && dist.back() > run.n / 4) {
+    log::Warn(
+        "partition: the ranks' own rows share few edges, so the clusters shrink the graph only to {} of {} "
+        "nodes; rank 0 holds that cluster graph ({} entries) for METIS. Fewer ranks, or ids with locality "
+        "(neighbours numbered close together), give a smaller cluster graph",
+        dist.back(), run.n, entries[0]);
+  }
   // Everything to rank 0 (one exchange per array), METIS there, each rank's parts back.
   const auto to_root = [&](const std::vector<int64_t>& v) {
     std::vector<int64_t> c(Z(run.K), 0);
@@ -423,6 +434,7 @@ void CoarsenAssign(DistPartitionRun& run, const std::vector<int64_t>& vwgt) {
   run.assignment.part.resize(cluster.size());
   for (size_t i = 0; i < cluster.size(); ++i) run.assignment.part[i] = static_cast<int32_t>(cpart[Z(cluster[i])]);
   const int rounds = Refine(run, vwgt, ghosts, slot);
+  run.result.refinement_rounds = rounds;
   log::Info("partition: rank {}: {} rows in {} clusters; refinement took {} rounds", run.me, run.b.rows(), count,
             rounds);
 }

@@ -46,6 +46,11 @@ struct DistPartitionResult {
   int64_t peak_rss_outside_partitioner_bytes = -1;
   // This rank's peak resident memory over the whole call (getrusage's figure no longer holds it once VmHWM was reset).
   int64_t peak_rss_bytes = -1;
+  // The coarsening route's cluster graph (vertices, adjacency entries; what rank 0 partitions) and its refinement
+  // rounds; -1 on the other routes.
+  int64_t coarse_vertices = -1;
+  int64_t coarse_entries = -1;
+  int64_t refinement_rounds = -1;
   nlohmann::ordered_json description;  // the content of partitions.json (every rank)
 };
 

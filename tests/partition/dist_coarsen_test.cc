@@ -1,8 +1,8 @@
-// The coarsening route of distributed partitioning (partition/dist_coarsen.cc, --dist-partitioner coarsen, the
-// default) on the thread communicator, 1-4 ranks, against serial METIS on the same graph: every node in exactly one
-// part, parts within the requested imbalance, the edge cut within kCutSlack of serial METIS's on meshes (a grid, and
-// the same grid with its node ids scrambled so no rank's block has locality) and on a random graph with local
-// structure, and the same folder from two runs (deterministic). Under mpirun: tests/tools/dist_partition.cmake.
+// The coarsening route of distributed partitioning (partition/dist_coarsen.cc, --dist-partitioner coarsen) on the
+// thread communicator, 1-4 ranks, against serial METIS on the same graph: every node in exactly one part, parts within
+// the requested imbalance, the edge cut within kCutSlack of serial METIS's on meshes (a grid, and the same grid with
+// its node ids scrambled so no rank's block has locality) and on a random graph with local structure, and the same
+// folder from two runs (deterministic). Under mpirun: tests/tools/dist_partition.cmake.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -80,6 +80,7 @@ TEST_F(DistCoarsenTest, CutNearSerialMetisBalancedEveryNodeOnceAndRepeatable) {
       PartitionOptions o;
       o.num_parts = parts;
       o.balance = {Constraint::kNodes};
+      o.dist_algorithm = DistAlgorithm::kCoarsen;
       const Assignment serial = ComputeAssignment(d, o);
       const PartitionStats s = ComputeStats(d, serial.part, parts);
       for (int ranks : {1, 2, 3, 4}) {
@@ -121,6 +122,7 @@ TEST_F(DistCoarsenTest, BalancesTheConstraintItIsGiven) {
     PartitionOptions o;
     o.num_parts = 4;
     o.balance = {c};
+    o.dist_algorithm = DistAlgorithm::kCoarsen;
     const fs::path out = root_ / fmt::format("p{}", static_cast<int>(c));
     const DistPartitionResult r = RunDist(3, data, o, out);
     const double imbalance = c == Constraint::kEdges ? r.stats.imbalance_edges : r.stats.imbalance_train;

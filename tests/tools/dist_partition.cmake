@@ -1,9 +1,9 @@
 # `mpirun -np NP tessel partition` against the serial command on the bundled Cora (converted by the dist_gcn
-# fixture into WORK/cora): the METIS path's default route (--dist-partitioner coarsen: label-propagation coarsening,
-# METIS on rank 0, refinement) writes a folder that `tessel info` verifies (every part's checksums, structure, and
+# fixture into WORK/cora): the METIS path's coarsening route (--dist-partitioner coarsen: label-propagation
+# coarsening, METIS on rank 0, refinement) writes a folder that `tessel info` verifies (every part's checksums, structure, and
 # halo nodes at their owners' ids), with parts within the imbalance, an edge cut within 10% (+4 edges) of serial
-# METIS's, and the same folder again from a second run; --dist-partitioner parmetis (PT-Scotch) writes a folder that
-# verifies; the hash path writes a folder byte-identical to the serial one. Writes WORK/dp_metis_NP for the training
+# METIS's, and the same folder again from a second run; the default, --dist-partitioner parmetis (PT-Scotch), writes
+# a folder that verifies; the hash path writes a folder byte-identical to the serial one. Writes WORK/dp_metis_NP for the training
 # test that follows (dist_gcn_mpi_on_dist_partition_npNP).
 foreach(var TESSEL MPIEXEC NP WORK)
   if(NOT DEFINED ${var})
@@ -32,7 +32,8 @@ function(verify dir)
     message(FATAL_ERROR "tessel info ${dir} did not verify:\n${OUT}")
   endif()
 endfunction()
-run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} -o "${metis}" --json)
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner coarsen
+    -o "${metis}" --json)
 string(JSON algorithm GET "${OUT}" algorithm)
 string(JSON ranks GET "${OUT}" distributed ranks)
 string(JSON cut GET "${OUT}" edge_cut)
@@ -47,10 +48,10 @@ math(EXPR bound "${serial_cut} * 11 / 10 + 4")
 if(cut GREATER bound OR imbalance GREATER 1.05)
   message(FATAL_ERROR "coarsening route: cut ${cut} (serial METIS ${serial_cut}, bound ${bound}), imbalance ${imbalance}")
 endif()
-run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} -o "${again}")
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner coarsen
+    -o "${again}")
 run(diff -r "${metis}" "${again}")
-run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner parmetis
-    -o "${parmetis}" --json)
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} -o "${parmetis}" --json)
 string(JSON algorithm GET "${OUT}" algorithm)
 if(NOT algorithm STREQUAL "parmetis-kway")
   message(FATAL_ERROR "expected a ParMETIS partition, got algorithm ${algorithm}")
