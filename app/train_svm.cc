@@ -172,11 +172,7 @@ SvmSetup SetUpSvm(const TrainSvmOptions& a) {
   s.batch = svm::BatchOptions::ForWorkingSet(a.working_set, s.ctx.IsCuda());
   // Checks the solver name and, with --device cuda, this build and machine.
   s.solver = svm::MakeBinarySolver(s.ctx, a.solver, s.batch);
-  if (s.params.type != svm::SvmType::kCSvc) {  // the other formulations run on the one-process SMO solver (docs/svm.md)
-    TESSEL_CHECK(a.solver == "smo" && !s.ctx.IsCuda(),
-                 "-s {}: only the SMO solver on the CPU trains it so far; drop --solver batch and --device cuda",
-                 svm::SvmTypeName(s.params.type));
-  }
+  svm::CheckSolverTakes(svm::BinarySolverTakes(s.ctx, a.solver), s.params.type != svm::SvmType::kCSvc);
   return s;
 }
 

@@ -409,6 +409,13 @@ SolverResult Solver::Run() {
 
 }  // namespace
 
+void CheckSolverTakes(const SolverTakes& takes, bool formulation) {
+  TESSEL_CHECK(!formulation || takes.formulations,
+               "{} trains C-SVC only (-s 0: no linear term, starting alpha or nu selection); the other formulations "
+               "(-s 1 to 4) run on the CPU with --solver smo or batch, on one process or under mpirun",
+               takes.name);
+}
+
 SolverResult SolveBinary(const BinaryProblem& problem, const SolverOptions& options) {
   TESSEL_CHECK(problem.kernel != nullptr, "SolveBinary: no kernel");
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinary: no samples");
