@@ -23,6 +23,14 @@
 namespace tessel::svm {
 namespace {
 
+// out[q] = (y_p y_q) K[uid[q]] for q in [b, e): a Q row of the regressions from its data row's kernel row, the sign a
+// multiplication by +-1 (exact). Cloned for AVX2, where the compiler gathers eight entries at once.
+TESSEL_CLONE_AVX2 void GatherSignedRow(float* __restrict__ out, const float* __restrict__ k,
+                                       const int32_t* __restrict__ uid, const int8_t* __restrict__ y, float yp,
+                                       int64_t b, int64_t e) {
+  for (int64_t q = b; q < e; ++q) out[q] = (yp * static_cast<float>(y[q])) * k[uid[q]];
+}
+
 class Solver : public SolverCore {
  public:
   Solver(const BinaryProblem& problem, const SolverOptions& options)
@@ -136,7 +144,10 @@ class Solver : public SolverCore {
   std::vector<int32_t> rows_u_;
   std::unique_ptr<KernelCache> row_cache_;
   std::vector<float> q_buffers_[2];
-  int next_buffer_ = 0;
+  int64_t buffer_pos_[2] = {-1, -1};  // the position whose row each buffer holds (-1: none), over [0, buffer_len_)
+  int64_t buffer_len_[2] = {0, 0};
+  int64_t buffer_use_[2] = {0, 0};
+  int64_t buffer_clock_ = 0;
 
   int64_t evals_start_ = 0;  // kernel_.evaluations() before the first Q row
   int64_t i_ = -1;           // the working set Optimal() selected
@@ -161,15 +172,25 @@ const float* Solver::KernelRowOf(int64_t u) {
 
 const float* Solver::GetQ(int64_t pos, int64_t len) {
   if (row_cache_ != nullptr) {  // SVR_Q: y_p y_q K from the distinct row's cached kernel row (a sign change, exact)
+    // A buffer still holding pos's row (no position swapped since) serves again: the selection's rows are the
+    // step's. Otherwise the least recently used buffer is refilled.
+    for (int b = 0; b < 2; ++b) {
+      if (buffer_pos_[b] == pos && buffer_len_[b] >= len) {
+        buffer_use_[b] = ++buffer_clock_;
+        return q_buffers_[b].data();
+      }
+    }
+    const int b = buffer_use_[0] <= buffer_use_[1] ? 0 : 1;
+    buffer_pos_[b] = pos;
+    buffer_len_[b] = len;
+    buffer_use_[b] = ++buffer_clock_;
     const float* k = KernelRowOf(uid_[pos]);
-    float* out = q_buffers_[next_buffer_].data();
-    next_buffer_ ^= 1;
-    const int8_t yp = s_.y[pos];
+    float* out = q_buffers_[b].data();
+    const auto yp = static_cast<float>(s_.y[pos]);
     const int8_t* y = s_.y.data();
     const int32_t* uid = uid_.data();
-    parallel_for_chunks<int64_t>(0, len, kScanGrain, [&](int64_t b, int64_t e) {
-      for (int64_t q = b; q < e; ++q) out[q] = y[q] == yp ? k[uid[q]] : -k[uid[q]];
-    });
+    parallel_for_chunks<int64_t>(0, len, kScanGrain,
+                                 [&](int64_t lo, int64_t hi) { GatherSignedRow(out, k, uid, y, yp, lo, hi); });
     return out;
   }
   auto [data, start] = cache_.Get(pos, len);
@@ -212,7 +233,10 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   if (a == b) return;
   std::swap(perm_[a], perm_[b]);
   std::swap(sample_[a], sample_[b]);
-  if (!uid_.empty()) std::swap(uid_[a], uid_[b]);
+  if (!uid_.empty()) {
+    std::swap(uid_[a], uid_[b]);
+    buffer_pos_[0] = buffer_pos_[1] = -1;  // the buffered rows are in the old order
+  }
   s_.Swap(a, b);
   if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
   pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
@@ -358,10 +382,14 @@ void Solver::Step(int64_t i, int64_t j) {
 // full row would evict many active-length rows. The values are the same either way.
 void Solver::UpdateGBar(int64_t pos, double c) {
   ++tally_.bound_changes;
-  if (row_cache_ != nullptr) {  // SVR_Q: the distinct row's kernel row, cached (LIBSVM's get_Q(i, l))
-    const float* q = GetQ(pos, l_);
+  if (row_cache_ != nullptr) {  // SVR_Q: the distinct row's cached kernel row (LIBSVM's get_Q(i, l)), read directly
+    const float* k = KernelRowOf(uid_[pos]);
+    const double cp = c * s_.y[pos];  // c y_p y_q K = (c y_p y_q) K: sign changes, exact
+    const int8_t* y = s_.y.data();
+    const int32_t* uid = uid_.data();
+    double* g_bar = s_.g_bar.data();
     parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
-      for (int64_t k = b; k < e; ++k) s_.g_bar[k] += c * q[k];
+      for (int64_t q = b; q < e; ++q) g_bar[q] += (y[q] > 0 ? cp : -cp) * k[uid[q]];
     });
     return;
   }
