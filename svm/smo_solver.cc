@@ -69,7 +69,7 @@ class Solver : public SolverCore {
     if (static_cast<int64_t>(rows_u_.size()) < l_ && class_rows_ == nullptr) {
       row_cache_ = std::make_unique<KernelCache>(static_cast<int64_t>(rows_u_.size()), options.cache_bytes);
       plus_ones_.assign(rows_u_.size(), 1);
-      for (auto& b : q_buffers_) b.resize(static_cast<size_t>(l_));
+      for (QBuffer& b : q_buffers_) b.data.resize(static_cast<size_t>(l_));
     } else {
       uid_.clear();
       rows_u_.clear();
@@ -143,10 +143,14 @@ class Solver : public SolverCore {
   std::vector<int32_t> uid_;
   std::vector<int32_t> rows_u_;
   std::unique_ptr<KernelCache> row_cache_;
-  std::vector<float> q_buffers_[2];
-  int64_t buffer_pos_[2] = {-1, -1};  // the position whose row each buffer holds (-1: none), over [0, buffer_len_)
-  int64_t buffer_len_[2] = {0, 0};
-  int64_t buffer_use_[2] = {0, 0};
+  // Each buffer's row: the position it holds (-1: none) over [0, len), and its last use.
+  struct QBuffer {
+    std::vector<float> data;
+    int64_t pos = -1;
+    int64_t len = 0;
+    int64_t used = 0;
+  };
+  QBuffer q_buffers_[2];
   int64_t buffer_clock_ = 0;
 
   int64_t evals_start_ = 0;  // kernel_.evaluations() before the first Q row
@@ -174,18 +178,16 @@ const float* Solver::GetQ(int64_t pos, int64_t len) {
   if (row_cache_ != nullptr) {  // SVR_Q: y_p y_q K from the distinct row's cached kernel row (a sign change, exact)
     // A buffer still holding pos's row (no position swapped since) serves again: the selection's rows are the
     // step's. Otherwise the least recently used buffer is refilled.
-    for (int b = 0; b < 2; ++b) {
-      if (buffer_pos_[b] == pos && buffer_len_[b] >= len) {
-        buffer_use_[b] = ++buffer_clock_;
-        return q_buffers_[b].data();
+    for (QBuffer& b : q_buffers_) {
+      if (b.pos == pos && b.len >= len) {
+        b.used = ++buffer_clock_;
+        return b.data.data();
       }
     }
-    const int b = buffer_use_[0] <= buffer_use_[1] ? 0 : 1;
-    buffer_pos_[b] = pos;
-    buffer_len_[b] = len;
-    buffer_use_[b] = ++buffer_clock_;
+    QBuffer& b = q_buffers_[q_buffers_[0].used <= q_buffers_[1].used ? 0 : 1];
+    b = {std::move(b.data), pos, len, ++buffer_clock_};
     const float* k = KernelRowOf(uid_[pos]);
-    float* out = q_buffers_[b].data();
+    float* out = b.data.data();
     const auto yp = static_cast<float>(s_.y[pos]);
     const int8_t* y = s_.y.data();
     const int32_t* uid = uid_.data();
@@ -235,7 +237,7 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   std::swap(sample_[a], sample_[b]);
   if (!uid_.empty()) {
     std::swap(uid_[a], uid_[b]);
-    buffer_pos_[0] = buffer_pos_[1] = -1;  // the buffered rows are in the old order
+    q_buffers_[0].pos = q_buffers_[1].pos = -1;  // the buffered rows are in the old order
   }
   s_.Swap(a, b);
   if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);

@@ -64,7 +64,7 @@ struct PairSide {
 // and the lanes are combined by value, then by the tie rule: the sequential scan's answer. Each value is LIBSVM's
 // expression rounded the same way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes
 // (qd_i + qd_j) - (-yi2) q, exact sign changes; no multiply-add is contracted (core/target_clones.h).
-template <class Ties>
+template <bool kPerLabel, class Ties>
 [[gnu::always_inline]] inline void SecondOrderBody(const Ties& ties, const double* g, const double* qd, const int8_t* y,
                                                    const int8_t* st, const PairSide& up_side, const PairSide& down_side,
                                                    int64_t b, int64_t e, Candidate* best, double* gmax2) {
@@ -79,7 +79,6 @@ template <class Ties>
   const V4d c_d = {down_side.c, down_side.c, down_side.c, down_side.c};
   const float* q_u = up_side.q;
   const float* q_d = down_side.q;
-  const bool shared_row = q_u == q_d;
   const V4l lower = {kLower, kLower, kLower, kLower};
   const V4l upper = {kUpper, kUpper, kUpper, kUpper};
   V4d gmax2_u = -inf;
@@ -96,16 +95,27 @@ template <class Ties>
     const V4l yv = {y[j], y[j + 1], y[j + 2], y[j + 3]};
     const V4l sv = {st[j], st[j + 1], st[j + 2], st[j + 3]};
     const V4l up = yv > 0;
-    const V4d qa = q_u != nullptr ? V4d{q_u[j], q_u[j + 1], q_u[j + 2], q_u[j + 3]} : zero;
-    const V4d qv =
-        shared_row ? qa
-                   : TESSEL_SELECT(up, qa, (q_d != nullptr ? V4d{q_d[j], q_d[j + 1], q_d[j + 2], q_d[j + 3]} : zero));
+    // One row for both labels (Solver: its gmax and Q_ii uniform), or each label's own (Solver_NU; a null row,
+    // whose label has no violator, reads as zeros).
+    V4d qv;
+    if constexpr (kPerLabel) {
+      const V4d qa = q_u != nullptr ? V4d{q_u[j], q_u[j + 1], q_u[j + 2], q_u[j + 3]} : zero;
+      const V4d qb = q_d != nullptr ? V4d{q_d[j], q_d[j + 1], q_d[j + 2], q_d[j + 3]} : zero;
+      qv = TESSEL_SELECT(up, qa, qb);
+    } else {
+      qv = V4d{q_u[j], q_u[j + 1], q_u[j + 2], q_u[j + 3]};
+    }
     const V4d yg = TESSEL_SELECT(up, gv, -gv);
     const V4l low = (up & (sv != lower)) | (~up & (sv != upper));  // batch::InLow
-    gmax2_u = TESSEL_SELECT(low & up & (gmax2_u < yg), yg, gmax2_u);
-    gmax2_d = TESSEL_SELECT(low & ~up & (gmax2_d < yg), yg, gmax2_d);
-    const V4d grad_diff = TESSEL_SELECT(up, gmax_u, gmax_d) + yg;
-    const V4d quad = (TESSEL_SELECT(up, qd_u, qd_d) + qdv) - TESSEL_SELECT(up, c_u, c_d) * qv;
+    if constexpr (kPerLabel) {
+      gmax2_u = TESSEL_SELECT(low & up & (gmax2_u < yg), yg, gmax2_u);
+      gmax2_d = TESSEL_SELECT(low & ~up & (gmax2_d < yg), yg, gmax2_d);
+    } else {  // one maximum over both labels (gmax2_d stays -inf)
+      const V4d cand = TESSEL_SELECT(low, yg, -inf);
+      gmax2_u = TESSEL_SELECT(gmax2_u < cand, cand, gmax2_u);
+    }
+    const V4d grad_diff = (kPerLabel ? TESSEL_SELECT(up, gmax_u, gmax_d) : gmax_u) + yg;
+    const V4d quad = ((kPerLabel ? TESSEL_SELECT(up, qd_u, qd_d) : qd_u) + qdv) - TESSEL_SELECT(up, c_u, c_d) * qv;
     const V4d obj = -(grad_diff * grad_diff) / TESSEL_SELECT(quad > zero, quad, tau);
     const V4l at = {j, j + 1, j + 2, j + 3};
     V4l take;
@@ -143,29 +153,34 @@ template <class Ties>
   *best = c;
 }
 
-// The first-index scan over positions [b, e): per label, the position in I_up of the largest -y G (ties by
-// `ties`): best[0] among y = +1 (-G), best[1] among y = -1 (G), as Solver_NU's first loop; LIBSVM's Solver's max
-// violator is the better of the two. Four positions per vector operation, as SecondOrderBody.
-template <class Ties>
-[[gnu::always_inline]] inline void MaxViolatorsBody(const Ties& ties, const double* g, const int8_t* y,
-                                                    const int8_t* st, int64_t b, int64_t e, Candidate* best) {
-  const V4l lower = {kLower, kLower, kLower, kLower};
-  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
-  V4d top[2] = {{-kInf, -kInf, -kInf, -kInf}, {-kInf, -kInf, -kInf, -kInf}};
-  V4l top_at[2] = {{-1, -1, -1, -1}, {-1, -1, -1, -1}};
-  V4l top_tie[2] = {{-1, -1, -1, -1}, {-1, -1, -1, -1}};
-  int64_t t = b;
-  for (; t + 4 <= e; t += 4) {
-    V4d gv;
-    std::memcpy(&gv, g + t, sizeof(gv));
+// The four-lane running best of -y G over I_up (the first index of LIBSVM's selection), per label (kLabels 2:
+// [y = +1, y = -1], Solver_NU's ip and in) or over both labels (1): each lane keeps its own best and Finish combines
+// the lanes by value, then by the tie rule: the sequential scan's answer (`>=`, the last position).
+template <int kLabels, class Ties>
+struct UpLanes {
+  const Ties& ties;
+  V4d top[kLabels];
+  V4l top_at[kLabels];
+  V4l top_tie[kLabels];
+
+  explicit UpLanes(const Ties& t) : ties(t) {
+    for (int side = 0; side < kLabels; ++side) {
+      top[side] = V4d{-kInf, -kInf, -kInf, -kInf};
+      top_at[side] = top_tie[side] = V4l{-1, -1, -1, -1};
+    }
+  }
+  // Positions t .. t + 3 with gradients gv.
+  [[gnu::always_inline]] void Add(const V4d& gv, const int8_t* y, const int8_t* st, int64_t t) {
+    const V4l lower = {kLower, kLower, kLower, kLower};
+    const V4l upper = {kUpper, kUpper, kUpper, kUpper};
     const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
     const V4l sv = {st[t], st[t + 1], st[t + 2], st[t + 3]};
     const V4l up = yv > 0;
     const V4l in_up = (up & (sv != upper)) | (~up & (sv != lower));  // batch::InUp
     const V4d v = TESSEL_SELECT(up, -gv, gv);                        // -y G
     const V4l at = {t, t + 1, t + 2, t + 3};
-    for (int side = 0; side < 2; ++side) {
-      const V4l mine = in_up & (side == 0 ? up : ~up);
+    for (int side = 0; side < kLabels; ++side) {
+      const V4l mine = kLabels == 1 ? in_up : in_up & (side == 0 ? up : ~up);
       V4l take;
       if constexpr (Ties::kPositions) {
         take = mine & (v >= top[side]);
@@ -179,35 +194,52 @@ template <class Ties>
       top_at[side] = (take & at) | (~take & top_at[side]);
     }
   }
-  best[0] = best[1] = Candidate{-kInf, -1};
-  for (int side = 0; side < 2; ++side)
-    for (int k = 0; k < 4; ++k)
-      if (top_at[side][k] >= 0 &&
-          Better<false>(ties, top[side][k], top_at[side][k], best[side].value, best[side].index))
-        best[side] = {top[side][k], top_at[side][k]};
-  for (; t < e; ++t) {
-    if (!batch::InUp(y[t], st[t])) continue;
-    const int side = y[t] > 0 ? 0 : 1;
-    const double v = side == 0 ? -g[t] : g[t];
+  // The lanes' bests into best[0 .. kLabels).
+  void Finish(Candidate* best) const {
+    for (int side = 0; side < kLabels; ++side) {
+      best[side] = Candidate{-kInf, -1};
+      for (int k = 0; k < 4; ++k)
+        if (top_at[side][k] >= 0 &&
+            Better<false>(ties, top[side][k], top_at[side][k], best[side].value, best[side].index))
+          best[side] = {top[side][k], top_at[side][k]};
+    }
+  }
+  // One position of the scalar tail.
+  void AddOne(double g, int8_t y, int8_t st, int64_t t, Candidate* best) const {
+    if (!batch::InUp(y, st)) return;
+    const int side = kLabels == 2 && y < 0 ? 1 : 0;
+    const double v = y > 0 ? -g : g;
     if (Better<false>(ties, v, t, best[side].value, best[side].index)) best[side] = {v, t};
   }
+};
+
+// The first-index scan over positions [b, e): per label, the position in I_up of the largest -y G (ties by
+// `ties`): best[0] among y = +1 (-G), best[1] among y = -1 (G), as Solver_NU's first loop; LIBSVM's Solver's max
+// violator is the better of the two.
+template <class Ties>
+[[gnu::always_inline]] inline void MaxViolatorsBody(const Ties& ties, const double* g, const int8_t* y,
+                                                    const int8_t* st, int64_t b, int64_t e, Candidate* best) {
+  UpLanes<2, Ties> lanes(ties);
+  int64_t t = b;
+  for (; t + 4 <= e; t += 4) {
+    V4d gv;
+    std::memcpy(&gv, g + t, sizeof(gv));
+    lanes.Add(gv, y, st, t);
+  }
+  lanes.Finish(best);
+  for (; t < e; ++t) lanes.AddOne(g[t], y[t], st[t], t, best);
 }
 
 // G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
-// the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`). Four positions per
-// vector operation; each lane keeps its own best, and the lanes are combined by value, then by the tie rule: the
-// sequential scan's answer.
+// the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`), four positions per
+// vector operation (UpLanes).
 template <class Ties>
 [[gnu::always_inline]] inline Candidate UpdateGradientBody(const Ties& ties, double* g, const float* q_i,
                                                            const float* q_j, double d_i, double d_j, const int8_t* y,
                                                            const int8_t* st, int64_t b, int64_t e) {
   const V4d di = {d_i, d_i, d_i, d_i};
   const V4d dj = {d_j, d_j, d_j, d_j};
-  const V4l lower = {kLower, kLower, kLower, kLower};
-  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
-  V4d best = {-kInf, -kInf, -kInf, -kInf};
-  V4l best_at = {-1, -1, -1, -1};
-  V4l best_tie = {-1, -1, -1, -1};
+  UpLanes<1, Ties> lanes(ties);
   int64_t t = b;
   for (; t + 4 <= e; t += 4) {
     V4d gv;
@@ -216,46 +248,29 @@ template <class Ties>
     const V4d qj = {q_j[t], q_j[t + 1], q_j[t + 2], q_j[t + 3]};
     gv += qi * di + qj * dj;
     std::memcpy(g + t, &gv, sizeof(gv));
-    const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
-    const V4l sv = {st[t], st[t + 1], st[t + 2], st[t + 3]};
-    const V4l up = yv > 0;
-    const V4l in_up = (up & (sv != upper)) | (~up & (sv != lower));  // batch::InUp
-    const V4d v = TESSEL_SELECT(up, -gv, gv);                        // -y G
-    const V4l at = {t, t + 1, t + 2, t + 3};
-    V4l take;
-    if constexpr (Ties::kPositions) {
-      take = in_up & (v >= best);
-    } else {
-      V4l tie;
-      ties.Lanes(t, &tie);
-      take = in_up & ((v > best) | ((v == best) & (tie > best_tie)));
-      best_tie = (take & tie) | (~take & best_tie);
-    }
-    best = TESSEL_SELECT(take, v, best);
-    best_at = (take & at) | (~take & best_at);
+    lanes.Add(gv, y, st, t);
   }
-  Candidate c{-kInf, -1};
-  for (int k = 0; k < 4; ++k)
-    if (best_at[k] >= 0 && Better<false>(ties, best[k], best_at[k], c.value, c.index)) c = {best[k], best_at[k]};
+  Candidate c;
+  lanes.Finish(&c);
   for (; t < e; ++t) {
     g[t] += q_i[t] * d_i + q_j[t] * d_j;
-    if (!batch::InUp(y[t], st[t])) continue;
-    const double v = y[t] == 1 ? -g[t] : g[t];
-    if (Better<false>(ties, v, t, c.value, c.index)) c = {v, t};
+    lanes.AddOne(g[t], y[t], st[t], t, &c);
   }
   return c;
 }
 #undef TESSEL_SELECT
 
 // The clones: one per tie rule (the rule inlined, so the position rule costs nothing).
-TESSEL_CLONE_AVX2 void SecondOrderScan(const int64_t* key, const double* g, const double* qd, const int8_t* y,
-                                       const int8_t* st, const PairSide* sides, int64_t b, int64_t e, Candidate* best,
-                                       double* gmax2) {
-  if (key == nullptr) {
-    SecondOrderBody(ByPosition{}, g, qd, y, st, sides[0], sides[1], b, e, best, gmax2);
-  } else {
-    SecondOrderBody(ByKey{key}, g, qd, y, st, sides[0], sides[1], b, e, best, gmax2);
-  }
+// Solver's second scan (one first index for both labels) or, per_label, Solver_NU's (one per label).
+TESSEL_CLONE_AVX2 void SecondOrderScan(bool per_label, const int64_t* key, const double* g, const double* qd,
+                                       const int8_t* y, const int8_t* st, const PairSide* sides, int64_t b, int64_t e,
+                                       Candidate* best, double* gmax2) {
+  const PairSide& u = sides[0];
+  const PairSide& d = sides[1];
+  if (per_label && key == nullptr) SecondOrderBody<true>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (per_label && key != nullptr) SecondOrderBody<true>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key == nullptr) SecondOrderBody<false>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key != nullptr) SecondOrderBody<false>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
 }
 TESSEL_CLONE_AVX2 void MaxViolatorsScan(const int64_t* key, const double* g, const int8_t* y, const int8_t* st,
                                         int64_t b, int64_t e, Candidate* best) {
@@ -307,13 +322,14 @@ Candidate MaxViolatorOver(int64_t n, const SampleState& s, const int64_t* key) {
 
 // The second scan over both labels' sides (SecondOrderBody), folded over the blocks in order.
 template <class Result, class Make>
-Result SecondOrderScanOver(int64_t n, const SampleState& s, const PairSide* sides, const int64_t* key, Make make) {
+Result SecondOrderScanOver(int64_t n, const SampleState& s, const PairSide* sides, bool per_label, const int64_t* key,
+                           Make make) {
   const auto run = [&](const auto& ties) {
     return BlockReduce<std::pair<Candidate, std::array<double, 2>>>(
         n, {{kInf, -1}, {-kInf, -kInf}},
         [&](int64_t b, int64_t e) {
           std::pair<Candidate, std::array<double, 2>> c;
-          SecondOrderScan(key, s.g.data(), s.qd.data(), s.y.data(), s.status.data(), sides, b, e, &c.first,
+          SecondOrderScan(per_label, key, s.g.data(), s.qd.data(), s.y.data(), s.status.data(), sides, b, e, &c.first,
                           c.second.data());
           return c;
         },
@@ -331,7 +347,7 @@ NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts
                                  double qd_ip, const float* q_in, double qd_in, const int64_t* key) {
   // Solver_NU: j of label y pairs with its label's violator, a_ij = (qd_i + qd_j) - 2 Q_ij.
   const PairSide sides[2] = {{q_ip, firsts.p.value, qd_ip, 2.0}, {q_in, firsts.n.value, qd_in, 2.0}};
-  return SecondOrderScanOver<NuSecondChoice>(n, s, sides, key, [](const Candidate& best, double p2, double n2) {
+  return SecondOrderScanOver<NuSecondChoice>(n, s, sides, true, key, [](const Candidate& best, double p2, double n2) {
     return NuSecondChoice{best, p2, n2};
   });
 }
@@ -339,9 +355,10 @@ NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts
 SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const float* q_i, double gmax, double qd_i, double yi2,
                              const int64_t* key) {
   const PairSide sides[2] = {{q_i, gmax, qd_i, yi2}, {q_i, gmax, qd_i, -yi2}};
-  return SecondOrderScanOver<SecondChoice>(n, s, sides, key, [](const Candidate& best, double up2, double down2) {
-    return SecondChoice{best, std::max(up2, down2)};
-  });
+  return SecondOrderScanOver<SecondChoice>(n, s, sides, false, key,
+                                           [](const Candidate& best, double up2, double down2) {
+                                             return SecondChoice{best, std::max(up2, down2)};
+                                           });
 }
 
 Candidate UpdateGradientOver(int64_t n, SampleState* s, const float* q_i, const float* q_j, double d_i, double d_j,
