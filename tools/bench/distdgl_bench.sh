@@ -12,7 +12,8 @@
 #
 # DGL: tools/bench/setup-dgl.sh makes /opt/dgl-venv (DGL_PYTHON=path/to/python to override). Needs root (unshare
 # -m, mount). Builds nothing. Settings (environment): GRAPHS="csbm200k facebook" PARTS="2 4" SEEDS=3 EPOCHS=10
-# THREADS=1 DATA=../shared/data. --quick: Cora (tests/data), K = 2, 1 seed, 3 epochs, the section printed to stdout
+# THREADS=1 DATA=../shared/data KEEP_RESULTS= (a file each result line is also appended to; the table:
+# tools/bench/distdgl_table.py). --quick: Cora (tests/data), K = 2, 1 seed, 3 epochs, the section printed to stdout
 # and docs/benchmarks.md left alone (a smoke run, about two minutes).
 # Usage: tools/bench/distdgl_bench.sh [--quick] BUILD_DIR
 set -euo pipefail
@@ -20,7 +21,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 quick=0
 if [[ "${1:-}" == "--quick" ]]; then quick=1; shift; fi
-bench_start 17 tessel "$@"
+bench_start 18 tessel "$@"
 tessel="$build/tools/tessel"
 bench_need_tool mpirun "apt-get install openmpi-bin"
 bench_need_tool unshare "util-linux"
@@ -60,8 +61,11 @@ dataset() {  # name -> native folder (csbm200k as tools/bench/minibatch_bench.sh
   echo "$dir"
 }
 
-# record JSON: one line of results.jsonl
-record() { echo "$1" >>"$results"; }
+# record JSON: one line of results.jsonl (and of $KEEP_RESULTS, when set: a file that outlives the run)
+record() {
+  echo "$1" >>"$results"
+  if [[ -n "${KEEP_RESULTS:-}" ]]; then echo "$1" >>"$KEEP_RESULTS"; fi
+}
 
 for graph in $GRAPHS; do
   data=$(dataset "$graph")
@@ -111,6 +115,10 @@ later = epochs[1:] or epochs
 ranks = [x for x in json.load(open(peaks)) if " train gcn " in x["cmdline"] and "mpirun" not in x["cmdline"]]
 print(json.dumps({"kind": "train", "system": "tessel", "graph": graph, "parts": int(k), "seed": int(seed),
                   "epoch_seconds": sec, "median_epoch_seconds": statistics.median(sec[1:] or sec),
+                  "median_epoch_cpu_seconds": statistics.median(e["cpu_seconds"] for e in later),
+                  "phases": {k2: statistics.median(e[k2] for e in later) for k2 in
+                             ("sample_seconds", "fetch_seconds", "forward_seconds", "backward_seconds",
+                              "allreduce_seconds", "comm_seconds")},
                   "test_accuracy": r["test"]["accuracy"], "val_accuracy": r["val"]["accuracy"],
                   "bytes_per_epoch": statistics.median(e["total_bytes"] for e in later),
                   "bytes_by_kind": {k2: statistics.median(e[k2] for e in later)

@@ -133,6 +133,19 @@ def _cross_machine_bytes(me, my_server):
     return r
 
 
+def _cpu_seconds(server_pid):
+    """(this process's CPU seconds, the CPU seconds of process SERVER_PID, from /proc, or 0 when it is gone)."""
+    u = resource.getrusage(resource.RUSAGE_SELF)
+    server = 0.0
+    try:
+        with open(f"/proc/{server_pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        server = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        pass
+    return u.ru_utime + u.ru_stime, server
+
+
 # ------------------------------------------------------------------------------------------------------- train
 def cmd_serve(a):
     import dgl
@@ -193,6 +206,7 @@ def cmd_train(a):
     for epoch in range(a.epochs):
         model.train()
         b0 = _cross_machine_bytes(me, my_server)
+        c0 = _cpu_seconds(my_server)
         t0 = time.perf_counter()
         steps = 0
         for input_nodes, seeds, blocks in loader:
@@ -204,16 +218,20 @@ def cmd_train(a):
             opt.step()
             steps += 1
         t1 = time.perf_counter()
+        c1 = _cpu_seconds(my_server)
         b1 = _cross_machine_bytes(me, my_server)
         epochs.append({"epoch": epoch + 1, "seconds": t1 - t0, "steps": steps, "loss": float(loss),
+                       "trainer_cpu_seconds": c1[0] - c0[0], "server_cpu_seconds": c1[1] - c0[1],
                        "bytes": {k: b1[k] - b0[k] for k in b0}})
     model.eval()
-    counts = torch.tensor([_evaluate(g, model.module, val_nid, a.eval_batch, dgl, torch), len(val_nid),
+    # The validation nodes only with --eval-val (nothing picks an epoch by them: both sides keep the last one).
+    val = _evaluate(g, model.module, val_nid, a.eval_batch, dgl, torch) if a.eval_val else 0
+    counts = torch.tensor([val, max(len(val_nid), 1) if a.eval_val else 1,
                            _evaluate(g, model.module, test_nid, a.eval_batch, dgl, torch), len(test_nid)],
                           dtype=torch.float64)
     torch.distributed.all_reduce(counts)
     out = {"rank": rank, "machine": machine, "train_nodes": len(train_nid), "epochs": epochs,
-           "val_accuracy": float(counts[0] / counts[1]), "test_accuracy": float(counts[2] / counts[3]),
+           "val_accuracy": float(counts[0] / counts[1]) if a.eval_val else None, "test_accuracy": float(counts[2] / counts[3]),
            "peak_rss_bytes": _kib_to_bytes(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss),
            "dgl": dgl.__version__, "torch": torch.__version__}
     tmp = a.out + ".tmp"
@@ -296,12 +314,17 @@ def cmd_run(a, rest):
     per_epoch = [max(t["epochs"][e]["seconds"] for t in trainers) for e in range(ep)]
     bytes_epoch = [sum(t["epochs"][e]["bytes"][k] for t in trainers for k in t["epochs"][e]["bytes"])
                    for e in range(ep)]
+    cpu_epoch = [sum(t["epochs"][e]["trainer_cpu_seconds"] + t["epochs"][e]["server_cpu_seconds"] for t in trainers)
+                 for e in range(ep)]
     kinds = {k: statistics.median(sum(t["epochs"][e]["bytes"][k] for t in trainers) for e in range(1, ep))
              if ep > 1 else 0 for k in trainers[0]["epochs"][0]["bytes"]}
     print(json.dumps({
         "system": "distdgl", "parts": a.parts, "wall_seconds": wall, "epoch_seconds": per_epoch,
         "median_epoch_seconds": statistics.median(per_epoch[1:] if ep > 1 else per_epoch),
-        "steps_per_epoch": trainers[0]["epochs"][0]["steps"],
+        "steps_per_epoch": trainers[0]["epochs"][0]["steps"], "cpu_seconds": cpu_epoch,
+        "median_epoch_cpu_seconds": statistics.median(cpu_epoch[1:] if ep > 1 else cpu_epoch),
+        "server_cpu_share": sum(t["epochs"][e]["server_cpu_seconds"] for t in trainers for e in range(ep))
+        / max(sum(cpu_epoch), 1e-9),
         "bytes_per_epoch": statistics.median(bytes_epoch[1:] if ep > 1 else bytes_epoch), "bytes_by_kind": kinds,
         "val_accuracy": trainers[0]["val_accuracy"], "test_accuracy": trainers[0]["test_accuracy"],
         "trainer_peak_rss_bytes": peaks("train"), "server_peak_rss_bytes": peaks("serve"),
@@ -345,6 +368,7 @@ def main():
     p.add_argument("--epochs", type=int, default=10)
     p.add_argument("--batch-size", type=int, default=1024)
     p.add_argument("--eval-batch", type=int, default=4096)
+    p.add_argument("--eval-val", action="store_true", help="also report the validation accuracy")
     p.add_argument("--fanouts", default="10,10")
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--dropout", type=float, default=0.5)
