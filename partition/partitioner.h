@@ -20,7 +20,8 @@ enum class Method { kMetis, kRandom, kHash };
 enum class Objective { kCut, kVolume };
 // Balance constraints (METIS vertex weights): 1 per node, the node's degree, 1 per training node (DistDGL).
 enum class Constraint { kNodes, kEdges, kTrain };
-// auto: recursive bisection for K <= kRecursiveMaxParts with the cut objective, else k-way.
+// auto: for K <= kRecursiveMaxParts with the cut objective recursive bisection (with several balance constraints,
+// both it and k-way, keeping the smaller cut), else k-way.
 enum class MetisAlgorithm { kAuto, kKway, kRecursive };
 
 inline constexpr int32_t kRecursiveMaxParts = 8;
