@@ -54,6 +54,7 @@ comm::Settings RankSettings(const PartitionOptions& s) {
   out.emplace_back("--metis-algorithm", s.metis_algorithm);
   out.emplace_back("--seed", std::to_string(s.seed));
   out.emplace_back("--imbalance", fmt::format("{}", s.imbalance));
+  out.emplace_back("--dist-partitioner", s.dist_partitioner);
   out.emplace_back("--force", s.force ? "true" : "false");
   out.emplace_back("dataset", ContentFingerprint(s.dataset));
   return out;
@@ -89,7 +90,14 @@ void RunDistPartition(comm::Communicator& comm, const PartitionOptions& s, const
   j["path"] = fs::absolute(s.output).string();
   j["distributed"] = {
       {"ranks", comm.Size()},
-      {"partitioner", r.algorithm == "parmetis-kway" ? "ParMETIS_V3_PartKway (PT-Scotch)" : r.algorithm}};
+      {"partitioner", r.algorithm == "parmetis-kway"      ? "ParMETIS_V3_PartKway (PT-Scotch)"
+                      : r.algorithm == "lp-coarsen-metis" ? "label-propagation coarsening, METIS on rank 0, refinement"
+                                                          : r.algorithm}};
+  if (r.coarse_vertices >= 0) {
+    j["distributed"]["clusters"] = r.coarse_vertices;
+    j["distributed"]["cluster_graph_entries"] = r.coarse_entries;
+    j["distributed"]["refinement_rounds"] = r.refinement_rounds;
+  }
   const char* names[] = {"read", "symmetry", "assign", "parmetis",       "relabel",
                          "move", "build",    "write",  "partition_total"};
   nlohmann::ordered_json timings;
@@ -130,6 +138,7 @@ partition::PartitionOptions EngineOptions(const PartitionOptions& s) {
   o.metis_algorithm = partition::ParseMetisAlgorithm(s.metis_algorithm);
   o.seed = s.seed;
   o.imbalance = s.imbalance;
+  o.dist_algorithm = partition::ParseDistAlgorithm(s.dist_partitioner);
   TESSEL_CHECK(s.parts >= 1, "--parts is {}; it must be at least 1", s.parts);
   return o;
 }

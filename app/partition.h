@@ -24,6 +24,7 @@ struct PartitionOptions {
   std::string metis_algorithm = "auto";
   uint64_t seed = 0;
   double imbalance = 1.05;
+  std::string dist_partitioner = "parmetis";
   bool force = false;
   ThreadOptions threads;
   bool json = false;
@@ -46,10 +47,17 @@ struct PartitionOptions {
       c.balance);
     v(ParamInfo{"objective", "What METIS minimises: cut (edge cut) or vol (communication volume)"}, c.objective);
     v(ParamInfo{"metis_algorithm",
-                "auto (recursive bisection for K <= 8 with the cut objective, else k-way), kway or recursive"},
+                "auto (K <= 8 with the cut objective: recursive bisection, with several balance constraints the "
+                "smaller cut of it and k-way; else k-way), kway or recursive"},
       c.metis_algorithm);
     v(ParamInfo{"seed", "Seed of METIS and of --method random (same seed, same files)"}, c.seed);
     v(ParamInfo{"imbalance", "Largest allowed part weight / average, per balance constraint, in (1, 3]"}, c.imbalance);
+    v(ParamInfo{"dist_partitioner",
+                "Under mpirun with --method metis: parmetis (PT-Scotch's ParMETIS_V3_PartKway; about 290 bytes per "
+                "adjacency entry) or coarsen (each rank clusters its rows by label propagation, METIS on rank 0 "
+                "partitions the cluster graph, label propagation refines; memory bounded by the rank's share; its "
+                "cut can be far above METIS's when node ids have no locality, docs/partition.md)"},
+      c.dist_partitioner);
     v(ParamInfo{"force",
                 "Replace an existing partition folder (never another folder or file, a device, or the input "
                 "dataset)"},

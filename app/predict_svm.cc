@@ -28,13 +28,42 @@ std::string CFormatG(double v) {
   return buf;
 }
 
-}  // namespace
-
-std::string PredictSvm(const PredictSvmOptions& a) {
+// svm-predict's positional form (`predict svm [options] TEST_FILE MODEL_FILE OUTPUT_FILE`) into --data, --model and
+// --output; each is given once, and the model and the data are required either way.
+PredictSvmOptions ResolveFiles(PredictSvmOptions a) {
+  if (!a.files.empty()) {
+    TESSEL_CHECK(a.files.size() == 3,
+                 "svm-predict's form takes three files, TEST_FILE MODEL_FILE OUTPUT_FILE; {} given ({})",
+                 a.files.size(), fmt::join(a.files, " "));
+    TESSEL_CHECK(a.data.empty() && a.model.empty() && a.output.empty(),
+                 "the files are given twice: drop --data, --model and --output when giving TEST_FILE MODEL_FILE "
+                 "OUTPUT_FILE");
+    a.data = a.files[0];
+    a.model = a.files[1];
+    a.output = a.files[2];
+    CheckInput(a.data, "TEST_FILE", InputKind::kFileOrDatasetFolder);
+    CheckInput(a.model, "MODEL_FILE", InputKind::kFile);
+    return a;
+  }
+  TESSEL_CHECK(!a.model.empty(),
+               "--model is required: the model file (or svm-predict's form: predict svm [options] TEST_FILE "
+               "MODEL_FILE OUTPUT_FILE)");
+  TESSEL_CHECK(!a.data.empty(),
+               "--data is required: the data to predict (or svm-predict's form: predict svm [options] TEST_FILE "
+               "MODEL_FILE OUTPUT_FILE)");
   CheckInput(a.model, "--model", InputKind::kFile);
   CheckInput(a.data, "--data", InputKind::kFileOrDatasetFolder);
-  const std::string sidecar = a.model.empty() ? std::string() : svm::SidecarPath(a.model);
-  CheckOutputPath(a.output, OutputKind::kFile, a.force, "--output", PathList({a.model, sidecar, a.data}));
+  return a;
+}
+
+}  // namespace
+
+std::string PredictSvm(const PredictSvmOptions& given) {
+  const PredictSvmOptions a = ResolveFiles(given);
+  if (a.quiet) log::SetLevel(log::Level::kWarn);  // svm-predict -q: no info lines either
+  const std::string sidecar = svm::SidecarPath(a.model);
+  CheckOutputPath(a.output, OutputKind::kFile, a.force, a.files.empty() ? "--output" : "OUTPUT_FILE",
+                  PathList({a.model, sidecar, a.data}));
   const Context ctx = MakeContext(a.device, 0, a.threads.threads);
   ThreadLimit limit(a.threads.threads);
   std::string text;  // what svm-predict prints
@@ -56,7 +85,11 @@ std::string PredictSvm(const PredictSvmOptions& a) {
         "e^(-|z|/sigma)/(2sigma),sigma={}\n",
         CFormatG(model.prob_a[0]));
   } else if (a.probability == 0 && model.HasProbability()) {
-    log::Info("the model supports probability estimates, but they are not asked for (-b 1)");
+    if (a.json) {
+      log::Info("the model supports probability estimates, but they are not asked for (-b 1)");
+    } else {
+      text += "Model supports probability estimates, but disabled in prediction.\n";  // svm-predict's line
+    }
   }
   std::vector<double> pred;
   std::vector<std::vector<double>> probs;
@@ -78,6 +111,7 @@ std::string PredictSvm(const PredictSvmOptions& a) {
     }
   }
   if (!a.output.empty()) WriteFileAtomic(a.output, std::string_view(out.data(), out.size()));
+  if (a.quiet) return {};  // svm-predict -q prints neither the accuracy nor the probability model's line
   const svm::PredictionScore score = svm::ScorePredictions(pred, labels);
   if (svm::IsRegression(model.type)) {
     if (a.json) {

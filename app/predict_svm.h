@@ -1,9 +1,11 @@
 // `tessel predict svm`: predicts LIBSVM text data with a LIBSVM model of any type (ours or svm-train's), writes one
 // prediction per line like svm-predict and reports the accuracy, or for a regression model the mean squared error
-// and the squared correlation coefficient (text or --json). Every option declared once here.
+// and the squared correlation coefficient (text or --json); also takes svm-predict's own command line
+// ([-b 1] [-q] TEST_FILE MODEL_FILE OUTPUT_FILE). Every option declared once here.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "app/given.h"
 #include "app/run_options.h"
@@ -11,6 +13,8 @@
 namespace tessel::app {
 
 struct PredictSvmOptions {
+  std::vector<std::string> files;  // svm-predict's positional form: TEST_FILE MODEL_FILE OUTPUT_FILE
+  bool quiet = false;              // -q: nothing on stdout (svm-predict -q)
   std::string model;
   std::string data;
   std::string output;
@@ -23,11 +27,26 @@ struct PredictSvmOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{"model", "Model file (LIBSVM text format, from tessel or svm-train)"}.Cli().Required(), c.model);
-    v(ParamInfo{"data", "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy"}
+    v(ParamInfo{"files",
+                "svm-predict's form: TEST_FILE MODEL_FILE OUTPUT_FILE instead of --data, --model and --output (all "
+                "three, as svm-predict takes them)"}
+          .Flags("files")
           .Cli()
-          .Required(),
-      c.data);
+          .Values(3),
+      c.files);
+    v(ParamInfo{"quiet", "Quiet: print nothing on stdout (svm-predict -q)"}.Flags("-q,--quiet").Cli(), c.quiet);
+    v(ParamInfo{"model",
+                "Model file (LIBSVM text format, from tessel or svm-train); required unless given as svm-predict's "
+                "MODEL_FILE"}
+          .Cli(),
+      c.model);
+    v(
+        ParamInfo{
+            "data",
+            "Data: LIBSVM text or a native rows folder (tessel convert); labels are used for the accuracy; required "
+            "unless given as svm-predict's TEST_FILE"}
+            .Cli(),
+        c.data);
     v(ParamInfo{"output", "Write one predicted label (regression: value) per line here (as svm-predict)"}.Cli(),
       c.output);
     v(

@@ -154,11 +154,61 @@ comm::Settings RankSettings(const TrainSvmOptions& a) {
   return s;
 }
 
+// What a run is set up with, checked before any data is read: the parameters with the class weights (-w's after
+// those already in options.params.weights), the context, the batched solvers' options and the binary solver.
+struct SvmSetup {
+  svm::SvmParams params;
+  Context ctx;
+  svm::BatchOptions batch;
+  svm::BinarySolver solver;
+};
+
+SvmSetup SetUpSvm(const TrainSvmOptions& a) {
+  SvmSetup s;
+  s.params = a.params;
+  for (const svm::ClassWeight& w : ParseWeights(a.weights)) s.params.weights.push_back(w);
+  s.params.Validate();
+  s.ctx = MakeContext(a.device, 0, a.threads.threads);
+  s.batch = svm::BatchOptions::ForWorkingSet(a.working_set, s.ctx.IsCuda());
+  // Checks the solver name and, with --device cuda, this build and machine.
+  s.solver = svm::MakeBinarySolver(s.ctx, a.solver, s.batch);
+  svm::CheckSolverTakes(svm::BinarySolverTakes(s.ctx, a.solver), s.params.type != svm::SvmType::kCSvc);
+  return s;
+}
+
+// The log level for one run: -q's warnings only, or Python's verbose=True info lines; restored at the end.
+class RunLogLevel {
+ public:
+  explicit RunLogLevel(const TrainSvmOptions& a) : saved_(log::GetLevel()) {
+    if (a.quiet) log::SetLevel(log::Level::kWarn);
+    if (a.verbose) log::SetLevel(std::min(saved_, log::Level::kInfo));
+  }
+  ~RunLogLevel() { log::SetLevel(saved_); }
+  RunLogLevel(const RunLogLevel&) = delete;
+  RunLogLevel& operator=(const RunLogLevel&) = delete;
+
+ private:
+  log::Level saved_;
+};
+
+svm::SvmModel TrainRows(const SvmSetup& s, int threads, const datasets::SparseRowDataset& data,
+                        svm::TrainReport* report) {
+  ThreadLimit limit(threads);
+  return svm::TrainSvm(data, s.params, report, s.solver);
+}
+
 }  // namespace
+
+svm::SvmModel TrainSvmRows(const TrainSvmOptions& options, const datasets::SparseRowDataset& data,
+                           svm::TrainReport* report) {
+  const RunLogLevel level(options);
+  const SvmSetup s = SetUpSvm(options);
+  return TrainRows(s, options.threads.threads, data, report);
+}
 
 std::string TrainSvm(const TrainSvmOptions& given) {
   const TrainSvmOptions a = ResolveFiles(given);
-  if (a.quiet) log::SetLevel(log::Level::kWarn);
+  const RunLogLevel level(a);
   // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job
   // (main.cc). Checks that every rank makes alike throw on every rank; the rest go through OnEveryRankOrFail.
   const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator(a.timeout.timeout);
@@ -177,19 +227,12 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   comm::OnEveryRankOrFail(*comm, [&] {
     if (lead && a.cross_validation == 0) svm::CheckSvmModelOutput(a.model, a.force, "--model", PathList({a.data}));
   });
-  svm::SvmParams p = a.params;
-  p.weights = ParseWeights(a.weights);
-  p.Validate();                                                        // before reading a large file
+  const SvmSetup setup = SetUpSvm(a);  // before reading a large file
+  const svm::SvmParams& p = setup.params;
+  const Context& ctx = setup.ctx;
+  const svm::BatchOptions& batch = setup.batch;
+  const svm::BinarySolver& solver = setup.solver;
   const std::optional<comm::NetworkModel>& network = a.network.model;  // parsed where the option was read
-  const Context ctx = MakeContext(a.device, 0, a.threads.threads);
-  const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(a.working_set, ctx.IsCuda());
-  // Checks the solver name and, with --device cuda, this build and machine, before reading a large file.
-  const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, a.solver, batch);
-  if (p.type != svm::SvmType::kCSvc) {  // the other formulations run on the one-process SMO solver (docs/svm.md)
-    TESSEL_CHECK(a.solver == "smo" && !ctx.IsCuda(),
-                 "-s {}: only the SMO solver on the CPU trains it so far; drop --solver batch and --device cuda",
-                 svm::SvmTypeName(p.type));
-  }
 
   ThreadLimit limit(a.threads.threads);
   log::Info("svm: reading {}", a.data);
@@ -243,7 +286,7 @@ std::string TrainSvm(const TrainSvmOptions& given) {
     stats = report.ToJson();
     stats["distributed"] = DistributedJson(*comm, report, dist, network, ProcessCpuSeconds());
   } else {
-    model = svm::TrainSvm(data, p, &report, solver);
+    model = TrainRows(setup, a.threads.threads, data, &report);
     stats = report.ToJson();
   }
   // Rank 0 writes the model (a temporary file renamed into place); every rank learns whether that worked.

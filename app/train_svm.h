@@ -9,8 +9,10 @@
 #include "app/given.h"
 #include "app/run_options.h"
 #include "comm/net_model.h"
+#include "datasets/dataset.h"
 #include "svm/dist_train.h"
 #include "svm/svm_params.h"
+#include "svm/svm_train.h"
 
 namespace tessel::app {
 
@@ -32,6 +34,7 @@ struct TrainSvmOptions {
   TimeoutOption timeout;
   bool json = false;
   int cross_validation = 0;  // -v K: K-fold cross-validation instead of a model (0 = off)
+  bool verbose = false;      // not an option: Python's estimators (scikit-learn's verbose) log the run at info level
   Given given;
 
   template <typename Self, typename V>
@@ -69,12 +72,10 @@ struct TrainSvmOptions {
         ParamInfo{
             "solver",
             "smo (LIBSVM's SMO, one pair per iteration) or batch (ThunderSVM's batched working sets: under mpirun two "
-            "collectives per round of up to 10 q steps instead of two per step); --device cuda always runs batch"}
-            .Cli(),
+            "collectives per round of up to 10 q steps instead of two per step); --device cuda always runs batch"},
         c.solver);
     v(ParamInfo{"working_set",
                 "Batch solver: samples per working set (even; 0 = 256 on the CPU, 1024 on CUDA, at most 1024 there)"}
-          .Cli()
           .Range(0, 1 << 16),
       c.working_set);
     v(ParamInfo{"network",
@@ -106,6 +107,13 @@ struct TrainSvmOptions {
       c.cross_validation);
   }
 };
+
+// One process's training on rows in memory, set up and checked as `train svm` sets them up (parameters and class
+// weights, the context, the solver): what the command runs on one process after reading --data, and what Python's
+// estimators call. options.params.weights may hold class weights besides -w's (Python's class_weight); the paths,
+// -v and the multi-rank options are not read.
+svm::SvmModel TrainSvmRows(const TrainSvmOptions& options, const datasets::SparseRowDataset& data,
+                           svm::TrainReport* report);
 
 // Trains (or cross-validates) and writes the model; returns what svm-train prints on stdout (rank 0; empty on the
 // other ranks): the pairs' obj/rho/nSV lines, -v's summary, or with --json the statistics.

@@ -112,13 +112,17 @@ void OpenDataset(DistPartitionRun& run) {
                  "metis or hash");
     TESSEL_CHECK(run.K <= data.num_nodes(), "{} ranks for {} nodes: run at most one rank per node", run.K,
                  data.num_nodes());
-    if (options.method == Method::kMetis && run.P > 1) {
+    if (options.method == Method::kMetis && run.P > 1 && options.dist_algorithm == DistAlgorithm::kParMetis) {
       TESSEL_CHECK(HaveParMetis(), "{}", kNoParMetis);
-      TESSEL_CHECK(comm.Backend() == "mpi", "--method metis over {} ranks needs MPI (ParMETIS); use --method hash",
+      TESSEL_CHECK(comm.Backend() == "mpi",
+                   "--dist-partitioner parmetis over {} ranks needs MPI (ParMETIS); use --dist-partitioner coarsen "
+                   "or --method hash",
                    comm.Backend());
+    }
+    if (options.method == Method::kMetis && run.P > 1) {
       TESSEL_CHECK(options.balance.size() <= 1,
-                   "--balance {}: distributed partitioning balances one constraint (PT-Scotch's ParMETIS interface "
-                   "takes one vertex weight); pass one of --balance nodes, edges or train",
+                   "--balance {}: distributed partitioning balances one constraint (one vertex weight); pass one of "
+                   "--balance nodes, edges or train",
                    BalanceString(options.balance));
     }
   });
@@ -127,7 +131,7 @@ void OpenDataset(DistPartitionRun& run) {
   run.weighted = std::visit([](const auto& g) { return g.has_weights(); }, data.graph);
   if (options.method == Method::kMetis && run.P > 1) {
     result.balance = options.balance.empty() ? std::vector<Constraint>{Constraint::kNodes} : options.balance;
-    result.algorithm = "parmetis-kway";
+    result.algorithm = options.dist_algorithm == DistAlgorithm::kParMetis ? "parmetis-kway" : "lp-coarsen-metis";
   } else {
     result.balance = ResolveBalance(data, options);
     result.algorithm = run.P == 1 ? "single" : std::string(MethodName(options.method));
@@ -168,7 +172,7 @@ void Finish(DistPartitionRun& run) {
                                      run.assignment.partitioner_rss_base + result.partitioner_rss_bytes);
   } else {
     result.peak_rss_bytes = hwm;
-    if (result.algorithm != "parmetis-kway") result.peak_rss_outside_partitioner_bytes = hwm;
+    if (run.options.method != Method::kMetis || run.P == 1) result.peak_rss_outside_partitioner_bytes = hwm;
   }
 }
 

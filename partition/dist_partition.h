@@ -34,7 +34,7 @@ struct DistPartitionTimings {
 
 struct DistPartitionResult {
   PartitionStats stats;
-  std::string algorithm;  // "parmetis-kway", "hash" or "single"
+  std::string algorithm;  // "lp-coarsen-metis", "parmetis-kway", "hash" or "single"
   std::vector<Constraint> balance;
   DistPartitionTimings timings;
   int64_t block_rows = 0;     // rows this rank read
@@ -46,6 +46,11 @@ struct DistPartitionResult {
   int64_t peak_rss_outside_partitioner_bytes = -1;
   // This rank's peak resident memory over the whole call (getrusage's figure no longer holds it once VmHWM was reset).
   int64_t peak_rss_bytes = -1;
+  // The coarsening route's cluster graph (vertices, adjacency entries; what rank 0 partitions) and its refinement
+  // rounds; -1 on the other routes.
+  int64_t coarse_vertices = -1;
+  int64_t coarse_entries = -1;
+  int64_t refinement_rounds = -1;
   nlohmann::ordered_json description;  // the content of partitions.json (every rank)
 };
 
@@ -57,10 +62,12 @@ bool HaveParMetis();
 // under a temporary name, every rank writes its parts there, rank 0 renames it into place); an existing `dir` is
 // replaced only with `overwrite`, and only when it is a partition folder or empty.
 //
-// Methods: metis (ParMETIS_V3_PartKway; MPI communicators only) and hash (any communicator); random is one-process
-// only (a seeded permutation of all nodes). Balance: PT-Scotch's ParMETIS interface balances one vertex weight, so
-// one constraint is kept: nodes by default, or the one --balance names (nodes, edges or train); the statistics
-// report the imbalance of all three. A failure on any rank fails every rank with the same message.
+// Methods: metis and hash (any communicator); random is one-process only (a seeded permutation of all nodes). metis
+// runs options.dist_algorithm: coarsen (local label-propagation coarsening, serial METIS on rank 0 over the cluster
+// graph, label-propagation refinement; dist_coarsen.cc; any communicator) or parmetis (ParMETIS_V3_PartKway of
+// PT-Scotch; MPI communicators only). Balance: one vertex weight, so one constraint is kept: nodes by default, or
+// the one --balance names (nodes, edges or train); the statistics report the imbalance of all three. A failure on
+// any rank fails every rank with the same message.
 DistPartitionResult DistPartitionToFolder(comm::Communicator& comm, const std::filesystem::path& dataset,
                                           const PartitionOptions& options, const std::filesystem::path& dir,
                                           bool overwrite);

@@ -271,35 +271,44 @@ void CheckSymmetry(DistPartitionRun& run) {
 
 namespace {
 
-// ParMETIS_V3_PartKway over the blocks, one vertex weight (the balanced constraint); measures the partitioner's
-// memory (VmHWM reset around the call).
-void ParMetisAssign(DistPartitionRun& run) {
+// The balanced constraint's weight of each of the block's rows (ParMETIS's and the coarsening's vertex weights).
+std::vector<int64_t> BlockWeights(const DistPartitionRun& run) {
+  const Block& b = run.b;
+  std::vector<int64_t> vwgt(static_cast<size_t>(b.rows()), 1);
+  const Constraint c = run.result.balance.front();
+  for (size_t i = 0; i < vwgt.size(); ++i) {
+    if (c == Constraint::kEdges) vwgt[i] = b.ptr[i + 1] - b.ptr[i];
+    if (c == Constraint::kTrain) vwgt[i] = (b.split[i] & kTrainBit) ? 1 : 0;
+  }
+  return vwgt;
+}
+
+// Runs the partitioner (ParMETIS, or the coarsening route) over the blocks and measures its memory (VmHWM reset
+// around the call).
+void PartitionerAssign(DistPartitionRun& run) {
   comm::Communicator& comm = run.comm;
   const PartitionOptions& options = run.options;
-  const Block& b = run.b;
-  const int64_t rows = b.rows();
   DistPartitionResult& result = run.result;
-  std::vector<int32_t>& part = run.assignment.part;
-  std::vector<int64_t> vwgt(static_cast<size_t>(rows), 1);
-  const Constraint c = result.balance.front();
-  for (int64_t i = 0; i < rows; ++i) {
-    if (c == Constraint::kEdges)
-      vwgt[static_cast<size_t>(i)] = b.ptr[static_cast<size_t>(i) + 1] - b.ptr[static_cast<size_t>(i)];
-    if (c == Constraint::kTrain) vwgt[static_cast<size_t>(i)] = (b.split[static_cast<size_t>(i)] & kTrainBit) ? 1 : 0;
-  }
-  log::Info("partition: ParMETIS_V3_PartKway (PT-Scotch) over {} ranks into {} parts, balancing {}", run.K, run.P,
-            ConstraintName(c));
+  const std::vector<int64_t> vwgt = BlockWeights(run);
+  const bool parmetis = options.dist_algorithm == DistAlgorithm::kParMetis;
+  log::Info("partition: {} over {} ranks into {} parts, balancing {}",
+            parmetis ? "ParMETIS_V3_PartKway (PT-Scotch)" : "label-propagation coarsening, METIS, refinement", run.K,
+            run.P, ConstraintName(result.balance.front()));
   const auto pm = Clock::now();
   const int64_t peak_before = memory::HighWaterResidentBytes();
   const int64_t rss_before = memory::ResidentBytes();
   const bool reset = memory::ResetPeakResident();
-  comm::OnEveryRankOrFail(comm, [&] {
-    part = ParMetisKway(comm, run.vtxdist, run.symmetry.adj_ptr, run.symmetry.adj, vwgt, run.P, options.imbalance,
-                        options.seed);
-  });
+  if (parmetis) {
+    comm::OnEveryRankOrFail(comm, [&] {
+      run.assignment.part = ParMetisKway(comm, run.vtxdist, run.symmetry.adj_ptr, run.symmetry.adj, vwgt, run.P,
+                                         options.imbalance, options.seed);
+    });
+  } else {
+    CoarsenAssign(run, vwgt);
+  }
   result.timings.parmetis = Seconds(pm);
-  // PT-Scotch frees its working memory on return; give the heap's free pages back to the system so the steps that
-  // follow are measured (and run) without it.
+  // The partitioner frees its working memory on return; give the heap's free pages back to the system so the steps
+  // that follow are measured (and run) without it.
   memory::ReturnFreeHeap();
   if (reset && rss_before > 0 && peak_before >= 0) {
     result.partitioner_rss_bytes = std::max<int64_t>(memory::HighWaterResidentBytes() - rss_before, 0);
@@ -311,7 +320,8 @@ void ParMetisAssign(DistPartitionRun& run) {
 
 }  // namespace
 
-// 3. Assignment: every row of the block in part 0 (one part), by the hash, or by ParMETIS.
+// 3. Assignment: every row of the block in part 0 (one part), by the hash, or by the partitioner (ParMETIS or the
+// coarsening route, dist_coarsen.cc).
 void Assign(DistPartitionRun& run) {
   const Block& b = run.b;
   const int64_t rows = b.rows();
@@ -322,7 +332,7 @@ void Assign(DistPartitionRun& run) {
       run.assignment.part[static_cast<size_t>(i)] = HashPart(b.lo + i, run.P);
     }
   } else if (run.P > 1) {
-    ParMetisAssign(run);
+    PartitionerAssign(run);
   }
   Free(run.symmetry.adj);
   Free(run.symmetry.adj_ptr);

@@ -155,6 +155,10 @@ void MoveRows(DistPartitionRun& run);
 void WriteParts(DistPartitionRun& run);
 void Finish(DistPartitionRun& run);
 
+// Step 3's coarsening route (dist_coarsen.cc, DistAlgorithm::kCoarsen): leaves run.assignment.part from the block,
+// vtxdist and the symmetric adjacency, `vwgt` the balanced constraint's weight of each row.
+void CoarsenAssign(DistPartitionRun& run, const std::vector<int64_t>& vwgt);
+
 // Helpers the steps share.
 
 // The rank whose block holds node v.

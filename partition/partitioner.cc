@@ -25,6 +25,7 @@ constexpr std::array<std::string_view, 3> kMethodNames{"metis", "random", "hash"
 constexpr std::array<std::string_view, 2> kObjectiveNames{"cut", "vol"};
 constexpr std::array<std::string_view, 3> kConstraintNames{"nodes", "edges", "train"};
 constexpr std::array<std::string_view, 3> kAlgorithmNames{"auto", "kway", "recursive"};
+constexpr std::array<std::string_view, 2> kDistAlgorithmNames{"coarsen", "parmetis"};
 static_assert(kMethodNames.size() == static_cast<size_t>(Method::kHash) + 1);
 static_assert(kObjectiveNames.size() == static_cast<size_t>(Objective::kVolume) + 1);
 static_assert(kConstraintNames.size() == static_cast<size_t>(Constraint::kTrain) + 1);
@@ -74,6 +75,12 @@ Objective ParseObjective(std::string_view name) {
 }
 MetisAlgorithm ParseMetisAlgorithm(std::string_view name) {
   return ParseName<MetisAlgorithm>(name, kAlgorithmNames, "METIS algorithm");
+}
+std::string_view DistAlgorithmName(DistAlgorithm algorithm) {
+  return NameAt(kDistAlgorithmNames, algorithm, "unknown");
+}
+DistAlgorithm ParseDistAlgorithm(std::string_view name) {
+  return ParseName<DistAlgorithm>(name, kDistAlgorithmNames, "distributed partitioner");
 }
 
 std::vector<Constraint> ParseBalance(std::string_view list) {

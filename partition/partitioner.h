@@ -20,10 +20,22 @@ enum class Method { kMetis, kRandom, kHash };
 enum class Objective { kCut, kVolume };
 // Balance constraints (METIS vertex weights): 1 per node, the node's degree, 1 per training node (DistDGL).
 enum class Constraint { kNodes, kEdges, kTrain };
-// auto: recursive bisection for K <= kRecursiveMaxParts with the cut objective, else k-way.
+// auto: for K <= kRecursiveMaxParts with the cut objective recursive bisection (with several balance constraints,
+// both it and k-way, keeping the smaller cut), else k-way.
 enum class MetisAlgorithm { kAuto, kKway, kRecursive };
 
 inline constexpr int32_t kRecursiveMaxParts = 8;
+
+// How `mpirun -np K tessel partition --method metis` assigns parts (partition/dist_coarsen.cc):
+// parmetis (the default): ParMETIS_V3_PartKway of PT-Scotch on the whole graph (MPI only; about 290 bytes per
+//   adjacency entry).
+// coarsen: each rank clusters its own rows by size-constrained label propagation (multilevel, local edges only),
+//   the cluster graph is partitioned by serial METIS on rank 0, projected back and refined by distributed label
+//   propagation: memory bounded by the rank's share of the graph, any communicator, deterministic; its cut is
+//   serial METIS's on meshes and on graphs whose ids have locality, but not reliably on graphs without (issue 51).
+enum class DistAlgorithm { kCoarsen, kParMetis };
+std::string_view DistAlgorithmName(DistAlgorithm algorithm);
+DistAlgorithm ParseDistAlgorithm(std::string_view name);
 
 std::string_view MethodName(Method method);
 std::string_view ObjectiveName(Objective objective);
@@ -46,6 +58,7 @@ struct PartitionOptions {
   MetisAlgorithm metis_algorithm = MetisAlgorithm::kAuto;
   uint64_t seed = 0;
   double imbalance = 1.05;  // largest allowed part weight / average part weight, per constraint (METIS ubvec)
+  DistAlgorithm dist_algorithm = DistAlgorithm::kParMetis;  // distributed runs only
 };
 
 // Checks the options against the dataset: 1 <= K <= nodes, imbalance in (1, 3], train balance only with a

@@ -284,7 +284,7 @@ void BatchOptions::Validate() const {
 
 SolverResult SolveBinaryBatched(const BinaryProblem& problem, const SolverOptions& options, const BatchOptions& batch,
                                 BatchStats* stats) {
-  CheckBatchedProblem(problem, "SolveBinaryBatched");
+  CheckBatchedProblem(problem, kHostBatchedTakes);
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched: no samples");
   batch.Validate();
   BatchSolver solver(problem, options, batch);

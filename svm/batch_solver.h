@@ -34,6 +34,10 @@ struct BatchStats {
   int64_t rounds = 0;
 };
 
+// What SolveBinaryBatched takes (the CPU table's batched_takes): C-SVC's problem, as the device loop it is the
+// reference of (svm_ops.h kDeviceLoopTakes).
+inline constexpr SolverTakes kHostBatchedTakes{"SolveBinaryBatched (the device loop's host reference)", false};
+
 SolverResult SolveBinaryBatched(const BinaryProblem& problem, const SolverOptions& options,
                                 const BatchOptions& batch = {}, BatchStats* stats = nullptr);
 

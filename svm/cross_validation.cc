@@ -23,7 +23,7 @@ std::string CrossValidationResult::Summary(SvmType type) const {
 }
 
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
-                                    const BinarySolver& solver, GlibcRand* shared_rand, const FitRunner* fits) {
+                                    const BinarySolver& solver, ShuffleRand* shared_rand, const FitRunner* fits) {
   params.Validate();
   TESSEL_CHECK(folds >= 2, "-v {}: cross-validation needs at least 2 folds", folds);
   const int64_t l = data.num_rows;
@@ -34,8 +34,8 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
     folds = static_cast<int>(l);
   }
   out.folds = folds;
-  GlibcRand local;
-  GlibcRand& rand = shared_rand != nullptr ? *shared_rand : local;
+  ShuffleRand local(params.random_seed);
+  ShuffleRand& rand = shared_rand != nullptr ? *shared_rand : local;
   std::vector<int32_t> perm(static_cast<size_t>(l));
   std::vector<int64_t> fold_start(static_cast<size_t>(folds) + 1);
   if (IsClassification(params.type) && folds < l) {
@@ -52,7 +52,7 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
     for (int64_t c = 0; c < nr_class; ++c) {
       const int64_t count = groups.count[c];
       for (int64_t i = 0; i < count; ++i) {
-        const int64_t j = i + rand.Next() % (count - i);
+        const int64_t j = i + rand.Below(count - i);
         std::swap(index[start[c] + j], index[start[c] + i]);
       }
     }
@@ -72,7 +72,7 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
   } else {
     for (int64_t i = 0; i < l; ++i) perm[i] = static_cast<int32_t>(i);
     for (int64_t i = 0; i < l; ++i) {
-      const int64_t j = i + rand.Next() % (l - i);
+      const int64_t j = i + rand.Below(l - i);
       std::swap(perm[i], perm[j]);
     }
     for (int64_t i = 0; i <= folds; ++i) fold_start[i] = i * l / folds;

@@ -32,7 +32,7 @@ struct CrossValidationResult {
 // then go through `fits`). `fits` (optional) runs the folds without -b 1 (FitRunner: under mpirun, spread over the
 // ranks; the folds then train with fits->solver).
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
-                                    const BinarySolver& solver = {}, GlibcRand* rand = nullptr,
+                                    const BinarySolver& solver = {}, ShuffleRand* rand = nullptr,
                                     const FitRunner* fits = nullptr);
 
 }  // namespace tessel::svm

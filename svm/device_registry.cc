@@ -32,13 +32,15 @@ std::vector<double> PredictCpu(const SvmModel& model, const datasets::SparseRowD
   return PredictSvm(model, data);
 }
 
-constexpr SvmDeviceOps kCpuTable{.solve_batched = SolveBatchedCpu, .predict = PredictCpu, .loop_device = nullptr};
+constexpr SvmDeviceOps kCpuTable{.solve_batched = SolveBatchedCpu,
+                                 .predict = PredictCpu,
+                                 .loop_device = nullptr,
+                                 .batched_takes = kHostBatchedTakes};
 
 // The simulated device: the device loop over host twins (predictions on the host: the decision values have no
 // simulated twin).
 SolverResult SolveBatchedSimulated(const BinaryProblem& problem, const SolverOptions& options,
                                    const BatchOptions& batch, BatchStats* stats) {
-  CheckBatchedProblem(problem, "SolveBinaryBatched (simulated device)");
   const std::unique_ptr<devloop::LoopDevice> dev = devloop::MakeTwinLoopDevice(*problem.kernel);
   return SolveOnLoopDevice(*dev, problem, options, batch, stats);
 }
@@ -54,7 +56,7 @@ const SvmDeviceOps& SvmOps(const Context& ctx) {
 
 SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& problem, const SolverOptions& options,
                                const BatchOptions& batch, BatchStats* stats, devloop::LoopResult* loop) {
-  CheckBatchedProblem(problem, "SolveBinaryBatched (device)");
+  CheckBatchedProblem(problem, kDeviceLoopTakes);
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched (device): no samples");
   TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatched (device): {} labels for {} samples",
                problem.y.size(), problem.rows.size());
@@ -132,6 +134,11 @@ BinarySolver MakeBinarySolver(const Context& ctx, std::string_view solver, const
     };
   }
   return {};  // TrainSvm's default: SolveBinary
+}
+
+SolverTakes BinarySolverTakes(const Context& ctx, std::string_view solver) {
+  if (ctx.IsCuda()) return SvmOps(ctx).batched_takes;
+  return solver == "batch" ? kCachedBatchTakes : SolverTakes{"--solver smo", true};
 }
 
 }  // namespace tessel::svm

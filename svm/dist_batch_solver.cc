@@ -97,51 +97,61 @@ class DistBatchSolver : public dist::RankSamples {
   std::vector<double> new_alpha_;
 };
 
+// The candidates of a round, (-y G, global id) lists in pairs (I_up, I_low): one pair over every sample, or with
+// Solver_NU one per label (y = +1, then y = -1), whose working sets and gaps are separate.
 double DistBatchSolver::Select(std::vector<int64_t>* ws) {
   const auto q = static_cast<size_t>(q_);
-  // This rank's q best of each side.
-  std::vector<Entry> up;
-  std::vector<Entry> low;
+  const size_t lists = nu_ ? 4 : 2;
+  // This rank's q best of each list.
+  std::vector<std::vector<Entry>> cand(lists);
   for (int64_t k = 0; k < active_; ++k) {
     const double v = -s_.y[k] * s_.g[k];
-    if (InUp(s_.y[k], s_.status[k])) up.emplace_back(v, gid_[k]);
-    if (InLow(s_.y[k], s_.status[k])) low.emplace_back(v, gid_[k]);
+    const size_t at = nu_ && s_.y[k] < 0 ? 2 : 0;
+    if (InUp(s_.y[k], s_.status[k])) cand[at].emplace_back(v, gid_[k]);
+    if (InLow(s_.y[k], s_.status[k])) cand[at + 1].emplace_back(v, gid_[k]);
   }
-  KeepBestCandidates(&up, q, true);
-  KeepBestCandidates(&low, q, false);
-  // A record of 2 + 4 q doubles: [number up, number low, (value, id) up..., (value, id) low..., padding]; ids
+  for (size_t c = 0; c < lists; ++c) KeepBestCandidates(&cand[c], q, c % 2 == 0);
+  // A record of lists + 2 q lists doubles: [the lists' sizes, (value, id) of each list in turn, padding]; ids
   // < 2^31 are exact as doubles. A fixed size, so one allgather without a count exchange.
-  const size_t rec = 2 + 4 * q;
+  const size_t rec = lists + 2 * q * lists;
   std::vector<double> mine(rec, 0.0);
-  mine[0] = static_cast<double>(up.size());
-  mine[1] = static_cast<double>(low.size());
-  size_t w_at = 2;
-  for (const auto* side : {&up, &low})
-    for (const Entry& e : *side) {
+  size_t w_at = lists;
+  for (size_t c = 0; c < lists; ++c) {
+    mine[c] = static_cast<double>(cand[c].size());
+    for (const Entry& e : cand[c]) {
       mine[w_at++] = e.first;
       mine[w_at++] = static_cast<double>(e.second);
     }
+  }
   candidates_.resize(rec * static_cast<size_t>(comm_.Size()));
   Check(comm_.Allgather<double>(mine, candidates_, "svm-select"));
-  up.clear();
-  low.clear();
+  for (auto& c : cand) c.clear();
   for (int r = 0; r < comm_.Size(); ++r) {
     const double* at = candidates_.data() + rec * static_cast<size_t>(r);
-    const auto nu = static_cast<size_t>(at[0]);
-    const auto nl = static_cast<size_t>(at[1]);
-    TESSEL_CHECK(nu <= q && nl <= q, "distributed SVM: a malformed candidate list from rank {}", r);
-    const double* e = at + 2;
-    for (size_t t = 0; t < nu; ++t) up.emplace_back(e[2 * t], static_cast<int64_t>(e[2 * t + 1]));
-    e += 2 * nu;
-    for (size_t t = 0; t < nl; ++t) low.emplace_back(e[2 * t], static_cast<int64_t>(e[2 * t + 1]));
+    const double* e = at + lists;
+    for (size_t c = 0; c < lists; ++c) {
+      const auto count = static_cast<size_t>(at[c]);
+      TESSEL_CHECK(count <= q, "distributed SVM: a malformed candidate list from rank {}", r);
+      for (size_t t = 0; t < count; ++t) cand[c].emplace_back(e[2 * t], static_cast<int64_t>(e[2 * t + 1]));
+      e += 2 * count;
+    }
   }
+  // The global q best of each list are among the ranks' q best: the one-process working set. Solver_NU: up to q/2
+  // from the first label, the rest from the second.
   ws->clear();
-  if (up.empty() || low.empty()) return -kInf;
-  // The global q best of each side are among the ranks' q best: the one-process working set.
-  KeepBestCandidates(&up, q, true);
-  KeepBestCandidates(&low, q, false);
-  OrderWorkingSet<int64_t>(up, low, q, ws);
-  return up[0].first - low[0].first;
+  double gap = -kInf;
+  for (size_t c = 0; c < lists; c += 2) {
+    std::vector<Entry>& up = cand[c];
+    std::vector<Entry>& low = cand[c + 1];
+    if (up.empty() || low.empty()) continue;
+    KeepBestCandidates(&up, q, true);
+    KeepBestCandidates(&low, q, false);
+    std::vector<int64_t> part;
+    OrderWorkingSet<int64_t>(up, low, c + 2 < lists ? q / 2 : q - ws->size(), &part);
+    ws->insert(ws->end(), part.begin(), part.end());
+    gap = std::max(gap, up[0].first - low[0].first);
+  }
+  return gap;
 }
 
 std::vector<Sample> DistBatchSolver::Fetch(std::span<const int64_t> ws) {
@@ -184,7 +194,7 @@ int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<c
   v.Reserve(m);
   for (const Sample& s : ws) v.Add(s.h.y, s.h.qd, UpperBound(s.h.y), s.h.alpha, s.h.g);
   const auto entry = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t) * m + static_cast<size_t>(u)]; };
-  const int64_t steps = SolveBatchSubproblem(v, entry, eps_, inner_factor_, limit);
+  const int64_t steps = SolveBatchSubproblem(v, entry, eps_, inner_factor_, limit, nu_);
   *new_alpha = std::move(v.a);
   return steps;
 }
@@ -269,9 +279,9 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
                                            const SolverOptions& options, const BatchOptions& batch, DistStats* stats,
                                            BatchStats* batch_stats) {
   batch.Validate();
-  TESSEL_CHECK(problem.IsCsvc(),
-               "SolveBinaryDistributedBatched: only C-SVC's problem (the batched solvers have no linear term, starting "
-               "alpha or nu selection); use SolveBinaryDistributed");
+  TESSEL_CHECK(!problem.nu || batch.working_set >= 4,
+               "--working-set {}: Solver_NU's batched rounds (nu-SVC, nu-SVR) need at least 4, two per label",
+               batch.working_set);
   dist::ValidateDistProblem(comm, problem);
   DistBatchSolver solver(comm, problem, options, batch);
   return solver.Run(stats, batch_stats);
@@ -279,7 +289,7 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
 
 SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const SolverOptions& options,
                                       const BatchOptions& batch, BatchStats* stats) {
-  CheckBatchedProblem(problem, "SolveBinaryBatched");
+  CheckBatchedProblem(problem, kCachedBatchTakes);
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinaryBatched: no samples");
   const auto l = static_cast<int64_t>(problem.rows.size());
   std::vector<int64_t> gids(static_cast<size_t>(l));
@@ -293,6 +303,11 @@ SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const Solver
   DistBinaryProblem p{problem.kernel, problem.rows, gids, problem.y, l, owner, nnz};
   p.Cp = problem.Cp;
   p.Cn = problem.Cn;
+  p.p = problem.p;
+  p.alpha0 = problem.alpha0;
+  p.has_p = !problem.p.empty();
+  p.has_alpha0 = !problem.alpha0.empty();
+  p.nu = problem.nu;
   return SolveBinaryDistributedBatched(*local, p, options, batch, nullptr, stats);
 }
 

@@ -43,14 +43,13 @@ struct DistBinaryProblem {
   double rebalance = 1.2;
   // The other formulations (BinaryProblem's p, alpha0 and nu; nu-SVC, one-class and the regressions), per local
   // sample: the linear term (has_p false: -1), the starting a (not y a; has_alpha0 false: 0), and Solver_NU. The
-  // flags are the same on every rank, also on one that holds no samples (whose spans are empty). The SMO solver
-  // takes them; the batched one C-SVC's problem only.
+  // flags are the same on every rank, also on one that holds no samples (whose spans are empty). Both solvers take
+  // them (the batched one Solver_NU's selection with its working set split between the labels, q >= 4).
   std::span<const double> p = {};
   std::span<const double> alpha0 = {};
   bool has_p = false;
   bool has_alpha0 = false;
   bool nu = false;
-  bool IsCsvc() const { return !has_p && !has_alpha0 && !nu; }
   // When set, the SMO solver predicts its time on this network (DistStats::predicted_seconds); the same on every rank.
   const comm::NetworkModel* network = nullptr;
 };
@@ -97,6 +96,7 @@ SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistB
 // SolveBinaryDistributedBatched on one rank (a local communicator): SolveBinaryBatched's steps with a kernel-row
 // cache of options.cache_bytes across rounds (batch_solver.cc, the device loop's reference, recomputes every row).
 // What `tessel train svm --solver batch` runs on the CPU.
+inline constexpr SolverTakes kCachedBatchTakes{"--solver batch", true};  // what SolveBinaryBatchedCached takes
 SolverResult SolveBinaryBatchedCached(const BinaryProblem& problem, const SolverOptions& options,
                                       const BatchOptions& batch = {}, BatchStats* stats = nullptr);
 

@@ -215,16 +215,9 @@ RankRows MakeRankRows(const comm::Communicator& comm, const datasets::SparseRowD
 // linear term and start, split by the row blocks; sample g is global id g. *kernel (kShared's, over this rank's
 // block) is built at the first problem, when gamma is resolved.
 SolverResult SolveShared(comm::Communicator& comm, const RankRows& rank_rows, const SharedProblem& t,
-                         const DistTrainOptions& options, SvmType type, std::unique_ptr<kernels::SvmKernelRows>* kernel,
+                         const DistTrainOptions& options, std::unique_ptr<kernels::SvmKernelRows>* kernel,
                          DistStats* stats) {
   if (!options.shared_refusal.empty()) throw Error(options.shared_refusal);
-  const bool csvc = t.p.empty() && t.alpha0.empty() && !t.nu;
-  if (options.batched && !csvc) {
-    throw Error(fmt::format(
-        "{}: the distributed batched solver (--solver batch) solves C-SVC only; use --solver smo (the default) "
-        "under mpirun",
-        SvmTypeName(type)));
-  }
   if (*kernel == nullptr)
     *kernel = std::make_unique<kernels::SvmKernelRows>(rank_rows.block, t.kernel, rank_rows.binary);
   const auto& blocks = rank_rows.blocks;
@@ -337,7 +330,7 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   DistTrainStats st;
   const auto solve_shared = [&](const SharedProblem& t) {
     DistStats s;
-    SolverResult r = SolveShared(comm, rank_rows, t, options, params.type, &kernel, &s);
+    SolverResult r = SolveShared(comm, rank_rows, t, options, &kernel, &s);
     local_evaluations += s.local_kernel_evaluations;
     st.pairs.push_back(s);
     return r;

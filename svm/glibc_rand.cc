@@ -1,5 +1,7 @@
-// glibc's random_r TYPE_3 generator (glibc_rand.h).
+// glibc's random_r TYPE_3 generator and scikit-learn's bounded mt19937 draw (glibc_rand.h).
 #include "svm/glibc_rand.h"
+
+#include "core/error.h"
 
 namespace tessel::svm {
 
@@ -24,6 +26,37 @@ int32_t GlibcRand::Next() {
   front_ = front_ + 1 == 31 ? 0 : front_ + 1;
   rear_ = rear_ + 1 == 31 ? 0 : rear_ + 1;
   return static_cast<int32_t>(val >> 1);
+}
+
+ShuffleRand::ShuffleRand(int64_t seed) : seed_(seed) {
+  TESSEL_CHECK(seed < (int64_t{1} << 32), "random seed {} is above 2^32 - 1 (scikit-learn's seeds are 32-bit)", seed);
+  Restart();
+}
+
+void ShuffleRand::Restart() {
+  if (seed_ >= 0) mt_.seed(static_cast<uint32_t>(seed_));
+}
+
+int64_t ShuffleRand::Below(int64_t range) {
+  TESSEL_CHECK(range > 0 && range <= INT32_MAX, "ShuffleRand: range {} outside [1, 2^31)", range);
+  if (seed_ < 0) return glibc_.Next() % range;
+  // scikit-learn's bounded_rand_int: the high half of x * range, redrawn while the low half falls in the biased
+  // zone (Lemire's method with its threshold computed only when needed).
+  const auto r = static_cast<uint32_t>(range);
+  uint64_t m = uint64_t{static_cast<uint32_t>(mt_())} * r;
+  auto low = static_cast<uint32_t>(m);
+  if (low < r) {
+    uint32_t t = -r;
+    if (t >= r) {
+      t -= r;
+      if (t >= r) t %= r;
+    }
+    while (low < t) {
+      m = uint64_t{static_cast<uint32_t>(mt_())} * r;
+      low = static_cast<uint32_t>(m);
+    }
+  }
+  return static_cast<int64_t>(m >> 32);
 }
 
 }  // namespace tessel::svm

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <tuple>
 #include <utility>
 
@@ -21,6 +22,14 @@
 
 namespace tessel::svm {
 namespace {
+
+// out[q] = (y_p y_q) K[uid[q]] for q in [b, e): a Q row of the regressions from its data row's kernel row, the sign a
+// multiplication by +-1 (exact). Cloned for AVX2, where the compiler gathers eight entries at once.
+TESSEL_CLONE_AVX2 void GatherSignedRow(float* __restrict__ out, const float* __restrict__ k,
+                                       const int32_t* __restrict__ uid, const int8_t* __restrict__ y, float yp,
+                                       int64_t b, int64_t e) {
+  for (int64_t q = b; q < e; ++q) out[q] = (yp * static_cast<float>(y[q])) * k[uid[q]];
+}
 
 class Solver : public SolverCore {
  public:
@@ -45,33 +54,27 @@ class Solver : public SolverCore {
       plus_ones_.assign(l_, 1);
       minus_ones_.assign(l_, -1);
     }
-    // A row listed twice (the regressions' a and a*): each kernel value is computed once per row (LIBSVM's SVR_Q).
-    const int32_t max_row = perm_.empty() ? 0 : *std::max_element(perm_.begin(), perm_.end());
-    std::vector<uint8_t> seen(static_cast<size_t>(max_row) + 1, 0);
-    for (const int32_t r : perm_) {
-      if (seen[r] != 0) twin_rows_ = true;
-      seen[r] = 1;
-    }
-    if (twin_rows_ && class_rows_ == nullptr) {
-      row_stamp_.assign(static_cast<size_t>(max_row) + 1, -1);
-      row_slot_.resize(static_cast<size_t>(max_row) + 1);
-      other_rows_.resize(l_);
-      plus_ones_.assign(l_, 1);
-      // Each sample's twin: the other sample of the same row (the first two samples of a row pair up).
-      std::vector<int32_t> first(static_cast<size_t>(max_row) + 1, -1);
-      twin_.assign(l_, -1);
-      for (int64_t s = 0; s < l_; ++s) {
-        int32_t& f = first[static_cast<size_t>(perm_[s])];
-        if (f < 0) {
-          f = static_cast<int32_t>(s);
-        } else if (twin_[f] < 0) {
-          twin_[f] = static_cast<int32_t>(s);
-          twin_[s] = f;
-        }
+    // A row listed twice (the regressions' a and a*): kernel rows are cached per distinct row (LIBSVM's SVR_Q).
+    std::vector<int32_t> uid_of(
+        perm_.empty() ? 0 : static_cast<size_t>(*std::max_element(perm_.begin(), perm_.end())) + 1, -1);
+    uid_.resize(static_cast<size_t>(l_));
+    for (int64_t s = 0; s < l_; ++s) {
+      int32_t& u = uid_of[static_cast<size_t>(perm_[s])];
+      if (u < 0) {
+        u = static_cast<int32_t>(rows_u_.size());
+        rows_u_.push_back(perm_[s]);
       }
-      pos_of_.resize(l_);
-      for (int64_t s = 0; s < l_; ++s) pos_of_[s] = static_cast<int32_t>(s);
+      uid_[s] = u;
     }
+    if (static_cast<int64_t>(rows_u_.size()) < l_ && class_rows_ == nullptr) {
+      row_cache_ = std::make_unique<KernelCache>(static_cast<int64_t>(rows_u_.size()), options.cache_bytes);
+      plus_ones_.assign(rows_u_.size(), 1);
+      for (QBuffer& b : q_buffers_) b.data.resize(static_cast<size_t>(l_));
+    } else {
+      uid_.clear();
+      rows_u_.clear();
+    }
+    evals_start_ = kernel_.evaluations();  // the starting gradient's rows count as the solve's
     if (!problem.alpha0.empty()) {
       s_.StartAlpha(problem.alpha0, cp_, cn_);
       InitialGradient();
@@ -97,6 +100,7 @@ class Solver : public SolverCore {
 
  private:
   const float* GetQ(int64_t pos, int64_t len);
+  const float* KernelRowOf(int64_t u);
   void SwapIndex(int64_t a, int64_t b);
   void ReconstructGradient();
   bool SelectWorkingSet(int64_t* out_i, int64_t* out_j);
@@ -133,64 +137,69 @@ class Solver : public SolverCore {
   std::vector<int32_t> other_pos_;
   std::vector<int8_t> plus_ones_;
   std::vector<int8_t> minus_ones_;
-  // Rows listed twice (twin_rows_): GetQ computes K once per distinct row of the range (row_slot_[row] in the
-  // scratch, valid when row_stamp_[row] is the call's stamp) and gives each position y_p y_q K.
-  bool twin_rows_ = false;
-  std::vector<int64_t> row_stamp_;
-  std::vector<int32_t> row_slot_;
-  int64_t stamp_ = 0;
-  std::vector<int32_t> twin_;    // per sample: the other sample of its row, or -1 (empty without twin rows)
-  std::vector<int32_t> pos_of_;  // per sample: its position (the inverse of sample_; kept with twin_)
+  // Rows listed twice (the regressions, row_cache_ set): each position's distinct row (uid_, swapped with the
+  // positions), the distinct rows, their full kernel rows K(row, rows_u_) in a cache keyed by distinct row (LIBSVM's
+  // SVR_Q), and GetQ's two alternating buffers of y_p y_q K.
+  std::vector<int32_t> uid_;
+  std::vector<int32_t> rows_u_;
+  std::unique_ptr<KernelCache> row_cache_;
+  // Each buffer's row: the position it holds (-1: none) over [0, len), and its last use.
+  struct QBuffer {
+    std::vector<float> data;
+    int64_t pos = -1;
+    int64_t len = 0;
+    int64_t used = 0;
+  };
+  QBuffer q_buffers_[2];
+  int64_t buffer_clock_ = 0;
 
-  int64_t i_ = -1;  // the working set Optimal() selected
+  int64_t evals_start_ = 0;  // kernel_.evaluations() before the first Q row
+  int64_t i_ = -1;           // the working set Optimal() selected
   int64_t j_ = -1;
   int64_t steps_ = 0;
   Candidate next_i_{-kInf, -1};  // the max violator found while updating the gradient
   bool next_i_valid_ = false;
 };
 
+// The kernel row K(rows_u_[u], rows_u_) of distinct row u, from the row cache or computed into it.
+const float* Solver::KernelRowOf(int64_t u) {
+  const auto n = static_cast<int64_t>(rows_u_.size());
+  auto [data, start] = row_cache_->Get(u, n);
+  if (start < n) {
+    const auto m = static_cast<size_t>(n - start);
+    kernel_.QRow(rows_u_[static_cast<size_t>(u)], 1,
+                 std::span<const int32_t>(rows_u_).subspan(static_cast<size_t>(start), m),
+                 std::span<const int8_t>(plus_ones_).subspan(static_cast<size_t>(start), m), {data + start, m});
+  }
+  return data;
+}
+
 const float* Solver::GetQ(int64_t pos, int64_t len) {
-  // The regressions' twin (the same row with the other label) may have this row cached: y_p y_q K is then the
-  // twin's entry with its sign changed (LIBSVM's SVR_Q caches one kernel row per data row for the same reason).
-  const float* twin_row = nullptr;
-  int64_t twin_len = 0;
-  if (!twin_.empty()) {
-    const int32_t t = twin_[sample_[pos]];
-    if (t >= 0) {
-      const int64_t tp = pos_of_[t];
-      std::tie(twin_row, twin_len) = cache_.Peek(tp);
-      if (twin_len > 0) cache_.Touch(tp);  // kept through the Get below, which evicts the least recent first
+  if (row_cache_ != nullptr) {  // SVR_Q: y_p y_q K from the distinct row's cached kernel row (a sign change, exact)
+    // A buffer still holding pos's row (no position swapped since) serves again: the selection's rows are the
+    // step's. Otherwise the least recently used buffer is refilled.
+    for (QBuffer& b : q_buffers_) {
+      if (b.pos == pos && b.len >= len) {
+        b.used = ++buffer_clock_;
+        return b.data.data();
+      }
     }
+    QBuffer& b = q_buffers_[q_buffers_[0].used <= q_buffers_[1].used ? 0 : 1];
+    b = {std::move(b.data), pos, len, ++buffer_clock_};
+    const float* k = KernelRowOf(uid_[pos]);
+    float* out = b.data.data();
+    const auto yp = static_cast<float>(s_.y[pos]);
+    const int8_t* y = s_.y.data();
+    const int32_t* uid = uid_.data();
+    parallel_for_chunks<int64_t>(0, len, kScanGrain,
+                                 [&](int64_t lo, int64_t hi) { GatherSignedRow(out, k, uid, y, yp, lo, hi); });
+    return out;
   }
   auto [data, start] = cache_.Get(pos, len);
-  if (start < len && twin_len > start) {
-    const int64_t end = std::min(twin_len, len);
-    const float sign = s_.y[pos] == s_.y[pos_of_[twin_[sample_[pos]]]] ? 1.0f : -1.0f;
-    for (int64_t q = start; q < end; ++q) data[q] = sign * twin_row[q];
-    start = end;
-  }
   if (start < len) {
     const auto n = static_cast<size_t>(len - start);
     const float* own = class_rows_ != nullptr ? class_rows_->OwnClassRow(perm_[pos], kernel_) : nullptr;
-    if (own == nullptr && twin_rows_) {
-      ++stamp_;
-      int64_t m = 0;
-      for (int64_t q = start; q < len; ++q) {
-        const int32_t r = perm_[q];
-        if (row_stamp_[r] == stamp_) continue;
-        row_stamp_[r] = stamp_;
-        row_slot_[r] = static_cast<int32_t>(m);
-        other_rows_[m++] = r;
-      }
-      scratch_.resize(static_cast<size_t>(m));
-      kernel_.QRow(perm_[pos], 1, std::span<const int32_t>(other_rows_).first(static_cast<size_t>(m)),
-                   std::span<const int8_t>(plus_ones_).first(static_cast<size_t>(m)), scratch_);
-      const int8_t yp = s_.y[pos];
-      for (int64_t q = start; q < len; ++q) {
-        const float k = scratch_[static_cast<size_t>(row_slot_[perm_[q]])];
-        data[q] = s_.y[q] == yp ? k : -k;  // (Qfloat) y_p y_q K: a sign change of the float K, exact
-      }
-    } else if (own == nullptr) {
+    if (own == nullptr) {
       kernel_.QRow(perm_[pos], s_.y[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
                    std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(start), n), {data + start, n});
     } else {
@@ -226,9 +235,9 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   if (a == b) return;
   std::swap(perm_[a], perm_[b]);
   std::swap(sample_[a], sample_[b]);
-  if (!pos_of_.empty()) {
-    pos_of_[sample_[a]] = static_cast<int32_t>(a);
-    pos_of_[sample_[b]] = static_cast<int32_t>(b);
+  if (!uid_.empty()) {
+    std::swap(uid_[a], uid_[b]);
+    q_buffers_[0].pos = q_buffers_[1].pos = -1;  // the buffered rows are in the old order
   }
   s_.Swap(a, b);
   if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
@@ -375,6 +384,17 @@ void Solver::Step(int64_t i, int64_t j) {
 // full row would evict many active-length rows. The values are the same either way.
 void Solver::UpdateGBar(int64_t pos, double c) {
   ++tally_.bound_changes;
+  if (row_cache_ != nullptr) {  // SVR_Q: the distinct row's cached kernel row (LIBSVM's get_Q(i, l)), read directly
+    const float* k = KernelRowOf(uid_[pos]);
+    const double cp = c * s_.y[pos];  // c y_p y_q K = (c y_p y_q) K: sign changes, exact
+    const int8_t* y = s_.y.data();
+    const int32_t* uid = uid_.data();
+    double* g_bar = s_.g_bar.data();
+    parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
+      for (int64_t q = b; q < e; ++q) g_bar[q] += (y[q] > 0 ? cp : -cp) * k[uid[q]];
+    });
+    return;
+  }
   const auto [cached, cached_len] = cache_.Peek(pos);
   const int64_t have = cached_len;  // a plain variable: Clang 14 cannot capture a structured binding in a lambda
   const int64_t rest = l_ - have;
@@ -394,7 +414,7 @@ void Solver::Progress(int64_t iter, bool force) {
 }
 
 SolverResult Solver::Run() {
-  const int64_t evals_before = kernel_.evaluations();
+  const int64_t evals_before = evals_start_;
   tally_.min_active = l_;
   const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm");
   Progress(end.iterations, true);
@@ -402,12 +422,19 @@ SolverResult Solver::Run() {
   SolverResult r;
   FillSolution({s_.y, s_.status, s_.alpha, s_.g, sample_, cp_, cn_, s_.p, nu_}, &r);
   tally_.Fill(end.iterations, kernel_.evaluations() - evals_before, end.hit_limit, &r);
-  r.cache_hits = cache_.hits();
-  r.cache_misses = cache_.misses();
+  r.cache_hits = row_cache_ != nullptr ? row_cache_->hits() : cache_.hits();
+  r.cache_misses = row_cache_ != nullptr ? row_cache_->misses() : cache_.misses();
   return r;
 }
 
 }  // namespace
+
+void CheckSolverTakes(const SolverTakes& takes, bool formulation) {
+  TESSEL_CHECK(!formulation || takes.formulations,
+               "{} trains C-SVC only (-s 0: no linear term, starting alpha or nu selection); the other formulations "
+               "(-s 1 to 4) run on the CPU with --solver smo or batch, on one process or under mpirun",
+               takes.name);
+}
 
 SolverResult SolveBinary(const BinaryProblem& problem, const SolverOptions& options) {
   TESSEL_CHECK(problem.kernel != nullptr, "SolveBinary: no kernel");

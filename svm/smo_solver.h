@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "kernels/svm_kernel.h"
@@ -31,9 +32,20 @@ struct BinaryProblem {
   std::span<const double> alpha0 = {};  // the starting a per sample (not y a); empty: 0
   bool nu = false;                      // Solver_NU (nu-SVC, nu-SVR): selection, elimination and rho per label
 
-  // True for C-SVC's problem (p = -1, alpha 0, Solver), which every solver takes; the others only SolveBinary.
+  // True for C-SVC's problem (p = -1, alpha 0, Solver), which every solver takes (the others: SolverTakes).
   bool IsCsvc() const { return p.empty() && alpha0.empty() && !nu; }
 };
+
+// What a binary solver takes, a field of its table (SvmDeviceOps::batched_takes, BinarySolverTakes in svm_ops.h):
+// every solver takes C-SVC's problem; `formulations` whether it also takes the other formulations' (a linear term p,
+// a starting alpha, Solver_NU's selection: nu-SVC, one-class and the regressions, with -b 1 and -v).
+struct SolverTakes {
+  std::string_view name;  // the solver as a user chooses it
+  bool formulations = true;
+};
+// The one check of what a solver takes: throws, naming the solver and the ones that take it, when `formulation`
+// (a problem or a type other than C-SVC's) is not for it.
+void CheckSolverTakes(const SolverTakes& takes, bool formulation);
 
 struct SolverOptions {
   double eps = 1e-3;

@@ -167,13 +167,10 @@ inline void CheckBinaryLabels(const BinaryProblem& problem, const char* who) {
                  problem.y[s], s);
 }
 
-// Throws unless a batched solver (`who`) can take the problem: a kernel and C-SVC's problem.
-inline void CheckBatchedProblem(const BinaryProblem& problem, std::string_view who) {
-  TESSEL_CHECK(problem.kernel != nullptr, "{}: no kernel", who);
-  TESSEL_CHECK(problem.IsCsvc(),
-               "{}: only C-SVC's problem (the batched solvers have no linear term, starting alpha or nu selection); "
-               "use SolveBinary",
-               who);
+// Throws unless the solver `takes` the problem: a kernel, and the formulation (CheckSolverTakes).
+inline void CheckBatchedProblem(const BinaryProblem& problem, const SolverTakes& takes) {
+  TESSEL_CHECK(problem.kernel != nullptr, "{}: no kernel", takes.name);
+  CheckSolverTakes(takes, !problem.IsCsvc());
 }
 
 // Q_ii = K(x_i, x_i) of every sample, in float64.
@@ -474,13 +471,85 @@ struct BatchVars {
   }
 };
 
-// A batched round's subproblem: LIBSVM's pair (max -y G over I_up, then the second-order partner over I_low) and
+// LIBSVM's Solver pair of a batched round's subproblem: i = argmax -y G over I_up, then the second-order partner j
+// over I_low (j < 0: none). Returns the gap max_{I_up} -y G + max_{I_low} y G; *i < 0 when I_up is empty.
+template <typename QEntry>
+double SelectBatchPair(const BatchVars& v, QEntry q, int64_t* out_i, int64_t* out_j) {
+  const auto m = static_cast<int64_t>(v.y.size());
+  double gmax = -kInf;
+  int64_t i = -1;
+  for (int64_t t = 0; t < m; ++t) {
+    if (batch::InUp(v.y[t], v.st[t]) && -v.y[t] * v.g[t] >= gmax) {
+      gmax = -v.y[t] * v.g[t];
+      i = t;
+    }
+  }
+  *out_i = i;
+  *out_j = -1;
+  if (i < 0) return -kInf;
+  double gmax2 = -kInf;
+  double best = kInf;
+  for (int64_t t = 0; t < m; ++t) {
+    if (!batch::InLow(v.y[t], v.st[t])) continue;
+    const double yg = v.y[t] * v.g[t];
+    if (yg >= gmax2) gmax2 = yg;
+    const double grad_diff = gmax + yg;
+    if (grad_diff <= 0) continue;
+    const double gain = batch::PairGain(v.y[i], v.y[t], v.qd[i], v.qd[t], q(i, t), grad_diff);
+    if (gain <= best) {
+      best = gain;
+      *out_j = t;
+    }
+  }
+  return gmax + gmax2;
+}
+
+// Solver_NU's pair (LIBSVM's select_working_set of Solver_NU) on a batched round's subproblem: per label the
+// largest -y G over I_up (i_p, i_n), then over I_low the second-order partner of its own label's i, so a step keeps
+// both labels' sums. Returns the larger of the two labels' gaps; *i < 0 when no label has an I_up sample.
+template <typename QEntry>
+double SelectBatchNuPair(const BatchVars& v, QEntry q, int64_t* out_i, int64_t* out_j) {
+  const auto m = static_cast<int64_t>(v.y.size());
+  double gmax[2] = {-kInf, -kInf};  // [y = +1, y = -1]
+  int64_t first[2] = {-1, -1};
+  for (int64_t t = 0; t < m; ++t) {
+    const int side = v.y[t] > 0 ? 0 : 1;
+    if (batch::InUp(v.y[t], v.st[t]) && -v.y[t] * v.g[t] >= gmax[side]) {
+      gmax[side] = -v.y[t] * v.g[t];
+      first[side] = t;
+    }
+  }
+  *out_i = first[0] >= 0 ? first[0] : first[1];
+  *out_j = -1;
+  if (*out_i < 0) return -kInf;
+  double gmax2[2] = {-kInf, -kInf};
+  double best = kInf;
+  for (int64_t t = 0; t < m; ++t) {
+    if (!batch::InLow(v.y[t], v.st[t])) continue;
+    const int side = v.y[t] > 0 ? 0 : 1;
+    const double yg = v.y[t] * v.g[t];
+    if (yg >= gmax2[side]) gmax2[side] = yg;
+    const int64_t i = first[side];
+    const double grad_diff = gmax[side] + yg;
+    if (i < 0 || grad_diff <= 0) continue;
+    const double gain = batch::PairGain(v.y[i], v.y[t], v.qd[i], v.qd[t], q(i, t), grad_diff);
+    if (gain <= best) {
+      best = gain;
+      *out_j = t;
+    }
+  }
+  if (*out_j >= 0) *out_i = first[v.y[*out_j] > 0 ? 0 : 1];
+  return std::max(gmax[0] + gmax2[0], gmax[1] + gmax2[1]);
+}
+
+// A batched round's subproblem: LIBSVM's pair (SelectBatchPair, or with `nu` Solver_NU's, SelectBatchNuPair) and
 // update on the m working-set variables, their gradient g updated inside, until the gap falls under
 // max(eps, inner_factor x the first gap), no pair is left, or `limit` steps. q(t, u) is the float Q entry; vars.a,
 // vars.g and vars.st change. Returns the steps taken. The one-process and the distributed batched solvers and the
 // device loop's host twin share it, so all make the same steps.
 template <typename QEntry>
-int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner_factor, int64_t limit) {
+int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner_factor, int64_t limit,
+                             bool nu = false) {
   const std::span<const int8_t> y = vars.y;
   const std::span<const double> qd = vars.qd;
   const std::span<const double> c = vars.c;
@@ -491,31 +560,10 @@ int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner
   double local_eps = eps;
   int64_t steps = 0;
   for (; steps < limit; ++steps) {
-    double gmax = -kInf;
     int64_t i = -1;
-    for (int64_t t = 0; t < m; ++t) {
-      if (batch::InUp(y[t], st[t]) && -y[t] * g[t] >= gmax) {
-        gmax = -y[t] * g[t];
-        i = t;
-      }
-    }
-    if (i < 0) break;
-    double gmax2 = -kInf;
-    double best = kInf;
     int64_t j = -1;
-    for (int64_t t = 0; t < m; ++t) {
-      if (!batch::InLow(y[t], st[t])) continue;
-      const double v = y[t] * g[t];
-      if (v >= gmax2) gmax2 = v;
-      const double grad_diff = gmax + v;
-      if (grad_diff <= 0) continue;
-      const double gain = batch::PairGain(y[i], y[t], qd[i], qd[t], q(i, t), grad_diff);
-      if (gain <= best) {
-        best = gain;
-        j = t;
-      }
-    }
-    const double gap = gmax + gmax2;
+    const double gap = nu ? SelectBatchNuPair(vars, q, &i, &j) : SelectBatchPair(vars, q, &i, &j);
+    if (i < 0) break;
     if (steps == 0) local_eps = std::max(eps, inner_factor * gap);
     if (gap < local_eps || j < 0) break;
     const double old_i = a[i];

@@ -20,6 +20,9 @@ class LoopDevice;
 struct LoopResult;
 }  // namespace devloop
 
+// What the device loop takes (C-SVC's problem so far): the CUDA and simulated tables' batched_takes.
+inline constexpr SolverTakes kDeviceLoopTakes{"--device cuda (the device loop)", false};
+
 struct SvmDeviceOps {
   // The batched solver (batch_solver.h). The CUDA entry runs the device loop (svm/device_loop.h) on the
   // current CUDA device: kernel rows by cuSPARSE into a device row cache, selection by a device top-k, the
@@ -33,6 +36,8 @@ struct SvmDeviceOps {
   // The device loop's raw operations over a kernel's rows and parameters (svm/device_loop.h): the CUDA
   // kernels, or the host twins on the simulated device; null in the CPU table.
   std::unique_ptr<devloop::LoopDevice> (*loop_device)(kernels::SvmKernelRows& kernel);
+  // What solve_batched takes (CheckSolverTakes, smo_solver.h).
+  SolverTakes batched_takes = kDeviceLoopTakes;
 };
 
 namespace cuda {
@@ -56,5 +61,8 @@ std::vector<double> PredictSvm(const Context& ctx, const SvmModel& model, const 
 // `train svm`'s choice of binary solver: "smo" (LIBSVM's SMO, SolveBinary) or "batch" (SolveBinaryBatched) on the
 // CPU; on CUDA always the batched solver, one binary problem on the device at a time. Throws naming the choices.
 BinarySolver MakeBinarySolver(const Context& ctx, std::string_view solver, const BatchOptions& batch);
+// What MakeBinarySolver's choice takes (its table's field on CUDA; on the CPU the SMO and the cached batched solver
+// take every formulation); `train svm` checks it (CheckSolverTakes) before reading the data.
+SolverTakes BinarySolverTakes(const Context& ctx, std::string_view solver);
 
 }  // namespace tessel::svm

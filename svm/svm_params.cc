@@ -51,6 +51,8 @@ void SvmParams::Validate() const {
   TESSEL_CHECK(kernel.type != kernels::SvmKernelType::kPolynomial || kernel.degree >= 0,
                "degree = {} of the polynomial kernel must not be negative (-d)", kernel.degree);
   TESSEL_CHECK(std::isfinite(kernel.coef0), "coef0 = {} must be finite (-r)", kernel.coef0);
+  TESSEL_CHECK(random_seed >= -1 && random_seed < (int64_t{1} << 32),
+               "random seed {} must be -1 (svm-train's rand()) or in [0, 2^32) (random_state's draw)", random_seed);
   for (const auto& w : weights)
     TESSEL_CHECK(w.weight >= 0 && std::isfinite(w.weight), "weight {} of class {} must not be negative (-w{} WEIGHT)",
                  w.weight, w.label, w.label);

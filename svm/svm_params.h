@@ -54,6 +54,9 @@ struct SvmParams {
   ShrinkingPolicy shrinking = ShrinkingPolicy::kPeriodic;  // -h 1 = periodic
   int64_t max_iterations = -1;                             // -1: LIBSVM's max(10^7, 100 l)
   ClassOrder class_order = ClassOrder::kFirstAppearance;   // not an option of the CLI (svm-train's order)
+  // The shuffles of -b 1's fits (and -v's folds): -1 = svm-train's unseeded rand(); 0 .. 2^32 - 1 = scikit-learn's
+  // generator seeded with it (Python's random_state; glibc_rand.h ShuffleRand). Not an option of the CLI.
+  int64_t random_seed = -1;
 
   // Throws tessel::Error naming the bad value and the fix (C <= 0, gamma < 0, eps <= 0, ...).
   void Validate() const;

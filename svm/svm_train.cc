@@ -200,21 +200,22 @@ PreparedTraining PrepareTraining(const datasets::SparseRowDataset& data, const S
 
 namespace {
 
+constexpr int kProbabilityFolds = 5;  // LIBSVM's svm_binary_svc_probability
+
 // LIBSVM's svm_binary_svc_probability for one pair (its samples `sub` with labels y, shuffled by `perm`): 5-fold
 // decision values, each fold from a C-SVC (or nu-SVC) trained on the other folds with C = 1 weighted by the pair's
 // Cp and Cn, then Platt's sigmoid fitted to them.
 void PairSigmoid(const datasets::SparseRowDataset& data, std::span<const int32_t> sub, std::span<const int8_t> y,
                  std::span<const int32_t> perm, const SvmParams& p, double cp, double cn, double* a, double* b) {
-  constexpr int kFolds = 5;
   const auto l = static_cast<int64_t>(sub.size());
   std::vector<double> dec(static_cast<size_t>(l), 0.0);
   std::vector<double> labels(y.begin(), y.end());
   const auto indptr = data.indptr.Host();
   const auto indices = data.indices.Host();
   const auto values = data.values.Host();
-  for (int64_t i = 0; i < kFolds; ++i) {
-    const int64_t begin = i * l / kFolds;
-    const int64_t end = (i + 1) * l / kFolds;
+  for (int64_t i = 0; i < kProbabilityFolds; ++i) {
+    const int64_t begin = i * l / kProbabilityFolds;
+    const int64_t end = (i + 1) * l / kProbabilityFolds;
     std::vector<int32_t> rows;
     std::vector<double> labs;
     for (int64_t j = 0; j < l; ++j) {
@@ -233,7 +234,7 @@ void PairSigmoid(const datasets::SparseRowDataset& data, std::span<const int32_t
     sp.probability = 0;
     sp.C = 1.0;
     sp.weights = {{1, cp}, {-1, cn}};
-    sp.class_order = ClassOrder::kFirstAppearance;
+    sp.class_order = p.class_order;  // scikit-learn's fork sorts the fits' classes too (-1 first)
     const SvmModel model = TrainSvm(datasets::SelectRows<int32_t>(data, rows, labs), sp);
     std::vector<double> d;
     for (int64_t j = begin; j < end; ++j) {
@@ -245,6 +246,21 @@ void PairSigmoid(const datasets::SparseRowDataset& data, std::span<const int32_t
     }
   }
   SigmoidTrain(dec, labels, a, b);
+}
+
+// Whether one of the five folds of a pair shuffled by `perm` trains a model (its training part holds both labels):
+// LIBSVM's svm_binary_svc_probability fills the folds without one by a constant.
+bool AnyFoldTrains(std::span<const int32_t> perm, std::span<const int8_t> y) {
+  const auto l = static_cast<int64_t>(perm.size());
+  const auto positives = std::count_if(y.begin(), y.end(), [](int8_t v) { return v > 0; });
+  for (int64_t i = 0; i < kProbabilityFolds; ++i) {
+    int64_t held_pos = 0;
+    for (int64_t j = i * l / kProbabilityFolds; j < (i + 1) * l / kProbabilityFolds; ++j)
+      held_pos += y[perm[j]] > 0 ? 1 : 0;
+    const int64_t held = (i + 1) * l / kProbabilityFolds - i * l / kProbabilityFolds;
+    if (positives - held_pos > 0 && (l - positives) - (held - held_pos) > 0) return true;
+  }
+  return false;
 }
 
 // LIBSVM's solve_nu_svc start for one pair: a = min(1, what is left of nu l / 2) per label, in sample order.
@@ -347,17 +363,18 @@ void SetUpOneVsOne(const datasets::SparseRowDataset& data, const PreparedTrainin
 
 // -b 1: each pair's Platt sigmoid, the pairs' shuffles drawn in pair order from LIBSVM's one rand() (it fits
 // them before solving each pair; the solves draw nothing), the fits themselves then in parallel.
-void FitPairSigmoids(const datasets::SparseRowDataset& data, const SvmParams& p, const OneVsOne& o, GlibcRand* rand,
+void FitPairSigmoids(const datasets::SparseRowDataset& data, const SvmParams& p, const OneVsOne& o, ShuffleRand* rand,
                      const FitRunner* fits, std::vector<double>* prob_a, std::vector<double>* prob_b) {
   const auto num_tasks = static_cast<int64_t>(o.tasks.size());
-  GlibcRand local;
-  GlibcRand& rnd = rand != nullptr ? *rand : local;
+  ShuffleRand local(p.random_seed);
+  ShuffleRand& rnd = rand != nullptr ? *rand : local;
   std::vector<std::vector<int32_t>> perms(o.tasks.size());
   for (size_t t = 0; t < o.tasks.size(); ++t) {
     const auto l = static_cast<int64_t>(o.subs[t].size());
     perms[t].resize(static_cast<size_t>(l));
     std::iota(perms[t].begin(), perms[t].end(), 0);
-    for (int64_t i = 0; i < l; ++i) std::swap(perms[t][i], perms[t][i + rnd.Next() % (l - i)]);
+    for (int64_t i = 0; i < l; ++i) std::swap(perms[t][i], perms[t][i + rnd.Below(l - i)]);
+    if (AnyFoldTrains(perms[t], o.ys[t])) rnd.Restart();  // scikit-learn's fork: a fold's svm_train reseeds
   }
   prob_a->resize(o.tasks.size());
   prob_b->resize(o.tasks.size());
@@ -457,7 +474,7 @@ void AddSupportVectors(const datasets::SparseRowDataset& data, const OneVsOne& o
 }  // namespace
 
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairsSolver& solve_pairs, GlibcRand* rand, const FitRunner* fits) {
+                       const PairsSolver& solve_pairs, ShuffleRand* rand, const FitRunner* fits) {
   const auto start_time = std::chrono::steady_clock::now();
   TESSEL_CHECK(IsClassification(params.type), "TrainOneVsOne: {} has no classes (TrainSvm trains it as one problem)",
                SvmTypeName(params.type));
@@ -511,7 +528,7 @@ SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& 
 }
 
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                  const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits) {
+                  const BinarySolver& solver, ShuffleRand* rand, const FitRunner* fits) {
   if (!IsClassification(params.type)) return TrainOneProblem(data, params, report, solver, rand, fits);
   return TrainOneVsOne(
       data, params, report,

@@ -63,7 +63,7 @@ struct FitRunner {
 // with seed 1, as in a new svm-train process).
 // `fits` (optional) runs -b 1's fits (FitRunner).
 SvmModel TrainSvm(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report = nullptr,
-                  const BinarySolver& solver = {}, GlibcRand* rand = nullptr, const FitRunner* fits = nullptr);
+                  const BinarySolver& solver = {}, ShuffleRand* rand = nullptr, const FitRunner* fits = nullptr);
 
 // One binary problem of the one-vs-one decomposition: classes i < j (positions in TrainReport order), the data
 // rows of its samples (class i's, then class j's, each in data order), their +1/-1 labels, the weighted C of each
@@ -98,7 +98,7 @@ using PairsSolver = std::function<std::vector<SolverResult>(std::span<const Pair
 // TrainSvm's decomposition, class grouping, weights and model assembly with any way of solving the pairs (the
 // distributed trainer solves them across ranks).
 SvmModel TrainOneVsOne(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                       const PairsSolver& solve_pairs, GlibcRand* rand = nullptr, const FitRunner* fits = nullptr);
+                       const PairsSolver& solve_pairs, ShuffleRand* rand = nullptr, const FitRunner* fits = nullptr);
 
 // Runs solve on every task, several pairs at once when there are threads for them; each concurrent pair gets an
 // equal share of the cache budget, so -m stays the total. Results do not depend on the schedule.

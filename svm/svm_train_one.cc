@@ -18,7 +18,7 @@
 namespace tessel::svm {
 
 SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                         const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits) {
+                         const BinarySolver& solver, ShuffleRand* rand, const FitRunner* fits) {
   const auto start_time = std::chrono::steady_clock::now();
   const PreparedTraining prep = PrepareTraining(data, params);
   const SvmParams& p = prep.p;
@@ -62,7 +62,7 @@ SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams
   }
   std::vector<double> prob_a;
   if (p.probability != 0 && regression) {  // svm_svr_probability, before the solve as in LIBSVM
-    GlibcRand local;
+    ShuffleRand local(p.random_seed);
     SvmParams cv_params = p;
     cv_params.probability = 0;
     const CrossValidationResult cv = CrossValidate(data, cv_params, 5, fits != nullptr ? fits->solver : solver,

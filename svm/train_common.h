@@ -28,6 +28,6 @@ PreparedTraining PrepareTraining(const datasets::SparseRowDataset& data, const S
 // solve_nu_svr), its coefficients a (one-class) or a - a* (regression) per row, the model's support vectors the
 // rows whose coefficient is not 0, in data order. TrainSvm's arguments.
 SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams& params, TrainReport* report,
-                         const BinarySolver& solver, GlibcRand* rand, const FitRunner* fits);
+                         const BinarySolver& solver, ShuffleRand* rand, const FitRunner* fits);
 
 }  // namespace tessel::svm

@@ -6,7 +6,9 @@
 #include "svm/wss.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <utility>
 
 #include "core/target_clones.h"
 #include "svm/batch_step.h"
@@ -44,25 +46,43 @@ bool Better(const Ties& ties, double value, int64_t pos, double best_value, int6
   return value == best_value && ties.Of(pos) > ties.Of(best_pos);
 }
 
+// What the second-index scan reads per label (y = +1 "up" lanes, y = -1 "down" lanes): the first index's Q row, its
+// violation gmax, its Q_ii and the coefficient c of a_ij = (qd_i + qd_j) - c Q_ij. LIBSVM's Solver: one i for both
+// labels, c = 2 y_i for y = +1 and -2 y_i for y = -1. Solver_NU: each label its own i (ip, in), c = 2; a label
+// without a violator has gmax -inf (its row, which may be null, is not read).
+struct PairSide {
+  const float* q = nullptr;
+  double gmax = -kInf;
+  double qd = 0;
+  double c = 2;
+};
+
 // The second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the pair (i, j) for
-// every j in I_low with b_ij > 0, the smallest gain (ties by `ties`) into *best, and the largest y G over I_low,
-// returned. Four positions per vector operation (the AVX2 clone: one vdivpd for four divisions); each lane keeps
-// its own best and the lanes are combined by value, then by the tie rule: the sequential scan's answer. Each value
-// is LIBSVM's expression rounded the same way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q
-// becomes (qd_i + qd_j) - (-yi2) q, exact sign changes; no multiply-add is contracted (core/target_clones.h).
-template <class Ties>
-[[gnu::always_inline]] inline double SecondOrderBody(const Ties& ties, const double* g, const double* qd,
-                                                     const int8_t* y, const int8_t* st, const float* q_i, double gmax,
-                                                     double qd_i, double yi2, int64_t b, int64_t e, Candidate* best) {
+// every j in I_low with b_ij = gmax + y_j G_j > 0 (i the first index of j's label), the smallest gain (ties by
+// `ties`) into *best, and the largest y G over I_low of each label into gmax2[0] (y = +1) and gmax2[1]. Four
+// positions per vector operation (the AVX2 clone: one vdivpd for four divisions); each lane keeps its own best
+// and the lanes are combined by value, then by the tie rule: the sequential scan's answer. Each value is LIBSVM's
+// expression rounded the same way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes
+// (qd_i + qd_j) - (-yi2) q, exact sign changes; no multiply-add is contracted (core/target_clones.h).
+template <bool kPerLabel, class Ties>
+[[gnu::always_inline]] inline void SecondOrderBody(const Ties& ties, const double* g, const double* qd, const int8_t* y,
+                                                   const int8_t* st, const PairSide& up_side, const PairSide& down_side,
+                                                   int64_t b, int64_t e, Candidate* best, double* gmax2) {
   const V4d inf = {kInf, kInf, kInf, kInf};
   const V4d tau = {batch::kTau, batch::kTau, batch::kTau, batch::kTau};
   const V4d zero = {0, 0, 0, 0};
-  const V4d gmax_v = {gmax, gmax, gmax, gmax};
-  const V4d qd_i_v = {qd_i, qd_i, qd_i, qd_i};
-  const V4d yi2_v = {yi2, yi2, yi2, yi2};
+  const V4d gmax_u = {up_side.gmax, up_side.gmax, up_side.gmax, up_side.gmax};
+  const V4d gmax_d = {down_side.gmax, down_side.gmax, down_side.gmax, down_side.gmax};
+  const V4d qd_u = {up_side.qd, up_side.qd, up_side.qd, up_side.qd};
+  const V4d qd_d = {down_side.qd, down_side.qd, down_side.qd, down_side.qd};
+  const V4d c_u = {up_side.c, up_side.c, up_side.c, up_side.c};
+  const V4d c_d = {down_side.c, down_side.c, down_side.c, down_side.c};
+  const float* q_u = up_side.q;
+  const float* q_d = down_side.q;
   const V4l lower = {kLower, kLower, kLower, kLower};
   const V4l upper = {kUpper, kUpper, kUpper, kUpper};
-  V4d gmax2_v = -inf;
+  V4d gmax2_u = -inf;
+  V4d gmax2_d = -inf;
   V4d min_v = inf;
   V4l min_at = {-1, -1, -1, -1};
   V4l min_tie = {-1, -1, -1, -1};
@@ -74,14 +94,28 @@ template <class Ties>
     std::memcpy(&qdv, qd + j, sizeof(qdv));
     const V4l yv = {y[j], y[j + 1], y[j + 2], y[j + 3]};
     const V4l sv = {st[j], st[j + 1], st[j + 2], st[j + 3]};
-    const V4d qv = {q_i[j], q_i[j + 1], q_i[j + 2], q_i[j + 3]};
     const V4l up = yv > 0;
+    // One row for both labels (Solver: its gmax and Q_ii uniform), or each label's own (Solver_NU; a null row,
+    // whose label has no violator, reads as zeros).
+    V4d qv;
+    if constexpr (kPerLabel) {
+      const V4d qa = q_u != nullptr ? V4d{q_u[j], q_u[j + 1], q_u[j + 2], q_u[j + 3]} : zero;
+      const V4d qb = q_d != nullptr ? V4d{q_d[j], q_d[j + 1], q_d[j + 2], q_d[j + 3]} : zero;
+      qv = TESSEL_SELECT(up, qa, qb);
+    } else {
+      qv = V4d{q_u[j], q_u[j + 1], q_u[j + 2], q_u[j + 3]};
+    }
     const V4d yg = TESSEL_SELECT(up, gv, -gv);
     const V4l low = (up & (sv != lower)) | (~up & (sv != upper));  // batch::InLow
-    const V4d cand = TESSEL_SELECT(low, yg, -inf);
-    gmax2_v = TESSEL_SELECT(gmax2_v < cand, cand, gmax2_v);
-    const V4d grad_diff = gmax_v + yg;
-    const V4d quad = (qd_i_v + qdv) - TESSEL_SELECT(up, yi2_v, -yi2_v) * qv;
+    if constexpr (kPerLabel) {
+      gmax2_u = TESSEL_SELECT(low & up & (gmax2_u < yg), yg, gmax2_u);
+      gmax2_d = TESSEL_SELECT(low & ~up & (gmax2_d < yg), yg, gmax2_d);
+    } else {  // one maximum over both labels (gmax2_d stays -inf)
+      const V4d cand = TESSEL_SELECT(low, yg, -inf);
+      gmax2_u = TESSEL_SELECT(gmax2_u < cand, cand, gmax2_u);
+    }
+    const V4d grad_diff = (kPerLabel ? TESSEL_SELECT(up, gmax_u, gmax_d) : gmax_u) + yg;
+    const V4d quad = ((kPerLabel ? TESSEL_SELECT(up, qd_u, qd_d) : qd_u) + qdv) - TESSEL_SELECT(up, c_u, c_d) * qv;
     const V4d obj = -(grad_diff * grad_diff) / TESSEL_SELECT(quad > zero, quad, tau);
     const V4l at = {j, j + 1, j + 2, j + 3};
     V4l take;
@@ -96,42 +130,116 @@ template <class Ties>
     min_v = TESSEL_SELECT(take, obj, min_v);
     min_at = (take & at) | (~take & min_at);
   }
-  double gmax2 = -kInf;
+  gmax2[0] = -kInf;
+  gmax2[1] = -kInf;
   Candidate c{kInf, -1};
   for (int k = 0; k < 4; ++k) {
-    gmax2 = gmax2 < gmax2_v[k] ? gmax2_v[k] : gmax2;
+    gmax2[0] = gmax2[0] < gmax2_u[k] ? gmax2_u[k] : gmax2[0];
+    gmax2[1] = gmax2[1] < gmax2_d[k] ? gmax2_d[k] : gmax2[1];
     if (min_at[k] >= 0 && Better<true>(ties, min_v[k], min_at[k], c.value, c.index)) c = {min_v[k], min_at[k]};
   }
   for (; j < e; ++j) {
     if (!batch::InLow(y[j], st[j])) continue;
     const bool up = y[j] > 0;
+    const PairSide& side = up ? up_side : down_side;
     const double yg = up ? g[j] : -g[j];
-    if (gmax2 < yg) gmax2 = yg;
-    const double grad_diff = gmax + yg;
+    if (gmax2[up ? 0 : 1] < yg) gmax2[up ? 0 : 1] = yg;
+    const double grad_diff = side.gmax + yg;
     if (grad_diff <= 0) continue;
-    const double quad = (qd_i + qd[j]) - (up ? yi2 : -yi2) * static_cast<double>(q_i[j]);
+    const double quad = (side.qd + qd[j]) - side.c * static_cast<double>(side.q[j]);
     const double obj = -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau);
     if (Better<true>(ties, obj, j, c.value, c.index)) c = {obj, j};
   }
   *best = c;
-  return gmax2;
+}
+
+// The four-lane running best of -y G over I_up (the first index of LIBSVM's selection), per label (kLabels 2:
+// [y = +1, y = -1], Solver_NU's ip and in) or over both labels (1): each lane keeps its own best and Finish combines
+// the lanes by value, then by the tie rule: the sequential scan's answer (`>=`, the last position).
+template <int kLabels, class Ties>
+struct UpLanes {
+  const Ties& ties;
+  V4d top[kLabels];
+  V4l top_at[kLabels];
+  V4l top_tie[kLabels];
+
+  explicit UpLanes(const Ties& t) : ties(t) {
+    for (int side = 0; side < kLabels; ++side) {
+      top[side] = V4d{-kInf, -kInf, -kInf, -kInf};
+      top_at[side] = top_tie[side] = V4l{-1, -1, -1, -1};
+    }
+  }
+  // Positions t .. t + 3 with gradients gv.
+  [[gnu::always_inline]] void Add(const V4d& gv, const int8_t* y, const int8_t* st, int64_t t) {
+    const V4l lower = {kLower, kLower, kLower, kLower};
+    const V4l upper = {kUpper, kUpper, kUpper, kUpper};
+    const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
+    const V4l sv = {st[t], st[t + 1], st[t + 2], st[t + 3]};
+    const V4l up = yv > 0;
+    const V4l in_up = (up & (sv != upper)) | (~up & (sv != lower));  // batch::InUp
+    const V4d v = TESSEL_SELECT(up, -gv, gv);                        // -y G
+    const V4l at = {t, t + 1, t + 2, t + 3};
+    for (int side = 0; side < kLabels; ++side) {
+      const V4l mine = kLabels == 1 ? in_up : in_up & (side == 0 ? up : ~up);
+      V4l take;
+      if constexpr (Ties::kPositions) {
+        take = mine & (v >= top[side]);
+      } else {
+        V4l tie;
+        ties.Lanes(t, &tie);
+        take = mine & ((v > top[side]) | ((v == top[side]) & (tie > top_tie[side])));
+        top_tie[side] = (take & tie) | (~take & top_tie[side]);
+      }
+      top[side] = TESSEL_SELECT(take, v, top[side]);
+      top_at[side] = (take & at) | (~take & top_at[side]);
+    }
+  }
+  // The lanes' bests into best[0 .. kLabels).
+  void Finish(Candidate* best) const {
+    for (int side = 0; side < kLabels; ++side) {
+      best[side] = Candidate{-kInf, -1};
+      for (int k = 0; k < 4; ++k)
+        if (top_at[side][k] >= 0 &&
+            Better<false>(ties, top[side][k], top_at[side][k], best[side].value, best[side].index))
+          best[side] = {top[side][k], top_at[side][k]};
+    }
+  }
+  // One position of the scalar tail.
+  void AddOne(double g, int8_t y, int8_t st, int64_t t, Candidate* best) const {
+    if (!batch::InUp(y, st)) return;
+    const int side = kLabels == 2 && y < 0 ? 1 : 0;
+    const double v = y > 0 ? -g : g;
+    if (Better<false>(ties, v, t, best[side].value, best[side].index)) best[side] = {v, t};
+  }
+};
+
+// The first-index scan over positions [b, e): per label, the position in I_up of the largest -y G (ties by
+// `ties`): best[0] among y = +1 (-G), best[1] among y = -1 (G), as Solver_NU's first loop; LIBSVM's Solver's max
+// violator is the better of the two.
+template <class Ties>
+[[gnu::always_inline]] inline void MaxViolatorsBody(const Ties& ties, const double* g, const int8_t* y,
+                                                    const int8_t* st, int64_t b, int64_t e, Candidate* best) {
+  UpLanes<2, Ties> lanes(ties);
+  int64_t t = b;
+  for (; t + 4 <= e; t += 4) {
+    V4d gv;
+    std::memcpy(&gv, g + t, sizeof(gv));
+    lanes.Add(gv, y, st, t);
+  }
+  lanes.Finish(best);
+  for (; t < e; ++t) lanes.AddOne(g[t], y[t], st[t], t, best);
 }
 
 // G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
-// the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`). Four positions per
-// vector operation; each lane keeps its own best, and the lanes are combined by value, then by the tie rule: the
-// sequential scan's answer.
+// the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`), four positions per
+// vector operation (UpLanes).
 template <class Ties>
 [[gnu::always_inline]] inline Candidate UpdateGradientBody(const Ties& ties, double* g, const float* q_i,
                                                            const float* q_j, double d_i, double d_j, const int8_t* y,
                                                            const int8_t* st, int64_t b, int64_t e) {
   const V4d di = {d_i, d_i, d_i, d_i};
   const V4d dj = {d_j, d_j, d_j, d_j};
-  const V4l lower = {kLower, kLower, kLower, kLower};
-  const V4l upper = {kUpper, kUpper, kUpper, kUpper};
-  V4d best = {-kInf, -kInf, -kInf, -kInf};
-  V4l best_at = {-1, -1, -1, -1};
-  V4l best_tie = {-1, -1, -1, -1};
+  UpLanes<1, Ties> lanes(ties);
   int64_t t = b;
   for (; t + 4 <= e; t += 4) {
     V4d gv;
@@ -140,47 +248,37 @@ template <class Ties>
     const V4d qj = {q_j[t], q_j[t + 1], q_j[t + 2], q_j[t + 3]};
     gv += qi * di + qj * dj;
     std::memcpy(g + t, &gv, sizeof(gv));
-    const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
-    const V4l sv = {st[t], st[t + 1], st[t + 2], st[t + 3]};
-    const V4l up = yv > 0;
-    const V4l in_up = (up & (sv != upper)) | (~up & (sv != lower));  // batch::InUp
-    const V4d v = TESSEL_SELECT(up, -gv, gv);                        // -y G
-    const V4l at = {t, t + 1, t + 2, t + 3};
-    V4l take;
-    if constexpr (Ties::kPositions) {
-      take = in_up & (v >= best);
-    } else {
-      V4l tie;
-      ties.Lanes(t, &tie);
-      take = in_up & ((v > best) | ((v == best) & (tie > best_tie)));
-      best_tie = (take & tie) | (~take & best_tie);
-    }
-    best = TESSEL_SELECT(take, v, best);
-    best_at = (take & at) | (~take & best_at);
+    lanes.Add(gv, y, st, t);
   }
-  Candidate c{-kInf, -1};
-  for (int k = 0; k < 4; ++k)
-    if (best_at[k] >= 0 && Better<false>(ties, best[k], best_at[k], c.value, c.index)) c = {best[k], best_at[k]};
+  Candidate c;
+  lanes.Finish(&c);
   for (; t < e; ++t) {
     g[t] += q_i[t] * d_i + q_j[t] * d_j;
-    if (!batch::InUp(y[t], st[t])) continue;
-    const double v = y[t] == 1 ? -g[t] : g[t];
-    if (Better<false>(ties, v, t, c.value, c.index)) c = {v, t};
+    lanes.AddOne(g[t], y[t], st[t], t, &c);
   }
   return c;
 }
 #undef TESSEL_SELECT
 
 // The clones: one per tie rule (the rule inlined, so the position rule costs nothing).
-TESSEL_CLONE_AVX2 double SecondOrderScan(const double* g, const double* qd, const int8_t* y, const int8_t* st,
-                                         const float* q_i, double gmax, double qd_i, double yi2, int64_t b, int64_t e,
-                                         Candidate* best) {
-  return SecondOrderBody(ByPosition{}, g, qd, y, st, q_i, gmax, qd_i, yi2, b, e, best);
+// Solver's second scan (one first index for both labels) or, per_label, Solver_NU's (one per label).
+TESSEL_CLONE_AVX2 void SecondOrderScan(bool per_label, const int64_t* key, const double* g, const double* qd,
+                                       const int8_t* y, const int8_t* st, const PairSide* sides, int64_t b, int64_t e,
+                                       Candidate* best, double* gmax2) {
+  const PairSide& u = sides[0];
+  const PairSide& d = sides[1];
+  if (per_label && key == nullptr) SecondOrderBody<true>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (per_label && key != nullptr) SecondOrderBody<true>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key == nullptr) SecondOrderBody<false>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key != nullptr) SecondOrderBody<false>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
 }
-TESSEL_CLONE_AVX2 double SecondOrderScanByKey(const int64_t* key, const double* g, const double* qd, const int8_t* y,
-                                              const int8_t* st, const float* q_i, double gmax, double qd_i, double yi2,
-                                              int64_t b, int64_t e, Candidate* best) {
-  return SecondOrderBody(ByKey{key}, g, qd, y, st, q_i, gmax, qd_i, yi2, b, e, best);
+TESSEL_CLONE_AVX2 void MaxViolatorsScan(const int64_t* key, const double* g, const int8_t* y, const int8_t* st,
+                                        int64_t b, int64_t e, Candidate* best) {
+  if (key == nullptr) {
+    MaxViolatorsBody(ByPosition{}, g, y, st, b, e, best);
+  } else {
+    MaxViolatorsBody(ByKey{key}, g, y, st, b, e, best);
+  }
 }
 TESSEL_CLONE_AVX2 Candidate UpdateGradient(double* g, const float* q_i, const float* q_j, double d_i, double d_j,
                                            const int8_t* y, const int8_t* st, int64_t b, int64_t e) {
@@ -192,65 +290,10 @@ TESSEL_CLONE_AVX2 Candidate UpdateGradientByKey(const int64_t* key, double* g, c
   return UpdateGradientBody(ByKey{key}, g, q_i, q_j, d_i, d_j, y, st, b, e);
 }
 
-// MaxViolatorOver's block kernel over positions [b, e).
-template <class Ties>
-Candidate MaxViolator(const Ties& ties, const double* g, const int8_t* y, const int8_t* st, int64_t b, int64_t e) {
-  Candidate c{-kInf, -1};
-  for (int64_t t = b; t < e; ++t) {
-    if (!batch::InUp(y[t], st[t])) continue;
-    const double v = y[t] == 1 ? -g[t] : g[t];  // -y G
-    if (Better<false>(ties, v, t, c.value, c.index)) c = {v, t};
-  }
-  return c;
-}
-
 // Blocks fold in order (a later block holds later positions) by value, then by the tie rule.
 template <bool kLess, class Ties>
 Candidate Fold(const Ties& ties, const Candidate& r, const Candidate& p) {
   return p.index >= 0 && Better<kLess>(ties, p.value, p.index, r.value, r.index) ? p : r;
-}
-
-// Solver_NU's first scan over positions [b, e).
-template <class Ties>
-NuFirsts NuMaxViolators(const Ties& ties, const SampleState& s, int64_t b, int64_t e) {
-  NuFirsts f;
-  for (int64_t t = b; t < e; ++t) {
-    const double g = s.g[t];
-    if (s.y[t] == 1) {
-      if (s.status[t] != kUpper && Better<false>(ties, -g, t, f.p.value, f.p.index)) f.p = {-g, t};
-    } else if (s.status[t] != kLower && Better<false>(ties, g, t, f.n.value, f.n.index)) {
-      f.n = {g, t};
-    }
-  }
-  return f;
-}
-
-// Solver_NU's second scan over positions [b, e).
-template <class Ties>
-NuSecondChoice NuSecondOrder(const Ties& ties, const SampleState& s, const NuFirsts& firsts, const float* q_ip,
-                             double qd_ip, const float* q_in, double qd_in, int64_t b, int64_t e) {
-  NuSecondChoice c;
-  for (int64_t j = b; j < e; ++j) {
-    const double g = s.g[j];
-    double grad_diff;
-    double quad_coef;
-    if (s.y[j] == 1) {
-      if (s.status[j] == kLower) continue;
-      grad_diff = firsts.p.value + g;
-      if (g >= c.gmaxp2) c.gmaxp2 = g;
-      if (grad_diff <= 0) continue;
-      quad_coef = qd_ip + s.qd[j] - 2.0 * q_ip[j];
-    } else {
-      if (s.status[j] == kUpper) continue;
-      grad_diff = firsts.n.value - g;
-      if (-g >= c.gmaxn2) c.gmaxn2 = -g;
-      if (grad_diff <= 0) continue;
-      quad_coef = qd_in + s.qd[j] - 2.0 * q_in[j];
-    }
-    const double obj_diff = batch::SecondOrderGain(grad_diff, quad_coef);
-    if (Better<true>(ties, obj_diff, j, c.best.value, c.best.index)) c.best = {obj_diff, j};
-  }
-  return c;
 }
 
 }  // namespace
@@ -258,7 +301,12 @@ NuSecondChoice NuSecondOrder(const Ties& ties, const SampleState& s, const NuFir
 NuFirsts NuMaxViolatorsOver(int64_t n, const SampleState& s, const int64_t* key) {
   const auto run = [&](const auto& ties) {
     return BlockReduce<NuFirsts>(
-        n, NuFirsts{}, [&](int64_t b, int64_t e) { return NuMaxViolators(ties, s, b, e); },
+        n, NuFirsts{},
+        [&](int64_t b, int64_t e) {
+          Candidate c[2];
+          MaxViolatorsScan(key, s.g.data(), s.y.data(), s.status.data(), b, e, c);
+          return NuFirsts{c[0], c[1]};
+        },
         [&](const NuFirsts& r, const NuFirsts& p) {
           return NuFirsts{Fold<false>(ties, r.p, p.p), Fold<false>(ties, r.n, p.n)};
         });
@@ -266,48 +314,51 @@ NuFirsts NuMaxViolatorsOver(int64_t n, const SampleState& s, const int64_t* key)
   return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
 }
 
-NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const float* q_ip,
-                                 double qd_ip, const float* q_in, double qd_in, const int64_t* key) {
-  const auto run = [&](const auto& ties) {
-    return BlockReduce<NuSecondChoice>(
-        n, NuSecondChoice{},
-        [&](int64_t b, int64_t e) { return NuSecondOrder(ties, s, firsts, q_ip, qd_ip, q_in, qd_in, b, e); },
-        [&](const NuSecondChoice& r, const NuSecondChoice& p) {
-          return NuSecondChoice{Fold<true>(ties, r.best, p.best), std::max(r.gmaxp2, p.gmaxp2),
-                                std::max(r.gmaxn2, p.gmaxn2)};
-        });
-  };
-  return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
+Candidate MaxViolatorOver(int64_t n, const SampleState& s, const int64_t* key) {
+  const NuFirsts f = NuMaxViolatorsOver(n, s, key);  // the better of the two labels' (ties to the later position)
+  const auto better = [&](const auto& ties) { return Fold<false>(ties, f.p, f.n); };
+  return key == nullptr ? better(ByPosition{}) : better(ByKey{key});
 }
 
-Candidate MaxViolatorOver(int64_t n, const SampleState& s, const int64_t* key) {
+// The second scan over both labels' sides (SecondOrderBody), folded over the blocks in order.
+template <class Result, class Make>
+Result SecondOrderScanOver(int64_t n, const SampleState& s, const PairSide* sides, bool per_label, const int64_t* key,
+                           Make make) {
   const auto run = [&](const auto& ties) {
-    return BlockReduce<Candidate>(
-        n, Candidate{-kInf, -1},
-        [&](int64_t b, int64_t e) { return MaxViolator(ties, s.g.data(), s.y.data(), s.status.data(), b, e); },
-        [&](const Candidate& r, const Candidate& p) { return Fold<false>(ties, r, p); });
+    return BlockReduce<std::pair<Candidate, std::array<double, 2>>>(
+        n, {{kInf, -1}, {-kInf, -kInf}},
+        [&](int64_t b, int64_t e) {
+          std::pair<Candidate, std::array<double, 2>> c;
+          SecondOrderScan(per_label, key, s.g.data(), s.qd.data(), s.y.data(), s.status.data(), sides, b, e, &c.first,
+                          c.second.data());
+          return c;
+        },
+        [&](const auto& r, const auto& p) {
+          return std::pair<Candidate, std::array<double, 2>>{
+              Fold<true>(ties, r.first, p.first),
+              {std::max(r.second[0], p.second[0]), std::max(r.second[1], p.second[1])}};
+        });
   };
-  return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
+  const auto r = key == nullptr ? run(ByPosition{}) : run(ByKey{key});
+  return make(r.first, r.second[0], r.second[1]);
+}
+
+NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const float* q_ip,
+                                 double qd_ip, const float* q_in, double qd_in, const int64_t* key) {
+  // Solver_NU: j of label y pairs with its label's violator, a_ij = (qd_i + qd_j) - 2 Q_ij.
+  const PairSide sides[2] = {{q_ip, firsts.p.value, qd_ip, 2.0}, {q_in, firsts.n.value, qd_in, 2.0}};
+  return SecondOrderScanOver<NuSecondChoice>(n, s, sides, true, key, [](const Candidate& best, double p2, double n2) {
+    return NuSecondChoice{best, p2, n2};
+  });
 }
 
 SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const float* q_i, double gmax, double qd_i, double yi2,
                              const int64_t* key) {
-  const auto run = [&](const auto& ties) {
-    return BlockReduce<SecondChoice>(
-        n, SecondChoice{{kInf, -1}, -kInf},
-        [&](int64_t b, int64_t e) {
-          SecondChoice c{{kInf, -1}, -kInf};
-          c.gmax2 = key == nullptr ? SecondOrderScan(s.g.data(), s.qd.data(), s.y.data(), s.status.data(), q_i, gmax,
-                                                     qd_i, yi2, b, e, &c.best)
-                                   : SecondOrderScanByKey(key, s.g.data(), s.qd.data(), s.y.data(), s.status.data(),
-                                                          q_i, gmax, qd_i, yi2, b, e, &c.best);
-          return c;
-        },
-        [&](const SecondChoice& r, const SecondChoice& p) {
-          return SecondChoice{Fold<true>(ties, r.best, p.best), std::max(r.gmax2, p.gmax2)};
-        });
-  };
-  return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
+  const PairSide sides[2] = {{q_i, gmax, qd_i, yi2}, {q_i, gmax, qd_i, -yi2}};
+  return SecondOrderScanOver<SecondChoice>(n, s, sides, false, key,
+                                           [](const Candidate& best, double up2, double down2) {
+                                             return SecondChoice{best, std::max(up2, down2)};
+                                           });
 }
 
 Candidate UpdateGradientOver(int64_t n, SampleState* s, const float* q_i, const float* q_j, double d_i, double d_j,

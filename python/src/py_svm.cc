@@ -1,7 +1,7 @@
 // LIBSVM's formulations in Python (the engine of tessel.SVC, NuSVC, SVR, NuSVR and OneClassSVM): training on CSR
-// arrays with SvmParams (LIBSVM's parameters, the formulation included, passed as JSON by tessel/svm.py), the model
-// as a dict of numpy arrays (so estimators pickle without C++ state), decision values and predictions (votes, the
-// one-class sign or the regression value) for new rows, and LIBSVM model files both ways.
+// arrays through app::TrainSvmRows (the options of `train svm`, the formulation included, as JSON from tessel/svm.py),
+// the model as a dict of numpy arrays (so estimators pickle without C++ state), decision values and predictions (votes,
+// the one-class sign or the regression value) for new rows, and LIBSVM model files both ways.
 #include <cstring>
 #include <limits>
 #include <string>
@@ -12,13 +12,11 @@
 
 #include "app/options_json.h"
 #include "app/run_options.h"
-#include "core/context.h"
+#include "app/train_svm.h"
 #include "core/error.h"
 #include "core/parallel.h"
-#include "core/params_json.h"
 #include "python/src/py_common.h"
 #include "python/src/py_modules.h"
-#include "svm/batch_solver.h"
 #include "svm/svm_model.h"
 #include "svm/svm_ops.h"
 #include "svm/svm_train.h"
@@ -135,31 +133,27 @@ datasets::SparseRowDataset Rows(const I64& indptr, const I32& indices, const F64
   return d;
 }
 
+// The estimators' fit: app::TrainSvmRows (the one-process run of `tessel train svm`, its set-up and checks included)
+// on CSR arrays, with the options of `train svm` as their Python keywords in JSON (the formulation's parameters,
+// threads, device, solver, working_set), the class weights, scikit-learn's class order and random_state's seed.
 py::tuple Fit(const I64& indptr, const I32& indices, const F64& values, const F64& labels, int64_t num_features,
-              const std::string& params_json, const std::vector<std::pair<int32_t, double>>& weights,
-              bool sorted_classes, int threads, const std::string& device, const std::string& solver_name,
-              int working_set) {
-  TESSEL_CHECK(threads >= 0, "threads={} must be 0 (all cores) or positive", threads);
-  svm::SvmParams p;
-  nlohmann::json params;
+              const std::string& options_json, const std::vector<std::pair<int32_t, double>>& weights,
+              bool sorted_classes, int64_t random_seed, bool verbose) {
+  app::TrainSvmOptions options;
+  nlohmann::json in;
   try {
-    params = nlohmann::json::parse(params_json);
+    in = nlohmann::json::parse(options_json);
   } catch (const nlohmann::json::exception& e) {
-    throw Error(fmt::format("params_json: not valid JSON ({})", e.what()));
+    throw Error(fmt::format("options_json: not valid JSON ({})", e.what()));
   }
-  ParamsFromJson(params, &p);
-  for (const auto& [label, weight] : weights) p.weights.push_back({label, weight});
-  p.class_order = sorted_classes ? svm::ClassOrder::kSorted : svm::ClassOrder::kFirstAppearance;
-  p.Validate();
-  const Context ctx = app::MakeContext({.device = ParseDevice(device)}, 0, threads);
-  const svm::BatchOptions batch = svm::BatchOptions::ForWorkingSet(working_set, ctx.IsCuda());
-  const svm::BinarySolver solver = svm::MakeBinarySolver(ctx, solver_name, batch);
+  app::OptionsFromJson(in, &options);
+  for (const auto& [label, weight] : weights) options.params.weights.push_back({label, weight});
+  options.params.class_order = sorted_classes ? svm::ClassOrder::kSorted : svm::ClassOrder::kFirstAppearance;
+  options.params.random_seed = random_seed;
+  options.verbose = verbose;
   datasets::SparseRowDataset data = Rows(indptr, indices, values, labels, num_features);
   svm::TrainReport report;
-  svm::SvmModel model = RunReleased([&] {
-    ThreadLimit limit(threads);
-    return svm::TrainSvm(data, p, &report, solver);
-  });
+  svm::SvmModel model = RunReleased([&] { return app::TrainSvmRows(options, data, &report); });
   return py::make_tuple(ModelToDict(model), report.ToJson().dump());
 }
 
@@ -243,8 +237,8 @@ void RegisterSvm(py::module_& m) {
       "svm_params", [] { return app::DescribeOptions(svm::SvmParams{}).dump(); },
       "The parameters of `tessel train svm` (name, help, default) as JSON");
   m.def("svm_fit", &Fit, py::arg("indptr"), py::arg("indices"), py::arg("values"), py::arg("labels"),
-        py::arg("num_features"), py::arg("params_json"), py::arg("weights"), py::arg("sorted_classes"),
-        py::arg("threads"), py::arg("device"), py::arg("solver"), py::arg("working_set"));
+        py::arg("num_features"), py::arg("options_json"), py::arg("weights"), py::arg("sorted_classes"),
+        py::arg("random_seed"), py::arg("verbose"));
   m.def("svm_decision", &Decision, py::arg("model"), py::arg("indptr"), py::arg("indices"), py::arg("values"),
         py::arg("num_features"), py::arg("threads"));
   m.def("svm_probability", &Probability, py::arg("model"), py::arg("indptr"), py::arg("indices"), py::arg("values"),

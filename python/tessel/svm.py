@@ -27,6 +27,7 @@ try:
     from sklearn.utils._available_if import available_if
     from sklearn.utils.class_weight import compute_class_weight
     from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils import check_random_state
     from sklearn.utils.validation import check_is_fitted
 except ImportError as e:  # pragma: no cover - scikit-learn is a dependency of the SVM estimators only
     raise ImportError("tessel's SVM estimators need scikit-learn (Debian: python3-sklearn; pip: scikit-learn)") from e
@@ -203,6 +204,9 @@ class _BaseLibSVM(BaseEstimator):
             "shrinking": shrinking,
             "max_iter": -1 if self.max_iter == -1 else integer("max_iter", self.max_iter, 1, 2 ** 63 - 1),
         }
+        if isinstance(self.verbose, numbers.Integral) and not isinstance(self.verbose, bool) and self.verbose < 0 or \
+                not isinstance(self.verbose, (numbers.Integral, np.bool_)):
+            raise ValueError(f"verbose={self.verbose!r}: True, False or an integer >= 0 is needed")
         if "nu" in self._formulation:
             params["nu"] = number("nu", self.nu, 0.0, hi=1.0)
         if "epsilon" in self._formulation:
@@ -211,12 +215,6 @@ class _BaseLibSVM(BaseEstimator):
 
     def _check_own_params(self):
         """A subclass's checks of its own parameters (the classifiers' probability, decision_function_shape)."""
-
-    def _working_set(self):
-        w = self.working_set
-        if isinstance(w, bool) or not isinstance(w, numbers.Integral) or not -2 ** 31 <= w < 2 ** 31:
-            raise ValueError(f"working_set={w!r}: 0 (the default) or a positive even integer is needed")
-        return int(w)
 
     def _threads(self):
         t = self.threads
@@ -237,13 +235,22 @@ class _BaseLibSVM(BaseEstimator):
                                    accept_large_sparse=False)
 
     # ---- training ---------------------------------------------------------------------------------------------
-    def _fit_engine(self, X, labels, params, threads, weights=()):
+    def _fit_engine(self, X, labels, params, threads, weights=(), seed=-1):
         """Trains the engine's formulation on validated X and labels (class positions 0..k-1 for the classifiers,
-        targets for the regressions, ones for one-class) and sets the fitted attributes."""
+        targets for the regressions, ones for one-class) through the one run of `tessel train svm` (its options:
+        PARAMS and tessel's own four) and sets the fitted attributes. SEED: random_state's draw for the probability
+        folds (-1: none)."""
         indptr, indices, values, n_features = csr_arrays("X", X)
+        w = self.working_set
+        options = dict(params, threads=threads, device=self.device, solver=self.solver,
+                       working_set=int(w) if isinstance(w, numbers.Integral) and not isinstance(w, bool) else w)
+        try:
+            options_json = json.dumps(options)
+        except TypeError as e:  # an object JSON cannot write (the engine names the option for anything it reads)
+            raise ValueError(f"device={self.device!r}, solver={self.solver!r}, working_set={w!r}: {e}") from e
         model, report = _tessel.svm_fit(
-            indptr, indices, values, np.ascontiguousarray(labels, dtype=np.float64), n_features, json.dumps(params),
-            list(weights), True, threads, str(self.device), str(self.solver), self._working_set())
+            indptr, indices, values, np.ascontiguousarray(labels, dtype=np.float64), n_features, options_json,
+            list(weights), True, int(seed), bool(self.verbose))
         self._sparse = hasattr(X, "tocsr")
         self._set_model(model)
         self.support_ = model["sv_rows"].astype(np.int32)
@@ -373,7 +380,10 @@ class _BaseSVC(ClassifierMixin, _BaseLibSVM):
             weights = [(int(i), float(v)) for i, v in enumerate(w)]
         self.classes_ = classes
         params["probability"] = 1 if self.probability else 0
-        return self._fit_engine(X, y_index, params, threads, weights)
+        # scikit-learn's seed: one draw from random_state on every fit (as BaseLibSVM.fit), which seeds the
+        # probability fits' folds; equal seeds give equal models.
+        seed = check_random_state(self.random_state).randint(np.iinfo("i").max)
+        return self._fit_engine(X, y_index, params, threads, weights, seed)
 
     def _set_model(self, model):
         super()._set_model(model)
@@ -453,6 +463,9 @@ class SVC(_BaseSVC):
       max_iter (-1: LIBSVM's limit max(10^7, 100 l)), decision_function_shape ("ovr" or "ovo"), break_ties (False),
       probability (False; True fits LIBSVM's probabilities for predict_proba and predict_log_proba, as
       svm-train -b 1: an internal 5-fold cross-validation per pair, so fitting takes about 6 times as long).
+      random_state (None, an int or a RandomState: seeds the probability fits' folds as scikit-learn's does, so
+      equal seeds give equal models and probA_/probB_ equal to sklearn.svm.SVC's with the same seed),
+      verbose (False; True logs the training's progress and each pair's objective at info level on stderr).
     tessel's own: device ("cpu" or "cuda"), solver ("smo" or "batch"), working_set (0 = default), threads
       (0 = all cores).
     """
@@ -462,7 +475,8 @@ class SVC(_BaseSVC):
 
     def __init__(self, *, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True, tol=1e-3,
                  cache_size=200, class_weight=None, max_iter=-1, decision_function_shape="ovr", break_ties=False,
-                 probability=False, device="cpu", solver="smo", working_set=0, threads=0):
+                 probability=False, random_state=None, verbose=False, device="cpu", solver="smo", working_set=0,
+                 threads=0):
         self._keep_params(locals())
 
 
@@ -480,7 +494,8 @@ class NuSVC(_BaseSVC):
 
     def __init__(self, *, nu=0.5, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True, tol=1e-3,
                  cache_size=200, class_weight=None, max_iter=-1, decision_function_shape="ovr", break_ties=False,
-                 probability=False, device="cpu", solver="smo", working_set=0, threads=0):
+                 probability=False, random_state=None, verbose=False, device="cpu", solver="smo", working_set=0,
+                 threads=0):
         self._keep_params(locals())
 
     def _more_tags(self):
@@ -517,7 +532,8 @@ class SVR(_BaseSVR):
     _formulation = ("C", "epsilon")
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, C=1.0, epsilon=0.1,
-                 shrinking=True, cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
+                 shrinking=True, cache_size=200, max_iter=-1, verbose=False, device="cpu", solver="smo", working_set=0,
+                 threads=0):
         self._keep_params(locals())
 
 
@@ -533,7 +549,8 @@ class NuSVR(_BaseSVR):
     _formulation = ("C", "nu")
 
     def __init__(self, *, nu=0.5, C=1.0, kernel="rbf", degree=3, gamma="scale", coef0=0.0, shrinking=True,
-                 tol=1e-3, cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
+                 tol=1e-3, cache_size=200, max_iter=-1, verbose=False, device="cpu", solver="smo", working_set=0,
+                 threads=0):
         self._keep_params(locals())
 
 
@@ -551,7 +568,7 @@ class OneClassSVM(OutlierMixin, _BaseLibSVM):
     _formulation = ("nu",)
 
     def __init__(self, *, kernel="rbf", degree=3, gamma="scale", coef0=0.0, tol=1e-3, nu=0.5, shrinking=True,
-                 cache_size=200, max_iter=-1, device="cpu", solver="smo", working_set=0, threads=0):
+                 cache_size=200, max_iter=-1, verbose=False, device="cpu", solver="smo", working_set=0, threads=0):
         self._keep_params(locals())
 
     def fit(self, X, y=None):

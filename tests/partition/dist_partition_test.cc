@@ -1,9 +1,10 @@
 // Distributed partitioning on the thread communicator (1-4 ranks): with the hash method the folder must be byte for
 // byte the serial one (same parts, same halos, same statistics, same partitions.json) for every kind of dataset
 // (directed, self-loops, weights, sparse features, 64-bit ids, no split) and any number of parts, more or fewer than
-// ranks; every part must load and validate; the refusals (random method, METIS without MPI, several balance
-// constraints, an existing output) fail every rank with the message and leave nothing behind. The METIS path
-// (ParMETIS) needs MPI and is tested under mpirun (tests/CMakeLists.txt: dist_partition_mpi_*).
+// ranks; every part must load and validate; the refusals (random method, ParMETIS without MPI, several balance
+// constraints, an existing output) fail every rank with the message and leave nothing behind. The METIS path's
+// ParMETIS route needs MPI and is tested under mpirun (tests/CMakeLists.txt: dist_partition_mpi_*); its default
+// coarsening route runs on any communicator (dist_coarsen_test.cc).
 #include "partition/dist_partition.h"
 
 #include <gtest/gtest.h>
@@ -138,9 +139,14 @@ TEST_F(DistPartitionTest, RefusalsFailEveryRankAndLeaveNothing) {
   EXPECT_NE(ErrorOf([&] { RunDist(2, data, o, root_ / "a"); }).find("--method random is one process only"),
             std::string::npos);
   o.method = Method::kMetis;
+  o.dist_algorithm = DistAlgorithm::kParMetis;
   const std::string metis = ErrorOf([&] { RunDist(2, data, o, root_ / "a"); });
   EXPECT_TRUE(metis.find("needs MPI") != std::string::npos || metis.find("without ParMETIS") != std::string::npos)
       << metis;
+  o.dist_algorithm = DistAlgorithm::kCoarsen;
+  o.balance = {Constraint::kNodes, Constraint::kEdges};
+  EXPECT_NE(ErrorOf([&] { RunDist(2, data, o, root_ / "a"); }).find("balances one constraint"), std::string::npos);
+  o.balance = {};
   o.method = Method::kHash;
   o.num_parts = 0;
   EXPECT_NE(ErrorOf([&] { RunDist(2, data, o, root_ / "a"); }), "");

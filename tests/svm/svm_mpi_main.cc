@@ -1,10 +1,10 @@
 // The distributed SVM under real MPI (ctest label mpi, run by mpirun at 2 and 4 ranks): `check` trains
 // heart_scale (RBF, linear, and without elimination; SMO, SMO rebalancing at every check point, and batched; nu-SVC,
-// one-class, epsilon-SVR and nu-SVR; -b 1 with its fits spread over the ranks) and letter_300 (26 classes) over all
-// ranks and compares every pair's objective with the one-process solver (within 1e-6
-// relative, each rank solving alone for the reference), the predictions with the one-process model's, and the models of
-// all ranks with rank 0's (bit for bit); `fail` makes rank 1 throw while the others wait inside the solver, so the job
-// must end with rank 1's message.
+// one-class, epsilon-SVR and nu-SVR on SMO and batched; -b 1 with its fits spread over the ranks) and letter_300 (26
+// classes) over all ranks and compares every pair's objective with the one-process solver (within 1e-6 relative, each
+// rank solving alone for the reference), the predictions with the one-process model's, and the models of all ranks with
+// rank 0's (bit for bit); `fail` makes rank 1 throw while the others wait inside the solver, so the job must end with
+// rank 1's message.
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "datasets/readers.h"
 #include "svm/batch_solver.h"
+#include "svm/dist_solver.h"
 #include "svm/dist_train.h"
 #include "svm/svm_train.h"
 #include "tests/svm/svm_test_util.h"
@@ -35,7 +36,9 @@ int Check(comm::Communicator& c) {
         Case{"heart_scale", "-c 4 -g 0.25", 16}, Case{"heart_scale", "-c 2 -h 0", 32},
         Case{"heart_scale", "-c 8 -g 0.5 -e 0.00001", 0, 1.0001}, Case{"heart_scale", "-s 1 -e 0.00001"},
         Case{"heart_scale", "-s 2 -e 0.00001"}, Case{"heart_scale", "-s 3 -e 0.00001"},
-        Case{"heart_scale", "-s 4 -h 0"}, Case{"heart_scale", "-b 1 -h 0"}, Case{"heart_scale", "-s 3 -b 1 -h 0"}}) {
+        Case{"heart_scale", "-s 4 -h 0"}, Case{"heart_scale", "-b 1 -h 0"}, Case{"heart_scale", "-s 3 -b 1 -h 0"},
+        Case{"heart_scale", "-s 1 -h 0", 16}, Case{"heart_scale", "-s 2 -h 0", 16},
+        Case{"heart_scale", "-s 3 -h 0 -e 0.00001", 16}, Case{"heart_scale", "-s 4 -h 0", 16}}) {
     const auto data = datasets::ReadLibsvm(std::string(TESSEL_TEST_DATA) + "/svm/" + cs.file);
     const SvmParams p = testing::ParseLibsvmArgs(cs.args);
     DistTrainOptions how;
@@ -44,8 +47,9 @@ int Check(comm::Communicator& c) {
     if (cs.batch > 0) {
       how.batched = true;
       how.batch.working_set = cs.batch;
+      // C-SVC: the device loop's host reference; the other formulations: `--solver batch` on one process.
       one_process = [b = how.batch](const BinaryProblem& problem, const SolverOptions& o) {
-        return SolveBinaryBatched(problem, o, b);
+        return problem.IsCsvc() ? SolveBinaryBatched(problem, o, b) : SolveBinaryBatchedCached(problem, o, b);
       };
     }
     TrainReport one;

@@ -104,6 +104,30 @@ TEST(SvmNuSvc, IsTheCSvcWithCOneOverR) {
   EXPECT_EQ(PredictSvm(nu_model, data), PredictSvm(c_model, data));
 }
 
+// The regressions' 2 l variables read one kernel row per data row (LIBSVM's SVR_Q): every kernel value comes from a
+// cache miss of a row over the l distinct rows, the G_bar updates included, so evaluations = misses x l; with a
+// cache of a few rows, rows are evicted and computed again, and the solution does not change.
+TEST(SvmRegressionRows, AreCachedOncePerDataRow) {
+  const auto data = Heart();
+  for (const SvmType type : {SvmType::kEpsilonSvr, SvmType::kNuSvr}) {
+    SvmParams p = Params(type);
+    TrainReport big;
+    const SvmModel ref = TrainSvm(data, p, &big);
+    p.cache_mb = 0.002;  // two rows of 270 floats
+    TrainReport small;
+    const SvmModel m = TrainSvm(data, p, &small);
+    for (const TrainReport* r : {&big, &small}) {
+      const SolverResult& res = r->pairs[0].result;
+      EXPECT_GT(res.cache_misses, 0);
+      EXPECT_EQ(res.kernel_evaluations, res.cache_misses * data.num_rows) << SvmTypeName(type);
+    }
+    EXPECT_GT(small.pairs[0].result.cache_misses, big.pairs[0].result.cache_misses) << SvmTypeName(type);
+    EXPECT_LE(big.pairs[0].result.cache_misses, data.num_rows) << "each row computed at most once with room for all";
+    EXPECT_EQ(m.sv_coef, ref.sv_coef) << SvmTypeName(type);
+    EXPECT_EQ(m.rho, ref.rho) << SvmTypeName(type);
+  }
+}
+
 TEST(SvmNuSvc, RefusesAnInfeasibleNuNamingTheClasses) {
   SvmParams p = Params(SvmType::kNuSvc);
   p.nu = 0.95;
@@ -126,7 +150,7 @@ TEST(SvmTypesRefusal, BatchedSolversTakeOnlyCSvc) {
     TrainSvm(data, p, nullptr, batched);
     FAIL() << "the batched solver took an epsilon-SVR problem";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("only C-SVC's problem"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("trains C-SVC only"), std::string::npos) << e.what();
   }
 }
 

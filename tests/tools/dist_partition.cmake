@@ -1,7 +1,10 @@
 # `mpirun -np NP tessel partition` against the serial command on the bundled Cora (converted by the dist_gcn
-# fixture into WORK/cora): the METIS path (ParMETIS from PT-Scotch) writes a folder that `tessel info` verifies (every
-# part's checksums, structure, and halo nodes at their owners' ids); the hash path writes a folder byte-identical to
-# the serial one. Writes WORK/dp_metis_NP for the training test that follows (dist_gcn_mpi_on_dist_partition_npNP).
+# fixture into WORK/cora): the METIS path's coarsening route (--dist-partitioner coarsen: label-propagation
+# coarsening, METIS on rank 0, refinement) writes a folder that `tessel info` verifies (every part's checksums, structure, and
+# halo nodes at their owners' ids), with parts within the imbalance, an edge cut within 10% (+4 edges) of serial
+# METIS's, and the same folder again from a second run; the default, --dist-partitioner parmetis (PT-Scotch), writes
+# a folder that verifies; the hash path writes a folder byte-identical to the serial one. Writes WORK/dp_metis_NP for the training
+# test that follows (dist_gcn_mpi_on_dist_partition_npNP).
 foreach(var TESSEL MPIEXEC NP WORK)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "dist_partition.cmake needs -D${var}=...")
@@ -15,21 +18,47 @@ function(run)
   set(OUT "${out}" PARENT_SCOPE)
 endfunction()
 set(metis "${WORK}/dp_metis_${NP}")
+set(again "${WORK}/dp_metis_again_${NP}")
+set(parmetis "${WORK}/dp_parmetis_${NP}")
+set(serial_metis "${WORK}/dp_metis_serial_${NP}")
 set(hash "${WORK}/dp_hash_${NP}")
 set(serial "${WORK}/dp_hash_serial_${NP}")
-file(REMOVE_RECURSE "${metis}" "${hash}" "${serial}")
-run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} -o "${metis}" --json)
+file(REMOVE_RECURSE "${metis}" "${again}" "${parmetis}" "${serial_metis}" "${hash}" "${serial}")
+# verify(DIR): `tessel info` verifies the folder (checksums, structure, halos).
+function(verify dir)
+  run("${TESSEL}" info "${dir}" --json)
+  string(JSON ok GET "${OUT}" checksums ok)
+  if(NOT ok)
+    message(FATAL_ERROR "tessel info ${dir} did not verify:\n${OUT}")
+  endif()
+endfunction()
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner coarsen
+    -o "${metis}" --json)
 string(JSON algorithm GET "${OUT}" algorithm)
 string(JSON ranks GET "${OUT}" distributed ranks)
-if(NOT algorithm STREQUAL "parmetis-kway" OR NOT ranks EQUAL ${NP})
-  message(FATAL_ERROR "expected a ParMETIS partition made by ${NP} ranks, got algorithm ${algorithm} on ${ranks}")
+string(JSON cut GET "${OUT}" edge_cut)
+string(JSON imbalance GET "${OUT}" imbalance nodes)
+if(NOT algorithm STREQUAL "lp-coarsen-metis" OR NOT ranks EQUAL ${NP})
+  message(FATAL_ERROR "expected a coarsening partition made by ${NP} ranks, got algorithm ${algorithm} on ${ranks}")
 endif()
-run("${TESSEL}" info "${metis}" --json)
-string(JSON ok GET "${OUT}" checksums ok)
-if(NOT ok)
-  message(FATAL_ERROR "tessel info ${metis} did not verify:\n${OUT}")
+verify("${metis}")
+run("${TESSEL}" partition "${WORK}/cora" -k ${NP} --balance nodes -o "${serial_metis}" --json)
+string(JSON serial_cut GET "${OUT}" edge_cut)
+math(EXPR bound "${serial_cut} * 11 / 10 + 4")
+if(cut GREATER bound OR imbalance GREATER 1.05)
+  message(FATAL_ERROR "coarsening route: cut ${cut} (serial METIS ${serial_cut}, bound ${bound}), imbalance ${imbalance}")
 endif()
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner coarsen
+    -o "${again}")
+run(diff -r "${metis}" "${again}")
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} -o "${parmetis}" --json)
+string(JSON algorithm GET "${OUT}" algorithm)
+if(NOT algorithm STREQUAL "parmetis-kway")
+  message(FATAL_ERROR "expected a ParMETIS partition, got algorithm ${algorithm}")
+endif()
+verify("${parmetis}")
 run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k 3 --method hash -o "${hash}")
 run("${TESSEL}" partition "${WORK}/cora" -k 3 --method hash -o "${serial}")
 run(diff -r "${hash}" "${serial}")
-message(STATUS "np ${NP}: ParMETIS folder verified; hash folder identical to the serial one")
+message(STATUS "np ${NP}: coarsening folder verified (cut ${cut} against serial METIS ${serial_cut}, repeatable); "
+               "ParMETIS folder verified; hash folder identical to the serial one")

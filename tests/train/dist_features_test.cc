@@ -309,6 +309,32 @@ TEST(CacheBudget, RowsForBudget) {
   EXPECT_EQ(RowBytesForBudget(sparse), 8 + 10);  // 5 entries x 8 bytes over 4 rows, rounded up
 }
 
+// The default budget is the machine's: the node's available memory over 4 x the ranks on the host. A halo that fits
+// it is cached whole (the 100 Mbit/s case of issue 51: a 22 MB halo on a machine with gigabytes free); on a node
+// too small for it the cache shrinks to the share; with the available memory unknown, half the own bytes (as before).
+TEST(CacheBudget, DefaultBudgetIsTheMachinesShareAndTakesTheWholeHaloWhenItFits) {
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  EXPECT_EQ(MachineCacheBudget(16 * kGiB, 2, 100), 2 * kGiB);
+  EXPECT_EQ(MachineCacheBudget(16 * kGiB, 8, 100), kGiB / 2);
+  EXPECT_EQ(MachineCacheBudget(16 * kGiB, 0, 100), 4 * kGiB);  // no count of local ranks: this rank alone
+  EXPECT_EQ(MachineCacheBudget(-1, 2, 1000), 500);             // unknown: half the own feature bytes
+  EXPECT_EQ(MachineCacheBudget(0, 2, 1000), 0);                // nothing available: no cache
+  // 100k-node CSBM, 2 ranks, 128 dense features: about 43k halo rows of 512 bytes each (22 MB).
+  const int64_t halo = 43000;
+  const int64_t row = 512;
+  EXPECT_EQ(CacheRowsForBudget(MachineCacheBudget(8 * kGiB, 2, 25'600'000), row, halo), halo);
+  // The same halo on a node with 40 MB available to 2 ranks: 5 MB each, 10240 rows.
+  EXPECT_EQ(CacheRowsForBudget(MachineCacheBudget(40 << 20, 2, 25'600'000), row, halo), (5 << 20) / row);
+  // Rising available memory never shrinks the cache; more ranks on the host never grow it.
+  int64_t last = 0;
+  for (int64_t avail = 0; avail <= 64 * kGiB; avail += kGiB / 3) {
+    const int64_t rows = CacheRowsForBudget(MachineCacheBudget(avail, 4, 0), row, int64_t{1} << 40);
+    EXPECT_GE(rows, last);
+    EXPECT_LE(MachineCacheBudget(avail, 5, 0), MachineCacheBudget(avail, 4, 0));
+    last = rows;
+  }
+}
+
 // --feature-cache-budget: each rank caches the rows its budget buys (the ones with the most owned neighbours, as a
 // row count would choose them), filled over several rounds when a round's bytes are small, and every fetched row is
 // the single-process one; owned rows are read in place without scaling.
@@ -337,6 +363,20 @@ TEST_F(DistFeaturesTest, BudgetSizesTheCacheAndTheFillTakesBoundedRounds) {
     }
     EXPECT_GT(most, 1);
     for (int64_t n : rounds) EXPECT_EQ(n, most) << "one row per round: as many rounds as the largest cache";
+  }
+}
+
+// The default (--feature-cache -2 with no budget) on a machine with any memory to spare caches every halo row.
+TEST_F(DistFeaturesTest, DefaultBudgetCachesTheWholeHaloOfASmallPart) {
+  const Partitioned& p = Make(3, false);
+  FeatureCacheOptions cache;
+  cache.capacity = FeatureCacheOptions::kFromBudget;
+  cache.budget_bytes = -1;
+  const std::vector<RankRun> runs = RunStore(p, cache, FeatureNorm::kNone, nullptr);
+  for (int32_t r = 0; r < p.parts; ++r) {
+    const LocalPart part = partition::LoadPart(p.dir, r);
+    EXPECT_GT(part.num_halo, 0);
+    EXPECT_EQ(runs[static_cast<size_t>(r)].cache_rows, part.num_halo) << "rank " << r;
   }
 }
 

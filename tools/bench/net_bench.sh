@@ -13,7 +13,9 @@
 #   LINKS="unshaped 10gbit 1gbit 100mbit"  (tbf rates; unshaped = no qdisc, predicted at the probed rate)
 #   CONFIGS="plain compressed skewed best"  (GCN; compressed = --feature-compress int8 --grad-compress topk:0.02,
 #     skewed = --skew-variance 2, best = both, pipelined = best + --grad-staleness 1, adaptive = pipelined with
-#     --feature-compress auto --grad-compress auto)   SVM_CONFIGS="smo batch"
+#     --feature-compress auto --grad-compress auto, wholecache = plain with --feature-cache -1, the whole halo
+#     cached, to check the default cache against it; a configuration may repeat, to interleave)
+#   SVM_CONFIGS="smo batch"
 #   SHARED=1 (pass --network R,LATENCY,shared: the one tbf carries every rank's bytes both ways; 0: per-rank links)
 #   EPOCHS=3  REPEATS=3  BATCH=512  FANOUTS=10,10  LATENCY=auto (tessel's own: an 8-byte allreduce through its
 #     communicator among the workload's ranks, over its 2 ceil(log2 P) latencies; or e.g. 20us)
@@ -54,7 +56,7 @@ for link in $LINKS; do
   [[ $link == unshaped || $link =~ ^[0-9]+(k|m|g)bit$ ]] || { echo "error: link '$link' is not unshaped or N{k,m,g}bit" >&2; exit 1; }
 done
 for cfg in $CONFIGS; do
-  [[ $cfg =~ ^(plain|compressed|skewed|best|pipelined|adaptive)$ ]] || { echo "error: configuration '$cfg' is not plain, compressed, skewed, best, pipelined or adaptive" >&2; exit 1; }
+  [[ $cfg =~ ^(plain|compressed|skewed|best|pipelined|adaptive|wholecache)$ ]] || { echo "error: configuration '$cfg' is not plain, compressed, skewed, best, pipelined, adaptive or wholecache" >&2; exit 1; }
 done
 for cfg in $SVM_CONFIGS; do
   [[ $cfg =~ ^(smo|batch)$ ]] || { echo "error: SVM configuration '$cfg' is not smo or batch" >&2; exit 1; }
@@ -170,7 +172,8 @@ PY
 declare -A gcn_flags=([plain]="" [compressed]="--feature-compress int8 --grad-compress topk:0.02"
   [skewed]="--skew-variance 2" [best]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02"
   [pipelined]="--skew-variance 2 --feature-compress int8 --grad-compress topk:0.02 --grad-staleness 1"
-  [adaptive]="--skew-variance 2 --feature-compress auto --grad-compress auto --grad-staleness 1")
+  [adaptive]="--skew-variance 2 --feature-compress auto --grad-compress auto --grad-staleness 1"
+  [wholecache]="--feature-cache -1")
 for wl in $WORKLOADS; do
   [[ $wl =~ ^(csbm|facebook|svm):[0-9]+$ ]] || { echo "error: workload '$wl' is not csbm:N, facebook:N or svm:N" >&2; exit 1; }
   graph=${wl%%:*}

@@ -11,6 +11,7 @@
 
 #include "core/device.h"
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "core/rng.h"
 #include "train/gcn/row_exchange.h"
@@ -99,6 +100,20 @@ int64_t CacheRowsForBudget(int64_t budget_bytes, int64_t row_bytes, int64_t num_
   return std::min(num_halo, budget_bytes / std::max<int64_t>(1, row_bytes));
 }
 
+int64_t MachineCacheBudget(int64_t available_bytes, int local_ranks, int64_t owned_bytes) {
+  if (available_bytes < 0) return std::max<int64_t>(0, owned_bytes) / 2;
+  return available_bytes / (kMachineShare * std::max(1, local_ranks));
+}
+
+int64_t AvailableForCache() {
+  int64_t available = memory::AvailableBytes();
+  if (const int64_t limit = memory::Limit(); limit > 0) {
+    const int64_t room = std::max<int64_t>(0, limit - memory::ResidentBytes());
+    available = available < 0 ? room : std::min(available, room);
+  }
+  return available;
+}
+
 int64_t RowBytesForBudget(const FeatureMatrix& f) {
   if (!f.is_sparse) return std::max<int64_t>(1, f.dense.cols * static_cast<int64_t>(sizeof(float)));
   const int64_t rows = std::max<int64_t>(1, f.sparse.rows);
@@ -141,7 +156,9 @@ DistFeatureStore::DistFeatureStore(const Context& /*ctx*/, const partition::Loca
   const int64_t row_bytes = RowBytesForBudget(owned_);
   int64_t capacity = cache.capacity;
   if (capacity == FeatureCacheOptions::kFromBudget) {
-    const int64_t budget = cache.budget_bytes >= 0 ? cache.budget_bytes : FeatureBytes(owned_) / 2;
+    const int64_t budget = cache.budget_bytes >= 0
+                               ? cache.budget_bytes
+                               : MachineCacheBudget(AvailableForCache(), comm.LocalSize(), FeatureBytes(owned_));
     capacity = CacheRowsForBudget(budget, row_bytes, part.num_halo);
   }
   // Only a setting every rank shares skips the fill's collectives (a budget may leave one rank no rows).

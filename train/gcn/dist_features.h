@@ -25,10 +25,22 @@ struct FeatureCacheOptions {
   // Halo rows kept: -1 = every halo node, 0 = no cache, N = the N with the most owned neighbours, kFromBudget = as
   // many as budget_bytes holds.
   int64_t capacity = -1;
-  int64_t budget_bytes = -1;  // with kFromBudget: bytes of cached rows; -1 = half the bytes of the owned rows
+  // With kFromBudget: bytes of cached rows; -1 = the machine's share (MachineCacheBudget: the node's available
+  // memory now, after the part is loaded, over kMachineShare x the ranks on this host).
+  int64_t budget_bytes = -1;
   int64_t fill_round_bytes = int64_t{32} << 20;  // the fill's rounds: row bytes one rank serves a round, at most
 };
 
+// The cache budget of one rank when none is given: `available_bytes` (the node's available memory, MemAvailable or
+// the cgroup's or --max-memory's room, whichever is least) over kMachineShare x `local_ranks` (the ranks on this
+// host), so the cache takes the whole halo whenever the halo fits that share and shrinks only when it does not. The
+// other 3/4 of the share stay for what training allocates after the cache (sampled blocks, activations, evaluation).
+// `available_bytes` < 0 (unknown): half of `owned_bytes` (the rank's own feature bytes), the rule before.
+inline constexpr int64_t kMachineShare = 4;
+int64_t MachineCacheBudget(int64_t available_bytes, int local_ranks, int64_t owned_bytes);
+// The node's available memory for MachineCacheBudget: memory::AvailableBytes(), lowered to --max-memory minus the
+// resident set when --max-memory is set; -1 when unknown.
+int64_t AvailableForCache();
 // Rows a cache of `budget_bytes` holds at `row_bytes` a row (at least 1), at most `num_halo`.
 int64_t CacheRowsForBudget(int64_t budget_bytes, int64_t row_bytes, int64_t num_halo);
 // Bytes of one row of `f` for the cache budget: dense cols x 4; sparse the mean row (8 + 8 a stored entry), rounded

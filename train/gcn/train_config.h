@@ -43,7 +43,7 @@ struct DistOptions {
 
   sampling::SkewOptions skew;                // training only; evaluation never skews
   int64_t feature_cache = kCacheFromBudget;  // halo rows cached per rank: -1 = the whole halo, 0 = none, N rows
-  int64_t feature_cache_budget_mib = -1;     // with feature_cache -2: MiB per rank; -1 = half the owned features
+  int64_t feature_cache_budget_mib = -1;     // with feature_cache -2: MiB per rank; -1 = the machine's share
   EvalMode eval = EvalMode::kFull;           // per-epoch and final evaluation
   std::vector<int> eval_fanouts;             // sampled evaluation's fanouts; empty = 4x the training ones
   comm::CompressOption grad_compress;        // the gradient allreduce's codec, or auto
@@ -77,8 +77,9 @@ struct DistOptions {
                 kGroup},
       c.feature_cache);
     v(ParamInfo{"feature_cache_budget",
-                "Memory per rank for cached halo feature rows, in MiB (with --feature-cache -2); -1 = half of the "
-                "rank's own feature bytes, 0 = no cache",
+                "Memory per rank for cached halo feature rows, in MiB (with --feature-cache -2); -1 = a quarter of "
+                "the node's available memory over the ranks on this host (the whole halo whenever it fits), 0 = no "
+                "cache",
                 {},
                 kGroup},
       c.feature_cache_budget_mib);
