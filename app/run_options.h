@@ -17,7 +17,7 @@
 
 namespace tessel {
 
-TESSEL_ENUM_NAMES_PARSED(Device, ParseDevice, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"});
+TESSEL_ENUM_NAMES_PARSED(Device, ParseDevice, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}, {Device::kSim, "sim"});
 
 TESSEL_ENUM_NAMES_PARSED(GemmMath, ParseGemmMath, {GemmMath::kFp32, "fp32"}, {GemmMath::kTf32, "tf32"});
 
@@ -37,7 +37,11 @@ struct DeviceOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{"device", "cpu or cuda"}, c.device);
+    v(ParamInfo{"device",
+                "cpu or cuda; sim is a testing device: the CUDA code paths on a simulated GPU in host memory (every "
+                "kernel a host twin), counting launches, copies, allocations and synchronisations as a GPU would "
+                "(slow; no GPU needed)"},
+      c.device);
     v(ParamInfo{"device_id",
                 "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)"}
           .Range(-1, 1 << 20),
