@@ -29,7 +29,7 @@ struct PredictSvmOptions {
   static void Params(Self& c, V&& v) {
     v(ParamInfo{"files",
                 "svm-predict's form: TEST_FILE MODEL_FILE OUTPUT_FILE instead of --data, --model and --output (all "
-                "three, as svm-predict takes them)"}
+                "three, as svm-predict takes them; an existing OUTPUT_FILE is replaced only with --force)"}
           .Flags("files")
           .Cli()
           .Values(3),
