@@ -102,6 +102,15 @@ struct GlobalOptions {
   void Apply() const;
 };
 
+// LIBSVM's own command lines (svm-train's, svm-predict's): their positional FILES (at most max_files) and -q, both
+// for the command line only. Files and quiet are the job's fields (or const fields when describing).
+template <typename V, typename Files, typename Quiet>
+void LibsvmFormParams(V&& v, std::string_view files_help, int max_files, std::string_view quiet_help, Files& files,
+                      Quiet& quiet) {
+  v(ParamInfo{"files", files_help}.Flags("files").Cli().Values(max_files), files);
+  v(ParamInfo{"quiet", quiet_help}.Flags("-q,--quiet").Cli(), quiet);
+}
+
 // The one place a run's Context is built: the device (checked to exist when it is CUDA), its ordinal for this rank,
 // the GEMM precision, the seed and the threads.
 Context MakeContext(const DeviceOptions& device, uint64_t seed, int threads);
