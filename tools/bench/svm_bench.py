@@ -269,6 +269,28 @@ def write_table_section(a, title, intro, rows, after=""):
     replace_section(a.doc, title, intro + machine(a.cmdline) + "\n" + "\n".join(rows) + "\n" + after)
 
 
+def solvers_section(a, work):
+    """The section "SVM: every formulation on every solver" (part `solvers`): SOLVER_TYPES on SMO and batch at
+    K = 1, 2, 4 against svm-train's objectives; friedman1 must be in WORK."""
+    rows = ["| formulation, data | svm-train args (and `-e 0.00001`) | SMO K = 1 | SMO K = 2 | SMO K = 4 | batch K = 1 | batch K = 2 | batch K = 4 | device loop (`--device cuda`) |",
+            "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+    for name, train, args in SOLVER_TYPES:
+        log(f"solvers: {name}: {args}")
+        d = solver_objectives(a.tessel, path(a.shared, work, train), args, work)
+        cells = " | ".join(f"{d[(s_, k)]:.1e}" for s_ in ("smo", "batch") for k in DIST_RANKS)
+        device = "C-SVC: tests/svm (simulated device), GPU benchmarks" if args.startswith("-s 0") else "refused (C-SVC only)"
+        rows.append(f"| {name} | `{args}` | {cells} | {device} |")
+    intro = ("Every LIBSVM formulation on every solver against `svm-train` 3.24's objective, both at `-e 0.00001` "
+             "(the batched rounds and the eliminations reach the optimum by other paths, so the objectives agree "
+             "to the stopping tolerance, not bit for bit): the largest relative difference over the pairs of "
+             "`tessel train svm --solver smo|batch` in one process (K = 1, all cores) and under `mpirun -np K "
+             "--oversubscribe` with one thread per rank (the problem shared by all ranks), from the `--json` "
+             "objectives against svm-train's printed `%f` ones (so about 1e-8 is the printing's limit). nu-SVC's "
+             "objective is its dual's over r^2, which magnifies the tolerance: its row runs both at `-e 1e-7`. friedman1 as below (10,000 rows). "
+             "The device loop takes C-SVC only so far (docs/svm.md, \"On every solver\").\n\n")
+    write_table_section(a, "SVM: every formulation on every solver", intro, rows)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--tessel", required=True)
@@ -429,23 +451,7 @@ def main():
         write_table_section(a, "SVM: every LIBSVM formulation against svm-train", intro, rows)
 
     if "solvers" in parts:
-        rows = ["| formulation, data | svm-train args (and `-e 0.00001`) | SMO K = 1 | SMO K = 2 | SMO K = 4 | batch K = 1 | batch K = 2 | batch K = 4 | device loop (`--device cuda`) |",
-                "|---|---|---:|---:|---:|---:|---:|---:|---|"]
-        for name, train, args in SOLVER_TYPES:
-            log(f"solvers: {name}: {args}")
-            d = solver_objectives(a.tessel, path(a.shared, work, train), args, work)
-            cells = " | ".join(f"{d[(s_, k)]:.1e}" for s_ in ("smo", "batch") for k in DIST_RANKS)
-            device = "C-SVC: tests/svm (simulated device), GPU benchmarks" if args.startswith("-s 0") else "refused (C-SVC only)"
-            rows.append(f"| {name} | `{args}` | {cells} | {device} |")
-        intro = ("Every LIBSVM formulation on every solver against `svm-train` 3.24's objective, both at `-e 0.00001` "
-                 "(the batched rounds and the eliminations reach the optimum by other paths, so the objectives agree "
-                 "to the stopping tolerance, not bit for bit): the largest relative difference over the pairs of "
-                 "`tessel train svm --solver smo|batch` in one process (K = 1, all cores) and under `mpirun -np K "
-                 "--oversubscribe` with one thread per rank (the problem shared by all ranks), from the `--json` "
-                 "objectives against svm-train's printed `%f` ones (so about 1e-8 is the printing's limit). nu-SVC's "
-                 "objective is its dual's over r^2, which magnifies the tolerance: its row runs both at `-e 1e-7`. friedman1 as below (10,000 rows). "
-                 "The device loop takes C-SVC only so far (docs/svm.md, \"On every solver\").\n\n")
-        write_table_section(a, "SVM: every formulation on every solver", intro, rows)
+        solvers_section(a, work)
 
     if "elimination" in parts:
         args_of = {n: args for n, _, _, args in CONFORMANCE}
