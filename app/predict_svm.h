@@ -27,14 +27,10 @@ struct PredictSvmOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{"files",
-                "svm-predict's form: TEST_FILE MODEL_FILE OUTPUT_FILE instead of --data, --model and --output (all "
-                "three, as svm-predict takes them)"}
-          .Flags("files")
-          .Cli()
-          .Values(3),
-      c.files);
-    v(ParamInfo{"quiet", "Quiet: print nothing on stdout (svm-predict -q)"}.Flags("-q,--quiet").Cli(), c.quiet);
+    LibsvmFormParams(v,
+                     "svm-predict's form: TEST_FILE MODEL_FILE OUTPUT_FILE instead of --data, --model and --output "
+                     "(all three, as svm-predict takes them; an existing OUTPUT_FILE is replaced only with --force)",
+                     3, "Quiet: print nothing on stdout (svm-predict -q)", c.files, c.quiet);
     v(ParamInfo{"model",
                 "Model file (LIBSVM text format, from tessel or svm-train); required unless given as svm-predict's "
                 "MODEL_FILE"}

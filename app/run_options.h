@@ -17,7 +17,7 @@
 
 namespace tessel {
 
-TESSEL_ENUM_NAMES_PARSED(Device, ParseDevice, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"});
+TESSEL_ENUM_NAMES_PARSED(Device, ParseDevice, {Device::kCpu, "cpu"}, {Device::kCuda, "cuda"}, {Device::kSim, "sim"});
 
 TESSEL_ENUM_NAMES_PARSED(GemmMath, ParseGemmMath, {GemmMath::kFp32, "fp32"}, {GemmMath::kTf32, "tf32"});
 
@@ -37,7 +37,11 @@ struct DeviceOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{"device", "cpu or cuda"}, c.device);
+    v(ParamInfo{"device",
+                "cpu or cuda; sim is a testing device: the CUDA code paths on a simulated GPU in host memory (every "
+                "kernel a host twin), counting launches, copies, allocations and synchronisations as a GPU would "
+                "(slow; no GPU needed)"},
+      c.device);
     v(ParamInfo{"device_id",
                 "CUDA device ordinal; -1 = the rank's local rank modulo the visible GPUs (one GPU per rank)"}
           .Range(-1, 1 << 20),
@@ -101,6 +105,15 @@ struct GlobalOptions {
   // Sets the process's log level and memory limits (each refusal names its option).
   void Apply() const;
 };
+
+// LIBSVM's own command lines (svm-train's, svm-predict's): their positional FILES (at most max_files) and -q, both
+// for the command line only. Files and quiet are the job's fields (or const fields when describing).
+template <typename V, typename Files, typename Quiet>
+void LibsvmFormParams(V&& v, std::string_view files_help, int max_files, std::string_view quiet_help, Files& files,
+                      Quiet& quiet) {
+  v(ParamInfo{"files", files_help}.Flags("files").Cli().Values(max_files), files);
+  v(ParamInfo{"quiet", quiet_help}.Flags("-q,--quiet").Cli(), quiet);
+}
 
 // The one place a run's Context is built: the device (checked to exist when it is CUDA), its ordinal for this rank,
 // the GEMM precision, the seed and the threads.

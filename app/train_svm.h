@@ -44,14 +44,10 @@ struct TrainSvmOptions {
                 "unless given as svm-train's TRAINING_FILE"}
           .Cli(),
       c.data);
-    v(ParamInfo{"files",
-                "svm-train's form: TRAINING_FILE [MODEL_FILE] instead of --data and --model (MODEL_FILE defaults to "
-                "TRAINING_FILE's name + .model in the working folder)"}
-          .Flags("files")
-          .Cli()
-          .Values(2),
-      c.files);
-    v(ParamInfo{"quiet", "Quiet: warnings and errors only (svm-train -q)"}.Flags("-q,--quiet").Cli(), c.quiet);
+    LibsvmFormParams(v,
+                     "svm-train's form: TRAINING_FILE [MODEL_FILE] instead of --data and --model (MODEL_FILE defaults "
+                     "to TRAINING_FILE's name + .model in the working folder)",
+                     2, "Quiet: warnings and errors only (svm-train -q)", c.files, c.quiet);
     v(ParamInfo{"model", "Output model file (LIBSVM text format; FILE.json gets the statistics); required unless -v"}
           .Cli(),
       c.model);

@@ -12,10 +12,20 @@ namespace tessel {
 Device ParseDevice(std::string_view name) {
   if (name == "cpu") return Device::kCpu;
   if (name == "cuda") return Device::kCuda;
-  throw Error(fmt::format("unknown device '{}' (use cpu or cuda)", name));
+  if (name == "sim") return Device::kSim;
+  throw Error(fmt::format("unknown device '{}' (use cpu or cuda; sim for the simulated testing device)", name));
 }
 
-std::string_view DeviceName(Device device) { return device == Device::kCuda ? "cuda" : "cpu"; }
+std::string_view DeviceName(Device device) {
+  switch (device) {
+    case Device::kCuda:
+      return "cuda";
+    case Device::kSim:
+      return "sim";
+    default:
+      return "cpu";
+  }
+}
 
 GemmMath ParseGemmMath(std::string_view name) {
   if (name == "fp32") return GemmMath::kFp32;
@@ -43,6 +53,7 @@ int ChooseCudaDevice(int requested) {
 
 void Context::MakeCurrent() const {
   if (!IsCuda()) return;
+  if (device == Device::kSim) device::UseSimulatedDevice();  // from here on, this process's device is simulated
   RequireCuda();
   device::SetDevice(device_id);
 }

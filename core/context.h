@@ -14,7 +14,8 @@
 
 namespace tessel {
 
-enum class Device { kCpu, kCuda };
+// kSim: the simulated device (core/device.h), a testing device that runs the CUDA code paths on host memory.
+enum class Device { kCpu, kCuda, kSim };
 
 Device ParseDevice(std::string_view name);
 // The rank's index among the ranks of its node, from the launcher's environment (Open MPI's
@@ -36,7 +37,7 @@ struct Context {
   // one process (two Python calls, two tests) keep their own; the CPU computes float32 either way.
   GemmMath gemm_math = GemmMath::kFp32;
 
-  bool IsCuda() const { return device == Device::kCuda; }
+  bool IsCuda() const { return device == Device::kCuda || device == Device::kSim; }  // the device code paths
 
   // Throws tessel::Error unless this build has CUDA and device_id names an existing device.
   void RequireCuda() const;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/device.h"
 #include "core/error.h"
 
 namespace tessel::cuda {
@@ -42,5 +43,10 @@ namespace tessel::cuda {
     const cusparseStatus_t tessel_s_ = (call);                                                                     \
     if (tessel_s_ != CUSPARSE_STATUS_SUCCESS) ::tessel::cuda::ThrowCusparse(tessel_s_, #call, __FILE__, __LINE__); \
   } while (0)
-// Checks the last kernel launch.
-#define TESSEL_CUDA_CHECK_LAUNCH() TESSEL_CUDA_CHECK(cudaGetLastError())
+// Checks the last kernel launch, and tallies it (Counters::launches_seen: the launches the CUDA code made, which
+// tests compare with what the shared layer counts).
+#define TESSEL_CUDA_CHECK_LAUNCH()         \
+  do {                                     \
+    ::tessel::device::NoteLaunchesSeen(1); \
+    TESSEL_CUDA_CHECK(cudaGetLastError()); \
+  } while (0)

@@ -102,7 +102,8 @@ const RuntimeOps& Required() {
 
 struct AtomicCounters {
   std::atomic<int64_t> allocations{0}, runtime_allocations{0}, allocated_bytes{0}, frees{0}, h2d_copies{0},
-      h2d_bytes{0}, d2h_copies{0}, d2h_bytes{0}, synchronizations{0}, in_use_bytes{0}, cached_bytes{0};
+      h2d_bytes{0}, d2h_copies{0}, d2h_bytes{0}, synchronizations{0}, launches{0}, launches_seen{0}, in_use_bytes{0},
+      cached_bytes{0};
 };
 AtomicCounters& Count() {
   static AtomicCounters c;
@@ -240,7 +241,10 @@ void CopyToHost(void* dst, const void* src, size_t bytes) {
   Required().copy_to_host(dst, src, bytes);
   Count().d2h_copies += 1;
   Count().d2h_bytes += static_cast<int64_t>(bytes);
+  Count().synchronizations += 1;
 }
+void CountLaunches(int64_t n) { Count().launches += n; }
+void NoteLaunchesSeen(int64_t n) { Count().launches_seen += n; }
 void Synchronize() {
   if (Runtime() == nullptr) return;
   Runtime()->synchronize();
@@ -352,6 +356,8 @@ Counters ReadCounters() {
   out.d2h_copies = c.d2h_copies.load();
   out.d2h_bytes = c.d2h_bytes.load();
   out.synchronizations = c.synchronizations.load();
+  out.launches = c.launches.load();
+  out.launches_seen = c.launches_seen.load();
   out.in_use_bytes = c.in_use_bytes.load();
   out.cached_bytes = c.cached_bytes.load();
   return out;
@@ -368,6 +374,8 @@ Counters Counters::operator-(const Counters& earlier) const {
   d.d2h_copies -= earlier.d2h_copies;
   d.d2h_bytes -= earlier.d2h_bytes;
   d.synchronizations -= earlier.synchronizations;
+  d.launches -= earlier.launches;
+  d.launches_seen -= earlier.launches_seen;
   return d;
 }
 
@@ -385,5 +393,16 @@ ScopedSimulatedDevice::~ScopedSimulatedDevice() {
   g_override.store(nullptr, std::memory_order_release);
 }
 bool Simulated() { return g_override.load() != nullptr; }
+
+void UseSimulatedDevice() {
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  if (Simulated()) return;
+  ThePool().Reset();
+  g_sim_capacity.store(-1);
+  g_sim_devices.store(1);
+  g_sim_current = 0;
+  g_override.store(&kSimulatedRuntime, std::memory_order_release);
+}
 
 }  // namespace tessel::device

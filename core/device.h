@@ -6,8 +6,8 @@
 // Memory comes from a caching pool: a freed block is kept and handed to the next request of about its size, so a
 // training step that frees and re-allocates its temporaries makes no runtime allocation (cudaMalloc/cudaFree, which
 // also synchronise) once the pool is warm. One stream (the legacy default) orders every kernel and copy, so a block
-// freed by one operation is safe to reuse by the next. Every allocation, copy and synchronisation is counted
-// (Counters), process-wide.
+// freed by one operation is safe to reuse by the next. Every allocation, copy, kernel launch and synchronisation is
+// counted (Counters), process-wide, the same way on a GPU and on the simulated device.
 #pragma once
 
 #include <algorithm>
@@ -34,8 +34,20 @@ int CurrentDevice();
 void* Malloc(size_t bytes);
 void Free(void* ptr) noexcept;
 void CopyToDevice(void* dst, const void* src, size_t bytes);
+// A download: the host waits for the device (cudaMemcpy to pageable memory), so it also counts as a
+// synchronisation.
 void CopyToHost(void* dst, const void* src, size_t bytes);
 void Synchronize();
+
+// Kernel launches, counted by the layer the CUDA code and its host twins share (kernels/device_wrappers.h, the SVM
+// loop's and the GPU sampler's device tables), as many as the CUDA code launches for the same call: every
+// <<<...>>> kernel, every cudaMemset, every cuBLAS / cuSPARSE call that runs on the device, and two per CUB
+// algorithm call (its init and its main pass). So the simulated device counts what a GPU would launch.
+void CountLaunches(int64_t n = 1);
+// The CUDA code's own tally at the launch sites (core/cuda_check.h TESSEL_CUDA_CHECK_LAUNCH and the library calls):
+// Counters::launches_seen, 0 on the simulated device. On a GPU it must equal launches
+// (tests/core/device_counts_gpu_test).
+void NoteLaunchesSeen(int64_t n = 1);
 
 // The device's free and total memory in bytes (cudaMemGetInfo; the simulated device's capacity, or the host's
 // memory). Blocks the pool caches count as free. Each device has its own blocks in the pool: a block freed on one
@@ -57,7 +69,9 @@ struct Counters {
   int64_t h2d_bytes = 0;
   int64_t d2h_copies = 0;  // device-to-host copies and their bytes
   int64_t d2h_bytes = 0;
-  int64_t synchronizations = 0;  // Synchronize calls
+  int64_t synchronizations = 0;  // Synchronize calls and downloads (each waits for the device)
+  int64_t launches = 0;          // kernel launches (CountLaunches: what the CUDA path launches)
+  int64_t launches_seen = 0;     // launches the CUDA code counted where it made them (0 on the simulated device)
   // Gauges (not differences): bytes in live blocks and bytes cached free in the pool, at the reading.
   int64_t in_use_bytes = 0;
   int64_t cached_bytes = 0;
@@ -84,8 +98,11 @@ class ScopedSimulatedDevice {
   ScopedSimulatedDevice(const ScopedSimulatedDevice&) = delete;
   ScopedSimulatedDevice& operator=(const ScopedSimulatedDevice&) = delete;
 };
-// True while a ScopedSimulatedDevice is alive.
+// True while a ScopedSimulatedDevice is alive, or after UseSimulatedDevice.
 bool Simulated();
+// `--device sim` (a testing device): the simulated device for the rest of the process (idempotent; nothing when a
+// ScopedSimulatedDevice is alive). The process's CUDA is simulated from then on.
+void UseSimulatedDevice();
 
 // Where device::Array's memory comes from: the pool (Malloc and Free above, counted).
 struct PoolMemory {

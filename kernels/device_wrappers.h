@@ -4,6 +4,10 @@
 // kernel of `Raw`. Raw is the CUDA kernels of kernels/cuda/*.cu (kernels/cuda/ops.cc) or their host twins on the
 // simulated device (kernels/cpu/device_twins.cc), so the data flow a CPU-only test counts on the simulated device is
 // the CUDA path's own. Host C++ without CUDA headers.
+//
+// Kernel launches are counted here, once for both (core/device.h CountLaunches), as many per call as the CUDA raw
+// kernel makes for those sizes (kernels/cuda/*.cu: its early returns, memsets, cuBLAS / cuSPARSE calls and CUB
+// passes); the CUDA code's own tally at its launch sites (Counters::launches_seen) checks these numbers on a GPU.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/device.h"
+#include "kernels/cuda/sparse_cuda.h"
 #include "kernels/device_csr.h"
 #include "kernels/ops.h"
 
@@ -18,36 +24,47 @@ namespace tessel::kernels {
 
 template <typename Raw>
 struct DeviceWrappers {
+  // Counts one launch when `work` is true (the raw kernels skip empty launches).
+  static void Launch(bool work, int64_t n = 1) {
+    if (work) device::CountLaunches(n);
+  }
+
   // ---- dense
 
   static void Gemm(GemmMath math, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
                    Matrix* c) {
     const auto [m, n, k] = GemmShape(a, trans_a, b, trans_b, beta, c);
+    Launch(m > 0 && n > 0);  // cublasSgemm, or a scale when k == 0
     Raw::Gemm(math, a.data.Device(), a.cols, trans_a, b.data.Device(), b.cols, trans_b, m, n, k, alpha, beta,
               beta == 0.0F ? c->data.OverwriteDevice() : c->data.MutableDevice());
   }
 
   static void AddBias(const Matrix& bias, Matrix* y) {
+    Launch(y->rows * y->cols > 0);
     Raw::AddBias(bias.data.Device(), y->rows, y->cols, y->data.MutableDevice());
   }
 
   static void BiasGrad(const Matrix& grad_y, Matrix* grad_bias) {
     grad_bias->Resize(1, grad_y.cols);
+    Launch(grad_y.cols > 0, grad_y.rows > 0 ? 2 : 1);  // partial sums and their total, or a memset
     Raw::BiasGrad(grad_y.data.Device(), grad_y.rows, grad_y.cols, grad_bias->data.OverwriteDevice());
   }
 
   static void Relu(const Matrix& x, Matrix* y) {
     if (y != &x) y->Resize(x.rows, x.cols);
     const float* in = x.data.Device();  // before MutableDevice: y may be x
+    Launch(x.size() > 0);
     Raw::Relu(in, x.size(), y->data.OverwriteDevice());
   }
 
   static void AddBiasRelu(const Matrix& bias, Matrix* y) {
+    Launch(y->rows * y->cols > 0);
     Raw::AddBiasRelu(bias.data.Device(), y->rows, y->cols, y->data.MutableDevice());
   }
 
   static void Axpy(float alpha, const Matrix& x, Matrix* y) {
     const float* in = x.data.Device();
+    Launch(x.size() > 0);
     Raw::Axpy(alpha, in, x.size(), y->data.MutableDevice());
   }
 
@@ -55,15 +72,18 @@ struct DeviceWrappers {
     if (grad_x != &grad_y) grad_x->Resize(y.rows, y.cols);
     const float* yd = y.data.Device();
     const float* gy = grad_y.data.Device();
+    Launch(y.size() > 0);
     Raw::ReluBackward(yd, gy, y.size(), grad_x->data.OverwriteDevice());
   }
 
   static void Dropout(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y) {
     const float* in = x.Device();
+    Launch(y->size() > 0);
     Raw::Dropout(in, static_cast<int64_t>(y->size()), spec, y->OverwriteDevice());
   }
 
   static void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
+    Launch(w->size() > 0);
     Raw::AdamStep(w->data.MutableDevice(), grad.data.Device(), m->data.MutableDevice(), v->data.MutableDevice(),
                   w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
   }
@@ -71,6 +91,7 @@ struct DeviceWrappers {
   // ---- gather
 
   static void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
+    Launch(out->rows * src.cols > 0);
     Raw::GatherRows(src.data.Device(), src.cols, ids.Device(), out->rows,  // the first out->rows ids
                     out->data.OverwriteDevice());
   }
@@ -91,6 +112,7 @@ struct DeviceWrappers {
                                 const DropoutSpec& spec, Matrix* out) {
     Buffer<int64_t> copy;
     const int64_t* id_ptr = DeviceIds(ids, ids_buf, &copy);
+    Launch(out->rows * src.cols > 0);
     Raw::GatherRowsDropout(src.data.Device(), src.cols, id_ptr, out->rows, spec, out->data.OverwriteDevice());
   }
 
@@ -100,17 +122,20 @@ struct DeviceWrappers {
                          const Buffer<int64_t>* ids_buf, const DropoutSpec& spec, Matrix* out) {
     Buffer<int64_t> copy;
     const int64_t* id_ptr = DeviceIds(ids, ids_buf, &copy);
+    Launch(a.rows > 0 && src.cols > 0);
     Raw::GatherSpMM(OnDevice(a), src.data.Device(), src.rows, src.cols, id_ptr, spec, out->data.OverwriteDevice());
   }
 
   // The row gather with one column per row.
   static void GatherValues(const Buffer<float>& src, const Buffer<int64_t>& ids, Buffer<float>* out) {
+    Launch(ids.size() > 0);
     Raw::GatherRows(src.Device(), 1, ids.Device(), static_cast<int64_t>(ids.size()), out->OverwriteDevice());
   }
 
   static void ScatterAddRows(const Matrix& src, std::vector<int64_t> start, std::vector<int64_t> order, Matrix* out) {
     const Buffer<int64_t> start_buf(std::move(start));
     const Buffer<int64_t> order_buf(std::move(order));
+    Launch(out->rows * src.cols > 0);
     Raw::ScatterAddRows(src.data.Device(), src.cols, order_buf.Device(), start_buf.Device(), out->rows,
                         out->data.MutableDevice());
   }
@@ -137,6 +162,7 @@ struct DeviceWrappers {
       grad->Resize(logits.rows, c);
       g = grad->data.OverwriteDevice();  // the kernel zeroes it first
     }
+    device::CountLaunches((g != nullptr && logits.rows * c > 0 ? 1 : 0) + (m > 0 ? 1 : 0));  // a memset, the rows
     Raw::SoftmaxCrossEntropy(logits.data.Device(), logits.rows, c, label_buf.Device(), row_buf.Device(), m, *inv_m,
                              row_loss.OverwriteDevice(), g);
     return row_loss;
@@ -164,6 +190,7 @@ struct DeviceWrappers {
                                      Buffer<double>* total) {
     double inv_m = 0;
     const Buffer<double> row_loss = RowLosses(logits, label_buf, row_buf, grad, &inv_m);
+    Launch(true, row_loss.size() > 0 ? 2 : 1);  // the chunks' sums, then their total
     Raw::LossTotal(row_loss.Device(), static_cast<int64_t>(row_loss.size()), kLossChunk, inv_m, weight, first,
                    first ? total->OverwriteDevice() : total->MutableDevice());
   }
@@ -171,17 +198,26 @@ struct DeviceWrappers {
   static void RowSoftmax(const Matrix& logits, Matrix* probs) {
     if (probs != &logits) probs->Resize(logits.rows, logits.cols);
     const float* in = logits.data.Device();  // before MutableDevice: probs may be logits
+    Launch(logits.rows > 0 && logits.cols > 0);
     Raw::RowSoftmax(in, logits.rows, logits.cols, probs->data.OverwriteDevice());
   }
 
   static void RowArgmax(const Matrix& x, std::span<int32_t> out) {
     Buffer<int32_t> result = Buffer<int32_t>::Uninitialized(out.size());
+    Launch(x.rows > 0);
     Raw::RowArgmax(x.data.Device(), x.rows, x.cols, result.OverwriteDevice());
     auto host = result.Host();
     std::copy(host.begin(), host.end(), out.begin());
   }
 
   // ---- sparse
+
+  // The CUDA SpMM's launches for a non-empty product: a memset without entries, the row kernel, or cuSPARSE's
+  // (an index conversion and the product; a first use without values also fills its ones, not counted).
+  static int64_t SpMMLaunches(const SparseMatrix& a, int64_t n) {
+    if (a.nnz() == 0) return 1;
+    return cuda::SpMMUsesRowKernel(DeviceCsr{&a, a.rows, a.cols, a.nnz(), nullptr, nullptr, nullptr}, n) ? 1 : 2;
+  }
 
   static DeviceCsr OnDevice(const SparseMatrix& a) {
     return DeviceCsr{&a,
@@ -196,6 +232,7 @@ struct DeviceWrappers {
   static void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y) {
     TESSEL_CHECK(a.indptr.size() == static_cast<size_t>(a.rows + 1), "SpMM: {} offsets for {} rows", a.indptr.size(),
                  a.rows);
+    Launch(a.rows > 0 && x.cols > 0, SpMMLaunches(a, x.cols));
     Raw::SpMM(OnDevice(a), x.data.Device(), x.cols, y->data.OverwriteDevice());
   }
 
@@ -204,6 +241,7 @@ struct DeviceWrappers {
     SparseMatrix t{a.cols, a.rows, Buffer<int64_t>::Uninitialized(static_cast<size_t>(a.cols + 1)),
                    Buffer<int32_t>::Uninitialized(static_cast<size_t>(a.nnz())),
                    Buffer<float>::Uninitialized(a.has_values() ? static_cast<size_t>(a.nnz()) : 0)};
+    Launch(true, a.nnz() == 0 || a.rows == 0 ? 1 : 3);  // a memset, or narrow, csr2csc and widen
     Raw::Transpose(OnDevice(a), t.indptr.OverwriteDevice(), t.indices.OverwriteDevice(),
                    a.has_values() ? t.values.OverwriteDevice() : nullptr);
     return t;
@@ -221,6 +259,7 @@ struct DeviceWrappers {
                      Buffer<int32_t>::Uninitialized(static_cast<size_t>(nnz)),
                      Buffer<float>::Uninitialized(a.has_values() ? static_cast<size_t>(nnz) : 0)};
     Buffer<int64_t> copy;
+    Launch(true, 3 + (m > 0 && a.nnz() > 0 ? 1 : 0));  // lengths, a CUB scan, the entries
     Raw::GatherSparseRows(OnDevice(a), DeviceIds(ids, ids_buf, &copy), m, out.indptr.OverwriteDevice(),
                           out.indices.OverwriteDevice(), a.has_values() ? out.values.OverwriteDevice() : nullptr);
     return out;
@@ -229,6 +268,7 @@ struct DeviceWrappers {
   // ---- top-k
 
   static void TopK(const Matrix& x, int64_t k, Matrix* values, Buffer<int32_t>* indices) {
+    Launch(x.rows > 0 && k > 0);
     Raw::TopK(x.data.Device(), x.rows, x.cols, k, values->data.OverwriteDevice(), indices->OverwriteDevice());
   }
 };

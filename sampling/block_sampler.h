@@ -20,7 +20,9 @@ namespace tessel::sampling {
 class BlockSampler {
  public:
   virtual ~BlockSampler() = default;
-  // NeighborSampler::Sample's contract: blocks for layers 0 .. L-1 from streams derived from `key`.
+  // NeighborSampler::Sample's contract: blocks for layers 0 .. L-1 from streams derived from `key`. A sampler whose
+  // blocks are on the device (BlocksOnDevice) copies only the input block's src_nodes to the host (the model's
+  // input rows); the other blocks' are in their device_src, and their src_nodes stay empty (adj.cols counts them).
   virtual std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key) = 0;
   // Whether the blocks' adjacencies and Block::device_src are written on the device (the GPU sampler).
   virtual bool BlocksOnDevice() const = 0;

@@ -32,7 +32,11 @@ class Adapter final : public BlockSampler {
   template <typename... Args>
   explicit Adapter(Args&&... args) : sampler_(std::forward<Args>(args)...) {}
   std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key) override {
-    return sampler_.Sample(seeds, key);
+    if constexpr (kOnDevice) {
+      return sampler_.Sample(seeds, key, false);  // the input layer's sources on the host only (BlockSampler)
+    } else {
+      return sampler_.Sample(seeds, key);
+    }
   }
   bool BlocksOnDevice() const override { return kOnDevice; }
 

@@ -62,6 +62,7 @@ struct Layer {
   int64_t k;  // fanout (-1 = all)
   bool replace;
   bool gcn;
+  bool fixed;                 // row i owns slots [i k, (i + 1) k) (k >= 0, uniform rows): no scan, no size to read
   uint64_t base;              // row u draws from Rng(Mix64(base ^ Mix64(u)))
   int32_t* local_id;          // per node: id in this block, -1 elsewhere (all -1 between layers)
   unsigned long long* first;  // per node: first slot of a new source node, kNone elsewhere (idem)
@@ -81,6 +82,10 @@ struct Layer {
   int32_t* out_indices;
   float* out_values;
   int64_t num_src;  // m + new source nodes (after AssignNew)
+  // The caller's arrays of the block's sources and offsets (written by kResetMaps and kWriteRow), or null.
+  int64_t* out_src;
+  int64_t* out_offsets;
+  unsigned long long* stage;  // 4 values for one read: new sources, entries, the two flags (kStageSizes)
 };
 
 template <typename IdT>
@@ -88,19 +93,25 @@ TESSEL_HOST_DEVICE inline bool UniformRow(const Graph<IdT>& g, int64_t u) {
   return g.row_skew == nullptr || g.row_skew[u] == 1.0;
 }
 
-// i in [0, m]: slot and scratch counts of row i (0 at i = m, so the scans end with the totals); marks dst[i].
+// i in [0, m]: slot and scratch counts of row i (0 at i = m, so the scans end with the totals), or with fixed
+// slots row i's first slot i k (no scan); marks dst[i].
 template <typename IdT>
 TESSEL_HOST_DEVICE inline void PlanRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
-  if (i == l.m) {
+  if (l.fixed) {
+    l.slot[i] = i * l.k;  // at most k picks a row: MaxPicks of a uniform row with k >= 0
+    if (i == l.m) return;
+  } else if (i == l.m) {
     l.slot[i] = 0;
     l.scratch_begin[i] = 0;
     return;
   }
   const int64_t u = l.dst[i];
-  const int64_t deg = g.indptr[u + 1] - g.indptr[u];
-  const bool uniform = UniformRow(g, u);
-  l.slot[i] = pick_math::MaxPicks(deg, l.k, l.replace, uniform);
-  l.scratch_begin[i] = pick_math::NeedsScratch(deg, l.k, uniform) && deg > kLocalDegree ? deg : 0;
+  if (!l.fixed) {
+    const int64_t deg = g.indptr[u + 1] - g.indptr[u];
+    const bool uniform = UniformRow(g, u);
+    l.slot[i] = pick_math::MaxPicks(deg, l.k, l.replace, uniform);
+    l.scratch_begin[i] = pick_math::NeedsScratch(deg, l.k, uniform) && deg > kLocalDegree ? deg : 0;
+  }
   if (CompareAndSwap(&l.local_id[u], -1, static_cast<int32_t>(i)) != -1) {
     Report(&l.flags[0], static_cast<unsigned long long>(u));
   }
@@ -179,9 +190,18 @@ TESSEL_HOST_DEVICE inline void RowLength(const Layer& l, int64_t i) {
   l.out_indptr[i] = c;
 }
 
-// i in [0, m): row i of the block with NeighborSampler's weights and double arithmetic.
+// i in [0, 4): the layer's sizes and flags side by side, for the one read at its end (after the scans).
+TESSEL_HOST_DEVICE inline void StageSizes(const Layer& l, int64_t i) {
+  const int64_t v = i == 0 ? l.new_rank[l.slots] : l.out_indptr[l.m];
+  l.stage[i] = i < 2 ? static_cast<unsigned long long>(v) : l.flags[i - 2];
+}
+
+// i in [0, m]: row i of the block with NeighborSampler's weights and double arithmetic, and its offset into the
+// caller's array (i = m: the last offset only).
 template <typename IdT>
 TESSEL_HOST_DEVICE inline void WriteRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+  l.out_offsets[i] = l.out_indptr[i];
+  if (i == l.m) return;
   const double du = g.norm_degree[l.dst[i]];
   int64_t e = l.out_indptr[i];
   if (l.gcn) {
@@ -199,9 +219,13 @@ TESSEL_HOST_DEVICE inline void WriteRow(const Graph<IdT>& g, const Layer& l, int
   }
 }
 
-// p in [0, max(num_src, slots)): clears local_id of the block's nodes and first of the picked nodes.
+// p in [0, max(num_src, slots)): clears local_id of the block's nodes and first of the picked nodes, and copies
+// the block's sources to the caller's array (when given).
 TESSEL_HOST_DEVICE inline void ResetMaps(const Layer& l, int64_t p) {
-  if (p < l.num_src) l.local_id[l.src[p]] = -1;
+  if (p < l.num_src) {
+    if (l.out_src != nullptr) l.out_src[p] = l.src[p];
+    l.local_id[l.src[p]] = -1;
+  }
   if (p < l.slots && l.slot_node[p] >= 0) l.first[l.slot_node[p]] = kNone;
 }
 
@@ -210,13 +234,14 @@ TESSEL_HOST_DEVICE inline void ClearDestination(const Layer& l, int64_t i) { l.l
 
 // The steps in pipeline order, with the index range each runs over.
 enum class Step : int {
-  kPlanRow,           // [0, m]; then scan slot and scratch_begin
+  kPlanRow,           // [0, m]; then (unless fixed) scan slot and scratch_begin
   kPickRow,           // [0, m)
   kFirstSeen,         // [0, slots)
   kMarkNew,           // [0, slots]; then scan new_rank
   kAssignNew,         // [0, slots)
   kRowLength,         // [0, m]; then scan out_indptr
-  kWriteRow,          // [0, m)
+  kStageSizes,        // [0, 4); then one read
+  kWriteRow,          // [0, m]
   kResetMaps,         // [0, max(num_src, slots))
   kClearDestination,  // [0, m), only after a duplicated destination
 };
@@ -242,6 +267,9 @@ TESSEL_HOST_DEVICE inline void Run(Step step, const Graph<IdT>& g, const Layer& 
       break;
     case Step::kRowLength:
       RowLength(l, i);
+      break;
+    case Step::kStageSizes:
+      StageSizes(l, i);
       break;
     case Step::kWriteRow:
       WriteRow(g, l, i);

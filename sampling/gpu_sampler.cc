@@ -117,14 +117,16 @@ GpuNeighborSampler::GpuNeighborSampler(const datasets::AnyGraph& graph, SamplerO
   device_ = ops_->create(device_id_, prepared.arrays);
 }
 
-std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key) {
+std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key, bool all_sources) {
   CheckSeeds(seeds, num_nodes_);
   std::vector<Block> blocks(options_.fanouts.size());
   BlockSink sink{&blocks};
   ops_->sample(*device_, seeds.data(), static_cast<int64_t>(seeds.size()), options_.fanouts,
                Bases(key, options_.fanouts.size()), options_.replace, options_.aggregation == Aggregation::kGcn,
                cuda::LayerSink{&sink, &BlockSink::Targets});
-  for (Block& b : blocks) b.src_nodes = b.device_src.ToVector();  // one download per layer
+  for (size_t l = 0; l < blocks.size(); ++l) {
+    if (l == 0 || all_sources) blocks[l].src_nodes = blocks[l].device_src.ToVector();  // one download each
+  }
   return blocks;
 }
 

@@ -9,12 +9,17 @@
 //   template <typename T> void Fill(T* a, int64_t n, T value)
 //   void ExclusiveScan(int64_t* a, int64_t n)
 //   void CopyOnDevice(void* dst, const void* src, size_t bytes)   (device to device, stream-ordered)
-//   void SetDevice(int device_id), void Finish()                  (Finish: wait for the device; errors surface)
+//   void SetDevice(int device_id)
 //
-// Copies per layer (counted by core/device.h): 3 small downloads, each a wait for the device that sizes the next
-// arrays (the slot and scratch totals with the duplicate flag; the new-node count; the entry count with the bad-row
-// flag); the layer's arrays are written to the caller's device arrays (LayerSink), never through the host. The seeds
-// are the one upload of a Sample.
+// Launches are counted here, once for both executors (core/device.h CountLaunches): a step kernel, a fill, a
+// device-to-device copy one each, a CUB scan two; Finish is a synchronisation (device::Synchronize). A uniform layer
+// makes 15: a fill, 9 step kernels, 2 scans and the copy of its destinations.
+//
+// Copies per layer (counted by core/device.h): one small download, a wait for the device that reads the layer's
+// sizes and error flags at its end (the new-node count, the entry count, the duplicate and bad-row flags); a skewed
+// layer (slot counts vary with the weights) or one taking every neighbour (fanout -1) adds one before its picks (the
+// slot and scratch totals with the duplicate flag). The layer's arrays are written to the caller's device arrays
+// (LayerSink), never through the host. The seeds are the one upload of a Sample.
 #pragma once
 
 #include <array>
@@ -48,15 +53,16 @@ class SamplerPipeline {
     norm_degree_.Upload(g.norm_degree, n);
     if (g.row_skew != nullptr) {
       row_skew_.Upload(g.row_skew, n);
+      skewed_ = true;
       edge_owner_.Upload(g.edge_owner, e);
       local_part_ = g.local_part;
     }
     local_id_.Reserve(n > 0 ? n : 1);
     first_.Reserve(n > 0 ? n : 1);
-    Exec::Fill(local_id_.data(), g.num_nodes, int32_t{-1});
-    Exec::Fill(first_.data(), g.num_nodes, kNoSlot);
+    Fill(local_id_.data(), g.num_nodes, int32_t{-1});
+    Fill(first_.data(), g.num_nodes, kNoSlot);
     flags_.Reserve(2);
-    Exec::Finish();
+    Finish();
   }
 
   void Sample(const int64_t* seeds, int64_t num_seeds, const std::vector<int>& fanouts,
@@ -77,10 +83,14 @@ class SamplerPipeline {
   template <size_t N>
   std::array<unsigned long long, N> Read(const std::array<const void*, N>& at) {
     unsigned long long* stage = stage_.Reserve(N);
-    for (size_t i = 0; i < N; ++i) Exec::CopyOnDevice(stage + i, at[i], sizeof(unsigned long long));
+    for (size_t i = 0; i < N; ++i) Copy(stage + i, at[i], sizeof(unsigned long long));
     std::array<unsigned long long, N> values{};
     device::CopyToHost(values.data(), stage, N * sizeof(unsigned long long));
     return values;
+  }
+
+  static void CheckDuplicate(unsigned long long duplicate) {
+    if (duplicate != kNoSlot) throw Error(fmt::format("sampling: destination node {} is listed twice", duplicate));
   }
 
   template <typename IdT>
@@ -89,10 +99,30 @@ class SamplerPipeline {
                                  edge_owner_.data(), local_part_};
   }
 
+  // The executor's operations, each counted as the CUDA executor launches it.
   template <typename IdT>
   static void Launch(gpu_steps::Step step, const gpu_steps::Graph<IdT>& g, const gpu_steps::Layer& l, int64_t n) {
-    if (n > 0) Exec::Launch(step, g, l, n);
+    if (n <= 0) return;
+    device::CountLaunches(1);
+    Exec::Launch(step, g, l, n);
   }
+  template <typename T>
+  static void Fill(T* a, int64_t n, T value) {
+    if (n <= 0) return;
+    device::CountLaunches(1);
+    Exec::Fill(a, n, value);
+  }
+  static void Scan(int64_t* a, int64_t n) {
+    if (n <= 0) return;
+    device::CountLaunches(2);
+    Exec::ExclusiveScan(a, n);
+  }
+  static void Copy(void* dst, const void* src, size_t bytes) {
+    if (bytes == 0) return;
+    device::CountLaunches(1);
+    Exec::CopyOnDevice(dst, src, bytes);
+  }
+  static void Finish() { device::Synchronize(); }
 
   // One layer (index `layer`, m destination rows in dst_); its arrays go to the sink's device arrays. Returns the
   // layer's source count (the next layer's destinations, left in src_).
@@ -111,7 +141,10 @@ class SamplerPipeline {
     l.local_id = local_id_.data();
     l.first = first_.data();
     l.flags = flags_.Reserve(2);
-    Exec::Fill(l.flags, 2, kNoSlot);
+    Fill(l.flags, 2, kNoSlot);
+    // Uniform rows with a fanout take at most k picks each: the rows own k slots apiece, sized before the picks
+    // without a scan or a read of the totals (the layer's one wait for the device is its final read).
+    l.fixed = fanout >= 0 && !skewed_;
     l.slot = slot_.Reserve(rows + 1);
     l.scratch_begin = scratch_begin_.Reserve(rows + 1);
     Launch(Step::kPlanRow, g, l, m + 1);
@@ -120,14 +153,18 @@ class SamplerPipeline {
     // kClearDestination); after kAssignNew, kResetMaps undoes every mark.
     bool maps_full = false;
     try {
-      Exec::ExclusiveScan(l.slot, m + 1);
-      Exec::ExclusiveScan(l.scratch_begin, m + 1);
-      // One read for the slot and scratch totals and the duplicate flag (staged on the device, then one copy).
-      const auto plan = Read<3>({l.slot + m, l.scratch_begin + m, l.flags});
-      l.slots = static_cast<int64_t>(plan[0]);
-      const auto scratch = static_cast<int64_t>(plan[1]);
-      const auto duplicate = plan[2];
-      if (duplicate != kNoSlot) throw Error(fmt::format("sampling: destination node {} is listed twice", duplicate));
+      int64_t scratch = 0;
+      if (l.fixed) {
+        l.slots = m * fanout;
+      } else {
+        Scan(l.slot, m + 1);
+        Scan(l.scratch_begin, m + 1);
+        // One read for the slot and scratch totals and the duplicate flag (staged on the device, then one copy).
+        const auto plan = Read<3>({l.slot + m, l.scratch_begin + m, l.flags});
+        l.slots = static_cast<int64_t>(plan[0]);
+        scratch = static_cast<int64_t>(plan[1]);
+        CheckDuplicate(plan[2]);
+      }
       const auto s = static_cast<size_t>(scratch > 0 ? scratch : 1);
       l.scratch_q = scratch_q_.Reserve(s);
       l.scratch_a = scratch_a_.Reserve(s);
@@ -142,27 +179,32 @@ class SamplerPipeline {
       Launch(Step::kPickRow, g, l, m);
       Launch(Step::kFirstSeen, g, l, l.slots);
       Launch(Step::kMarkNew, g, l, l.slots + 1);
-      Exec::ExclusiveScan(l.new_rank, l.slots + 1);
-      l.num_src = m + static_cast<int64_t>(Read<1>({l.new_rank + l.slots})[0]);
-      if (m > 0) Exec::CopyOnDevice(l.src, l.dst, rows * sizeof(int64_t));
+      Scan(l.new_rank, l.slots + 1);
+      if (m > 0) Copy(l.src, l.dst, rows * sizeof(int64_t));
       Launch(Step::kAssignNew, g, l, l.slots);
       maps_full = true;
       Launch(Step::kRowLength, g, l, m + 1);
-      Exec::ExclusiveScan(l.out_indptr, m + 1);
-      // One read for the entry count and the bad-row flag (set by the picks).
-      const auto written = Read<2>({l.out_indptr + m, l.flags + 1});
-      const auto nnz = static_cast<int64_t>(written[0]);
-      const auto bad_row = written[1];
+      Scan(l.out_indptr, m + 1);
+      // One read for the new source count, the entry count and the flags (a duplicate destination, with fixed
+      // slots found only now; a bad row, set by the picks), staged side by side by one kernel.
+      l.stage = stage_.Reserve(4);
+      Launch(Step::kStageSizes, g, l, 4);
+      std::array<unsigned long long, 4> written{};
+      device::CopyToHost(written.data(), l.stage, sizeof(written));
+      l.num_src = m + static_cast<int64_t>(written[0]);  // before a throw: kResetMaps reads it
+      const auto nnz = static_cast<int64_t>(written[1]);
+      CheckDuplicate(written[2]);
+      const auto bad_row = written[3];
       TESSEL_CHECK(bad_row == kNoSlot, "sampling: row {} has a negative or non-finite probability", bad_row);
       // The block's arrays, now that its sizes are known: the entries are written there directly.
       const LayerTargets t = sink.targets(sink.context, layer, m, l.num_src, nnz);
       l.out_indices = t.indices;
       l.out_values = t.values;
-      Launch(Step::kWriteRow, g, l, m);
-      Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);
+      l.out_offsets = t.indptr;
+      Launch(Step::kWriteRow, g, l, m + 1);  // the rows, and the offsets into the block
+      l.out_src = t.src_nodes;
+      Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);  // and the sources into the block
       maps_full = false;
-      if (l.num_src > 0) Exec::CopyOnDevice(t.src_nodes, l.src, static_cast<size_t>(l.num_src) * sizeof(int64_t));
-      Exec::CopyOnDevice(t.indptr, l.out_indptr, (rows + 1) * sizeof(int64_t));
     } catch (...) {
       try {
         if (maps_full) {
@@ -170,7 +212,7 @@ class SamplerPipeline {
         } else {
           Launch(Step::kClearDestination, g, l, m);
         }
-        Exec::Finish();
+        Finish();
       } catch (...) {  // the device itself failed: its error is the one to report
       }
       throw;
@@ -180,6 +222,7 @@ class SamplerPipeline {
 
   int device_id_ = 0;
   bool ids64_ = false;
+  bool skewed_ = false;  // a skewed policy's per-row weights: slot counts vary with them, read before the picks
   int32_t local_part_ = 0;
   device::Array<int64_t> indptr_;
   device::Array<int32_t> indices32_;

@@ -31,7 +31,6 @@ struct HostExec {
     if (bytes > 0) std::memmove(dst, src, bytes);
   }
   static void SetDevice(int device_id) { device::SetDevice(device_id); }
-  static void Finish() {}
 };
 
 class TwinSampler final : public DeviceSampler, public SamplerPipeline<HostExec> {

@@ -1,5 +1,5 @@
 // The batched C-SVC solver's device loop (svm/device_loop.h): state allocated once, per round a device top-k
-// selection, rows from a device row cache, the subproblem and the updates on the device, two small downloads and
+// selection, rows from a device row cache, the subproblem and the updates on the device, one small download and
 // one small upload. Mirrors the host batched solver (batch_solver.cc) decision for decision.
 #include "svm/device_loop.h"
 
@@ -21,6 +21,13 @@
 namespace tessel::svm::devloop {
 namespace {
 
+// info_'s layout: SelectInfo at 0, RoundInfo at RoundAt(q) (8-byte aligned).
+size_t RoundAt(int64_t q) { return (SelectInfo::Bytes(q) + 7) / 8 * 8; }
+const SelectInfo& AsSelect(const std::vector<std::byte>& b) { return *reinterpret_cast<const SelectInfo*>(b.data()); }
+const RoundInfo& AsRound(const std::vector<std::byte>& b, int64_t q) {
+  return *reinterpret_cast<const RoundInfo*>(b.data() + RoundAt(q));
+}
+
 class Loop {
  public:
   Loop(LoopDevice& dev, const LoopProblem& p);
@@ -28,7 +35,9 @@ class Loop {
 
   // RunSolverLoop's hooks (solver_common.h): one round (a working set and its subproblem on the device) per Advance.
   bool Optimal() {
-    last_gap_ = Select();
+    // The selection a round made after itself (downloaded with it) is this one, unless the active set changed.
+    last_gap_ = prefetched_ ? AsSelect(h_info_).gap : Select();
+    prefetched_ = false;
     return last_gap_ < p_.eps;
   }
   double Gap() const { return last_gap_; }
@@ -37,6 +46,7 @@ class Loop {
   void Unshrink() {
     Reconstruct();
     SetAllActive();
+    prefetched_ = false;
   }
   int64_t Advance(int64_t limit);
   void CheckPoint(int64_t /*done*/) {}
@@ -44,6 +54,7 @@ class Loop {
  private:
   void Allocate(int64_t slots);  // every device array of the solve
   double Select();
+  void SelectOnDevice();
   void Round(int64_t limit);
   void SetActive(int64_t n);
   void SetAllActive();
@@ -74,7 +85,7 @@ class Loop {
   device::Array<double> up_key_, low_key_;
   device::Array<int32_t> up_id_, low_id_;
   device::Array<std::byte> topk_scratch_, compact_scratch_;
-  device::Array<std::byte> select_;  // SelectInfo
+  device::Array<std::byte> info_;  // SelectInfo, then RoundInfo: a round's one download reads both
   device::Array<int32_t> ws_pos_, ws_rows_, miss_rows_;
   device::Array<int8_t> ws_y_, miss_y_;
   // The round.
@@ -82,13 +93,14 @@ class Loop {
   device::Array<double> new_alpha_, delta_, coef_, changed_coef_;
   device::Array<int32_t> changed_rows_;
   device::Array<int8_t> changed_y_;
-  device::Array<std::byte> round_;  // RoundInfo
-  device::Array<float> arena_;      // cache slots x l
-  device::Array<float> scratch_;    // q x l
+  device::Array<float> arena_;    // cache slots x l
+  device::Array<float> scratch_;  // q x l
   device::Array<int64_t> count_;
   device::Array<double> ext_;
 
-  std::vector<std::byte> h_select_, h_round_;
+  std::vector<std::byte> h_info_;  // info_ on the host
+  bool prefetched_ = false;        // h_info_'s selection is the current one (made after the last round)
+  device::Counters first_round_end_;
   std::vector<int32_t> h_upload_;
   std::vector<int32_t> missing_;
   int64_t n_act_ = 0;
@@ -99,9 +111,6 @@ class Loop {
   LoopResult r_;
   std::chrono::steady_clock::time_point last_log_ = std::chrono::steady_clock::now();
 };
-
-const SelectInfo& AsSelect(const std::vector<std::byte>& b) { return *reinterpret_cast<const SelectInfo*>(b.data()); }
-const RoundInfo& AsRound(const std::vector<std::byte>& b) { return *reinterpret_cast<const RoundInfo*>(b.data()); }
 
 int64_t CacheSlots(const LoopProblem& p) {
   const int64_t row_bytes = static_cast<int64_t>(sizeof(float)) * p.l;
@@ -136,8 +145,7 @@ Loop::Loop(LoopDevice& dev, const LoopProblem& p)
         "rows) could not be allocated; lower --working-set or --cache, or use the CPU: {}",
         mb, l_, slots, q_, e.what()));
   }
-  h_select_.resize(SelectInfo::Bytes(q_));
-  h_round_.resize(RoundInfo::Bytes(q_));
+  h_info_.resize(RoundAt(q_) + RoundInfo::Bytes(q_));
   h_upload_.resize(static_cast<size_t>(std::max<int64_t>(3 * q_, slots)));
   log::Debug("svm device: {} samples, q {}, row cache {} slots ({:.1f} MB)", l_, q_, slots,
              4.0 * static_cast<double>(slots * l_) / (1 << 20));
@@ -174,8 +182,7 @@ void Loop::Allocate(int64_t slots) {
   low_id_ = device::Array<int32_t>(q_);
   topk_scratch_ = device::Array<std::byte>(static_cast<int64_t>(dev_.TopKScratchBytes(l_, q_)));
   compact_scratch_ = device::Array<std::byte>(static_cast<int64_t>(dev_.CompactScratchBytes(l_)));
-  select_ = device::Array<std::byte>(static_cast<int64_t>(SelectInfo::Bytes(q_)));
-  round_ = device::Array<std::byte>(static_cast<int64_t>(RoundInfo::Bytes(q_)));
+  info_ = device::Array<std::byte>(static_cast<int64_t>(RoundAt(q_) + RoundInfo::Bytes(q_)));
   for (auto* a : {&ws_pos_, &ws_rows_, &miss_rows_, &changed_rows_}) *a = device::Array<int32_t>(q_);
   for (auto* a : {&ws_y_, &miss_y_, &changed_y_}) *a = device::Array<int8_t>(q_);
   for (auto* a : {&new_alpha_, &delta_, &coef_, &changed_coef_}) *a = device::Array<double>(q_);
@@ -213,24 +220,30 @@ void Loop::SetAllActive() {
   cache_.Clear();  // the cached rows lack the restored columns
 }
 
-// The host solver's Select: the q best of each side, the working set formed on the device, one download.
-double Loop::Select() {
+// The host solver's Select: the q best of each side, the working set formed on the device.
+void Loop::SelectOnDevice() {
   ++r_.selections;
   void* scratch = topk_scratch_.data();
   dev_.TopK(0, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, up_key_.data(), up_id_.data(), scratch);
   dev_.TopK(1, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, low_key_.data(), low_id_.data(), scratch);
-  auto* info = reinterpret_cast<SelectInfo*>(select_.data());
+  auto* info = reinterpret_cast<SelectInfo*>(info_.data());
   dev_.FormWorkingSet(up_key_.data(), up_id_.data(), low_key_.data(), low_id_.data(), q_, q_, chosen_.data(),
                       pos_.data(), rows_.data(), y_.data(), info, ws_pos_.data(), ws_rows_.data(), ws_y_.data());
-  select_.Download(h_select_.data(), static_cast<int64_t>(h_select_.size()));
-  return AsSelect(h_select_).gap;
+}
+
+// A selection of its own (the first, and after the active set changed): one download.
+double Loop::Select() {
+  SelectOnDevice();
+  info_.Download(h_info_.data(), static_cast<int64_t>(SelectInfo::Bytes(q_)));
+  return AsSelect(h_info_).gap;
 }
 
 void Loop::Round(int64_t limit) {
-  const SelectInfo& sel = AsSelect(h_select_);
+  const SelectInfo& sel = AsSelect(h_info_);
   const int64_t m = sel.m;
-  auto* d_info = reinterpret_cast<SelectInfo*>(select_.data());
-  const int32_t* ws = d_info->ws;  // the device copy of the ids
+  // The working set's ids on the device (the round's kernels read them before the next selection, stream-ordered,
+  // rewrites them).
+  const int32_t* ws = reinterpret_cast<SelectInfo*>(info_.data())->ws;
   // Slots: hits keep theirs, misses take the least recently used; one upload of [slots | missing | their slots].
   cache_.Assign(sel.ws, m, h_upload_.data(), &missing_);
   const auto nm = static_cast<int64_t>(missing_.size());
@@ -246,7 +259,7 @@ void Loop::Round(int64_t limit) {
     dev_.QRows(0, miss_rows_.data(), miss_y_.data(), nm, act_y_.data(), scratch_.data());
     dev_.StoreRows(nm, n_act_, scratch_.data(), slot + m + nm, arena_.data(), l_);
   }
-  auto* d_round = reinterpret_cast<RoundInfo*>(round_.data());
+  auto* d_round = reinterpret_cast<RoundInfo*>(info_.data() + RoundAt(q_));
   dev_.LocalSmo(m, arena_.data(), l_, slot, ws, ws_pos_.data(), y_.data(), qd_.data(), alpha_.data(), g_.data(), p_.cp,
                 p_.cn, p_.eps, p_.inner_factor, limit, new_alpha_.data(), d_round);
   const bool track = schedule_.eliminates();
@@ -255,8 +268,11 @@ void Loop::Round(int64_t limit) {
                   changed_y_.data(), changed_coef_.data());
   dev_.UpdateActive(n_act_, m, arena_.data(), l_, slot, delta_.data(), coef_.data(), track, act_.data(), g_.data(),
                     g_bar_.data());
-  round_.Download(h_round_.data(), static_cast<int64_t>(h_round_.size()));
-  const RoundInfo& info = AsRound(h_round_);
+  // The next selection on the state the round left, and one download of both: the round's one wait for the device.
+  SelectOnDevice();
+  info_.Download(h_info_.data(), static_cast<int64_t>(h_info_.size()));
+  prefetched_ = true;
+  const RoundInfo& info = AsRound(h_info_, q_);
   r_.bound_changes += info.changed;
   if (info.changed > 0 && n_inact_ > 0) {
     // G_bar of the eliminated samples: the changed entries' rows over them, in entry order.
@@ -292,6 +308,7 @@ void Loop::DoShrinking() {
     if (n_inact_ > 0) {  // with none eliminated, the active set is already every sample (and the cache stays)
       Reconstruct();
       SetAllActive();
+      prefetched_ = false;
     }
   }
   dev_.Compact(LoopDevice::Keep::kNotShrunk, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), pos_.data(), ext[0],
@@ -311,6 +328,7 @@ void Loop::DoShrinking() {
     }
     act_.Swap(keep_);
     SetActive(n);
+    prefetched_ = false;
   }
   r_.min_active = std::min(r_.min_active, n_act_);
 }
@@ -326,8 +344,13 @@ void Loop::Progress(int64_t steps, bool force) {
 int64_t Loop::Advance(int64_t limit) {
   ++r_.rounds;
   interrupt::Check("svm");
+  const device::Counters before = device::ReadCounters();
   Round(std::min(inner_limit_, limit));
-  const int64_t taken = AsRound(h_round_).steps;
+  const device::Counters round = device::ReadCounters() - before;
+  r_.max_round_launches = std::max(r_.max_round_launches, round.launches);
+  r_.max_round_downloads = std::max(r_.max_round_downloads, round.d2h_copies);
+  if (r_.rounds == 1) first_round_end_ = device::ReadCounters();
+  const int64_t taken = AsRound(h_info_, q_).steps;
   steps_ += taken;
   Progress(steps_, false);
   return taken;
@@ -337,7 +360,9 @@ LoopResult Loop::Run() {
   const device::Counters before = device::ReadCounters();
   const LoopEnd end = RunSolverLoop(*this, schedule_, max_iter_, "svm device");
   Progress(end.iterations, true);
-  r_.loop = device::ReadCounters() - before;
+  const device::Counters end_counters = device::ReadCounters();
+  r_.loop = end_counters - before;
+  r_.after_first_round = end_counters - (r_.rounds > 0 ? first_round_end_ : end_counters);
   r_.a.resize(static_cast<size_t>(l_));
   r_.g.resize(static_cast<size_t>(l_));
   r_.status.resize(static_cast<size_t>(l_));
@@ -357,7 +382,8 @@ LoopResult Loop::Run() {
 
 LoopResult RunDeviceLoop(LoopDevice& dev, const LoopProblem& problem) {
   TESSEL_CHECK(problem.sample_rows != nullptr && problem.y != nullptr, "device SVM solver: no samples");
-  Loop loop(dev, problem);
+  const std::unique_ptr<LoopDevice> counted = CountingLaunches(dev);
+  Loop loop(*counted, problem);
   return loop.Run();
 }
 

@@ -4,15 +4,18 @@
 // What the simulated device counts (allocations, copies, synchronisations) is therefore the CUDA path's own data
 // flow, and the twin's answer is the host batched solver's (batch_solver.cc), step for step.
 //
-// Per solve, every array is allocated once from the device pool. Per round:
-//   - selection: a device top-k of each side (no sort of the whole set), the working set formed on the device, one
-//     download of (gap, m, ids);
+// Per solve, every array is allocated once from the device pool, sized from the problem (no allocation after the
+// setup). Per round:
 //   - kernel rows from a device row cache (LRU over slots of a byte budget, keyed by sample): only the missing rows
 //     are computed, and one upload gives every entry's slot and the missing list;
-//   - the subproblem in one thread block, then the bookkeeping and the gradient update on the device, one download
-//     of (steps, the entries that reached or left C).
-// So a steady-state round makes no allocation, two downloads and one upload; an elimination check adds one
-// download of the two extremes and one of each compaction's count, plus the cache's compaction to the new columns.
+//   - the subproblem in one thread block, then the bookkeeping and the gradient update on the device;
+//   - the next selection on the state the round left: a device top-k of each side (no sort of the whole set), the
+//     working set formed on the device;
+//   - one download of (steps, the entries that reached or left C) and the next selection's (gap, m, ids).
+// So a steady-state round makes no allocation, one download (its one synchronisation) and one upload; a selection
+// of its own (the first, and after an elimination check changed the active set) adds a download, and an
+// elimination check one of the two extremes and one of each compaction's count (and of each column set's entry
+// count), plus the cache's compaction to the new columns.
 // C++17 (the .cu files include it), no spans.
 #pragma once
 
@@ -120,6 +123,10 @@ std::unique_ptr<LoopDevice> MakeCudaLoopDevice(const kernels::cuda::HostCsr& row
 // The host twins over a host kernel (the simulated device: device pointers are host memory).
 std::unique_ptr<LoopDevice> MakeTwinLoopDevice(kernels::SvmKernelRows& kernel);
 
+// `dev` with its kernel launches counted (core/device.h CountLaunches): as many per call as the CUDA table launches
+// for those sizes, whichever table `dev` is (svm/device_loop_counted.cc). RunDeviceLoop runs through it.
+std::unique_ptr<LoopDevice> CountingLaunches(LoopDevice& dev);
+
 struct LoopProblem {
   const int32_t* sample_rows = nullptr;  // host: sample s is dataset row sample_rows[s]
   const int8_t* y = nullptr;             // host: +1 / -1 per sample
@@ -154,8 +161,12 @@ struct LoopResult {
   int64_t cache_misses = 0;
   int64_t cache_slots = 0;
   bool hit_iteration_limit = false;
-  // The device runtime's work (core/device.h counters) between the end of the setup and the final downloads.
+  // The device runtime's work (core/device.h counters) between the end of the setup and the final downloads, of
+  // that after the first round, and the most one round (with the selection after it) made.
   device::Counters loop;
+  device::Counters after_first_round;
+  int64_t max_round_launches = 0;
+  int64_t max_round_downloads = 0;
 };
 
 LoopResult RunDeviceLoop(LoopDevice& dev, const LoopProblem& problem);

@@ -92,6 +92,15 @@ SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& pr
   r.cache_misses = c.cache_misses;
   r.hit_iteration_limit = c.hit_iteration_limit;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.device = DeviceRoundStats{c.rounds,
+                              c.loop.launches,
+                              c.loop.synchronizations,
+                              c.loop.h2d_copies,
+                              c.loop.d2h_copies,
+                              c.loop.allocations,
+                              c.after_first_round.allocations,
+                              c.max_round_launches,
+                              c.max_round_downloads};
   if (stats != nullptr) stats->rounds = c.rounds;
   if (loop != nullptr) *loop = std::move(c);
   return r;

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/device.h"
 #include "core/error.h"
 #include "core/parallel.h"
 #include "kernels/svm_kernel.h"
@@ -27,6 +28,15 @@ class TwinDevice final : public LoopDevice {
   void SetColumns(int slot, const int32_t* ids, int64_t n) override {
     TESSEL_CHECK(slot == 0 || slot == 1, "device SVM twin: column slot {}", slot);
     cols_[slot] = std::span<const int32_t>(ids, static_cast<size_t>(n));
+    if (n == 0) return;
+    // The CUDA rows read the columns' entry count back (cuSPARSE's matrix descriptor takes it on the host): the
+    // same one download here.
+    if (nnz_.capacity() == 0) {  // at the first columns (the loop's setup); tests of other entries need no device
+      nnz_.Reserve(1);
+      *nnz_.data() = 0;  // simulated device memory is host memory
+    }
+    int32_t nnz = 0;
+    nnz_.Download(&nnz, 1);
   }
   void QRows(int slot, const int32_t* ws, const int8_t* sign, int64_t q, const int8_t* col_sign, float* out) override {
     const std::span<const int32_t> cols = cols_[slot];
@@ -212,6 +222,7 @@ class TwinDevice final : public LoopDevice {
   }
 
   std::span<const int32_t> cols_[2];
+  device::Array<int32_t> nnz_;  // what SetColumns downloads
   std::vector<double> key_;
   std::vector<int32_t> id_;
 };

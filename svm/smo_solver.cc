@@ -57,22 +57,22 @@ class Solver : public SolverCore {
     // A row listed twice (the regressions' a and a*): kernel rows are cached per distinct row (LIBSVM's SVR_Q).
     std::vector<int32_t> uid_of(
         perm_.empty() ? 0 : static_cast<size_t>(*std::max_element(perm_.begin(), perm_.end())) + 1, -1);
-    uid_.resize(static_cast<size_t>(l_));
+    svr_.uid.resize(static_cast<size_t>(l_));
     for (int64_t s = 0; s < l_; ++s) {
       int32_t& u = uid_of[static_cast<size_t>(perm_[s])];
       if (u < 0) {
-        u = static_cast<int32_t>(rows_u_.size());
-        rows_u_.push_back(perm_[s]);
+        u = static_cast<int32_t>(svr_.rows.size());
+        svr_.rows.push_back(perm_[s]);
       }
-      uid_[s] = u;
+      svr_.uid[s] = u;
     }
-    if (static_cast<int64_t>(rows_u_.size()) < l_ && class_rows_ == nullptr) {
-      row_cache_ = std::make_unique<KernelCache>(static_cast<int64_t>(rows_u_.size()), options.cache_bytes);
-      plus_ones_.assign(rows_u_.size(), 1);
-      for (QBuffer& b : q_buffers_) b.data.resize(static_cast<size_t>(l_));
+    if (static_cast<int64_t>(svr_.rows.size()) < l_ && class_rows_ == nullptr) {
+      svr_.cache = std::make_unique<KernelCache>(static_cast<int64_t>(svr_.rows.size()), options.cache_bytes);
+      plus_ones_.assign(svr_.rows.size(), 1);
+      for (SvrRows::Buffer& b : svr_.buffers) b.data.resize(static_cast<size_t>(l_));
     } else {
-      uid_.clear();
-      rows_u_.clear();
+      svr_.uid.clear();
+      svr_.rows.clear();
     }
     evals_start_ = kernel_.evaluations();  // the starting gradient's rows count as the solve's
     if (!problem.alpha0.empty()) {
@@ -137,21 +137,20 @@ class Solver : public SolverCore {
   std::vector<int32_t> other_pos_;
   std::vector<int8_t> plus_ones_;
   std::vector<int8_t> minus_ones_;
-  // Rows listed twice (the regressions, row_cache_ set): each position's distinct row (uid_, swapped with the
-  // positions), the distinct rows, their full kernel rows K(row, rows_u_) in a cache keyed by distinct row (LIBSVM's
-  // SVR_Q), and GetQ's two alternating buffers of y_p y_q K.
-  std::vector<int32_t> uid_;
-  std::vector<int32_t> rows_u_;
-  std::unique_ptr<KernelCache> row_cache_;
-  // Each buffer's row: the position it holds (-1: none) over [0, len), and its last use.
-  struct QBuffer {
-    std::vector<float> data;
-    int64_t pos = -1;
-    int64_t len = 0;
-    int64_t used = 0;
-  };
-  QBuffer q_buffers_[2];
-  int64_t buffer_clock_ = 0;
+  // Rows listed twice (the regressions, svr_.cache set): LIBSVM's SVR_Q.
+  struct SvrRows {
+    std::vector<int32_t> uid;            // per position: its distinct row (swapped with the positions)
+    std::vector<int32_t> rows;           // the distinct rows (dataset rows)
+    std::unique_ptr<KernelCache> cache;  // their full kernel rows K(row, rows), keyed by distinct row
+    // GetQ's two buffers of y_p y_q K: the position each holds (-1: none) over [0, len), and its last use.
+    struct Buffer {
+      std::vector<float> data;
+      int64_t pos = -1;
+      int64_t len = 0;
+      int64_t used = 0;
+    } buffers[2];
+    int64_t clock = 0;
+  } svr_;
 
   int64_t evals_start_ = 0;  // kernel_.evaluations() before the first Q row
   int64_t i_ = -1;           // the working set Optimal() selected
@@ -161,36 +160,36 @@ class Solver : public SolverCore {
   bool next_i_valid_ = false;
 };
 
-// The kernel row K(rows_u_[u], rows_u_) of distinct row u, from the row cache or computed into it.
+// The kernel row K(svr_.rows[u], svr_.rows) of distinct row u, from the row cache or computed into it.
 const float* Solver::KernelRowOf(int64_t u) {
-  const auto n = static_cast<int64_t>(rows_u_.size());
-  auto [data, start] = row_cache_->Get(u, n);
+  const auto n = static_cast<int64_t>(svr_.rows.size());
+  auto [data, start] = svr_.cache->Get(u, n);
   if (start < n) {
     const auto m = static_cast<size_t>(n - start);
-    kernel_.QRow(rows_u_[static_cast<size_t>(u)], 1,
-                 std::span<const int32_t>(rows_u_).subspan(static_cast<size_t>(start), m),
+    kernel_.QRow(svr_.rows[static_cast<size_t>(u)], 1,
+                 std::span<const int32_t>(svr_.rows).subspan(static_cast<size_t>(start), m),
                  std::span<const int8_t>(plus_ones_).subspan(static_cast<size_t>(start), m), {data + start, m});
   }
   return data;
 }
 
 const float* Solver::GetQ(int64_t pos, int64_t len) {
-  if (row_cache_ != nullptr) {  // SVR_Q: y_p y_q K from the distinct row's cached kernel row (a sign change, exact)
+  if (svr_.cache != nullptr) {  // SVR_Q: y_p y_q K from the distinct row's cached kernel row (a sign change, exact)
     // A buffer still holding pos's row (no position swapped since) serves again: the selection's rows are the
     // step's. Otherwise the least recently used buffer is refilled.
-    for (QBuffer& b : q_buffers_) {
+    for (SvrRows::Buffer& b : svr_.buffers) {
       if (b.pos == pos && b.len >= len) {
-        b.used = ++buffer_clock_;
+        b.used = ++svr_.clock;
         return b.data.data();
       }
     }
-    QBuffer& b = q_buffers_[q_buffers_[0].used <= q_buffers_[1].used ? 0 : 1];
-    b = {std::move(b.data), pos, len, ++buffer_clock_};
-    const float* k = KernelRowOf(uid_[pos]);
+    SvrRows::Buffer& b = svr_.buffers[svr_.buffers[0].used <= svr_.buffers[1].used ? 0 : 1];
+    b = {std::move(b.data), pos, len, ++svr_.clock};
+    const float* k = KernelRowOf(svr_.uid[pos]);
     float* out = b.data.data();
     const auto yp = static_cast<float>(s_.y[pos]);
     const int8_t* y = s_.y.data();
-    const int32_t* uid = uid_.data();
+    const int32_t* uid = svr_.uid.data();
     parallel_for_chunks<int64_t>(0, len, kScanGrain,
                                  [&](int64_t lo, int64_t hi) { GatherSignedRow(out, k, uid, y, yp, lo, hi); });
     return out;
@@ -235,9 +234,9 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   if (a == b) return;
   std::swap(perm_[a], perm_[b]);
   std::swap(sample_[a], sample_[b]);
-  if (!uid_.empty()) {
-    std::swap(uid_[a], uid_[b]);
-    q_buffers_[0].pos = q_buffers_[1].pos = -1;  // the buffered rows are in the old order
+  if (!svr_.uid.empty()) {
+    std::swap(svr_.uid[a], svr_.uid[b]);
+    svr_.buffers[0].pos = svr_.buffers[1].pos = -1;  // the buffered rows are in the old order
   }
   s_.Swap(a, b);
   if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
@@ -384,11 +383,11 @@ void Solver::Step(int64_t i, int64_t j) {
 // full row would evict many active-length rows. The values are the same either way.
 void Solver::UpdateGBar(int64_t pos, double c) {
   ++tally_.bound_changes;
-  if (row_cache_ != nullptr) {  // SVR_Q: the distinct row's cached kernel row (LIBSVM's get_Q(i, l)), read directly
-    const float* k = KernelRowOf(uid_[pos]);
+  if (svr_.cache != nullptr) {  // SVR_Q: the distinct row's cached kernel row (LIBSVM's get_Q(i, l)), read directly
+    const float* k = KernelRowOf(svr_.uid[pos]);
     const double cp = c * s_.y[pos];  // c y_p y_q K = (c y_p y_q) K: sign changes, exact
     const int8_t* y = s_.y.data();
-    const int32_t* uid = uid_.data();
+    const int32_t* uid = svr_.uid.data();
     double* g_bar = s_.g_bar.data();
     parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
       for (int64_t q = b; q < e; ++q) g_bar[q] += (y[q] > 0 ? cp : -cp) * k[uid[q]];
@@ -422,8 +421,8 @@ SolverResult Solver::Run() {
   SolverResult r;
   FillSolution({s_.y, s_.status, s_.alpha, s_.g, sample_, cp_, cn_, s_.p, nu_}, &r);
   tally_.Fill(end.iterations, kernel_.evaluations() - evals_before, end.hit_limit, &r);
-  r.cache_hits = row_cache_ != nullptr ? row_cache_->hits() : cache_.hits();
-  r.cache_misses = row_cache_ != nullptr ? row_cache_->misses() : cache_.misses();
+  r.cache_hits = svr_.cache != nullptr ? svr_.cache->hits() : cache_.hits();
+  r.cache_misses = svr_.cache != nullptr ? svr_.cache->misses() : cache_.misses();
   return r;
 }
 

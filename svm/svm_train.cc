@@ -80,6 +80,23 @@ nlohmann::json TrainReport::ToJson() const {
   for (const auto& p : pairs) {
     nlohmann::json pair = {{"labels", {p.label_i, p.label_j}}, {"samples", p.samples}};
     ForEachResultStat(p.result, [&pair](const char* name, const auto& value) { pair[name] = value; });
+    if (const DeviceRoundStats& d = p.result.device; d.rounds > 0) {
+      const auto per_round = [&d](int64_t v) { return static_cast<double>(v) / static_cast<double>(d.rounds); };
+      pair["device"] = {{"rounds", d.rounds},
+                        {"launches", d.launches},
+                        {"synchronizations", d.synchronizations},
+                        {"uploads", d.uploads},
+                        {"downloads", d.downloads},
+                        {"allocations", d.allocations},
+                        {"allocations_after_first_round", d.allocations_after_first_round},
+                        {"per_round",
+                         {{"launches", per_round(d.launches)},
+                          {"synchronizations", per_round(d.synchronizations)},
+                          {"uploads", per_round(d.uploads)},
+                          {"downloads", per_round(d.downloads)},
+                          {"allocations", per_round(d.allocations)}}},
+                        {"max_round", {{"launches", d.max_round_launches}, {"downloads", d.max_round_downloads}}}};
+    }
     arr.push_back(std::move(pair));
   }
   return j;

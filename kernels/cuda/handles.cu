@@ -78,9 +78,11 @@ void ScanInPlace(T* a, int64_t n, bool inclusive) {
   if (inclusive) {
     TESSEL_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, a, a, n));
     TESSEL_CUDA_CHECK(cub::DeviceScan::InclusiveSum(Scratch(ScratchSlot::kScan, bytes), bytes, a, a, n));
+    ::tessel::device::NoteLaunchesSeen(2);
   } else {
     TESSEL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, a, a, n));
     TESSEL_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(Scratch(ScratchSlot::kScan, bytes), bytes, a, a, n));
+    ::tessel::device::NoteLaunchesSeen(2);
   }
 }
 

@@ -164,14 +164,11 @@ void LaunchSpMMRows(const DeviceCsr& a, const float* x, int64_t n, float* y) {
 
 }  // namespace
 
-bool SpMMUsesRowKernel(const DeviceCsr& a, int64_t n) {
-  return n <= kSpMMRowKernelMaxWidth && a.nnz <= a.rows * kSpMMRowKernelMaxMeanRow;
-}
-
 void SpMM(const DeviceCsr& a, const float* x, int64_t n, float* y) {
   if (a.rows == 0 || n == 0) return;
   if (a.nnz == 0) {
     TESSEL_CUDA_CHECK(cudaMemset(y, 0, static_cast<size_t>(a.rows * n) * sizeof(float)));
+    ::tessel::device::NoteLaunchesSeen(1);
     return;
   }
   if (!SpMMUsesRowKernel(a, n)) {
@@ -191,6 +188,7 @@ void SpMMCusparse(const DeviceCsr& a, const float* x, int64_t n, float* y) {
   if (a.rows == 0 || n == 0) return;
   if (a.nnz == 0) {
     TESSEL_CUDA_CHECK(cudaMemset(y, 0, static_cast<size_t>(a.rows * n) * sizeof(float)));
+    ::tessel::device::NoteLaunchesSeen(1);
     return;
   }
   const bool wide = a.nnz > INT32_MAX || a.rows > INT32_MAX || a.cols > INT32_MAX;
@@ -220,6 +218,7 @@ void SpMMCusparse(const DeviceCsr& a, const float* x, int64_t n, float* y) {
   void* work = Scratch(ScratchSlot::kSpmmWork, bytes);
   TESSEL_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &alpha, e.a,
                                      e.x, &beta, e.y, CUDA_R_32F, CUSPARSE_SPMM_ALG_DEFAULT, work));
+  ::tessel::device::NoteLaunchesSeen(1);
 }
 
 void Transpose(const DeviceCsr& a, int64_t* t_indptr, int32_t* t_indices, float* t_values) {
@@ -228,6 +227,7 @@ void Transpose(const DeviceCsr& a, int64_t* t_indptr, int32_t* t_indices, float*
                a.nnz);
   if (a.nnz == 0 || a.rows == 0) {
     TESSEL_CUDA_CHECK(cudaMemset(t_indptr, 0, static_cast<size_t>(a.cols + 1) * sizeof(int64_t)));
+    ::tessel::device::NoteLaunchesSeen(1);
     return;
   }
   // int32 offsets of a and of the result side by side in one scratch; with no values, the symbolic pass gets
@@ -254,6 +254,7 @@ void Transpose(const DeviceCsr& a, int64_t* t_indptr, int32_t* t_indices, float*
   void* work = Scratch(ScratchSlot::kTranspose, std::max<size_t>(work_bytes, 1));
   TESSEL_CUSPARSE_CHECK(cusparseCsr2cscEx2(h, m, n, nnz, in_values, p32, a.indices, out_values, c32, t_indices,
                                            CUDA_R_32F, action, CUSPARSE_INDEX_BASE_ZERO, CUSPARSE_CSR2CSC_ALG1, work));
+  ::tessel::device::NoteLaunchesSeen(1);
   WidenKernel<<<Blocks(a.cols + 1), kThreads>>>(c32, a.cols + 1, t_indptr);
   TESSEL_CUDA_CHECK_LAUNCH();
 }

@@ -17,7 +17,9 @@ using ::tessel::kernels::DeviceCsr;  // kernels/device_csr.h
 // (SpMMCusparse). A few rows far longer than the rest (hubs of a power-law graph) are walked by one group each.
 inline constexpr int64_t kSpMMRowKernelMaxWidth = 64;
 inline constexpr int64_t kSpMMRowKernelMaxMeanRow = 512;  // entries per row on average
-bool SpMMUsesRowKernel(const DeviceCsr& a, int64_t n);
+inline bool SpMMUsesRowKernel(const DeviceCsr& a, int64_t n) {
+  return n <= kSpMMRowKernelMaxWidth && a.nnz <= a.rows * kSpMMRowKernelMaxMeanRow;
+}
 void SpMM(const DeviceCsr& a, const float* x, int64_t n, float* y);
 
 // The same through cuSPARSE's generic SpMM (the baseline tools/bench/gpu_kernels_bench measures the row kernel

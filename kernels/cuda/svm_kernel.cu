@@ -113,7 +113,8 @@ struct SvmKernelRowsCuda::Impl {
     cusparseSpMatDescr_t desc = nullptr;
   };
   int64_t d = 0;
-  Csr rows;  // every row
+  int64_t nnz = 0;  // entries of every row
+  Csr rows;         // every row
   device::Array<double> sq;
   device::Array<double> dense;  // d x q, the working-set rows
   device::Array<double> dots;   // n x q, column-major
@@ -133,6 +134,7 @@ SvmKernelRowsCuda::SvmKernelRowsCuda(const HostCsr& rows, const KernelSpec& para
   TESSEL_CHECK(rows.num_features >= 1, "CUDA SVM kernel: the rows have no features");
   std::vector<int32_t> indptr32(rows.indptr, rows.indptr + rows.num_rows + 1);
   impl_->d = rows.num_features;
+  impl_->nnz = nnz;
   impl_->rows.indptr.Upload(indptr32.data(), indptr32.size());
   impl_->rows.indices.Upload(rows.indices, static_cast<size_t>(nnz));
   impl_->rows.values.Upload(rows.values, static_cast<size_t>(nnz));
@@ -189,6 +191,7 @@ void SvmKernelRowsCuda::Rows(int slot, const int32_t* ws, const int8_t* sign, in
   m.dense.Reserve(static_cast<size_t>(d * q));
   m.dots.Reserve(static_cast<size_t>(s.n * q));
   TESSEL_CUDA_CHECK(cudaMemset(m.dense.data(), 0, static_cast<size_t>(d * q) * sizeof(double)));
+  ::tessel::device::NoteLaunchesSeen(1);
   ScatterRows<<<static_cast<int>(std::min<int64_t>(q, 65535)), 128>>>(m.rows.indptr.data(), m.rows.indices.data(),
                                                                       m.rows.values.data(), ws, q, d, m.dense.data());
   TESSEL_CUDA_CHECK_LAUNCH();
@@ -207,6 +210,7 @@ void SvmKernelRowsCuda::Rows(int slot, const int32_t* ws, const int8_t* sign, in
   m.work.Reserve(bytes);
   TESSEL_CUSPARSE_CHECK(cusparseSpMM(handle, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE, &one,
                                      s.desc, b, &zero, c, CUDA_R_64F, CUSPARSE_SPMM_CSR_ALG1, m.work.data()));
+  ::tessel::device::NoteLaunchesSeen(1);
   TESSEL_CUSPARSE_CHECK(cusparseDestroyDnMat(b));
   TESSEL_CUSPARSE_CHECK(cusparseDestroyDnMat(c));
   MapKernel<Out><<<Blocks(s.n * q), kThreads>>>(m.dots.data(), s.n, q, ws, sign, s.ids, col_sign, m.sq.data(),
@@ -228,6 +232,14 @@ void SvmKernelRowsCuda::ReserveRows(int64_t q, int64_t n) {
   impl_->dense.Reserve(static_cast<size_t>(impl_->d * q));
   impl_->dots.Reserve(static_cast<size_t>(n * q));
   impl_->work.Reserve(1);  // CSR_ALG1's SpMM asks for no workspace: allocated now, not at the first product
+  // Each slot's column rows at their largest (every row), so no later SetColumns allocates: a solver's eliminated
+  // set grows round after round, and each growth was a pool allocation (and, cold, a cudaMalloc) mid-solve.
+  const int64_t nnz = impl_->nnz;
+  for (Impl::Slot& s : impl_->slots) {
+    s.rows.indptr.Reserve(static_cast<size_t>(std::min(n, num_rows_) + 1));
+    s.rows.indices.Reserve(static_cast<size_t>(std::max<int64_t>(nnz, 1)));
+    s.rows.values.Reserve(static_cast<size_t>(std::max<int64_t>(nnz, 1)));
+  }
 }
 
 void SvmKernelRowsCuda::Diagonal(const int32_t* ids, int64_t n, double* diag) {

@@ -58,10 +58,11 @@ struct CudaExec {
   }
   static void ExclusiveScan(int64_t* a, int64_t n) { kernels::cuda::ExclusiveSumInPlace(a, n); }
   static void CopyOnDevice(void* dst, const void* src, size_t bytes) {
-    if (bytes > 0) TESSEL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
+    if (bytes == 0) return;
+    TESSEL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));
+    ::tessel::device::NoteLaunchesSeen(1);
   }
   static void SetDevice(int device_id) { TESSEL_CUDA_CHECK(cudaSetDevice(device_id)); }
-  static void Finish() { TESSEL_CUDA_CHECK(cudaDeviceSynchronize()); }
 };
 
 class CudaSampler final : public DeviceSampler, public SamplerPipeline<CudaExec> {

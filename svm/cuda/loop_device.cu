@@ -509,13 +509,16 @@ class CudaDevice final : public LoopDevice {
     switch (keep) {
       case Keep::kNotShrunk:
         TESSEL_CUDA_CHECK(cub::DeviceSelect::If(scratch, bytes, in, out, count, n, NotShrunk{y, st, g, gmax1, gmax2}));
+        ::tessel::device::NoteLaunchesSeen(2);
         break;
       case Keep::kFree:
         TESSEL_CUDA_CHECK(cub::DeviceSelect::If(scratch, bytes, in, out, count, n, IsFree{st}));
+        ::tessel::device::NoteLaunchesSeen(2);
         break;
       case Keep::kInactive:
         TESSEL_CUDA_CHECK(
             cub::DeviceSelect::If(scratch, bytes, thrust::counting_iterator<int32_t>(0), out, count, n, NotIn{pos}));
+        ::tessel::device::NoteLaunchesSeen(2);
         break;
     }
   }

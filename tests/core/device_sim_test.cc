@@ -50,12 +50,34 @@ TEST(SimulatedDevice, CopiesAndAllocationsAreCountedWithTheirBytes) {
   EXPECT_EQ(d1.h2d_bytes, 4000);
   EXPECT_EQ(d1.d2h_copies, 1);
   EXPECT_EQ(d1.d2h_bytes, 4000);
-  EXPECT_EQ(d1.synchronizations, 1);
+  EXPECT_EQ(d1.synchronizations, 2);  // the download waits for the device, and the explicit one
   EXPECT_GE(d1.in_use_bytes, 4000);
 }
 
 // An output the kernel writes in full is allocated on the device and never uploaded; MutableDevice (a kernel that
 // reads the old values) uploads them.
+// Every download waits for the device, so it counts as a synchronisation; launches are counted by the layer the CUDA
+// code and its twins share (CountLaunches), and the simulated device has no CUDA launch sites of its own.
+TEST(SimulatedDevice, DownloadsAreSynchronisationsAndLaunchesAreCounted) {
+  device::ScopedSimulatedDevice sim;
+  device::Array<int32_t> a(4);
+  const std::vector<int32_t> up = {1, 2, 3, 4};
+  a.Upload(up.data(), up.size());
+  const Counters before = ReadCounters();
+  std::vector<int32_t> down(4);
+  a.Download(down.data(), down.size());
+  a.Download(down.data(), 2);
+  device::CountLaunches(3);
+  device::Synchronize();
+  const Counters d = ReadCounters() - before;
+  EXPECT_EQ(down, up);
+  EXPECT_EQ(d.d2h_copies, 2);
+  EXPECT_EQ(d.synchronizations, 3);  // two downloads and the explicit one
+  EXPECT_EQ(d.h2d_copies, 0);        // an upload does not wait
+  EXPECT_EQ(d.launches, 3);
+  EXPECT_EQ(d.launches_seen, 0);
+}
+
 TEST(SimulatedDevice, OverwrittenOutputsAreNeverUploaded) {
   device::ScopedSimulatedDevice sim;
   Buffer<float> out = Buffer<float>::Uninitialized(4096);

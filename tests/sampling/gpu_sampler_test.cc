@@ -8,6 +8,7 @@
 #include <bit>
 #include <limits>
 #include <memory>
+#include <numeric>
 #include <optional>
 #include <ostream>
 #include <span>
@@ -275,6 +276,38 @@ TEST_P(GpuMatchesCpu, IdenticalBlocksForTheSameKey) {
                    c.name + " after errors");
   ExpectSameBlocks(sample(std::vector<int64_t>{}, StreamKey{}), cpu.Sample(std::vector<int64_t>{}, StreamKey{}),
                    c.name + " no seeds");
+}
+
+// A uniform layer's rows own fanout slots each, so a layer waits for the device once (its final read of sizes and
+// flags), and with all_sources false only the input layer's source ids come back: layers + 1 downloads a sample,
+// each its one synchronisation; launches as the pipeline counts them (no scan of slot counts).
+TEST(GpuSamplerCounts, AUniformSampleWaitsOncePerLayerAndOnceForTheInputRows) {
+  const int64_t n = 2000;
+  const datasets::AnyGraph graph(datasets::GraphBuilder().Build<int32_t>(HubGraph(n, 8000, 17)));
+  const SamplerOptions options{{10, 5}, false, Aggregation::kMean};
+  NeighborSampler cpu(graph, options);
+  device::ScopedSimulatedDevice sim;
+  GpuNeighborSampler gpu(graph, options, std::nullopt, 0);
+  std::vector<int64_t> seeds(300);
+  std::iota(seeds.begin(), seeds.end(), int64_t{100});
+  const StreamKey key{.seed = 3, .batch = 1};
+  (void)gpu.Sample(seeds, key, false);  // sizes the pipeline's arrays
+  const device::Counters before = device::ReadCounters();
+  const std::vector<Block> blocks = gpu.Sample(seeds, key, false);
+  const device::Counters d = device::ReadCounters() - before;
+  EXPECT_EQ(d.d2h_copies, 3);
+  EXPECT_EQ(d.synchronizations, 3);
+  EXPECT_EQ(d.h2d_copies, 1);  // the seeds
+  EXPECT_EQ(d.runtime_allocations, 0);
+  // Per layer: a fill, 9 step kernels (the staging of the read, and the block's sources and offsets written by the
+  // steps that read them), 2 scans (2 each), and the copy of the destinations.
+  EXPECT_EQ(d.launches, 2 * 15);
+  const std::vector<Block> want = cpu.Sample(seeds, key);
+  ASSERT_EQ(blocks.size(), want.size());
+  EXPECT_EQ(blocks.front().src_nodes, want.front().src_nodes);
+  EXPECT_TRUE(blocks.back().src_nodes.empty()) << "above the input layer the sources stay on the device";
+  EXPECT_EQ(blocks.back().device_src.ToVector(), want.back().src_nodes);
+  EXPECT_EQ(blocks.back().adj.cols, want.back().num_src());
 }
 
 INSTANTIATE_TEST_SUITE_P(

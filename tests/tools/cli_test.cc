@@ -117,10 +117,44 @@ TEST_F(CliTest, MathOptionAndDeviceCountersInTheResult) {
   EXPECT_EQ(a["test"]["accuracy"], b["test"]["accuracy"]);
   const auto& dev = a["device_last_epoch"];
   for (const char* key : {"allocations", "runtime_allocations", "h2d_copies", "h2d_bytes", "d2h_copies", "d2h_bytes",
-                          "synchronizations"}) {
+                          "synchronizations", "launches"}) {
     ASSERT_TRUE(dev.contains(key)) << key;
     EXPECT_EQ(dev[key], 0) << key << ": a CPU run uses no device";
   }
+}
+
+// --device sim runs the device code paths on the simulated device and --json reports what a GPU would do: a sampled
+// SAGE step's launches and waits (once per layer and once for the input rows), and an SVM round's one download with
+// no allocation after the first round. The results are the CPU's.
+TEST_F(CliTest, SimulatedDeviceReportsPerStepAndPerRoundCounts) {
+  const std::string cora = "'" + (fs::path(TESSEL_TEST_DATA) / "cora" / "cora").string() + "'";
+  const std::string gcn = "--log-level warn train gcn --dataset " + cora +
+                          " --model sage --batch-size 512 --fanouts 5,5 --epochs 2 --json --device ";
+  const Result sim = Run(gcn + "sim");
+  const Result cpu = Run(gcn + "cpu");
+  ASSERT_EQ(sim.code, 0) << sim.err;
+  ASSERT_EQ(cpu.code, 0) << cpu.err;
+  const auto a = nlohmann::json::parse(sim.out);
+  EXPECT_EQ(a["test"]["accuracy"], nlohmann::json::parse(cpu.out)["test"]["accuracy"]);
+  const auto& step = a["device_last_epoch"]["per_step"];
+  EXPECT_EQ(step["synchronizations"], 3.0);
+  EXPECT_EQ(step["max_synchronizations"], 3);
+  EXPECT_EQ(step["downloads"], 3.0);
+  EXPECT_GT(step["launches"].get<double>(), 30.0);  // the sampler's 15 a layer, and the model's
+  EXPECT_EQ(step["launches"].get<double>(), step["max_launches"].get<double>()) << "every step alike";
+
+  const std::string svm = "--log-level warn train svm --data '" +
+                          (fs::path(TESSEL_TEST_DATA) / "svm" / "heart_scale").string() + "' --model '" +
+                          (root_ / "out" / "heart.model").string() + "' --device sim --json";
+  const Result s = Run(svm);
+  ASSERT_EQ(s.code, 0) << s.err;
+  const auto report = nlohmann::json::parse(s.out);
+  const auto& d = report["pairs"][0]["device"];
+  EXPECT_GE(d["rounds"], 1);
+  EXPECT_EQ(d["max_round"]["downloads"], 1);
+  EXPECT_EQ(d["allocations_after_first_round"], 0);
+  EXPECT_EQ(d["synchronizations"], d["downloads"]);
+  EXPECT_GT(d["launches"], 0);
 }
 
 TEST_F(CliTest, EdgeListDefaultsSymmetriseAndDropSelfLoops) {

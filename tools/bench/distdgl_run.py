@@ -25,6 +25,7 @@ import json
 import os
 import random
 import resource
+import signal
 import socket
 import statistics
 import subprocess
@@ -298,6 +299,7 @@ def cmd_run(a, rest):
                      f"&& exec {me} {args}' & pids=\"$pids $!\"")
     lines.append('rc=0; for p in $pids; do wait $p || rc=1; done; exit $rc')
     t0 = time.perf_counter()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # run_watched then kills the machines' processes
     rc, procs = run_watched(["sh", "-c", "\n".join(lines)], timeout=a.timeout)
     wall = time.perf_counter() - t0
     if rc != 0 or not all(os.path.exists(o) for o in outs):

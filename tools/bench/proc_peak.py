@@ -8,6 +8,7 @@
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -45,6 +46,15 @@ def run_watched(cmd, interval=0.2, env=None, timeout=None):
     peak comes from wait4 and so is exact even for a run shorter than a poll). On timeout the process group is
     killed and the status is 124."""
     proc = subprocess.Popen(cmd, env=env, start_new_session=True)
+    try:
+        return _watch(proc, cmd, interval, timeout)
+    except BaseException:  # stopped (SIGTERM through the caller's handler, Ctrl-C): take the command's tree along
+        os.killpg(proc.pid, 9)
+        proc.wait()
+        raise
+
+
+def _watch(proc, cmd, interval, timeout):
     seen = {}
     start = time.monotonic()
     while True:
@@ -84,6 +94,7 @@ def main():
     ap.add_argument("--interval", type=float, default=0.2, help="seconds between polls (default 0.2)")
     ap.add_argument("cmd", nargs=argparse.REMAINDER)
     a = ap.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     cmd = a.cmd[1:] if a.cmd[:1] == ["--"] else a.cmd
     if not cmd:
         sys.exit("error: no command after --")

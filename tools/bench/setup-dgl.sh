@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Makes the virtual environment that tools/bench/minibatch_bench.sh runs DGL from (default /opt/dgl-venv; first
-# argument to change it). DGL 2.1.0 needs PyTorch >= 1.13 with its graphbolt library built for that exact torch
-# (2.0.0 .. 2.2.1); Debian 12's python3-torch reports 1.13.0a0 and is refused, so the venv takes torch 2.2.1 from
-# PyPI (about 2.5 GB with its CUDA libraries; the benchmark uses the CPU only) and pins numpy < 2 for it.
+# Makes the virtual environment that tools/bench/minibatch_bench.sh and distdgl_bench.sh run DGL from (default
+# /opt/dgl-venv; first argument to change it). DGL 2.1.0 needs PyTorch >= 1.13 with its graphbolt library built for
+# that exact torch (2.0.0 .. 2.2.1); Debian 12's python3-torch reports 1.13.0a0 and is refused, so the venv takes
+# torch 2.2.1 from PyPI (about 2.5 GB with its CUDA libraries; the benchmarks use the CPU only) and pins numpy < 2.
 # Usage: tools/bench/setup-dgl.sh [VENV_DIR]
 set -euo pipefail
 venv=${1:-/opt/dgl-venv}

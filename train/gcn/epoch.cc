@@ -158,10 +158,20 @@ void GcnEpoch::RunPipelined(Progress& progress) {
 }
 
 GcnEpoch::StepMark GcnEpoch::MarkStep() const {
-  return {Clock::now(), t_.comm_.Bytes().TotalCost(), t_.network_ ? ThreadCpuSeconds() : 0.0};
+  return {Clock::now(), t_.comm_.Bytes().TotalCost(), t_.network_ ? ThreadCpuSeconds() : 0.0, device::ReadCounters()};
 }
 
 void GcnEpoch::EndStep(int64_t s, const StepMark& m, double overlap_correction, double worker_cpu) {
+  const device::Counters d = device::ReadCounters() - m.device0;
+  device::Counters& sum = tally_.step_device;
+  sum.launches += d.launches;
+  sum.synchronizations += d.synchronizations;
+  sum.h2d_copies += d.h2d_copies;
+  sum.d2h_copies += d.d2h_copies;
+  sum.allocations += d.allocations;
+  tally_.max_step_launches = std::max(tally_.max_step_launches, d.launches);
+  tally_.max_step_synchronizations = std::max(tally_.max_step_synchronizations, d.synchronizations);
+  tally_.max_step_d2h_copies = std::max(tally_.max_step_d2h_copies, d.d2h_copies);
   if (!t_.network_) return;
   StepTimes& times = tally_.step_times;
   const double wall = SecondsSince(m.t0);
@@ -242,6 +252,9 @@ EpochStats GcnEpoch::Reduce(double predicted_seconds) {
   }
   sums.push_back(static_cast<double>(eval_raw_b_));
   sums.push_back(static_cast<double>(c.sample_raw_bytes));
+  const device::Counters& sd = tally_.step_device;
+  for (int64_t v : {dev.launches, sd.launches, sd.synchronizations, sd.h2d_copies, sd.d2h_copies, sd.allocations})
+    sums.push_back(static_cast<double>(v));
   comm.Allreduce<double>(sums, comm::ReduceOp::kSum, kStatsPurpose).ThrowIfError();
   const comm::CompressStats& g = tally_.grad_stats;
   std::vector<double> maxima = {c.sample_seconds,
@@ -257,7 +270,10 @@ EpochStats GcnEpoch::Reduce(double predicted_seconds) {
                                 predicted_seconds,
                                 tally_.forward_s,
                                 tally_.backward_s,
-                                tally_.optimizer_s};
+                                tally_.optimizer_s,
+                                static_cast<double>(tally_.max_step_launches),
+                                static_cast<double>(tally_.max_step_synchronizations),
+                                static_cast<double>(tally_.max_step_d2h_copies)};
   comm.Allreduce<double>(maxima, comm::ReduceOp::kMax, kStatsPurpose).ThrowIfError();
   EpochStats st;
   st.epoch = epoch_;
@@ -286,6 +302,15 @@ EpochStats GcnEpoch::Reduce(double predicted_seconds) {
   st.fetched_rows = static_cast<int64_t>(sums[21]);
   st.eval_raw_bytes = static_cast<uint64_t>(sums[22]);
   st.sample_raw_bytes = static_cast<uint64_t>(sums[23]);
+  st.device_launches = static_cast<int64_t>(sums[24]);
+  st.step_launches = static_cast<int64_t>(sums[25]);
+  st.step_synchronizations = static_cast<int64_t>(sums[26]);
+  st.step_h2d_copies = static_cast<int64_t>(sums[27]);
+  st.step_d2h_copies = static_cast<int64_t>(sums[28]);
+  st.step_allocations = static_cast<int64_t>(sums[29]);
+  st.max_step_launches = static_cast<int64_t>(maxima[14]);
+  st.max_step_synchronizations = static_cast<int64_t>(maxima[15]);
+  st.max_step_d2h_copies = static_cast<int64_t>(maxima[16]);
   if (t_.ctx_.IsCuda()) {
     log::Debug(
         "epoch {}: device allocations {} ({} from the runtime), {} uploads ({} B), {} downloads ({} B), {} "

@@ -56,6 +56,10 @@ struct EpochTally {
   int64_t seeds = 0;
   int64_t device_loss_steps = 0;  // on a device: the steps whose losses were summed there (read once, in Reduce)
   StepTimes step_times;
+  // The device runtime's work of the steps (core/device.h counters, from each step's start to its end): summed, and
+  // the most one step made.
+  device::Counters step_device;
+  int64_t max_step_launches = 0, max_step_synchronizations = 0, max_step_d2h_copies = 0;
 };
 
 // One epoch of a GcnTrainer (see the phases above). Made at the epoch's start (it resets the trainer's tally and
@@ -79,6 +83,7 @@ class GcnEpoch {
     std::chrono::steady_clock::time_point t0;
     comm::CallCost cost0;
     double cpu0 = 0;  // ThreadCpuSeconds() of the thread that owns the communicator
+    device::Counters device0;
   };
   void RunSerial(Progress& progress);
   void RunPipelined(Progress& progress);

@@ -22,7 +22,9 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(EpochStats, epoch, steps, loss, evaluated, tr
                                    compress_seconds, decompress_seconds, comm_seconds, predicted_epoch_seconds,
                                    seed_nodes, sampled_edges, remote_input_nodes, remote_share, fetched_rows,
                                    device_allocations, device_runtime_allocations, h2d_copies, h2d_bytes, d2h_copies,
-                                   d2h_bytes, device_synchronizations, pinned_allocations)
+                                   d2h_bytes, device_synchronizations, pinned_allocations, device_launches,
+                                   step_launches, step_synchronizations, step_h2d_copies, step_d2h_copies,
+                                   step_allocations, max_step_launches, max_step_synchronizations, max_step_d2h_copies)
 
 nlohmann::json EpochStats::ToJson() const {
   nlohmann::json j = *this;
@@ -34,6 +36,20 @@ nlohmann::json EpochStats::ToJson() const {
 }
 
 namespace {
+// An epoch's training steps' device counters per step: averages over its steps, and the most one step made.
+nlohmann::json StepCounts(const EpochStats& e) {
+  const auto avg = [&e](int64_t v) {
+    return e.steps > 0 ? static_cast<double>(v) / static_cast<double>(e.steps) : 0.0;
+  };
+  return {{"launches", avg(e.step_launches)},
+          {"synchronizations", avg(e.step_synchronizations)},
+          {"uploads", avg(e.step_h2d_copies)},
+          {"downloads", avg(e.step_d2h_copies)},
+          {"allocations", avg(e.step_allocations)},
+          {"max_launches", e.max_step_launches},
+          {"max_synchronizations", e.max_step_synchronizations},
+          {"max_downloads", e.max_step_d2h_copies}};
+}
 // An epoch's device counters (EpochStats), the steady state a run reports in its final object.
 nlohmann::json DeviceCounts(const EpochStats& e) {
   return {{"allocations", e.device_allocations},
@@ -43,7 +59,9 @@ nlohmann::json DeviceCounts(const EpochStats& e) {
           {"d2h_copies", e.d2h_copies},
           {"d2h_bytes", e.d2h_bytes},
           {"synchronizations", e.device_synchronizations},
-          {"pinned_allocations", e.pinned_allocations}};
+          {"pinned_allocations", e.pinned_allocations},
+          {"launches", e.device_launches},
+          {"per_step", StepCounts(e)}};
 }
 // TrainResult::memory as JSON: per rank, and the largest peak RSS over part bytes (the benchmark's ratio).
 nlohmann::json MemoryJson(const std::vector<RankMemory>& memory) {

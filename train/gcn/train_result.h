@@ -75,6 +75,17 @@ struct EpochStats {
   uint64_t d2h_bytes = 0;
   int64_t device_synchronizations = 0;
   int64_t pinned_allocations = 0;  // page-locked host arrays allocated (core/pinned_memory.h; 0 in steady state)
+  int64_t device_launches = 0;     // kernel launches (as a GPU makes them; counted on the simulated device too)
+  // The training steps' share (each step from its start to its end, evaluation excluded): summed over the steps,
+  // and the most one step made (the largest over ranks).
+  int64_t step_launches = 0;
+  int64_t step_synchronizations = 0;
+  int64_t step_h2d_copies = 0;
+  int64_t step_d2h_copies = 0;
+  int64_t step_allocations = 0;
+  int64_t max_step_launches = 0;
+  int64_t max_step_synchronizations = 0;
+  int64_t max_step_d2h_copies = 0;
   nlohmann::json ToJson() const;
 };
 
