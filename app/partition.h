@@ -55,8 +55,9 @@ struct PartitionOptions {
     v(ParamInfo{"dist_partitioner",
                 "Under mpirun with --method metis: parmetis (PT-Scotch's ParMETIS_V3_PartKway; about 290 bytes per "
                 "adjacency entry) or coarsen (each rank clusters its rows by label propagation, METIS on rank 0 "
-                "partitions the cluster graph, label propagation refines; memory bounded by the rank's share; its "
-                "cut can be far above METIS's when node ids have no locality, docs/partition.md)"},
+                "partitions the cluster graph, label propagation refines; memory bounded by the rank's share; when "
+                "node ids have no locality its cut rests on the refinement and rank 0's cluster graph grows, "
+                "docs/partition.md)"},
       c.dist_partitioner);
     v(ParamInfo{"force",
                 "Replace an existing partition folder (never another folder or file, a device, or the input "

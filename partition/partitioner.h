@@ -31,8 +31,8 @@ inline constexpr int32_t kRecursiveMaxParts = 8;
 //   adjacency entry).
 // coarsen: each rank clusters its own rows by size-constrained label propagation (multilevel, local edges only),
 //   the cluster graph is partitioned by serial METIS on rank 0, projected back and refined by distributed label
-//   propagation: memory bounded by the rank's share of the graph, any communicator, deterministic; its cut is
-//   serial METIS's on meshes and on graphs whose ids have locality, but not reliably on graphs without (issue 51).
+//   propagation: memory bounded by the rank's share of the graph, any communicator, deterministic; on graphs whose
+//   ids have no locality the cut rests on the refinement and rank 0's cluster graph grows (issue 51).
 enum class DistAlgorithm { kCoarsen, kParMetis };
 std::string_view DistAlgorithmName(DistAlgorithm algorithm);
 DistAlgorithm ParseDistAlgorithm(std::string_view name);

@@ -279,8 +279,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     explicit JitHook(const GcnTrainer* t) : on(t != nullptr) {
       if (on) peer_failure::SetHook([t] { t->SaveJustInTime(); });
     }
-    ~JitHook() {
+    ~JitHook() { Off(); }
+    void Off() {
       if (on) peer_failure::SetHook({});
+      on = false;
     }
     bool on;
   } jit(comm_.Size() > 1 && !config_.checkpoint_dir.empty() ? this : nullptr);
@@ -310,7 +312,9 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
       break;
     }
   }
-  // Evaluate the best-validation weights.
+  // Evaluate the best-validation weights. The training is over (its last state is in the scheduled checkpoint): a
+  // failure from here on writes nothing, so the best weights never pass for the last ones.
+  jit.Off();
   best_.Restore(model_.params());
   source_->EvaluateSplits(ctx_, model_, config_.epochs, true, &result.train, &result.val, &result.test, nullptr);
   result.best_epoch = best_.epoch;
