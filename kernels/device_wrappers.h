@@ -97,8 +97,10 @@ struct DeviceWrappers {
   }
 
   // The ids on the device: the caller's Buffer when it has one (no upload in steady state), else a copy uploaded
-  // into `copy`; null for no ids (rows in order).
+  // into `copy`; null for no ids (rows in order). Host ids empty with a non-empty Buffer: ids only on the device
+  // (a device wrote them; the callers take their count from the Buffer's size).
   static const int64_t* DeviceIds(std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf, Buffer<int64_t>* copy) {
+    if (ids.empty() && ids_buf != nullptr && !ids_buf->empty()) return ids_buf->Device();  // ids only on the device
     if (ids.empty()) return nullptr;
     if (ids_buf == nullptr) {
       *copy = Buffer<int64_t>::CopyOf(ids);
