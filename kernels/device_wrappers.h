@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "kernels/cuda/dense_cuda.h"
 #include "kernels/cuda/sparse_cuda.h"
 #include "kernels/device_csr.h"
 #include "kernels/ops.h"
@@ -86,6 +87,27 @@ struct DeviceWrappers {
     Launch(w->size() > 0);
     Raw::AdamStep(w->data.MutableDevice(), grad.data.Device(), m->data.MutableDevice(), v->data.MutableDevice(),
                   w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
+  }
+
+  // One launch per kAdamBatch tensors (those with elements).
+  static void AdamStepMany(const AdamStepParams& hp, std::span<const AdamTensor> tensors) {
+    cuda::AdamBatch b;
+    const auto flush = [&] {
+      Launch(b.count > 0);
+      Raw::AdamStepBatch(b, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
+      b = cuda::AdamBatch{};
+    };
+    for (const AdamTensor& t : tensors) {
+      if (t.w->size() == 0) continue;
+      b.w[b.count] = t.w->data.MutableDevice();
+      b.g[b.count] = t.grad->data.Device();
+      b.m[b.count] = t.m->data.MutableDevice();
+      b.v[b.count] = t.v->data.MutableDevice();
+      b.n[b.count] = static_cast<int64_t>(t.w->size());
+      b.wd[b.count] = t.weight_decay;
+      if (++b.count == cuda::kAdamBatch) flush();
+    }
+    if (b.count > 0) flush();
   }
 
   // ---- gather
@@ -289,6 +311,7 @@ constexpr KernelOps MakeDeviceOps() {
       .relu_backward = W::ReluBackward,
       .dropout = W::Dropout,
       .adam_step = W::AdamStep,
+      .adam_step_many = W::AdamStepMany,
       .gather_rows = W::GatherRows,
       .gather_values = W::GatherValues,
       .gather_rows_dropout = W::GatherRowsDropout,

@@ -128,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(
 // too; this bounds what is done.
 // Dense features: the input rows are gathered from the sampler's device ids, so a step waits once per layer only.
 TEST(GcnDeviceStep, ASampledDenseStepWaitsOncePerLayer) {
-  constexpr int64_t kStepLaunches = 57;
+  constexpr int64_t kStepLaunches = 52;
   TrainConfig c = Config(FlowCase{"", true, true, ModelKind::kSage, 0});
   c.epochs = 3;
   device::ScopedSimulatedDevice sim;
