@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "core/context.h"
 #include "core/rng.h"
@@ -56,5 +57,15 @@ struct AdamStepParams {
   float eps = 1e-8F;
 };
 void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
+// AdamStep on several parameters with one hp but each tensor's own weight decay: the same values as one AdamStep
+// each, in one launch on a device (up to 8 tensors a launch) instead of one a tensor.
+struct AdamTensor {
+  const Matrix* grad = nullptr;
+  Matrix* w = nullptr;
+  Matrix* m = nullptr;
+  Matrix* v = nullptr;
+  float weight_decay = 0;
+};
+void AdamStepMany(const Context& ctx, const AdamStepParams& hp, std::span<const AdamTensor> tensors);
 
 }  // namespace tessel::kernels

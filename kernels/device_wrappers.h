@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/device.h"
+#include "kernels/cuda/dense_cuda.h"
 #include "kernels/cuda/sparse_cuda.h"
 #include "kernels/device_csr.h"
 #include "kernels/ops.h"
@@ -88,6 +89,27 @@ struct DeviceWrappers {
                   w->size(), hp.weight_decay, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
   }
 
+  // One launch per kAdamBatch tensors (those with elements).
+  static void AdamStepMany(const AdamStepParams& hp, std::span<const AdamTensor> tensors) {
+    cuda::AdamBatch b;
+    const auto flush = [&] {
+      Launch(b.count > 0);
+      Raw::AdamStepBatch(b, hp.beta1, hp.beta2, hp.step_size, hp.inv_sqrt_c2, hp.eps);
+      b = cuda::AdamBatch{};
+    };
+    for (const AdamTensor& t : tensors) {
+      if (t.w->size() == 0) continue;
+      b.w[b.count] = t.w->data.MutableDevice();
+      b.g[b.count] = t.grad->data.Device();
+      b.m[b.count] = t.m->data.MutableDevice();
+      b.v[b.count] = t.v->data.MutableDevice();
+      b.n[b.count] = static_cast<int64_t>(t.w->size());
+      b.wd[b.count] = t.weight_decay;
+      if (++b.count == cuda::kAdamBatch) flush();
+    }
+    if (b.count > 0) flush();
+  }
+
   // ---- gather
 
   static void GatherRows(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {
@@ -97,8 +119,10 @@ struct DeviceWrappers {
   }
 
   // The ids on the device: the caller's Buffer when it has one (no upload in steady state), else a copy uploaded
-  // into `copy`; null for no ids (rows in order).
+  // into `copy`; null for no ids (rows in order). Host ids empty with a non-empty Buffer: ids only on the device
+  // (a device wrote them; the callers take their count from the Buffer's size).
   static const int64_t* DeviceIds(std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf, Buffer<int64_t>* copy) {
+    if (ids.empty() && ids_buf != nullptr && !ids_buf->empty()) return ids_buf->Device();  // ids only on the device
     if (ids.empty()) return nullptr;
     if (ids_buf == nullptr) {
       *copy = Buffer<int64_t>::CopyOf(ids);
@@ -287,6 +311,7 @@ constexpr KernelOps MakeDeviceOps() {
       .relu_backward = W::ReluBackward,
       .dropout = W::Dropout,
       .adam_step = W::AdamStep,
+      .adam_step_many = W::AdamStepMany,
       .gather_rows = W::GatherRows,
       .gather_values = W::GatherValues,
       .gather_rows_dropout = W::GatherRowsDropout,

@@ -30,6 +30,7 @@ constexpr KernelOps kCpuOps{
     .relu_backward = cpu::ReluBackward,
     .dropout = cpu::Dropout,
     .adam_step = cpu::AdamStep,
+    .adam_step_many = nullptr,  // one adam_step a tensor
     .gather_rows = cpu::GatherRows,
     .gather_values = cpu::GatherValues,
     .gather_rows_dropout = cpu::GatherRowsDropout,

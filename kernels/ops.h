@@ -34,6 +34,8 @@ struct KernelOps {
   // y sized (may be x); the first y->size() values of x (a prefix when y is shorter)
   void (*dropout)(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
   void (*adam_step)(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
+  // Several tensors' steps (sizes checked; hp.weight_decay ignored: each tensor's own); null: adam_step on each.
+  void (*adam_step_many)(const AdamStepParams& hp, std::span<const AdamTensor> tensors);
   // gather.h (out is sized; gather_rows reads the first out->rows ids; for scatter, order[start[t] .. start[t+1])
   // lists the source rows of target t)
   void (*gather_rows)(const Matrix& src, const Buffer<int64_t>& ids, Matrix* out);
@@ -41,7 +43,8 @@ struct KernelOps {
   // Fused gathers (gather.h; out sized; ids checked, empty = identity). gather_rows_dropout is in every table;
   // gather_spmm may be null: the public function then composes gather_rows_dropout and spmm (the same values).
   // ids: the first out->rows row ids on the host (empty: rows 0, 1, ...); ids_buf: the same ids in a Buffer a device
-  // entry reads in place (null: it uploads a copy); a host entry ignores it.
+  // entry reads in place (null: it uploads a copy); a host entry ignores it. A device entry given empty ids and a
+  // non-empty ids_buf reads ids_buf alone (ids a device wrote: gather.cc's DeviceOnlyIds).
   void (*gather_rows_dropout)(const Matrix& src, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf,
                               const DropoutSpec& spec, Matrix* out);
   void (*gather_spmm)(const SparseMatrix& a, const Matrix& src, std::span<const int64_t> ids,

@@ -22,8 +22,11 @@ class BlockSampler {
   virtual ~BlockSampler() = default;
   // NeighborSampler::Sample's contract: blocks for layers 0 .. L-1 from streams derived from `key`. A sampler whose
   // blocks are on the device (BlocksOnDevice) copies only the input block's src_nodes to the host (the model's
-  // input rows); the other blocks' are in their device_src, and their src_nodes stay empty (adj.cols counts them).
-  virtual std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key) = 0;
+  // input rows), and only when `input_sources` (a device gather of dense rows reads Block::device_src and needs no
+  // host copy: one wait for the device less a step); the other blocks' are in their device_src, and their src_nodes
+  // stay empty (adj.cols counts them).
+  virtual std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key,
+                                    bool input_sources = true) = 0;
   // Whether the blocks' adjacencies and Block::device_src are written on the device (the GPU sampler).
   virtual bool BlocksOnDevice() const = 0;
 };

@@ -31,9 +31,9 @@ class Adapter final : public BlockSampler {
  public:
   template <typename... Args>
   explicit Adapter(Args&&... args) : sampler_(std::forward<Args>(args)...) {}
-  std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key) override {
+  std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key, bool input_sources) override {
     if constexpr (kOnDevice) {
-      return sampler_.Sample(seeds, key, false);  // the input layer's sources on the host only (BlockSampler)
+      return sampler_.Sample(seeds, key, false, input_sources);  // at most the input layer's sources on the host
     } else {
       return sampler_.Sample(seeds, key);
     }

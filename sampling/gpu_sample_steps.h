@@ -66,7 +66,8 @@ struct Layer {
   uint64_t base;              // row u draws from Rng(Mix64(base ^ Mix64(u)))
   int32_t* local_id;          // per node: id in this block, -1 elsewhere (all -1 between layers)
   unsigned long long* first;  // per node: first slot of a new source node, kNone elsewhere (idem)
-  unsigned long long* flags;  // [duplicated destination node, row with a bad probability], kNone = none
+  unsigned long long* flags;  // [duplicated destination node, row with a bad probability], kNone = none (reset to
+                              // kNone by the thread that stages them, so each layer starts clean without a fill)
   int64_t* slot;              // m + 1: slot counts, then (scanned) slot offsets
   int64_t* scratch_begin;     // m + 1: global scratch counts, then offsets
   double* scratch_q;          // global scratch of weighted rows above kLocalDegree
@@ -78,14 +79,14 @@ struct Layer {
   double* slot_factor;  // slots
   int64_t* new_rank;    // slots + 1: "first appearance" flags, then their exclusive scan
   int64_t* src;         // m + new nodes: destinations, then new source nodes
-  int64_t* out_indptr;  // m + 1: row lengths, then offsets
+  int64_t* out_indptr;  // m + 1: row lengths (written by PickRow, 0 at m by PlanRow), then offsets
   int32_t* out_indices;
   float* out_values;
   int64_t num_src;  // m + new source nodes (after AssignNew)
   // The caller's arrays of the block's sources and offsets (written by kResetMaps and kWriteRow), or null.
   int64_t* out_src;
   int64_t* out_offsets;
-  unsigned long long* stage;  // 4 values for one read: new sources, entries, the two flags (kStageSizes)
+  unsigned long long* stage;  // 4 values for one read: new sources, entries, the two flags (AssignNew's thread 0)
 };
 
 template <typename IdT>
@@ -94,9 +95,10 @@ TESSEL_HOST_DEVICE inline bool UniformRow(const Graph<IdT>& g, int64_t u) {
 }
 
 // i in [0, m]: slot and scratch counts of row i (0 at i = m, so the scans end with the totals), or with fixed
-// slots row i's first slot i k (no scan); marks dst[i].
+// slots row i's first slot i k (no scan); marks dst[i]. i = m also ends the row lengths with 0 (their scan's total).
 template <typename IdT>
 TESSEL_HOST_DEVICE inline void PlanRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
+  if (i == l.m) l.out_indptr[i] = 0;
   if (l.fixed) {
     l.slot[i] = i * l.k;  // at most k picks a row: MaxPicks of a uniform row with k >= 0
     if (i == l.m) return;
@@ -117,10 +119,20 @@ TESSEL_HOST_DEVICE inline void PlanRow(const Graph<IdT>& g, const Layer& l, int6
   }
 }
 
-// i in [0, m): the picks of row i into its slots, as node ids (self-loops and unused slots -1).
+// p in [0, slots): first[v] = min over the slots holding v, for v not a destination.
+TESSEL_HOST_DEVICE inline void FirstSeen(const Layer& l, int64_t p) {
+  const int64_t v = l.slot_node[p];
+  if (v >= 0 && l.local_id[v] < 0) StoreMin(&l.first[v], static_cast<unsigned long long>(p));
+}
+
+// i in [0, m): the picks of row i into its slots, as node ids (self-loops and unused slots -1); then, fused into the
+// same thread (each reads only row i's slots and the destinations' marks, all made by PlanRow): FirstSeen of its
+// slots, its output row length (the GCN self term plus the kept picks) and src[i] = dst[i] (the block's sources
+// begin with its destinations).
 template <typename IdT>
 TESSEL_HOST_DEVICE inline void PickRow(const Graph<IdT>& g, const Layer& l, int64_t i) {
   const int64_t u = l.dst[i];
+  l.src[i] = u;
   const int64_t row_begin = g.indptr[u];
   const int64_t deg = g.indptr[u + 1] - row_begin;
   const bool uniform = UniformRow(g, u);
@@ -151,17 +163,15 @@ TESSEL_HOST_DEVICE inline void PickRow(const Graph<IdT>& g, const Layer& l, int6
     Report(&l.flags[1], static_cast<unsigned long long>(u));
     n = 0;
   }
+  int64_t kept = l.gcn ? 1 : 0;
   for (int64_t p = 0; p < n; ++p) {
     const auto v = static_cast<int64_t>(g.indices[row_begin + offsets[p]]);
     offsets[p] = v == u ? -1 : v;  // self-loops are not neighbours (the GCN self term is exact)
+    kept += v == u ? 0 : 1;
   }
   for (int64_t p = n; p < slots; ++p) offsets[p] = -1;
-}
-
-// p in [0, slots): first[v] = min over the slots holding v, for v not a destination.
-TESSEL_HOST_DEVICE inline void FirstSeen(const Layer& l, int64_t p) {
-  const int64_t v = l.slot_node[p];
-  if (v >= 0 && l.local_id[v] < 0) StoreMin(&l.first[v], static_cast<unsigned long long>(p));
+  for (int64_t p = 0; p < n; ++p) FirstSeen(l, l.slot[i] + p);
+  l.out_indptr[i] = kept;
 }
 
 // p in [0, slots]: new_rank[p] = 1 when slot p is the first appearance of a new source node.
@@ -170,30 +180,23 @@ TESSEL_HOST_DEVICE inline void MarkNew(const Layer& l, int64_t p) {
   l.new_rank[p] = v >= 0 && l.local_id[v] < 0 && l.first[v] == static_cast<unsigned long long>(p) ? 1 : 0;
 }
 
-// p in [0, slots), after the scan of new_rank: new source nodes get ids m + rank (src[0, m) = destinations).
+// p in [0, max(slots, 1)), after the scans of new_rank and out_indptr: new source nodes get ids m + rank (src[0, m)
+// = destinations). Thread 0 also stages the layer's sizes and flags side by side for the one read at its end (the
+// new source count, the entry count, the two flags), resetting the flags for the next layer.
 TESSEL_HOST_DEVICE inline void AssignNew(const Layer& l, int64_t p) {
-  if (l.new_rank[p + 1] == l.new_rank[p]) return;
+  if (p == 0) {
+    l.stage[0] = static_cast<unsigned long long>(l.new_rank[l.slots]);
+    l.stage[1] = static_cast<unsigned long long>(l.out_indptr[l.m]);
+    for (int f = 0; f < 2; ++f) {
+      l.stage[2 + f] = l.flags[f];
+      l.flags[f] = kNone;
+    }
+  }
+  if (p >= l.slots || l.new_rank[p + 1] == l.new_rank[p]) return;
   const int64_t v = l.slot_node[p];
   const int64_t id = l.m + l.new_rank[p];
   l.src[id] = v;
   l.local_id[v] = static_cast<int32_t>(id);
-}
-
-// i in [0, m]: entries of output row i (the GCN self term plus the kept picks; 0 at i = m).
-TESSEL_HOST_DEVICE inline void RowLength(const Layer& l, int64_t i) {
-  if (i == l.m) {
-    l.out_indptr[i] = 0;
-    return;
-  }
-  int64_t c = l.gcn ? 1 : 0;
-  for (int64_t p = l.slot[i]; p < l.slot[i + 1]; ++p) c += l.slot_node[p] >= 0 ? 1 : 0;
-  l.out_indptr[i] = c;
-}
-
-// i in [0, 4): the layer's sizes and flags side by side, for the one read at its end (after the scans).
-TESSEL_HOST_DEVICE inline void StageSizes(const Layer& l, int64_t i) {
-  const int64_t v = i == 0 ? l.new_rank[l.slots] : l.out_indptr[l.m];
-  l.stage[i] = i < 2 ? static_cast<unsigned long long>(v) : l.flags[i - 2];
 }
 
 // i in [0, m]: row i of the block with NeighborSampler's weights and double arithmetic, and its offset into the
@@ -235,12 +238,9 @@ TESSEL_HOST_DEVICE inline void ClearDestination(const Layer& l, int64_t i) { l.l
 // The steps in pipeline order, with the index range each runs over.
 enum class Step : int {
   kPlanRow,           // [0, m]; then (unless fixed) scan slot and scratch_begin
-  kPickRow,           // [0, m)
-  kFirstSeen,         // [0, slots)
-  kMarkNew,           // [0, slots]; then scan new_rank
-  kAssignNew,         // [0, slots)
-  kRowLength,         // [0, m]; then scan out_indptr
-  kStageSizes,        // [0, 4); then one read
+  kPickRow,           // [0, m) (with FirstSeen, the row lengths and the destinations' copy)
+  kMarkNew,           // [0, slots]; then scan new_rank and out_indptr
+  kAssignNew,         // [0, max(slots, 1)) (with the sizes staged); then one read
   kWriteRow,          // [0, m]
   kResetMaps,         // [0, max(num_src, slots))
   kClearDestination,  // [0, m), only after a duplicated destination
@@ -256,20 +256,11 @@ TESSEL_HOST_DEVICE inline void Run(Step step, const Graph<IdT>& g, const Layer& 
     case Step::kPickRow:
       PickRow(g, l, i);
       break;
-    case Step::kFirstSeen:
-      FirstSeen(l, i);
-      break;
     case Step::kMarkNew:
       MarkNew(l, i);
       break;
     case Step::kAssignNew:
       AssignNew(l, i);
-      break;
-    case Step::kRowLength:
-      RowLength(l, i);
-      break;
-    case Step::kStageSizes:
-      StageSizes(l, i);
       break;
     case Step::kWriteRow:
       WriteRow(g, l, i);

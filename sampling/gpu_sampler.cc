@@ -117,7 +117,8 @@ GpuNeighborSampler::GpuNeighborSampler(const datasets::AnyGraph& graph, SamplerO
   device_ = ops_->create(device_id_, prepared.arrays);
 }
 
-std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key, bool all_sources) {
+std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, const StreamKey& key, bool all_sources,
+                                              bool input_sources) {
   CheckSeeds(seeds, num_nodes_);
   std::vector<Block> blocks(options_.fanouts.size());
   BlockSink sink{&blocks};
@@ -125,7 +126,8 @@ std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, co
                Bases(key, options_.fanouts.size()), options_.replace, options_.aggregation == Aggregation::kGcn,
                cuda::LayerSink{&sink, &BlockSink::Targets});
   for (size_t l = 0; l < blocks.size(); ++l) {
-    if (l == 0 || all_sources) blocks[l].src_nodes = blocks[l].device_src.ToVector();  // one download each
+    if ((l == 0 && input_sources) || all_sources)
+      blocks[l].src_nodes = blocks[l].device_src.ToVector();  // one download each
   }
   return blocks;
 }

@@ -37,8 +37,10 @@ class GpuNeighborSampler {
   // seeds and key (with NeighborSampler given the same SkewedPolicy, or none). The blocks stay on the device: each
   // adjacency's arrays and Block::device_src are written there and read by kernels in place; src_nodes is their
   // host copy (one download per layer; with all_sources false only the input layer's, blocks.front(), and the
-  // others' src_nodes stay empty). Not reentrant.
-  std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key, bool all_sources = true);
+  // others' src_nodes stay empty; with input_sources false too, none is downloaded: a sample then waits for the
+  // device only for its layers' sizes). Not reentrant.
+  std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key, bool all_sources = true,
+                            bool input_sources = true);
 
   const SamplerOptions& options() const { return options_; }
   int device_id() const { return device_id_; }

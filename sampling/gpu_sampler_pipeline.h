@@ -13,7 +13,9 @@
 //
 // Launches are counted here, once for both executors (core/device.h CountLaunches): a step kernel, a fill, a
 // device-to-device copy one each, a CUB scan two; Finish is a synchronisation (device::Synchronize). A uniform layer
-// makes 15: a fill, 9 step kernels, 2 scans and the copy of its destinations.
+// makes 10: 6 step kernels and 2 scans (steps whose threads read only what earlier kernels wrote are fused into one:
+// the picks with their first-seen marks, row lengths and the destinations' copy; the staging of the sizes with the
+// new ids; the flags reset by the thread that stages them instead of a fill).
 //
 // Copies per layer (counted by core/device.h): one small download, a wait for the device that reads the layer's
 // sizes and error flags at its end (the new-node count, the entry count, the duplicate and bad-row flags); a skewed
@@ -61,7 +63,7 @@ class SamplerPipeline {
     first_.Reserve(n > 0 ? n : 1);
     Fill(local_id_.data(), g.num_nodes, int32_t{-1});
     Fill(first_.data(), g.num_nodes, kNoSlot);
-    flags_.Reserve(2);
+    Fill(flags_.Reserve(2), 2, kNoSlot);  // kNone from here between layers (reset where they are staged)
     Finish();
   }
 
@@ -141,7 +143,7 @@ class SamplerPipeline {
     l.local_id = local_id_.data();
     l.first = first_.data();
     l.flags = flags_.Reserve(2);
-    Fill(l.flags, 2, kNoSlot);
+    l.out_indptr = out_indptr_.Reserve(rows + 1);  // its last entry written by PlanRow
     // Uniform rows with a fanout take at most k picks each: the rows own k slots apiece, sized before the picks
     // without a scan or a read of the totals (the layer's one wait for the device is its final read).
     l.fixed = fanout >= 0 && !skewed_;
@@ -175,20 +177,15 @@ class SamplerPipeline {
       l.slot_factor = slot_factor_.Reserve(slots + 1);
       l.new_rank = new_rank_.Reserve(slots + 1);
       l.src = src_.Reserve(rows + slots);  // at most one new source node per slot
-      l.out_indptr = out_indptr_.Reserve(rows + 1);
-      Launch(Step::kPickRow, g, l, m);
-      Launch(Step::kFirstSeen, g, l, l.slots);
+      l.stage = stage_.Reserve(4);
+      Launch(Step::kPickRow, g, l, m);  // with FirstSeen, the row lengths and src[0, m) = dst
       Launch(Step::kMarkNew, g, l, l.slots + 1);
       Scan(l.new_rank, l.slots + 1);
-      if (m > 0) Copy(l.src, l.dst, rows * sizeof(int64_t));
-      Launch(Step::kAssignNew, g, l, l.slots);
-      maps_full = true;
-      Launch(Step::kRowLength, g, l, m + 1);
       Scan(l.out_indptr, m + 1);
       // One read for the new source count, the entry count and the flags (a duplicate destination, with fixed
-      // slots found only now; a bad row, set by the picks), staged side by side by one kernel.
-      l.stage = stage_.Reserve(4);
-      Launch(Step::kStageSizes, g, l, 4);
+      // slots found only now; a bad row, set by the picks), staged side by side by AssignNew's thread 0.
+      Launch(Step::kAssignNew, g, l, l.slots > 0 ? l.slots : 1);
+      maps_full = true;
       std::array<unsigned long long, 4> written{};
       device::CopyToHost(written.data(), l.stage, sizeof(written));
       l.num_src = m + static_cast<int64_t>(written[0]);  // before a throw: kResetMaps reads it
@@ -207,6 +204,7 @@ class SamplerPipeline {
       maps_full = false;
     } catch (...) {
       try {
+        Fill(flags_.data(), 2, kNoSlot);  // a layer stopped before its staging leaves them set
         if (maps_full) {
           Launch(Step::kResetMaps, g, l, l.num_src > l.slots ? l.num_src : l.slots);
         } else {

@@ -102,6 +102,24 @@ void AdamStep(const Context& ctx, const AdamStepParams& hp, const Matrix& grad, 
   Ops(ctx).adam_step(hp, grad, w, m, v);
 }
 
+void AdamStepMany(const Context& ctx, const AdamStepParams& hp, std::span<const AdamTensor> tensors) {
+  for (const AdamTensor& t : tensors) {
+    TESSEL_CHECK(t.grad->size() == t.w->size() && t.m->size() == t.w->size() && t.v->size() == t.w->size(),
+                 "AdamStep: {} values, {} gradients, {} and {} moments", t.w->size(), t.grad->size(), t.m->size(),
+                 t.v->size());
+  }
+  const KernelOps& ops = Ops(ctx);
+  if (ops.adam_step_many != nullptr) {
+    ops.adam_step_many(hp, tensors);
+    return;
+  }
+  for (const AdamTensor& t : tensors) {
+    AdamStepParams one = hp;
+    one.weight_decay = t.weight_decay;
+    ops.adam_step(one, *t.grad, t.w, t.m, t.v);
+  }
+}
+
 // ---- the CPU entries
 
 namespace cpu {

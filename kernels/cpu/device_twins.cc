@@ -108,6 +108,12 @@ struct HostRaw {
     Matrix vv = M(v, 1, n);
     cpu::AdamStep(AdamStepParams{wd, beta1, beta2, step_size, inv_sqrt_c2, eps}, M(g, 1, n), &wv, &mv, &vv);
   }
+  static void AdamStepBatch(const cuda::AdamBatch& b, float beta1, float beta2, float step_size, float inv_sqrt_c2,
+                            float eps) {
+    for (int t = 0; t < b.count; ++t) {
+      AdamStep(b.w[t], b.g[t], b.m[t], b.v[t], b.n[t], b.wd[t], beta1, beta2, step_size, inv_sqrt_c2, eps);
+    }
+  }
   static void GatherRows(const float* src, int64_t cols, const int64_t* ids, int64_t n, float* out) {
     Matrix out_view = M(out, n, cols);
     cpu::GatherRows(M(src, RowsFor(ids, n), cols), View(ids, n), &out_view);

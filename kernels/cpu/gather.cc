@@ -45,18 +45,27 @@ void GatherFirst(const Context& ctx, const Matrix& src, const Buffer<int64_t>& i
   Ops(ctx).gather_rows(src, ids, out);
 }
 
+// Ids a device wrote (their host copy stale) are read there only, never checked on the host: downloading them
+// would wait for the device. Their writer vouches for them (the GPU sampler's source ids, nodes of the graph).
+bool DeviceOnlyIds(const Context& ctx, const Buffer<int64_t>& ids) {
+  return ctx.IsCuda() && !ids.empty() && !ids.HostCurrent();
+}
+
 // GatherRowsDropout over host ids (`ids`: the first `count` of them, or empty) and, when the caller has them in a
-// Buffer, `ids_buf` (the composed device path gathers from it instead of uploading a copy).
+// Buffer, `ids_buf` (the composed device path gathers from it instead of uploading a copy). With `ids` empty and
+// `ids_buf` not (DeviceOnlyIds), the first `count` of ids_buf, on the device.
 void GatherRowsDropoutImpl(const Context& ctx, const Matrix& src, std::span<const int64_t> ids,
                            const Buffer<int64_t>* ids_buf, int64_t count, float p, const StreamKey& key, Matrix* out) {
   TESSEL_CHECK(out != &src, "GatherRowsDropout: output must not alias the source");
   TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
+  const bool device_only = ids.empty() && ids_buf != nullptr && !ids_buf->empty();
   if (!ids.empty()) {
     CheckIds(ids, src.rows, "GatherRowsDropout");
     count = static_cast<int64_t>(ids.size());
   }
-  TESSEL_CHECK(!ids.empty() || (count >= 0 && count <= src.rows),
-               "GatherRowsDropout: the first {} rows of a {}-row source", count, src.rows);
+  TESSEL_CHECK(
+      !ids.empty() || (count >= 0 && count <= (device_only ? static_cast<int64_t>(ids_buf->size()) : src.rows)),
+      "GatherRowsDropout: the first {} rows of a {}-row source", count, src.rows);
   const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
   out->Resize(count, src.cols);
   Ops(ctx).gather_rows_dropout(src, ids, ids_buf, spec, out);
@@ -66,7 +75,10 @@ void GatherSpMMImpl(const Context& ctx, const SparseMatrix& a, const Matrix& src
                     const Buffer<int64_t>* ids_buf, float p, const StreamKey& key, Matrix* out) {
   TESSEL_CHECK(out != &src, "GatherSpMM: output must not alias the source");
   TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
-  const int64_t n = ids.empty() ? src.rows : static_cast<int64_t>(ids.size());
+  const bool device_only = ids.empty() && ids_buf != nullptr && !ids_buf->empty();  // DeviceOnlyIds
+  const int64_t n = !ids.empty()  ? static_cast<int64_t>(ids.size())
+                    : device_only ? static_cast<int64_t>(ids_buf->size())
+                                  : src.rows;
   TESSEL_CHECK(a.cols == n, "GatherSpMM: sparse {}x{} over {} gathered rows", a.rows, a.cols, n);
   if (!ids.empty()) CheckIds(ids, src.rows, "GatherSpMM");
   const DropoutSpec spec = MakeDropoutSpec(p, Rng(key)());
@@ -104,7 +116,8 @@ void GatherRowsDropout(const Context& ctx, const Matrix& src, const Buffer<int64
                        const StreamKey& key, Matrix* out) {
   TESSEL_CHECK(ids.empty() || (count >= 0 && count <= static_cast<int64_t>(ids.size())),
                "GatherRowsDropout: the first {} of {} ids", count, ids.size());
-  const std::span<const int64_t> first = ids.empty() ? std::span<const int64_t>() : ids.Host().first(count);
+  const std::span<const int64_t> first =
+      ids.empty() || DeviceOnlyIds(ctx, ids) ? std::span<const int64_t>() : ids.Host().first(count);
   GatherRowsDropoutImpl(ctx, src, first, &ids, count, p, key, out);
 }
 
@@ -115,7 +128,7 @@ void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, st
 
 void GatherSpMM(const Context& ctx, const SparseMatrix& a, const Matrix& src, const Buffer<int64_t>& ids, float p,
                 const StreamKey& key, Matrix* out) {
-  GatherSpMMImpl(ctx, a, src, ids.Host(), &ids, p, key, out);
+  GatherSpMMImpl(ctx, a, src, DeviceOnlyIds(ctx, ids) ? std::span<const int64_t>() : ids.Host(), &ids, p, key, out);
 }
 
 void ScatterAddRows(const Context& ctx, const Matrix& src, const Buffer<int64_t>& ids, Matrix* out) {

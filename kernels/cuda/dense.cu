@@ -87,8 +87,8 @@ __global__ void DropoutKernel(const float* x, int64_t n, DropoutSpec spec, float
 }
 
 // Explicit round-to-nearest operations (no FMA contraction) so each value follows the CPU's float32 sequence.
-__global__ void AdamKernel(float* w, const float* g, float* m, float* v, int64_t n, float wd, float beta1, float beta2,
-                           float step_size, float inv_sqrt_c2, float eps) {
+__device__ inline void AdamRange(float* w, const float* g, float* m, float* v, int64_t n, float wd, float beta1,
+                                 float beta2, float step_size, float inv_sqrt_c2, float eps) {
   for (int64_t i = GlobalIndex(); i < n; i += GlobalStride()) {
     const float grad = __fadd_rn(g[i], __fmul_rn(wd, w[i]));
     const float mi = __fadd_rn(__fmul_rn(beta1, m[i]), __fmul_rn(1.0F - beta1, grad));
@@ -98,6 +98,17 @@ __global__ void AdamKernel(float* w, const float* g, float* m, float* v, int64_t
     const float denom = __fadd_rn(__fmul_rn(__fsqrt_rn(vi), inv_sqrt_c2), eps);
     w[i] = __fsub_rn(w[i], __fdiv_rn(__fmul_rn(step_size, mi), denom));
   }
+}
+
+__global__ void AdamKernel(float* w, const float* g, float* m, float* v, int64_t n, float wd, float beta1, float beta2,
+                           float step_size, float inv_sqrt_c2, float eps) {
+  AdamRange(w, g, m, v, n, wd, beta1, beta2, step_size, inv_sqrt_c2, eps);
+}
+
+// Tensor blockIdx.y of the batch.
+__global__ void AdamBatchKernel(AdamBatch b, float beta1, float beta2, float step_size, float inv_sqrt_c2, float eps) {
+  const int t = static_cast<int>(blockIdx.y);
+  AdamRange(b.w[t], b.g[t], b.m[t], b.v[t], b.n[t], b.wd[t], beta1, beta2, step_size, inv_sqrt_c2, eps);
 }
 
 }  // namespace
@@ -184,6 +195,15 @@ void AdamStep(float* w, const float* g, float* m, float* v, int64_t n, float wd,
               float step_size, float inv_sqrt_c2, float eps) {
   if (n == 0) return;
   AdamKernel<<<Blocks(n), kThreads>>>(w, g, m, v, n, wd, beta1, beta2, step_size, inv_sqrt_c2, eps);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+void AdamStepBatch(const AdamBatch& b, float beta1, float beta2, float step_size, float inv_sqrt_c2, float eps) {
+  int64_t most = 0;
+  for (int t = 0; t < b.count; ++t) most = b.n[t] > most ? b.n[t] : most;
+  if (b.count == 0 || most == 0) return;
+  const dim3 grid(static_cast<unsigned>(Blocks(most)), static_cast<unsigned>(b.count));
+  AdamBatchKernel<<<grid, kThreads>>>(b, beta1, beta2, step_size, inv_sqrt_c2, eps);
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

@@ -25,5 +25,18 @@ void Dropout(const float* x, int64_t n, const DropoutSpec& spec, float* y);
 // Adam: g' = g + wd·w; m = b1·m + (1-b1)·g'; v = b2·v + (1-b2)·g'²; w -= step·m / (sqrt(v)·inv_sqrt_c2 + eps).
 void AdamStep(float* w, const float* g, float* m, float* v, int64_t n, float wd, float beta1, float beta2,
               float step_size, float inv_sqrt_c2, float eps);
+// Up to kAdamBatch tensors' Adam steps in one launch (the pointers passed by value: nothing uploaded), each tensor
+// t's elements exactly as AdamStep(w[t], g[t], m[t], v[t], n[t], wd[t], ...) makes them.
+constexpr int kAdamBatch = 8;
+struct AdamBatch {
+  int count = 0;
+  float* w[kAdamBatch] = {};
+  const float* g[kAdamBatch] = {};
+  float* m[kAdamBatch] = {};
+  float* v[kAdamBatch] = {};
+  int64_t n[kAdamBatch] = {};
+  float wd[kAdamBatch] = {};
+};
+void AdamStepBatch(const AdamBatch& b, float beta1, float beta2, float step_size, float inv_sqrt_c2, float eps);
 
 }  // namespace tessel::kernels::cuda

@@ -22,6 +22,7 @@ struct CudaRaw {
   static constexpr auto ReluBackward = &cuda::ReluBackward;
   static constexpr auto Dropout = &cuda::Dropout;
   static constexpr auto AdamStep = &cuda::AdamStep;
+  static constexpr auto AdamStepBatch = &cuda::AdamStepBatch;
   static constexpr auto GatherRows = &cuda::GatherRows;
   static constexpr auto GatherRowsDropout = &cuda::GatherRowsDropout;
   static constexpr auto GatherSpMM = &cuda::GatherSpMM;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/build_config.h"
+#include "core/device.h"
 #include "kernels/dense.h"
 #include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -148,6 +149,45 @@ TEST_P(AdamOnDevice, ThreeStepsMatchFloat64Loop) {
       for (size_t i = 0; i < params[k].value.data.size(); ++i)
         ASSERT_EQ(params[k].value.View()[i], cpu_params[k].value.View()[i]) << params[k].name << " " << i;
   }
+}
+
+// AdamStepMany over more tensors than one batch holds (with an empty one): each tensor bit for bit as its own
+// AdamStep on the same device, with its own weight decay; on a device one launch per 8 tensors with elements.
+TEST_P(AdamOnDevice, ManyTensorsInOneLaunchMatchOneStepEach) {
+  const AdamStepParams hp{0.0F, 0.9F, 0.999F, 0.07F, 1.3F, 1e-8F};
+  constexpr int kTensors = 11;
+  std::vector<Matrix> w, g, m, v, w1, m1, v1;
+  std::vector<AdamTensor> tensors;
+  for (int t = 0; t < kTensors; ++t) {
+    const int64_t rows = t == 4 ? 0 : 3 + t * 7;  // tensor 4 empty
+    const auto seed = static_cast<uint64_t>(10 * t);
+    w.push_back(RandomMatrix(rows, 5, seed + 1));
+    g.push_back(RandomMatrix(rows, 5, seed + 2));
+    m.push_back(RandomMatrix(rows, 5, seed + 3));
+    v.push_back(RandomMatrix(rows, 5, seed + 4));
+    for (float& x : v.back().data.MutableHost()) x = std::fabs(x);
+    w1.push_back(w.back().Clone());
+    m1.push_back(m.back().Clone());
+    v1.push_back(v.back().Clone());
+  }
+  for (int t = 0; t < kTensors; ++t) tensors.push_back({&g[t], &w[t], &m[t], &v[t], t % 3 == 0 ? 0.01F : 0.0F});
+  const device::Counters before = device::ReadCounters();
+  AdamStepMany(ctx_, hp, tensors);
+  const device::Counters d = device::ReadCounters() - before;
+  if (cuda()) {
+    EXPECT_EQ(d.launches, 2) << "10 tensors with elements: 8, then 2";
+  }
+  for (int t = 0; t < kTensors; ++t) {
+    AdamStepParams one = hp;
+    one.weight_decay = tensors[static_cast<size_t>(t)].weight_decay;
+    AdamStep(ctx_, one, g[t], &w1[t], &m1[t], &v1[t]);
+    EXPECT_EQ(w[t].data.ToVector(), w1[t].data.ToVector()) << "tensor " << t;
+    EXPECT_EQ(m[t].data.ToVector(), m1[t].data.ToVector()) << "tensor " << t;
+    EXPECT_EQ(v[t].data.ToVector(), v1[t].data.ToVector()) << "tensor " << t;
+  }
+  Matrix short_grad(2, 5);
+  const AdamTensor bad{&short_grad, &w[0], &m[0], &v[0], 0.0F};
+  EXPECT_THROW(AdamStepMany(ctx_, hp, std::span<const AdamTensor>(&bad, 1)), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, AdamOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),

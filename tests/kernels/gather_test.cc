@@ -167,6 +167,42 @@ TEST_P(GatherOnDevice, GatherSpMMIsTheAggregationOfTheDroppedOutRows) {
   EXPECT_THROW(GatherSpMM(ctx, a, src, two, 0.5F, StreamKey{}, &out), Error);  // a has 3 columns, 2 rows gathered
 }
 
+// Ids a device wrote (the Buffer's host copy stale, as the GPU sampler's Block::device_src) are read there only:
+// the gathers make the host ids' values and never download the ids (no wait for the device).
+TEST_P(GatherOnDevice, DeviceWrittenIdsAreNeverDownloaded) {
+  if (GetParam() == Device::kCpu) GTEST_SKIP() << "a device's ids";
+  Context ctx;
+  ctx.device = GetParam();
+  const int64_t rows = 300;
+  const int64_t cols = 16;
+  const Matrix src = RandomMatrix(rows, cols, 80);
+  Rng rng(81);
+  std::vector<int64_t> ids(120);
+  for (auto& id : ids) id = static_cast<int64_t>(rng.UniformInt(rows));
+  Buffer<int64_t> device_ids = Buffer<int64_t>::CopyOf(ids);
+  (void)device_ids.MutableDevice();  // written there: the host copy is stale
+  ASSERT_FALSE(device_ids.HostCurrent());
+  const SparseMatrix a = testing::RandomSparse(50, static_cast<int64_t>(ids.size()), 0.05, true, 82);
+  const StreamKey key{.seed = 7};
+  Matrix want_agg;
+  Matrix want_rows;
+  GatherSpMM(ctx, a, src, ids, 0.5F, key, &want_agg);
+  GatherRowsDropout(ctx, src, std::span<const int64_t>(ids).first(40), 40, 0.5F, key, &want_rows);
+  const device::Counters before = device::ReadCounters();
+  Matrix agg;
+  Matrix first_rows;
+  GatherSpMM(ctx, a, src, device_ids, 0.5F, key, &agg);
+  GatherRowsDropout(ctx, src, device_ids, 40, 0.5F, key, &first_rows);
+  const device::Counters d = device::ReadCounters() - before;
+  EXPECT_EQ(d.d2h_copies, 0);
+  EXPECT_EQ(d.synchronizations, 0);
+  EXPECT_FALSE(device_ids.HostCurrent());
+  EXPECT_EQ(first_rows.rows, 40);
+  EXPECT_EQ(agg.data.ToVector(), want_agg.data.ToVector());
+  EXPECT_EQ(first_rows.data.ToVector(), want_rows.data.ToVector());
+  EXPECT_THROW(GatherRowsDropout(ctx, src, device_ids, 121, 0.5F, key, &first_rows), Error) << "more than its ids";
+}
+
 INSTANTIATE_TEST_SUITE_P(Devices, GatherOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),
                          [](const auto& param_info) { return std::string(DeviceName(param_info.param)); });
 TESSEL_SIMULATED_DEVICE_SUITE(GatherOnDevice);

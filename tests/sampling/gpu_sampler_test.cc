@@ -281,7 +281,7 @@ TEST_P(GpuMatchesCpu, IdenticalBlocksForTheSameKey) {
 // A uniform layer's rows own fanout slots each, so a layer waits for the device once (its final read of sizes and
 // flags), and with all_sources false only the input layer's source ids come back: layers + 1 downloads a sample,
 // each its one synchronisation; launches as the pipeline counts them (no scan of slot counts).
-TEST(GpuSamplerCounts, AUniformSampleWaitsOncePerLayerAndOnceForTheInputRows) {
+TEST(GpuSamplerCounts, AUniformSampleWaitsOncePerLayerAndOnceForTheInputRowsWhenAsked) {
   const int64_t n = 2000;
   const datasets::AnyGraph graph(datasets::GraphBuilder().Build<int32_t>(HubGraph(n, 8000, 17)));
   const SamplerOptions options{{10, 5}, false, Aggregation::kMean};
@@ -299,9 +299,19 @@ TEST(GpuSamplerCounts, AUniformSampleWaitsOncePerLayerAndOnceForTheInputRows) {
   EXPECT_EQ(d.synchronizations, 3);
   EXPECT_EQ(d.h2d_copies, 1);  // the seeds
   EXPECT_EQ(d.runtime_allocations, 0);
-  // Per layer: a fill, 9 step kernels (the staging of the read, and the block's sources and offsets written by the
-  // steps that read them), 2 scans (2 each), and the copy of the destinations.
-  EXPECT_EQ(d.launches, 2 * 15);
+  // Per layer: 6 step kernels (the picks fused with their first-seen marks, row lengths and the destinations'
+  // copy; the new ids with the staging of the read; the block's sources and offsets written by the steps that read
+  // them) and 2 scans (2 each).
+  EXPECT_EQ(d.launches, 2 * 10);
+  // Without the input layer's host copy (a device gather reads Block::device_src): one wait per layer only.
+  const device::Counters before_ids = device::ReadCounters();
+  const std::vector<Block> device_only = gpu.Sample(seeds, key, false, false);
+  const device::Counters d_ids = device::ReadCounters() - before_ids;
+  EXPECT_EQ(d_ids.synchronizations, 2);
+  EXPECT_EQ(d_ids.d2h_copies, 2);
+  EXPECT_EQ(d_ids.launches, 2 * 10);
+  EXPECT_TRUE(device_only.front().src_nodes.empty());
+  EXPECT_EQ(device_only.front().device_src.ToVector(), blocks.front().src_nodes);
   const std::vector<Block> want = cpu.Sample(seeds, key);
   ASSERT_EQ(blocks.size(), want.size());
   EXPECT_EQ(blocks.front().src_nodes, want.front().src_nodes);

@@ -156,18 +156,23 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
     s.sparse_in = l == 0 && x.is_sparse;
     const std::span<const int64_t> rows = l == 0 ? x_rows : std::span<const int64_t>();
     // On a device the input row ids are read there by every gather of the layer: the caller's copy already on the
-    // device (x_row_ids), or x_ids_ (uploaded once per step).
-    const bool device_ids = ctx.IsCuda() && !rows.empty();
+    // device (x_row_ids; with dense features it may come without a host copy, x_rows empty), or x_ids_ (uploaded
+    // once per step).
+    const bool ids_only = ctx.IsCuda() && l == 0 && x_row_ids != nullptr && rows.empty();
+    TESSEL_CHECK(!ids_only || !x.is_sparse, "sparse input rows are gathered from host ids (x_rows), none given");
+    const bool gathered = !rows.empty() || ids_only;  // the input's rows read through ids
+    const bool device_ids = ctx.IsCuda() && gathered;
     const Buffer<int64_t>* ids = &x_ids_;
     if (device_ids && x_row_ids != nullptr) {
-      TESSEL_CHECK(x_row_ids->size() == rows.size(), "{} device row ids for {} input rows", x_row_ids->size(),
-                   rows.size());
+      TESSEL_CHECK(ids_only || x_row_ids->size() == rows.size(), "{} device row ids for {} input rows",
+                   x_row_ids->size(), rows.size());
       ids = x_row_ids;
     } else if (device_ids) {
       x_ids_.ResizeUninitialized(rows.size());
       std::copy(rows.begin(), rows.end(), x_ids_.MutableHost().begin());
     }
-    const int64_t n_src = l == 0 ? (rows.empty() ? x.rows() : static_cast<int64_t>(rows.size()))
+    const int64_t n_src = l == 0 ? (ids_only ? static_cast<int64_t>(x_row_ids->size())
+                                             : (rows.empty() ? x.rows() : static_cast<int64_t>(rows.size())))
                                  : state_[static_cast<size_t>(l - 1)].out.rows;
     TESSEL_CHECK(a.cols == n_src, "layer {}: aggregation has {} source columns but {} input rows", l, a.cols, n_src);
     const bool sage = config_.kind == ModelKind::kSage;
@@ -224,7 +229,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
       }
     } else {
       const Matrix& src = l == 0 ? x.dense : state_[static_cast<size_t>(l - 1)].out;
-      const bool materialize = drop || !rows.empty();
+      const bool materialize = drop || gathered;
       s.agg_first = AggregateFirst(a, n_src, l, materialize);
       if (s.agg_first) {
         // (A·drop(H))·W: the gather and the mask are fused into the aggregation; only the destinations' rows are

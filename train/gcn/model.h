@@ -75,7 +75,8 @@ class GcnModel {
   // are gathered inside the first layer's kernels (with dropout fused) instead of copied first; sparse rows are
   // gathered by GatherSparseRows (on a device, there) and dropped out in place. On a device, `x_row_ids` (when given)
   // holds x_rows already there (the GPU sampler's first block: Block::device_src) and the gathers read it in place;
-  // otherwise x_rows go up once per step.
+  // otherwise x_rows go up once per step. Dense features on a device may be given x_row_ids alone (x_rows empty):
+  // the input rows are then its size, read through it (no host copy of the ids needed).
   const Matrix& Forward(const Context& ctx, const FeatureMatrix& x, std::span<const int64_t> x_rows,
                         std::span<const LayerGraph> graphs, bool training, const StreamKey& dropout_key,
                         const Buffer<int64_t>* x_row_ids = nullptr);

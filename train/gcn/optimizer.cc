@@ -1,5 +1,6 @@
-// Adam: the bias corrections in float64, then kernels::AdamStep per parameter (weight decay on decayed ones), which
-// runs element-wise in the same operation order on every device, so the result is thread-count independent.
+// Adam: the bias corrections in float64, then kernels::AdamStepMany over the parameters (weight decay on decayed
+// ones; one launch on a device), element-wise in the same operation order on every device, so the result is
+// thread-count independent.
 #include "train/gcn/optimizer.h"
 
 #include <cmath>
@@ -30,14 +31,15 @@ void Adam::Step(const Context& ctx, std::vector<Param>& params) {
   const auto step_size = static_cast<float>(static_cast<double>(config_.lr) / c1);
   const auto inv_sqrt_c2 = static_cast<float>(1.0 / std::sqrt(c2));
   const kernels::AdamStepParams base{0.0F, config_.beta1, config_.beta2, step_size, inv_sqrt_c2, config_.eps};
+  tensors_.clear();
   for (size_t k = 0; k < params.size(); ++k) {
     Param& p = params[k];
     TESSEL_CHECK(p.grad.size() == p.value.size(), "Adam: parameter {} has {} values but {} gradients", p.name,
                  p.value.size(), p.grad.size());
-    kernels::AdamStepParams hp = base;
-    hp.weight_decay = p.decay ? config_.weight_decay : 0.0F;
-    kernels::AdamStep(ctx, hp, p.grad, &p.value, &moments_[2 * k], &moments_[2 * k + 1]);
+    tensors_.push_back(kernels::AdamTensor{&p.grad, &p.value, &moments_[2 * k], &moments_[2 * k + 1],
+                                           p.decay ? config_.weight_decay : 0.0F});
   }
+  kernels::AdamStepMany(ctx, base, tensors_);
 }
 
 }  // namespace tessel::train::gcn

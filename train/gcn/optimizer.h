@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/context.h"
+#include "kernels/dense.h"
 #include "train/gcn/model.h"
 
 namespace tessel::train::gcn {
@@ -37,6 +38,7 @@ class Adam {
   AdamConfig config_;
   int64_t step_ = 0;
   std::vector<Matrix> moments_;
+  std::vector<kernels::AdamTensor> tensors_;  // Step's list, kept (no allocation a step)
 };
 
 }  // namespace tessel::train::gcn

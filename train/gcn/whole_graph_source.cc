@@ -88,7 +88,9 @@ class WholeGraphSource final : public GraphSource {
       return;
     }
     auto t0 = std::chrono::steady_clock::now();
-    b->blocks = sampler_->Sample(seeds, sample_key);
+    // Dense rows on a device are gathered from the sampler's device ids alone: their host copy is not downloaded.
+    const bool device_gather = sampler_->BlocksOnDevice() && ctx.IsCuda() && !features_.is_sparse;
+    b->blocks = sampler_->Sample(seeds, sample_key, !device_gather);
     counters->sample_seconds += SecondsSince(t0);
     b->graphs.clear();
     for (const auto& blk : b->blocks) {
@@ -98,7 +100,8 @@ class WholeGraphSource final : public GraphSource {
     // The input rows are the first block's source nodes. They are read from the whole feature matrix inside the
     // model's first layer (dense: gathered by its kernels with dropout fused; sparse on a device: GatherSparseRows
     // there, from the ids the GPU sampler left on the device, or uploaded once). Sparse rows on the CPU are
-    // gathered here, where --overlap runs it beside the previous step's compute.
+    // gathered here, where --overlap runs it beside the previous step's compute. Dense rows on a device: x_rows is
+    // empty and the model reads x_row_ids alone.
     const auto& src = b->blocks.front().src_nodes;
     b->x = &features_;
     b->x_rows = src;
