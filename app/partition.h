@@ -47,8 +47,8 @@ struct PartitionOptions {
       c.balance);
     v(ParamInfo{"objective", "What METIS minimises: cut (edge cut) or vol (communication volume)"}, c.objective);
     v(ParamInfo{"metis_algorithm",
-                "auto (K <= 8 with the cut objective: recursive bisection, with several balance constraints the "
-                "smaller cut of it and k-way; else k-way), kway or recursive"},
+                "auto (K <= 8 with the cut objective: recursive bisection, with several balance constraints k-way "
+                "instead where it cuts 5% less; else k-way), kway or recursive"},
       c.metis_algorithm);
     v(ParamInfo{"seed", "Seed of METIS and of --method random (same seed, same files)"}, c.seed);
     v(ParamInfo{"imbalance", "Largest allowed part weight / average, per balance constraint, in (1, 3]"}, c.imbalance);

@@ -21,7 +21,7 @@ enum class Objective { kCut, kVolume };
 // Balance constraints (METIS vertex weights): 1 per node, the node's degree, 1 per training node (DistDGL).
 enum class Constraint { kNodes, kEdges, kTrain };
 // auto: for K <= kRecursiveMaxParts with the cut objective recursive bisection (with several balance constraints,
-// both it and k-way, keeping the smaller cut), else k-way.
+// both it and k-way, keeping k-way's parts where they cut 5% less), else k-way.
 enum class MetisAlgorithm { kAuto, kKway, kRecursive };
 
 inline constexpr int32_t kRecursiveMaxParts = 8;

@@ -49,8 +49,8 @@ TEST(Partitioner, MetisBeatsBaselinesOnAGrid) {
   }
 }
 
-// auto with several constraints and K <= 8 runs recursive bisection and k-way and keeps the smaller cut: its parts
-// are exactly those of the winner, and its cut is no larger than either algorithm's on its own.
+// auto with several constraints and K <= 8 runs recursive bisection and k-way and keeps k-way's parts where they cut
+// 5% less: its parts are exactly those of the winner, and its cut is no larger than bisection's on its own.
 TEST(Partitioner, MetisAutoKeepsTheSmallerCutOfBothAlgorithms) {
   GraphSpec spec;
   spec.nodes = 3000;
@@ -65,10 +65,12 @@ TEST(Partitioner, MetisAutoKeepsTheSmallerCutOfBothAlgorithms) {
       const Assignment recursive = ComputeAssignment(d, o);
       o.metis_algorithm = MetisAlgorithm::kKway;
       const Assignment kway = ComputeAssignment(d, o);
-      EXPECT_EQ(a.metis_objective, std::min(recursive.metis_objective, kway.metis_objective)) << k << " " << seed;
+      EXPECT_LE(a.metis_objective, recursive.metis_objective) << k << " " << seed;
       const Assignment& winner = a.algorithm == "kway" ? kway : recursive;
       EXPECT_EQ(a.part, winner.part) << k << " " << seed;
-      EXPECT_EQ(a.algorithm == "kway", kway.metis_objective < recursive.metis_objective) << k << " " << seed;
+      EXPECT_EQ(a.algorithm == "kway",
+                static_cast<double>(kway.metis_objective) < 0.95 * static_cast<double>(recursive.metis_objective))
+          << k << " " << seed;
     }
   }
   // One constraint keeps the old rule: recursive bisection alone.
