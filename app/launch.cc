@@ -15,6 +15,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -24,6 +25,7 @@
 
 #include "core/error.h"
 #include "core/peer_failure.h"
+#include "datasets/text_input.h"
 #include "train/gcn/checkpoint.h"
 
 extern char** environ;
@@ -52,12 +54,11 @@ std::vector<Host> ReadHostfile(const std::string& path) {
     if (!(words >> h.name)) continue;
     for (std::string w; words >> w;) {
       if (w.starts_with("slots=")) {
-        try {
-          h.slots = std::stoi(w.substr(6));
-        } catch (const std::exception&) {
-          h.slots = -1;
-        }
-        TESSEL_CHECK(h.slots >= 1, "--hostfile {} line {}: \"{}\" is not slots=N with N >= 1", path, line_no, w);
+        int64_t slots = 0;
+        TESSEL_CHECK(datasets::ParseInt64(std::string_view(w).substr(6), &slots) && slots >= 1 &&
+                         slots <= std::numeric_limits<int>::max(),
+                     "--hostfile {} line {}: \"{}\" is not slots=N with N >= 1", path, line_no, w);
+        h.slots = static_cast<int>(slots);
       }
     }
     hosts.push_back(h);
@@ -205,7 +206,6 @@ std::vector<int> FailedRanks(const std::string& output, std::string* how) {
   std::set<int> ranks;
   static const std::regex died(R"(process rank (\d+) with PID \d+ on node \S+ exited on signal (\d+))");
   static const std::regex silent(R"(ranks? ([0-9, ]+) did not answer)");
-  std::smatch m;
   how->clear();
   for (auto it = std::sregex_iterator(output.begin(), output.end(), died); it != std::sregex_iterator(); ++it) {
     ranks.insert(std::stoi((*it)[1]));
@@ -219,7 +219,6 @@ std::vector<int> FailedRanks(const std::string& output, std::string* how) {
     }
     if (how->empty()) *how = "stopped answering within --timeout";
   }
-  (void)m;
   return {ranks.begin(), ranks.end()};
 }
 

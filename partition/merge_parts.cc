@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "partition/dist_partition_steps.h"
 
 namespace tessel::partition {
 
@@ -102,6 +103,12 @@ LocalPart MergeParts(const std::vector<LocalPart>& parts, const std::vector<int6
   out.num_classes = parts.front().num_classes;
   const int64_t lo = out.global_offset;
   const int64_t hi = lo + out.num_owned;
+  // The global id (the K-part numbering) of part p's local column c: owned, or a halo node of another part.
+  const auto global_of = [&](const LocalPart& p, int64_t c) {
+    if (c < p.num_owned) return offsets[static_cast<size_t>(p.part)] + c;
+    const auto j = static_cast<size_t>(c - p.num_owned);
+    return offsets[static_cast<size_t>(p.halo_owner[j])] + p.halo_remote[j];
+  };
 
   // The halo: every halo node of the run's parts that the run does not own, once, by original id.
   struct Halo {
@@ -110,9 +117,8 @@ LocalPart MergeParts(const std::vector<LocalPart>& parts, const std::vector<int6
   std::vector<Halo> halo;
   for (const LocalPart& p : parts) {
     for (int64_t j = 0; j < p.num_halo; ++j) {
-      const auto jj = static_cast<size_t>(j);
-      const int64_t g = offsets[static_cast<size_t>(p.halo_owner[jj])] + p.halo_remote[jj];
-      if (g < lo || g >= hi) halo.push_back({p.halo_ids[jj], g});
+      const int64_t g = global_of(p, p.num_owned + j);
+      if (g < lo || g >= hi) halo.push_back({p.halo_ids[static_cast<size_t>(j)], g});
     }
   }
   std::sort(halo.begin(), halo.end(), [](const Halo& a, const Halo& b) { return a.original < b.original; });
@@ -130,9 +136,7 @@ LocalPart MergeParts(const std::vector<LocalPart>& parts, const std::vector<int6
   for (size_t j = 0; j < halo.size(); ++j) {
     by_global[j] = {halo[j].global, static_cast<int32_t>(j)};
     halo_ids[j] = halo[j].original;
-    const auto old_owner =
-        static_cast<size_t>(std::upper_bound(offsets.begin(), offsets.end(), halo[j].global) - offsets.begin() - 1);
-    halo_owner[j] = holder[old_owner];
+    halo_owner[j] = holder[static_cast<size_t>(detail::PartOfNew(offsets, halo[j].global))];
     halo_remote[j] = halo[j].global - new_offsets[static_cast<size_t>(halo_owner[j])];
   }
   std::sort(by_global.begin(), by_global.end());
@@ -159,12 +163,8 @@ LocalPart MergeParts(const std::vector<LocalPart>& parts, const std::vector<int6
     for (int64_t u = 0; u < p.num_owned; ++u) {
       row.clear();
       for (int64_t e = pp[static_cast<size_t>(u)]; e < pp[static_cast<size_t>(u) + 1]; ++e) {
-        const int32_t c = pi[static_cast<size_t>(e)];
-        const int64_t g = c < p.num_owned
-                              ? offsets[static_cast<size_t>(p.part)] + c
-                              : offsets[static_cast<size_t>(p.halo_owner[static_cast<size_t>(c - p.num_owned)])] +
-                                    p.halo_remote[static_cast<size_t>(c - p.num_owned)];
-        row.emplace_back(column(g), weighted ? pw[static_cast<size_t>(e)] : 0.0F);
+        row.emplace_back(column(global_of(p, pi[static_cast<size_t>(e)])),
+                         weighted ? pw[static_cast<size_t>(e)] : 0.0F);
       }
       std::sort(row.begin(), row.end());
       for (const auto& [c, x] : row) {
