@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <unordered_map>
 
 #include <unistd.h>
@@ -108,6 +109,14 @@ struct AtomicCounters {
 AtomicCounters& Count() {
   static AtomicCounters c;
   return c;
+}
+// Updates that move several counters together (a download is a copy, its bytes and a synchronisation) hold this
+// shared; ReadCounters holds it exclusively, so a snapshot never sees half of one. Thread ranks share the counters,
+// and a rank reading them at its epoch's end while another is mid-download saw d2h_copies one ahead of
+// synchronizations (the CI failure of GcnTrainerOnParts.OnADeviceOnlyFetchedRowsGoUpAndSteadyEpochsPinNothing).
+std::shared_mutex& CountMutex() {
+  static std::shared_mutex m;
+  return m;
 }
 
 // Block sizes: one class for everything up to 64 KiB (labels, offsets, a layer's bias: any free small block serves
@@ -223,6 +232,7 @@ int CurrentDevice() { return Required().current_device(); }
 
 void* Malloc(size_t bytes) {
   void* p = ThePool().Allocate(bytes);
+  const std::shared_lock lock(CountMutex());
   Count().allocations += 1;
   Count().allocated_bytes += static_cast<int64_t>(bytes);
   return p;
@@ -234,11 +244,13 @@ void Free(void* ptr) noexcept {
 }
 void CopyToDevice(void* dst, const void* src, size_t bytes) {
   Required().copy_to_device(dst, src, bytes);
+  const std::shared_lock lock(CountMutex());
   Count().h2d_copies += 1;
   Count().h2d_bytes += static_cast<int64_t>(bytes);
 }
 void CopyToHost(void* dst, const void* src, size_t bytes) {
   Required().copy_to_host(dst, src, bytes);
+  const std::shared_lock lock(CountMutex());
   Count().d2h_copies += 1;
   Count().d2h_bytes += static_cast<int64_t>(bytes);
   Count().synchronizations += 1;
@@ -345,6 +357,7 @@ MemoryInfo ReadMemoryInfo() {
 }
 
 Counters ReadCounters() {
+  const std::unique_lock lock(CountMutex());
   const AtomicCounters& c = Count();
   Counters out;
   out.allocations = c.allocations.load();
