@@ -141,7 +141,7 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
   }();
   (void)serial_blas;
   // BLAS takes int sizes: the leading dimensions (the operands' widths) must fit. Row counts and (beyond 2^31 - 1)
-  // inner lengths are cut into chunks of at most 2^21 below (rows_per, inner_per), so any height is fine.
+  // inner lengths are cut into chunks of at most 2^22 below (rows_per, inner_per), so any height is fine.
   constexpr int64_t kBlasMax = std::numeric_limits<int>::max();
   TESSEL_CHECK(a.cols <= kBlasMax && b.cols <= kBlasMax && n <= kBlasMax,
                "Gemm: {}x{} times {}x{}: a matrix wider than {} columns does not fit BLAS's 32-bit sizes", a.rows,
@@ -167,14 +167,13 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
   // enough of them, otherwise the inner dimension with the partial products added in chunk order.
   constexpr int64_t kChunkWork = int64_t{1} << 20;  // multiply-adds per task
   const int64_t work = m * n * k;
-  const int64_t rows_per = std::max<int64_t>(16, kChunkWork / std::max<int64_t>(n * k, 1));
-  const int64_t inner_per = std::max<int64_t>(1024, kChunkWork / std::max<int64_t>(m * n, 1));
   if (!trans_b && n <= kSkinnyMaxCols) {
-    // Narrow outputs (GCN layer widths): the register-blocked kernels of skinny_gemm.h.
+    // Narrow outputs (GCN layer widths): the register-blocked kernels of skinny_gemm.h (they pack nothing).
     if (!trans_a) {
-      parallel_for<int64_t>(0, (m + rows_per - 1) / rows_per, 1, [&](int64_t t) {
-        const int64_t r0 = t * rows_per;
-        SkinnyGemmNN(ap, a.cols, bp, b.cols, k, n, alpha, beta, cv.data(), r0, std::min(m, r0 + rows_per));
+      const int64_t skinny_rows = std::max<int64_t>(16, kChunkWork / std::max<int64_t>(n * k, 1));
+      parallel_for<int64_t>(0, (m + skinny_rows - 1) / skinny_rows, 1, [&](int64_t t) {
+        const int64_t r0 = t * skinny_rows;
+        SkinnyGemmNN(ap, a.cols, bp, b.cols, k, n, alpha, beta, cv.data(), r0, std::min(m, r0 + skinny_rows));
       });
       return;
     }
@@ -187,6 +186,13 @@ void Gemm(const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float al
     add_partials(partial, chunks);
     return;
   }
+  // Every BLAS call packs its share of b (and of a) before multiplying, so a chunk must be large enough to pay for
+  // that: at least 256 rows of c (a 32-row chunk of SAGE's 10,000 x 256 times 256 x 128 product ran at 27 GFLOP/s
+  // against 42 with 256 rows), and a weight gradient (a^T b with a short m and an inner dimension of the batch's
+  // nodes) is split along that inner dimension in chunks of at least 2,048 (16-row chunks of c repacked all of b
+  // each time: 20 GFLOP/s against 39).
+  const int64_t rows_per = std::max<int64_t>(256, 4 * kChunkWork / std::max<int64_t>(n * k, 1));
+  const int64_t inner_per = std::max<int64_t>(2048, 4 * kChunkWork / std::max<int64_t>(m * n, 1));
   if (work < 2 * kChunkWork || (m < 2 * rows_per && k < 2 * inner_per)) {
     sgemm(m, k, ap, bp, alpha, beta, cv.data());
   } else if (m >= 2 * rows_per && k <= kBlasMax) {

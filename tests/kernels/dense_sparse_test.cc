@@ -72,15 +72,15 @@ TEST(Gemm, MatchesFloat64ForEveryTranspose) {
   }
 }
 
-// Shapes large enough for the CPU's split products: many output rows (row chunks), and few rows over a long
-// inner dimension (inner chunks added in order), with beta 0 (c's contents ignored, even NaN) and beta != 0; the
-// result must also be the same at one thread as at all.
+// Shapes large enough for the CPU's split products: many output rows (row chunks, also at a SAGE layer's 128 x 128),
+// and few rows over a long inner dimension (inner chunks added in order), with beta 0 (c's contents ignored, even NaN)
+// and beta != 0; the result must also be the same at one thread as at all.
 TEST(Gemm, SplitProductsMatchFloat64AndAnyThreadCount) {
   const Context ctx;
   struct Shape {
     int64_t m, k, n;
   };
-  for (const Shape sh : {Shape{5000, 128, 16}, Shape{128, 20000, 16}, Shape{16, 9000, 128}}) {
+  for (const Shape sh : {Shape{5000, 128, 16}, Shape{128, 20000, 16}, Shape{16, 9000, 128}, Shape{3000, 128, 128}}) {
     for (int ta = 0; ta < 2; ++ta) {
       for (int tb = 0; tb < 2; ++tb) {
         Matrix a = ta ? RandomMatrix(sh.k, sh.m, 11) : RandomMatrix(sh.m, sh.k, 11);
