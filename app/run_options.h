@@ -60,7 +60,9 @@ struct ThreadOptions {
   int threads = 0;
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{"threads", "Worker threads; 0 = all cores"}.Range(0, kMaxThreads), c.threads);
+    v(ParamInfo{"threads", "Worker threads; 0 = all cores (a distributed gcn run: shared among the host's ranks)"}
+          .Range(0, kMaxThreads),
+      c.threads);
   }
 };
 

@@ -1,7 +1,9 @@
 #include "app/train_gcn.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -167,6 +169,7 @@ TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
 
   // What the run trains on: the whole dataset in this process, or this rank's part of a partition folder.
   std::unique_ptr<comm::Communicator> comm;
+  std::optional<ThreadLimit> rank_limit;  // --threads 0 under mpirun: this rank's share of the host's cores
   std::shared_ptr<const datasets::NodeDataset> data;
   partition::LocalPart part;
   std::unique_ptr<gcn::GcnTrainer> trainer;
@@ -191,6 +194,13 @@ TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
     // MPI starts here when launched by mpirun; from now on an exception on any rank ends the job (main.cc).
     comm = comm::MakeWorldCommunicator(a.timeout.timeout);
     comm::AgreeOrFail(*comm, RankSettings(a, c));  // the first collective: every rank's options and data agree
+    if (a.threads.threads == 0 && comm->LocalSize() > 1) {
+      // Each rank's oneTBB pool (and its single-threaded BLAS calls) would otherwise take every core of the host:
+      // K ranks on C cores would run K x C workers, each rank waiting in every exchange for descheduled peers.
+      rank_limit.emplace(std::max(1, static_cast<int>(ThreadLimit::CoresPerRank(comm->LocalSize()))));
+      log::Info("gcn: {} ranks on this host: {} worker thread(s) each (--threads 0)", comm->LocalSize(),
+                ThreadLimit::Current());
+    }
     const nlohmann::json desc = partition::ReadPartitionsJson(a.partitions);
     const int parts = desc.at("num_parts").get<int>();
     TESSEL_CHECK(comm->Size() <= parts,
