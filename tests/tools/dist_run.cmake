@@ -1,6 +1,8 @@
 # ctest helper for `mpirun -np K tessel train gcn --partitions DIR`: runs COMMAND (arguments separated by '|'),
 # requires exit status 0, and checks the metrics file METRICS: EPOCHS epoch lines with the per-epoch fields, then
-# a final line with the test accuracy (>= MIN_ACC) and the totals.
+# a final line with the test accuracy (>= MIN_ACC) and the totals. RANKS_ON_HOST (optional, for a --threads 0
+# job): the ranks' log names that many ranks on this host, and their worker threads together do not exceed its
+# cores (one thread per rank at least).
 string(REPLACE "|" ";" command "${COMMAND}")
 file(REMOVE "${METRICS}")
 execute_process(COMMAND ${command} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
@@ -36,4 +38,18 @@ string(JSON fb GET "${last}" final totals feature_bytes)
 message("ranks ${ranks}, test accuracy ${acc}, remote feature bytes ${fb}")
 if(acc LESS "${MIN_ACC}")
   message(FATAL_ERROR "test accuracy ${acc} < ${MIN_ACC}")
+endif()
+if(DEFINED RANKS_ON_HOST)
+  string(REGEX MATCH "([0-9]+) ranks on this host: ([0-9]+) worker thread" line "${err}")
+  if(NOT line)
+    message(FATAL_ERROR "no rank logged its share of the host's cores (--threads 0)")
+  endif()
+  set(local ${CMAKE_MATCH_1})
+  set(threads ${CMAKE_MATCH_2})
+  cmake_host_system_information(RESULT cores QUERY NUMBER_OF_LOGICAL_CORES)
+  math(EXPR used "${local} * ${threads}")
+  if(NOT local EQUAL RANKS_ON_HOST OR threads LESS 1 OR (threads GREATER 1 AND used GREATER cores))
+    message(FATAL_ERROR "${local} ranks on this host with ${threads} worker threads each on ${cores} cores; expected "
+                        "${RANKS_ON_HOST} ranks sharing the cores")
+  endif()
 endif()
