@@ -98,6 +98,17 @@ struct BlockSink {
     return cuda::LayerTargets{b.device_src.OverwriteDevice(), b.adj.indptr.OverwriteDevice(),
                               b.adj.indices.OverwriteDevice(), b.adj.values.OverwriteDevice()};
   }
+  // A bounded sample's real sizes: the arrays keep their device memory and take the first elements.
+  static void Sized(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz) {
+    Block& b = (*static_cast<BlockSink*>(context)->blocks)[layer];
+    b.num_dst = m;
+    b.adj.rows = m;
+    b.adj.cols = num_src;
+    b.device_src.ShrinkOnDevice(static_cast<size_t>(num_src));
+    b.adj.indptr.ShrinkOnDevice(static_cast<size_t>(m) + 1);
+    b.adj.indices.ShrinkOnDevice(static_cast<size_t>(nnz));
+    b.adj.values.ShrinkOnDevice(static_cast<size_t>(nnz));
+  }
 };
 
 }  // namespace
@@ -124,7 +135,7 @@ std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, co
   BlockSink sink{&blocks};
   ops_->sample(*device_, seeds.data(), static_cast<int64_t>(seeds.size()), options_.fanouts,
                Bases(key, options_.fanouts.size()), options_.replace, options_.aggregation == Aggregation::kGcn,
-               cuda::LayerSink{&sink, &BlockSink::Targets});
+               cuda::LayerSink{&sink, &BlockSink::Targets, &BlockSink::Sized});
   for (size_t l = 0; l < blocks.size(); ++l) {
     if ((l == 0 && input_sources) || all_sources)
       blocks[l].src_nodes = blocks[l].device_src.ToVector();  // one download each
