@@ -90,7 +90,8 @@ struct Layer {
   // The caller's arrays of the block's sources and offsets (written by kResetMaps and kAssignWrite), or null.
   int64_t* out_src;
   int64_t* out_offsets;
-  unsigned long long* stage;  // 4 values for one read: new sources, entries, the two flags (the scans' end)
+  unsigned long long* out_src_copy;  // or null: a second copy of the sources (kResetMaps), read with the sizes
+  unsigned long long* stage;         // 4 values for one read: new sources, entries, the two flags (the scans' end)
 };
 
 // The layer's real sizes: host values, or in a bounded layer read from the device (its launches cover the bounds
@@ -257,6 +258,7 @@ TESSEL_HOST_DEVICE inline void WriteRow(const Graph<IdT>& g, const Layer& l, int
 TESSEL_HOST_DEVICE inline void ResetMaps(const Layer& l, int64_t p) {
   if (p < NumSrc(l)) {
     if (l.out_src != nullptr) l.out_src[p] = l.src[p];
+    if (l.out_src_copy != nullptr) l.out_src_copy[p] = static_cast<unsigned long long>(l.src[p]);
     l.local_id[l.src[p]] = l.mark_next ? static_cast<int32_t>(p) : -1;
   }
   if (p < Slots(l) && l.slot_node[p] >= 0) l.first[l.slot_node[p]] = kNone;

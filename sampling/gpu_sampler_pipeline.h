@@ -142,6 +142,9 @@ class SamplerPipeline {
   // block per array: for mini-batch layers, where launches cost more than the scan) up to kFusedScanMax elements,
   // else kMarkNew, two CUB scans and kStage.
   static constexpr int64_t kFusedScanMax = int64_t{1} << 17;
+  // A bounded sample reads the input layer's sources with its sizes up to this bound (1 MiB): the bound is read, not
+  // the real count, so beyond it a second download costs less than the bytes.
+  static constexpr int64_t kMergedIdsMax = int64_t{1} << 17;
   template <typename IdT>
   static void MarkScan(const gpu_steps::Graph<IdT>& g, const gpu_steps::Layer& l, int64_t new_n, int64_t rows_n) {
     if (new_n <= kFusedScanMax && rows_n <= kFusedScanMax) {
@@ -202,25 +205,35 @@ class SamplerPipeline {
     for (auto* a : {&slot_, &scratch_begin_, &scratch_order_}) a->Reserve(1);  // fixed slots: unused
     for (auto* a : {&scratch_q_, &scratch_a_}) a->Reserve(1);
     scratch_capped_.Reserve(1);
-    stage_.Reserve(4 * layers);
+    // The staged sizes, and after them (when asked and small enough) a copy of the input layer's sources: one read.
+    const bool with_ids = sink.input_sources && layers > 0 && b.srcs[0] <= kMergedIdsMax;
+    const size_t read = 4 * layers + (with_ids ? static_cast<size_t>(b.srcs[0]) : 0);
+    stage_.Reserve(read > 0 ? read : 1);
     counts_.Reserve(layers > 0 ? layers : 1);
     std::vector<LayerTargets> targets(layers);
     for (size_t l = 0; l < layers; ++l) targets[l] = sink.targets(sink.context, l, b.rows[l], b.srcs[l], b.entries[l]);
     dst_.Upload(seeds, static_cast<size_t>(num_seeds));
     if (ids64_) {
-      LaunchBounded(View<int64_t>(indices64_.data()), b, fanouts, bases, replace, gcn, targets);
+      LaunchBounded(View<int64_t>(indices64_.data()), b, fanouts, bases, replace, gcn, targets, with_ids);
     } else {
-      LaunchBounded(View<int32_t>(indices32_.data()), b, fanouts, bases, replace, gcn, targets);
+      LaunchBounded(View<int32_t>(indices32_.data()), b, fanouts, bases, replace, gcn, targets, with_ids);
     }
-    std::vector<unsigned long long> staged(4 * layers);
-    if (layers > 0) device::CopyToHost(staged.data(), stage_.data(), staged.size() * sizeof(unsigned long long));
+    std::vector<unsigned long long> staged(read);
+    if (read > 0) device::CopyToHost(staged.data(), stage_.data(), read * sizeof(unsigned long long));
+    std::vector<int64_t> ids;
     int64_t m = num_seeds;
     for (size_t l = layers; l-- > 0;) {
       const unsigned long long* s = &staged[4 * l];
       CheckDuplicate(s[2]);
       TESSEL_CHECK(s[3] == kNoSlot, "sampling: row {} has a negative or non-finite probability", s[3]);
       const int64_t num_src = m + static_cast<int64_t>(s[0]);
-      if (sink.sized != nullptr) sink.sized(sink.context, l, m, num_src, static_cast<int64_t>(s[1]));
+      if (l == 0 && with_ids) {
+        const unsigned long long* from = staged.data() + 4 * layers;
+        ids.assign(from, from + num_src);
+      }
+      if (sink.sized != nullptr) {
+        sink.sized(sink.context, l, m, num_src, static_cast<int64_t>(s[1]), l == 0 && with_ids ? ids.data() : nullptr);
+      }
       m = num_src;
     }
   }
@@ -230,7 +243,7 @@ class SamplerPipeline {
   template <typename IdT>
   void LaunchBounded(const gpu_steps::Graph<IdT>& g, const Bounds& b, const std::vector<int>& fanouts,
                      const std::vector<uint64_t>& bases, bool replace, bool gcn,
-                     const std::vector<LayerTargets>& targets) {
+                     const std::vector<LayerTargets>& targets, bool with_ids) {
     using gpu_steps::Step;
     const size_t layers = fanouts.size();
     try {
@@ -266,6 +279,7 @@ class SamplerPipeline {
         l.mark_next = layer > 0;
         l.out_src = targets[layer].src_nodes;
         l.out_offsets = targets[layer].indptr;
+        l.out_src_copy = layer == 0 && with_ids ? stage_.data() + 4 * layers : nullptr;
         l.stage = stage_.data() + 4 * layer;
         if (layer + 1 == layers) Launch(Step::kPlanRow, g, l, l.m);  // below, ResetMaps marks the destinations
         Launch(Step::kPickRow, g, l, l.m + 1);

@@ -38,8 +38,14 @@ struct LayerSink {
   void* context = nullptr;
   // Layer `layer` (0 = input layer) has m destination rows, num_src source nodes and nnz entries.
   LayerTargets (*targets)(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz) = nullptr;
-  // A bounded sample's real sizes of layer `layer` (the first m, num_src, m + 1 and nnz elements of its targets).
-  void (*sized)(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz) = nullptr;
+  // A bounded sample's real sizes of layer `layer` (the first m, num_src, m + 1 and nnz elements of its targets);
+  // host_src: the input layer's num_src source ids on the host when input_sources asked for them, else null.
+  void (*sized)(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz,
+                const int64_t* host_src) = nullptr;
+  // A bounded sample reads the input layer's source ids with its sizes, in its one download, when their bound is
+  // at most SamplerPipeline::kMergedIdsMax (the bound is read: beyond it a second download of the real count costs
+  // less); `sized` then hands them over.
+  bool input_sources = false;
 };
 
 // The device side's state; each table's create makes its own kind (the CUDA pipeline, or its simulated twin).

@@ -51,8 +51,9 @@ class GcnDeviceFlow : public ::testing::TestWithParam<FlowCase> {};
 //  - whole graph: no upload at all (graph, features, weights, labels and loss rows stay resident);
 //  - sampled: blocks sampled on the device (GpuNeighborSampler, on the simulated device its host twin) and input
 //    rows gathered there (dense or sparse). Per step, uploads of the seeds and their labels only (the loss rows
-//    0..n-1 stay while n does); one download of 4 values a layer (sizes, error flags: the sample's one read), and
-//    with sparse features the input layer's source ids (dense rows are gathered from their device copy);
+//    0..n-1 stay while n does); one download of 4 values a layer (sizes, error flags: the sample's one read), with
+//    sparse features the input layer's source ids in the same read (dense rows are gathered from their device
+//    copy);
 //  - both: two downloads an epoch besides, the loss summed on the device over the steps (8 B) and the
 //    evaluation's predictions (nodes x 4 B).
 // A whole-graph epoch makes the same fixed number of pool requests every epoch (the counts docs/gpu.md gives),
@@ -78,13 +79,14 @@ TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
   // Sampled on the device (GpuNeighborSampler): per step the seeds and their labels go up; the blocks are written
   // on the device and the input rows gathered there. The sample reads back one small staged array at its end (each
   // layer's sizes and two error flags: its rows own fanout slots each, its arrays are sized by the fanout bound, so
-  // nothing is read before or between the layers), and the input layer its source ids (the model's input rows).
+  // nothing is read before or between the layers), with sparse features the input layer's source ids in it (the
+  // model's input rows).
   // Sampled on the CPU (--no-device-sampling): per step the input rows' ids (the rows are gathered on the device),
   // each block's 3 CSR arrays and the labels go up, and nothing comes back.
   const int64_t per_step_uploads = !f.sampled ? 0 : (f.host_sampling ? 1 + 3 * config.model.layers + 1 : 2);
-  // Device sampling: one download (every layer's sizes), and for sparse features the input rows' ids (their gather
+  // Device sampling: one download (every layer's sizes, and for sparse features the input rows' ids, whose gather
   // sizes its output on the host); dense rows are gathered from the ids on the device.
-  const int64_t per_step_downloads = f.sampled && !f.host_sampling ? 1 + (f.dense ? 0 : 1) : 0;
+  const int64_t per_step_downloads = f.sampled && !f.host_sampling ? 1 : 0;
   for (size_t e = 2; e < r.epochs.size(); ++e) {
     const EpochStats& s = r.epochs[e];
     SCOPED_TRACE(::testing::Message() << f.name << ", epoch " << s.epoch);
