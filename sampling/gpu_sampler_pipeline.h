@@ -32,6 +32,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "core/device.h"
@@ -176,6 +177,9 @@ class SamplerPipeline {
     int64_t m = num_seeds;
     for (size_t l = layers; l-- > 0;) {
       const int64_t k = fanouts[l];
+      TESSEL_CHECK(m <= (std::numeric_limits<int64_t>::max() - m) / (k + 1),
+                   "sampling: {} rows with fanout {} overflow the sample's bounds (use smaller batches or fanouts)", m,
+                   k);
       // One new source at most a slot, and never more than the graph's nodes.
       const int64_t added = k == 0 ? 0 : (m > num_nodes_ / k ? num_nodes_ : std::min(m * k, num_nodes_));
       b.rows[l] = m;
