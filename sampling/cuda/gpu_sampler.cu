@@ -49,8 +49,8 @@ __global__ void StepKernel(gpu_steps::Step step, gpu_steps::Graph<IdT> g, gpu_st
 // (computing them as kMarkNew does), block 1 the row lengths out_indptr[0, rows_n), each in tiles of
 // kScanThreads x kScanItems with a running carry; then each stages its total (gpu_steps::StageNew / StageEntries).
 // One launch for what kMarkNew, two CUB scans and kStage do; the pipeline uses it up to kFusedScanMax elements.
-constexpr int kScanThreads = 1024;
-constexpr int kScanItems = 4;
+constexpr int kScanThreads = 512;  // with 8 items: no register spills on sm_90 (1024 threads spill)
+constexpr int kScanItems = 8;      // 8 independent loads a thread in flight (NewFlag reads two node maps at random)
 
 __global__ void __launch_bounds__(kScanThreads) MarkScanKernel(gpu_steps::Layer l, int64_t new_n, int64_t rows_n) {
   using BlockScan = cub::BlockScan<int64_t, kScanThreads>;
