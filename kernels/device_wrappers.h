@@ -17,6 +17,7 @@
 
 #include "core/device.h"
 #include "kernels/cuda/dense_cuda.h"
+#include "kernels/cuda/loss_cuda.h"
 #include "kernels/cuda/sparse_cuda.h"
 #include "kernels/device_csr.h"
 #include "kernels/ops.h"
@@ -214,7 +215,8 @@ struct DeviceWrappers {
                                      Buffer<double>* total) {
     double inv_m = 0;
     const Buffer<double> row_loss = RowLosses(logits, label_buf, row_buf, grad, &inv_m);
-    Launch(true, row_loss.size() > 0 ? 2 : 1);  // the chunks' sums, then their total
+    const auto chunks = (static_cast<int64_t>(row_loss.size()) + kLossChunk - 1) / kLossChunk;
+    Launch(true, chunks <= cuda::kLossOneLaunchChunks ? 1 : 2);  // one block, or the chunks' sums, then their total
     Raw::LossTotal(row_loss.Device(), static_cast<int64_t>(row_loss.size()), kLossChunk, inv_m, weight, first,
                    first ? total->OverwriteDevice() : total->MutableDevice());
   }
