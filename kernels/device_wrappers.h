@@ -48,7 +48,9 @@ struct DeviceWrappers {
 
   static void BiasGrad(const Matrix& grad_y, Matrix* grad_bias) {
     grad_bias->Resize(1, grad_y.cols);
-    Launch(grad_y.cols > 0, grad_y.rows > 0 ? 2 : 1);  // partial sums and their total, or a memset
+    const int64_t chunks = (grad_y.rows + 255) / 256;  // the CUDA kernel's chunks of 256 rows (more only beyond 2^24)
+    const bool one = grad_y.rows == 0 || chunks * grad_y.cols <= cuda::kBiasGradOneLaunch;
+    Launch(grad_y.cols > 0, one ? 1 : 2);  // a memset or one block, or partial sums and their total
     Raw::BiasGrad(grad_y.data.Device(), grad_y.rows, grad_y.cols, grad_bias->data.OverwriteDevice());
   }
 
