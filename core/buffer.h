@@ -179,6 +179,14 @@ class Buffer {
     version_ = NextBufferVersion();
     return static_cast<T*>(device_.get());
   }
+  // Keeps the first n elements (n <= size()) of a buffer last written on the device, in place (nothing copied or
+  // freed): for an output allocated at a bound before a kernel wrote its real size (the GPU sampler's blocks).
+  void ShrinkOnDevice(size_t n) {
+    TESSEL_CHECK(n <= size_ && mapped_device_ == nullptr && device_current_ && !host_current_,
+                 "Buffer::ShrinkOnDevice: {} of {} elements of a buffer not written on the device", n, size_);
+    size_ = n;
+    version_ = NextBufferVersion();
+  }
   bool HostCurrent() const { return host_current_; }
   // Changes whenever the contents may have: a new buffer, a mutable access (host or device), a resize. Unique in
   // the process, so (version) alone tells a cache whether what it derived from this buffer is still valid. 0 only

@@ -17,6 +17,7 @@
 
 #include "core/device.h"
 #include "kernels/cuda/dense_cuda.h"
+#include "kernels/cuda/loss_cuda.h"
 #include "kernels/cuda/sparse_cuda.h"
 #include "kernels/device_csr.h"
 #include "kernels/ops.h"
@@ -47,7 +48,9 @@ struct DeviceWrappers {
 
   static void BiasGrad(const Matrix& grad_y, Matrix* grad_bias) {
     grad_bias->Resize(1, grad_y.cols);
-    Launch(grad_y.cols > 0, grad_y.rows > 0 ? 2 : 1);  // partial sums and their total, or a memset
+    const int64_t chunks = (grad_y.rows + 255) / 256;  // the CUDA kernel's chunks of 256 rows (more only beyond 2^24)
+    const bool one = grad_y.rows == 0 || chunks * grad_y.cols <= cuda::kBiasGradOneLaunch;
+    Launch(grad_y.cols > 0, one ? 1 : 2);  // a memset or one block, or partial sums and their total
     Raw::BiasGrad(grad_y.data.Device(), grad_y.rows, grad_y.cols, grad_bias->data.OverwriteDevice());
   }
 
@@ -214,7 +217,8 @@ struct DeviceWrappers {
                                      Buffer<double>* total) {
     double inv_m = 0;
     const Buffer<double> row_loss = RowLosses(logits, label_buf, row_buf, grad, &inv_m);
-    Launch(true, row_loss.size() > 0 ? 2 : 1);  // the chunks' sums, then their total
+    const auto chunks = (static_cast<int64_t>(row_loss.size()) + kLossChunk - 1) / kLossChunk;
+    Launch(true, chunks <= cuda::kLossOneLaunchChunks ? 1 : 2);  // one block, or the chunks' sums, then their total
     Raw::LossTotal(row_loss.Device(), static_cast<int64_t>(row_loss.size()), kLossChunk, inv_m, weight, first,
                    first ? total->OverwriteDevice() : total->MutableDevice());
   }

@@ -87,6 +87,7 @@ std::vector<uint64_t> Bases(const StreamKey& key, size_t layers) {
 // host side of a Buffer is allocated but neither touched nor uploaded; it is filled only if read there).
 struct BlockSink {
   std::vector<Block>* blocks;
+  bool input_ids_given = false;  // a bounded sample read the input layer's sources with its sizes
 
   static cuda::LayerTargets Targets(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz) {
     Block& b = (*static_cast<BlockSink*>(context)->blocks)[layer];
@@ -97,6 +98,22 @@ struct BlockSink {
                                   Buffer<float>::Uninitialized(static_cast<size_t>(nnz))};
     return cuda::LayerTargets{b.device_src.OverwriteDevice(), b.adj.indptr.OverwriteDevice(),
                               b.adj.indices.OverwriteDevice(), b.adj.values.OverwriteDevice()};
+  }
+  // A bounded sample's real sizes: the arrays keep their device memory and take the first elements.
+  static void Sized(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz, const int64_t* host_src) {
+    auto* sink = static_cast<BlockSink*>(context);
+    Block& b = (*sink->blocks)[layer];
+    if (host_src != nullptr) {
+      b.src_nodes.assign(host_src, host_src + num_src);
+      sink->input_ids_given = true;
+    }
+    b.num_dst = m;
+    b.adj.rows = m;
+    b.adj.cols = num_src;
+    b.device_src.ShrinkOnDevice(static_cast<size_t>(num_src));
+    b.adj.indptr.ShrinkOnDevice(static_cast<size_t>(m) + 1);
+    b.adj.indices.ShrinkOnDevice(static_cast<size_t>(nnz));
+    b.adj.values.ShrinkOnDevice(static_cast<size_t>(nnz));
   }
 };
 
@@ -124,8 +141,9 @@ std::vector<Block> GpuNeighborSampler::Sample(std::span<const int64_t> seeds, co
   BlockSink sink{&blocks};
   ops_->sample(*device_, seeds.data(), static_cast<int64_t>(seeds.size()), options_.fanouts,
                Bases(key, options_.fanouts.size()), options_.replace, options_.aggregation == Aggregation::kGcn,
-               cuda::LayerSink{&sink, &BlockSink::Targets});
+               cuda::LayerSink{&sink, &BlockSink::Targets, &BlockSink::Sized, input_sources || all_sources});
   for (size_t l = 0; l < blocks.size(); ++l) {
+    if (l == 0 && sink.input_ids_given) continue;  // read with the sizes
     if ((l == 0 && input_sources) || all_sources)
       blocks[l].src_nodes = blocks[l].device_src.ToVector();  // one download each
   }

@@ -37,8 +37,9 @@ class GpuNeighborSampler {
   // seeds and key (with NeighborSampler given the same SkewedPolicy, or none). The blocks stay on the device: each
   // adjacency's arrays and Block::device_src are written there and read by kernels in place; src_nodes is their
   // host copy (one download per layer; with all_sources false only the input layer's, blocks.front(), and the
-  // others' src_nodes stay empty; with input_sources false too, none is downloaded: a sample then waits for the
-  // device only for its layers' sizes). Not reentrant.
+  // others' src_nodes stay empty; with input_sources false too, none is downloaded). A uniform sample (every fanout
+  // >= 0, no skew) waits for the device once: its layers' sizes, read at its end with the input layer's sources
+  // when they are asked for and their bound is small (docs/gpu_sampling.md, "Bounded samples"). Not reentrant.
   std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key, bool all_sources = true,
                             bool input_sources = true);
 

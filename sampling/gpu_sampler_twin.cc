@@ -6,6 +6,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "core/device.h"
@@ -27,6 +28,20 @@ struct HostExec {
     if (n > 0) std::fill_n(a, n, value);
   }
   static void ExclusiveScan(int64_t* a, int64_t n) { std::exclusive_scan(a, a + n, a, int64_t{0}); }
+  // The fused scan kernel's work: the first-appearance flags and their scan, the row lengths' scan, both totals
+  // staged.
+  static void MarkScan(const gpu_steps::Layer& l, int64_t new_n, int64_t rows_n) {
+    int64_t added = 0;
+    for (int64_t p = 0; p < new_n; ++p) {
+      const int64_t flag = gpu_steps::NewFlag(l, p);
+      l.new_rank[p] = added;
+      added += flag;
+    }
+    int64_t entries = 0;
+    for (int64_t i = 0; i < rows_n; ++i) entries += std::exchange(l.out_indptr[i], entries);
+    gpu_steps::StageNew(l, added);
+    gpu_steps::StageEntries(l, entries);
+  }
   static void CopyOnDevice(void* dst, const void* src, size_t bytes) {
     if (bytes > 0) std::memmove(dst, src, bytes);
   }

@@ -54,6 +54,24 @@ __global__ void BiasGradFinishKernel(const double* __restrict__ partial, int64_t
     out[j] = static_cast<float>(OrderedStridedSum(partial + j, cols, chunks));
 }
 
+// BiasGradPartialKernel and BiasGradFinishKernel in one block (chunks x cols <= kBiasGradOneLaunch, chunks of
+// `chunk` rows): the partial sums into shared memory, then each column's total over the chunks in order.
+__global__ void BiasGradOneBlockKernel(const float* __restrict__ g, int64_t rows, int64_t cols, int64_t chunk,
+                                       float* __restrict__ out) {
+  __shared__ double partial[kBiasGradOneLaunch];
+  const int64_t chunks = (rows + chunk - 1) / chunk;
+  for (int64_t idx = threadIdx.x; idx < chunks * cols; idx += blockDim.x) {
+    const int64_t c = idx / cols;
+    const int64_t j = idx % cols;
+    const int64_t r0 = c * chunk;
+    const int64_t r1 = r0 + chunk < rows ? r0 + chunk : rows;
+    partial[idx] = OrderedStridedSum(g + r0 * cols + j, cols, r1 - r0);
+  }
+  __syncthreads();
+  for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)
+    out[j] = static_cast<float>(OrderedStridedSum(partial + j, cols, chunks));
+}
+
 // AddBias then Relu in one pass over y (the hidden layers' epilogue): the same float32 add and select.
 __global__ void AddBiasReluKernel(const float* __restrict__ bias, int64_t rows, int64_t cols, float* __restrict__ y) {
   const int64_t n = rows * cols;
@@ -158,6 +176,11 @@ void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias)
   int64_t chunk = 256;
   while ((rows + chunk - 1) / chunk > kMaxChunks) chunk *= 2;
   const int64_t chunks = (rows + chunk - 1) / chunk;
+  if (chunks * cols <= kBiasGradOneLaunch) {
+    BiasGradOneBlockKernel<<<1, 256>>>(grad_y, rows, cols, chunk, grad_bias);
+    TESSEL_CUDA_CHECK_LAUNCH();
+    return;
+  }
   auto* partial =
       static_cast<double*>(Scratch(ScratchSlot::kReduce, static_cast<size_t>(chunks * cols) * sizeof(double)));
   const dim3 grid(static_cast<unsigned>(Blocks(cols, 128)), static_cast<unsigned>(chunks));

@@ -16,6 +16,10 @@ void Gemm(GemmMath math, const float* a, int64_t lda, bool trans_a, const float*
 void AddBias(const float* bias, int64_t rows, int64_t cols, float* y);
 // grad_bias[j] = sum_i grad_y[i, j], accumulated in float64 in row order per column (deterministic).
 void AddBiasRelu(const float* bias, int64_t rows, int64_t cols, float* y);  // y = max(y + bias, 0)
+// Two launches (each chunk of 256 rows' column sums, then their totals in chunk order), or one block doing both in
+// shared memory when chunks x cols is at most kBiasGradOneLaunch (a mini-batch's layers): the same sums in the same
+// order either way.
+inline constexpr int64_t kBiasGradOneLaunch = 2048;
 void BiasGrad(const float* grad_y, int64_t rows, int64_t cols, float* grad_bias);
 void Relu(const float* x, int64_t n, float* y);
 void Axpy(float alpha, const float* x, int64_t n, float* y);  // y[i] += alpha * x[i], i < n

@@ -115,6 +115,27 @@ __global__ void LossTotalKernel(const double* __restrict__ partial, int64_t chun
   total[0] = __dadd_rn(first ? 0.0 : total[0], __dmul_rn(__dmul_rn(s, inv_m), weight));
 }
 
+// LossChunkKernel and LossTotalKernel in one launch of one block, for at most kLossOneLaunchChunks chunks: each
+// thread sums its chunks' terms in order into shared memory, then thread 0 sums the chunks in order (the same
+// additions in the same order as the two kernels: the same bits).
+constexpr int kLossThreads = 256;
+__global__ void LossOneBlockKernel(const double* __restrict__ t, int64_t m, int64_t chunk, double inv_m, double weight,
+                                   bool first, double* __restrict__ total) {
+  __shared__ double partial[kLossOneLaunchChunks];
+  const int64_t chunks = (m + chunk - 1) / chunk;
+  for (int64_t c = threadIdx.x; c < chunks; c += blockDim.x) {
+    const int64_t end = (c + 1) * chunk < m ? (c + 1) * chunk : m;
+    double s = 0;
+    for (int64_t k = c * chunk; k < end; ++k) s += t[k];
+    partial[c] = s;
+  }
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  double s = 0;
+  for (int64_t c = 0; c < chunks; ++c) s += partial[c];
+  total[0] = __dadd_rn(first ? 0.0 : total[0], __dmul_rn(__dmul_rn(s, inv_m), weight));  // as LossTotalKernel
+}
+
 }  // namespace
 
 void SoftmaxCrossEntropy(const float* logits, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
@@ -130,6 +151,11 @@ void SoftmaxCrossEntropy(const float* logits, int64_t n_rows, int64_t c, const i
 
 void LossTotal(const double* t, int64_t m, int64_t chunk, double inv_m, double weight, bool first, double* total) {
   const int64_t chunks = (m + chunk - 1) / chunk;
+  if (chunks <= kLossOneLaunchChunks) {
+    LossOneBlockKernel<<<1, kLossThreads>>>(t, m, chunk, inv_m, weight, first, total);
+    TESSEL_CUDA_CHECK_LAUNCH();
+    return;
+  }
   double* partial = nullptr;
   if (chunks > 0) {
     partial = static_cast<double*>(Scratch(ScratchSlot::kReduce, static_cast<size_t>(chunks) * sizeof(double)));

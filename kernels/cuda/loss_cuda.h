@@ -13,7 +13,10 @@ void SoftmaxCrossEntropy(const float* logits, int64_t n_rows, int64_t c, const i
                          int64_t m, double inv_m, double* row_loss, float* grad);
 // probs[i] = softmax(logits[i]); probs may equal logits.
 // total[0] = (first ? 0 : total[0]) + (sum of t[0 .. m) in chunks of `chunk`, the chunks in order) * inv_m * weight:
-// the host's float64 operations in the host's order, without a download.
+// the host's float64 operations in the host's order, without a download. One launch up to kLossOneLaunchChunks
+// chunks (one block: its threads the chunks, then one thread their total, the same order), else two (the chunks'
+// sums, then their total).
+inline constexpr int64_t kLossOneLaunchChunks = 1024;
 void LossTotal(const double* t, int64_t m, int64_t chunk, double inv_m, double weight, bool first, double* total);
 void RowSoftmax(const float* logits, int64_t n_rows, int64_t c, float* probs);
 // out[i] = index of the largest value of row i (first on ties).

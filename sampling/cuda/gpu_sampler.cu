@@ -12,6 +12,8 @@
 #include <memory>
 #include <vector>
 
+#include <cub/block/block_scan.cuh>
+
 #include "core/cuda_check.h"
 #include "core/device.h"
 #include "kernels/cuda/launch_cuda.h"
@@ -43,6 +45,48 @@ __global__ void StepKernel(gpu_steps::Step step, gpu_steps::Graph<IdT> g, gpu_st
   if (i < n) gpu_steps::Run(step, g, l, i);
 }
 
+// The fused scan (the pipeline's MarkScan): block 0 scans the first-appearance flags of [0, new_n) into new_rank
+// (computing them as kMarkNew does), block 1 the row lengths out_indptr[0, rows_n), each in tiles of
+// kScanThreads x kScanItems with a running carry; then each stages its total (gpu_steps::StageNew / StageEntries).
+// One launch for what kMarkNew, two CUB scans and kStage do; the pipeline uses it up to kFusedScanMax elements.
+constexpr int kScanThreads = 512;  // with 8 items: no register spills on sm_90 (1024 threads spill)
+constexpr int kScanItems = 8;      // 8 independent loads a thread in flight (NewFlag reads two node maps at random)
+
+__global__ void __launch_bounds__(kScanThreads) MarkScanKernel(gpu_steps::Layer l, int64_t new_n, int64_t rows_n) {
+  using BlockScan = cub::BlockScan<int64_t, kScanThreads>;
+  __shared__ typename BlockScan::TempStorage temp;
+  __shared__ int64_t carry;
+  const bool marks = blockIdx.x == 0;
+  int64_t* a = marks ? l.new_rank : l.out_indptr;
+  const int64_t n = marks ? new_n : rows_n;
+  if (threadIdx.x == 0) carry = 0;
+  __syncthreads();
+  for (int64_t tile = 0; tile < n; tile += int64_t{kScanThreads} * kScanItems) {
+    const int64_t first = tile + static_cast<int64_t>(threadIdx.x) * kScanItems;
+    int64_t items[kScanItems];
+    for (int j = 0; j < kScanItems; ++j) {
+      const int64_t i = first + j;
+      items[j] = i < n ? (marks ? gpu_steps::NewFlag(l, i) : a[i]) : 0;
+    }
+    int64_t tile_total = 0;
+    BlockScan(temp).ExclusiveSum(items, items, tile_total);
+    const int64_t base = carry;
+    for (int j = 0; j < kScanItems; ++j) {
+      if (first + j < n) a[first + j] = base + items[j];
+    }
+    __syncthreads();  // every thread has read carry and is done with temp
+    if (threadIdx.x == 0) carry = base + tile_total;
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) {
+    if (marks) {
+      gpu_steps::StageNew(l, carry);
+    } else {
+      gpu_steps::StageEntries(l, carry);
+    }
+  }
+}
+
 // The pipeline's executor on a GPU (the legacy stream orders every launch, scan and copy).
 struct CudaExec {
   template <typename IdT>
@@ -57,6 +101,10 @@ struct CudaExec {
     TESSEL_CUDA_CHECK_LAUNCH();
   }
   static void ExclusiveScan(int64_t* a, int64_t n) { kernels::cuda::ExclusiveSumInPlace(a, n); }
+  static void MarkScan(const gpu_steps::Layer& l, int64_t new_n, int64_t rows_n) {
+    MarkScanKernel<<<2, kScanThreads>>>(l, new_n, rows_n);
+    TESSEL_CUDA_CHECK_LAUNCH();
+  }
   static void CopyOnDevice(void* dst, const void* src, size_t bytes) {
     if (bytes == 0) return;
     TESSEL_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, 0));

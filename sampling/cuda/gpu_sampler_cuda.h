@@ -24,8 +24,10 @@ struct GraphArrays {
 };
 
 // Where one sampled layer is written: device arrays of the caller (the Block's buffers), handed out by the sink once
-// the layer's sizes are known. src_nodes: num_src ids (destinations first); the block's CSR: indptr (m + 1),
-// indices and values (nnz each). Every pointer is valid (non-null) even for 0 elements.
+// the layer's sizes are known, or, in a bounded sample (sampling/gpu_sampler_pipeline.h), before the layers run, for
+// their bounds; `sized` then gives the real sizes (never more), read at the sample's end. src_nodes: num_src ids
+// (destinations first); the block's CSR: indptr (m + 1), indices and values (nnz each). Every pointer is valid
+// (non-null) even for 0 elements.
 struct LayerTargets {
   int64_t* src_nodes = nullptr;
   int64_t* indptr = nullptr;
@@ -36,6 +38,14 @@ struct LayerSink {
   void* context = nullptr;
   // Layer `layer` (0 = input layer) has m destination rows, num_src source nodes and nnz entries.
   LayerTargets (*targets)(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz) = nullptr;
+  // A bounded sample's real sizes of layer `layer` (the first m, num_src, m + 1 and nnz elements of its targets);
+  // host_src: the input layer's num_src source ids on the host when input_sources asked for them, else null.
+  void (*sized)(void* context, size_t layer, int64_t m, int64_t num_src, int64_t nnz,
+                const int64_t* host_src) = nullptr;
+  // A bounded sample reads the input layer's source ids with its sizes, in its one download, when their bound is
+  // at most SamplerPipeline::kMergedIdsMax (the bound is read: beyond it a second download of the real count costs
+  // less); `sized` then hands them over.
+  bool input_sources = false;
 };
 
 // The device side's state; each table's create makes its own kind (the CUDA pipeline, or its simulated twin).

@@ -278,10 +278,13 @@ TEST_P(GpuMatchesCpu, IdenticalBlocksForTheSameKey) {
                    c.name + " no seeds");
 }
 
-// A uniform layer's rows own fanout slots each, so a layer waits for the device once (its final read of sizes and
-// flags), and with all_sources false only the input layer's source ids come back: layers + 1 downloads a sample,
-// each its one synchronisation; launches as the pipeline counts them (no scan of slot counts).
-TEST(GpuSamplerCounts, AUniformSampleWaitsOncePerLayerAndOnceForTheInputRowsWhenAsked) {
+// A uniform sample is bounded: its layers' rows own fanout slots each and its arrays are sized by the fanout bound,
+// so it waits for the device once (the read of every layer's sizes and flags at its end, with all_sources false the
+// input layer's source ids read with them: their bound is small): 1 download a sample, its one synchronisation;
+// launches
+// as the pipeline counts them: the top layer's PlanRow, then per layer the picks, one fused scan, the new ids with
+// the rows, the maps' reset with the next layer's marks.
+TEST(GpuSamplerCounts, AUniformSampleWaitsOnceAndOnceMoreForTheInputRowsWhenAsked) {
   const int64_t n = 2000;
   const datasets::AnyGraph graph(datasets::GraphBuilder().Build<int32_t>(HubGraph(n, 8000, 17)));
   const SamplerOptions options{{10, 5}, false, Aggregation::kMean};
@@ -295,21 +298,21 @@ TEST(GpuSamplerCounts, AUniformSampleWaitsOncePerLayerAndOnceForTheInputRowsWhen
   const device::Counters before = device::ReadCounters();
   const std::vector<Block> blocks = gpu.Sample(seeds, key, false);
   const device::Counters d = device::ReadCounters() - before;
-  EXPECT_EQ(d.d2h_copies, 3);
-  EXPECT_EQ(d.synchronizations, 3);
+  EXPECT_EQ(d.d2h_copies, 1);
+  EXPECT_EQ(d.synchronizations, 1);
   EXPECT_EQ(d.h2d_copies, 1);  // the seeds
   EXPECT_EQ(d.runtime_allocations, 0);
-  // Per layer: 6 step kernels (the picks fused with their first-seen marks, row lengths and the destinations'
-  // copy; the new ids with the staging of the read; the block's sources and offsets written by the steps that read
-  // them) and 2 scans (2 each).
-  EXPECT_EQ(d.launches, 2 * 10);
-  // Without the input layer's host copy (a device gather reads Block::device_src): one wait per layer only.
+  EXPECT_EQ(d.launches, 1 + 2 * 4);
+  EXPECT_EQ(d.allocations, 2 * 4) << "the blocks' arrays only (the pipeline's are sized by the bounds)";
+  // Without the input layer's host copy (a device gather reads Block::device_src): one wait too, fewer bytes.
   const device::Counters before_ids = device::ReadCounters();
   const std::vector<Block> device_only = gpu.Sample(seeds, key, false, false);
   const device::Counters d_ids = device::ReadCounters() - before_ids;
-  EXPECT_EQ(d_ids.synchronizations, 2);
-  EXPECT_EQ(d_ids.d2h_copies, 2);
-  EXPECT_EQ(d_ids.launches, 2 * 10);
+  EXPECT_EQ(d_ids.synchronizations, 1);
+  EXPECT_EQ(d_ids.d2h_copies, 1);
+  EXPECT_EQ(d_ids.launches, 1 + 2 * 4);
+  EXPECT_EQ(d_ids.d2h_bytes, 2 * 4 * 8) << "4 values a layer";
+  EXPECT_GT(d.d2h_bytes, d_ids.d2h_bytes + static_cast<int64_t>(blocks.front().src_nodes.size() * 8) - 1);
   EXPECT_TRUE(device_only.front().src_nodes.empty());
   EXPECT_EQ(device_only.front().device_src.ToVector(), blocks.front().src_nodes);
   const std::vector<Block> want = cpu.Sample(seeds, key);
@@ -318,6 +321,32 @@ TEST(GpuSamplerCounts, AUniformSampleWaitsOncePerLayerAndOnceForTheInputRowsWhen
   EXPECT_TRUE(blocks.back().src_nodes.empty()) << "above the input layer the sources stay on the device";
   EXPECT_EQ(blocks.back().device_src.ToVector(), want.back().src_nodes);
   EXPECT_EQ(blocks.back().adj.cols, want.back().num_src());
+}
+
+// Layers too large for the fused scan (more than 2^17 slots or rows: kMarkNew, two CUB scans and a staging kernel
+// instead of one launch) give the same blocks, in a bounded sample (uniform, fanout 60) and in one that reads its
+// sizes per layer (fanout -1 takes every neighbour).
+TEST(GpuSamplerCounts, LayersBeyondTheFusedScanGiveTheSameBlocks) {
+  const int64_t n = 6000;
+  const datasets::AnyGraph graph(datasets::GraphBuilder().Build<int32_t>(HubGraph(n, 400000, 5)));
+  std::vector<int64_t> seeds(n / 2);
+  std::iota(seeds.begin(), seeds.end(), int64_t{0});
+  device::ScopedSimulatedDevice sim;
+  for (const std::vector<int>& fanouts : {std::vector<int>{60}, std::vector<int>{-1}}) {
+    const SamplerOptions options{fanouts, false, Aggregation::kGcn};
+    NeighborSampler cpu(graph, options);
+    GpuNeighborSampler gpu(graph, options, std::nullopt, 0);
+    const StreamKey key{.seed = 9, .batch = 2};
+    const device::Counters before = device::ReadCounters();
+    const std::vector<Block> blocks = gpu.Sample(seeds, key);
+    const device::Counters d = device::ReadCounters() - before;
+    ExpectSameBlocks(blocks, cpu.Sample(seeds, key), "fanout " + std::to_string(fanouts[0]));
+    // PlanRow, picks, 1 + 2 + 2 + 1 for the marks, scans and staging, AssignWrite, ResetMaps; every neighbour
+    // besides scans the slot and scratch counts (2 + 2) and reads their totals (3 copies and a wait) first.
+    const bool bounded = fanouts[0] >= 0;
+    EXPECT_EQ(d.launches, bounded ? 10 : 17) << "fanout " << fanouts[0];
+    EXPECT_EQ(d.synchronizations, bounded ? 1 : 3) << "the source ids read with the sizes, or on their own";
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
