@@ -278,10 +278,7 @@ int64_t DistBatchSolver::Advance(int64_t limit) {
 SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistBinaryProblem& problem,
                                            const SolverOptions& options, const BatchOptions& batch, DistStats* stats,
                                            BatchStats* batch_stats) {
-  batch.Validate();
-  TESSEL_CHECK(!problem.nu || batch.working_set >= 4,
-               "--working-set {}: Solver_NU's batched rounds (nu-SVC, nu-SVR) need at least 4, two per label",
-               batch.working_set);
+  batch.Validate(problem.nu);
   dist::ValidateDistProblem(comm, problem);
   DistBatchSolver solver(comm, problem, options, batch);
   return solver.Run(stats, batch_stats);
