@@ -151,7 +151,7 @@ int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit,
     return ws_rows_[static_cast<size_t>(t) * n + col[static_cast<size_t>(u)]];
   };
   const int64_t steps = SolveBatchSubproblem(v, q, eps_, inner_factor_, limit);
-  *new_alpha = std::move(v.a);
+  *new_alpha = std::move(v.alpha);
   return steps;
 }
 

@@ -195,7 +195,7 @@ int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<c
   for (const Sample& s : ws) v.Add(s.h.y, s.h.qd, UpperBound(s.h.y), s.h.alpha, s.h.g);
   const auto entry = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t) * m + static_cast<size_t>(u)]; };
   const int64_t steps = SolveBatchSubproblem(v, entry, eps_, inner_factor_, limit, nu_);
-  *new_alpha = std::move(v.a);
+  *new_alpha = std::move(v.alpha);
   return steps;
 }
 

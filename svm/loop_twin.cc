@@ -109,7 +109,7 @@ class TwinDevice final : public LoopDevice {
     }
     const auto q = [&](int64_t t, int64_t u) { return arena[static_cast<int64_t>(slot[t]) * stride + ws_pos[u]]; };
     info->steps = SolveBatchSubproblem(v, q, eps, factor, limit, nu);
-    std::copy(v.a.begin(), v.a.end(), new_alpha);
+    std::copy(v.alpha.begin(), v.alpha.end(), new_alpha);
   }
   void ApplyRound(int64_t m, const int32_t* ws, const int32_t* ws_rows, const int8_t* ws_y, const double* new_alpha,
                   double cp, double cn, bool track_gbar, const int8_t* y, double* alpha, int8_t* st, double* delta,
