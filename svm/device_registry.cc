@@ -89,15 +89,7 @@ SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& pr
   devloop::LoopResult c = devloop::RunDeviceLoop(dev, p);
   SolverResult r;
   FillSolution(FinalState{problem.y, c.status, c.a, c.g, {}, problem.Cp, problem.Cn, problem.p, problem.nu}, &r);
-  r.gap = c.gap;
-  r.iterations = c.iterations;
-  r.kernel_evaluations = c.kernel_evaluations;
-  r.shrink_checks = c.shrink_checks;
-  r.reconstructions = c.reconstructions;
-  r.bound_changes = c.bound_changes;
-  r.min_active = c.min_active;
-  r.cache_hits = c.cache_hits;
-  r.cache_misses = c.cache_misses;
+  ForEachSolveCount([](const char* /*name*/, auto& to, const auto& from) { to = from; }, r, c);
   r.hit_iteration_limit = c.hit_iteration_limit;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.device = c;  // its RoundCounts

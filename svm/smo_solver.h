@@ -76,21 +76,28 @@ struct SolverResult {
   RoundCounts device;  // the device loop's work (all zero on the other solvers)
 };
 
+// fn(name, r.field...) for each count of a solve that every solver keeps, of one result or field by field of several
+// (SolverResult, the device loop's LoopResult).
+template <class Fn, class... Result>
+void ForEachSolveCount(Fn&& fn, Result&&... r) {
+  fn("gap", r.gap...);
+  fn("iterations", r.iterations...);
+  fn("kernel_evaluations", r.kernel_evaluations...);
+  fn("shrink_checks", r.shrink_checks...);
+  fn("reconstructions", r.reconstructions...);
+  fn("min_active", r.min_active...);
+  fn("bound_changes", r.bound_changes...);
+  fn("cache_hits", r.cache_hits...);
+  fn("cache_misses", r.cache_misses...);
+}
+
 // fn(name, field) for each statistic of a SolverResult that the training report shows (TrainReport::ToJson), in the
 // order the distributed trainer sends them between ranks (ShareResults, which adds hit_iteration_limit and r).
 template <class Result, class Fn>
 void ForEachResultStat(Result&& r, Fn&& fn) {
   fn("obj", r.obj);
   fn("rho", r.rho);
-  fn("gap", r.gap);
-  fn("iterations", r.iterations);
-  fn("kernel_evaluations", r.kernel_evaluations);
-  fn("shrink_checks", r.shrink_checks);
-  fn("reconstructions", r.reconstructions);
-  fn("min_active", r.min_active);
-  fn("bound_changes", r.bound_changes);
-  fn("cache_hits", r.cache_hits);
-  fn("cache_misses", r.cache_misses);
+  ForEachSolveCount(fn, r);
   fn("nr_sv", r.nr_sv);
   fn("nr_bsv", r.nr_bsv);
   fn("seconds", r.seconds);
