@@ -138,7 +138,6 @@ class SvmKernelRows {
   // Views of pre_'s arrays.
   std::span<const double> squared_norms_;
   std::span<const double> dense_rows_;
-  std::span<const double> dense_cols_;
   std::span<const uint64_t> bits_;
   int64_t bit_words_ = 0;
   std::span<const int32_t> nnz_;

@@ -173,7 +173,6 @@ SvmKernelRows::SvmKernelRows(std::shared_ptr<const Precomputed> pre)
       pre_(std::move(pre)),
       squared_norms_(pre_->squared_norms),
       dense_rows_(pre_->dense_rows),
-      dense_cols_(pre_->dense_cols),
       bits_(pre_->bits),
       bit_words_(pre_->bit_words),
       nnz_(pre_->nnz),
@@ -294,7 +293,7 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
   // so four columns are interleaved to overlap their latencies.
   const bool fast_rbf = kFloatOut && params.type == SvmKernelType::kRbf;
   const double* dense_rows = dense_rows_.empty() ? nullptr : dense_rows_.data();
-  const double* dense_cols = dense_cols_.empty() ? nullptr : dense_cols_.data();
+  const double* dense_cols = pre_->dense_cols.empty() ? nullptr : pre_->dense_cols.data();
   const int64_t d = rows_.num_cols;
   constexpr int64_t kBlock = 256;
   const auto block = [&](int64_t begin, int64_t end) {  // end - begin <= kBlock
