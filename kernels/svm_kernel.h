@@ -52,7 +52,9 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
 // Kernel rows K(i, c) over a fixed set of rows. The fixed row i is scattered into a dense float64 scratch
 // vector once per call, so each K(i, c) costs O(nnz of row c). Squared norms are precomputed for RBF. Rows that
 // are at least 40% non-zero over at most kMaxDenseCols features (letter, usps) are also kept dense, so x.z runs
-// over contiguous memory; the sum is still in feature order (the added terms are exact zeros): the same value.
+// over contiguous memory; the sum is still in feature order (the added terms are exact zeros): the same value. With
+// at most kMaxTransposedCols features the dense rows are also kept transposed, so eight consecutive rows' dot
+// products (a regression's or one-class problem's rows, in data order) read each feature's eight values at once.
 // Q rows (floats) of the RBF kernel take their exponentials in blocks through ExpInPlace (kernels/fast_exp.h).
 // When every stored value is 1 (binary features such as a9a, w8a) and there are at most 64 * kMaxBitWords
 // features, rows are also kept as bit sets and x.z is a popcount of their AND (exact: the same integer).
@@ -63,6 +65,7 @@ class SvmKernelRows {
  public:
   static constexpr int64_t kMaxBitWords = 16;
   static constexpr int64_t kMaxDenseCols = 4096;
+  static constexpr int64_t kMaxTransposedCols = 64;
 
   // allow_bits = false keeps the general path even for binary rows: the distributed solver passes the ranks'
   // common answer, since a row from another rank (QRowOf) must be computable the same way.
@@ -120,6 +123,7 @@ class SvmKernelRows {
     SvmKernelParams params;
     std::vector<double> squared_norms;  // per row (RBF only)
     std::vector<double> dense_rows;     // num_rows * num_cols values when the rows are dense enough, else empty
+    std::vector<double> dense_cols;     // dense_rows transposed (num_cols * num_rows) when num_cols is small
     std::vector<uint64_t> bits;         // num_rows * bit_words words when the rows are binary, else empty
     int64_t bit_words = 0;
     std::vector<int32_t> nnz;   // per row, binary rows only

@@ -151,7 +151,7 @@ int64_t BatchSolver::SolveSubproblem(std::span<const int32_t> ws, int64_t limit,
     return ws_rows_[static_cast<size_t>(t) * n + col[static_cast<size_t>(u)]];
   };
   const int64_t steps = SolveBatchSubproblem(v, q, eps_, inner_factor_, limit);
-  *new_alpha = std::move(v.a);
+  *new_alpha = std::move(v.alpha);
   return steps;
 }
 
@@ -274,9 +274,12 @@ BatchOptions BatchOptions::ForWorkingSet(int working_set, bool cuda) {
   return batch;
 }
 
-void BatchOptions::Validate() const {
+void BatchOptions::Validate(bool nu) const {
   TESSEL_CHECK(working_set >= 2 && working_set % 2 == 0,
                "batch solver: working set size {} must be an even number >= 2 (e.g. 256)", working_set);
+  TESSEL_CHECK(!nu || working_set >= 4,
+               "--working-set {}: Solver_NU's batched rounds (nu-SVC, nu-SVR) need at least 4, two per label",
+               working_set);
   TESSEL_CHECK(inner_limit == -1 || inner_limit >= 1, "batch solver: inner step limit {} must be -1 (10 q) or positive",
                inner_limit);
   TESSEL_CHECK(inner_factor >= 0 && inner_factor < 1, "batch solver: inner factor {} must lie in [0, 1)", inner_factor);

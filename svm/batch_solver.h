@@ -19,10 +19,10 @@ namespace tessel::svm {
 // violate leave the active set; G_bar keeps the bound part of the gradient so eliminated gradients are
 // reconstructed, once when the gap first falls under 10 eps and before the final check on all samples.
 struct BatchOptions {
-  int working_set = 256;      // q: samples per round (even, >= 2; the CUDA solver needs q <= 1024)
-  int64_t inner_limit = -1;   // SMO steps per round (-1: 10 q)
-  double inner_factor = 0.1;  // a round stops once its gap < max(eps, inner_factor * its first gap)
-  void Validate() const;      // throws naming the bad field
+  int working_set = 256;                 // q: samples per round (even, >= 2; the CUDA solver needs q <= 1024)
+  int64_t inner_limit = -1;              // SMO steps per round (-1: 10 q)
+  double inner_factor = 0.1;             // a round stops once its gap < max(eps, inner_factor * its first gap)
+  void Validate(bool nu = false) const;  // throws naming the bad field; `nu`: Solver_NU's rounds
   // The options of `--working-set` on the CPU or CUDA: 0 = the default, 256 on the CPU and 1024 on CUDA; throws
   // unless the size is even and >= 2, and at most 1024 on CUDA (one thread block).
   static BatchOptions ForWorkingSet(int working_set, bool cuda);

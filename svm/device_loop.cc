@@ -53,8 +53,13 @@ class Loop {
 
  private:
   void Allocate(int64_t slots);  // every device array of the solve
+  void Start();                  // the formulation's starting state
   double Select();
   void SelectOnDevice();
+  void SelectPart(int label, int part);
+  // dst[list[k]] += sum_t a_t Q(free_[t], list[k]) for k < n over the first nf samples of free_, in chunks of q,
+  // the rows over the columns of `slot` (col_y their labels).
+  void AddAlphaRows(int64_t nf, int slot, int64_t n, const int32_t* list, const int8_t* col_y, double* dst);
   void Round(int64_t limit);
   void SetActive(int64_t n);
   void SetAllActive();
@@ -75,7 +80,7 @@ class Loop {
   // Per sample.
   device::Array<int32_t> rows_;
   device::Array<int8_t> y_;
-  device::Array<double> qd_, alpha_, g_, g_bar_;
+  device::Array<double> qd_, lin_, alpha_, g_, g_bar_;  // lin_: the linear term p
   device::Array<int8_t> st_;
   device::Array<uint8_t> chosen_;
   // Per active (or eliminated) position.
@@ -150,27 +155,62 @@ Loop::Loop(LoopDevice& dev, const LoopProblem& p)
   log::Debug("svm device: {} samples, q {}, row cache {} slots ({:.1f} MB)", l_, q_, slots,
              4.0 * static_cast<double>(slots * l_) / (1 << 20));
 
-  // The initial state: one upload each.
-  rows_.Upload(p.sample_rows, l_);
-  y_.Upload(p.y, l_);
-  alpha_.Upload(std::vector<double>(static_cast<size_t>(l_), 0.0).data(), l_);
-  g_.Upload(std::vector<double>(static_cast<size_t>(l_), -1.0).data(), l_);
-  g_bar_.Upload(std::vector<double>(static_cast<size_t>(l_), 0.0).data(), l_);
-  st_.Upload(std::vector<int8_t>(static_cast<size_t>(l_), batch::kLower).data(), l_);
-  chosen_.Upload(std::vector<uint8_t>(static_cast<size_t>(l_), 0).data(), l_);
-  dev_.Diagonal(rows_.data(), l_, qd_.data());
-  SetAllActive();
+  Start();
   r_.min_active = l_;
   r_.cache_slots = slots;
+}
+
+// LIBSVM's start (SampleState::Start, StartAlpha and the solvers' InitialGradient): alpha the starting a (0 when
+// none), G = p + the rows of the samples above 0 and G_bar the rows of those at C, each scaled by its a.
+void Loop::Start() {
+  const auto n = static_cast<size_t>(l_);
+  std::vector<double> lin(n, -1.0);
+  if (p_.p != nullptr) lin.assign(p_.p, p_.p + l_);
+  std::vector<double> a(n, 0.0);
+  std::vector<int8_t> st(n, batch::kLower);
+  std::vector<int32_t> started;  // above 0
+  std::vector<int32_t> at_c;
+  for (int64_t s = 0; p_.alpha0 != nullptr && s < l_; ++s) {
+    const double c = p_.y[s] > 0 ? p_.cp : p_.cn;
+    TESSEL_CHECK(p_.alpha0[s] >= 0 && p_.alpha0[s] <= c,
+                 "device SVM solver: starting alpha {} of sample {} is outside [0, {}]", p_.alpha0[s], s, c);
+    a[s] = p_.alpha0[s];
+    st[s] = batch::StatusOf(a[s], c);
+    if (st[s] != batch::kLower) started.push_back(static_cast<int32_t>(s));
+    if (st[s] == batch::kUpper) at_c.push_back(static_cast<int32_t>(s));
+  }
+  // One upload each.
+  rows_.Upload(p_.sample_rows, l_);
+  y_.Upload(p_.y, l_);
+  lin_.Upload(lin.data(), l_);
+  alpha_.Upload(a.data(), l_);
+  g_.Upload(lin.data(), l_);
+  g_bar_.Upload(std::vector<double>(n, 0.0).data(), l_);
+  st_.Upload(st.data(), l_);
+  chosen_.Upload(std::vector<uint8_t>(n, 0).data(), l_);
+  dev_.Diagonal(rows_.data(), l_, qd_.data());
+  SetAllActive();
+  for (auto [list, dst] : {std::pair{&started, &g_}, std::pair{&at_c, &g_bar_}}) {
+    if (list->empty()) continue;
+    free_.Upload(list->data(), static_cast<int64_t>(list->size()));
+    AddAlphaRows(static_cast<int64_t>(list->size()), 0, l_, act_.data(), act_y_.data(), dst->data());
+  }
+}
+
+void Loop::AddAlphaRows(int64_t nf, int slot, int64_t n, const int32_t* list, const int8_t* col_y, double* dst) {
+  dev_.GatherI32(nf, free_.data(), rows_.data(), free_rows_.data());
+  dev_.GatherI8(nf, free_.data(), y_.data(), free_y_.data());
+  for (int64_t b = 0; b < nf; b += q_) {
+    const int64_t m = std::min(q_, nf - b);
+    dev_.QRows(slot, free_rows_.data() + b, free_y_.data() + b, m, col_y, scratch_.data());
+    dev_.AddRows(n, m, scratch_.data(), alpha_.data(), free_.data() + b, list, dst);
+  }
 }
 
 void Loop::Allocate(int64_t slots) {
   rows_ = device::Array<int32_t>(l_);
   y_ = device::Array<int8_t>(l_);
-  qd_ = device::Array<double>(l_);
-  alpha_ = device::Array<double>(l_);
-  g_ = device::Array<double>(l_);
-  g_bar_ = device::Array<double>(l_);
+  for (auto* a : {&qd_, &lin_, &alpha_, &g_, &g_bar_}) *a = device::Array<double>(l_);
   st_ = device::Array<int8_t>(l_);
   chosen_ = device::Array<uint8_t>(l_);
   for (auto* a : {&act_, &keep_, &pos_, &act_rows_, &inact_, &inact_rows_, &free_, &free_rows_, &remap_})
@@ -190,7 +230,7 @@ void Loop::Allocate(int64_t slots) {
   arena_ = device::Array<float>(slots * l_);
   scratch_ = device::Array<float>(q_ * l_);
   count_ = device::Array<int64_t>(1);
-  ext_ = device::Array<double>(2);
+  ext_ = device::Array<double>(4);
   dev_.ReserveRows(q_, l_);
 }
 
@@ -203,7 +243,7 @@ int64_t Loop::CountOnHost() {
 void Loop::SetActive(int64_t n) {
   n_act_ = n;
   dev_.SetActive(l_, n, act_.data(), rows_.data(), y_.data(), pos_.data(), act_rows_.data(), act_y_.data());
-  dev_.Compact(LoopDevice::Keep::kInactive, l_, nullptr, y_.data(), st_.data(), g_.data(), pos_.data(), 0, 0,
+  dev_.Compact(LoopDevice::Keep::kInactive, l_, nullptr, y_.data(), st_.data(), g_.data(), pos_.data(), {},
                inact_.data(), count_.data(), compact_scratch_.data());
   n_inact_ = CountOnHost();
   TESSEL_CHECK(n_inact_ + n_act_ == l_, "device SVM solver: {} active and {} eliminated samples of {}", n_act_,
@@ -220,14 +260,26 @@ void Loop::SetAllActive() {
   cache_.Clear();  // the cached rows lack the restored columns
 }
 
-// The host solver's Select: the q best of each side, the working set formed on the device.
+// The host solver's Select: the q best of each side, the working set formed on the device; Solver_NU's per label
+// (y = +1, then y = -1), as the batched solvers' Select.
 void Loop::SelectOnDevice() {
   ++r_.selections;
+  if (p_.nu) {
+    SelectPart(1, 1);
+    SelectPart(-1, 2);
+  } else {
+    SelectPart(0, 0);
+  }
+}
+
+void Loop::SelectPart(int label, int part) {
   void* scratch = topk_scratch_.data();
-  dev_.TopK(0, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, up_key_.data(), up_id_.data(), scratch);
-  dev_.TopK(1, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, low_key_.data(), low_id_.data(), scratch);
+  dev_.TopK(0, label, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, up_key_.data(), up_id_.data(),
+            scratch);
+  dev_.TopK(1, label, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, low_key_.data(), low_id_.data(),
+            scratch);
   auto* info = reinterpret_cast<SelectInfo*>(info_.data());
-  dev_.FormWorkingSet(up_key_.data(), up_id_.data(), low_key_.data(), low_id_.data(), q_, q_, chosen_.data(),
+  dev_.FormWorkingSet(up_key_.data(), up_id_.data(), low_key_.data(), low_id_.data(), q_, q_, part, chosen_.data(),
                       pos_.data(), rows_.data(), y_.data(), info, ws_pos_.data(), ws_rows_.data(), ws_y_.data());
 }
 
@@ -261,7 +313,7 @@ void Loop::Round(int64_t limit) {
   }
   auto* d_round = reinterpret_cast<RoundInfo*>(info_.data() + RoundAt(q_));
   dev_.LocalSmo(m, arena_.data(), l_, slot, ws, ws_pos_.data(), y_.data(), qd_.data(), alpha_.data(), g_.data(), p_.cp,
-                p_.cn, p_.eps, p_.inner_factor, limit, new_alpha_.data(), d_round);
+                p_.cn, p_.eps, p_.inner_factor, limit, p_.nu, new_alpha_.data(), d_round);
   const bool track = schedule_.eliminates();
   dev_.ApplyRound(m, ws, ws_rows_.data(), ws_y_.data(), new_alpha_.data(), p_.cp, p_.cn, track, y_.data(),
                   alpha_.data(), st_.data(), delta_.data(), coef_.data(), d_round, changed_rows_.data(),
@@ -285,25 +337,27 @@ void Loop::Round(int64_t limit) {
 void Loop::Reconstruct() {
   if (n_inact_ == 0) return;
   ++r_.reconstructions;
-  dev_.ResetFromGBar(n_inact_, inact_.data(), g_bar_.data(), g_.data());
-  dev_.Compact(LoopDevice::Keep::kFree, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), pos_.data(), 0, 0,
+  dev_.ResetFromGBar(n_inact_, inact_.data(), g_bar_.data(), lin_.data(), g_.data());
+  dev_.Compact(LoopDevice::Keep::kFree, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), pos_.data(), {},
                free_.data(), count_.data(), compact_scratch_.data());
-  const int64_t nf = CountOnHost();
-  dev_.GatherI32(nf, free_.data(), rows_.data(), free_rows_.data());
-  dev_.GatherI8(nf, free_.data(), y_.data(), free_y_.data());
-  for (int64_t b = 0; b < nf; b += q_) {
-    const int64_t m = std::min(q_, nf - b);
-    dev_.QRows(1, free_rows_.data() + b, free_y_.data() + b, m, inact_y_.data(), scratch_.data());
-    dev_.AddRows(n_inact_, m, scratch_.data(), alpha_.data(), free_.data() + b, inact_.data(), g_.data());
-  }
+  AddAlphaRows(CountOnHost(), 1, n_inact_, inact_.data(), inact_y_.data(), g_.data());
 }
 
 void Loop::DoShrinking() {
   ++r_.shrink_checks;
-  dev_.Extremes(n_act_, act_.data(), y_.data(), st_.data(), g_.data(), ext_.data());
-  double ext[2] = {0, 0};
-  ext_.Download(ext, 2);
-  if (schedule_.Unshrink(unshrink_, ext[0] + ext[1])) {
+  // Solver's two extremes (used for both labels), or Solver_NU's per label: one download.
+  Extremes4 ext{};
+  if (p_.nu) {
+    dev_.Extremes(n_act_, act_.data(), y_.data(), st_.data(), g_.data(), 1, ext_.data());
+    dev_.Extremes(n_act_, act_.data(), y_.data(), st_.data(), g_.data(), -1, ext_.data() + 2);
+    ext_.Download(ext.v, 4);
+  } else {
+    dev_.Extremes(n_act_, act_.data(), y_.data(), st_.data(), g_.data(), 0, ext_.data());
+    ext_.Download(ext.v, 2);
+    ext.v[2] = ext.v[0];
+    ext.v[3] = ext.v[1];
+  }
+  if (schedule_.Unshrink(unshrink_, ext.Gap())) {
     unshrink_ = true;
     if (n_inact_ > 0) {  // with none eliminated, the active set is already every sample (and the cache stays)
       Reconstruct();
@@ -311,8 +365,8 @@ void Loop::DoShrinking() {
       prefetched_ = false;
     }
   }
-  dev_.Compact(LoopDevice::Keep::kNotShrunk, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), pos_.data(), ext[0],
-               ext[1], keep_.data(), count_.data(), compact_scratch_.data());
+  dev_.Compact(LoopDevice::Keep::kNotShrunk, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), pos_.data(), ext,
+               keep_.data(), count_.data(), compact_scratch_.data());
   const int64_t n = CountOnHost();
   if (n != n_act_) {
     ++r_.active_changes;

@@ -27,6 +27,7 @@
 #include "core/device.h"
 #include "svm/device_loop_math.h"
 #include "svm/elimination.h"
+#include "svm/round_counts.h"
 
 namespace tessel::kernels {
 class SvmKernelRows;
@@ -57,21 +58,22 @@ class LoopDevice {
   // ---- selection
   // Scratch bytes TopK needs for n candidates, k kept.
   virtual size_t TopKScratchBytes(int64_t n, int64_t k) const = 0;
-  // keys/ids[0..k): the k best candidates (CandidateKey of `side`) among the samples act[0..n), in Before's
-  // order; entries past the candidates have id -1.
-  virtual void TopK(int side, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
-                    int64_t k, double* keys, int32_t* ids, void* scratch) = 0;
-  // FormWorkingSet (device_loop_math.h) in one thread.
+  // keys/ids[0..k): the k best candidates (CandidateKey of `side` and `label`: 0 any, +1 or -1 only that label's
+  // samples) among the samples act[0..n), in Before's order; entries past the candidates have id -1.
+  virtual void TopK(int side, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st,
+                    const double* g, int64_t k, double* keys, int32_t* ids, void* scratch) = 0;
+  // FormWorkingSet (device_loop_math.h) of `part` in one thread.
   virtual void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
-                              int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
+                              int64_t k, int64_t q, int part, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
                               const int8_t* y, SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) = 0;
 
   // ---- the round
   // The subproblem (SolveBatchSubproblem of solver_common.h) on the m entries, entry t's row at
-  // arena + slot[t] * stride (its entry for active position p at p). new_alpha[0..m), info->steps.
+  // arena + slot[t] * stride (its entry for active position p at p); `nu`: Solver_NU's pair. new_alpha[0..m),
+  // info->steps.
   virtual void LocalSmo(int64_t m, const float* arena, int64_t stride, const int32_t* slot, const int32_t* ws,
                         const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha, const double* g,
-                        double cp, double cn, double eps, double factor, int64_t limit, double* new_alpha,
+                        double cp, double cn, double eps, double factor, int64_t limit, bool nu, double* new_alpha,
                         RoundInfo* info) = 0;
   // ApplyEntry for every entry; info->changed and info->list (increasing), and for the listed entries their
   // dataset rows, labels and coefficients packed in list order.
@@ -104,16 +106,18 @@ class LoopDevice {
   virtual void GatherI32(int64_t n, const int32_t* idx, const int32_t* src, int32_t* out) = 0;
   virtual void GatherI8(int64_t n, const int32_t* idx, const int8_t* src, int8_t* out) = 0;
   // Stream compaction, in order, into out; *count (device) gets the number kept. kNotShrunk and kFree read in[0..n)
-  // (samples); kInactive reads the samples 0..n with pos < 0 (in is unused).
+  // (samples); kInactive reads the samples 0..n with pos < 0 (in is unused). kNotShrunk keeps what BeShrunk does not
+  // shrink with the extremes (ext[0], ext[1]) for y = +1 and (ext[2], ext[3]) for y = -1 (Solver's: the same pair).
   enum class Keep { kNotShrunk, kFree, kInactive };
   virtual size_t CompactScratchBytes(int64_t n) const = 0;
   virtual void Compact(Keep keep, int64_t n, const int32_t* in, const int8_t* y, const int8_t* st, const double* g,
-                       const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count, void* scratch) = 0;
-  // out[0] = max_{I_up} -y G, out[1] = max_{I_low} y G over the samples act[0..n) (-inf when empty).
-  virtual void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+                       const int32_t* pos, const Extremes4& ext, int32_t* out, int64_t* count, void* scratch) = 0;
+  // out[0] = max_{I_up} -y G, out[1] = max_{I_low} y G over the samples act[0..n) of `label` (0: all; -inf when
+  // empty).
+  virtual void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int label,
                         double* out) = 0;
-  // g[inact[k]] = g_bar[inact[k]] - 1.
-  virtual void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, double* g) = 0;
+  // g[inact[k]] = g_bar[inact[k]] + p[inact[k]].
+  virtual void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, const double* p, double* g) = 0;
 };
 
 // The CUDA table over the rows uploaded once (svm/cuda/loop_device.cu, CUDA builds only; callers outside
@@ -133,6 +137,11 @@ struct LoopProblem {
   int64_t l = 0;
   double cp = 1;
   double cn = 1;
+  // The formulation (BinaryProblem's, smo_solver.h), host arrays per sample: the linear term (null: -1, C-SVC's),
+  // the starting a (null: 0), and Solver_NU's selection, elimination and rho.
+  const double* p = nullptr;
+  const double* alpha0 = nullptr;
+  bool nu = false;
   double eps = 1e-3;
   ShrinkingPolicy shrinking = ShrinkingPolicy::kPeriodic;
   int64_t max_iterations = -1;
@@ -142,14 +151,15 @@ struct LoopProblem {
   int64_t cache_bytes = int64_t{100} << 20;  // the row cache's budget (at least q rows are kept whatever it says)
 };
 
-struct LoopResult {
+// The loop's device work (RoundCounts: totals between the end of the setup and the final downloads, of that after
+// the first round, and the most one round made) and its own counts.
+struct LoopResult : RoundCounts {
   // The final state per sample, in sample order: a_i (unsigned), G_i and the bound status.
   std::vector<double> a;
   std::vector<double> g;
   std::vector<int8_t> status;
   double gap = 0;
   int64_t iterations = 0;
-  int64_t rounds = 0;
   int64_t selections = 0;  // top-k selections (rounds, plus the final checks and re-selections after restoring)
   int64_t kernel_evaluations = 0;
   int64_t shrink_checks = 0;
@@ -161,12 +171,6 @@ struct LoopResult {
   int64_t cache_misses = 0;
   int64_t cache_slots = 0;
   bool hit_iteration_limit = false;
-  // The device runtime's work (core/device.h counters) between the end of the setup and the final downloads, of
-  // that after the first round, and the most one round (with the selection after it) made.
-  device::Counters loop;
-  device::Counters after_first_round;
-  int64_t max_round_launches = 0;
-  int64_t max_round_downloads = 0;
 };
 
 LoopResult RunDeviceLoop(LoopDevice& dev, const LoopProblem& problem);

@@ -32,26 +32,26 @@ class CountedDevice final : public LoopDevice {
   int64_t Evaluations() const override { return d_.Evaluations(); }
   void ReserveRows(int64_t q, int64_t n) override { d_.ReserveRows(q, n); }
   size_t TopKScratchBytes(int64_t n, int64_t k) const override { return d_.TopKScratchBytes(n, k); }
-  void TopK(int side, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
-            double* keys, int32_t* ids, void* scratch) override {
+  void TopK(int side, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+            int64_t k, double* keys, int32_t* ids, void* scratch) override {
     int64_t lists = std::max<int64_t>(1, (n + TopKTile(k) - 1) / TopKTile(k));
     int64_t launches = 2;  // the tiles' sorts and the copy of the head
     for (; lists > 1; lists = (lists + 1) / 2) ++launches;
     Count(true, launches);
-    d_.TopK(side, n, act, y, st, g, k, keys, ids, scratch);
+    d_.TopK(side, label, n, act, y, st, g, k, keys, ids, scratch);
   }
   void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
-                      int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos, const int32_t* rows, const int8_t* y,
-                      SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) override {
+                      int64_t k, int64_t q, int part, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
+                      const int8_t* y, SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) override {
     Count(true);
-    d_.FormWorkingSet(up_key, up_id, low_key, low_id, k, q, chosen, pos, rows, y, info, ws_pos, ws_rows, ws_y);
+    d_.FormWorkingSet(up_key, up_id, low_key, low_id, k, q, part, chosen, pos, rows, y, info, ws_pos, ws_rows, ws_y);
   }
   void LocalSmo(int64_t m, const float* arena, int64_t stride, const int32_t* slot, const int32_t* ws,
                 const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha, const double* g,
-                double cp, double cn, double eps, double factor, int64_t limit, double* new_alpha,
+                double cp, double cn, double eps, double factor, int64_t limit, bool nu, double* new_alpha,
                 RoundInfo* info) override {
     Count(true);
-    d_.LocalSmo(m, arena, stride, slot, ws, ws_pos, y, qd, alpha, g, cp, cn, eps, factor, limit, new_alpha, info);
+    d_.LocalSmo(m, arena, stride, slot, ws, ws_pos, y, qd, alpha, g, cp, cn, eps, factor, limit, nu, new_alpha, info);
   }
   void ApplyRound(int64_t m, const int32_t* ws, const int32_t* ws_rows, const int8_t* ws_y, const double* new_alpha,
                   double cp, double cn, bool track_gbar, const int8_t* y, double* alpha, int8_t* st, double* delta,
@@ -99,18 +99,18 @@ class CountedDevice final : public LoopDevice {
   }
   size_t CompactScratchBytes(int64_t n) const override { return d_.CompactScratchBytes(n); }
   void Compact(Keep keep, int64_t n, const int32_t* in, const int8_t* y, const int8_t* st, const double* g,
-               const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count, void* scratch) override {
+               const int32_t* pos, const Extremes4& ext, int32_t* out, int64_t* count, void* scratch) override {
     Count(true, 2);  // a CUB selection
-    d_.Compact(keep, n, in, y, st, g, pos, gmax1, gmax2, out, count, scratch);
+    d_.Compact(keep, n, in, y, st, g, pos, ext, out, count, scratch);
   }
-  void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+  void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int label,
                 double* out) override {
     Count(true);
-    d_.Extremes(n, act, y, st, g, out);
+    d_.Extremes(n, act, y, st, g, label, out);
   }
-  void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, double* g) override {
+  void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, const double* p, double* g) override {
     Count(n > 0);
-    d_.ResetFromGBar(n, inact, g_bar, g);
+    d_.ResetFromGBar(n, inact, g_bar, p, g);
   }
 
  private:

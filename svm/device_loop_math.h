@@ -79,8 +79,9 @@ TESSEL_HOST_DEVICE inline void BitonicStep(double* key, int32_t* id, int size, i
 }
 
 // The key of sample s for side 0 (I_up: -y G) or side 1 (I_low: y G, so the smallest -y G is the largest key);
-// false when s is not on that side.
-TESSEL_HOST_DEVICE inline bool CandidateKey(int side, int8_t y, int8_t st, double g, double* key) {
+// false when s is not on that side or not of `label` (0: any; Solver_NU selects per label).
+TESSEL_HOST_DEVICE inline bool CandidateKey(int side, int label, int8_t y, int8_t st, double g, double* key) {
+  if (label != 0 && y != label) return false;
   if (side == 0) {
     if (!batch::InUp(y, st)) return false;
     *key = -y * g;
@@ -91,37 +92,55 @@ TESSEL_HOST_DEVICE inline bool CandidateKey(int side, int8_t y, int8_t st, doubl
   return true;
 }
 
-// The working set from the heads of both sides (best first, k entries each, id < 0 past the end): up to q/2 from
-// I_up, then I_low until there are q, then I_up again, each sample once (OrderWorkingSet of solver_common.h).
+// The working set from the heads of both sides (best first, k entries each, id < 0 past the end): up to a part's
+// quota / 2 from I_up, then I_low until the quota, then I_up again, each sample once (OrderWorkingSet of
+// solver_common.h). Part 0 is the whole set (quota q); Solver_NU's are per label (the dist batched solver's Select):
+// part 1 the first label's (quota q / 2), part 2 the second's, appended (quota the rest of q). The gap is the
+// largest of the parts' max -y G over I_up minus min -y G over I_low (-inf when every part has an empty side).
 // chosen[l] is all zero on entry and on exit. Writes info (gap, m, ws) and per entry its active position, dataset
 // row and label. Serial: q <= 1024 steps.
 TESSEL_HOST_DEVICE inline void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key,
-                                              const int32_t* low_id, int64_t k, int64_t q, uint8_t* chosen,
+                                              const int32_t* low_id, int64_t k, int64_t q, int part, uint8_t* chosen,
                                               const int32_t* pos, const int32_t* rows, const int8_t* y,
                                               SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) {
-  info->m = 0;
-  if (k == 0 || up_id[0] < 0 || low_id[0] < 0) {
+  if (part != 2) {
+    info->m = 0;
     info->gap = -HUGE_VAL;
-    return;
   }
-  info->gap = up_key[0] + low_key[0];  // max -y G over I_up minus min -y G over I_low
+  if (k == 0 || up_id[0] < 0 || low_id[0] < 0) return;
+  const double gap = up_key[0] + low_key[0];
+  if (gap > info->gap) info->gap = gap;
+  const int64_t base = info->m;
+  const int64_t quota = part == 1 ? q / 2 : q - base;
   int64_t m = 0;
   int64_t u = 0;
   const auto take = [&](int32_t s) {
     if (chosen[s] != 0) return;
     chosen[s] = 1;
-    info->ws[m] = s;
-    ws_pos[m] = pos[s];
-    ws_rows[m] = rows[s];
-    ws_y[m] = y[s];
+    info->ws[base + m] = s;
+    ws_pos[base + m] = pos[s];
+    ws_rows[base + m] = rows[s];
+    ws_y[base + m] = y[s];
     ++m;
   };
-  for (; u < k && up_id[u] >= 0 && m < q / 2; ++u) take(up_id[u]);
-  for (int64_t w = 0; w < k && low_id[w] >= 0 && m < q; ++w) take(low_id[w]);
-  for (; u < k && up_id[u] >= 0 && m < q; ++u) take(up_id[u]);
-  for (int64_t t = 0; t < m; ++t) chosen[info->ws[t]] = 0;
-  info->m = m;
+  for (; u < k && up_id[u] >= 0 && m < quota / 2; ++u) take(up_id[u]);
+  for (int64_t w = 0; w < k && low_id[w] >= 0 && m < quota; ++w) take(low_id[w]);
+  for (; u < k && up_id[u] >= 0 && m < quota; ++u) take(up_id[u]);
+  for (int64_t t = base; t < base + m; ++t) chosen[info->ws[t]] = 0;
+  info->m = base + m;
 }
+
+// An elimination check's extremes (max_{I_up} -y G, max_{I_low} y G) for the y = +1 samples (v[0], v[1]) and the
+// y = -1 ones (v[2], v[3]): Solver_NU's four (NuViolationExtremes' gmax1, gmax2, gmax3, gmax4), or Solver's two
+// twice. Shrunk is be_shrunk with the sample's own label's pair (BeShrunk; NuViolationExtremes::BeShrunk).
+struct Extremes4 {
+  double v[4];
+  TESSEL_HOST_DEVICE bool Shrunk(int8_t y, int8_t st, double g) const {
+    return batch::BeShrunk(y, st, g, y > 0 ? v[0] : v[2], y > 0 ? v[1] : v[3]);
+  }
+  // The unshrink test's gap: the larger label's (Solver's one gap when both pairs are the same).
+  TESSEL_HOST_DEVICE double Gap() const { return v[0] + v[1] > v[2] + v[3] ? v[0] + v[1] : v[2] + v[3]; }
+};
 
 // A round's bookkeeping for working-set entry t after the subproblem: the move delta[t] (0 when unmoved), the new
 // alpha and status of its sample, and the G_bar coefficient coef[t] (+C on reaching C, -C on leaving it, 0 else;

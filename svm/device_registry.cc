@@ -61,7 +61,12 @@ SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& pr
   TESSEL_CHECK(problem.y.size() == problem.rows.size(), "SolveBinaryBatched (device): {} labels for {} samples",
                problem.y.size(), problem.rows.size());
   CheckBinaryLabels(problem, "SolveBinaryBatched (device)");
-  batch.Validate();
+  TESSEL_CHECK(problem.p.empty() || problem.p.size() == problem.rows.size(),
+               "SolveBinaryBatched (device): {} linear terms for {} samples", problem.p.size(), problem.rows.size());
+  TESSEL_CHECK(problem.alpha0.empty() || problem.alpha0.size() == problem.rows.size(),
+               "SolveBinaryBatched (device): {} starting alphas for {} samples", problem.alpha0.size(),
+               problem.rows.size());
+  batch.Validate(problem.nu);
   TESSEL_CHECK(batch.working_set <= devloop::kMaxQ,
                "--working-set {} exceeds the device solver's {} (one thread block)", batch.working_set, devloop::kMaxQ);
   devloop::LoopProblem p;
@@ -70,6 +75,9 @@ SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& pr
   p.l = static_cast<int64_t>(problem.rows.size());
   p.cp = problem.Cp;
   p.cn = problem.Cn;
+  p.p = problem.p.empty() ? nullptr : problem.p.data();
+  p.alpha0 = problem.alpha0.empty() ? nullptr : problem.alpha0.data();
+  p.nu = problem.nu;
   p.eps = options.eps;
   p.shrinking = options.shrinking;
   p.max_iterations = options.max_iterations;
@@ -80,27 +88,11 @@ SolverResult SolveOnLoopDevice(devloop::LoopDevice& dev, const BinaryProblem& pr
   const auto start = std::chrono::steady_clock::now();
   devloop::LoopResult c = devloop::RunDeviceLoop(dev, p);
   SolverResult r;
-  FillSolution(FinalState{problem.y, c.status, c.a, c.g, {}, problem.Cp, problem.Cn}, &r);
-  r.gap = c.gap;
-  r.iterations = c.iterations;
-  r.kernel_evaluations = c.kernel_evaluations;
-  r.shrink_checks = c.shrink_checks;
-  r.reconstructions = c.reconstructions;
-  r.bound_changes = c.bound_changes;
-  r.min_active = c.min_active;
-  r.cache_hits = c.cache_hits;
-  r.cache_misses = c.cache_misses;
+  FillSolution(FinalState{problem.y, c.status, c.a, c.g, {}, problem.Cp, problem.Cn, problem.p, problem.nu}, &r);
+  ForEachSolveCount([](const char* /*name*/, auto& to, const auto& from) { to = from; }, r, c);
   r.hit_iteration_limit = c.hit_iteration_limit;
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.device = DeviceRoundStats{c.rounds,
-                              c.loop.launches,
-                              c.loop.synchronizations,
-                              c.loop.h2d_copies,
-                              c.loop.d2h_copies,
-                              c.loop.allocations,
-                              c.after_first_round.allocations,
-                              c.max_round_launches,
-                              c.max_round_downloads};
+  r.device = c;  // its RoundCounts
   if (stats != nullptr) stats->rounds = c.rounds;
   if (loop != nullptr) *loop = std::move(c);
   return r;

@@ -195,7 +195,7 @@ int64_t DistBatchSolver::SolveSubproblem(std::span<const Sample> ws, std::span<c
   for (const Sample& s : ws) v.Add(s.h.y, s.h.qd, UpperBound(s.h.y), s.h.alpha, s.h.g);
   const auto entry = [&](int64_t t, int64_t u) { return q[static_cast<size_t>(t) * m + static_cast<size_t>(u)]; };
   const int64_t steps = SolveBatchSubproblem(v, entry, eps_, inner_factor_, limit, nu_);
-  *new_alpha = std::move(v.a);
+  *new_alpha = std::move(v.alpha);
   return steps;
 }
 
@@ -278,10 +278,7 @@ int64_t DistBatchSolver::Advance(int64_t limit) {
 SolverResult SolveBinaryDistributedBatched(comm::Communicator& comm, const DistBinaryProblem& problem,
                                            const SolverOptions& options, const BatchOptions& batch, DistStats* stats,
                                            BatchStats* batch_stats) {
-  batch.Validate();
-  TESSEL_CHECK(!problem.nu || batch.working_set >= 4,
-               "--working-set {}: Solver_NU's batched rounds (nu-SVC, nu-SVR) need at least 4, two per label",
-               batch.working_set);
+  batch.Validate(problem.nu);
   dist::ValidateDistProblem(comm, problem);
   DistBatchSolver solver(comm, problem, options, batch);
   return solver.Run(stats, batch_stats);

@@ -53,8 +53,8 @@ class TwinDevice final : public LoopDevice {
 
   size_t TopKScratchBytes(int64_t, int64_t) const override { return 0; }
   // The CUDA kernels' tournament (loop_device.cu: TopKTiles, TopKMerge, CopyHead) stage by stage.
-  void TopK(int side, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
-            double* keys, int32_t* ids, void*) override {
+  void TopK(int side, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+            int64_t k, double* keys, int32_t* ids, void*) override {
     const int tile = static_cast<int>(TopKTile(k));
     int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
     key_.assign(static_cast<size_t>(lists * tile), -kInf);
@@ -62,7 +62,7 @@ class TwinDevice final : public LoopDevice {
     for (int64_t p = 0; p < n; ++p) {
       const int32_t s = act[p];
       double v = 0;
-      if (!CandidateKey(side, y[s], st[s], g[s], &v)) continue;
+      if (!CandidateKey(side, label, y[s], st[s], g[s], &v)) continue;
       key_[static_cast<size_t>(p)] = v;
       id_[static_cast<size_t>(p)] = s;
     }
@@ -91,14 +91,15 @@ class TwinDevice final : public LoopDevice {
     std::copy(id_.begin(), id_.begin() + k, ids);
   }
   void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
-                      int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos, const int32_t* rows, const int8_t* y,
-                      SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) override {
-    devloop::FormWorkingSet(up_key, up_id, low_key, low_id, k, q, chosen, pos, rows, y, info, ws_pos, ws_rows, ws_y);
+                      int64_t k, int64_t q, int part, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
+                      const int8_t* y, SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) override {
+    devloop::FormWorkingSet(up_key, up_id, low_key, low_id, k, q, part, chosen, pos, rows, y, info, ws_pos, ws_rows,
+                            ws_y);
   }
 
   void LocalSmo(int64_t m, const float* arena, int64_t stride, const int32_t* slot, const int32_t* ws,
                 const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha, const double* g,
-                double cp, double cn, double eps, double factor, int64_t limit, double* new_alpha,
+                double cp, double cn, double eps, double factor, int64_t limit, bool nu, double* new_alpha,
                 RoundInfo* info) override {
     BatchVars v;
     v.Reserve(static_cast<size_t>(m));
@@ -107,8 +108,8 @@ class TwinDevice final : public LoopDevice {
       v.Add(y[s], qd[s], y[s] > 0 ? cp : cn, alpha[s], g[s]);
     }
     const auto q = [&](int64_t t, int64_t u) { return arena[static_cast<int64_t>(slot[t]) * stride + ws_pos[u]]; };
-    info->steps = SolveBatchSubproblem(v, q, eps, factor, limit);
-    std::copy(v.a.begin(), v.a.end(), new_alpha);
+    info->steps = SolveBatchSubproblem(v, q, eps, factor, limit, nu);
+    std::copy(v.alpha.begin(), v.alpha.end(), new_alpha);
   }
   void ApplyRound(int64_t m, const int32_t* ws, const int32_t* ws_rows, const int8_t* ws_y, const double* new_alpha,
                   double cp, double cn, bool track_gbar, const int8_t* y, double* alpha, int8_t* st, double* delta,
@@ -180,14 +181,14 @@ class TwinDevice final : public LoopDevice {
   }
   size_t CompactScratchBytes(int64_t) const override { return 0; }
   void Compact(Keep keep, int64_t n, const int32_t* in, const int8_t* y, const int8_t* st, const double* g,
-               const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count, void*) override {
+               const int32_t* pos, const Extremes4& ext, int32_t* out, int64_t* count, void*) override {
     int64_t c = 0;
     for (int64_t k = 0; k < n; ++k) {
       const int32_t s = keep == Keep::kInactive ? static_cast<int32_t>(k) : in[k];
       bool kept = false;
       switch (keep) {
         case Keep::kNotShrunk:
-          kept = !batch::BeShrunk(y[s], st[s], g[s], gmax1, gmax2);
+          kept = !ext.Shrunk(y[s], st[s], g[s]);
           break;
         case Keep::kFree:
           kept = st[s] == batch::kFree;
@@ -200,15 +201,16 @@ class TwinDevice final : public LoopDevice {
     }
     *count = c;
   }
-  void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+  void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int label,
                 double* out) override {
     ViolationExtremes ext;
-    for (int64_t k = 0; k < n; ++k) ext.Add(y[act[k]], st[act[k]], g[act[k]]);
+    for (int64_t k = 0; k < n; ++k)
+      if (label == 0 || y[act[k]] == label) ext.Add(y[act[k]], st[act[k]], g[act[k]]);
     out[0] = ext.gmax1;
     out[1] = ext.gmax2;
   }
-  void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, double* g) override {
-    for (int64_t k = 0; k < n; ++k) g[inact[k]] = g_bar[inact[k]] - 1.0;
+  void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, const double* p, double* g) override {
+    for (int64_t k = 0; k < n; ++k) g[inact[k]] = g_bar[inact[k]] + p[inact[k]];
   }
 
  private:

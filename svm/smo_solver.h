@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/svm_kernel.h"
+#include "svm/round_counts.h"
 #include "svm/svm_params.h"
 
 namespace tessel::svm {
@@ -54,20 +55,6 @@ struct SolverOptions {
   int64_t max_iterations = -1;  // -1: max(10^7, 100 l)
 };
 
-// A device solve's runtime work per round (core/device.h counters; the device loop only, all zero elsewhere): totals
-// over the loop, the allocations after its first round, and the most one round made.
-struct DeviceRoundStats {
-  int64_t rounds = 0;
-  int64_t launches = 0;
-  int64_t synchronizations = 0;
-  int64_t uploads = 0;
-  int64_t downloads = 0;
-  int64_t allocations = 0;
-  int64_t allocations_after_first_round = 0;
-  int64_t max_round_launches = 0;
-  int64_t max_round_downloads = 0;
-};
-
 struct SolverResult {
   std::vector<double> alpha;  // y_i * a_i per sample (LIBSVM's signed coefficients)
   double obj = 0;             // the dual objective at the solution
@@ -86,8 +73,23 @@ struct SolverResult {
   int nr_bsv = 0;
   bool hit_iteration_limit = false;
   double seconds = 0;
-  DeviceRoundStats device;
+  RoundCounts device;  // the device loop's work (all zero on the other solvers)
 };
+
+// fn(name, r.field...) for each count of a solve that every solver keeps, of one result or field by field of several
+// (SolverResult, the device loop's LoopResult).
+template <class Fn, class... Result>
+void ForEachSolveCount(Fn&& fn, Result&&... r) {
+  fn("gap", r.gap...);
+  fn("iterations", r.iterations...);
+  fn("kernel_evaluations", r.kernel_evaluations...);
+  fn("shrink_checks", r.shrink_checks...);
+  fn("reconstructions", r.reconstructions...);
+  fn("min_active", r.min_active...);
+  fn("bound_changes", r.bound_changes...);
+  fn("cache_hits", r.cache_hits...);
+  fn("cache_misses", r.cache_misses...);
+}
 
 // fn(name, field) for each statistic of a SolverResult that the training report shows (TrainReport::ToJson), in the
 // order the distributed trainer sends them between ranks (ShareResults, which adds hit_iteration_limit and r).
@@ -95,15 +97,7 @@ template <class Result, class Fn>
 void ForEachResultStat(Result&& r, Fn&& fn) {
   fn("obj", r.obj);
   fn("rho", r.rho);
-  fn("gap", r.gap);
-  fn("iterations", r.iterations);
-  fn("kernel_evaluations", r.kernel_evaluations);
-  fn("shrink_checks", r.shrink_checks);
-  fn("reconstructions", r.reconstructions);
-  fn("min_active", r.min_active);
-  fn("bound_changes", r.bound_changes);
-  fn("cache_hits", r.cache_hits);
-  fn("cache_misses", r.cache_misses);
+  ForEachSolveCount(fn, r);
   fn("nr_sv", r.nr_sv);
   fn("nr_bsv", r.nr_bsv);
   fn("seconds", r.seconds);

@@ -441,33 +441,29 @@ void OrderWorkingSet(std::span<const std::pair<double, Id>> up, std::span<const 
     if (chosen.insert(up[u].second).second) ws->push_back(up[u].second);
 }
 
-// A batched round's subproblem variables in working-set order: label, Q_ii, C (the upper bound), alpha, G and the
-// bound status (from alpha and C). What SolveBatchSubproblem reads and updates.
-struct BatchVars {
-  std::vector<int8_t> y;
-  std::vector<double> qd;
+// A batched round's subproblem variables in working-set order: a SampleState of the working set (label, Q_ii, alpha,
+// G and the bound status, from alpha and C; p and G_bar unused) with each variable's upper bound C. What
+// SolveBatchSubproblem reads and updates.
+struct BatchVars : SampleState {
   std::vector<double> c;
-  std::vector<double> a;
-  std::vector<double> g;
-  std::vector<int8_t> st;
 
   void Reserve(size_t m) {
-    for (auto* v : {&qd, &c, &a, &g}) {
+    for (auto* v : {&qd, &c, &alpha, &g}) {
       v->clear();
       v->reserve(m);
     }
     y.clear();
     y.reserve(m);
-    st.clear();
-    st.reserve(m);
+    status.clear();
+    status.reserve(m);
   }
   void Add(int8_t y_t, double qd_t, double c_t, double a_t, double g_t) {
     y.push_back(y_t);
     qd.push_back(qd_t);
     c.push_back(c_t);
-    a.push_back(a_t);
+    alpha.push_back(a_t);
     g.push_back(g_t);
-    st.push_back(batch::StatusOf(a_t, c_t));
+    status.push_back(batch::StatusOf(a_t, c_t));
   }
 };
 
@@ -479,7 +475,7 @@ double SelectBatchPair(const BatchVars& v, QEntry q, int64_t* out_i, int64_t* ou
   double gmax = -kInf;
   int64_t i = -1;
   for (int64_t t = 0; t < m; ++t) {
-    if (batch::InUp(v.y[t], v.st[t]) && -v.y[t] * v.g[t] >= gmax) {
+    if (batch::InUp(v.y[t], v.status[t]) && -v.y[t] * v.g[t] >= gmax) {
       gmax = -v.y[t] * v.g[t];
       i = t;
     }
@@ -490,7 +486,7 @@ double SelectBatchPair(const BatchVars& v, QEntry q, int64_t* out_i, int64_t* ou
   double gmax2 = -kInf;
   double best = kInf;
   for (int64_t t = 0; t < m; ++t) {
-    if (!batch::InLow(v.y[t], v.st[t])) continue;
+    if (!batch::InLow(v.y[t], v.status[t])) continue;
     const double yg = v.y[t] * v.g[t];
     if (yg >= gmax2) gmax2 = yg;
     const double grad_diff = gmax + yg;
@@ -514,7 +510,7 @@ double SelectBatchNuPair(const BatchVars& v, QEntry q, int64_t* out_i, int64_t* 
   int64_t first[2] = {-1, -1};
   for (int64_t t = 0; t < m; ++t) {
     const int side = v.y[t] > 0 ? 0 : 1;
-    if (batch::InUp(v.y[t], v.st[t]) && -v.y[t] * v.g[t] >= gmax[side]) {
+    if (batch::InUp(v.y[t], v.status[t]) && -v.y[t] * v.g[t] >= gmax[side]) {
       gmax[side] = -v.y[t] * v.g[t];
       first[side] = t;
     }
@@ -525,7 +521,7 @@ double SelectBatchNuPair(const BatchVars& v, QEntry q, int64_t* out_i, int64_t* 
   double gmax2[2] = {-kInf, -kInf};
   double best = kInf;
   for (int64_t t = 0; t < m; ++t) {
-    if (!batch::InLow(v.y[t], v.st[t])) continue;
+    if (!batch::InLow(v.y[t], v.status[t])) continue;
     const int side = v.y[t] > 0 ? 0 : 1;
     const double yg = v.y[t] * v.g[t];
     if (yg >= gmax2[side]) gmax2[side] = yg;
@@ -544,8 +540,8 @@ double SelectBatchNuPair(const BatchVars& v, QEntry q, int64_t* out_i, int64_t* 
 
 // A batched round's subproblem: LIBSVM's pair (SelectBatchPair, or with `nu` Solver_NU's, SelectBatchNuPair) and
 // update on the m working-set variables, their gradient g updated inside, until the gap falls under
-// max(eps, inner_factor x the first gap), no pair is left, or `limit` steps. q(t, u) is the float Q entry; vars.a,
-// vars.g and vars.st change. Returns the steps taken. The one-process and the distributed batched solvers and the
+// max(eps, inner_factor x the first gap), no pair is left, or `limit` steps. q(t, u) is the float Q entry; vars.alpha,
+// vars.g and vars.status change. Returns the steps taken. The one-process and the distributed batched solvers and the
 // device loop's host twin share it, so all make the same steps.
 template <typename QEntry>
 int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner_factor, int64_t limit,
@@ -553,9 +549,9 @@ int64_t SolveBatchSubproblem(BatchVars& vars, QEntry q, double eps, double inner
   const std::span<const int8_t> y = vars.y;
   const std::span<const double> qd = vars.qd;
   const std::span<const double> c = vars.c;
-  const std::span<double> a = vars.a;
+  const std::span<double> a = vars.alpha;
   const std::span<double> g = vars.g;
-  const std::span<int8_t> st = vars.st;
+  const std::span<int8_t> st = vars.status;
   const auto m = static_cast<int64_t>(y.size());
   double local_eps = eps;
   int64_t steps = 0;

@@ -20,8 +20,9 @@ class LoopDevice;
 struct LoopResult;
 }  // namespace devloop
 
-// What the device loop takes (C-SVC's problem so far): the CUDA and simulated tables' batched_takes.
-inline constexpr SolverTakes kDeviceLoopTakes{"--device cuda (the device loop)", false};
+// What the device loop takes (every formulation: the linear term, the starting alpha and Solver_NU's selection are
+// the loop's data, LoopProblem): the CUDA and simulated tables' batched_takes.
+inline constexpr SolverTakes kDeviceLoopTakes{"--device cuda (the device loop)", true};
 
 struct SvmDeviceOps {
   // The batched solver (batch_solver.h). The CUDA entry runs the device loop (svm/device_loop.h) on the

@@ -10,6 +10,7 @@
 #include <limits>
 #include <memory>
 #include <numeric>
+#include <utility>
 
 #include <tbb/global_control.h>
 #include <nlohmann/json.hpp>
@@ -80,22 +81,21 @@ nlohmann::json TrainReport::ToJson() const {
   for (const auto& p : pairs) {
     nlohmann::json pair = {{"labels", {p.label_i, p.label_j}}, {"samples", p.samples}};
     ForEachResultStat(p.result, [&pair](const char* name, const auto& value) { pair[name] = value; });
-    if (const DeviceRoundStats& d = p.result.device; d.rounds > 0) {
-      const auto per_round = [&d](int64_t v) { return static_cast<double>(v) / static_cast<double>(d.rounds); };
-      pair["device"] = {{"rounds", d.rounds},
-                        {"launches", d.launches},
-                        {"synchronizations", d.synchronizations},
-                        {"uploads", d.uploads},
-                        {"downloads", d.downloads},
-                        {"allocations", d.allocations},
-                        {"allocations_after_first_round", d.allocations_after_first_round},
-                        {"per_round",
-                         {{"launches", per_round(d.launches)},
-                          {"synchronizations", per_round(d.synchronizations)},
-                          {"uploads", per_round(d.uploads)},
-                          {"downloads", per_round(d.downloads)},
-                          {"allocations", per_round(d.allocations)}}},
-                        {"max_round", {{"launches", d.max_round_launches}, {"downloads", d.max_round_downloads}}}};
+    if (const RoundCounts& d = p.result.device; d.rounds > 0) {
+      const device::Counters& c = d.loop;
+      const std::pair<const char*, int64_t> totals[] = {{"launches", c.launches},
+                                                        {"synchronizations", c.synchronizations},
+                                                        {"uploads", c.h2d_copies},
+                                                        {"downloads", c.d2h_copies},
+                                                        {"allocations", c.allocations}};
+      nlohmann::json& dev =
+          pair["device"] = {{"rounds", d.rounds},
+                            {"allocations_after_first_round", d.after_first_round.allocations},
+                            {"max_round", {{"launches", d.max_round_launches}, {"downloads", d.max_round_downloads}}}};
+      for (const auto& [name, total] : totals) {
+        dev[name] = total;
+        dev["per_round"][name] = static_cast<double>(total) / static_cast<double>(d.rounds);
+      }
     }
     arr.push_back(std::move(pair));
   }

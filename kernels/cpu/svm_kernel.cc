@@ -6,6 +6,7 @@
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -92,12 +93,34 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
 
 namespace {
 
+using V4d = double __attribute__((vector_size(32)));
+
 // dots[q] = x . row(cols[q]) over the d features of the dense rows, each sum in feature order. Eight independent
-// chains (one per column) hide the addition latency; the AVX2 clone does the same operations four lanes wide.
-TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, int64_t d, const int32_t* cols, int64_t len, const double* x,
-                                 double* dots) {
+// chains (one per column) hide the addition latency; the AVX2 clone does the same operations four lanes wide. Eight
+// consecutive rows read the transposed copy (dense_cols, n rows; null when there is none): each feature's eight
+// values are adjacent there, the same operations in the same order.
+TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
+                                 const int32_t* cols, int64_t len, const double* x, double* dots) {
   int64_t p = 0;
   for (; p + 8 <= len; p += 8) {
+    bool run = dense_cols != nullptr;
+    for (int t = 1; run && t < 8; ++t) run = cols[p + t] == cols[p] + t;
+    if (run) {
+      const double* c0 = dense_cols + cols[p];
+      V4d lo = {0, 0, 0, 0};
+      V4d hi = {0, 0, 0, 0};
+      for (int64_t m = 0; m < d; ++m) {
+        V4d a;
+        V4d b;
+        std::memcpy(&a, c0 + m * n, sizeof(a));
+        std::memcpy(&b, c0 + m * n + 4, sizeof(b));
+        lo += a * x[m];  // a product, then a sum: no multiply-add, the scalar chain's values
+        hi += b * x[m];
+      }
+      std::memcpy(dots + p, &lo, sizeof(lo));
+      std::memcpy(dots + p + 4, &hi, sizeof(hi));
+      continue;
+    }
     const double* r[8];
     for (int t = 0; t < 8; ++t) r[t] = dense_rows + cols[p + t] * d;
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -119,7 +142,14 @@ TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, int64_t d, const int3
 // one vectorised block (ExpInPlace; the AVX2 clone four lanes wide, the same values).
 TESSEL_CLONE_AVX2 void RbfFromDots(double gamma, double sq_i, const double* sq, const int32_t* cols, int64_t len,
                                    double* dots) {
-  for (int64_t q = 0; q < len; ++q) dots[q] = -gamma * (sq_i + sq[cols[q]] - 2 * dots[q]);
+  bool run = true;  // consecutive rows (a regression's, in data order): their norms are adjacent
+  for (int64_t q = 1; run && q < len; ++q) run = cols[q] == cols[0] + q;
+  if (run && len > 0) {
+    const double* s = sq + cols[0];
+    for (int64_t q = 0; q < len; ++q) dots[q] = -gamma * (sq_i + s[q] - 2 * dots[q]);
+  } else {
+    for (int64_t q = 0; q < len; ++q) dots[q] = -gamma * (sq_i + sq[cols[q]] - 2 * dots[q]);
+  }
   ExpInPlace(dots, len);
 }
 
@@ -175,6 +205,14 @@ std::shared_ptr<const SvmKernelRows::Precomputed> SvmKernelRows::Precompute(Spar
       double* d = pre->dense_rows.data() + r * rows.num_cols;
       for (size_t k = 0; k < idx.size(); ++k) d[idx[k]] = val[k];
     });
+    if (rows.num_cols <= kMaxTransposedCols) {
+      const int64_t n = rows.num_rows();
+      pre->dense_cols.assign(static_cast<size_t>(dense_cells), 0.0);
+      parallel_for<int64_t>(0, n, 1024, [&](int64_t r) {
+        for (int64_t m = 0; m < rows.num_cols; ++m)
+          pre->dense_cols[static_cast<size_t>(m * n + r)] = pre->dense_rows[static_cast<size_t>(r * rows.num_cols + m)];
+      });
+    }
   }
   if (allow_bits && all_ones && words >= 1 && words <= kMaxBitWords) {
     pre->bit_words = words;
@@ -255,13 +293,14 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
   // so four columns are interleaved to overlap their latencies.
   const bool fast_rbf = kFloatOut && params.type == SvmKernelType::kRbf;
   const double* dense_rows = dense_rows_.empty() ? nullptr : dense_rows_.data();
+  const double* dense_cols = pre_->dense_cols.empty() ? nullptr : pre_->dense_cols.data();
   const int64_t d = rows_.num_cols;
   constexpr int64_t kBlock = 256;
   const auto block = [&](int64_t begin, int64_t end) {  // end - begin <= kBlock
     double dots[kBlock];
     int64_t p = begin;
     if (dense_rows != nullptr) {
-      DenseDots(dense_rows, d, cols.data() + begin, end - begin, dense, dots);
+      DenseDots(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense, dots);
     } else {
       for (; p + 4 <= end; p += 4) {
         int64_t k[4];

@@ -44,7 +44,7 @@ __device__ inline void Bitonic(double* key, int32_t* id, int n, int first_size) 
 }
 
 __global__ void __launch_bounds__(kSortThreads)
-    TopKTiles(int side, int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
+    TopKTiles(int side, int label, int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
               const int8_t* __restrict__ st, const double* __restrict__ g, int tile, double* __restrict__ out_key,
               int32_t* __restrict__ out_id) {
   __shared__ double key[kMaxTile];
@@ -55,7 +55,7 @@ __global__ void __launch_bounds__(kSortThreads)
     int32_t s = -1;
     if (base + t < n) {
       const int32_t c = act[base + t];
-      if (CandidateKey(side, y[c], st[c], g[c], &v)) s = c;
+      if (CandidateKey(side, label, y[c], st[c], g[c], &v)) s = c;
     }
     key[t] = v;
     id[t] = s;
@@ -100,10 +100,10 @@ __global__ void CopyHead(int64_t k, const double* __restrict__ in_key, const int
 }
 
 __global__ void FormWorkingSetKernel(const double* up_key, const int32_t* up_id, const double* low_key,
-                                     const int32_t* low_id, int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos,
-                                     const int32_t* rows, const int8_t* y, SelectInfo* info, int32_t* ws_pos,
-                                     int32_t* ws_rows, int8_t* ws_y) {
-  FormWorkingSet(up_key, up_id, low_key, low_id, k, q, chosen, pos, rows, y, info, ws_pos, ws_rows, ws_y);
+                                     const int32_t* low_id, int64_t k, int64_t q, int part, uint8_t* chosen,
+                                     const int32_t* pos, const int32_t* rows, const int8_t* y, SelectInfo* info,
+                                     int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) {
+  FormWorkingSet(up_key, up_id, low_key, low_id, k, q, part, chosen, pos, rows, y, info, ws_pos, ws_rows, ws_y);
 }
 
 // ---- the subproblem: one block, thread t owns working-set entry t; rows from the cache arena
@@ -143,7 +143,7 @@ __global__ void __launch_bounds__(kMaxQ)
                    const int32_t* __restrict__ ws, const int32_t* __restrict__ ws_pos, const int8_t* __restrict__ y_all,
                    const double* __restrict__ qd_all, const double* __restrict__ alpha_all,
                    const double* __restrict__ g_all, double cp, double cn, double eps, double factor, int64_t limit,
-                   double* __restrict__ new_alpha, RoundInfo* __restrict__ info) {
+                   bool nu, double* __restrict__ new_alpha, RoundInfo* __restrict__ info) {
   __shared__ double a[kMaxQ];
   __shared__ double g[kMaxQ];
   __shared__ int32_t pos[kMaxQ];
@@ -174,31 +174,51 @@ __global__ void __launch_bounds__(kMaxQ)
   __syncthreads();
   const auto row = [&](int e) { return arena + static_cast<int64_t>(row_slot[e]) * stride; };
   int64_t steps = 0;
+  // SelectBatchPair, or with `nu` SelectBatchNuPair (solver_common.h): a side's reductions run once over every
+  // entry, or once per label (y = +1, then y = -1).
+  const int sides = nu ? 2 : 1;
+  const auto on_side = [&](int side) { return !nu || (yy[t] > 0) == (side == 0); };
   for (; steps < limit; ++steps) {
-    Pick p{-kInf, -1};
-    if (t < m && batch::InUp(yy[t], st[t])) p = {-yy[t] * g[t], t};
-    red_v[t] = p.v;
-    red_i[t] = p.i;
-    ReducePicks(red_v, red_i, nullptr, nt, t, true);
-    const int i = red_i[0];
-    const double gmax = red_v[0];
-    __syncthreads();
-    if (i < 0) break;
-    Pick q{kInf, -1};
-    double v2 = -kInf;
-    if (t < m && batch::InLow(yy[t], st[t])) {
-      const double v = yy[t] * g[t];
-      v2 = v;
-      const double grad_diff = gmax + v;
-      if (grad_diff > 0) q = {batch::PairGain(yy[i], yy[t], qd_all[ws[i]], qd_t, row(i)[pos[t]], grad_diff), t};
+    int first[2] = {-1, -1};  // I_up's largest -y G
+    double gmax[2] = {-kInf, -kInf};
+    for (int side = 0; side < sides; ++side) {
+      Pick p{-kInf, -1};
+      if (t < m && on_side(side) && batch::InUp(yy[t], st[t])) p = {-yy[t] * g[t], t};
+      red_v[t] = p.v;
+      red_i[t] = p.i;
+      ReducePicks(red_v, red_i, nullptr, nt, t, true);
+      first[side] = red_i[0];
+      gmax[side] = red_v[0];
+      __syncthreads();
     }
-    red_v[t] = q.v;
-    red_i[t] = q.i;
-    red_m[t] = v2;
-    ReducePicks(red_v, red_i, red_m, nt, t, false);
+    int i = first[0] >= 0 ? first[0] : first[1];
+    if (i < 0) break;
+    // Over I_low: the largest y G, and the second-order partner of its own side's first.
+    Pick best[2] = {{kInf, -1}, {kInf, -1}};
+    double gmax2[2] = {-kInf, -kInf};
+    for (int side = 0; side < sides; ++side) {
+      Pick q{kInf, -1};
+      double v2 = -kInf;
+      const int f = first[side];
+      if (t < m && on_side(side) && batch::InLow(yy[t], st[t])) {
+        const double v = yy[t] * g[t];
+        v2 = v;
+        const double grad_diff = gmax[side] + v;
+        if (f >= 0 && grad_diff > 0)
+          q = {batch::PairGain(yy[f], yy[t], qd_all[ws[f]], qd_t, row(f)[pos[t]], grad_diff), t};
+      }
+      red_v[t] = q.v;
+      red_i[t] = q.i;
+      red_m[t] = v2;
+      ReducePicks(red_v, red_i, red_m, nt, t, false);
+      best[side] = {red_v[0], red_i[0]};
+      gmax2[side] = red_m[0];
+      __syncthreads();
+    }
+    const int j = BetterPick(best[0], best[1], false).i;
+    if (nu && j >= 0) i = first[yy[j] > 0 ? 0 : 1];
     if (t == 0) {
-      const int j = red_i[0];
-      const double gap = gmax + red_m[0];
+      const double gap = nu ? fmax(gmax[0] + gmax2[0], gmax[1] + gmax2[1]) : gmax[0] + gmax2[0];
       if (steps == 0) local_eps = fmax(eps, factor * gap);
       stop = gap < local_eps || j < 0;
       if (!stop) {
@@ -326,20 +346,21 @@ __global__ void GatherKernel(int64_t n, const int32_t* __restrict__ idx, const T
   for (int64_t k = GlobalIndex(); k < n; k += GlobalStride()) out[k] = src[idx[k]];
 }
 __global__ void ResetKernel(int64_t n, const int32_t* __restrict__ inact, const double* __restrict__ g_bar,
-                            double* __restrict__ g) {
-  for (int64_t k = GlobalIndex(); k < n; k += GlobalStride()) g[inact[k]] = g_bar[inact[k]] - 1.0;
+                            const double* __restrict__ p, double* __restrict__ g) {
+  for (int64_t k = GlobalIndex(); k < n; k += GlobalStride()) g[inact[k]] = g_bar[inact[k]] + p[inact[k]];
 }
 
-// One block: max_{I_up} -y G and max_{I_low} y G.
+// One block: max_{I_up} -y G and max_{I_low} y G over the samples of `label` (0: all).
 __global__ void __launch_bounds__(1024)
     ExtremesKernel(int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
-                   const int8_t* __restrict__ st, const double* __restrict__ g, double* __restrict__ out) {
+                   const int8_t* __restrict__ st, const double* __restrict__ g, int label, double* __restrict__ out) {
   __shared__ double m1[1024];
   __shared__ double m2[1024];
   double a = -kInf;
   double b = -kInf;
   for (int64_t k = threadIdx.x; k < n; k += blockDim.x) {
     const int32_t s = act[k];
+    if (label != 0 && y[s] != label) continue;
     if (batch::InUp(y[s], st[s])) a = fmax(a, -y[s] * g[s]);
     if (batch::InLow(y[s], st[s])) b = fmax(b, y[s] * g[s]);
   }
@@ -363,9 +384,8 @@ struct NotShrunk {
   const int8_t* y;
   const int8_t* st;
   const double* g;
-  double gmax1;
-  double gmax2;
-  __device__ bool operator()(int32_t s) const { return !batch::BeShrunk(y[s], st[s], g[s], gmax1, gmax2); }
+  Extremes4 ext;
+  __device__ bool operator()(int32_t s) const { return !ext.Shrunk(y[s], st[s], g[s]); }
 };
 struct IsFree {
   const int8_t* st;
@@ -401,8 +421,8 @@ class CudaDevice final : public LoopDevice {
     const int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
     return static_cast<size_t>(2 * lists * tile) * (sizeof(double) + sizeof(int32_t));
   }
-  void TopK(int side, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
-            double* keys, int32_t* ids, void* scratch) override {
+  void TopK(int side, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+            int64_t k, double* keys, int32_t* ids, void* scratch) override {
     const int64_t tile = TopKTile(k);
     int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
     // Two ping-pong areas of lists * tile entries: keys, then ids.
@@ -411,8 +431,8 @@ class CudaDevice final : public LoopDevice {
     double* key[2] = {reinterpret_cast<double*>(base), reinterpret_cast<double*>(base) + entries};
     int32_t* id[2] = {reinterpret_cast<int32_t*>(base + 2 * entries * sizeof(double)),
                       reinterpret_cast<int32_t*>(base + 2 * entries * sizeof(double)) + entries};
-    TopKTiles<<<static_cast<unsigned>(lists), kSortThreads>>>(side, n, act, y, st, g, static_cast<int>(tile), key[0],
-                                                              id[0]);
+    TopKTiles<<<static_cast<unsigned>(lists), kSortThreads>>>(side, label, n, act, y, st, g, static_cast<int>(tile),
+                                                              key[0], id[0]);
     TESSEL_CUDA_CHECK_LAUNCH();
     int cur = 0;
     while (lists > 1) {
@@ -427,19 +447,19 @@ class CudaDevice final : public LoopDevice {
     TESSEL_CUDA_CHECK_LAUNCH();
   }
   void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
-                      int64_t k, int64_t q, uint8_t* chosen, const int32_t* pos, const int32_t* rows, const int8_t* y,
-                      SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) override {
-    FormWorkingSetKernel<<<1, 1>>>(up_key, up_id, low_key, low_id, k, q, chosen, pos, rows, y, info, ws_pos, ws_rows,
-                                   ws_y);
+                      int64_t k, int64_t q, int part, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
+                      const int8_t* y, SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) override {
+    FormWorkingSetKernel<<<1, 1>>>(up_key, up_id, low_key, low_id, k, q, part, chosen, pos, rows, y, info, ws_pos,
+                                   ws_rows, ws_y);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
 
   void LocalSmo(int64_t m, const float* arena, int64_t stride, const int32_t* slot, const int32_t* ws,
                 const int32_t* ws_pos, const int8_t* y, const double* qd, const double* alpha, const double* g,
-                double cp, double cn, double eps, double factor, int64_t limit, double* new_alpha,
+                double cp, double cn, double eps, double factor, int64_t limit, bool nu, double* new_alpha,
                 RoundInfo* info) override {
     LocalSmoKernel<<<1, BlockFor(m)>>>(static_cast<int>(m), arena, stride, slot, ws, ws_pos, y, qd, alpha, g, cp, cn,
-                                       eps, factor, limit, new_alpha, info);
+                                       eps, factor, limit, nu, new_alpha, info);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
   void ApplyRound(int64_t m, const int32_t* ws, const int32_t* ws_rows, const int8_t* ws_y, const double* new_alpha,
@@ -504,11 +524,11 @@ class CudaDevice final : public LoopDevice {
     return std::max({SelectBytes(in, n, NotShrunk{}), SelectBytes(in, n, IsFree{}), SelectBytes(all, n, NotIn{})});
   }
   void Compact(Keep keep, int64_t n, const int32_t* in, const int8_t* y, const int8_t* st, const double* g,
-               const int32_t* pos, double gmax1, double gmax2, int32_t* out, int64_t* count, void* scratch) override {
+               const int32_t* pos, const Extremes4& ext, int32_t* out, int64_t* count, void* scratch) override {
     size_t bytes = CompactScratchBytes(n);
     switch (keep) {
       case Keep::kNotShrunk:
-        TESSEL_CUDA_CHECK(cub::DeviceSelect::If(scratch, bytes, in, out, count, n, NotShrunk{y, st, g, gmax1, gmax2}));
+        TESSEL_CUDA_CHECK(cub::DeviceSelect::If(scratch, bytes, in, out, count, n, NotShrunk{y, st, g, ext}));
         ::tessel::device::NoteLaunchesSeen(2);
         break;
       case Keep::kFree:
@@ -522,14 +542,14 @@ class CudaDevice final : public LoopDevice {
         break;
     }
   }
-  void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+  void Extremes(int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int label,
                 double* out) override {
-    ExtremesKernel<<<1, 1024>>>(n, act, y, st, g, out);
+    ExtremesKernel<<<1, 1024>>>(n, act, y, st, g, label, out);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
-  void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, double* g) override {
+  void ResetFromGBar(int64_t n, const int32_t* inact, const double* g_bar, const double* p, double* g) override {
     if (n == 0) return;
-    ResetKernel<<<Blocks(n), kThreads>>>(n, inact, g_bar, g);
+    ResetKernel<<<Blocks(n), kThreads>>>(n, inact, g_bar, p, g);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
 

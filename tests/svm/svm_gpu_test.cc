@@ -137,11 +137,11 @@ TEST_F(SvmGpuTest, DeviceTopKMatchesTheTwin) {
       for (const int side : {0, 1}) {
         std::vector<double> tk(static_cast<size_t>(kk));
         std::vector<int32_t> ti(static_cast<size_t>(kk));
-        twin->TopK(side, na, act.data(), y.data(), st.data(), g.data(), kk, tk.data(), ti.data(), nullptr);
+        twin->TopK(side, 0, na, act.data(), y.data(), st.data(), g.data(), kk, tk.data(), ti.data(), nullptr);
         auto* d_keys = static_cast<double*>(device::Malloc(sizeof(double) * kk));
         auto* d_ids = static_cast<int32_t*>(device::Malloc(sizeof(int32_t) * kk));
         void* scratch = device::Malloc(gpu->TopKScratchBytes(na, kk));
-        gpu->TopK(side, na, d_act, d_y, d_st, d_g, kk, d_keys, d_ids, scratch);
+        gpu->TopK(side, 0, na, d_act, d_y, d_st, d_g, kk, d_keys, d_ids, scratch);
         std::vector<double> gk(static_cast<size_t>(kk));
         std::vector<int32_t> gi(static_cast<size_t>(kk));
         device::CopyToHost(gk.data(), d_keys, sizeof(double) * kk);

@@ -39,15 +39,20 @@ TEST(SvmKernelTest, ValuesMatchDenseFormulas) {
   }
 }
 
-// Sparse rows (20% non-zero) and dense rows (90%, kept as a dense matrix): KRow is bit-identical to the sparse dot
-// in feature order; QRow too, up to the RBF exponential (ExpInPlace), which may move a float by one ulp.
+// Sparse rows (20% non-zero) and dense rows (90%, kept as a dense matrix, and transposed: 50 features): KRow is
+// bit-identical to the sparse dot in feature order; QRow too, up to the RBF exponential (ExpInPlace), which may move
+// a float by one ulp. Columns in any order, and ascending runs (read from the transposed copy) with a gap.
 TEST(SvmKernelTest, QRowsMatchSingleEvaluationsAcrossThreads) {
-  for (const double density : {0.2, 0.9}) {
+  for (const auto& [density, ascending] : {std::pair{0.2, false}, std::pair{0.9, false}, std::pair{0.9, true}}) {
     const auto ds = RandomDataset(3000, 50, density, {1, -1}, 12);
     const auto rows = View(ds);
     std::vector<int32_t> cols(2000);
     std::iota(cols.begin(), cols.end(), 500);
-    std::reverse(cols.begin(), cols.end());  // any column order
+    if (ascending) {
+      for (size_t p = 1003; p < cols.size(); ++p) ++cols[p];  // a block of eight that is not one run
+    } else {
+      std::reverse(cols.begin(), cols.end());
+    }
     std::vector<int8_t> signs(cols.size());
     for (size_t p = 0; p < cols.size(); ++p) signs[p] = (cols[p] % 3 == 0) ? -1 : 1;
     for (const auto& params : AllKernels()) {
