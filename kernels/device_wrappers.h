@@ -17,8 +17,10 @@
 
 #include "core/device.h"
 #include "kernels/cuda/dense_cuda.h"
+#include "kernels/cuda/loss_cuda.h"
 #include "kernels/cuda/sparse_cuda.h"
 #include "kernels/device_csr.h"
+#include "kernels/loss.h"
 #include "kernels/ops.h"
 
 namespace tessel::kernels {
@@ -234,6 +236,22 @@ struct DeviceWrappers {
     std::copy(host.begin(), host.end(), out.begin());
   }
 
+  // The confusion counts reduced on the device: a memset and one kernel, then one download of the counts (a few
+  // hundred bytes) instead of a prediction per row.
+  static void ArgmaxConfusion(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                              std::span<const int64_t> ends, std::span<int64_t> counts) {
+    static_assert(cuda::kConfusionSegments == kMaxConfusionSegments);
+    cuda::ConfusionSegments seg;
+    seg.count = static_cast<int>(ends.size());
+    std::copy(ends.begin(), ends.end(), seg.end);
+    Buffer<int64_t> out = Buffer<int64_t>::Uninitialized(counts.size());
+    Launch(true, rows.empty() ? 1 : 2);  // the memset, then the rows
+    Raw::ArgmaxConfusion(logits.data.Device(), logits.rows, logits.cols, labels.Device(), rows.Device(), seg,
+                         out.OverwriteDevice());
+    const std::span<const int64_t> host = out.Host();
+    std::copy(host.begin(), host.end(), counts.begin());
+  }
+
   // ---- sparse
 
   // The CUDA SpMM's launches for a non-empty product: a memset without entries, the row kernel, or cuSPARSE's
@@ -321,6 +339,7 @@ constexpr KernelOps MakeDeviceOps() {
       .softmax_cross_entropy_add = W::SoftmaxCrossEntropyAdd,
       .row_softmax = W::RowSoftmax,
       .row_argmax = W::RowArgmax,
+      .argmax_confusion = W::ArgmaxConfusion,
       .spmm = W::SpMM,
       .transpose = W::Transpose,
       .gather_sparse_rows = W::GatherSparseRows,

@@ -40,6 +40,7 @@ constexpr KernelOps kCpuOps{
     .softmax_cross_entropy_add = cpu::SoftmaxCrossEntropyAdd,
     .row_softmax = cpu::RowSoftmax,
     .row_argmax = cpu::RowArgmax,
+    .argmax_confusion = cpu::ArgmaxConfusion,
     .spmm = cpu::SpMM,
     .transpose = cpu::Transpose,
     .gather_sparse_rows = cpu::GatherSparseRows,

@@ -57,6 +57,9 @@ struct KernelOps {
                                     double weight, bool first, Matrix* grad, Buffer<double>* total);  // total sized 1
   void (*row_softmax)(const Matrix& logits, Matrix* probs);
   void (*row_argmax)(const Matrix& x, std::span<int32_t> out);
+  // ends checked (1 to kMaxConfusionSegments, non-decreasing, the last rows.size()); counts sized and zeroed
+  void (*argmax_confusion)(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                           std::span<const int64_t> ends, std::span<int64_t> counts);
   // sparse.h (y is sized)
   void (*spmm)(const SparseMatrix& a, const Matrix& x, Matrix* y);
   SparseMatrix (*transpose)(const SparseMatrix& a);
@@ -92,6 +95,8 @@ void SoftmaxCrossEntropyAdd(const Matrix& logits, const Buffer<int32_t>& labels,
                             double weight, bool first, Matrix* grad, Buffer<double>* total);
 void RowSoftmax(const Matrix& logits, Matrix* probs);
 void RowArgmax(const Matrix& x, std::span<int32_t> out);
+void ArgmaxConfusion(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                     std::span<const int64_t> ends, std::span<int64_t> counts);
 void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y);
 SparseMatrix Transpose(const SparseMatrix& a);
 SparseMatrix GatherSparseRows(const SparseMatrix& a, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf);

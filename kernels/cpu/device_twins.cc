@@ -174,6 +174,14 @@ struct HostRaw {
   static void RowArgmax(const float* x, int64_t n_rows, int64_t c, int32_t* out) {
     cpu::RowArgmax(M(x, n_rows, c), std::span<int32_t>(out, static_cast<size_t>(n_rows)));
   }
+  static void ArgmaxConfusion(const float* x, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
+                              const cuda::ConfusionSegments& seg, int64_t* counts) {
+    const auto n = static_cast<size_t>(seg.count) * static_cast<size_t>(3 * c + 1);
+    std::fill_n(counts, n, int64_t{0});  // the CUDA code's memset
+    cpu::ArgmaxConfusion(M(x, n_rows, c), View(labels, n_rows), View(rows, seg.end[seg.count - 1]),
+                         std::span<const int64_t>(seg.end, static_cast<size_t>(seg.count)),
+                         std::span<int64_t>(counts, n));
+  }
   static void SpMM(const DeviceCsr& a, const float* x, int64_t n, float* y) {
     Matrix y_view = M(y, a.rows, n);
     cpu::SpMM(Csr(a), M(x, a.cols, n), &y_view);

@@ -31,6 +31,7 @@ struct CudaRaw {
   static constexpr auto LossTotal = &cuda::LossTotal;
   static constexpr auto RowSoftmax = &cuda::RowSoftmax;
   static constexpr auto RowArgmax = &cuda::RowArgmax;
+  static constexpr auto ArgmaxConfusion = &cuda::ArgmaxConfusion;
   static constexpr auto SpMM = &cuda::SpMM;
   static constexpr auto Transpose = &cuda::Transpose;
   static constexpr auto GatherSparseRows = &cuda::GatherSparseRows;
