@@ -85,6 +85,20 @@ struct DeviceWrappers {
     Raw::Dropout(in, static_cast<int64_t>(y->size()), spec, y->OverwriteDevice());
   }
 
+  // The product of dropped-out x with b, x read once (c sized by the public function): one launch, or two for the
+  // transposed product (its partial sums over chunks of rows, then their ordered sum).
+  static void DropoutGemm(const Matrix& x, bool trans_x, const DropoutSpec& spec, const Matrix& b, Matrix* c) {
+    const float* xd = x.data.Device();
+    const float* bd = b.data.Device();
+    if (trans_x) {
+      Launch(x.cols > 0 && b.cols > 0, 2);
+      Raw::DropoutGemmTN(xd, x.rows, x.cols, spec, bd, b.cols, c->data.OverwriteDevice());
+    } else {
+      Launch(x.rows > 0 && b.cols > 0);
+      Raw::DropoutGemm(xd, x.rows, x.cols, spec, bd, b.cols, c->data.OverwriteDevice());
+    }
+  }
+
   static void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
     Launch(w->size() > 0);
     Raw::AdamStep(w->data.MutableDevice(), grad.data.Device(), m->data.MutableDevice(), v->data.MutableDevice(),
@@ -328,6 +342,7 @@ constexpr KernelOps MakeDeviceOps() {
       .axpy = W::Axpy,
       .relu_backward = W::ReluBackward,
       .dropout = W::Dropout,
+      .dropout_gemm = W::DropoutGemm,
       .adam_step = W::AdamStep,
       .adam_step_many = W::AdamStepMany,
       .gather_rows = W::GatherRows,

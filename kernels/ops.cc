@@ -29,6 +29,7 @@ constexpr KernelOps kCpuOps{
     .axpy = cpu::Axpy,
     .relu_backward = cpu::ReluBackward,
     .dropout = cpu::Dropout,
+    .dropout_gemm = nullptr,  // Dropout, then Gemm
     .adam_step = cpu::AdamStep,
     .adam_step_many = nullptr,  // one adam_step a tensor
     .gather_rows = cpu::GatherRows,

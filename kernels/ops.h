@@ -33,6 +33,9 @@ struct KernelOps {
   void (*relu_backward)(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
   // y sized (may be x); the first y->size() values of x (a prefix when y is shorter)
   void (*dropout)(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
+  // c sized: rows op(x) x b.cols (kernels/dense.h DropoutGemm); null (the CPU): the public function composes dropout
+  // and gemm
+  void (*dropout_gemm)(const Matrix& x, bool trans_x, const DropoutSpec& spec, const Matrix& b, Matrix* c);
   void (*adam_step)(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
   // Several tensors' steps (sizes checked; hp.weight_decay ignored: each tensor's own); null: adam_step on each.
   void (*adam_step_many)(const AdamStepParams& hp, std::span<const AdamTensor> tensors);

@@ -114,10 +114,13 @@ __global__ void ArgmaxConfusionKernel(const float* __restrict__ x, int64_t n_row
   }
   const int lane = static_cast<int>(threadIdx.x % kWarp);
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
-  const int64_t m = seg.end[seg.count - 1];
+  int64_t m = 0;  // the last segment's end
+#pragma unroll
+  for (int t = 0; t < kConfusionSegments; ++t) m = t == seg.count - 1 ? seg.end[t] : m;
   for (int64_t k = blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / kWarp; k < m; k += warps) {
-    int s = 0;
-    while (k >= seg.end[s]) ++s;
+    int s = 0;  // the segments ending at or before k (constant indices: seg stays in registers)
+#pragma unroll
+    for (int t = 0; t < kConfusionSegments - 1; ++t) s += t < seg.count - 1 && seg.end[t] <= k ? 1 : 0;
     unsigned long long* sc = h + s * stride;
     const int64_t r = rows[k];  // the same on every lane: the branches below are the warp's
     const int32_t y = r >= 0 && r < n_rows ? labels[r] : -1;

@@ -21,6 +21,8 @@ struct CudaRaw {
   static constexpr auto Axpy = &cuda::Axpy;
   static constexpr auto ReluBackward = &cuda::ReluBackward;
   static constexpr auto Dropout = &cuda::Dropout;
+  static constexpr auto DropoutGemm = &cuda::DropoutGemm;
+  static constexpr auto DropoutGemmTN = &cuda::DropoutGemmTN;
   static constexpr auto AdamStep = &cuda::AdamStep;
   static constexpr auto AdamStepBatch = &cuda::AdamStepBatch;
   static constexpr auto GatherRows = &cuda::GatherRows;

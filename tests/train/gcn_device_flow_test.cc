@@ -110,8 +110,8 @@ TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
 
 INSTANTIATE_TEST_SUITE_P(
     Simulated, GcnDeviceFlow,
-    ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn, 3},
-                      FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn, 4},
+    ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn, 2},
+                      FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn, 2},
                       FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage, 6},
                       FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn, 0},
                       FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn, 0},
