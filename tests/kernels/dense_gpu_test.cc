@@ -23,6 +23,21 @@ using testing::RandomMatrix;
 
 class DenseOnDevice : public testing::OnDevice {};
 
+// The float64 product op(a) · op(b) and, for its error bound, |op(a)| · |op(b)|.
+struct Product {
+  std::vector<double> value, abs;
+};
+Product Float64Product(const Matrix& a, bool ta, const Matrix& b, bool tb) {
+  const auto ad = testing::ToDouble(a);
+  const auto bd = testing::ToDouble(b);
+  std::vector<double> abs_a(ad.size());
+  std::vector<double> abs_b(bd.size());
+  for (size_t i = 0; i < ad.size(); ++i) abs_a[i] = std::fabs(ad[i]);
+  for (size_t i = 0; i < bd.size(); ++i) abs_b[i] = std::fabs(bd[i]);
+  return {testing::RefMatmul(ad, a.rows, a.cols, ta, bd, b.rows, b.cols, tb),
+          testing::RefMatmul(abs_a, a.rows, a.cols, ta, abs_b, b.rows, b.cols, tb)};
+}
+
 TEST_P(DenseOnDevice, GemmMatchesFloat64ProductForEveryTransposeAndShape) {
   struct Shape {
     int64_t m, n, k;
@@ -41,14 +56,7 @@ TEST_P(DenseOnDevice, GemmMatchesFloat64ProductForEveryTransposeAndShape) {
           Gemm(ctx_, a, ta != 0, b, tb != 0, alpha, beta, &c);
           ASSERT_EQ(c.rows, s.m);
           ASSERT_EQ(c.cols, s.n);
-          const auto ad = testing::ToDouble(a);
-          const auto bd = testing::ToDouble(b);
-          std::vector<double> abs_a(ad.size());
-          std::vector<double> abs_b(bd.size());
-          for (size_t i = 0; i < ad.size(); ++i) abs_a[i] = std::fabs(ad[i]);
-          for (size_t i = 0; i < bd.size(); ++i) abs_b[i] = std::fabs(bd[i]);
-          const auto want = testing::RefMatmul(ad, a.rows, a.cols, ta != 0, bd, b.rows, b.cols, tb != 0);
-          const auto bound = testing::RefMatmul(abs_a, a.rows, a.cols, ta != 0, abs_b, b.rows, b.cols, tb != 0);
+          const auto [want, bound] = Float64Product(a, ta != 0, b, tb != 0);
           auto got = c.View();
           auto old = c0.View();
           for (size_t i = 0; i < want.size(); ++i) {
@@ -238,14 +246,7 @@ TEST_P(DenseOnDevice, DropoutGemmIsTheProductOfTheDroppedValues) {
         const device::Counters after = device::ReadCounters();
         Matrix dropped(s.rows, s.cols);
         Dropout(cpu_, x.data, p, key, &dropped.data);
-        const auto dd = testing::ToDouble(dropped);
-        const auto bd = testing::ToDouble(b);
-        std::vector<double> abs_d(dd.size());
-        std::vector<double> abs_b(bd.size());
-        for (size_t i = 0; i < dd.size(); ++i) abs_d[i] = std::fabs(dd[i]);
-        for (size_t i = 0; i < bd.size(); ++i) abs_b[i] = std::fabs(bd[i]);
-        const auto want = testing::RefMatmul(dd, s.rows, s.cols, trans, bd, b.rows, b.cols, false);
-        const auto bound = testing::RefMatmul(abs_d, s.rows, s.cols, trans, abs_b, b.rows, b.cols, false);
+        const auto [want, bound] = Float64Product(dropped, trans, b, false);
         ASSERT_EQ(c.rows, trans ? s.cols : s.rows);
         ASSERT_EQ(c.cols, s.n);
         const int64_t k = trans ? s.rows : s.cols;
