@@ -45,6 +45,19 @@ void DropoutPrefix(const Context& ctx, const Buffer<float>& x, int64_t n, float 
 void DropoutBackward(const Context& ctx, const Buffer<float>& grad_y, float p, const StreamKey& key,
                      Buffer<float>* grad_x);
 
+// c = op(Dropout(x, p, key)) · b, op = transpose when trans_x (c resized): the product of x's dropped-out values
+// (the mask of each element's index in x, Dropout's values). Where the device has a fused kernel and the product is
+// narrow (DropoutGemmFuses) x is read once and never copied: the mask is applied as the product reads it (a model
+// layer then keeps no dropped-out copy of its input, and the backward pass's weight gradient, trans_x, regenerates
+// the mask). Elsewhere: Dropout into a temporary, then Gemm, the same values as those two calls.
+void DropoutGemm(const Context& ctx, const Matrix& x, bool trans_x, float p, const StreamKey& key, const Matrix& b,
+                 Matrix* c);
+// Whether DropoutGemm runs fused on ctx's device for a product whose output is n columns wide: a device with the
+// kernel (CUDA; the simulated device's host twin), n <= kDropoutGemmMaxWidth (one column tile: x read once; wider,
+// cuBLAS over a dropped-out copy reads it less often) and exact float32 math (--math tf32 keeps cuBLAS's TF32).
+inline constexpr int64_t kDropoutGemmMaxWidth = 32;
+bool DropoutGemmFuses(const Context& ctx, int64_t n);
+
 // One Adam step on a flat parameter (Kingma & Ba): g' = g + wd*w; m = b1*m + (1-b1)*g'; v = b2*v + (1-b2)*g'^2;
 // w -= step_size*m / (sqrt(v)*inv_sqrt_c2 + eps), where step_size = lr / (1 - b1^t) and inv_sqrt_c2 =
 // 1 / sqrt(1 - b2^t) carry the bias corrections. Element-wise in the same operation order on every device.

@@ -20,6 +20,7 @@
 #include "kernels/cuda/loss_cuda.h"
 #include "kernels/cuda/sparse_cuda.h"
 #include "kernels/device_csr.h"
+#include "kernels/loss.h"
 #include "kernels/ops.h"
 
 namespace tessel::kernels {
@@ -84,6 +85,20 @@ struct DeviceWrappers {
     const float* in = x.Device();
     Launch(y->size() > 0);
     Raw::Dropout(in, static_cast<int64_t>(y->size()), spec, y->OverwriteDevice());
+  }
+
+  // The product of dropped-out x with b, x read once (c sized by the public function): one launch, or two for the
+  // transposed product (its partial sums over chunks of rows, then their ordered sum).
+  static void DropoutGemm(const Matrix& x, bool trans_x, const DropoutSpec& spec, const Matrix& b, Matrix* c) {
+    const float* xd = x.data.Device();
+    const float* bd = b.data.Device();
+    if (trans_x) {
+      Launch(x.cols > 0 && b.cols > 0, 2);
+      Raw::DropoutGemmTN(xd, x.rows, x.cols, spec, bd, b.cols, c->data.OverwriteDevice());
+    } else {
+      Launch(x.rows > 0 && b.cols > 0);
+      Raw::DropoutGemm(xd, x.rows, x.cols, spec, bd, b.cols, c->data.OverwriteDevice());
+    }
   }
 
   static void AdamStep(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v) {
@@ -238,6 +253,22 @@ struct DeviceWrappers {
     std::copy(host.begin(), host.end(), out.begin());
   }
 
+  // The confusion counts reduced on the device: a memset and one kernel, then one download of the counts (a few
+  // hundred bytes) instead of a prediction per row.
+  static void ArgmaxConfusion(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                              std::span<const int64_t> ends, std::span<int64_t> counts) {
+    static_assert(cuda::kConfusionSegments == kMaxConfusionSegments);
+    cuda::ConfusionSegments seg;
+    seg.count = static_cast<int>(ends.size());
+    std::copy(ends.begin(), ends.end(), seg.end);
+    Buffer<int64_t> out = Buffer<int64_t>::Uninitialized(counts.size());
+    Launch(true, rows.empty() ? 1 : 2);  // the memset, then the rows
+    Raw::ArgmaxConfusion(logits.data.Device(), logits.rows, logits.cols, labels.Device(), rows.Device(), seg,
+                         out.OverwriteDevice());
+    const std::span<const int64_t> host = out.Host();
+    std::copy(host.begin(), host.end(), counts.begin());
+  }
+
   // ---- sparse
 
   // The CUDA SpMM's launches for a non-empty product: a memset without entries, the row kernel, or cuSPARSE's
@@ -314,6 +345,7 @@ constexpr KernelOps MakeDeviceOps() {
       .axpy = W::Axpy,
       .relu_backward = W::ReluBackward,
       .dropout = W::Dropout,
+      .dropout_gemm = W::DropoutGemm,
       .adam_step = W::AdamStep,
       .adam_step_many = W::AdamStepMany,
       .gather_rows = W::GatherRows,
@@ -325,6 +357,7 @@ constexpr KernelOps MakeDeviceOps() {
       .softmax_cross_entropy_add = W::SoftmaxCrossEntropyAdd,
       .row_softmax = W::RowSoftmax,
       .row_argmax = W::RowArgmax,
+      .argmax_confusion = W::ArgmaxConfusion,
       .spmm = W::SpMM,
       .transpose = W::Transpose,
       .gather_sparse_rows = W::GatherSparseRows,

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "core/context.h"
 #include "kernels/matrix.h"
@@ -31,5 +32,16 @@ void SoftmaxCrossEntropyAdd(const Context& ctx, const Matrix& logits, const Buff
 void RowSoftmax(const Context& ctx, const Matrix& logits, Matrix* probs);
 // Index of the largest value per row (first on ties).
 void RowArgmax(const Context& ctx, const Matrix& x, std::span<int32_t> out);
+
+// The confusion counts of the predictions RowArgmax would make (the same index, first on ties) against `labels`
+// (indexed by row of logits), over consecutive segments of `rows`: segment s is rows[ends[s - 1] .. ends[s])
+// (ends[-1] = 0; at most kMaxConfusionSegments segments). Returns ends.size() x (3 C + 1) counts, C = logits.cols:
+// for segment s at s (3 C + 1), per class c, true positives [c], false positives [C + c], false negatives [2 C + c],
+// then the segment's rows that could not be counted (a row outside logits or a label outside [0, C)). On a device
+// the rows' labels and ids are read there and only the counts come back: an evaluation downloads a few hundred
+// bytes instead of a prediction per node.
+inline constexpr int kMaxConfusionSegments = 4;
+std::vector<int64_t> ArgmaxConfusion(const Context& ctx, const Matrix& logits, const Buffer<int32_t>& labels,
+                                     const Buffer<int64_t>& rows, std::span<const int64_t> ends);
 
 }  // namespace tessel::kernels

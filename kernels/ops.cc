@@ -29,6 +29,7 @@ constexpr KernelOps kCpuOps{
     .axpy = cpu::Axpy,
     .relu_backward = cpu::ReluBackward,
     .dropout = cpu::Dropout,
+    .dropout_gemm = nullptr,  // Dropout, then Gemm
     .adam_step = cpu::AdamStep,
     .adam_step_many = nullptr,  // one adam_step a tensor
     .gather_rows = cpu::GatherRows,
@@ -40,6 +41,7 @@ constexpr KernelOps kCpuOps{
     .softmax_cross_entropy_add = cpu::SoftmaxCrossEntropyAdd,
     .row_softmax = cpu::RowSoftmax,
     .row_argmax = cpu::RowArgmax,
+    .argmax_confusion = cpu::ArgmaxConfusion,
     .spmm = cpu::SpMM,
     .transpose = cpu::Transpose,
     .gather_sparse_rows = cpu::GatherSparseRows,

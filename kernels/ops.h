@@ -33,6 +33,9 @@ struct KernelOps {
   void (*relu_backward)(const Matrix& y, const Matrix& grad_y, Matrix* grad_x);
   // y sized (may be x); the first y->size() values of x (a prefix when y is shorter)
   void (*dropout)(const Buffer<float>& x, const DropoutSpec& spec, Buffer<float>* y);
+  // c sized: rows op(x) x b.cols (kernels/dense.h DropoutGemm); null (the CPU): the public function composes dropout
+  // and gemm
+  void (*dropout_gemm)(const Matrix& x, bool trans_x, const DropoutSpec& spec, const Matrix& b, Matrix* c);
   void (*adam_step)(const AdamStepParams& hp, const Matrix& grad, Matrix* w, Matrix* m, Matrix* v);
   // Several tensors' steps (sizes checked; hp.weight_decay ignored: each tensor's own); null: adam_step on each.
   void (*adam_step_many)(const AdamStepParams& hp, std::span<const AdamTensor> tensors);
@@ -57,6 +60,9 @@ struct KernelOps {
                                     double weight, bool first, Matrix* grad, Buffer<double>* total);  // total sized 1
   void (*row_softmax)(const Matrix& logits, Matrix* probs);
   void (*row_argmax)(const Matrix& x, std::span<int32_t> out);
+  // ends checked (1 to kMaxConfusionSegments, non-decreasing, the last rows.size()); counts sized and zeroed
+  void (*argmax_confusion)(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                           std::span<const int64_t> ends, std::span<int64_t> counts);
   // sparse.h (y is sized)
   void (*spmm)(const SparseMatrix& a, const Matrix& x, Matrix* y);
   SparseMatrix (*transpose)(const SparseMatrix& a);
@@ -92,6 +98,8 @@ void SoftmaxCrossEntropyAdd(const Matrix& logits, const Buffer<int32_t>& labels,
                             double weight, bool first, Matrix* grad, Buffer<double>* total);
 void RowSoftmax(const Matrix& logits, Matrix* probs);
 void RowArgmax(const Matrix& x, std::span<int32_t> out);
+void ArgmaxConfusion(const Matrix& logits, const Buffer<int32_t>& labels, const Buffer<int64_t>& rows,
+                     std::span<const int64_t> ends, std::span<int64_t> counts);
 void SpMM(const SparseMatrix& a, const Matrix& x, Matrix* y);
 SparseMatrix Transpose(const SparseMatrix& a);
 SparseMatrix GatherSparseRows(const SparseMatrix& a, std::span<const int64_t> ids, const Buffer<int64_t>* ids_buf);

@@ -274,10 +274,8 @@ void Loop::SelectOnDevice() {
 
 void Loop::SelectPart(int label, int part) {
   void* scratch = topk_scratch_.data();
-  dev_.TopK(0, label, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, up_key_.data(), up_id_.data(),
-            scratch);
-  dev_.TopK(1, label, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, low_key_.data(), low_id_.data(),
-            scratch);
+  dev_.TopKBoth(label, n_act_, act_.data(), y_.data(), st_.data(), g_.data(), q_, up_key_.data(), up_id_.data(),
+                low_key_.data(), low_id_.data(), scratch);
   auto* info = reinterpret_cast<SelectInfo*>(info_.data());
   dev_.FormWorkingSet(up_key_.data(), up_id_.data(), low_key_.data(), low_id_.data(), q_, q_, part, chosen_.data(),
                       pos_.data(), rows_.data(), y_.data(), info, ws_pos_.data(), ws_rows_.data(), ws_y_.data());

@@ -9,8 +9,8 @@
 //   - kernel rows from a device row cache (LRU over slots of a byte budget, keyed by sample): only the missing rows
 //     are computed, and one upload gives every entry's slot and the missing list;
 //   - the subproblem in one thread block, then the bookkeeping and the gradient update on the device;
-//   - the next selection on the state the round left: a device top-k of each side (no sort of the whole set), the
-//     working set formed on the device;
+//   - the next selection on the state the round left: a device top-k of each side (no sort of the whole set; both
+//     sides in each launch), the working set formed on the device;
 //   - one download of (steps, the entries that reached or left C) and the next selection's (gap, m, ids).
 // So a steady-state round makes no allocation, one download (its one synchronisation) and one upload; a selection
 // of its own (the first, and after an elimination check changed the active set) adds a download, and an
@@ -56,12 +56,17 @@ class LoopDevice {
   virtual void ReserveRows(int64_t q, int64_t n) = 0;
 
   // ---- selection
-  // Scratch bytes TopK needs for n candidates, k kept.
+  // Scratch bytes TopK and TopKBoth need for n candidates, k kept.
   virtual size_t TopKScratchBytes(int64_t n, int64_t k) const = 0;
   // keys/ids[0..k): the k best candidates (CandidateKey of `side` and `label`: 0 any, +1 or -1 only that label's
   // samples) among the samples act[0..n), in Before's order; entries past the candidates have id -1.
   virtual void TopK(int side, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st,
                     const double* g, int64_t k, double* keys, int32_t* ids, void* scratch) = 0;
+  // TopK of side 0 into up_keys/up_ids and of side 1 into low_keys/low_ids (both of `label`), both sides in every
+  // launch: the two calls' values in half their launches (a selection's).
+  virtual void TopKBoth(int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
+                        int64_t k, double* up_keys, int32_t* up_ids, double* low_keys, int32_t* low_ids,
+                        void* scratch) = 0;
   // FormWorkingSet (device_loop_math.h) of `part` in one thread.
   virtual void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
                               int64_t k, int64_t q, int part, uint8_t* chosen, const int32_t* pos, const int32_t* rows,

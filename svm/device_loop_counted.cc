@@ -34,11 +34,13 @@ class CountedDevice final : public LoopDevice {
   size_t TopKScratchBytes(int64_t n, int64_t k) const override { return d_.TopKScratchBytes(n, k); }
   void TopK(int side, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
             int64_t k, double* keys, int32_t* ids, void* scratch) override {
-    int64_t lists = std::max<int64_t>(1, (n + TopKTile(k) - 1) / TopKTile(k));
-    int64_t launches = 2;  // the tiles' sorts and the copy of the head
-    for (; lists > 1; lists = (lists + 1) / 2) ++launches;
-    Count(true, launches);
+    Count(true, TopKLaunches(n, k));
     d_.TopK(side, label, n, act, y, st, g, k, keys, ids, scratch);
+  }
+  void TopKBoth(int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
+                double* up_keys, int32_t* up_ids, double* low_keys, int32_t* low_ids, void* scratch) override {
+    Count(true, TopKLaunches(n, k));  // TopK's, each launch over both sides
+    d_.TopKBoth(label, n, act, y, st, g, k, up_keys, up_ids, low_keys, low_ids, scratch);
   }
   void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
                       int64_t k, int64_t q, int part, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
@@ -114,6 +116,13 @@ class CountedDevice final : public LoopDevice {
   }
 
  private:
+  // The tiles' sorts, one merge a level and the copy of the head.
+  static int64_t TopKLaunches(int64_t n, int64_t k) {
+    int64_t lists = std::max<int64_t>(1, (n + TopKTile(k) - 1) / TopKTile(k));
+    int64_t launches = 2;
+    for (; lists > 1; lists = (lists + 1) / 2) ++launches;
+    return launches;
+  }
   static void Count(bool work, int64_t n = 1) {
     if (work) device::CountLaunches(n);
   }

@@ -90,6 +90,11 @@ class TwinDevice final : public LoopDevice {
     std::copy(key_.begin(), key_.begin() + k, keys);
     std::copy(id_.begin(), id_.begin() + k, ids);
   }
+  void TopKBoth(int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
+                double* up_keys, int32_t* up_ids, double* low_keys, int32_t* low_ids, void* scratch) override {
+    TopK(0, label, n, act, y, st, g, k, up_keys, up_ids, scratch);
+    TopK(1, label, n, act, y, st, g, k, low_keys, low_ids, scratch);
+  }
   void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,
                       int64_t k, int64_t q, int part, uint8_t* chosen, const int32_t* pos, const int32_t* rows,
                       const int8_t* y, SelectInfo* info, int32_t* ws_pos, int32_t* ws_rows, int8_t* ws_y) override {

@@ -82,6 +82,27 @@ void Dropout(const Context& ctx, const Buffer<float>& x, float p, const StreamKe
   Ops(ctx).dropout(x, MakeDropoutSpec(p, Rng(key)()), y);
 }
 
+bool DropoutGemmFuses(const Context& ctx, int64_t n) {
+  return Ops(ctx).dropout_gemm != nullptr && n <= kDropoutGemmMaxWidth && ctx.gemm_math == GemmMath::kFp32;
+}
+
+void DropoutGemm(const Context& ctx, const Matrix& x, bool trans_x, float p, const StreamKey& key, const Matrix& b,
+                 Matrix* c) {
+  TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);
+  TESSEL_CHECK(c != &x && c != &b, "DropoutGemm: the output must not be an operand");
+  if (DropoutGemmFuses(ctx, b.cols)) {
+    GemmShape(x, trans_x, b, false, 0.0F, c);
+    Ops(ctx).dropout_gemm(x, trans_x, MakeDropoutSpec(p, Rng(key)()), b, c);
+    return;
+  }
+  Matrix dropped;
+  dropped.rows = x.rows;
+  dropped.cols = x.cols;
+  dropped.data = Buffer<float>::Uninitialized(static_cast<size_t>(x.size()));
+  Dropout(ctx, x.data, p, key, &dropped.data);
+  Gemm(ctx, dropped, trans_x, b, false, 1.0F, 0.0F, c);
+}
+
 void DropoutPrefix(const Context& ctx, const Buffer<float>& x, int64_t n, float p, const StreamKey& key,
                    Buffer<float>* y) {
   TESSEL_CHECK(p >= 0.0F && p < 1.0F, "dropout probability must be in [0, 1), got {}", p);

@@ -167,12 +167,37 @@ struct HostRaw {
     }
     total[0] = (first ? 0.0 : total[0]) + (s * inv_m) * weight;
   }
+  // Dropout's values into a temporary, then the CPU's GEMM: the CPU path's values bit for bit (the CUDA kernel is
+  // within Gemm's float32 bound of them).
+  static Matrix Dropped(const float* x, int64_t rows, int64_t cols, const DropoutSpec& spec) {
+    Matrix d(rows, cols);
+    cpu::Dropout(View(x, rows * cols), spec, &d.data);
+    return d;
+  }
+  static void DropoutGemm(const float* x, int64_t rows, int64_t cols, const DropoutSpec& spec, const float* b,
+                          int64_t n, float* c) {
+    Matrix c_view = M(c, rows, n);
+    cpu::Gemm(Dropped(x, rows, cols, spec), false, M(b, cols, n), false, 1.0F, 0.0F, &c_view);
+  }
+  static void DropoutGemmTN(const float* x, int64_t rows, int64_t cols, const DropoutSpec& spec, const float* b,
+                            int64_t n, float* c) {
+    Matrix c_view = M(c, cols, n);
+    cpu::Gemm(Dropped(x, rows, cols, spec), true, M(b, rows, n), false, 1.0F, 0.0F, &c_view);
+  }
   static void RowSoftmax(const float* logits, int64_t n_rows, int64_t c, float* probs) {
     Matrix out = M(probs, n_rows, c);
     cpu::RowSoftmax(M(logits, n_rows, c), &out);
   }
   static void RowArgmax(const float* x, int64_t n_rows, int64_t c, int32_t* out) {
     cpu::RowArgmax(M(x, n_rows, c), std::span<int32_t>(out, static_cast<size_t>(n_rows)));
+  }
+  static void ArgmaxConfusion(const float* x, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
+                              const cuda::ConfusionSegments& seg, int64_t* counts) {
+    const auto n = static_cast<size_t>(seg.count) * static_cast<size_t>(3 * c + 1);
+    std::fill_n(counts, n, int64_t{0});  // the CUDA code's memset
+    cpu::ArgmaxConfusion(M(x, n_rows, c), View(labels, n_rows), View(rows, seg.end[seg.count - 1]),
+                         std::span<const int64_t>(seg.end, static_cast<size_t>(seg.count)),
+                         std::span<int64_t>(counts, n));
   }
   static void SpMM(const DeviceCsr& a, const float* x, int64_t n, float* y) {
     Matrix y_view = M(y, a.rows, n);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <mutex>
 #include <vector>
 
 #include "core/parallel.h"
@@ -41,6 +42,24 @@ void RowArgmax(const Context& ctx, const Matrix& x, std::span<int32_t> out) {
   TESSEL_CHECK(static_cast<int64_t>(out.size()) == x.rows, "RowArgmax: output has {} entries for {} rows", out.size(),
                x.rows);
   Ops(ctx).row_argmax(x, out);
+}
+
+std::vector<int64_t> ArgmaxConfusion(const Context& ctx, const Matrix& logits, const Buffer<int32_t>& labels,
+                                     const Buffer<int64_t>& rows, std::span<const int64_t> ends) {
+  TESSEL_CHECK(static_cast<int64_t>(labels.size()) == logits.rows, "ArgmaxConfusion: {} labels for {} rows",
+               labels.size(), logits.rows);
+  TESSEL_CHECK(!ends.empty() && static_cast<int>(ends.size()) <= kMaxConfusionSegments,
+               "ArgmaxConfusion: {} segments (1 to {})", ends.size(), kMaxConfusionSegments);
+  int64_t begin = 0;
+  for (const int64_t end : ends) {
+    TESSEL_CHECK(end >= begin, "ArgmaxConfusion: segment ends {} after {}", end, begin);
+    begin = end;
+  }
+  TESSEL_CHECK(static_cast<size_t>(ends.back()) == rows.size(), "ArgmaxConfusion: segments end at {}, {} rows given",
+               ends.back(), rows.size());
+  std::vector<int64_t> counts(ends.size() * static_cast<size_t>(3 * logits.cols + 1), 0);
+  Ops(ctx).argmax_confusion(logits, labels, rows, ends, counts);
+  return counts;
 }
 
 namespace cpu {
@@ -121,6 +140,41 @@ void RowArgmax(const Matrix& x, std::span<int32_t> out) {
   parallel_for<int64_t>(0, x.rows, 1024, [&](int64_t r) {
     const float* z = xv.data() + r * c;
     out[r] = static_cast<int32_t>(std::max_element(z, z + c) - z);
+  });
+}
+
+void ArgmaxConfusion(const Matrix& logits, const Buffer<int32_t>& label_buf, const Buffer<int64_t>& row_buf,
+                     std::span<const int64_t> ends, std::span<int64_t> counts) {
+  const int64_t c = logits.cols;
+  const int64_t stride = 3 * c + 1;  // per segment: tp[c], fp[c], fn[c], uncounted
+  const std::span<const float> z = logits.View();
+  const std::span<const int32_t> labels = label_buf.Host();
+  const std::span<const int64_t> rows = row_buf.Host();
+  std::mutex merge;
+  // Chunks count apart and add under the lock: integer sums, the same whatever the chunks.
+  parallel_for_chunks<int64_t>(0, static_cast<int64_t>(rows.size()), 4096, [&](int64_t first, int64_t last) {
+    std::vector<int64_t> local(counts.size(), 0);
+    size_t s = 0;
+    for (int64_t k = first; k < last; ++k) {
+      while (k >= ends[s]) ++s;
+      int64_t* seg = local.data() + static_cast<int64_t>(s) * stride;
+      const int64_t r = rows[static_cast<size_t>(k)];
+      const int32_t y = r >= 0 && r < logits.rows ? labels[static_cast<size_t>(r)] : -1;
+      if (y < 0 || y >= c) {
+        ++seg[3 * c];
+        continue;
+      }
+      const float* row = z.data() + r * c;
+      const int64_t p = std::max_element(row, row + c) - row;  // RowArgmax's prediction
+      if (p == y) {
+        ++seg[y];
+      } else {
+        ++seg[c + p];
+        ++seg[2 * c + y];
+      }
+    }
+    const std::lock_guard<std::mutex> lock(merge);
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] += local[i];
   });
 }
 

@@ -26,6 +26,16 @@ void Axpy(float alpha, const float* x, int64_t n, float* y);  // y[i] += alpha *
 void ReluBackward(const float* y, const float* grad_y, int64_t n, float* grad_x);
 // y[i] = keep(i) ? x[i] * scale : 0 with the CPU's mask function (kernels/dropout_math.h); y may be x.
 void Dropout(const float* x, int64_t n, const DropoutSpec& spec, float* y);
+// The product of dropped-out x (x[i] * scale where the mask of index i keeps it, else 0: Dropout's values) with b,
+// x never copied (kernels/cuda/dropout_gemm.cu). x is rows x cols, b row-major with n columns, float32 products
+// accumulated in float32 in order of the inner index (fmaf: within Gemm's float32 bound; the same bits every run).
+// DropoutGemm: c[rows x n] = drop(x) · b (b: cols x n); one launch.
+// DropoutGemmTN: c[cols x n] = drop(x)ᵀ · b (b: rows x n); partial products over chunks of x's rows, then their sum
+// in chunk order (two launches; the partials in a scratch allocation).
+void DropoutGemm(const float* x, int64_t rows, int64_t cols, const DropoutSpec& spec, const float* b, int64_t n,
+                 float* c);
+void DropoutGemmTN(const float* x, int64_t rows, int64_t cols, const DropoutSpec& spec, const float* b, int64_t n,
+                   float* c);
 // Adam: g' = g + wd·w; m = b1·m + (1-b1)·g'; v = b2·v + (1-b2)·g'²; w -= step·m / (sqrt(v)·inv_sqrt_c2 + eps).
 void AdamStep(float* w, const float* g, float* m, float* v, int64_t n, float wd, float beta1, float beta2,
               float step_size, float inv_sqrt_c2, float eps);

@@ -1,5 +1,5 @@
-// CUDA softmax cross-entropy, row softmax and arg-max: one warp per row, max in float32 and the softmax
-// denominator in float64, the same formulas as the CPU twin (kernels/cpu/loss.cc).
+// CUDA softmax cross-entropy, row softmax, arg-max and the arg-max's confusion counts: one warp per row, max in float32
+// and the softmax denominator in float64, the same formulas as the CPU twin (kernels/cpu/loss.cc).
 #include "kernels/cuda/launch_cuda.h"
 #include "kernels/cuda/loss_cuda.h"
 
@@ -66,29 +66,83 @@ __global__ void RowSoftmaxKernel(const float* logits, int64_t n_rows, int64_t c,
   }
 }
 
+// The index of the largest of z[0 .. c) (first on ties; 0 when c == 0), the same on every lane of the warp.
+__device__ int64_t WarpArgmax(const float* z, int64_t c, int lane) {
+  float best = -INFINITY;
+  int64_t best_j = c;  // "none yet": loses every tie
+  for (int64_t j = lane; j < c; j += kWarp) {
+    if (best_j == c || z[j] > best) {
+      best = z[j];
+      best_j = j;
+    }
+  }
+  for (int o = kWarp / 2; o > 0; o /= 2) {
+    const float ov = __shfl_xor_sync(0xffffffffU, best, o);
+    const int64_t oj = __shfl_xor_sync(0xffffffffU, best_j, o);
+    const bool other_valid = oj < c;
+    if (other_valid && (best_j == c || ov > best || (ov == best && oj < best_j))) {
+      best = ov;
+      best_j = oj;
+    }
+  }
+  return best_j == c ? 0 : best_j;
+}
+
 __global__ void RowArgmaxKernel(const float* x, int64_t n_rows, int64_t c, int32_t* out) {
   const int lane = static_cast<int>(threadIdx.x % kWarp);
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
   for (int64_t r = blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / kWarp; r < n_rows; r += warps) {
-    const float* z = x + r * c;
-    float best = -INFINITY;
-    int64_t best_j = c;  // "none yet": loses every tie
-    for (int64_t j = lane; j < c; j += kWarp) {
-      if (best_j == c || z[j] > best) {
-        best = z[j];
-        best_j = j;
+    const int64_t best = WarpArgmax(x + r * c, c, lane);
+    if (lane == 0) out[r] = static_cast<int32_t>(best);
+  }
+}
+
+// One warp per listed row: its arg-max (RowArgmax's) scored against its label. kShared: the block counts in shared
+// memory and adds its non-zero counts to the global ones at its end (a few hundred atomics a block instead of one
+// or two a row); otherwise (counts too many for shared memory) every row adds to the global counts.
+template <bool kShared>
+__global__ void ArgmaxConfusionKernel(const float* __restrict__ x, int64_t n_rows, int64_t c,
+                                      const int32_t* __restrict__ labels, const int64_t* __restrict__ rows,
+                                      ConfusionSegments seg, unsigned long long* __restrict__ counts) {
+  extern __shared__ unsigned long long block_counts[];
+  const int64_t stride = 3 * c + 1;
+  const int64_t size = seg.count * stride;
+  unsigned long long* h = kShared ? block_counts : counts;
+  if constexpr (kShared) {
+    for (int64_t i = threadIdx.x; i < size; i += blockDim.x) block_counts[i] = 0;
+    __syncthreads();
+  }
+  const int lane = static_cast<int>(threadIdx.x % kWarp);
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kRowsPerBlock;
+  int64_t m = 0;  // the last segment's end
+#pragma unroll
+  for (int t = 0; t < kConfusionSegments; ++t) m = t == seg.count - 1 ? seg.end[t] : m;
+  for (int64_t k = blockIdx.x * static_cast<int64_t>(kRowsPerBlock) + threadIdx.x / kWarp; k < m; k += warps) {
+    int s = 0;  // the segments ending at or before k (constant indices: seg stays in registers)
+#pragma unroll
+    for (int t = 0; t < kConfusionSegments - 1; ++t) s += t < seg.count - 1 && seg.end[t] <= k ? 1 : 0;
+    unsigned long long* sc = h + s * stride;
+    const int64_t r = rows[k];  // the same on every lane: the branches below are the warp's
+    const int32_t y = r >= 0 && r < n_rows ? labels[r] : -1;
+    if (y < 0 || y >= c) {
+      if (lane == 0) atomicAdd(sc + 3 * c, 1ULL);
+      continue;
+    }
+    const int64_t p = WarpArgmax(x + r * c, c, lane);
+    if (lane == 0) {
+      if (p == y) {
+        atomicAdd(sc + y, 1ULL);
+      } else {
+        atomicAdd(sc + c + p, 1ULL);
+        atomicAdd(sc + 2 * c + y, 1ULL);
       }
     }
-    for (int o = kWarp / 2; o > 0; o /= 2) {
-      const float ov = __shfl_xor_sync(0xffffffffU, best, o);
-      const int64_t oj = __shfl_xor_sync(0xffffffffU, best_j, o);
-      const bool other_valid = oj < c;
-      if (other_valid && (best_j == c || ov > best || (ov == best && oj < best_j))) {
-        best = ov;
-        best_j = oj;
-      }
+  }
+  if constexpr (kShared) {
+    __syncthreads();
+    for (int64_t i = threadIdx.x; i < size; i += blockDim.x) {
+      if (block_counts[i] != 0) atomicAdd(counts + i, block_counts[i]);
     }
-    if (lane == 0) out[r] = static_cast<int32_t>(best_j == c ? 0 : best_j);
   }
 }
 
@@ -175,6 +229,27 @@ void RowSoftmax(const float* logits, int64_t n_rows, int64_t c, float* probs) {
 void RowArgmax(const float* x, int64_t n_rows, int64_t c, int32_t* out) {
   if (n_rows == 0) return;
   RowArgmaxKernel<<<RowBlocks(n_rows), kThreads>>>(x, n_rows, c, out);
+  TESSEL_CUDA_CHECK_LAUNCH();
+}
+
+void ArgmaxConfusion(const float* x, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
+                     const ConfusionSegments& seg, int64_t* counts) {
+  static_assert(sizeof(unsigned long long) == sizeof(int64_t));
+  const size_t bytes = static_cast<size_t>(seg.count) * static_cast<size_t>(3 * c + 1) * sizeof(int64_t);
+  TESSEL_CUDA_CHECK(cudaMemset(counts, 0, bytes));
+  ::tessel::device::NoteLaunchesSeen(1);
+  const int64_t m = seg.end[seg.count - 1];
+  if (m == 0) return;
+  auto* out = reinterpret_cast<unsigned long long*>(counts);
+  constexpr size_t kSharedLimit = 32 * 1024;  // under the 48 KiB a block may take without opting in
+  if (bytes <= kSharedLimit) {
+    // A block flushes its counts once: about as many blocks as run at a time (8 of 256 threads per SM on an H200's
+    // 132), each over many rows.
+    const int blocks = RowBlocks(m) < 1024 ? RowBlocks(m) : 1024;
+    ArgmaxConfusionKernel<true><<<blocks, kThreads, bytes>>>(x, n_rows, c, labels, rows, seg, out);
+  } else {
+    ArgmaxConfusionKernel<false><<<RowBlocks(m), kThreads>>>(x, n_rows, c, labels, rows, seg, out);
+  }
   TESSEL_CUDA_CHECK_LAUNCH();
 }
 

@@ -22,4 +22,16 @@ void RowSoftmax(const float* logits, int64_t n_rows, int64_t c, float* probs);
 // out[i] = index of the largest value of row i (first on ties).
 void RowArgmax(const float* x, int64_t n_rows, int64_t c, int32_t* out);
 
+// Consecutive segments of a row list: segment s is [end[s - 1], end[s]) (end[-1] = 0), count of them in use.
+constexpr int kConfusionSegments = 4;
+struct ConfusionSegments {
+  int count = 0;
+  int64_t end[kConfusionSegments] = {};
+};
+// counts (seg.count x (3 c + 1), zeroed here) += for k in segment s, r = rows[k], y = labels[r], p = RowArgmax's
+// index of row r: y == p: tp [s (3c + 1) + y]; else fp [.. + c + p] and fn [.. + 2c + y]; a row outside [0, n_rows)
+// or a label outside [0, c): [.. + 3c]. Integer counts: the same whatever the order of the additions.
+void ArgmaxConfusion(const float* x, int64_t n_rows, int64_t c, const int32_t* labels, const int64_t* rows,
+                     const ConfusionSegments& seg, int64_t* counts);
+
 }  // namespace tessel::kernels::cuda

@@ -21,6 +21,8 @@ struct CudaRaw {
   static constexpr auto Axpy = &cuda::Axpy;
   static constexpr auto ReluBackward = &cuda::ReluBackward;
   static constexpr auto Dropout = &cuda::Dropout;
+  static constexpr auto DropoutGemm = &cuda::DropoutGemm;
+  static constexpr auto DropoutGemmTN = &cuda::DropoutGemmTN;
   static constexpr auto AdamStep = &cuda::AdamStep;
   static constexpr auto AdamStepBatch = &cuda::AdamStepBatch;
   static constexpr auto GatherRows = &cuda::GatherRows;
@@ -31,6 +33,7 @@ struct CudaRaw {
   static constexpr auto LossTotal = &cuda::LossTotal;
   static constexpr auto RowSoftmax = &cuda::RowSoftmax;
   static constexpr auto RowArgmax = &cuda::RowArgmax;
+  static constexpr auto ArgmaxConfusion = &cuda::ArgmaxConfusion;
   static constexpr auto SpMM = &cuda::SpMM;
   static constexpr auto Transpose = &cuda::Transpose;
   static constexpr auto GatherSparseRows = &cuda::GatherSparseRows;

@@ -43,12 +43,16 @@ __device__ inline void Bitonic(double* key, int32_t* id, int n, int first_size) 
   }
 }
 
+// Side side0 + blockIdx.y (one side, or both in one launch), its lists at out + blockIdx.y * side_entries.
 __global__ void __launch_bounds__(kSortThreads)
-    TopKTiles(int side, int label, int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
-              const int8_t* __restrict__ st, const double* __restrict__ g, int tile, double* __restrict__ out_key,
-              int32_t* __restrict__ out_id) {
+    TopKTiles(int side0, int label, int64_t n, const int32_t* __restrict__ act, const int8_t* __restrict__ y,
+              const int8_t* __restrict__ st, const double* __restrict__ g, int tile, int64_t side_entries,
+              double* __restrict__ out_key, int32_t* __restrict__ out_id) {
   __shared__ double key[kMaxTile];
   __shared__ int32_t id[kMaxTile];
+  const int side = side0 + static_cast<int>(blockIdx.y);
+  out_key += blockIdx.y * side_entries;
+  out_id += blockIdx.y * side_entries;
   const int64_t base = static_cast<int64_t>(blockIdx.x) * tile;
   for (int t = static_cast<int>(threadIdx.x); t < tile; t += static_cast<int>(blockDim.x)) {
     double v = -HUGE_VAL;
@@ -68,12 +72,17 @@ __global__ void __launch_bounds__(kSortThreads)
   }
 }
 
-// Block b: the best `tile` of lists 2b and 2b + 1 (each sorted), or list 2b alone when it is the last.
+// Block b: the best `tile` of lists 2b and 2b + 1 (each sorted), or list 2b alone when it is the last; of the side
+// blockIdx.y, whose lists are at + blockIdx.y * side_entries.
 __global__ void __launch_bounds__(kSortThreads)
-    TopKMerge(int64_t lists, int tile, const double* __restrict__ in_key, const int32_t* __restrict__ in_id,
-              double* __restrict__ out_key, int32_t* __restrict__ out_id) {
+    TopKMerge(int64_t lists, int tile, int64_t side_entries, const double* __restrict__ in_key,
+              const int32_t* __restrict__ in_id, double* __restrict__ out_key, int32_t* __restrict__ out_id) {
   __shared__ double key[kMaxTile];
   __shared__ int32_t id[kMaxTile];
+  in_key += blockIdx.y * side_entries;
+  in_id += blockIdx.y * side_entries;
+  out_key += blockIdx.y * side_entries;
+  out_id += blockIdx.y * side_entries;
   const int64_t a = 2 * static_cast<int64_t>(blockIdx.x);
   const bool pair = a + 1 < lists;
   for (int t = static_cast<int>(threadIdx.x); t < tile; t += static_cast<int>(blockDim.x)) {
@@ -91,8 +100,14 @@ __global__ void __launch_bounds__(kSortThreads)
   }
 }
 
-__global__ void CopyHead(int64_t k, const double* __restrict__ in_key, const int32_t* __restrict__ in_id,
-                         double* __restrict__ key, int32_t* __restrict__ id) {
+// The first k of side blockIdx.y's list (at + blockIdx.y * side_entries) into key_y / id_y.
+__global__ void CopyHead(int64_t k, int64_t side_entries, const double* __restrict__ in_key,
+                         const int32_t* __restrict__ in_id, double* __restrict__ key0, int32_t* __restrict__ id0,
+                         double* __restrict__ key1, int32_t* __restrict__ id1) {
+  in_key += blockIdx.y * side_entries;
+  in_id += blockIdx.y * side_entries;
+  double* key = blockIdx.y == 0 ? key0 : key1;
+  int32_t* id = blockIdx.y == 0 ? id0 : id1;
   for (int64_t t = GlobalIndex(); t < k; t += GlobalStride()) {
     key[t] = in_key[t];
     id[t] = in_id[t];
@@ -416,34 +431,48 @@ class CudaDevice final : public LoopDevice {
   int64_t Evaluations() const override { return rows_.evaluations(); }
   void ReserveRows(int64_t q, int64_t n) override { rows_.ReserveRows(q, n); }
 
+  // Two ping-pong areas of lists * tile entries per side (both sides: TopKBoth), keys, then ids.
   size_t TopKScratchBytes(int64_t n, int64_t k) const override {
     const int64_t tile = TopKTile(k);
     const int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
-    return static_cast<size_t>(2 * lists * tile) * (sizeof(double) + sizeof(int32_t));
+    return static_cast<size_t>(2 * 2 * lists * tile) * (sizeof(double) + sizeof(int32_t));
   }
   void TopK(int side, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g,
             int64_t k, double* keys, int32_t* ids, void* scratch) override {
+    TopKSides(side, 1, label, n, act, y, st, g, k, keys, ids, nullptr, nullptr, scratch);
+  }
+  void TopKBoth(int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st, const double* g, int64_t k,
+                double* up_keys, int32_t* up_ids, double* low_keys, int32_t* low_ids, void* scratch) override {
+    TopKSides(0, 2, label, n, act, y, st, g, k, up_keys, up_ids, low_keys, low_ids, scratch);
+  }
+  // The tournament of sides side0 .. side0 + sides - 1 (candidates of `label`: 0 any), each launch over all of them
+  // (grid y): side s's lists in its own part of each ping-pong area.
+  void TopKSides(int side0, int sides, int label, int64_t n, const int32_t* act, const int8_t* y, const int8_t* st,
+                 const double* g, int64_t k, double* keys0, int32_t* ids0, double* keys1, int32_t* ids1,
+                 void* scratch) {
     const int64_t tile = TopKTile(k);
     int64_t lists = std::max<int64_t>(1, (n + tile - 1) / tile);
-    // Two ping-pong areas of lists * tile entries: keys, then ids.
     auto* base = static_cast<char*>(scratch);
-    const size_t entries = static_cast<size_t>(lists * tile);
-    double* key[2] = {reinterpret_cast<double*>(base), reinterpret_cast<double*>(base) + entries};
-    int32_t* id[2] = {reinterpret_cast<int32_t*>(base + 2 * entries * sizeof(double)),
-                      reinterpret_cast<int32_t*>(base + 2 * entries * sizeof(double)) + entries};
-    TopKTiles<<<static_cast<unsigned>(lists), kSortThreads>>>(side, label, n, act, y, st, g, static_cast<int>(tile),
-                                                              key[0], id[0]);
+    const int64_t per_side = lists * tile;
+    const size_t area = static_cast<size_t>(2 * per_side);  // entries of one ping-pong area (room for both sides)
+    double* key[2] = {reinterpret_cast<double*>(base), reinterpret_cast<double*>(base) + area};
+    int32_t* id[2] = {reinterpret_cast<int32_t*>(base + 2 * area * sizeof(double)),
+                      reinterpret_cast<int32_t*>(base + 2 * area * sizeof(double)) + area};
+    const auto ys = static_cast<unsigned>(sides);
+    TopKTiles<<<dim3(static_cast<unsigned>(lists), ys), kSortThreads>>>(
+        side0, label, n, act, y, st, g, static_cast<int>(tile), per_side, key[0], id[0]);
     TESSEL_CUDA_CHECK_LAUNCH();
     int cur = 0;
     while (lists > 1) {
       const int64_t next = (lists + 1) / 2;
-      TopKMerge<<<static_cast<unsigned>(next), kSortThreads>>>(lists, static_cast<int>(tile), key[cur], id[cur],
-                                                               key[1 - cur], id[1 - cur]);
+      TopKMerge<<<dim3(static_cast<unsigned>(next), ys), kSortThreads>>>(lists, static_cast<int>(tile), per_side,
+                                                                         key[cur], id[cur], key[1 - cur], id[1 - cur]);
       TESSEL_CUDA_CHECK_LAUNCH();
       cur = 1 - cur;
       lists = next;
     }
-    CopyHead<<<Blocks(k), kThreads>>>(k, key[cur], id[cur], keys, ids);
+    CopyHead<<<dim3(static_cast<unsigned>(Blocks(k)), ys), kThreads>>>(k, per_side, key[cur], id[cur], keys0, ids0,
+                                                                       keys1, ids1);
     TESSEL_CUDA_CHECK_LAUNCH();
   }
   void FormWorkingSet(const double* up_key, const int32_t* up_id, const double* low_key, const int32_t* low_id,

@@ -2,11 +2,13 @@
 // product, bias/ReLU/dropout and their backward passes against serial loops; cuda against the CPU twin.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ios>
 #include <tuple>
 #include <vector>
 
+#include "core/device.h"
 #include "kernels/dense.h"
 #include "kernels/dropout_math.h"
 #include "tests/kernels/gpu_test_util.h"
@@ -20,6 +22,21 @@ using testing::Poisoned;
 using testing::RandomMatrix;
 
 class DenseOnDevice : public testing::OnDevice {};
+
+// The float64 product op(a) · op(b) and, for its error bound, |op(a)| · |op(b)|.
+struct Product {
+  std::vector<double> value, abs;
+};
+Product Float64Product(const Matrix& a, bool ta, const Matrix& b, bool tb) {
+  const auto ad = testing::ToDouble(a);
+  const auto bd = testing::ToDouble(b);
+  std::vector<double> abs_a(ad.size());
+  std::vector<double> abs_b(bd.size());
+  for (size_t i = 0; i < ad.size(); ++i) abs_a[i] = std::fabs(ad[i]);
+  for (size_t i = 0; i < bd.size(); ++i) abs_b[i] = std::fabs(bd[i]);
+  return {testing::RefMatmul(ad, a.rows, a.cols, ta, bd, b.rows, b.cols, tb),
+          testing::RefMatmul(abs_a, a.rows, a.cols, ta, abs_b, b.rows, b.cols, tb)};
+}
 
 TEST_P(DenseOnDevice, GemmMatchesFloat64ProductForEveryTransposeAndShape) {
   struct Shape {
@@ -39,14 +56,7 @@ TEST_P(DenseOnDevice, GemmMatchesFloat64ProductForEveryTransposeAndShape) {
           Gemm(ctx_, a, ta != 0, b, tb != 0, alpha, beta, &c);
           ASSERT_EQ(c.rows, s.m);
           ASSERT_EQ(c.cols, s.n);
-          const auto ad = testing::ToDouble(a);
-          const auto bd = testing::ToDouble(b);
-          std::vector<double> abs_a(ad.size());
-          std::vector<double> abs_b(bd.size());
-          for (size_t i = 0; i < ad.size(); ++i) abs_a[i] = std::fabs(ad[i]);
-          for (size_t i = 0; i < bd.size(); ++i) abs_b[i] = std::fabs(bd[i]);
-          const auto want = testing::RefMatmul(ad, a.rows, a.cols, ta != 0, bd, b.rows, b.cols, tb != 0);
-          const auto bound = testing::RefMatmul(abs_a, a.rows, a.cols, ta != 0, abs_b, b.rows, b.cols, tb != 0);
+          const auto [want, bound] = Float64Product(a, ta != 0, b, tb != 0);
           auto got = c.View();
           auto old = c0.View();
           for (size_t i = 0; i < want.size(); ++i) {
@@ -208,6 +218,66 @@ TEST_P(DenseOnDevice, DropoutDrawsTheCpuMaskAndScales) {
   Buffer<float> y;
   EXPECT_THROW(DropoutPrefix(ctx_, x, 5, 0.5F, StreamKey{}, &y), Error);
   EXPECT_THROW(DropoutPrefix(ctx_, x, 2, 0.5F, StreamKey{}, &x), Error);
+}
+
+// DropoutGemm: the product of Dropout's values (the mask of each element's index in x) with b, plain or with x
+// transposed (the weight gradient), within the float32 bound of the float64 product of the dropped values; fused
+// where the device has the kernel (outputs at most 32 wide, float32 math: one launch, two for the transposed product,
+// and no copy of x), Dropout then Gemm elsewhere. On the CPU and the simulated device (whose twins are Dropout, then
+// the CPU's Gemm) equal to those two calls bit for bit. Shapes: empty rows, inner size 0, widths 1 to 33 (33: not
+// fused), off multiples of 32, and more rows than one chunk of the transposed product's partial sums (4096).
+TEST_P(DenseOnDevice, DropoutGemmIsTheProductOfTheDroppedValues) {
+  struct Shape {
+    int64_t rows, cols, n;
+  };
+  uint64_t seed = 800;
+  for (const Shape s :
+       {Shape{70, 45, 16}, Shape{1, 1, 1}, Shape{0, 5, 3}, Shape{9000, 3, 32}, Shape{33, 0, 8}, Shape{40, 31, 33}}) {
+    for (const float p : {0.0F, 0.5F}) {
+      for (const bool trans : {false, true}) {
+        SCOPED_TRACE(::testing::Message()
+                     << s.rows << "x" << s.cols << ", n " << s.n << ", p " << p << ", trans " << trans);
+        const Matrix x = RandomMatrix(s.rows, s.cols, ++seed);
+        const Matrix b = RandomMatrix(trans ? s.rows : s.cols, s.n, ++seed);
+        const StreamKey key{.seed = seed, .purpose = 3};
+        Matrix c = Poisoned(2, 2);  // resized
+        const device::Counters before = device::ReadCounters();
+        DropoutGemm(ctx_, x, trans, p, key, b, &c);
+        const device::Counters after = device::ReadCounters();
+        Matrix dropped(s.rows, s.cols);
+        Dropout(cpu_, x.data, p, key, &dropped.data);
+        const auto [want, bound] = Float64Product(dropped, trans, b, false);
+        ASSERT_EQ(c.rows, trans ? s.cols : s.rows);
+        ASSERT_EQ(c.cols, s.n);
+        const int64_t k = trans ? s.rows : s.cols;
+        for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(c.View()[i], want[i], DotTolerance(k, bound[i])) << i;
+        if (!cuda() || device::Simulated()) {  // the host twins: the two calls' values
+          Matrix two_calls;
+          Gemm(cpu_, dropped, trans, b, false, 1.0F, 0.0F, &two_calls);
+          ASSERT_EQ(c.data.ToVector(), two_calls.data.ToVector());
+        }
+        EXPECT_EQ(DropoutGemmFuses(ctx_, s.n), cuda() && s.n <= 32);
+        if (cuda() && DropoutGemmFuses(ctx_, s.n)) {
+          const bool work = (trans ? s.cols : s.rows) > 0;
+          EXPECT_EQ(after.launches - before.launches, work ? (trans ? 2 : 1) : 0);
+        }
+        if (cuda() && DropoutGemmFuses(ctx_, s.n) && device::Simulated()) {
+          // x, b and c on the device, nothing else (no dropped-out copy of x; a GPU adds the transposed product's
+          // partial sums, a grow-only scratch allocation)
+          const auto bytes = [](const Matrix& m) {  // an empty array takes a 1-byte block
+            return std::max<int64_t>(m.size() * static_cast<int64_t>(sizeof(float)), 1);
+          };
+          EXPECT_EQ(after.allocated_bytes - before.allocated_bytes, bytes(x) + bytes(b) + bytes(c));
+        }
+      }
+    }
+  }
+  Context tf32 = ctx_;
+  tf32.gemm_math = GemmMath::kTf32;
+  EXPECT_FALSE(DropoutGemmFuses(tf32, 16)) << "TF32 products stay cuBLAS's";
+  Matrix c;
+  EXPECT_THROW(DropoutGemm(ctx_, Matrix(2, 3), false, 0.5F, StreamKey{}, Matrix(2, 3), &c), Error);
+  EXPECT_THROW(DropoutGemm(ctx_, Matrix(2, 3), false, 1.0F, StreamKey{}, Matrix(3, 3), &c), Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, DenseOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/device.h"
 #include "core/rng.h"
 #include "kernels/loss.h"
 #include "tests/kernels/gpu_test_util.h"
@@ -143,6 +144,88 @@ TEST_P(LossOnDevice, RowSoftmaxAndArgmaxMatchSerialReferences) {
     RowSoftmax(ctx_, in_place, &in_place);
     for (int64_t i = 0; i < logits.size(); ++i) ASSERT_EQ(in_place.View()[i], probs.View()[i]) << i;
   }
+}
+
+// The confusion counts of the arg-max against a serial reference (RowArgmax on the CPU, each row scored by hand):
+// ties (first index wins), rows listed twice, empty segments, rows outside the logits and labels outside [0, C)
+// (counted apart), one class, and counts too many for a block's shared memory (C = 600: the CUDA kernel's global
+// path). On a device only the counts come back: one download of their bytes.
+TEST_P(LossOnDevice, ArgmaxConfusionMatchesTheCountsOfTheArgmax) {
+  uint64_t seed = 9000;
+  for (const auto& shape : std::vector<std::pair<int64_t, int64_t>>{{200, 7}, {1, 1}, {90, 40}, {50, 600}}) {
+    const int64_t n = shape.first;
+    const int64_t c = shape.second;
+    Matrix logits = RandomMatrix(n, c, ++seed);
+    if (c > 3) {  // ties on row 0: the first index wins
+      logits.Mut()[1] = 9.0F;
+      logits.Mut()[3] = 9.0F;
+    }
+    Rng rng(++seed);
+    std::vector<int32_t> labels(static_cast<size_t>(n));
+    for (auto& y : labels) y = static_cast<int32_t>(rng.UniformInt(static_cast<uint64_t>(c)));
+    // Make some predictions right, so that true positives are not all zero.
+    std::vector<int32_t> pred(static_cast<size_t>(n));
+    RowArgmax(cpu_, logits, pred);
+    for (int64_t r = 0; r < n; r += 3) labels[static_cast<size_t>(r)] = pred[static_cast<size_t>(r)];
+    if (n > 5) labels[5] = static_cast<int32_t>(c);  // outside [0, C)
+    if (n > 6) labels[6] = -1;                       // no label
+    std::vector<int64_t> rows;
+    std::vector<int64_t> ends;
+    for (int s = 0; s < 3; ++s) {
+      if (s != 1) {  // segment 1 empty
+        for (int64_t r = 0; r < n; ++r) {
+          if (rng.Uniform() < 0.7) rows.push_back(r);
+        }
+        rows.push_back(0);  // listed twice
+        if (n > 6) rows.insert(rows.end(), {5, 6});
+      }
+      ends.push_back(static_cast<int64_t>(rows.size()));
+    }
+    rows.push_back(n);  // outside the logits, in a fourth segment
+    ends.push_back(static_cast<int64_t>(rows.size()));
+    std::vector<int64_t> want(ends.size() * static_cast<size_t>(3 * c + 1), 0);
+    for (size_t k = 0, s = 0; k < rows.size(); ++k) {
+      while (static_cast<int64_t>(k) >= ends[s]) ++s;
+      int64_t* seg = want.data() + static_cast<int64_t>(s) * (3 * c + 1);
+      const int64_t r = rows[k];
+      const int32_t y = r < n ? labels[static_cast<size_t>(r)] : -1;
+      if (y < 0 || y >= c) {
+        ++seg[3 * c];
+      } else if (pred[static_cast<size_t>(r)] == y) {
+        ++seg[y];
+      } else {
+        ++seg[c + pred[static_cast<size_t>(r)]];
+        ++seg[2 * c + y];
+      }
+    }
+    if (c > 3) {
+      EXPECT_EQ(pred[0], 1) << "the first of the tied values";
+    }
+    const device::Counters before = device::ReadCounters();
+    const std::vector<int64_t> got =
+        ArgmaxConfusion(ctx_, logits, Buffer<int32_t>::CopyOf(labels), Buffer<int64_t>::CopyOf(rows), ends);
+    const device::Counters after = device::ReadCounters();
+    ASSERT_EQ(got, want) << n << " x " << c;
+    int64_t tp = 0;
+    for (int64_t j = 0; j < c; ++j) tp += got[static_cast<size_t>(j)];
+    if (n > 6) {
+      EXPECT_GT(tp, 0);
+      EXPECT_GE(got[static_cast<size_t>(3 * c)], 2) << "the two bad labels";
+    }
+    EXPECT_EQ(got.back(), 1) << "the row outside the logits";
+    if (ctx_.IsCuda()) {  // the counts come back, nothing else
+      EXPECT_EQ(after.d2h_copies - before.d2h_copies, 1);
+      EXPECT_EQ(after.d2h_bytes - before.d2h_bytes, static_cast<int64_t>(want.size() * sizeof(int64_t)));
+      EXPECT_EQ(after.launches - before.launches, 2) << "a memset and one kernel";
+    }
+  }
+  const Matrix logits = RandomMatrix(4, 3, 1);
+  const Buffer<int32_t> labels{0, 1, 2, 0};
+  EXPECT_THROW(ArgmaxConfusion(ctx_, logits, labels, Buffer<int64_t>{1, 2}, std::vector<int64_t>{1}), Error);
+  EXPECT_THROW(ArgmaxConfusion(ctx_, logits, labels, Buffer<int64_t>{1, 2}, std::vector<int64_t>{2, 1, 2}), Error);
+  EXPECT_THROW(ArgmaxConfusion(ctx_, logits, labels, Buffer<int64_t>{1}, std::vector<int64_t>{}), Error);
+  EXPECT_THROW(ArgmaxConfusion(ctx_, logits, Buffer<int32_t>{0, 1}, Buffer<int64_t>{1}, std::vector<int64_t>{1}),
+               Error);
 }
 
 INSTANTIATE_TEST_SUITE_P(Devices, LossOnDevice, ::testing::Values(Device::kCpu, Device::kCuda),

@@ -365,6 +365,29 @@ TEST(SvmDeviceLoopTest, TournamentTopKEqualsAPartialSort) {
           }
         }
       }
+      // Both sides at once: the two calls' values, in half their launches (counted as the CUDA table launches).
+      const std::unique_ptr<devloop::LoopDevice> counted = devloop::CountingLaunches(*dev);
+      const device::Counters c0 = device::ReadCounters();
+      std::vector<double> keys[2];
+      std::vector<int32_t> ids[2];
+      std::vector<double> both_keys[2];
+      std::vector<int32_t> both_ids[2];
+      for (int side = 0; side < 2; ++side) {
+        keys[side].resize(static_cast<size_t>(kk));
+        ids[side].resize(static_cast<size_t>(kk));
+        both_keys[side].assign(static_cast<size_t>(kk), 7.0);
+        both_ids[side].assign(static_cast<size_t>(kk), 7);
+        counted->TopK(side, 0, n, act.data(), y.data(), st.data(), g.data(), kk, keys[side].data(), ids[side].data(),
+                      nullptr);
+      }
+      const device::Counters c1 = device::ReadCounters();
+      counted->TopKBoth(0, n, act.data(), y.data(), st.data(), g.data(), kk, both_keys[0].data(), both_ids[0].data(),
+                        both_keys[1].data(), both_ids[1].data(), nullptr);
+      EXPECT_EQ(2 * (device::ReadCounters().launches - c1.launches), c1.launches - c0.launches);
+      for (int side = 0; side < 2; ++side) {
+        ASSERT_EQ(both_ids[side], ids[side]) << "l " << l << " k " << kk << " side " << side;
+        ASSERT_EQ(both_keys[side], keys[side]) << "l " << l << " k " << kk << " side " << side;
+      }
     }
   }
 }

@@ -156,6 +156,36 @@ TEST_F(SvmGpuTest, DeviceTopKMatchesTheTwin) {
         device::Free(d_ids);
         device::Free(d_keys);
       }
+      // Both sides in each launch: the twin's two calls.
+      std::vector<double> tk[2];
+      std::vector<int32_t> ti[2];
+      double* d_keys[2];
+      int32_t* d_ids[2];
+      for (int side = 0; side < 2; ++side) {
+        tk[side].resize(static_cast<size_t>(kk));
+        ti[side].resize(static_cast<size_t>(kk));
+        twin->TopK(side, 0, na, act.data(), y.data(), st.data(), g.data(), kk, tk[side].data(), ti[side].data(),
+                   nullptr);
+        d_keys[side] = static_cast<double*>(device::Malloc(sizeof(double) * kk));
+        d_ids[side] = static_cast<int32_t*>(device::Malloc(sizeof(int32_t) * kk));
+      }
+      void* scratch = device::Malloc(gpu->TopKScratchBytes(na, kk));
+      gpu->TopKBoth(0, na, d_act, d_y, d_st, d_g, kk, d_keys[0], d_ids[0], d_keys[1], d_ids[1], scratch);
+      for (int side = 0; side < 2; ++side) {
+        std::vector<double> gk(static_cast<size_t>(kk));
+        std::vector<int32_t> gi(static_cast<size_t>(kk));
+        device::CopyToHost(gk.data(), d_keys[side], sizeof(double) * kk);
+        device::CopyToHost(gi.data(), d_ids[side], sizeof(int32_t) * kk);
+        EXPECT_EQ(gi, ti[side]) << "both sides: n " << n << " k " << kk << " side " << side;
+        for (int64_t t = 0; t < kk; ++t) {
+          if (ti[side][t] >= 0) {
+            EXPECT_EQ(gk[t], tk[side][t]);
+          }
+        }
+        device::Free(d_ids[side]);
+        device::Free(d_keys[side]);
+      }
+      device::Free(scratch);
     }
     device::Free(d_g);
     device::Free(d_st);

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/device.h"
+#include "datasets/generators.h"
 #include "tests/train/gcn_test_util.h"
 #include "train/gcn/trainer.h"
 
@@ -55,7 +57,7 @@ class GcnDeviceFlow : public ::testing::TestWithParam<FlowCase> {};
 //    sparse features the input layer's source ids in the same read (dense rows are gathered from their device
 //    copy);
 //  - both: two downloads an epoch besides, the loss summed on the device over the steps (8 B) and the
-//    evaluation's predictions (nodes x 4 B).
+//    evaluation's confusion counts (3 splits x (3 C + 1) x 8 B; not a prediction per node).
 // A whole-graph epoch makes the same fixed number of pool requests every epoch (the counts docs/gpu.md gives),
 // and the losses and accuracies equal the CPU's.
 TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
@@ -74,7 +76,7 @@ TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
     EXPECT_NEAR(r.epochs[e].loss, on_cpu.epochs[e].loss, 1e-5) << "epoch " << e + 1;
     EXPECT_NEAR(r.epochs[e].val_acc, on_cpu.epochs[e].val_acc, 1e-9) << "epoch " << e + 1;
   }
-  const int64_t nodes = data.num_nodes();
+  const auto eval_bytes = static_cast<int64_t>(3 * (3 * data.num_classes + 1) * sizeof(int64_t));
   const int64_t steps = f.sampled ? 4 : 1;
   // Sampled on the device (GpuNeighborSampler): per step the seeds and their labels go up; the blocks are written
   // on the device and the input rows gathered there. The sample reads back one small staged array at its end (each
@@ -98,20 +100,20 @@ TEST_P(GcnDeviceFlow, SteadyStateStepsAllocateNothingAndCopyOnlyThePlan) {
       EXPECT_EQ(s.h2d_bytes, 0U);
       EXPECT_EQ(s.device_allocations, f.pool_requests);  // sampled shapes vary from step to step
     }
-    // The epoch's loss total and the evaluation's predictions, and the sampler's reads.
+    // The epoch's loss total and the evaluation's counts, and the sampler's reads.
     EXPECT_EQ(s.d2h_copies, 2 + steps * per_step_downloads);
     if (!f.sampled) {
-      EXPECT_EQ(s.d2h_bytes, static_cast<uint64_t>(8 + nodes * 4));
+      EXPECT_EQ(s.d2h_bytes, static_cast<uint64_t>(8 + eval_bytes));
     } else if (!f.host_sampling) {  // besides: per layer 4 values of 8 B, and the input layer's source ids
-      EXPECT_GE(s.d2h_bytes, static_cast<uint64_t>(8 + nodes * 4 + steps * config.model.layers * 32));
+      EXPECT_GE(s.d2h_bytes, static_cast<uint64_t>(8 + eval_bytes + steps * config.model.layers * 32));
     }
   }
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Simulated, GcnDeviceFlow,
-    ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn, 3},
-                      FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn, 4},
+    ::testing::Values(FlowCase{"whole_sparse_gcn", false, false, ModelKind::kGcn, 2},
+                      FlowCase{"whole_dense_gcn", false, true, ModelKind::kGcn, 2},
                       FlowCase{"whole_sparse_sage", false, false, ModelKind::kSage, 6},
                       FlowCase{"sampled_sparse_gcn", true, false, ModelKind::kGcn, 0},
                       FlowCase{"sampled_dense_gcn", true, true, ModelKind::kGcn, 0},
@@ -146,6 +148,47 @@ TEST(GcnDeviceStep, ASampledDenseStepWaitsOnce) {
     EXPECT_GE(s.step_launches, s.steps * (1 + 4 * c.model.layers));  // at least the sampler's
     EXPECT_LE(s.step_launches, s.steps * kStepLaunches);
     EXPECT_LT(s.step_launches, s.device_launches) << "the evaluation's launches are not a step's";
+  }
+}
+
+// The full-batch evaluation on the device (its confusion counts reduced there, WholeGraphSource::EvaluateSplits)
+// gives the CPU run's accuracies and F1 exactly, every epoch and at the end, on Cora (sparse features) and a CSBM
+// graph (dense), and an epoch downloads the loss and the counts only: no prediction per node.
+TEST(GcnDeviceEval, FullBatchMetricsOnTheDeviceEqualTheCpusExactly) {
+  datasets::CsbmOptions o;
+  o.num_nodes = 3000;
+  o.num_classes = 6;
+  o.avg_degree = 8;
+  o.homophily = 0.8;
+  o.feature_dim = 24;
+  o.signal = 1.5;
+  o.seed = 4;
+  const datasets::NodeDataset csbm = datasets::GenerateCsbm(o);
+  for (const datasets::NodeDataset* data : {&Cora(), &csbm}) {
+    SCOPED_TRACE(data->name);
+    TrainConfig c = Config(FlowCase{"", false, data == &csbm, ModelKind::kGcn, 0});
+    c.epochs = 5;
+    const TrainResult on_cpu = GcnTrainer(*data, c, Context{}).Train();
+    device::ScopedSimulatedDevice sim;
+    Context ctx;
+    ctx.device = Device::kCuda;
+    const TrainResult r = GcnTrainer(*data, c, ctx).Train();
+    ASSERT_EQ(r.epochs.size(), on_cpu.epochs.size());
+    for (size_t e = 0; e < r.epochs.size(); ++e) {
+      EXPECT_EQ(r.epochs[e].train_acc, on_cpu.epochs[e].train_acc) << "epoch " << e + 1;
+      EXPECT_EQ(r.epochs[e].val_acc, on_cpu.epochs[e].val_acc) << "epoch " << e + 1;
+      EXPECT_EQ(r.epochs[e].d2h_bytes, 8 + 3 * (3 * data->num_classes + 1) * sizeof(int64_t));
+    }
+    for (const auto& [got, want] :
+         {std::pair{&r.train, &on_cpu.train}, std::pair{&r.val, &on_cpu.val}, std::pair{&r.test, &on_cpu.test}}) {
+      EXPECT_EQ(got->accuracy, want->accuracy);
+      EXPECT_EQ(got->macro_f1, want->macro_f1);
+      EXPECT_EQ(got->f1, want->f1);
+      EXPECT_EQ(got->count, want->count);
+    }
+    // Not a degenerate score: the model has learnt something, and not everything.
+    EXPECT_GT(r.test.accuracy, 1.5 / static_cast<double>(data->num_classes));
+    EXPECT_LT(r.test.accuracy, 1.0);
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include "core/device.h"
 #include "core/rng.h"
+#include "kernels/dense.h"
 #include "kernels/loss.h"
 #include "kernels/sparse.h"
 #include "tests/kernels/kernel_test_util.h"
@@ -209,6 +210,66 @@ TEST(GcnModel, SparseInputRowsByIdEqualTheGatheredRows) {
       }
     }
   }
+}
+
+// A whole-graph layer's input dropout fused into its products on a device (kernels::DropoutGemm, forward and weight
+// gradient): the CPU's logits and gradients bit for bit on the simulated device (its twins are the CPU's dropout and
+// GEMM), and no dropped-out copy of an input is allocated: the first training step asks the device for exactly
+// the copies' bytes (nodes x (features + hidden) floats) less than the same step under --math tf32, which keeps
+// cuBLAS and the copies. The step's launches are the same in number (one dropout fewer per layer forward, one
+// partial-sum pass more backward).
+TEST(GcnModel, FusedInputDropoutEqualsTheCopyAndAllocatesNone) {
+  const int64_t nodes = 60;
+  const ModelConfig mc{ModelKind::kGcn, 20, 7, 3, 2, 0.5F, true};
+  // A step's inputs, made where they are used (buffers with device copies must not outlive the simulated device).
+  struct Inputs {
+    SparseMatrix a = RandomSparse(60, 60, 0.1, true, 400);
+    FeatureMatrix x;
+    Buffer<int32_t> labels = Buffer<int32_t>::Uninitialized(60);
+    Buffer<int64_t> rows = Buffer<int64_t>::Uninitialized(60);
+    Inputs() {
+      x.dense = RandomMatrix(60, 20, 401);
+      for (size_t i = 0; i < 60; ++i) {
+        labels.MutableHost()[i] = static_cast<int32_t>(i % 3);
+        rows.MutableHost()[i] = static_cast<int64_t>(i);
+      }
+    }
+  };
+  struct Run {
+    std::vector<float> values;
+    device::Counters used;
+  };
+  const auto step = [&](const Context& ctx, const Inputs& in) {
+    GcnModel model(mc, 5);
+    model.set_layer_order(LayerOrder::kTransformFirst);
+    const std::vector<LayerGraph> graphs(2, LayerGraph{&in.a, nullptr});
+    const device::Counters before = device::ReadCounters();
+    const Matrix& z = model.Forward(ctx, in.x, graphs, true, StreamKey{.seed = 6, .epoch = 1});
+    Run r{z.data.ToVector(), {}};
+    Matrix g;
+    kernels::SoftmaxCrossEntropy(ctx, z, in.labels, in.rows, &g);
+    model.Backward(ctx, g);
+    r.used = device::ReadCounters() - before;
+    for (const Param& p : model.params()) {
+      const auto v = p.grad.data.ToVector();
+      r.values.insert(r.values.end(), v.begin(), v.end());
+    }
+    return r;
+  };
+  const Run on_cpu = step(Context{}, Inputs());
+  device::ScopedSimulatedDevice sim;
+  const Inputs in;
+  Context ctx;
+  ctx.device = Device::kCuda;
+  ASSERT_TRUE(kernels::DropoutGemmFuses(ctx, mc.hidden));
+  step(ctx, in);  // the features, graph, labels and rows go up once (their device copies stay)
+  const Run fused = step(ctx, in);
+  EXPECT_EQ(fused.values, on_cpu.values);
+  ctx.gemm_math = GemmMath::kTf32;
+  const Run copied = step(ctx, in);
+  EXPECT_EQ(copied.used.allocated_bytes - fused.used.allocated_bytes,
+            static_cast<int64_t>(nodes * (mc.in_dim + mc.hidden) * sizeof(float)));
+  EXPECT_EQ(copied.used.launches, fused.used.launches);
 }
 
 TEST(GcnModel, EvalIsDeterministicAndTrainingDropoutDependsOnKey) {

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -21,5 +22,11 @@ struct ClassMetrics {
 // Metrics over `nodes`, comparing predicted[u] with labels[u] for classes in [0, num_classes).
 ClassMetrics Evaluate(std::span<const int32_t> predicted, std::span<const int32_t> labels,
                       std::span<const int64_t> nodes, int32_t num_classes);
+
+// The same metrics from a segment of kernels::ArgmaxConfusion's counts (3 num_classes + 1 values: true positives,
+// false positives and false negatives per class, then the nodes not counted) over `count` nodes; throws when a node
+// was not counted (a label outside [0, num_classes)), as Evaluate does. Equal to Evaluate's, bit for bit.
+ClassMetrics MetricsFromConfusion(std::span<const int64_t> counts, int32_t num_classes, int64_t count,
+                                  std::string_view split);
 
 }  // namespace tessel::train::gcn

@@ -177,7 +177,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
     TESSEL_CHECK(a.cols == n_src, "layer {}: aggregation has {} source columns but {} input rows", l, a.cols, n_src);
     const bool sage = config_.kind == ModelKind::kSage;
     TESSEL_CHECK(!sage || a.rows <= n_src, "layer {}: {} destination rows but only {} source rows", l, a.rows, n_src);
-    s.agg_first = false;
+    s.agg_first = s.fused_drop = false;
     s.in_ref = nullptr;
     if (s.sparse_in) {
       const SparseMatrix& xs = x.sparse;
@@ -231,6 +231,7 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
       const Matrix& src = l == 0 ? x.dense : state_[static_cast<size_t>(l - 1)].out;
       const bool materialize = drop || gathered;
       s.agg_first = AggregateFirst(a, n_src, l, materialize);
+      s.fused_drop = !s.agg_first && !sage && drop && !gathered && kernels::DropoutGemmFuses(ctx, OutDim(l));
       if (s.agg_first) {
         // (A·drop(H))·W: the gather and the mask are fused into the aggregation; only the destinations' rows are
         // built (for the SAGE self term).
@@ -251,16 +252,20 @@ const Matrix& GcnModel::Forward(const Context& ctx, const FeatureMatrix& x, std:
           kernels::Gemm(ctx, s.self_in, false, WSelf(l).value, false, 1.0F, 1.0F, &s.out);
         }
       } else {
-        if (materialize && device_ids) {
+        if (materialize && !s.fused_drop && device_ids) {
           kernels::GatherRowsDropout(ctx, src, *ids, n_src, p, s.key, &s.in);
-        } else if (materialize) {
+        } else if (materialize && !s.fused_drop) {
           kernels::GatherRowsDropout(ctx, src, rows, n_src, p, s.key, &s.in);
-        } else {
+        } else {  // read in place (fused: dropped out inside the products): no copy, no host round trip
           s.in = Matrix();
-          s.in_ref = &src;  // read in place: no host round trip of a device-resident input
+          s.in_ref = &src;
         }
         const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
-        kernels::Gemm(ctx, in, false, W(l).value, false, 1.0F, 0.0F, &s.work);
+        if (s.fused_drop) {
+          kernels::DropoutGemm(ctx, in, false, p, s.key, W(l).value, &s.work);
+        } else {
+          kernels::Gemm(ctx, in, false, W(l).value, false, 1.0F, 0.0F, &s.work);
+        }
         kernels::SpMM(ctx, a, s.work, &s.out);
         if (sage) {
           Matrix prefix;
@@ -342,6 +347,8 @@ void GcnModel::Backward(const Context& ctx, const Matrix& grad_logits) {
           kernels::SpMMTranspose(ctx, *s.in_sp_ref, s.work, &W(l).grad);
         }
         if (sage) kernels::SpMMTranspose(ctx, a.rows == in.rows ? in : s.self_sp, dz, &WSelf(l).grad);
+      } else if (s.fused_drop) {
+        kernels::DropoutGemm(ctx, *s.in_ref, true, config_.dropout, s.key, s.work, &W(l).grad);
       } else {
         const Matrix& in = s.in_ref != nullptr ? *s.in_ref : s.in;
         kernels::Gemm(ctx, in, true, s.work, false, 1.0F, 0.0F, &W(l).grad);

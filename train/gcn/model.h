@@ -95,7 +95,11 @@ class GcnModel {
     StreamKey key;           // the dropout stream of this layer's input (the mask is regenerated, never stored)
     bool sparse_in = false;  // layer 0 with sparse features
     bool agg_first = false;  // aggregate first: agg = A·drop(H), out = agg·W
-    Matrix in;               // transform first: the input after dropout or gathered (layers > 0, dense features)
+    // transform first over the whole input with dropout fused into the products (kernels::DropoutGemm, forward and
+    // weight gradient) where the device can (DropoutGemmFuses; AggregateFirst decides the order as on the CPU):
+    // in_ref is the input before dropout, and no dropped-out copy is built
+    bool fused_drop = false;
+    Matrix in;  // transform first: the input after dropout or gathered (layers > 0, dense features)
     const Matrix* in_ref = nullptr;         // transform first without dropout or gather: the input itself (no copy)
     SparseMatrix in_sp;                     // sparse input after dropout (layer 0 with sparse features): the features'
                                             // structure borrowed, the dropped values owned

@@ -2,6 +2,7 @@
 // sampled mini-batches (sampling::SamplerFor: NeighborSampler, GpuNeighborSampler on a device); evaluation by
 // full-graph inference. Also PredictFromCheckpoint.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <memory>
@@ -41,6 +42,14 @@ class WholeGraphSource final : public GraphSource {
         features_(PrepareFeatures(data.features, scaling_)),
         labels_(data.labels.ToVector()),
         label_buf_(Buffer<int32_t>::CopyOf(labels_)) {
+    // The splits' nodes one after the other, for the evaluation's counts (uploaded once on a device).
+    std::vector<int64_t> split_rows;
+    for (const Buffer<int64_t>* split : {&data.train, &data.val, &data.test}) {
+      const std::span<const int64_t> nodes = split->Host();
+      split_rows.insert(split_rows.end(), nodes.begin(), nodes.end());
+      split_ends_.push_back(static_cast<int64_t>(split_rows.size()));
+    }
+    split_rows_ = Buffer<int64_t>(std::move(split_rows));
     if (c.batch_size == 0) {
       // A full-graph step keeps every layer's output, pre-dropout copy and gradient for all nodes: refused by name
       // before training starts (a huge --layers would otherwise grow until the machine runs out of memory).
@@ -123,6 +132,23 @@ class WholeGraphSource final : public GraphSource {
     return model.Forward(ctx, features_, full_graphs_, false, StreamKey{});
   }
 
+  // Full-neighbour inference, then the splits' confusion counts reduced where the logits are (kernels::
+  // ArgmaxConfusion): on a device a few hundred bytes come back instead of a prediction per node. The metrics are
+  // Metrics' (Evaluate's) bit for bit.
+  void EvaluateSplits(const Context& ctx, GcnModel& model, int /*epoch*/, bool /*final*/, ClassMetrics* train,
+                      ClassMetrics* val, ClassMetrics* test, StepCounters* /*counters*/) override {
+    const Matrix& logits = Logits(ctx, model);
+    const std::vector<int64_t> counts = kernels::ArgmaxConfusion(ctx, logits, label_buf_, split_rows_, split_ends_);
+    const auto per_split = counts.size() / split_ends_.size();
+    const std::array<ClassMetrics*, 3> out{train, val, test};
+    const std::array<const char*, 3> names{"train", "val", "test"};
+    for (size_t s = 0; s < out.size(); ++s) {
+      const int64_t count = split_ends_[s] - (s == 0 ? 0 : split_ends_[s - 1]);
+      *out[s] = MetricsFromConfusion(std::span<const int64_t>(counts).subspan(s * per_split, per_split),
+                                     data_.num_classes, count, names[s]);
+    }
+  }
+
   void Metrics(std::span<const int32_t> pred, ClassMetrics* train, ClassMetrics* val, ClassMetrics* test) override {
     *train = Evaluate(pred, labels_, data_.train.Host(), data_.num_classes);
     *val = Evaluate(pred, labels_, data_.val.Host(), data_.num_classes);
@@ -155,8 +181,10 @@ class WholeGraphSource final : public GraphSource {
   FeatureScaling scaling_;
   FeatureMatrix features_;
   std::vector<int32_t> labels_;
-  Buffer<int32_t> label_buf_;  // labels_ as the loss takes them (resident on a device)
-  Buffer<int64_t> rows_buf_;   // a whole-graph step's loss rows (the training nodes)
+  Buffer<int32_t> label_buf_;        // labels_ as the loss takes them (resident on a device)
+  Buffer<int64_t> rows_buf_;         // a whole-graph step's loss rows (the training nodes)
+  Buffer<int64_t> split_rows_;       // the train, val and test nodes, in that order (the evaluation's rows)
+  std::vector<int64_t> split_ends_;  // where each of the three ends in split_rows_
   SparseMatrix adj_;
   SparseMatrix adj_t_;  // empty when adj_ is symmetric
   std::vector<LayerGraph> full_graphs_;
