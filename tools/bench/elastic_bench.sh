@@ -112,8 +112,8 @@ rows = [l.split() for l in open(f"{work}/seeds.tsv")]
 print("## Ranks that leave: GCN accuracy over seeds\n")
 print(f"The CSBM run of \"Ranks that leave\" (the same graph, parts and settings) with --seed {', '.join(r[0] for r in rows)}:")
 print(f"for each seed the undisturbed {ranks}-rank run and the run whose rank {ranks - 1} is killed half way through")
-print(f"epoch 3 (the launcher finishes epochs 4-{epochs} on {ranks - 1} ranks). Test accuracy; the difference is killed minus")
-print("undisturbed, in points.\n")
+print(f"epoch 3 (the launcher finishes the job, from that step to epoch {epochs}, on {ranks - 1} ranks). Test accuracy; the difference")
+print("is killed minus undisturbed, in points.\n")
 print("| seed | undisturbed | killed, finished on fewer ranks | difference (points) |")
 print("|---|---|---|---|")
 base, kill, diff = [], [], []
