@@ -164,6 +164,11 @@ void CheckResume(const std::string& file, const std::string& args, int limit, Di
     ASSERT_EQ(end.problems.size(), ref.pairs.size());
     for (const auto& q : end.problems) EXPECT_TRUE(q.done);
     EXPECT_EQ(end.TotalSteps(), saved.TotalSteps() + r.report.iterations);
+    if (k == resume_on.front()) {  // the mirror is the solver's final alpha: resumed from it, nothing is left to do
+      const Run again = TrainElastic(2, data, p, how, dir / "again", end);
+      EXPECT_LE(again.report.iterations, static_cast<int64_t>(end.problems.size())) << name;
+      ExpectSameOptimum(again, ref, ref_model, data, name + " resumed from its end");
+    }
   }
   fs::remove_all(dir);
 }
