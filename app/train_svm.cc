@@ -297,6 +297,8 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   const bool lead = comm->Rank() == 0;
   // The output is checked before anything is read: an existing model (or the training data itself) is never
   // replaced by accident.
+  TESSEL_CHECK(!a.resume || !a.checkpoint.empty(),
+               "--resume needs --checkpoint DIR: the folder of the SVM state to start from");
   TESSEL_CHECK(a.cross_validation == 0 || a.cross_validation >= 2,
                "-v {}: cross-validation needs at least 2 folds (e.g. -v 5)", a.cross_validation);
   TESSEL_CHECK(!a.model.empty() || a.cross_validation > 0,

@@ -344,6 +344,8 @@ def cases(have_mpi):
       protect=(W + "/sck/svm_state.bin",))
     L("svm-checkpoint-other-parameters", svm_ck + [W + "/sck", "--resume", "-c", "2"], needles=("-c/--cost",),
       protect=(W + "/sck/svm_state.bin",))
+    U("svm-resume-without-checkpoint", [T, "train", "svm", "--data", W + "/h.svm", "--model", W + "/m", "--resume"],
+      needles=("--checkpoint",))
     L("svm-checkpoint-damaged-state", svm_ck + [W + "/sck", "--resume"], needles=("svm_state.bin", "delete"),
       setup=lambda w: os.truncate(os.path.join(w, "sck", "svm_state.bin"), 100))
     L("predict-svm-output-is-the-model", svm_predict + ["--output", W + "/h.model", "--force"], needles=("--output",))
