@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/peer_failure.h"
 #include "datasets/text_input.h"
+#include "svm/dist_checkpoint.h"
 #include "train/gcn/checkpoint.h"
 
 extern char** environ;
@@ -78,10 +79,11 @@ std::string CheckpointOf(const std::vector<std::string>& cmd) {
 
 struct RunOutcome {
   int status = 0;
-  std::string output;          // stderr of mpirun and the ranks
-  double seconds = 0;          // the run's wall time
-  double resumed_at = -1;      // seconds from the run's start to its "resuming from" line (-1: none)
-  int64_t survivor_steps = 0;  // the most Adam steps a survivor reported in its just-in-time message
+  std::string output;            // stderr of mpirun and the ranks
+  double seconds = 0;            // the run's wall time
+  double resumed_at = -1;        // seconds from the run's start to its "resuming from" line (-1: none)
+  int64_t survivor_steps = 0;    // the most Adam steps (SVM: SMO steps) a survivor reported in its just-in-time message
+  int64_t survivor_problem = 0;  // SVM: the problem (1-based) the survivors were solving
   bool survivors_reported = false;
   bool step_in_flight = false;  // a survivor was inside an epoch's steps (not at an epoch's end) at the failure
 };
@@ -113,6 +115,7 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
   RunOutcome out;
   static const std::regex resumed_line(R"(info resuming from )");
   static const std::regex steps_taken(R"(at the failure: (\d+) Adam steps \(epoch \d+, (\d+) of (\d+) steps done\))");
+  static const std::regex svm_taken(R"(at the failure: svm: (\d+) problem\(s\) solved, (?:(\d+) steps into|none))");
   std::string pending;
   char buf[4096];
   for (;;) {
@@ -132,6 +135,14 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
         out.survivor_steps = std::max<int64_t>(out.survivor_steps, std::stoll(m[1]));
         out.survivors_reported = true;
         if (std::stoll(m[2]) < std::stoll(m[3])) out.step_in_flight = true;
+      }
+      if (std::regex_search(line, m, svm_taken)) {  // SMO steps are counted within the problem under way
+        out.survivor_problem = std::max<int64_t>(out.survivor_problem, std::stoll(m[1]) + 1);
+        out.survivors_reported = true;
+        if (m[2].matched) {  // inside a problem: its steps follow each other without a pause
+          out.survivor_steps = std::max<int64_t>(out.survivor_steps, std::stoll(m[2]));
+          out.step_in_flight = true;
+        }
       }
       out.output += line;
     }
@@ -167,12 +178,36 @@ void CheckOptions(const LaunchOptions& o) {
   TESSEL_CHECK(o.min_np <= o.np, "--min-np {} is more than -np {}: give --min-np between 1 and {}", o.min_np, o.np,
                o.np);
   const std::vector<std::string>& c = o.command;
-  TESSEL_CHECK(c.size() >= 2 && c[0] == "train" && c[1] == "gcn",
-               "tessel launch runs `train gcn ...` (give it after --: tessel launch -np 4 -- train gcn --partitions "
-               "DIR --checkpoint DIR ...); other jobs are not restarted on fewer ranks yet");
+  TESSEL_CHECK(c.size() >= 2 && c[0] == "train" && (c[1] == "gcn" || c[1] == "svm"),
+               "tessel launch runs `train gcn ...` or `train svm ...` (give it after --: tessel launch -np 4 -- train "
+               "gcn --partitions DIR --checkpoint DIR ...); other jobs are not restarted on fewer ranks");
   TESSEL_CHECK(!CheckpointOf(c).empty(),
                "tessel launch needs the job's --checkpoint DIR: a restarted job resumes from the state its surviving "
                "ranks write there");
+}
+
+// The state the restart resumes from, for the report: the GCN checkpoint or the SVM state in `checkpoint`.
+void ReadState(bool svm, const std::string& checkpoint, RestartReport* r) {
+  r->svm = svm;
+  try {
+    if (svm) {
+      const svm::SvmCheckpoint s = svm::LoadSvmCheckpoint(checkpoint);
+      const auto [done, steps] = s.Progress();
+      r->svm_problems = static_cast<int64_t>(s.problems.size());
+      r->svm_problem = static_cast<int64_t>(done) + 1;
+      r->adam_steps = steps;
+      r->just_in_time = s.just_in_time;
+      return;
+    }
+    const train::gcn::TrainState s = train::gcn::LoadCheckpoint(checkpoint);
+    r->epochs_done = s.epochs_done;
+    r->epoch_steps_done = s.epoch_steps_done;
+    r->epoch_steps = s.epoch_steps;
+    r->adam_steps = s.adam_steps;
+    r->just_in_time = s.just_in_time;
+  } catch (const Error& e) {
+    std::fprintf(stderr, "launch: no state to resume from (%s); the restart starts over\n", e.what());
+  }
 }
 
 void Report(const RestartReport& r, int restart) {
@@ -182,16 +217,26 @@ void Report(const RestartReport& r, int restart) {
   if (r.epoch_steps_done > 0) {
     state = fmt::format("in epoch {}, {} of {} steps done", r.epochs_done + 1, r.epoch_steps_done, r.epoch_steps);
   }
+  std::string steps = fmt::format(" ({} Adam steps)", r.adam_steps);
+  if (r.svm) {
+    state = r.svm_problem > r.svm_problems
+                ? fmt::format("with its {} problem(s) solved", r.svm_problems)
+                : fmt::format("in problem {} of {}", r.svm_problem, std::max(r.svm_problem, r.svm_problems));
+    steps = r.svm_problem > r.svm_problems ? "" : fmt::format(" ({} SMO steps into it)", r.adam_steps);
+  }
   const int64_t in_flight = r.step_in_flight ? 1 : 0;
-  const int64_t behind = std::max<int64_t>(0, r.survivor_adam_steps - r.adam_steps);
-  std::string lost = in_flight > 0 ? "the step in flight" : "no step was in flight: the failure came between epochs";
+  const int64_t behind =
+      r.svm && r.survivor_svm_problem != r.svm_problem ? 0 : std::max<int64_t>(0, r.survivor_adam_steps - r.adam_steps);
+  std::string lost = in_flight > 0 ? "the step in flight"
+                     : r.svm       ? "no step was in flight: the failure came between problems"
+                                   : "no step was in flight: the failure came between epochs";
   if (behind > 0) lost += fmt::format(", and {} completed after the saved state", behind);
   const std::string line = fmt::format(
-      "launch: restart {}: {} {} ({}) {:.1f} s into the run; resuming on {} of {} ranks from the {} state {} ({} Adam "
-      "steps); steps lost: {} ({})\n",
+      "launch: restart {}: {} {} ({}) {:.1f} s into the run; resuming on {} of {} ranks from the {} state {}{}; "
+      "steps lost: {} ({})\n",
       restart, r.failed_ranks.size() == 1 ? "rank" : "ranks", ranks.empty() ? "?" : ranks, r.how, r.failed_after,
-      r.ranks_after, r.ranks_before, r.just_in_time ? "just-in-time" : "scheduled", state, r.adam_steps,
-      in_flight + behind, lost);
+      r.ranks_after, r.ranks_before, r.just_in_time ? "just-in-time" : "scheduled", state, steps, in_flight + behind,
+      lost);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
@@ -255,8 +300,8 @@ int Launch(const LaunchOptions& o) {
     const RunOutcome run = Run(argv, env);
     if (attempt > 0) {
       std::fprintf(stderr, "launch: the restarted run %s\n",
-                   run.resumed_at >= 0 ? fmt::format("resumed (its state loaded, its parts merged) {:.1f} s after the "
-                                                     "failed run ended",
+                   run.resumed_at >= 0 ? fmt::format("resumed (its state loaded{}) {:.1f} s after the failed run ended",
+                                                     o.command[1] == "svm" ? "" : ", its parts merged",
                                                      started + run.resumed_at - restart_from)
                                              .c_str()
                                        : "printed no \"resuming from\" line (--log-level info shows it)");
@@ -297,17 +342,9 @@ int Launch(const LaunchOptions& o) {
       if (--h.slots == 0) hosts.erase(hosts.begin() + static_cast<std::ptrdiff_t>(&h - hosts.data()));
     }
     np = r.ranks_after;
-    try {
-      const train::gcn::TrainState s = train::gcn::LoadCheckpoint(checkpoint);
-      r.epochs_done = s.epochs_done;
-      r.epoch_steps_done = s.epoch_steps_done;
-      r.epoch_steps = s.epoch_steps;
-      r.adam_steps = s.adam_steps;
-      r.just_in_time = s.just_in_time;
-    } catch (const Error& e) {
-      std::fprintf(stderr, "launch: no state to resume from (%s); the restart starts over\n", e.what());
-    }
+    ReadState(o.command[1] == "svm", checkpoint, &r);
     r.survivor_adam_steps = run.survivor_steps;
+    r.survivor_svm_problem = run.survivor_problem;
     // Without a survivor's report (no hook ran) the step in flight is counted as lost.
     r.step_in_flight = run.step_in_flight || !run.survivors_reported;
     Report(r, attempt + 1);

@@ -1,6 +1,6 @@
-// `tessel launch -np K --min-np M [--hostfile F] [--max-restarts N] -- train gcn ...`: runs the job under mpirun and,
-// when it ends on a rank failure (exit status 75, core/peer_failure.h, or a rank killed by a signal), drops the failed
-// slot and restarts it on the ranks that are left (never fewer than M), resuming from the just-in-time state its
+// `tessel launch -np K --min-np M [--hostfile F] [--max-restarts N] -- train gcn|svm ...`: runs the job under mpirun
+// and, when it ends on a rank failure (exit status 75, core/peer_failure.h, or a rank killed by a signal), drops the
+// failed slot and restarts it on the ranks that are left (never fewer than M), resuming from the just-in-time state its
 // survivors wrote to --checkpoint (docs/reliability.md, "Ranks that leave"). Horovod's elastic names (-np, --min-np,
 // --hostfile) and torchrun's --max-restarts. A failure that is not a rank failure (bad input, a bug) is not retried.
 #pragma once
@@ -49,7 +49,7 @@ struct LaunchOptions {
           .Cli()
           .Range(1, 3600),
       c.term_grace);
-    v(ParamInfo{"command", "The tessel job after --: train gcn ... with --checkpoint DIR"}
+    v(ParamInfo{"command", "The tessel job after --: train gcn ... or train svm ..., with --checkpoint DIR"}
           .Flags("command")
           .Cli()
           .Required()
@@ -71,6 +71,11 @@ struct RestartReport {
   bool just_in_time = false;
   int64_t survivor_adam_steps = 0;  // the most Adam steps a survivor reported having taken (0: none reported)
   bool step_in_flight = true;       // a step was under way at the failure (the survivors' reports; none: assumed)
+  // The SVM (train svm): the first problem not solved in the state (1-based; svm_problems + 1 when all are), of the
+  // problems saved; adam_steps then counts the SMO steps of that problem, and survivor_adam_steps the survivors' in
+  // survivor_svm_problem.
+  bool svm = false;
+  int64_t svm_problem = 0, svm_problems = 0, survivor_svm_problem = 0;
   double restart_seconds = -1;  // from the failed run's end to the restarted run's "resuming from" line (-1: not seen)
 };
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -20,11 +21,13 @@
 #include "core/log.h"
 #include "core/output_guard.h"
 #include "core/parallel.h"
+#include "core/peer_failure.h"
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
 #include "svm/batch_solver.h"
 #include "svm/cross_validation.h"
+#include "svm/dist_checkpoint.h"
 #include "svm/dist_train.h"
 #include "svm/svm_ops.h"
 #include "svm/svm_train.h"
@@ -154,6 +157,82 @@ comm::Settings RankSettings(const TrainSvmOptions& a) {
   return s;
 }
 
+// What a saved alpha depends on (svm/dist_checkpoint.h): the problem's parameters, class weights and data, as a JSON
+// object of the ranks' settings; not the solver, the tolerance, elimination or the ranks, which only change the path
+// to the same optimum.
+std::string CheckpointSettings(const TrainSvmOptions& a) {
+  static const std::set<std::string, std::less<>> kPath = {"-m/--cache",    "-e/--eps", "-h/--shrinking",
+                                                           "--max-iter",    "--device", "--solver",
+                                                           "--working-set", "--pairs",  "--rebalance"};
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& [label, value] : RankSettings(a))
+    if (!kPath.contains(label)) j[label] = value;
+  return j.dump();
+}
+
+// The state a run starts from: --checkpoint's when --resume finds one there (its settings compared with this run's,
+// a difference named), else none. Refuses an existing state without --resume or --force.
+std::unique_ptr<svm::SvmElasticState> MakeElasticState(comm::Communicator& comm, const TrainSvmOptions& a) {
+  std::unique_ptr<svm::SvmElasticState> out;
+  comm::OnEveryRankOrFail(comm, [&] {
+    CheckOutputNotInput(a.checkpoint, "--checkpoint", PathList({a.data, a.model}));
+    TESSEL_CHECK(!std::filesystem::exists(a.checkpoint) || std::filesystem::is_directory(a.checkpoint),
+                 "--checkpoint {}: {}; give a folder (created when missing)", a.checkpoint, DescribePath(a.checkpoint));
+    TESSEL_CHECK(a.cross_validation == 0 && a.params.probability == 0 && a.device.device == Device::kCpu,
+                 "--checkpoint {}: the resumable state covers the model's problems on the CPU solvers; drop -v, -b 1 "
+                 "and --device cuda, or --checkpoint",
+                 a.checkpoint);
+    const std::string settings = CheckpointSettings(a);
+    svm::SvmCheckpoint saved;
+    if (svm::HasSvmCheckpoint(a.checkpoint)) {
+      TESSEL_CHECK(a.resume || a.force,
+                   "--checkpoint {} holds an SVM state: give --resume to continue from it, or --force to start over "
+                   "(it is replaced as the run goes)",
+                   a.checkpoint);
+      if (a.resume) saved = svm::LoadSvmCheckpoint(a.checkpoint);
+    }
+    if (!saved.problems.empty() && saved.settings != settings) {
+      const auto was = nlohmann::json::parse(saved.settings, nullptr, false);
+      const auto now = nlohmann::json::parse(settings);
+      std::string diff;
+      for (const auto& [label, value] : now.items())
+        if (!was.is_object() || !was.contains(label) || was[label] != value)
+          diff += fmt::format("{}{} {} (the state's: {})", diff.empty() ? "" : "; ", label, value.dump(),
+                              was.is_object() && was.contains(label) ? was[label].dump() : "none");
+      throw Error(
+          fmt::format("--checkpoint {}: its alpha is for another problem: {}; give the same parameters and "
+                      "data, or delete it to start over",
+                      a.checkpoint, diff.empty() ? "its settings differ" : diff));
+    }
+    if (!saved.problems.empty() && comm.Rank() == 0) {
+      const auto [done, steps] = saved.Progress();
+      log::Info(
+          "resuming from {}: {} problem(s) saved, {} solved, {} steps into the next; {} state of {} rank(s), "
+          "now on {}",
+          a.checkpoint, saved.problems.size(), done, steps, saved.just_in_time ? "just-in-time" : "scheduled",
+          saved.ranks, comm.Size());
+    }
+    out = std::make_unique<svm::SvmElasticState>(a.checkpoint, settings, comm.Size(), comm.Rank(), std::move(saved));
+  });
+  return out;
+}
+
+// While alive, a rank failure makes this rank write the run's state first (core/peer_failure.h).
+class JustInTimeHook {
+ public:
+  explicit JustInTimeHook(svm::SvmElasticState* state) : on_(state != nullptr) {
+    if (on_) peer_failure::SetHook([state] { state->SaveJustInTime(); });
+  }
+  ~JustInTimeHook() {
+    if (on_) peer_failure::SetHook({});
+  }
+  JustInTimeHook(const JustInTimeHook&) = delete;
+  JustInTimeHook& operator=(const JustInTimeHook&) = delete;
+
+ private:
+  bool on_;
+};
+
 // What a run is set up with, checked before any data is read: the parameters with the class weights (-w's after
 // those already in options.params.weights), the context, the batched solvers' options and the binary solver.
 struct SvmSetup {
@@ -213,10 +292,13 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   // (main.cc). Checks that every rank makes alike throw on every rank; the rest go through OnEveryRankOrFail.
   const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator(a.timeout.timeout);
   if (comm->Size() > 1) comm::AgreeOrFail(*comm, RankSettings(a));  // the first collective: options and data agree
-  const bool distributed = comm->Size() > 1;
+  // With --checkpoint also on one rank: the distributed solvers start from a saved alpha and keep it replicated.
+  const bool distributed = comm->Size() > 1 || !a.checkpoint.empty();
   const bool lead = comm->Rank() == 0;
   // The output is checked before anything is read: an existing model (or the training data itself) is never
   // replaced by accident.
+  TESSEL_CHECK(!a.resume || !a.checkpoint.empty(),
+               "--resume needs --checkpoint DIR: the folder of the SVM state to start from");
   TESSEL_CHECK(a.cross_validation == 0 || a.cross_validation >= 2,
                "-v {}: cross-validation needs at least 2 folds (e.g. -v 5)", a.cross_validation);
   TESSEL_CHECK(!a.model.empty() || a.cross_validation > 0,
@@ -234,6 +316,9 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   const svm::BinarySolver& solver = setup.solver;
   const std::optional<comm::NetworkModel>& network = a.network.model;  // parsed where the option was read
 
+  // The resumable state: checked (and a saved one read) before the data.
+  std::unique_ptr<svm::SvmElasticState> elastic;
+  if (!a.checkpoint.empty()) elastic = MakeElasticState(*comm, a);
   ThreadLimit limit(a.threads.threads);
   log::Info("svm: reading {}", a.data);
   datasets::SparseRowDataset data;
@@ -277,6 +362,8 @@ std::string TrainSvm(const TrainSvmOptions& given) {
     how.rebalance = a.rebalance;
     how.network = network;
     how.spread_solver = solver;
+    how.elastic = elastic.get();
+    const JustInTimeHook hook(comm->Size() > 1 ? elastic.get() : nullptr);
     if (ctx.IsCuda())
       how.shared_refusal = fmt::format(
           "--device cuda: a binary problem shared by {} ranks runs on CPUs (the distributed solvers); with CUDA, run "

@@ -33,6 +33,8 @@ struct TrainSvmOptions {
   double rebalance = 1.2;
   TimeoutOption timeout;
   bool json = false;
+  std::string checkpoint;  // the resumable state (svm/dist_checkpoint.h)
+  bool resume = false;
   int cross_validation = 0;  // -v K: K-fold cross-validation instead of a model (0 = off)
   bool verbose = false;      // not an option: Python's estimators (scikit-learn's verbose) log the run at info level
   Given given;
@@ -53,7 +55,7 @@ struct TrainSvmOptions {
       c.model);
     v(ParamInfo{"force",
                 "Replace an existing --model file and its sidecar MODEL.json (regular files only; never a folder, a "
-                "device or the --data file)"}
+                "device or the --data file), or start over from an SVM state in --checkpoint"}
           .Cli(),
       c.force);
     svm::SvmParams::Params(c.params, v);
@@ -93,6 +95,15 @@ struct TrainSvmOptions {
           .Range(0, 1e9),
       c.rebalance);
     TimeoutOption::Params(c.timeout, v);
+    v(ParamInfo{"checkpoint",
+                "Folder for the resumable state: every problem's alpha, written as each problem is solved and, when a "
+                "rank fails, by the survivors (the alpha of the last completed step, kept replicated on every rank); "
+                "resumable on any number of ranks (tessel launch restarts on the survivors); pairs always shared"}
+          .Cli(),
+      c.checkpoint);
+    v(ParamInfo{"resume", "Start every problem from its alpha in --checkpoint when there is one (gradients rebuilt)"}
+          .Cli(),
+      c.resume);
     v(ParamInfo{"json", "Print the training statistics as JSON on stdout"}.Cli(), c.json);
     v(ParamInfo{"cross_validation",
                 "K-fold cross-validation as svm-train -v K (LIBSVM's folds; prints the accuracy, or the mean squared "

@@ -265,10 +265,12 @@ int64_t DistBatchSolver::Advance(int64_t limit) {
       s_.alpha[k] = new_alpha_[t];
       s_.status[k] = batch::StatusOf(new_alpha_[t], c_s);
     }
+    if (mirror_ != nullptr) mirror_->alpha[static_cast<size_t>(s.h.gid)] = new_alpha_[t];
     // G_bar (the gradient part of the samples at C) only serves reconstruction.
     if (!schedule_.eliminates() || was_upper == is_upper) continue;
     UpdateGBar(s, was_upper ? -c_s : c_s);
   }
+  if (mirror_ != nullptr) mirror_->steps = steps_;
   Progress(rounds_, steps_, false);
   return taken;
 }

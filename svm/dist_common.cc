@@ -176,6 +176,10 @@ RankSamples::RankSamples(comm::Communicator& comm, const DistBinaryProblem& p, c
   for (int64_t k = 0; k < n_; ++k) pos_of_[static_cast<size_t>(gid_[k])] = static_cast<int32_t>(k);
   s_.Start(p.y, QDiagonal(*kernel_, row_), p.p);
   nu_ = p.nu;
+  mirror_ = p.mirror;
+  TESSEL_CHECK(mirror_ == nullptr || static_cast<int64_t>(mirror_->alpha.size()) == big_l_,
+               "distributed SVM: an alpha mirror of {} values for {} samples",
+               mirror_ == nullptr ? 0 : mirror_->alpha.size(), big_l_);
   SetAllActive();
   min_local_active_ = n_;
   tally_.min_active = big_l_;

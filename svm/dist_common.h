@@ -152,8 +152,9 @@ class RankSamples : public SolverCore {
 
   std::vector<int32_t> row_;
   std::vector<int64_t> gid_;
-  std::vector<int32_t> pos_of_;  // global id -> local position, -1 when another rank holds it
-  bool nu_ = false;              // Solver_NU's selection, elimination and rho (DistBinaryProblem::nu)
+  std::vector<int32_t> pos_of_;    // global id -> local position, -1 when another rank holds it
+  bool nu_ = false;                // Solver_NU's selection, elimination and rho (DistBinaryProblem::nu)
+  AlphaMirror* mirror_ = nullptr;  // DistBinaryProblem::mirror
   int64_t active_ = 0;
   int64_t global_active_ = 0;
   int64_t min_local_active_ = 0;

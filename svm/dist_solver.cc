@@ -317,6 +317,11 @@ void DistSolver::Step(const Sample& si, const Sample& sj) {
     s_.alpha[k] = a;
     s_.status[k] = batch::StatusOf(a, c);
   }
+  if (mirror_ != nullptr) {
+    mirror_->alpha[static_cast<size_t>(si.h.gid)] = alpha_i;
+    mirror_->alpha[static_cast<size_t>(sj.h.gid)] = alpha_j;
+    ++mirror_->steps;
+  }
 
   next_i_ = AsGlobal(UpdateGradientOver(active_, &s_, q_i, q_j, d_i, d_j, gid_.data()));
   next_i_valid_ = true;

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "comm/net_model.h"
@@ -17,6 +18,14 @@
 #include "svm/smo_solver.h"
 
 namespace tessel::svm {
+
+// A copy of a problem's whole alpha kept by every rank (replicated): each rank writes every new alpha of a step
+// here as the step ends (both distributed solvers compute each step's new alphas identically on every rank), so any
+// survivor of a failed job holds the alpha of the last completed step (svm/dist_checkpoint.h).
+struct AlphaMirror {
+  std::vector<double> alpha;  // num_samples values in global-id order; the caller fills it with the starting alpha
+  int64_t steps = 0;          // SMO steps whose alphas are in `alpha`
+};
 
 // This rank's share of one binary problem of `num_samples` samples; global sample g is the one-process solver's
 // position g (so ties go the same way: to the larger global id).
@@ -52,6 +61,8 @@ struct DistBinaryProblem {
   bool nu = false;
   // When set, the SMO solver predicts its time on this network (DistStats::predicted_seconds); the same on every rank.
   const comm::NetworkModel* network = nullptr;
+  // When set, kept up to date on every rank (AlphaMirror); the same on every rank.
+  AlphaMirror* mirror = nullptr;
 };
 
 // What the solve cost, over all ranks (the same on every rank, but local_kernel_evaluations).

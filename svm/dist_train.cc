@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "svm/dist_checkpoint.h"
 #include "svm/svm_train.h"
 
 namespace tessel::svm {
@@ -91,6 +92,7 @@ struct SharedProblem {
   bool nu = false;
   kernels::SvmKernelParams kernel;
   SolverOptions options;
+  AlphaMirror* mirror = nullptr;  // DistBinaryProblem::mirror
 };
 
 // fn(field) for each scalar field of a pair's SolverResult, in the order ShareResults sends them (as doubles).
@@ -249,6 +251,7 @@ SolverResult SolveShared(comm::Communicator& comm, const RankRows& rank_rows, co
   problem.has_p = !t.p.empty();
   problem.has_alpha0 = !t.alpha0.empty();
   problem.nu = t.nu;
+  problem.mirror = t.mirror;
   return options.batched ? SolveBinaryDistributedBatched(comm, problem, t.options, options.batch, stats)
                          : SolveBinaryDistributed(comm, problem, t.options, stats);
 }
@@ -328,17 +331,27 @@ SvmModel TrainSvmDistributed(comm::Communicator& comm, const datasets::SparseRow
   std::unique_ptr<kernels::SvmKernelRows> kernel;  // kShared's
   int64_t local_evaluations = 0;
   DistTrainStats st;
-  const auto solve_shared = [&](const SharedProblem& t) {
+  const auto solve_shared = [&](SharedProblem t) {
+    std::vector<double> start;  // a resumed problem's saved alpha
+    if (options.elastic != nullptr) {
+      t.mirror = options.elastic->Begin(static_cast<int64_t>(t.rows.size()), t.alpha0, &start);
+      if (!start.empty()) t.alpha0 = start;
+    }
     DistStats s;
     SolverResult r = SolveShared(comm, rank_rows, t, options, &kernel, &s);
     local_evaluations += s.local_kernel_evaluations;
     st.pairs.push_back(s);
+    if (options.elastic != nullptr) options.elastic->End(r.iterations, !r.hit_iteration_limit);
     return r;
   };
   const auto solve_pairs = [&](std::span<const PairTask> tasks) {
     st.schedule = schedule != PairSchedule::kAuto                        ? schedule
                   : static_cast<int64_t>(tasks.size()) >= int64_t{parts} ? PairSchedule::kSpread
                                                                          : PairSchedule::kShared;
+    TESSEL_CHECK(options.elastic == nullptr || schedule != PairSchedule::kSpread,
+                 "--pairs spread cannot be resumed (a pair solved by one rank alone is lost with it): with "
+                 "--checkpoint, give --pairs shared or auto");
+    if (options.elastic != nullptr) st.schedule = PairSchedule::kShared;
     if (st.schedule == PairSchedule::kShared) {
       std::vector<SolverResult> results;
       for (const PairTask& t : tasks)

@@ -47,6 +47,8 @@ struct DistTrainStats {
   std::vector<DistStats> pairs;  // kShared: each pair's solve
 };
 
+class SvmElasticState;  // svm/dist_checkpoint.h
+
 // How TrainSvmDistributed solves the pairs.
 struct DistTrainOptions {
   PairSchedule schedule = PairSchedule::kAuto;
@@ -65,6 +67,9 @@ struct DistTrainOptions {
   double rebalance = 1.2;
   // Shared pairs, SMO: predict each solve's time on this network (DistStats::predicted_seconds).
   std::optional<comm::NetworkModel> network;
+  // When set, every problem shared by the ranks starts from its saved alpha (if any) and keeps its alpha replicated
+  // for the just-in-time state; pairs are then always shared (kAuto: kShared; kSpread is refused).
+  SvmElasticState* elastic = nullptr;
 };
 
 // The fits of -b 1 and the folds of -v over the ranks (FitRunner): task t runs on rank t mod K (a rank's tasks

@@ -96,8 +96,9 @@ void RegisterCommands(CLI::App& app) {
   TextJob(predict->add_subcommand("gcn", "Predict node classes with a GCN checkpoint"), &app::PredictGcn);
   AddJob(
       app.add_subcommand("launch",
-                         "Run `train gcn` under mpirun and, when a rank fails, restart it on the ranks that are left "
-                         "from the state they saved (-np K --min-np M -- train gcn ... --checkpoint DIR)"),
+                         "Run `train gcn` or `train svm` under mpirun and, when a rank fails, restart it on the ranks "
+                         "that are left from the state they saved (-np K --min-np M -- train gcn|svm ... --checkpoint "
+                         "DIR)"),
       std::make_shared<app::LaunchOptions>(), [](const app::LaunchOptions& o) {
         const int status = app::Launch(o);
         if (status != 0) {  // the job's own status (its message is printed already)

@@ -16,7 +16,7 @@ ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${1:?usage: tools/fuzz.sh BUILD_DIR [TARGET...]}"
 shift
 BUILD="$(cd "$BUILD" && pwd)"
-ALL_TARGETS=(edgelist metis linqs nodetable ogb libsvm idx native partition svm_model checkpoint cli)
+ALL_TARGETS=(edgelist metis linqs nodetable ogb libsvm idx native partition svm_model checkpoint svm_state cli)
 TARGETS=("$@")
 [ ${#TARGETS[@]} -eq 0 ] && TARGETS=("${ALL_TARGETS[@]}")
 SECONDS_PER="${FUZZ_SECONDS:-600}"

@@ -52,8 +52,10 @@ TEST(Launch, OptionsAreCheckedBeforeAnythingRuns) {
   o.command = {"train", "gcn", "--checkpoint", "ck"};
   EXPECT_NE(error_of(o).find("--min-np 3 is more than -np 2"), std::string::npos);
   o.min_np = 1;
-  o.command = {"train", "svm", "--data", "x"};
-  EXPECT_NE(error_of(o).find("tessel launch runs `train gcn ...`"), std::string::npos);
+  o.command = {"predict", "svm", "--data", "x"};
+  EXPECT_NE(error_of(o).find("tessel launch runs `train gcn ...` or `train svm ...`"), std::string::npos);
+  o.command = {"train", "svm", "--data", "x"};  // the SVM is restarted too, from its alpha in --checkpoint
+  EXPECT_NE(error_of(o).find("needs the job's --checkpoint DIR"), std::string::npos);
   o.command = {"train", "gcn", "--partitions", "p"};
   EXPECT_NE(error_of(o).find("needs the job's --checkpoint DIR"), std::string::npos);
   o.command = {"train", "gcn", "--checkpoint", "ck"};

@@ -8,14 +8,20 @@
 # test accuracy and its difference. Writes the "Ranks that leave" section of docs/benchmarks.md (WRITE=1) or prints
 # it. Builds nothing.
 #
-# Usage: tools/bench/elastic_bench.sh BUILD_DIR
+# PART=seeds: the undisturbed and the killed GCN run for each of SEEDS (test accuracy: mean and spread), section
+# "Ranks that leave: GCN accuracy over seeds". PART=svm: `tessel launch -np RANKS -- train svm` on a9a (-c 1 -g 0.05)
+# beside svm-train, undisturbed and with a rank killed or stopped in the middle of the solve (SMO and --solver batch):
+# ranks at the end, steps saved and redone, restart time, wall time, objective against svm-train's, predictions on
+# a9a.t; section "Ranks that leave: the distributed SVM".
+#
+# Usage: [PART=gcn|seeds|svm] tools/bench/elastic_bench.sh BUILD_DIR
 # Settings: CSBM_NODES=100000 CSBM_DEGREE=20 CSBM_FEATURES=128 CSBM_HOMOPHILY=0.4 (the generator's 0.8 makes every
-#   run 0.9997 accurate, which compares nothing) RANKS=4 EPOCHS=8 BATCH=512 FANOUTS=10,10 SEED=1 THREADS=1 (per rank)
-#   WRITE=1
+#   run 0.9997 accurate, which compares nothing) RANKS=4 EPOCHS=8 BATCH=512 FANOUTS=10,10 SEED=1 SEEDS="1 2 3"
+#   THREADS=1 (per rank) WRITE=1 DATA (svm: DATA/svm/a9a)
 set -euo pipefail
 # shellcheck source=tools/bench/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-bench_start 12 tessel "$@"
+bench_start 18 tessel "$@"
 tessel="$build/tools/tessel"
 bench_need_tool mpirun "apt-get install openmpi-bin"
 CSBM_NODES=${CSBM_NODES:-100000}
@@ -29,7 +35,14 @@ FANOUTS=${FANOUTS:-10,10}
 SEED=${SEED:-1}
 THREADS=${THREADS:-1}
 WRITE=${WRITE:-1}
+PART=${PART:-gcn}
+SEEDS=${SEEDS:-1 2 3}
 bench_mpi_workspace elastic_bench
+if [[ "$PART" == svm ]]; then
+  # shellcheck source=tools/bench/elastic_svm.sh
+  source "$(dirname "${BASH_SOURCE[0]}")/elastic_svm.sh"
+  exit 0
+fi
 data="$work/csbm"
 "$tessel" --log-level warn generate csbm --nodes "$CSBM_NODES" --avg-degree "$CSBM_DEGREE" --features "$CSBM_FEATURES" \
   --classes 8 --homophily "$CSBM_HOMOPHILY" --seed 1 --output "$data" >/dev/null
@@ -75,6 +88,48 @@ for label, wall, name in rows:
           f"{acc:.4f} | {100 * (acc - base_acc):+.2f} |")
 PY
 }
+
+if [[ "$PART" == seeds ]]; then
+  # The undisturbed run and the run with rank RANKS-1 killed half way through epoch 3, for each seed.
+  : >"$work/seeds.tsv"
+  for seed in $SEEDS; do
+    train[${#train[@]} - 3]=$seed  # --seed's value
+    echo "== seed $seed" >&2
+    run "base_s$seed" "$RANKS" "" "$EPOCHS" >/dev/null
+    steps=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][0]['steps'])" "$work/base_s$seed.jsonl")
+    run "kill_s$seed" "$RANKS" "kill@step,rank=$((RANKS - 1)),after=$((2 * steps + steps / 2))" "$EPOCHS" >/dev/null
+    printf '%s\tbase_s%s\tkill_s%s\n' "$seed" "$seed" "$seed" >>"$work/seeds.tsv"
+  done
+  section="$work/section.md"
+  python3 - "$work" "$RANKS" "$EPOCHS" <<'PY' >"$section"
+import json, statistics, sys
+work, ranks, epochs = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+def acc(name):
+    lines = [json.loads(l) for l in open(f"{work}/{name}.jsonl")]
+    final = [l for l in lines if "final" in l][-1]["final"]
+    return final["test"]["accuracy"], final["ranks"]
+rows = [l.split() for l in open(f"{work}/seeds.tsv")]
+print("## Ranks that leave: GCN accuracy over seeds\n")
+print(f"The CSBM run of \"Ranks that leave\" (the same graph, parts and settings) with --seed {', '.join(r[0] for r in rows)}:")
+print(f"for each seed the undisturbed {ranks}-rank run and the run whose rank {ranks - 1} is killed half way through")
+print(f"epoch 3 (the launcher finishes the job, from that step to epoch {epochs}, on {ranks - 1} ranks). Test accuracy; the difference")
+print("is killed minus undisturbed, in points.\n")
+print("| seed | undisturbed | killed, finished on fewer ranks | difference (points) |")
+print("|---|---|---|---|")
+base, kill, diff = [], [], []
+for seed, b, k in rows:
+    (ab, _), (ak, rk) = acc(b), acc(k)
+    base.append(ab); kill.append(ak); diff.append(100 * (ak - ab))
+    print(f"| {seed} | {ab:.4f} | {ak:.4f} ({rk} ranks) | {diff[-1]:+.2f} |")
+sd = lambda x: statistics.stdev(x) if len(x) > 1 else 0.0
+print(f"| mean (standard deviation) | {statistics.mean(base):.4f} ({sd(base):.4f}) | {statistics.mean(kill):.4f} "
+      f"({sd(kill):.4f}) | {statistics.mean(diff):+.2f} ({sd(diff):.2f}) |")
+print()
+PY
+  echo "Measured $(date -u +%Y-%m-%d) with \`PART=seeds SEEDS=\"$SEEDS\" tools/bench/elastic_bench.sh BUILD\` on $(nproc) cores shared with other agents." >>"$section"
+  if [[ "$WRITE" == 1 ]]; then write_bench_section "## Ranks that leave: GCN accuracy over seeds" "$section"; else cat "$section"; fi
+  exit 0
+fi
 
 echo "== undisturbed" >&2
 printf 'undisturbed, %s ranks, first run of the script\t%s\tbase1\n' "$RANKS" "$(run base1 "$RANKS" "" "$EPOCHS")" \
@@ -135,6 +190,7 @@ section="$work/section.md"
   echo "its SIGKILL, and a stopped rank is found after \`--timeout\` (5 s); both are in the wall time of their rows."
   echo "Accuracy: a run that ends on fewer ranks trains its last epochs on their draws (other shuffles and samples),"
   echo "so compare the fault rows with the row resumed on $((RANKS - 1)) ranks without any failure: the same change of"
-  echo "sample path, no lost work."
+  echo "sample path, no lost work; and over seeds (\"Ranks that leave: GCN accuracy over seeds\", PART=seeds) the"
+  echo "difference is within the spread between seeds."
 } >"$section"
 if [[ "$WRITE" == 1 ]]; then write_bench_section "## Ranks that leave" "$section"; else cat "$section"; fi

@@ -123,6 +123,8 @@ def make_fixtures(tessel, fx):
          "--checkpoint", os.path.join(fx, "ckpt_l1")])
     shutil.copy(os.path.join(DATA, "svm", "heart_scale"), os.path.join(fx, "h.svm"))
     run([tessel, "train", "svm", "--data", os.path.join(fx, "h.svm"), "--model", os.path.join(fx, "h.model")])
+    run([tessel, "train", "svm", "--data", os.path.join(fx, "h.svm"), "--model", os.path.join(fx, "hck.model"),
+         "--checkpoint", os.path.join(fx, "sck")])  # an SVM state (svm/dist_checkpoint.h)
     shutil.copy(os.path.join(DATA, "svm", "letter_300"), os.path.join(fx, "letter.svm"))
     run([tessel, "train", "svm", "--data", os.path.join(fx, "letter.svm"), "--model",
          os.path.join(fx, "letter.model")])
@@ -334,6 +336,18 @@ def cases(have_mpi):
       needles=("junk",))
     L("svm-model-is-a-dataset", [T, "train", "svm", "--data", W + "/h.svm", "--model", W + "/ds", "--force"],
       needles=("ds",))
+    svm_ck = [T, "train", "svm", "--data", W + "/h.svm", "--model", W + "/m", "--checkpoint"]
+    L("svm-checkpoint-is-the-data", svm_ck + [W + "/h.svm", "--force"], needles=("--checkpoint",), protect=(W + "/h.svm",))
+    L("svm-checkpoint-is-a-plain-file", svm_ck + [W + "/notes.txt", "--force"], needles=("notes.txt",),
+      protect=(W + "/notes.txt",))
+    L("svm-checkpoint-state-without-resume", svm_ck + [W + "/sck"], needles=("--resume",),
+      protect=(W + "/sck/svm_state.bin",))
+    L("svm-checkpoint-other-parameters", svm_ck + [W + "/sck", "--resume", "-c", "2"], needles=("-c/--cost",),
+      protect=(W + "/sck/svm_state.bin",))
+    U("svm-resume-without-checkpoint", [T, "train", "svm", "--data", W + "/h.svm", "--model", W + "/m", "--resume"],
+      needles=("--checkpoint",))
+    L("svm-checkpoint-damaged-state", svm_ck + [W + "/sck", "--resume"], needles=("svm_state.bin", "delete"),
+      setup=lambda w: os.truncate(os.path.join(w, "sck", "svm_state.bin"), 100))
     L("predict-svm-output-is-the-model", svm_predict + ["--output", W + "/h.model", "--force"], needles=("--output",))
     L("predict-svm-output-is-model-sidecar", svm_predict + ["--output", W + "/h.model.json", "--force"],
       needles=("--output",))

@@ -1,0 +1,26 @@
+# run_expect(OUT_VAR SECONDS_VAR): runs ${COMMAND} (arguments separated by '|'), prints its output and exit status,
+# and requires exit status 0 when OK is set (non-zero otherwise) and every regex of ${EXPECT} (separated by '|||') in
+# its output; sets OUT_VAR to the output (stdout then stderr) and SECONDS_VAR to its wall time. For the launcher
+# tests (dist_launch.cmake, svm_elastic.cmake).
+function(run_expect out_var seconds_var)
+  string(REPLACE "|||" ";" expect "${EXPECT}")
+  string(REPLACE "|" ";" command "${COMMAND}")
+  string(TIMESTAMP start "%s")
+  execute_process(COMMAND ${command} RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 150)
+  string(TIMESTAMP stop "%s")
+  math(EXPR seconds "${stop} - ${start}")
+  message("${out}${err}")
+  message("exit status: ${status} after ${seconds} s")
+  if(OK AND NOT status EQUAL 0)
+    message(FATAL_ERROR "the job exited with ${status}, expected 0")
+  elseif(NOT OK AND (status EQUAL 0 OR status MATCHES "timeout"))
+    message(FATAL_ERROR "the job exited with ${status}, expected a non-zero status")
+  endif()
+  foreach(re IN LISTS expect)
+    if(NOT "${out}${err}" MATCHES "${re}")
+      message(FATAL_ERROR "the output does not contain '${re}'")
+    endif()
+  endforeach()
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${seconds_var} "${seconds}" PARENT_SCOPE)
+endfunction()
