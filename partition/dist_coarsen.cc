@@ -30,7 +30,7 @@
 namespace tessel::partition::detail {
 namespace {
 
-constexpr int kClusterRounds = 8;           // label-propagation rounds a level at most
+constexpr int kClusterRounds = 5;           // label-propagation rounds a level at most
 constexpr int kMaxLevels = 8;               // coarsening levels at most
 constexpr int64_t kClustersPerPart = 256;   // the first level's cluster caps: a part's weight (and nodes) over this
 constexpr int64_t kMinClustersPerPart = 8;  // the caps grow 4x a level up to a part's weight over this
