@@ -135,18 +135,18 @@ int64_t LpRound(DistPartitionRun& run, const Level& g, const std::vector<int32_t
         AskOwners<1>(run, g.dist, g.ghosts, [&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; });
     cand = Candidates(s.label, glabel, &li, &gi);
   }
-  // The room this rank may fill in every cluster it sees: a 1/K share of what the cap leaves (weight, nodes).
-  std::vector<int64_t> room = AskOwners<2>(run, g.dist, cand, [&](int64_t c, int64_t* out) {
+  // The weight and nodes of every cluster this rank sees at the round's start; this rank may grow a cluster by a 1/K
+  // share of what the cap leaves (its net change, `delta`, stays within the share), so the ranks together never pass
+  // the cap.
+  const std::vector<int64_t> size = AskOwners<2>(run, g.dist, cand, [&](int64_t c, int64_t* out) {
     out[0] = s.cw[Z(c)];
     out[1] = s.cn[Z(c)];
   });
-  std::vector<int64_t> size(cand.size());  // weight at the round's start
-  for (size_t c = 0; c < cand.size(); ++c) {
-    size[c] = room[2 * c];
-    room[2 * c] = std::max<int64_t>(0, max_w - room[2 * c]) / run.K;
-    room[2 * c + 1] = std::max<int64_t>(0, max_n - room[2 * c + 1]) / run.K;
-  }
   std::vector<int64_t> delta(2 * cand.size(), 0);  // weight, nodes
+  const auto fits = [&](size_t c, int64_t w, int64_t n) {
+    return delta[2 * c] + w <= std::max<int64_t>(0, max_w - size[2 * c]) / run.K &&
+           delta[2 * c + 1] + n <= std::max<int64_t>(0, max_n - size[2 * c + 1]) / run.K;
+  };
   std::vector<int64_t> rating(cand.size(), 0);
   std::vector<int32_t> touched;
   const int64_t lo = g.lo(run.me);
@@ -169,24 +169,23 @@ int64_t LpRound(DistPartitionRun& run, const Level& g, const std::vector<int32_t
     const int64_t nu = g.N(u);
     int32_t best = from;
     int64_t best_rating = rating[Z(from)];
-    int64_t best_size = size[Z(from)] - wu;
+    int64_t best_size = size[2 * Z(from)] - wu;
     uint64_t best_tie = Mix64(h + static_cast<uint64_t>(cand[Z(from)]));
     for (const int32_t c : touched) {
-      if (c == from || wu > room[2 * Z(c)] || nu > room[2 * Z(c) + 1]) continue;
+      if (c == from || !fits(Z(c), wu, nu)) continue;
       const uint64_t tie = Mix64(h + static_cast<uint64_t>(cand[Z(c)]));
       if (rating[Z(c)] > best_rating ||
-          (rating[Z(c)] == best_rating && (size[Z(c)] > best_size || (size[Z(c)] == best_size && tie > best_tie)))) {
+          (rating[Z(c)] == best_rating &&
+           (size[2 * Z(c)] > best_size || (size[2 * Z(c)] == best_size && tie > best_tie)))) {
         best = c;
         best_rating = rating[Z(c)];
-        best_size = size[Z(c)];
+        best_size = size[2 * Z(c)];
         best_tie = tie;
       }
     }
     for (const int32_t c : touched) rating[Z(c)] = 0;
     touched.clear();
     if (best == from) continue;
-    room[2 * Z(best)] -= wu;
-    room[2 * Z(best) + 1] -= nu;
     delta[2 * Z(from)] -= wu;
     delta[2 * Z(from) + 1] -= nu;
     delta[2 * Z(best)] += wu;
@@ -260,11 +259,9 @@ Coarse Cluster(DistPartitionRun& run, const Level& g, int64_t max_w, int64_t max
   return c;
 }
 
-// The next level from records [cluster, degree, (neighbour, weight) x degree] (`send`, bucketed by the clusters'
-// ranks), merged per cluster on its rank.
-Level MergeRows(DistPartitionRun& run, Coarse& c, const std::vector<int64_t>& send,
-                const std::vector<int64_t>& counts) {
-  const std::vector<int64_t> got = Exchange(run.comm, send, counts, nullptr, "partition");
+// The next level's rows of this rank's clusters from the records [cluster, degree, (neighbour, weight) x degree]
+// every rank sent it (`got`), merged per cluster.
+Level MergeRows(DistPartitionRun& run, Coarse& c, const std::vector<int64_t>& got) {
   const int64_t first = c.dist[Z(run.me)];
   const int64_t m = c.dist[Z(run.me) + 1] - first;
   std::vector<int64_t> start(Z(m) + 1, 0);
@@ -298,7 +295,7 @@ Level MergeRows(DistPartitionRun& run, Coarse& c, const std::vector<int64_t>& se
   }
   r.vw = std::move(c.vw);
   r.vn = std::move(c.vn);
-  r.dist = std::move(c.dist);
+  r.dist = c.dist;
   r.ghosts = GhostsOf(r.adj, r.dist[Z(run.me)], r.dist[Z(run.me) + 1], &r.slot);
   return r;
 }
@@ -318,32 +315,41 @@ Level Contract(DistPartitionRun& run, const Level& g, Coarse& c) {
     const auto p = std::lower_bound(pieces.begin(), pieces.end(), c.row[i]) - pieces.begin();
     members[Z(next[Z(p)]++)] = static_cast<int32_t>(i);
   }
+  // One exchange per destination rank, so a rank holds only one rank's share of the records it sends (at 8 ranks
+  // the records of all clusters at once were the largest term of the clustering's memory).
   std::vector<int64_t> rating(Z(c.dist.back()), 0);
   std::vector<int64_t> touched;
-  std::vector<int64_t> send;
-  std::vector<int64_t> counts(Z(run.K), 0);
-  for (size_t p = 0; p < pieces.size(); ++p) {
-    for (int64_t m = start[p]; m < start[p + 1]; ++m) {
-      const int32_t i = members[Z(m)];
-      for (int64_t e = g.ptr[Z(i)]; e < g.ptr[Z(i) + 1]; ++e) {
-        const int32_t s = g.slot[Z(e)];
-        const int64_t d = s >= 0 ? c.ghost[Z(s)] : c.row[Z(~s)];
-        if (d == pieces[p]) continue;
-        if (rating[Z(d)] == 0) touched.push_back(d);
-        rating[Z(d)] += g.W(e);
+  Level r;
+  size_t p = 0;
+  for (int t = 0; t < run.K; ++t) {
+    std::vector<int64_t> send;
+    for (; p < pieces.size() && pieces[p] < c.dist[Z(t) + 1]; ++p) {
+      for (int64_t m = start[p]; m < start[p + 1]; ++m) {
+        const int32_t i = members[Z(m)];
+        for (int64_t e = g.ptr[Z(i)]; e < g.ptr[Z(i) + 1]; ++e) {
+          const int32_t s = g.slot[Z(e)];
+          const int64_t d = s >= 0 ? c.ghost[Z(s)] : c.row[Z(~s)];
+          if (d == pieces[p]) continue;
+          if (rating[Z(d)] == 0) touched.push_back(d);
+          rating[Z(d)] += g.W(e);
+        }
       }
+      send.insert(send.end(), {pieces[p], static_cast<int64_t>(touched.size())});
+      for (const int64_t d : touched) {
+        send.insert(send.end(), {d, rating[Z(d)]});
+        rating[Z(d)] = 0;
+      }
+      touched.clear();
     }
-    const size_t at = send.size();
-    send.insert(send.end(), {pieces[p], static_cast<int64_t>(touched.size())});
-    for (const int64_t d : touched) {
-      send.insert(send.end(), {d, rating[Z(d)]});
-      rating[Z(d)] = 0;
+    std::vector<int64_t> counts(Z(run.K), 0);
+    counts[Z(t)] = static_cast<int64_t>(send.size());
+    const std::vector<int64_t> got = Exchange(run.comm, send, counts, nullptr, "partition");
+    if (t == run.me) {
+      Free(send);
+      r = MergeRows(run, c, got);
     }
-    touched.clear();
-    counts[Z(OwnerOf(c.dist, pieces[p]))] += static_cast<int64_t>(send.size() - at);
   }
-  Free(rating);
-  return MergeRows(run, c, send, counts);
+  return r;
 }
 
 // Step 2: the coarsest level gathered on rank 0, METIS there; returns this rank's vertices' parts.
