@@ -24,7 +24,7 @@ struct PartitionOptions {
   std::string metis_algorithm = "auto";
   uint64_t seed = 0;
   double imbalance = 1.05;
-  std::string dist_partitioner = "parmetis";
+  std::string dist_partitioner = "coarsen";
   bool force = false;
   ThreadOptions threads;
   bool json = false;
@@ -53,11 +53,10 @@ struct PartitionOptions {
     v(ParamInfo{"seed", "Seed of METIS and of --method random (same seed, same files)"}, c.seed);
     v(ParamInfo{"imbalance", "Largest allowed part weight / average, per balance constraint, in (1, 3]"}, c.imbalance);
     v(ParamInfo{"dist_partitioner",
-                "Under mpirun with --method metis: parmetis (PT-Scotch's ParMETIS_V3_PartKway; about 290 bytes per "
-                "adjacency entry) or coarsen (each rank clusters its rows by label propagation, METIS on rank 0 "
-                "partitions the cluster graph, label propagation refines; memory bounded by the rank's share; when "
-                "node ids have no locality its cut rests on the refinement and rank 0's cluster graph grows, "
-                "docs/partition.md)"},
+                "Under mpirun with --method metis: coarsen (the ranks cluster the rows by label propagation over every "
+                "edge, METIS on rank 0 partitions the small cluster graph, label propagation refines; memory bounded "
+                "by the rank's share of the graph) or parmetis (PT-Scotch's ParMETIS_V3_PartKway; about 290 bytes "
+                "per adjacency entry), docs/partition.md"},
       c.dist_partitioner);
     v(ParamInfo{"force",
                 "Replace an existing partition folder (never another folder or file, a device, or the input "

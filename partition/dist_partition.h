@@ -1,6 +1,7 @@
 // Distributed partitioning (`mpirun -np K tessel partition DATASET --parts P --output DIR`, docs/partition.md):
 // every rank reads one block of the dataset's rows (never the whole graph or feature matrix), the ranks assign nodes
-// to parts together (ParMETIS's k-way API, provided by PT-Scotch, or the hash), rows move to the rank that writes
+// to parts together (label-propagation coarsening and METIS on rank 0, ParMETIS's k-way API of PT-Scotch, or the
+// hash), rows move to the rank that writes
 // their part in all-to-alls, and each part is written in the partition folder format (partition_format.h), so a
 // folder made this way is read exactly as a serial one. With the hash method the folder is byte-identical to the
 // serial one.
@@ -24,7 +25,7 @@ struct DistPartitionTimings {
   double read = 0;      // this rank's block of rows: indptr, columns, checks
   double symmetry = 0;  // the reverse-entry exchange: symmetry check and ParMETIS's symmetric input
   double assign = 0;    // the assignment (ParMETIS or hash), weights included
-  double parmetis = 0;  // inside ParMETIS_V3_PartKway only
+  double parmetis = 0;  // inside the partitioner only (the coarsening route or ParMETIS_V3_PartKway)
   double relabel = 0;   // part counts, new ids, the neighbours' new ids (one exchange), statistics
   double move = 0;      // rows, features, labels and splits to the ranks that write their parts
   double build = 0;     // local CSR, halo, owned data of the parts this rank writes
@@ -63,8 +64,9 @@ bool HaveParMetis();
 // replaced only with `overwrite`, and only when it is a partition folder or empty.
 //
 // Methods: metis and hash (any communicator); random is one-process only (a seeded permutation of all nodes). metis
-// runs options.dist_algorithm: coarsen (local label-propagation coarsening, serial METIS on rank 0 over the cluster
-// graph, label-propagation refinement; dist_coarsen.cc; any communicator) or parmetis (ParMETIS_V3_PartKway of
+// runs options.dist_algorithm: coarsen (the default: distributed multilevel label-propagation coarsening over every
+// edge, serial METIS on rank 0 over the small cluster graph, label-propagation refinement; dist_coarsen.cc; any
+// communicator) or parmetis (ParMETIS_V3_PartKway of
 // PT-Scotch; MPI communicators only). Balance: one vertex weight, so one constraint is kept: nodes by default, or
 // the one --balance names (nodes, edges or train); the statistics report the imbalance of all three. A failure on
 // any rank fails every rank with the same message.

@@ -27,12 +27,11 @@ enum class MetisAlgorithm { kAuto, kKway, kRecursive };
 inline constexpr int32_t kRecursiveMaxParts = 8;
 
 // How `mpirun -np K tessel partition --method metis` assigns parts (partition/dist_coarsen.cc):
-// parmetis (the default): ParMETIS_V3_PartKway of PT-Scotch on the whole graph (MPI only; about 290 bytes per
-//   adjacency entry).
-// coarsen: each rank clusters its own rows by size-constrained label propagation (multilevel, local edges only),
-//   the cluster graph is partitioned by serial METIS on rank 0, projected back and refined by distributed label
-//   propagation: memory bounded by the rank's share of the graph, any communicator, deterministic; on graphs whose
-//   ids have no locality the cut rests on the refinement and rank 0's cluster graph grows (issue 51).
+// coarsen (the default): the ranks cluster all rows together by size-constrained label propagation over every edge
+//   (multilevel, distributed), the cluster graph (at most a share of the block's entries, or a million) is
+//   partitioned by serial METIS on rank 0, projected back and refined by distributed label propagation: memory
+//   bounded by the rank's share of the graph, any communicator, deterministic (issue 51).
+// parmetis: ParMETIS_V3_PartKway of PT-Scotch on the whole graph (MPI only; about 290 bytes per adjacency entry).
 enum class DistAlgorithm { kCoarsen, kParMetis };
 std::string_view DistAlgorithmName(DistAlgorithm algorithm);
 DistAlgorithm ParseDistAlgorithm(std::string_view name);
@@ -58,7 +57,7 @@ struct PartitionOptions {
   MetisAlgorithm metis_algorithm = MetisAlgorithm::kAuto;
   uint64_t seed = 0;
   double imbalance = 1.05;  // largest allowed part weight / average part weight, per constraint (METIS ubvec)
-  DistAlgorithm dist_algorithm = DistAlgorithm::kParMetis;  // distributed runs only
+  DistAlgorithm dist_algorithm = DistAlgorithm::kCoarsen;  // distributed runs only
 };
 
 // Checks the options against the dataset: 1 <= K <= nodes, imbalance in (1, 3], train balance only with a

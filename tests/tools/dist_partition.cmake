@@ -1,10 +1,10 @@
 # `mpirun -np NP tessel partition` against the serial command on the bundled Cora (converted by the dist_gcn
-# fixture into WORK/cora): the METIS path's coarsening route (--dist-partitioner coarsen: label-propagation
-# coarsening, METIS on rank 0, refinement) writes a folder that `tessel info` verifies (every part's checksums, structure, and
-# halo nodes at their owners' ids), with parts within the imbalance, an edge cut within 10% (+4 edges) of serial
-# METIS's, and the same folder again from a second run; the default, --dist-partitioner parmetis (PT-Scotch), writes
-# a folder that verifies; the hash path writes a folder byte-identical to the serial one. Writes WORK/dp_metis_NP for the training
-# test that follows (dist_gcn_mpi_on_dist_partition_npNP).
+# fixture into WORK/cora): the METIS path's default route (--dist-partitioner coarsen: distributed label-propagation
+# coarsening, METIS on rank 0, refinement) writes a folder that `tessel info` verifies (every part's checksums,
+# structure, and halo nodes at their owners' ids), with parts within the imbalance, an edge cut within 10% (+4 edges)
+# of serial METIS's, and the same folder again from a second run; --dist-partitioner parmetis (PT-Scotch) writes a
+# folder that verifies; the hash path writes a folder byte-identical to the serial one. Writes WORK/dp_metis_NP for
+# the training test that follows (dist_gcn_mpi_on_dist_partition_npNP).
 foreach(var TESSEL MPIEXEC NP WORK)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "dist_partition.cmake needs -D${var}=...")
@@ -32,8 +32,7 @@ function(verify dir)
     message(FATAL_ERROR "tessel info ${dir} did not verify:\n${OUT}")
   endif()
 endfunction()
-run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner coarsen
-    -o "${metis}" --json)
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} -o "${metis}" --json)
 string(JSON algorithm GET "${OUT}" algorithm)
 string(JSON ranks GET "${OUT}" distributed ranks)
 string(JSON cut GET "${OUT}" edge_cut)
@@ -51,7 +50,8 @@ endif()
 run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner coarsen
     -o "${again}")
 run(diff -r "${metis}" "${again}")
-run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} -o "${parmetis}" --json)
+run(${MPIEXEC} -np ${NP} --oversubscribe "${TESSEL}" partition "${WORK}/cora" -k ${NP} --dist-partitioner parmetis
+    -o "${parmetis}" --json)
 string(JSON algorithm GET "${OUT}" algorithm)
 if(NOT algorithm STREQUAL "parmetis-kway")
   message(FATAL_ERROR "expected a ParMETIS partition, got algorithm ${algorithm}")

@@ -2,7 +2,8 @@
 # Scale: memory of partitioning and of distributed training against the part a rank owns, on generated CSBM graphs
 # (average degree 20, 128 features, 8 classes, split 0.6/0.2/0.2, seed 1: the graphs of issue 34's table).
 #   1. Partitioning: the serial command (METIS, one process, /usr/bin/time peak RSS) against `mpirun -np PRANKS tessel
-#      partition` (ParMETIS from PT-Scotch; every rank's peak RSS, the part of it inside ParMETIS, the edge cut and
+#      partition` (the default distributed partitioner, --dist-partitioner coarsen since issue 51, ParMETIS before; every
+#      rank's peak RSS, the part of it inside the partitioner, the edge cut and
 #      the time of each step).
 #   2. Training: `mpirun -np K tessel train gcn --partitions` on the distributed partition, EPOCHS epochs; per rank
 #      the peak RSS, its anonymous (private) part and the bytes of its part folder (the run's --json "memory"), and
@@ -63,7 +64,7 @@ for n in $NODES; do
         --json >"$serial.json"
     fi
     if [[ ! -f "$dist.json" ]]; then
-      echo "== $n nodes: $PRANKS ranks, ParMETIS into $k parts" >&2
+      echo "== $n nodes: $PRANKS ranks, distributed partitioner into $k parts" >&2
       rm -rf "$dist"
       /usr/bin/time -o "$dist.time" -f "%M %e" mpirun --oversubscribe -np "$PRANKS" "$tessel" --log-level warn \
         partition "$data" -k "$k" -o "$dist" --json >"$dist.json"
