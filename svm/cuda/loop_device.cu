@@ -3,6 +3,7 @@
 // in one thread, the subproblem in one block reading its rows from the row cache, the bookkeeping in one block, the
 // gradient update over the active set, and CUB's stable selection for the active-set compactions, its temporary
 // storage sized once. The host twins (svm/loop_twin.cc) are the reference; device_loop_math.h is shared.
+// size: every kernel of one LoopDevice with its dispatch; the launch sequence reads top to bottom as the host twin's.
 #include <thrust/iterator/counting_iterator.h>
 #include <cub/device/device_select.cuh>
 
