@@ -139,6 +139,8 @@ partition::PartitionOptions EngineOptions(const PartitionOptions& s) {
   o.seed = s.seed;
   o.imbalance = s.imbalance;
   o.dist_algorithm = partition::ParseDistAlgorithm(s.dist_partitioner);
+  o.assignment_file = s.assignment;
+  partition::CheckAssignmentOption(o);
   TESSEL_CHECK(s.parts >= 1, "--parts is {}; it must be at least 1", s.parts);
   return o;
 }

@@ -1,7 +1,7 @@
-// `tessel partition DATASET --parts K --output DIR` and `tessel.partition`: METIS, random or hash partitions of a
-// node dataset written as a partition folder (partition/partition_format.h); prints the statistics (text, or JSON
-// with --json) and timings. Under `mpirun -np K` (K > 1) the ranks partition together, each reading only a block of
-// the dataset (partition/dist_partition.h). Every option declared once here.
+// `tessel partition DATASET --parts K --output DIR` and `tessel.partition`: METIS, random, hash or given (--method
+// file --assignment FILE) partitions of a node dataset written as a partition folder (partition/partition_format.h);
+// prints the statistics (text, or JSON with --json) and timings. Under `mpirun -np K` (K > 1) the ranks partition
+// together, each reading only a block of the dataset (partition/dist_partition.h). Every option declared once here.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +19,7 @@ struct PartitionOptions {
   int32_t parts = 0;
   std::string output;
   std::string method = "metis";
+  std::string assignment;
   std::string balance = "auto";
   std::string objective = "cut";
   std::string metis_algorithm = "auto";
@@ -40,7 +41,14 @@ struct PartitionOptions {
     v(ParamInfo{"parts", "Number of parts K, 1..nodes (one per training rank)"}.Flags("--parts,-k").Required().Range(1),
       c.parts);
     v(ParamInfo{"output", "Partition folder to write"}.Flags("--output,-o").Required(), c.output);
-    v(ParamInfo{"method", "metis, random (balanced random; one process only) or hash (hash of the node id)"}, c.method);
+    v(ParamInfo{"method",
+                "metis, random (balanced random; one process only), hash (hash of the node id) or file (the parts "
+                "in --assignment; one process only)"},
+      c.method);
+    v(ParamInfo{"assignment",
+                "With --method file: a text file of one part id in [0, K) per node, in node order (node 0 on line 1), "
+                "every part used, e.g. DistDGL's node map"},
+      c.assignment);
     v(ParamInfo{"balance",
                 "METIS balance constraints, a comma list of nodes, edges, train; auto = nodes,edges plus train when "
                 "the dataset has a training split. Under mpirun one constraint (auto = nodes)"},

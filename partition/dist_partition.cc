@@ -110,6 +110,9 @@ void OpenDataset(DistPartitionRun& run) {
     TESSEL_CHECK(options.method != Method::kRandom,
                  "--method random is one process only (a permutation of every node); under mpirun use --method "
                  "metis or hash");
+    TESSEL_CHECK(options.method != Method::kFile,
+                 "--method file is one process only (it reads every node's part); run tessel partition without "
+                 "mpirun");
     TESSEL_CHECK(run.K <= data.num_nodes(), "{} ranks for {} nodes: run at most one rank per node", run.K,
                  data.num_nodes());
     if (options.method == Method::kMetis && run.P > 1 && options.dist_algorithm == DistAlgorithm::kParMetis) {

@@ -162,6 +162,7 @@ nlohmann::ordered_json Describe(const DatasetSummary& dataset, const PartitionOp
   j["dataset"] = DatasetJson(dataset);
   j["method"] = MethodName(options.method);
   j["algorithm"] = algorithm;
+  if (options.method == Method::kFile) j["assignment_file"] = options.assignment_file;
   j["num_parts"] = k;
   j["seed"] = options.seed;
   j["objective"] = ObjectiveName(options.objective);

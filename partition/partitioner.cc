@@ -4,12 +4,14 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <chrono>
 #include <numeric>
 #include <optional>
 #include <variant>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/name_table.h"
 #include "core/parallel.h"
 #include "core/rng.h"
@@ -21,12 +23,12 @@ namespace {
 constexpr uint64_t kRandomPartitionPurpose = 0x7061727469746e31ULL;  // "partitn1": the stream of --method random
 
 // Each option's names, indexed by the enumeration's value (every one of these enumerations counts from 0).
-constexpr std::array<std::string_view, 3> kMethodNames{"metis", "random", "hash"};
+constexpr std::array<std::string_view, 4> kMethodNames{"metis", "random", "hash", "file"};
 constexpr std::array<std::string_view, 2> kObjectiveNames{"cut", "vol"};
 constexpr std::array<std::string_view, 3> kConstraintNames{"nodes", "edges", "train"};
 constexpr std::array<std::string_view, 3> kAlgorithmNames{"auto", "kway", "recursive"};
 constexpr std::array<std::string_view, 2> kDistAlgorithmNames{"coarsen", "parmetis"};
-static_assert(kMethodNames.size() == static_cast<size_t>(Method::kHash) + 1);
+static_assert(kMethodNames.size() == static_cast<size_t>(Method::kFile) + 1);
 static_assert(kObjectiveNames.size() == static_cast<size_t>(Objective::kVolume) + 1);
 static_assert(kConstraintNames.size() == static_cast<size_t>(Constraint::kTrain) + 1);
 static_assert(kAlgorithmNames.size() == static_cast<size_t>(MetisAlgorithm::kRecursive) + 1);
@@ -62,7 +64,56 @@ std::vector<int32_t> HashAssignment(int64_t n, int32_t k) {
   return part;
 }
 
+constexpr std::string_view kAssignmentFormat = "write one part id per node, in node order (node 0 on line 1)";
+
 }  // namespace
+
+std::vector<int32_t> ReadAssignmentFile(const std::string& path, int64_t num_nodes, int32_t num_parts) {
+  CheckInputIsFile(path, "--assignment");
+  const std::string text = ReadFileToString(path);
+  std::vector<int32_t> part(static_cast<size_t>(num_nodes));
+  std::vector<int64_t> count(static_cast<size_t>(num_parts), 0);
+  size_t pos = 0;
+  int64_t line = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find('\n', pos), text.size());
+    std::string_view item(text.data() + pos, end - pos);
+    if (!item.empty() && item.back() == '\r') item.remove_suffix(1);
+    ++line;
+    if (line > num_nodes) {
+      throw Error::AtLine(path, line,
+                          fmt::format("more lines than the dataset's {} nodes; {}", num_nodes, kAssignmentFormat));
+    }
+    int64_t p = -1;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), p);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+      throw Error::AtLine(path, line,
+                          fmt::format("'{}' is not a part id (an integer in [0, {})); {}", item.substr(0, 40),
+                                      num_parts, kAssignmentFormat));
+    }
+    if (p < 0 || p >= num_parts) {
+      throw Error::AtLine(path, line,
+                          fmt::format("part {} of node {} is outside [0, {}); pass --parts {} or more, or "
+                                      "number the parts from 0",
+                                      p, line - 1, num_parts, p + 1));
+    }
+    part[static_cast<size_t>(line - 1)] = static_cast<int32_t>(p);
+    ++count[static_cast<size_t>(p)];
+    pos = end + 1;
+  }
+  if (line < num_nodes) {
+    throw Error::InFile(path,
+                        fmt::format("{} lines for the dataset's {} nodes; {}", line, num_nodes, kAssignmentFormat));
+  }
+  for (int32_t p = 0; p < num_parts; ++p) {
+    if (count[static_cast<size_t>(p)] == 0) {
+      throw Error::InFile(path, fmt::format("part {} of --parts {} has no node; every part needs one: pass the "
+                                            "number of parts the file uses, numbered 0..K-1 without gaps",
+                                            p, num_parts));
+    }
+  }
+  return part;
+}
 
 std::string_view MethodName(Method method) { return NameAt(kMethodNames, method, "unknown"); }
 std::string_view ObjectiveName(Objective objective) { return NameAt(kObjectiveNames, objective, "unknown"); }
@@ -107,6 +158,15 @@ std::string BalanceString(const std::vector<Constraint>& balance) {
   return s;
 }
 
+void CheckAssignmentOption(const PartitionOptions& options) {
+  TESSEL_CHECK(options.method != Method::kFile || !options.assignment_file.empty(),
+               "--method file needs --assignment FILE: one part id per node, in node order");
+  TESSEL_CHECK(options.method == Method::kFile || options.assignment_file.empty(),
+               "--assignment {} is read only with --method file; add --method file or drop --assignment",
+               options.assignment_file);
+  if (options.method == Method::kFile) CheckInputIsFile(options.assignment_file, "--assignment");
+}
+
 void ValidateOptions(const datasets::NodeDataset& data, const PartitionOptions& options) {
   const int64_t n = data.num_nodes();
   TESSEL_CHECK(options.num_parts >= 1, "--parts is {}; it must be at least 1", options.num_parts);
@@ -123,6 +183,7 @@ void ValidateOptions(const datasets::NodeDataset& data, const PartitionOptions& 
   TESSEL_CHECK(!(options.method == Method::kMetis && options.objective == Objective::kVolume &&
                  options.metis_algorithm == MetisAlgorithm::kRecursive),
                "--objective vol needs METIS k-way; use --metis-algorithm kway (or auto)");
+  CheckAssignmentOption(options);
 }
 
 std::vector<int64_t> ConstraintWeights(const datasets::NodeDataset& data, Constraint constraint) {
@@ -164,6 +225,11 @@ Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionO
   const int32_t k = options.num_parts;
   Assignment out;
   out.balance = ResolveBalance(data, options);
+  if (options.method == Method::kFile) {  // checked even for K = 1
+    out.part = ReadAssignmentFile(options.assignment_file, n, k);
+    out.algorithm = "file";
+    return out;
+  }
   if (k == 1) {
     out.part.assign(static_cast<size_t>(n), 0);
     out.algorithm = "single";
@@ -180,6 +246,8 @@ Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionO
       out.part = HashAssignment(n, k);
       out.algorithm = "hash";
       break;
+    case Method::kFile:
+      break;  // read above
   }
   return out;
 }

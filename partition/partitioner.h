@@ -15,7 +15,9 @@ namespace tessel::partition {
 // metis: METIS_PartGraphKway / METIS_PartGraphRecursive (Karypis & Kumar 1998) with balance constraints.
 // random: a seeded random permutation dealt round-robin (node counts equal to within one).
 // hash: part = Mix64(node id) mod K, computable by anyone from the id alone; the seed is not used.
-enum class Method { kMetis, kRandom, kHash };
+// file: the parts given in a text file (PartitionOptions::assignment_file, ReadAssignmentFile), e.g. another
+//   system's partition (DistDGL's), so the same parts can be compared across engines; one process only.
+enum class Method { kMetis, kRandom, kHash, kFile };
 // What METIS minimises: the edge cut or the total communication volume (k-way only).
 enum class Objective { kCut, kVolume };
 // Balance constraints (METIS vertex weights): 1 per node, the node's degree, 1 per training node (DistDGL).
@@ -58,11 +60,16 @@ struct PartitionOptions {
   uint64_t seed = 0;
   double imbalance = 1.05;  // largest allowed part weight / average part weight, per constraint (METIS ubvec)
   DistAlgorithm dist_algorithm = DistAlgorithm::kCoarsen;  // distributed runs only
+  std::string assignment_file;                             // Method::kFile only: one part id per node, in node order
 };
 
 // Checks the options against the dataset: 1 <= K <= nodes, imbalance in (1, 3], train balance only with a
-// training split. Throws tessel::Error saying what is wrong and how to fix it.
+// training split, --assignment with --method file and only then. Throws tessel::Error saying what is wrong and how
+// to fix it.
 void ValidateOptions(const datasets::NodeDataset& data, const PartitionOptions& options);
+// The part of ValidateOptions that needs no dataset: --assignment given with --method file and only then, and a
+// file. Lets a command refuse before it loads the dataset.
+void CheckAssignmentOption(const PartitionOptions& options);
 // The balance list actually used: the default filled in, and for METIS without constraints whose total weight
 // is zero (edges of an edgeless graph), which METIS cannot balance.
 std::vector<Constraint> ResolveBalance(const datasets::NodeDataset& data, const PartitionOptions& options);
@@ -70,7 +77,7 @@ std::vector<Constraint> ResolveBalance(const datasets::NodeDataset& data, const 
 struct Assignment {
   std::vector<int32_t> part;  // node -> part in [0, K)
   std::vector<Constraint> balance;
-  std::string algorithm;         // "kway", "recursive", "random", "hash" or "single" (K = 1)
+  std::string algorithm;         // "kway", "recursive", "random", "hash", "file" or "single" (K = 1, not file)
   int64_t metis_objective = -1;  // METIS's own edge cut or volume; -1 when METIS did not run
   int8_t symmetric = -1;         // 1/0 when METIS checked the graph's symmetry, -1 when nobody did
   double prepare_seconds = 0;    // building METIS's input (symmetrise, weights, idx_t copies)
@@ -82,6 +89,11 @@ struct Assignment {
 inline int32_t HashPart(int64_t node, int32_t num_parts) {
   return static_cast<int32_t>(Mix64(static_cast<uint64_t>(node)) % static_cast<uint64_t>(num_parts));
 }
+
+// Reads an assignment file: exactly `num_nodes` lines, line i+1 holding node i's part, an integer in [0, K), every
+// part holding at least one node (a trailing newline and '\r\n' line ends are accepted; nothing else). Throws
+// tessel::Error naming the file, the line and the fix.
+std::vector<int32_t> ReadAssignmentFile(const std::string& path, int64_t num_nodes, int32_t num_parts);
 
 // Validates the options and computes the assignment. Deterministic: equal inputs give equal results.
 Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionOptions& options);

@@ -142,6 +142,19 @@ def test_partition(cora, tmp_path):
         tessel.partition(cora, 2, tmp_path / "p2")
 
 
+def test_partition_given_assignment(cora, tmp_path):
+    n = tessel.partition(cora, 1, tmp_path / "p1")["dataset"]["num_nodes"]
+    (tmp_path / "a.txt").write_text("".join(f"{i % 3}\n" for i in range(n)))
+    desc = tessel.partition(cora, 3, tmp_path / "p3", method="file", assignment=str(tmp_path / "a.txt"))
+    assert desc["method"] == "file"
+    assert [p["nodes"] for p in desc["parts"]] == [len(range(p, n, 3)) for p in range(3)]
+    (tmp_path / "b.txt").write_text("0\n1\nx\n")
+    with pytest.raises(tessel.Error, match=r"b\.txt:3: 'x' is not a part id"):
+        tessel.partition(cora, 2, tmp_path / "pb", method="file", assignment=str(tmp_path / "b.txt"))
+    with pytest.raises(tessel.Error, match="method file needs assignment"):
+        tessel.partition(cora, 2, tmp_path / "pc", method="file")
+
+
 @pytest.mark.parametrize("kwargs, match", [
     (dict(epoch=3), "unknown parameter 'epoch'.*epochs"),
     (dict(epochs=2.5), "integer"),

@@ -76,6 +76,38 @@ TEST_F(CmdPartitionTest, WritesAFolderThatLoadsBack) {
   EXPECT_GT(j["peak_rss_bytes"].get<int64_t>(), 0);
 }
 
+// --method file --assignment: METIS's parts written out and given back give the same parts; a malformed file or a
+// half of the option pair is refused naming the fix, with nothing written.
+TEST_F(CmdPartitionTest, GivenAssignmentReproducesTheParts) {
+  ASSERT_EQ(Run("partition data -k 3 -o metis"), 0) << err_;
+  // METIS's assignment in node order, from the folder's owned ids.
+  std::vector<int32_t> part_of(200, -1);
+  for (int32_t p = 0; p < 3; ++p) {
+    for (int64_t id : LoadPart(root_ / "metis", p).owned_ids.ToVector()) part_of[static_cast<size_t>(id)] = p;
+  }
+  std::string lines;
+  for (int32_t p : part_of) lines += fmt::format("{}\n", p);
+  WriteFileAtomic(root_ / "a.txt", lines);
+  ASSERT_EQ(Run("partition data -k 3 --method file --assignment a.txt -o given --json"), 0) << err_;
+  const nlohmann::json j = nlohmann::json::parse(out_);
+  EXPECT_EQ(j["method"].get<std::string>(), "file");
+  const nlohmann::json m = nlohmann::json::parse(ReadFileToString(root_ / "metis" / "partitions.json"));
+  EXPECT_EQ(j["node_ranges"], m["node_ranges"]);
+  EXPECT_EQ(j["edge_cut"], m["edge_cut"]);
+  EXPECT_EQ(j["parts"], m["parts"]);
+  const std::vector<std::string> before = Outputs();
+  EXPECT_EQ(Run("partition data -k 3 --method file -o x"), 1);
+  EXPECT_NE(err_.find("--method file needs --assignment FILE"), std::string::npos) << err_;
+  EXPECT_EQ(Run("partition data -k 3 --assignment a.txt -o x"), 1);
+  EXPECT_NE(err_.find("--assignment a.txt is read only with --method file"), std::string::npos) << err_;
+  EXPECT_EQ(Run("partition data -k 2 --method file --assignment a.txt -o x"), 1);
+  EXPECT_NE(err_.find("a.txt:"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("is outside [0, 2); pass --parts 3 or more"), std::string::npos) << err_;
+  EXPECT_EQ(Run("partition data -k 3 --method file --assignment missing.txt -o x"), 1);
+  EXPECT_NE(err_.find("--assignment"), std::string::npos) << err_;
+  EXPECT_EQ(Outputs(), before);
+}
+
 TEST_F(CmdPartitionTest, BadInputFailsClearlyAndWritesNothing) {
   EXPECT_EQ(Run("partition data -k 0 -o a"), 105);  // refused by the parser: the declared range
   EXPECT_NE(err_.find("--parts 0: out of range; give an integer in [1,"), std::string::npos) << err_;

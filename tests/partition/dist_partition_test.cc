@@ -138,6 +138,11 @@ TEST_F(DistPartitionTest, RefusalsFailEveryRankAndLeaveNothing) {
   o.method = Method::kRandom;
   EXPECT_NE(ErrorOf([&] { RunDist(2, data, o, root_ / "a"); }).find("--method random is one process only"),
             std::string::npos);
+  o.method = Method::kFile;
+  o.assignment_file = (root_ / "g" / "manifest.json").string();  // a file: refused before it is read
+  EXPECT_NE(ErrorOf([&] { RunDist(2, data, o, root_ / "a"); }).find("--method file is one process only"),
+            std::string::npos);
+  o.assignment_file.clear();
   o.method = Method::kMetis;
   o.dist_algorithm = DistAlgorithm::kParMetis;
   const std::string metis = ErrorOf([&] { RunDist(2, data, o, root_ / "a"); });
