@@ -13,8 +13,10 @@
 # DGL: tools/bench/setup-dgl.sh makes /opt/dgl-venv (DGL_PYTHON=path/to/python to override). Needs root (unshare
 # -m, mount). Builds nothing. Settings (environment): GRAPHS="csbm200k facebook" PARTS="2 4" SEEDS=3 EPOCHS=10
 # THREADS=1 DATA=../shared/data KEEP_RESULTS= (a file each result line is also appended to; the table:
-# tools/bench/distdgl_table.py). --quick: Cora (tests/data), K = 2, 1 seed, 3 epochs, the section printed to stdout
-# and docs/benchmarks.md left alone (a smoke run, about two minutes).
+# tools/bench/distdgl_table.py) DGL_PARTS= (1: tessel also trains on DistDGL's own parts, `tessel partition --method
+# file --assignment` of DGL's node map, checked to cut the same entries, to separate the partition's effect from the
+# engine's; its rows are system "tessel-dglparts"). --quick: Cora (tests/data), K = 2, 1 seed, 3 epochs, the
+# section printed to stdout and docs/benchmarks.md left alone (a smoke run, about two minutes).
 # Usage: tools/bench/distdgl_bench.sh [--quick] BUILD_DIR
 set -euo pipefail
 # shellcheck source=tools/bench/lib.sh
@@ -42,6 +44,7 @@ PARTS=${PARTS:-2 4}
 SEEDS=${SEEDS:-3}
 EPOCHS=${EPOCHS:-10}
 THREADS=${THREADS:-1}
+DGL_PARTS=${DGL_PARTS:-}
 bench_mpi_workspace distdgl
 peak="/usr/bin/python3 $repo/tools/bench/proc_peak.py"
 driver="$repo/tools/bench/distdgl_run.py"
@@ -65,6 +68,37 @@ dataset() {  # name -> native folder (csbm200k as tools/bench/minibatch_bench.sh
 record() {
   echo "$1" >>"$results"
   if [[ -n "${KEEP_RESULTS:-}" ]]; then echo "$1" >>"$KEEP_RESULTS"; fi
+}
+
+# train_tessel PARTITION_DIR SYSTEM: one seed of `mpirun -np K tessel train gcn` (graph, k, seed from the loop),
+# recorded as SYSTEM.
+train_tessel() {
+  rm -f "$work/m.jsonl"
+  $peak --out "$work/tt.peaks" -- mpirun -np "$k" --oversubscribe "$tessel" --log-level warn train gcn \
+    --partitions "$1" "${model[@]}" --epochs "$EPOCHS" --threads "$THREADS" --seed "$seed" \
+    --eval-every 0 --metrics "$work/m.jsonl" --json >"$work/tt.json"
+  record "$(/usr/bin/python3 - "$2" "$graph" "$k" "$seed" "$work/tt.json" "$work/m.jsonl" "$work/tt.peaks" <<'PY'
+import json, statistics, sys
+system, graph, k, seed, out, metrics, peaks = sys.argv[1:]
+r = json.load(open(out))
+epochs = [e for e in (json.loads(l) for l in open(metrics)) if "epoch" in e]
+sec = [e["train_seconds"] for e in epochs]
+later = epochs[1:] or epochs
+ranks = [x for x in json.load(open(peaks)) if " train gcn " in x["cmdline"] and "mpirun" not in x["cmdline"]]
+print(json.dumps({"kind": "train", "system": system, "graph": graph, "parts": int(k), "seed": int(seed),
+                  "epoch_seconds": sec, "median_epoch_seconds": statistics.median(sec[1:] or sec),
+                  "median_epoch_cpu_seconds": statistics.median(e["cpu_seconds"] for e in later),
+                  "phases": {k2: statistics.median(e[k2] for e in later) for k2 in
+                             ("sample_seconds", "fetch_seconds", "forward_seconds", "backward_seconds",
+                              "allreduce_seconds", "comm_seconds")},
+                  "test_accuracy": r["test"]["accuracy"], "val_accuracy": r["val"]["accuracy"],
+                  "bytes_per_epoch": statistics.median(e["total_bytes"] for e in later),
+                  "bytes_by_kind": {k2: statistics.median(e[k2] for e in later)
+                                    for k2 in ("feature_bytes", "sample_bytes", "gradient_bytes")},
+                  "rank_peak_rss_bytes": [x["peak_rss_bytes"] for x in ranks],
+                  "rank_self_peak_rss_bytes": [x["peak_rss_bytes"] for x in r["memory"]["ranks"]]}))
+PY
+)"
 }
 
 for graph in $GRAPHS; do
@@ -98,35 +132,30 @@ print(json.dumps({"kind": "partition", "system": "distdgl", "graph": graph, "par
                   "peak_rss_bytes": max(x["peak_rss_bytes"] for x in p), "part_config": r["part_config"]}))
 PY
 )"
+    if [[ -n $DGL_PARTS ]]; then  # tessel's folder of DistDGL's assignment (node order, one part id a line)
+      "$tessel" --log-level warn partition "$data" -k "$k" --threads "$THREADS" --method file \
+        --assignment "$work/dgl-$graph-$k/assignment.txt" -o "$work/tessel-dgl-$graph-$k" --json >"$work/tg.json"
+      record "$(/usr/bin/python3 - "$graph" "$k" "$work/tg.json" "$work/dp.json" <<'PY'
+import json, sys
+graph, k, out, dgl = sys.argv[1:]
+r, d = json.load(open(out)), json.loads(open(dgl).read().strip().splitlines()[-1])
+if r["cut_entries"] != d["cut_entries"]:
+    sys.exit(f"tessel's folder of DistDGL's assignment cuts {r['cut_entries']} entries, DGL's parts "
+             f"{d['cut_entries']}: the assignment was not read in node order")
+print(json.dumps({"kind": "partition", "system": "tessel-dglparts", "graph": graph, "parts": int(k),
+                  "seconds": r["seconds"]["total"], "cut_entries": r["cut_entries"],
+                  "peak_rss_bytes": r["peak_rss_bytes"]}))
+PY
+)"
+    fi
     part_config=$(/usr/bin/python3 -c 'import json,sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["part_config"])' "$work/dp.json")
     for seed in $(seq 0 $((SEEDS - 1))); do
       echo "== $graph, K = $k, seed $seed: tessel" >&2
-      rm -f "$work/m.jsonl"
-      $peak --out "$work/tt.peaks" -- mpirun -np "$k" --oversubscribe "$tessel" --log-level warn train gcn \
-        --partitions "$work/tessel-$graph-$k" "${model[@]}" --epochs "$EPOCHS" --threads "$THREADS" --seed "$seed" \
-        --eval-every 0 --metrics "$work/m.jsonl" --json >"$work/tt.json"
-      record "$(/usr/bin/python3 - "$graph" "$k" "$seed" "$work/tt.json" "$work/m.jsonl" "$work/tt.peaks" <<'PY'
-import json, statistics, sys
-graph, k, seed, out, metrics, peaks = sys.argv[1:]
-r = json.load(open(out))
-epochs = [e for e in (json.loads(l) for l in open(metrics)) if "epoch" in e]
-sec = [e["train_seconds"] for e in epochs]
-later = epochs[1:] or epochs
-ranks = [x for x in json.load(open(peaks)) if " train gcn " in x["cmdline"] and "mpirun" not in x["cmdline"]]
-print(json.dumps({"kind": "train", "system": "tessel", "graph": graph, "parts": int(k), "seed": int(seed),
-                  "epoch_seconds": sec, "median_epoch_seconds": statistics.median(sec[1:] or sec),
-                  "median_epoch_cpu_seconds": statistics.median(e["cpu_seconds"] for e in later),
-                  "phases": {k2: statistics.median(e[k2] for e in later) for k2 in
-                             ("sample_seconds", "fetch_seconds", "forward_seconds", "backward_seconds",
-                              "allreduce_seconds", "comm_seconds")},
-                  "test_accuracy": r["test"]["accuracy"], "val_accuracy": r["val"]["accuracy"],
-                  "bytes_per_epoch": statistics.median(e["total_bytes"] for e in later),
-                  "bytes_by_kind": {k2: statistics.median(e[k2] for e in later)
-                                    for k2 in ("feature_bytes", "sample_bytes", "gradient_bytes")},
-                  "rank_peak_rss_bytes": [x["peak_rss_bytes"] for x in ranks],
-                  "rank_self_peak_rss_bytes": [x["peak_rss_bytes"] for x in r["memory"]["ranks"]]}))
-PY
-)"
+      train_tessel "$work/tessel-$graph-$k" tessel
+      if [[ -n $DGL_PARTS ]]; then
+        echo "== $graph, K = $k, seed $seed: tessel on DistDGL's parts" >&2
+        train_tessel "$work/tessel-dgl-$graph-$k" tessel-dglparts
+      fi
       echo "== $graph, K = $k, seed $seed: DistDGL" >&2
       "$dgl_python" "$driver" run "$part_config" --parts "$k" --workdir "$work/dglrun" --threads "$THREADS" -- \
         --graph-name "$name" --classes "$classes" --epochs "$EPOCHS" --seed "$seed" --batch-size 1024 \
@@ -149,7 +178,7 @@ load=$(cut -d' ' -f1-3 /proc/loadavg)
 cmd="tools/bench/distdgl_bench.sh build"
 [[ $quick == 1 ]] && cmd="tools/bench/distdgl_bench.sh --quick build"
 /usr/bin/python3 "$repo/tools/bench/distdgl_table.py" "$results" "$work/section.md" \
-  --command "GRAPHS=\"$GRAPHS\" PARTS=\"$PARTS\" SEEDS=$SEEDS EPOCHS=$EPOCHS THREADS=$THREADS $cmd" \
+  --command "GRAPHS=\"$GRAPHS\" PARTS=\"$PARTS\" SEEDS=$SEEDS EPOCHS=$EPOCHS THREADS=$THREADS${DGL_PARTS:+ DGL_PARTS=$DGL_PARTS} $cmd" \
   --machine "$cpu, $(nproc) cores, $mem; load average at the end $load" --commit "$commit" \
   --tessel "$("$tessel" --version 2>/dev/null | head -1)" --mpi "$(mpirun --version 2>/dev/null | head -1)"
 if [[ $quick == 1 ]]; then

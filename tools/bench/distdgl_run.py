@@ -71,6 +71,8 @@ def cmd_partition(a):
     assignment = np.empty(n, dtype=np.int32)
     assignment[orig_nids.numpy()] = part_of_new
     np.save(os.path.join(a.out, "assignment.npy"), assignment)
+    # The same as text, one part id per node in node order: `tessel partition --method file --assignment` reads it.
+    np.savetxt(os.path.join(a.out, "assignment.txt"), assignment, fmt="%d")
     src = np.repeat(np.arange(n), np.diff(indptr))
     cut_entries = int(np.count_nonzero(assignment[src] != assignment[indices]))
     print(json.dumps({

@@ -81,6 +81,23 @@ def main():
                    f"{mib(rank_mem)} | {mib(tr_mem)} + {mib(sv_mem)} = {mib(tr_mem + sv_mem)} | "
                    f"{mb(statistics.median(r['bytes_per_epoch'] for r in t))} / "
                    f"{mb(statistics.median(r['bytes_per_epoch'] for r in d))} |")
+    same = [(g, k) for g, k in configs
+            if all(pick("train", system, g, k) for system in ("tessel", "tessel-dglparts", "distdgl"))]
+    if same:
+        out += ["", "tessel on DistDGL's own parts (`DGL_PARTS=1`: `tessel partition --method file --assignment` of "
+                "DGL's node map, checked to cut the same adjacency entries as DGL's parts), beside tessel on its own "
+                "METIS parts: the speed-up on the same parts is the engine's alone.", "",
+                "| graph | K | tessel s/epoch, own parts | tessel s/epoch, DistDGL's parts | DistDGL s/epoch | "
+                "speed-up on the same parts | tessel test %, DistDGL's parts | MB sent per epoch, own / DistDGL's "
+                "parts | cut entries, own / DistDGL's parts |", "|---|---|---|---|---|---|---|---|---|"]
+    for g, k in same:
+        t, s, d = pick("train", "tessel", g, k), pick("train", "tessel-dglparts", g, k), pick("train", "distdgl", g, k)
+        te, se, de = (statistics.median(r["median_epoch_seconds"] for r in rs) for rs in (t, s, d))
+        tb, sb = (statistics.median(r["bytes_per_epoch"] for r in rs) for rs in (t, s))
+        cuts = [pick("partition", system, g, k) for system in ("tessel", "tessel-dglparts")]
+        cut = " / ".join(str(c[0]["cut_entries"]) if c else "?" for c in cuts)
+        out.append(f"| {NAMES.get(g, g)} | {k} | {sec(te)} | {sec(se)} | {sec(de)} | {de / se:.1f}x | "
+                   f"{acc(s)} | {mb(tb)} / {mb(sb)} | {cut} |")
     out += ["", "Bytes sent between ranks per epoch, by kind (median, MB; tessel's counters are message payloads, "
             "DistDGL's the TCP bytes of each trainer's sockets to other machines' processes from `ss -tinp`, which "
             "include DGL's RPC framing): tessel's remote feature rows (its halo cache holds the rest), sampling "
