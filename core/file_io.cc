@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>  // renameat2
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -327,5 +328,17 @@ void AtomicDirectory::Commit() {
   committed_ = true;
   if (!old.empty()) fs::remove_all(old, ec);
 }
+
+FolderLock::FolderLock(const std::filesystem::path& dir, std::string_view what)
+    : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
+  TESSEL_CHECK(fd_ >= 0, "{}: cannot open the folder to lock it: {}", what, std::strerror(errno));
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno == EINTR) continue;
+    const std::string why = std::strerror(errno);
+    ::close(fd_);
+    throw Error(fmt::format("{}: cannot lock the folder: {}", what, why));
+  }
+}
+FolderLock::~FolderLock() { ::close(fd_); }
 
 }  // namespace tessel

@@ -61,6 +61,19 @@ void CheckInputIsFile(const std::filesystem::path& path, std::string_view option
 void WriteFileAtomic(const std::filesystem::path& path, std::span<const std::byte> bytes);
 void WriteFileAtomic(const std::filesystem::path& path, std::string_view text);
 
+// An exclusive flock(2) on the folder `dir` while it lives (closing the descriptor releases it): writers of a
+// checkpoint folder (a rank's just-in-time state and its peers') take turns. `what` names the folder in errors.
+class FolderLock {
+ public:
+  FolderLock(const std::filesystem::path& dir, std::string_view what);
+  ~FolderLock();
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_;
+};
+
 // An output folder built under a temporary name beside `final_path` and renamed into place by Commit().
 // Destroyed without Commit(), it removes the temporary folder. With overwrite=false an existing
 // final_path is an error ("exists; pass --force to replace it") raised by the constructor.

@@ -3,11 +3,6 @@
 // problem's alpha as little-endian doubles, and an FNV-1a checksum of everything before it.
 #include "svm/dist_checkpoint.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -15,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/checksum.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/log.h"
@@ -25,12 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 constexpr std::string_view kMagic = "tessel svm state\n";
 constexpr const char* kFile = "svm_state.bin";
-
-uint64_t Fnv(const std::byte* p, size_t n) {
-  uint64_t h = 14695981039346656037ULL;
-  for (size_t k = 0; k < n; ++k) h = (h ^ static_cast<unsigned char>(p[k])) * 1099511628211ULL;
-  return h;
-}
 
 std::vector<std::byte> Encode(const SvmCheckpoint& s) {
   nlohmann::json j{{"version", kSvmCheckpointVersion},
@@ -48,33 +38,12 @@ std::vector<std::byte> Encode(const SvmCheckpoint& s) {
     out.resize(at + 8 * p.alpha.size());
     std::memcpy(out.data() + at, p.alpha.data(), 8 * p.alpha.size());
   }
-  const uint64_t h = Fnv(out.data(), out.size());
+  const uint64_t h = Checksum64(out.data(), out.size());
   const size_t at = out.size();
   out.resize(at + 8);
   std::memcpy(out.data() + at, &h, 8);
   return out;
 }
-
-// An exclusive lock on a folder while it lives (closing the descriptor releases it).
-class FolderLock {
- public:
-  explicit FolderLock(const fs::path& dir) : fd_(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)) {
-    TESSEL_CHECK(fd_ >= 0, "--checkpoint {}: cannot open the folder to lock it: {}", dir.string(),
-                 std::strerror(errno));
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      const std::string why = std::strerror(errno);
-      ::close(fd_);
-      throw Error(fmt::format("--checkpoint {}: cannot lock the folder: {}", dir.string(), why));
-    }
-  }
-  ~FolderLock() { ::close(fd_); }
-  FolderLock(const FolderLock&) = delete;
-  FolderLock& operator=(const FolderLock&) = delete;
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -97,7 +66,7 @@ bool SaveSvmCheckpoint(const fs::path& dir, const SvmCheckpoint& state, bool onl
   fs::create_directories(dir, ec);
   TESSEL_CHECK(fs::is_directory(dir), "--checkpoint {}: cannot create the folder ({}); give a writable folder",
                dir.string(), ec ? ec.message() : "not a folder");
-  const FolderLock lock(dir);
+  const FolderLock lock(dir, fmt::format("--checkpoint {}", dir.string()));
   if (only_if_newer && HasSvmCheckpoint(dir)) {
     try {
       if (LoadSvmCheckpoint(dir).TotalSteps() >= state.TotalSteps()) return false;
@@ -118,7 +87,7 @@ SvmCheckpoint LoadSvmCheckpoint(const fs::path& dir) {
   if (bytes.size() < kMagic.size() + 8) throw bad("cut short");
   uint64_t h = 0;
   std::memcpy(&h, bytes.data() + bytes.size() - 8, 8);
-  if (Fnv(reinterpret_cast<const std::byte*>(bytes.data()), bytes.size() - 8) != h) {
+  if (Checksum64(bytes.data(), bytes.size() - 8) != h) {
     throw bad("its checksum does not match (a write cut short, or the file was changed)");
   }
   const size_t nl = bytes.find('\n', kMagic.size());

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checksum.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
@@ -21,13 +22,6 @@ namespace {
 
 void Check(const comm::Status& s) { s.ThrowIfError(); }
 
-// FNV-1a over bytes, for comparing the ranks' copies of the data.
-uint64_t Fnv(uint64_t h, const void* data, size_t bytes) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t k = 0; k < bytes; ++k) h = (h ^ p[k]) * 1099511628211ULL;
-  return h;
-}
-
 // Every rank must see the same data: the ranks compare (rows, features, non-zeros, checksum) and all throw the
 // same message when any differs.
 void CheckSameData(comm::Communicator& comm, const datasets::SparseRowDataset& data) {
@@ -35,11 +29,10 @@ void CheckSameData(comm::Communicator& comm, const datasets::SparseRowDataset& d
   const auto indices = data.indices.Host();
   const auto values = data.values.Host();
   const auto labels = data.labels.Host();
-  uint64_t h = 14695981039346656037ULL;
-  h = Fnv(h, indptr.data(), indptr.size_bytes());
-  h = Fnv(h, indices.data(), indices.size_bytes());
-  h = Fnv(h, values.data(), values.size_bytes());
-  h = Fnv(h, labels.data(), labels.size_bytes());
+  const uint64_t parts[4] = {
+      Checksum64(indptr.data(), indptr.size_bytes()), Checksum64(indices.data(), indices.size_bytes()),
+      Checksum64(values.data(), values.size_bytes()), Checksum64(labels.data(), labels.size_bytes())};
+  const uint64_t h = Checksum64(parts, sizeof(parts));
   const int64_t mine[4] = {data.num_rows, data.num_features, data.NonZeros(), static_cast<int64_t>(h >> 1)};
   const int p = comm.Size();
   std::vector<int64_t> all(static_cast<size_t>(4 * p));

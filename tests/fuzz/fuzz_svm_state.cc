@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/checksum.h"
 #include "svm/dist_checkpoint.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -15,10 +16,9 @@ namespace {
 
 using namespace tessel;
 
-// svm_state.bin's trailer: FNV-1a 64 over the bytes before it, little-endian.
+// svm_state.bin's trailer: core/checksum.h's Checksum64 of the bytes before it, little-endian.
 std::string WithChecksum(std::string_view body) {
-  uint64_t h = 14695981039346656037ULL;
-  for (const char c : body) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ULL;
+  const uint64_t h = Checksum64(body.data(), body.size());
   char tail[8];
   std::memcpy(tail, &h, 8);
   std::string out;

@@ -2,11 +2,6 @@
 // order params, moments, best_params, with counts in checkpoint.json and an XXH3 checksum of the file.
 #include "train/gcn/checkpoint.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -83,16 +78,7 @@ void SaveCheckpoint(const std::filesystem::path& dir, const TrainState& state) {
 bool SaveCheckpointLocked(const std::filesystem::path& dir, const TrainState& state, bool only_if_newer) {
   std::filesystem::path parent = dir.parent_path();
   if (parent.empty()) parent = ".";
-  const int fd = ::open(parent.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  TESSEL_CHECK(fd >= 0, "{}: cannot open the checkpoint's folder to lock it: {}", parent.string(),
-               std::strerror(errno));
-  struct Unlock {
-    int fd;
-    ~Unlock() { ::close(fd); }  // closing releases the lock
-  } unlock{fd};
-  while (::flock(fd, LOCK_EX) != 0) {
-    TESSEL_CHECK(errno == EINTR, "{}: cannot lock the checkpoint's folder: {}", parent.string(), std::strerror(errno));
-  }
+  const FolderLock lock(parent, fmt::format("{} (the checkpoint's folder)", parent.string()));
   if (only_if_newer && std::filesystem::exists(dir / "checkpoint.json")) {
     try {
       if (LoadCheckpoint(dir).adam_steps >= state.adam_steps) return false;
