@@ -16,10 +16,12 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <regex>
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -36,11 +38,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-struct Host {
-  std::string name;
-  int slots = 1;
-};
 
 std::vector<Host> ReadHostfile(const std::string& path) {
   std::ifstream in(path);
@@ -66,6 +63,85 @@ std::vector<Host> ReadHostfile(const std::string& path) {
   }
   TESSEL_CHECK(!hosts.empty(), "--hostfile {}: no hosts in it", path);
   return hosts;
+}
+
+// Runs `script` (looked up on PATH) and returns its standard output; its standard error goes to this process's.
+std::string ScriptOutput(const std::string& script) {
+  int fds[2];
+  TESSEL_CHECK(::pipe(fds) == 0, "launch: pipe failed");
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_addclose(&actions, fds[0]);
+  char* argv[] = {const_cast<char*>(script.c_str()), nullptr};
+  pid_t pid = 0;
+  const int rc = posix_spawnp(&pid, script.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  ::close(fds[1]);
+  if (rc != 0) {
+    ::close(fds[0]);
+    throw Error(
+        fmt::format("--host-discovery-script {}: cannot be run ({}); give an executable that prints "
+                    "\"host:slots\" lines",
+                    script, std::strerror(rc)));
+  }
+  std::string text;
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::read(fds[0], buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    TESSEL_CHECK(text.size() <= (1U << 24),
+                 "--host-discovery-script {}: printed more than 16 MiB; it should print "
+                 "one \"host:slots\" line per host",
+                 script);
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  TESSEL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+               "--host-discovery-script {}: ended with {} {}; it must exit with 0 after printing the hosts", script,
+               WIFEXITED(status) ? "exit status" : "signal",
+               WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  return text;
+}
+
+// The hosts to run on now: --host-discovery-script's, each less the slots its failed ranks cost (`lost`), asked
+// again every second until they have --min-np slots or --start-timeout passes. Empty when they never reach it.
+std::vector<Host> DiscoverHosts(const LaunchOptions& o, const std::map<std::string, int>& lost) {
+  const auto deadline = Clock::now() + std::chrono::seconds(o.start_timeout);
+  for (int ask = 0;; ++ask) {
+    std::vector<Host> hosts = ParseDiscoveredHosts(ScriptOutput(o.host_discovery_script), o.host_discovery_script);
+    int slots = 0;
+    for (Host& h : hosts) {
+      const auto it = lost.find(h.name);
+      if (it != lost.end()) h.slots -= it->second;
+      slots += std::max(0, h.slots);
+    }
+    std::erase_if(hosts, [](const Host& h) { return h.slots <= 0; });
+    if (slots >= o.min_np) return hosts;
+    if (Clock::now() >= deadline) return {};
+    if (ask == 0) {
+      std::fprintf(stderr,
+                   "launch: %s lists %d usable slot(s), fewer than --min-np %d; asking again every second "
+                   "for up to --start-timeout %d s\n",
+                   o.host_discovery_script.c_str(), slots, o.min_np, o.start_timeout);
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+std::string TooFewSlots(const LaunchOptions& o) {
+  return fmt::format("{} did not list --min-np {} usable slot(s) within --start-timeout {} s", o.host_discovery_script,
+                     o.min_np, o.start_timeout);
+}
+
+int SlotsOf(const std::vector<Host>& hosts) {
+  int64_t slots = 0;
+  for (const Host& h : hosts) slots += h.slots;
+  return static_cast<int>(std::min<int64_t>(slots, std::numeric_limits<int>::max()));
 }
 
 // The value of --checkpoint in the job's command ("" when absent).
@@ -181,6 +257,8 @@ void CheckOptions(const LaunchOptions& o) {
   TESSEL_CHECK(c.size() >= 2 && c[0] == "train" && (c[1] == "gcn" || c[1] == "svm"),
                "tessel launch runs `train gcn ...` or `train svm ...` (give it after --: tessel launch -np 4 -- train "
                "gcn --partitions DIR --checkpoint DIR ...); other jobs are not restarted on fewer ranks");
+  TESSEL_CHECK(o.hostfile.empty() || o.host_discovery_script.empty(),
+               "--hostfile and --host-discovery-script both given: give one (the script's hosts replace a hostfile)");
   TESSEL_CHECK(!CheckpointOf(c).empty(),
                "tessel launch needs the job's --checkpoint DIR: a restarted job resumes from the state its surviving "
                "ranks write there");
@@ -232,16 +310,54 @@ void Report(const RestartReport& r, int restart) {
                                    : "no step was in flight: the failure came between epochs";
   if (behind > 0) lost += fmt::format(", and {} completed after the saved state", behind);
   const std::string line = fmt::format(
-      "launch: restart {}: {} {} ({}) {:.1f} s into the run; resuming on {} of {} ranks from the {} state {}{}; "
+      "launch: restart {}: {} {} ({}) {:.1f} s into the run; resuming on {} from the {} state {}{}; "
       "steps lost: {} ({})\n",
       restart, r.failed_ranks.size() == 1 ? "rank" : "ranks", ranks.empty() ? "?" : ranks, r.how, r.failed_after,
-      r.ranks_after, r.ranks_before, r.just_in_time ? "just-in-time" : "scheduled", state, steps, in_flight + behind,
-      lost);
+      r.ranks_after <= r.ranks_before ? fmt::format("{} of {} ranks", r.ranks_after, r.ranks_before)
+                                      : fmt::format("{} ranks, {} more than before (hosts discovered since)",
+                                                    r.ranks_after, r.ranks_after - r.ranks_before),
+      r.just_in_time ? "just-in-time" : "scheduled", state, steps, in_flight + behind, lost);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
 
 }  // namespace
+
+std::vector<Host> ParseDiscoveredHosts(const std::string& text, const std::string& source) {
+  std::vector<Host> hosts;
+  std::istringstream in(text);
+  int line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    const std::vector<std::string> words = [&] {
+      std::istringstream w(line.substr(0, line.find('#')));
+      std::vector<std::string> out;
+      for (std::string x; w >> x;) out.push_back(x);
+      return out;
+    }();
+    if (words.empty()) continue;
+    const std::string& word = words[0];
+    const size_t colon = word.rfind(':');
+    Host h{word.substr(0, colon), 1};
+    int64_t slots = 1;
+    const bool ok =
+        words.size() == 1 && !h.name.empty() &&
+        (colon == std::string::npos ||
+         (datasets::ParseInt64(std::string_view(word).substr(colon + 1), &slots) && slots >= 1 && slots <= (1 << 20)));
+    TESSEL_CHECK(ok,
+                 "--host-discovery-script {}: output line {} \"{}\" is not \"host\" or \"host:slots\" (slots from 1 "
+                 "to 2^20); print one host a line",
+                 source, line_no, line);
+    h.slots = static_cast<int>(slots);
+    const auto same = std::find_if(hosts.begin(), hosts.end(), [&](const Host& x) { return x.name == h.name; });
+    TESSEL_CHECK(same == hosts.end(),
+                 "--host-discovery-script {}: output line {} names host {} again; print each host "
+                 "once, with all its slots",
+                 source, line_no, h.name);
+    hosts.push_back(h);
+  }
+  return hosts;
+}
 
 bool IsRankFailure(int status) {
   return status == peer_failure::kRankFailureExit || status == 128 + 9 || status == 128 + 15;
@@ -273,6 +389,8 @@ int Launch(const LaunchOptions& o) {
   const std::string checkpoint = CheckpointOf(o.command);
   std::vector<Host> hosts;
   if (!o.hostfile.empty()) hosts = ReadHostfile(o.hostfile);
+  const bool discover = !o.host_discovery_script.empty();
+  std::map<std::string, int> lost_slots;  // per discovered host: the slots its failed ranks cost
   const fs::path hostfile = fs::temp_directory_path() / fmt::format("tessel-launch-{}.hosts", ::getpid());
   std::vector<std::string> env;
   for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
@@ -280,6 +398,12 @@ int Launch(const LaunchOptions& o) {
   double restart_from = -1;  // when the last failed run ended (seconds since the launch)
   const auto t_launch = Clock::now();
   for (int attempt = 0;; ++attempt) {
+    if (discover && attempt == 0) {
+      hosts = DiscoverHosts(o, lost_slots);
+      TESSEL_CHECK(!hosts.empty(), "--host-discovery-script {}; give hosts with more slots or a lower --min-np",
+                   TooFewSlots(o));
+      np = std::min(o.np, SlotsOf(hosts));
+    }
     std::vector<std::string> argv = {
         o.mpirun, "-np", std::to_string(np), "--mca", "odls_base_sigkill_timeout", std::to_string(o.term_grace)};
     if (!hosts.empty()) {
@@ -327,7 +451,7 @@ int Launch(const LaunchOptions& o) {
     r.ranks_before = np;
     const int lost = std::max<int>(1, static_cast<int>(r.failed_ranks.size()));
     r.ranks_after = np - lost;
-    if (attempt >= o.max_restarts || r.ranks_after < o.min_np) {
+    if (attempt >= o.max_restarts || (!discover && r.ranks_after < o.min_np)) {
       std::fprintf(stderr, "launch: rank failure (%s) with %s; giving up\n", r.how.c_str(),
                    attempt >= o.max_restarts
                        ? fmt::format("--max-restarts {} used", o.max_restarts).c_str()
@@ -339,7 +463,17 @@ int Launch(const LaunchOptions& o) {
       if (hosts.empty()) break;
       const int rank = i < static_cast<int>(r.failed_ranks.size()) ? r.failed_ranks[static_cast<size_t>(i)] : np - 1;
       Host& h = hosts[HostOfRank(hosts, rank)];
+      ++lost_slots[h.name];
       if (--h.slots == 0) hosts.erase(hosts.begin() + static_cast<std::ptrdiff_t>(&h - hosts.data()));
+    }
+    if (discover) {  // asked again: a restart may also grow back onto hosts that returned or were added
+      hosts = DiscoverHosts(o, lost_slots);
+      if (hosts.empty()) {
+        std::fprintf(stderr, "launch: rank failure (%s); %s; giving up\n", r.how.c_str(), TooFewSlots(o).c_str());
+        fs::remove(hostfile);
+        return run.status;
+      }
+      r.ranks_after = std::min(o.np, SlotsOf(hosts));  // up to -np
     }
     np = r.ranks_after;
     ReadState(o.command[1] == "svm", checkpoint, &r);

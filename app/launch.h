@@ -1,7 +1,8 @@
-// `tessel launch -np K --min-np M [--hostfile F] [--max-restarts N] -- train gcn|svm ...`: runs the job under mpirun
-// and, when it ends on a rank failure (exit status 75, core/peer_failure.h, or a rank killed by a signal), drops the
-// failed slot and restarts it on the ranks that are left (never fewer than M), resuming from the just-in-time state its
-// survivors wrote to --checkpoint (docs/reliability.md, "Ranks that leave"). Horovod's elastic names (-np, --min-np,
+// `tessel launch -np K --min-np M [--hostfile F | --host-discovery-script S] [--max-restarts N] -- train gcn|svm ...`:
+// runs the job under mpirun and, when it ends on a rank failure (exit status 75, core/peer_failure.h, or a rank killed
+// by a signal), drops the failed slot and restarts it on the ranks that are left (never fewer than M), resuming from
+// the just-in-time state its survivors wrote to --checkpoint (docs/reliability.md, "Ranks that leave"). Horovod's
+// elastic names (-np, --min-np,
 // --hostfile) and torchrun's --max-restarts. A failure that is not a rank failure (bad input, a bug) is not retried.
 #pragma once
 
@@ -17,6 +18,8 @@ struct LaunchOptions {
   int np = 0;
   int min_np = 1;
   std::string hostfile;
+  std::string host_discovery_script;
+  int start_timeout = 30;
   int max_restarts = 3;
   std::string mpirun = "mpirun";
   std::string mpirun_args;
@@ -38,6 +41,18 @@ struct LaunchOptions {
     v(ParamInfo{"hostfile", "Open MPI hostfile (\"host slots=N\" lines); a failed rank's slot is dropped from it"}
           .Cli(),
       c.hostfile);
+    v(ParamInfo{"host_discovery_script",
+                "Program run before the first run and every restart that prints the hosts available now, one "
+                "\"host\" or \"host:slots\" a line (Horovod's format); the job runs on min(-np, their slots less the "
+                "slots of failed ranks). Not with --hostfile"}
+          .Cli(),
+      c.host_discovery_script);
+    v(ParamInfo{"start_timeout",
+                "Seconds to wait, asking --host-discovery-script again every second, for at least --min-np slots "
+                "before a run"}
+          .Cli()
+          .Range(0, 86400),
+      c.start_timeout);
     v(ParamInfo{"max_restarts", "Restarts after rank failures before the launcher gives up"}.Cli().Range(0, 1000),
       c.max_restarts);
     v(ParamInfo{"mpirun", "The mpirun program"}.Cli(), c.mpirun);
@@ -78,6 +93,15 @@ struct RestartReport {
   int64_t svm_problem = 0, svm_problems = 0, survivor_svm_problem = 0;
   double restart_seconds = -1;  // from the failed run's end to the restarted run's "resuming from" line (-1: not seen)
 };
+
+// A host and its slots (ranks mpirun may start there).
+struct Host {
+  std::string name;
+  int slots = 1;
+};
+// The hosts of a --host-discovery-script's output: one "host" or "host:slots" a line (blank lines and text after '#'
+// ignored). `source` names the script in errors, which give the line and the fix.
+std::vector<Host> ParseDiscoveredHosts(const std::string& text, const std::string& source);
 
 // Runs the job, restarting it on rank failures; prints each restart's report on stderr. Returns the exit status
 // of the last run (0 when the job finished). Throws on bad options (naming the option and the fix).

@@ -37,6 +37,30 @@ TEST(Launch, FailedRanksAreReadFromMpirunAndTheWatchdog) {
   EXPECT_TRUE(how.empty());
 }
 
+TEST(Launch, DiscoveredHostsAreReadLineByLine) {
+  const std::vector<Host> hosts = ParseDiscoveredHosts("node1:4\n\n# spare\nnode2\n  node3:16  # big\n", "d.sh");
+  ASSERT_EQ(hosts.size(), 3U);
+  EXPECT_EQ(hosts[0].name, "node1");
+  EXPECT_EQ(hosts[0].slots, 4);
+  EXPECT_EQ(hosts[1].name, "node2");
+  EXPECT_EQ(hosts[1].slots, 1);  // no slots: one, as in Horovod
+  EXPECT_EQ(hosts[2].slots, 16);
+  EXPECT_TRUE(ParseDiscoveredHosts("", "d.sh").empty());  // none now: the launcher asks again
+  const auto error_of = [](const std::string& text) {
+    try {
+      ParseDiscoveredHosts(text, "d.sh");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(error_of("a:2\nb:0\n").find("d.sh: output line 2 \"b:0\" is not"), std::string::npos);
+  EXPECT_NE(error_of("a:x\n").find("output line 1"), std::string::npos);
+  EXPECT_NE(error_of("a b\n").find("output line 1"), std::string::npos);
+  EXPECT_NE(error_of(":3\n").find("output line 1"), std::string::npos);
+  EXPECT_NE(error_of("a:1\na:2\n").find("names host a again"), std::string::npos);
+}
+
 TEST(Launch, OptionsAreCheckedBeforeAnythingRuns) {
   const auto error_of = [](LaunchOptions o) {
     try {
@@ -61,6 +85,13 @@ TEST(Launch, OptionsAreCheckedBeforeAnythingRuns) {
   o.command = {"train", "gcn", "--checkpoint", "ck"};
   o.hostfile = "/nonexistent/hosts";
   EXPECT_NE(error_of(o).find("--hostfile /nonexistent/hosts: cannot be read"), std::string::npos);
+  o.host_discovery_script = "/bin/true";
+  EXPECT_NE(error_of(o).find("--hostfile and --host-discovery-script both given"), std::string::npos);
+  o.hostfile.clear();
+  o.host_discovery_script = "/nonexistent/discover";
+  EXPECT_NE(error_of(o).find("--host-discovery-script /nonexistent/discover: cannot be run"), std::string::npos);
+  o.host_discovery_script = "/bin/false";
+  EXPECT_NE(error_of(o).find("--host-discovery-script /bin/false: ended with exit status 1"), std::string::npos);
 }
 
 }  // namespace
