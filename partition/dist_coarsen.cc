@@ -28,6 +28,7 @@
 #include "core/rng.h"
 #include "partition/dist_coarsen.h"
 #include "partition/metis_partitioner.h"
+#include "partition/sorted_index.h"
 
 namespace tessel::partition::detail {
 namespace {
@@ -55,38 +56,6 @@ struct Level {
   int64_t N(int64_t v) const { return vn.empty() ? 1 : vn[Z(v)]; }
 };
 
-// The sorted, unique values of `keys` and each key's index among them, by sorting (value, position) pairs: one
-// binary search per key over a table of millions missed the cache on every step (5 s of a 1M-node run's 39).
-std::vector<int64_t> IndexOf(const std::vector<int64_t>& keys, std::vector<int32_t>* index) {
-  std::vector<std::pair<int64_t, int64_t>> pairs(keys.size());
-  for (size_t i = 0; i < keys.size(); ++i) pairs[i] = {keys[i], static_cast<int64_t>(i)};
-  std::sort(pairs.begin(), pairs.end());
-  std::vector<int64_t> unique;
-  index->resize(keys.size());
-  for (const auto& [v, i] : pairs) {
-    if (unique.empty() || unique.back() != v) unique.push_back(v);
-    (*index)[Z(i)] = static_cast<int32_t>(unique.size() - 1);
-  }
-  return unique;
-}
-
-std::vector<int64_t> GhostsOf(const std::vector<int64_t>& adj, int64_t lo, int64_t hi, std::vector<int32_t>* slot) {
-  std::vector<int64_t> remote;
-  for (const int64_t v : adj) {
-    if (v < lo || v >= hi) remote.push_back(v);
-  }
-  std::vector<int32_t> at;
-  std::vector<int64_t> ghosts = IndexOf(remote, &at);
-  Free(remote);
-  slot->resize(adj.size());
-  size_t r = 0;
-  for (size_t e = 0; e < adj.size(); ++e) {
-    const int64_t v = adj[e];
-    (*slot)[e] = (v >= lo && v < hi) ? ~static_cast<int32_t>(v - lo) : at[r++];
-  }
-  return ghosts;
-}
-
 // The clusters of label propagation on one level: each vertex's cluster (a global vertex id of the level), and the
 // weight and node count of the clusters named by this rank's vertices, exact after every round.
 struct LpState {
@@ -112,7 +81,7 @@ std::vector<int64_t> Candidates(const std::vector<int64_t>& label, const std::ve
   std::vector<int64_t> all(label);
   all.insert(all.end(), glabel.begin(), glabel.end());
   std::vector<int32_t> at;
-  std::vector<int64_t> cand = IndexOf(all, &at);
+  std::vector<int64_t> cand = IndexOf(std::move(all), &at);
   li->assign(at.begin(), at.begin() + static_cast<std::ptrdiff_t>(label.size()));
   gi->assign(at.begin() + static_cast<std::ptrdiff_t>(label.size()), at.end());
   return cand;

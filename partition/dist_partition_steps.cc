@@ -16,6 +16,7 @@
 #include "core/memory_budget.h"
 #include "core/rng.h"
 #include "partition/dist_partition_steps.h"
+#include "partition/sorted_index.h"
 
 namespace tessel::partition::detail {
 namespace {
@@ -374,20 +375,18 @@ void NumberRows(DistPartitionRun& run) {
   }
 }
 
-// The block's remote columns (`ghosts`: sorted and unique, so grouped by owner block already) and their new ids
-// (`ghost_new`), asked of their owners in one request/reply exchange.
-void GhostNewIds(DistPartitionRun& run, std::vector<int64_t>* ghosts_out, std::vector<int64_t>* ghost_new_out) {
+// The block's remote columns (`ghosts`: sorted and unique, so grouped by owner block already; `slot`: each entry's
+// index among them, or ~row for a local column) and their new ids (`ghost_new`), asked of their owners in one
+// request/reply exchange.
+void GhostNewIds(DistPartitionRun& run, std::vector<int64_t>* ghosts_out, std::vector<int32_t>* slot,
+                 std::vector<int64_t>* ghost_new_out) {
   comm::Communicator& comm = run.comm;
   const int me = run.me;
   const Block& b = run.b;
   const std::vector<int64_t>& new_id = run.ids.new_id;
   std::vector<int64_t>& ghosts = *ghosts_out;
   std::vector<int64_t>& ghost_new = *ghost_new_out;
-  for (int64_t v : b.cols) {
-    if (v < b.lo || v >= b.hi) ghosts.push_back(v);
-  }
-  std::sort(ghosts.begin(), ghosts.end());
-  ghosts.erase(std::unique(ghosts.begin(), ghosts.end()), ghosts.end());
+  ghosts = GhostsOf(b.cols, b.lo, b.hi, slot);
   std::vector<int64_t> counts(static_cast<size_t>(run.K), 0);
   for (int64_t v : ghosts) ++counts[static_cast<size_t>(OwnerOf(run.vtxdist, v))];
   std::vector<int64_t> asked_counts;
@@ -406,7 +405,7 @@ void GhostNewIds(DistPartitionRun& run, std::vector<int64_t>* ghosts_out, std::v
 
 // Every entry's column's new id (`col_new`), and this block's share of the statistics as ComputeStats makes them:
 // per part edges, train, val and test, then the cut entries and the self-loops.
-std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::vector<int64_t>& ghosts,
+std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::vector<int32_t>& slot,
                                             const std::vector<int64_t>& ghost_new) {
   const Block& b = run.b;
   const int64_t rows = b.rows();
@@ -414,9 +413,9 @@ std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::ve
   const std::vector<int64_t>& offsets = run.ids.offsets;
   const std::vector<int64_t>& new_id = run.ids.new_id;
   std::vector<int64_t>& col_new = run.ids.col_new;
-  const auto new_of = [&](int64_t v) {
-    if (v >= b.lo && v < b.hi) return new_id[static_cast<size_t>(v - b.lo)];
-    return ghost_new[static_cast<size_t>(std::lower_bound(ghosts.begin(), ghosts.end(), v) - ghosts.begin())];
+  const auto new_of = [&](size_t e) {
+    const int32_t s = slot[e];
+    return s >= 0 ? ghost_new[static_cast<size_t>(s)] : new_id[static_cast<size_t>(~s)];
   };
   PartitionStats& stats = run.result.stats;
   stats.num_parts = run.P;
@@ -435,7 +434,7 @@ std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::ve
     sums[p * 4 + 3] += (s & kTestBit) ? 1 : 0;
     for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
       const int64_t v = b.cols[static_cast<size_t>(e)];
-      col_new[static_cast<size_t>(e)] = new_of(v);
+      col_new[static_cast<size_t>(e)] = new_of(static_cast<size_t>(e));
       if (v == b.lo + i) {
         ++sums[static_cast<size_t>(run.P) * 4 + 1];
       } else if (PartOfNew(offsets, col_new[static_cast<size_t>(e)]) != static_cast<int32_t>(p)) {
@@ -455,10 +454,12 @@ void Relabel(DistPartitionRun& run) {
   auto clock = Clock::now();
   NumberRows(run);
   std::vector<int64_t> ghosts;
+  std::vector<int32_t> slot;
   std::vector<int64_t> ghost_new;
-  GhostNewIds(run, &ghosts, &ghost_new);
-  std::vector<int64_t> sums = RelabelColumnsAndCount(run, ghosts, ghost_new);
+  GhostNewIds(run, &ghosts, &slot, &ghost_new);
   Free(ghosts);
+  std::vector<int64_t> sums = RelabelColumnsAndCount(run, slot, ghost_new);
+  Free(slot);
   Free(ghost_new);
   SumOverRanks(run.comm, &sums);
   for (int32_t p = 0; p < run.P; ++p) {

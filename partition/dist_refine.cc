@@ -28,21 +28,6 @@ std::vector<int64_t> PartWeights(DistPartitionRun& run, const std::vector<int64_
   return w;
 }
 
-// The cut entries of the current parts over all ranks (`gpart`: the ghosts' parts).
-int64_t CutEntries(DistPartitionRun& run, const std::vector<int64_t>& gpart, const std::vector<int32_t>& slot) {
-  const std::vector<int32_t>& part = run.assignment.part;
-  const std::vector<int64_t>& ptr = run.symmetry.adj_ptr;
-  std::vector<int64_t> cut{0};
-  for (int64_t i = 0; i < run.b.rows(); ++i) {
-    for (int64_t e = ptr[Z(i)]; e < ptr[Z(i) + 1]; ++e) {
-      const int32_t s = slot[Z(e)];
-      cut[0] += (s >= 0 ? gpart[Z(s)] : part[Z(~s)]) != part[Z(i)] ? 1 : 0;
-    }
-  }
-  SumOverRanks(run.comm, &cut);
-  return cut[0];
-}
-
 // How much weight may move from part a to part b this round (`demand`: what the rows of all ranks ask, P x P, row
 // a = from): every exchange both ways (a row of a to b against one of b to a leaves both weights as they were), and
 // of the rest, each part's room under `grow_w` shared among the parts asking for it in proportion.
@@ -69,33 +54,47 @@ std::vector<int64_t> Allowed(const std::vector<int64_t>& demand, const std::vect
   return allowed;
 }
 
-// One refinement round over the rows (`gpart`: the ghosts' parts at its start, `w` the parts' weights). Every row
-// asks to move to the adjacent part of most neighbours when that gains, or out of an overloaded part (to the
-// lightest one when no neighbour's part takes it); the ranks sum what the rows ask for each pair of parts, and each
-// rank moves its share of what Allowed grants that pair, rows in order. Only about half the rows may ask, a
-// different half every round, so two neighbours on two ranks seldom swap parts blindly. Returns the moves.
-int64_t RefineRound(DistPartitionRun& run, const std::vector<int64_t>& vwgt, const std::vector<int64_t>& gpart,
-                    const std::vector<int32_t>& slot, const std::vector<int64_t>& w, int64_t max_w, int64_t grow_w,
-                    int round) {
-  std::vector<int32_t>& part = run.assignment.part;
+// What a round's pass over the rows finds (RefineScan): this rank's cut entries at the round's start, the rows that
+// ask to move (row, part) and the weight they ask for each pair of parts (P x P, row = from).
+struct RoundAsks {
+  int64_t cut = 0;
+  std::vector<std::pair<int32_t, int32_t>> asks;
+  std::vector<int64_t> demand;
+};
+
+// One refinement round's pass over the rows (`gpart`: the ghosts' parts at its start, `w` the parts' weights). Every
+// row asks to move to the adjacent part of most neighbours when that gains, or out of an overloaded part (to the
+// lightest one when no neighbour's part takes it). Only about half the rows may ask, a different half every round,
+// so two neighbours on two ranks seldom swap parts blindly. The same pass counts the cut entries (the other half's
+// too), so a round reads the adjacency once.
+RoundAsks RefineScan(DistPartitionRun& run, const std::vector<int64_t>& vwgt, const std::vector<int64_t>& gpart,
+                     const std::vector<int32_t>& slot, const std::vector<int64_t>& w, int64_t max_w, int round) {
+  const std::vector<int32_t>& part = run.assignment.part;
   const std::vector<int64_t>& ptr = run.symmetry.adj_ptr;
   const size_t P = Z(run.P);
   const auto lightest = static_cast<int32_t>(std::min_element(w.begin(), w.end()) - w.begin());
+  const auto part_of = [&](int64_t e) {
+    const int32_t s = slot[Z(e)];
+    return static_cast<int32_t>(s >= 0 ? gpart[Z(s)] : part[Z(~s)]);
+  };
   std::vector<int64_t> conn(P, 0);
   std::vector<int32_t> touched;
-  std::vector<std::pair<int32_t, int32_t>> asks;  // (row, part)
-  std::vector<int64_t> demand(P * P, 0);
+  RoundAsks r;
+  r.demand.assign(P * P, 0);
   const uint64_t salt = Mix64(run.options.seed ^ (0x7265666eULL + static_cast<uint64_t>(round)));
   for (int64_t i = 0; i < run.b.rows(); ++i) {
     const int32_t from = part[Z(i)];
     const bool must = w[Z(from)] > max_w;
-    if (!must && (Mix64(salt ^ static_cast<uint64_t>(run.b.lo + i)) & 1) != 0) continue;
+    if (!must && (Mix64(salt ^ static_cast<uint64_t>(run.b.lo + i)) & 1) != 0) {
+      for (int64_t e = ptr[Z(i)]; e < ptr[Z(i) + 1]; ++e) r.cut += part_of(e) != from ? 1 : 0;
+      continue;
+    }
     for (int64_t e = ptr[Z(i)]; e < ptr[Z(i) + 1]; ++e) {
-      const int32_t s = slot[Z(e)];
-      const auto q = static_cast<int32_t>(s >= 0 ? gpart[Z(s)] : part[Z(~s)]);
+      const int32_t q = part_of(e);
       if (conn[Z(q)] == 0) touched.push_back(q);
       ++conn[Z(q)];
     }
+    r.cut += ptr[Z(i) + 1] - ptr[Z(i)] - conn[Z(from)];
     int32_t best = -1;
     for (const int32_t q : touched) {
       if (q == from) continue;
@@ -106,24 +105,32 @@ int64_t RefineRound(DistPartitionRun& run, const std::vector<int64_t>& vwgt, con
     touched.clear();
     if (must && !gains) best = lightest != from ? lightest : -1;
     if (best < 0 || !(gains || must)) continue;
-    asks.emplace_back(static_cast<int32_t>(i), best);
-    demand[Z(from) * P + Z(best)] += vwgt[Z(i)];
+    r.asks.emplace_back(static_cast<int32_t>(i), best);
+    r.demand[Z(from) * P + Z(best)] += vwgt[Z(i)];
   }
-  std::vector<int64_t> all = demand;
-  SumOverRanks(run.comm, &all);
+  return r;
+}
+
+// Moves this rank's share of what Allowed grants each pair of parts (`all`: every rank's demand), rows in order.
+// Returns the moves.
+int64_t RefineMoves(DistPartitionRun& run, const std::vector<int64_t>& vwgt, RoundAsks& r,
+                    const std::vector<int64_t>& all, const std::vector<int64_t>& w, int64_t grow_w) {
+  std::vector<int32_t>& part = run.assignment.part;
+  const size_t P = Z(run.P);
   const std::vector<int64_t> allowed = Allowed(all, w, run.P, grow_w);
   // This rank's quota of each pair: its share of the demand, times the fraction granted.
-  for (size_t ab = 0; ab < demand.size(); ++ab) {
+  std::vector<int64_t>& quota = r.demand;
+  for (size_t ab = 0; ab < quota.size(); ++ab) {
     if (all[ab] > 0) {
-      demand[ab] = static_cast<int64_t>(static_cast<double>(demand[ab]) * static_cast<double>(allowed[ab]) /
-                                        static_cast<double>(all[ab]));
+      quota[ab] = static_cast<int64_t>(static_cast<double>(quota[ab]) * static_cast<double>(allowed[ab]) /
+                                       static_cast<double>(all[ab]));
     }
   }
   int64_t moved = 0;
-  for (const auto& [i, to] : asks) {
-    int64_t& quota = demand[Z(part[Z(i)]) * P + Z(to)];
-    if (vwgt[Z(i)] > quota) continue;
-    quota -= vwgt[Z(i)];
+  for (const auto& [i, to] : r.asks) {
+    int64_t& q = quota[Z(part[Z(i)]) * P + Z(to)];
+    if (vwgt[Z(i)] > q) continue;
+    q -= vwgt[Z(i)];
     part[Z(i)] = to;
     ++moved;
   }
@@ -150,7 +157,12 @@ int Refine(DistPartitionRun& run, const std::vector<int64_t>& vwgt, const std::v
     const std::vector<int64_t> gpart =
         AskOwners<1>(run, run.vtxdist, ghosts, [&](int64_t row, int64_t* out) { *out = part[Z(row)]; });
     const std::vector<int64_t> w = PartWeights(run, vwgt);
-    const int64_t cut = CutEntries(run, gpart, slot);
+    RoundAsks asks = RefineScan(run, vwgt, gpart, slot, w, max_w, round);
+    std::vector<int64_t> all = asks.demand;  // every rank's demand, then the cut: one sum over the ranks
+    all.push_back(asks.cut);
+    SumOverRanks(run.comm, &all);
+    const int64_t cut = all.back();
+    all.pop_back();
     const bool balanced = *std::max_element(w.begin(), w.end()) <= max_w;
     log::Debug("partition: refinement round {}: {} cut entries, heaviest part {} (bound {})", round, cut,
                *std::max_element(w.begin(), w.end()), max_w);
@@ -160,7 +172,7 @@ int Refine(DistPartitionRun& run, const std::vector<int64_t>& vwgt, const std::v
       best_part = part;
     }
     if (round == kRefineRounds) break;
-    std::vector<int64_t> moved{RefineRound(run, vwgt, gpart, slot, w, max_w, grow_w, round)};
+    std::vector<int64_t> moved{RefineMoves(run, vwgt, asks, all, w, grow_w)};
     SumOverRanks(run.comm, &moved);
     if (moved[0] == 0) break;
   }
