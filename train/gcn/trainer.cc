@@ -233,27 +233,26 @@ double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_
 
 void GcnTrainer::Finish(int64_t seed_count, int64_t total_seeds, int epoch, int64_t batch, bool update) {
   if (comm_.Size() > 1) {  // one rank's gradient is already the mean over the whole batch
-    const auto t0 = Clock::now();
-    const uint64_t b0 = SentBytes(comm_);
-    const uint64_t call = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(batch);
-    AverageGradients(comm_, model_.params(), seed_count, total_seeds, grad_compress_.get(), call, &tally_.grad_stats);
-    tally_.allreduce_s += SecondsSince(t0);
-    tally_.gradient_b += SentBytes(comm_) - b0;
+    std::vector<float> buf = PackGradients(model_.params(), seed_count, total_seeds);  // AverageGradients, timed
+    SumTimed(buf, epoch, batch);
+    UnpackGradients(buf, model_.params());
   }
   if (update) Update();
 }
 
 void GcnTrainer::FinishSum(std::vector<float>& sum, int epoch, int64_t batch) {
-  if (comm_.Size() > 1) {
-    const auto t0 = Clock::now();
-    const uint64_t b0 = SentBytes(comm_);
-    const uint64_t call = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(batch);
-    SumGradients(comm_, sum, grad_compress_.get(), call, &tally_.grad_stats);
-    tally_.allreduce_s += SecondsSince(t0);
-    tally_.gradient_b += SentBytes(comm_) - b0;
-  }
+  if (comm_.Size() > 1) SumTimed(sum, epoch, batch);
   UnpackGradients(sum, model_.params());
   Update();
+}
+
+void GcnTrainer::SumTimed(std::vector<float>& buf, int epoch, int64_t batch) {
+  const auto t0 = Clock::now();
+  const uint64_t b0 = SentBytes(comm_);
+  const uint64_t call = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(batch);
+  SumGradients(comm_, buf, grad_compress_.get(), call, &tally_.grad_stats);
+  tally_.allreduce_s += SecondsSince(t0);
+  tally_.gradient_b += SentBytes(comm_) - b0;
 }
 
 void GcnTrainer::Update() {

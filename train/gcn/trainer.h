@@ -112,6 +112,8 @@ class GcnTrainer {
   // A virtual step's end: `sum` (this rank's parts' gradients, each scaled by its seeds over the step's, summed)
   // summed over ranks, unpacked and applied.
   void FinishSum(std::vector<float>& sum, int epoch, int64_t batch);
+  // The gradient sum over ranks of step `batch` (SumGradients: plain or compressed), timed into tally_.
+  void SumTimed(std::vector<float>& buf, int epoch, int64_t batch);
   // The context whose rank keys the draws: this rank's, or the part `key_part` (>= 0) of a virtual step.
   Context KeyContext(int key_part) const;
   // Virtual ranks: this rank's parts' training nodes (part_train_) and every part's count (train_counts_). Collective.
