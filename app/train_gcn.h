@@ -67,8 +67,9 @@ struct TrainGcnOptions {
     v(ParamInfo{"virtual_ranks",
                 "On by default: on fewer ranks than --partitions has parts (a resume on the ranks left), each part is "
                 "a virtual rank: a step samples, computes and weighs every part a rank holds as the run with one rank "
-                "per part does, so the run follows that run's sample path draw for draw (its steps per epoch, without "
-                "the --overlap pipeline); --no-virtual-ranks trains each rank's parts as one merged part",
+                "per part does, so the run follows that run's sample path draw for draw (its steps per epoch; "
+                "--grad-staleness 1 then exchanges synchronously); --no-virtual-ranks trains each rank's parts as one "
+                "merged part",
                 "--virtual-ranks,!--no-virtual-ranks"}
           .Group(train::gcn::DistOptions::kGroup)
           .Cli(),

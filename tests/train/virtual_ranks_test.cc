@@ -61,8 +61,8 @@ TrainConfig Config(int epochs, const fs::path& checkpoint, bool resume, double s
 }
 
 // Trains on `ranks` thread ranks of the 4-part folder (below 4: runs of parts merged, as the CLI does, with virtual
-// ranks when `virtual_ranks`); rank 0's result.
-TrainResult TrainOn(int32_t ranks, const TrainConfig& c, bool virtual_ranks) {
+// ranks when `virtual_ranks`; `threads` per rank, 2 running the two-thread pipeline); rank 0's result.
+TrainResult TrainOn(int32_t ranks, const TrainConfig& c, bool virtual_ranks, int threads = 1) {
   TrainResult out;
   comm::testing::WithWatchdog(std::chrono::seconds(180), [&] {
     comm::ThreadGroup::Run(ranks, [&](comm::Communicator& comm) {
@@ -80,7 +80,7 @@ TrainResult TrainOn(int32_t ranks, const TrainConfig& c, bool virtual_ranks) {
       if (ranks < 4 && virtual_ranks) vp = {.part_offsets = ranges, .first = first};
       Context ctx;
       ctx.seed = 17;
-      ctx.threads = 1;
+      ctx.threads = threads;
       GcnTrainer trainer(part, partition::GroupOffsets(ranges, first), comm, c, ctx, vp);
       TrainResult r = trainer.Train();
       if (comm.Rank() == 0) out = std::move(r);
@@ -120,20 +120,22 @@ TEST(VirtualRanks, ResumedOnFewerRanksFollowsTheFourRankRun) {
   const fs::path base = Scratch("base");
   fs::remove_all(base);
   TrainOn(4, Config(1, base, false, 4.0), true);
-  const auto resume_on = [&](int32_t ranks, bool virtual_ranks, const std::string& name) {
+  const auto resume_on = [&](int32_t ranks, bool virtual_ranks, const std::string& name, int threads = 1) {
     const fs::path dir = Scratch(name);
     fs::remove_all(dir);
     fs::copy(base, dir);
-    return std::make_pair(TrainOn(ranks, Config(3, dir, true, 4.0), virtual_ranks), dir);
+    return std::make_pair(TrainOn(ranks, Config(3, dir, true, 4.0), virtual_ranks, threads), dir);
   };
   const auto [four, four_dir] = resume_on(4, true, "on4");
   ASSERT_EQ(four.epochs.size(), 2U);
   ASSERT_GT(four.epochs.front().steps, 2);
   const int64_t adam_steps = LoadCheckpoint(four_dir).adam_steps;
   EXPECT_EQ(adam_steps, 3 * four.epochs.front().steps);
-  for (int32_t ranks : {3, 2, 1}) {
-    SCOPED_TRACE("ranks " + std::to_string(ranks));
-    const auto [r, dir] = resume_on(ranks, true, "on" + std::to_string(ranks));
+  // {ranks, threads}: 2 threads run the sub-steps as the two-thread pipeline (the next sub-step sampled while one
+  // computes).
+  for (const auto& [ranks, threads] : {std::pair{3, 1}, std::pair{2, 1}, std::pair{1, 1}, std::pair{3, 2}}) {
+    SCOPED_TRACE("ranks " + std::to_string(ranks) + ", threads " + std::to_string(threads));
+    const auto [r, dir] = resume_on(ranks, true, "on" + std::to_string(ranks) + "_" + std::to_string(threads), threads);
     ASSERT_EQ(r.epochs.size(), 2U);
     for (size_t e = 0; e < 2; ++e) {
       EXPECT_EQ(r.epochs[e].steps, four.epochs[e].steps);

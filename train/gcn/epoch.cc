@@ -96,31 +96,64 @@ void GcnEpoch::RunSerial(Progress& progress) {
 // gradient enters the sum scaled as that rank's would (PackGradients: seeds over the step's union), and one sum over
 // ranks ends the step: the K-rank run's update up to the order of the float additions. A sub-step past this rank's
 // parts (it holds fewer than another rank) samples no seeds but joins the sampler's exchanges.
+// With the pipeline (GcnTrainer::Overlaps) the sub-steps form one sequence, f = s * subs + i: while the worker computes
+// sub-step f, this thread samples and fetches f + 1 (which reads no weights), as RunPipelined does with steps; the
+// gradients are always summed synchronously (no --grad-staleness), after a step's last sub-step.
 void GcnEpoch::RunVirtual(Progress& progress) {
   const sampling::VirtualParts& vp = t_.virtual_;
   const int rank = t_.comm_.Rank();
   const int32_t first_part = vp.first[static_cast<size_t>(rank)];
-  const int32_t subs = vp.SubSteps();
-  for (int64_t s = first_; s < t_.steps_; ++s) {
-    interrupt::Check("gcn training");
-    (void)fault::FaultPoint("step", rank);  // TESSEL_FAULT tests: once per step, as without virtual ranks
-    const StepMark mark = MarkStep();
-    const int64_t total = UnionOf(s);
-    std::vector<float> sum;
-    for (int32_t i = 0; i < subs; ++i) {
-      const std::span<const int64_t> seeds = SeedsOf(s, static_cast<size_t>(i));
-      const auto n = static_cast<int64_t>(seeds.size());
-      t_.Prepare(seeds, epoch_, s, &t_.batches_[0], first_part + i);
-      loss_sum_ += t_.Compute(t_.batches_[0], n, epoch_, s, first_part + i);
-      if (n == 0) continue;
-      std::vector<float> g = PackGradients(t_.model_.params(), n, total);
+  const int64_t subs = vp.SubSteps();
+  const bool overlap = t_.Overlaps();
+  if (overlap && !t_.worker_) t_.worker_ = std::make_unique<BackgroundWorker>();
+  const int64_t end = t_.steps_ * subs;
+  const auto prepare = [&](int64_t f) {
+    const int64_t s = f / subs;
+    const auto i = static_cast<int32_t>(f % subs);
+    if (i == 0) (void)fault::FaultPoint("step", rank);  // TESSEL_FAULT tests: once per step, as without virtual ranks
+    t_.Prepare(SeedsOf(s, static_cast<size_t>(i)), epoch_, s, &t_.batches_[f % 2], first_part + i);
+  };
+  if (overlap && first_ < t_.steps_) prepare(first_ * subs);
+  StepMark mark;
+  std::vector<float> sum;
+  for (int64_t f = first_ * subs; f < end; ++f) {
+    const int64_t s = f / subs;
+    const auto i = static_cast<int32_t>(f % subs);
+    if (i == 0) {
+      interrupt::Check("gcn training");
+      mark = MarkStep();
+      sum.clear();
+    }
+    const auto n = static_cast<int64_t>(SeedsOf(s, static_cast<size_t>(i)).size());
+    const Batch& cur = t_.batches_[f % 2];
+    if (overlap) {
+      double loss = 0;
+      t_.worker_->Start([&, s, i, n] { loss = t_.Compute(cur, n, epoch_, s, first_part + i); });
+      try {
+        if (f + 1 < end) prepare(f + 1);
+      } catch (...) {
+        try {
+          t_.worker_->Wait();  // the job reads this frame: let it end before unwinding
+        } catch (...) {        // the preparation's error is the one reported
+        }
+        throw;
+      }
+      t_.worker_->Wait();
+      loss_sum_ += loss;
+    } else {
+      prepare(f);
+      loss_sum_ += t_.Compute(cur, n, epoch_, s, first_part + i);
+    }
+    if (n > 0) {
+      std::vector<float> g = PackGradients(t_.model_.params(), n, UnionOf(s));
       if (sum.empty()) {
         sum = std::move(g);
       } else {
         for (size_t k = 0; k < sum.size(); ++k) sum[k] += g[k];
       }
     }
-    if (sum.empty()) sum = PackGradients(t_.model_.params(), 0, total);  // zeros: this rank had no seeds
+    if (i + 1 < subs) continue;
+    if (sum.empty()) sum = PackGradients(t_.model_.params(), 0, UnionOf(s));  // zeros: this rank had no seeds
     t_.FinishSum(sum, epoch_, s);
     EndStep(s, mark, 0.0, 0.0);
     progress.Add();

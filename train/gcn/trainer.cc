@@ -278,9 +278,10 @@ bool GcnTrainer::Evaluates(int epoch) const {
 bool GcnTrainer::Overlaps() const {
   // Never on a device: its batch state exists once (the GPU sampler's blocks, the partitioned feature table and
   // its row ids), so preparing the next batch would overwrite what the current step reads.
-  // Nor with virtual ranks: a step's sub-steps run one after the other (RunVirtual).
-  return config_.overlap && source_->Samples() && steps_ > 1 && !ctx_.IsCuda() && !virtual_.Active() &&
-         (ctx_.threads != 1 || config_.dist.grad_staleness > 0);
+  // With virtual ranks the pipeline runs over the sub-steps and never delays a gradient (RunVirtual), so
+  // --grad-staleness 1 does not ask for it there.
+  return config_.overlap && source_->Samples() && steps_ > 1 && !ctx_.IsCuda() &&
+         (ctx_.threads != 1 || (config_.dist.grad_staleness > 0 && !virtual_.Active()));
 }
 
 std::vector<int32_t> GcnTrainer::PredictOwned() {
@@ -332,10 +333,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     }
     bool on;
   } jit(comm_.Size() > 1 && !config_.checkpoint_dir.empty() ? this : nullptr);
-  if (config_.dist.grad_staleness > 0 && comm_.Size() > 1 && !Overlaps() && comm_.Rank() == 0) {
+  if (config_.dist.grad_staleness > 0 && comm_.Size() > 1 && (!Overlaps() || virtual_.Active()) && comm_.Rank() == 0) {
     log::Warn(
         "--grad-staleness 1 needs the two-thread pipeline (--overlap, sampled steps, more than one step per epoch, "
-        "the CPU, one part per rank); this run exchanges its gradients synchronously");
+        "the CPU) and one part per rank; this run exchanges its gradients synchronously");
   }
   TrainResult result;
   result.setup_bytes = setup_bytes_;
