@@ -167,16 +167,9 @@ TEST(VirtualRanks, StateInsideAnEpochResumesAtTheSameStep) {
   std::vector<fs::path> ends;
   for (int32_t ranks : {4, 3}) {
     SCOPED_TRACE("ranks " + std::to_string(ranks));
-    TrainState mid = LoadCheckpoint(one);
-    mid.epoch_steps_done = 2;
-    mid.epoch_steps = steps;
-    mid.adam_steps = steps + 2;
-    mid.ranks = 4;
-    mid.just_in_time = true;
-    mid.config["epochs"] = 2;
     const fs::path dir = Scratch("mid_on" + std::to_string(ranks));
     fs::remove_all(dir);
-    SaveCheckpoint(dir, mid);
+    SaveCheckpoint(dir, test_util::MidEpochState(one, steps, 2, 2));  // 2 steps of epoch 2 done
     const TrainResult r = TrainOn(ranks, Config(2, dir, true, 1.0), true);
     ASSERT_EQ(r.epochs.size(), 1U);
     EXPECT_EQ(r.epochs.front().steps, steps);
