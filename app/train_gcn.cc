@@ -91,6 +91,7 @@ comm::Settings RankSettings(const TrainGcnOptions& a, const gcn::TrainConfig& c)
     }
   }
   s.emplace_back("--seed", std::to_string(a.seed));
+  s.emplace_back("--virtual-ranks", a.virtual_ranks ? "on" : "off");
   s.emplace_back("--device", std::string(DeviceName(a.device.device)));
   s.emplace_back("--math", std::string(EnumName(a.device.math)));
   s.emplace_back("--partitions", ContentFingerprint(a.partitions));
@@ -221,7 +222,18 @@ TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
     }
     std::vector<int64_t> ranges = desc.at("node_ranges").get<std::vector<int64_t>>();
     comm::OnEveryRankOrFail(*comm, [&] { part = LoadRankPart(a.partitions, ranges, *comm); });
-    if (comm->Size() < parts) ranges = partition::GroupOffsets(ranges, partition::GroupParts(ranges, comm->Size()));
+    sampling::VirtualParts virtual_parts;  // --virtual-ranks: each part sampled and weighed as on one rank per part
+    if (comm->Size() < parts) {
+      const std::vector<int32_t> first = partition::GroupParts(ranges, comm->Size());
+      if (a.virtual_ranks) virtual_parts = {.part_offsets = ranges, .first = first};
+      ranges = partition::GroupOffsets(ranges, first);
+      if (comm->Rank() == 0) {
+        log::Info("gcn: {} parts on {} ranks: {}", parts, comm->Size(),
+                  a.virtual_ranks ? "virtual ranks (each part steps as on its own rank: the sample path of a run on "
+                                    "one rank per part)"
+                                  : "merged parts (--no-virtual-ranks: another sample path than one rank per part)");
+      }
+    }
     const nlohmann::json& ds = desc.at("dataset");
     log::Info("gcn: {} ranks on {} ({} nodes, {} classes, {} features); this rank owns {} nodes and {} halo; {}",
               comm->Size(), a.partitions, ds.value("num_nodes", int64_t{0}), part.num_classes, part.features.dim,
@@ -229,9 +241,12 @@ TrainGcnOutcome TrainGcn(const TrainGcnOptions& a, const TrainGcnHooks& hooks) {
               c.dist.skew.variance_budget > 0 ? fmt::format("skew from variance budget {} (max {})",
                                                             c.dist.skew.variance_budget, c.dist.skew.max_skew)
                                               : fmt::format("skew {}", c.dist.skew.skew));
-    trainer = std::make_unique<gcn::GcnTrainer>(part, std::move(ranges), *comm, c, ctx);
+    trainer = std::make_unique<gcn::GcnTrainer>(part, std::move(ranges), *comm, c, ctx, std::move(virtual_parts));
     about = {{"dataset", ds.value("name", std::string())}, {"partitions", a.partitions}, {"ranks", comm->Size()}};
-    if (comm->Size() < parts) about["parts"] = parts;
+    if (comm->Size() < parts) {
+      about["parts"] = parts;
+      about["virtual_ranks"] = a.virtual_ranks;
+    }
   }
   log::Info("gcn: model {} x{} hidden {}, {} epochs, {}; feature scaling {}", gcn::ModelKindName(c.model.kind),
             c.model.layers, c.model.hidden, c.epochs, sampling, gcn::FeatureNormName(c.normalize_features));

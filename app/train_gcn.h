@@ -33,6 +33,7 @@ struct TrainGcnOptions {
   std::string random_split;
   bool json = false;
   std::string partitions;
+  bool virtual_ranks = true;
   TimeoutOption timeout{.group = train::gcn::DistOptions::kGroup};
   Given given;  // which of these the caller gave
 
@@ -63,6 +64,16 @@ struct TrainGcnOptions {
           .Group(train::gcn::DistOptions::kGroup)
           .Cli(),
       c.partitions);
+    v(ParamInfo{"virtual_ranks",
+                "On by default: on fewer ranks than --partitions has parts (a resume on the ranks left), each part is "
+                "a virtual rank: a step samples, computes and weighs every part a rank holds as the run with one rank "
+                "per part does, so the run follows that run's sample path draw for draw (its steps per epoch; "
+                "--grad-staleness 1 then exchanges synchronously); --no-virtual-ranks trains each rank's parts as one "
+                "merged part",
+                "--virtual-ranks,!--no-virtual-ranks"}
+          .Group(train::gcn::DistOptions::kGroup)
+          .Cli(),
+      c.virtual_ranks);
     TimeoutOption::Params(c.timeout, v);
     train::gcn::DistOptions::Params(c.config.dist, v);
   }

@@ -60,6 +60,17 @@ void AlltoallvWithCounts(SampleExchange& ex, std::span<const T> send, std::span<
 
 }  // namespace
 
+int32_t VirtualParts::SubSteps() const {
+  int32_t most = 0;
+  for (size_t r = 0; r + 1 < first.size(); ++r) most = std::max(most, first[r + 1] - first[r]);
+  return most;
+}
+
+int32_t VirtualParts::PartOf(int64_t global_id) const {
+  return static_cast<int32_t>(std::upper_bound(part_offsets.begin(), part_offsets.end(), global_id) -
+                              part_offsets.begin() - 1);
+}
+
 int32_t BlockIdMap::FindOrInsert(int64_t key, int32_t value) {
   if (static_cast<size_t>(size_ + 1) * 2 > keys_.size()) Rehash(std::max<size_t>(64, keys_.size() * 2));
   const size_t mask = keys_.size() - 1;
@@ -104,12 +115,13 @@ void BlockIdMap::Rehash(size_t capacity) {
 
 DistNeighborSampler::DistNeighborSampler(const OwnedGraph& part, std::vector<int64_t> offsets,
                                          std::unique_ptr<SampleExchange> exchange, SamplerOptions options,
-                                         SkewOptions skew)
+                                         SkewOptions skew, VirtualParts virtual_parts)
     : part_(part),
       offsets_(std::move(offsets)),
       exchange_(std::move(exchange)),
       options_(std::move(options)),
-      skew_(skew) {
+      skew_(skew),
+      virtual_(std::move(virtual_parts)) {
   static_assert(sizeof(WireEntry) == 16 && std::is_trivially_copyable_v<WireEntry>, "sent as raw bytes");
   TESSEL_CHECK(exchange_ != nullptr, "sampling: no exchange given");
   rank_ = exchange_->Rank();
@@ -175,9 +187,32 @@ DistNeighborSampler::DistNeighborSampler(const OwnedGraph& part, std::vector<int
     degree_[static_cast<size_t>(u)] = static_cast<int32_t>(d);
   });
   FetchHaloDegrees();
-
+  if (virtual_.Active()) {
+    SetUpVirtualParts();
+    return;
+  }
   const SkewedPolicy mine = SkewedPolicy::FromColumns(cols_, part_.num_owned, rank_, part_.halo_owner, rank_, skew_);
   for (int32_t j = 0; j < parts; ++j) policies_.push_back(mine.WithLocalPart(j));
+}
+
+void DistNeighborSampler::SetUpVirtualParts() {
+  const std::vector<int64_t>& po = virtual_.part_offsets;
+  const std::vector<int32_t>& first = virtual_.first;
+  const int32_t k = virtual_.Parts();
+  bool ok = static_cast<int>(first.size()) == exchange_->Size() + 1 && k >= exchange_->Size() && first.front() == 0 &&
+            first.back() == k && po.front() == 0 && po.back() == offsets_.back();
+  for (size_t r = 0; ok && r + 1 < first.size(); ++r) {
+    ok = first[r] < first[r + 1] && po[static_cast<size_t>(first[r])] == offsets_[r];
+  }
+  for (size_t p = 0; ok && p + 1 < po.size(); ++p) ok = po[p] <= po[p + 1];
+  TESSEL_CHECK(ok,
+               "sampling: virtual parts ({} parts in {} runs) do not fit the {} ranks' node ranges (give the folder's "
+               "node_ranges and partition::GroupParts' runs)",
+               k, first.size() - 1, exchange_->Size());
+  node_part_.resize(static_cast<size_t>(part_.num_local()));
+  for (int64_t c = 0; c < part_.num_local(); ++c) node_part_[static_cast<size_t>(c)] = virtual_.PartOf(GlobalOf(c));
+  const SkewedPolicy mine = SkewedPolicy::FromNodeParts(cols_, node_part_, 0, skew_);
+  for (int32_t p = 0; p < k; ++p) policies_.push_back(mine.WithLocalPart(p));
 }
 
 int64_t DistNeighborSampler::GlobalOf(int64_t local) const {
@@ -188,7 +223,8 @@ int64_t DistNeighborSampler::GlobalOf(int64_t local) const {
 
 int64_t DistNeighborSampler::MemoryBytes() const {
   return static_cast<int64_t>(cols_.capacity() * sizeof(int32_t) + degree_.capacity() * sizeof(int32_t) +
-                              policies_.capacity() * sizeof(SkewedPolicy) + offsets_.capacity() * sizeof(int64_t)) +
+                              policies_.capacity() * sizeof(SkewedPolicy) + offsets_.capacity() * sizeof(int64_t) +
+                              node_part_.capacity() * sizeof(int32_t)) +
          block_id_.MemoryBytes();
 }
 
@@ -285,10 +321,20 @@ std::vector<Block> DistNeighborSampler::Sample(std::span<const int64_t> seeds, c
   TESSEL_CHECK(fanouts.size() == options_.fanouts.size(), "sampling: {} fanouts for a sampler of {} layers",
                fanouts.size(), options_.fanouts.size());
   for (int f : fanouts) TESSEL_CHECK(f == -1 || f >= 1, "sampling: {} is not a fanout", f);
-  TESSEL_CHECK(key.rank == static_cast<uint64_t>(rank_),
-               "sampling: the stream key names rank {} but this is rank {} (owners sample a requester's rows with "
-               "the requester's rank in the key: set key.rank = comm.Rank())",
-               key.rank, rank_);
+  if (virtual_.Active()) {
+    const int64_t sub = static_cast<int64_t>(key.rank) - virtual_.first[static_cast<size_t>(rank_)];
+    TESSEL_CHECK(sub >= 0 && sub < virtual_.SubSteps() && (seeds.empty() || sub < virtual_.Count(rank_)),
+                 "sampling: the stream key names part {} but rank {} holds parts {} to {} (key.rank = its first part + "
+                 "the sub-step, seeds only for a part it holds)",
+                 key.rank, rank_, virtual_.first[static_cast<size_t>(rank_)],
+                 virtual_.first[static_cast<size_t>(rank_) + 1] - 1);
+    sub_ = static_cast<int32_t>(sub);
+  } else {
+    TESSEL_CHECK(key.rank == static_cast<uint64_t>(rank_),
+                 "sampling: the stream key names rank {} but this is rank {} (owners sample a requester's rows with "
+                 "the requester's rank in the key: set key.rank = comm.Rank())",
+                 key.rank, rank_);
+  }
   const int64_t end = part_.global_offset + part_.num_owned;
   for (int64_t s : seeds) {
     TESSEL_CHECK(s >= part_.global_offset && s < end, "sampling: seed node {} is not owned by rank {} ([{}, {}))", s,
@@ -383,7 +429,7 @@ DistNeighborSampler::LayerAnswers DistNeighborSampler::ExchangeRequests(const La
       g -= part_.global_offset;
     }
     served.clear();
-    Serve(rows, static_cast<int32_t>(j), layer_key, fanout, skewed, &served);
+    Serve(rows, RequesterPart(static_cast<int32_t>(j)), layer_key, fanout, skewed, &served);
     served_entries += served.size();
     const size_t before = answer_wire.size();
     EncodeAnswer(served, gcn, &answer_wire);
@@ -427,8 +473,14 @@ Block DistNeighborSampler::Relabel(std::span<const int64_t> dst, const LayerRequ
   std::vector<float> out_v;
   out_i.reserve(received.size() + own.size());
   out_v.reserve(out_i.capacity());
-  const int64_t own_begin = part_.global_offset;
-  const int64_t own_end = own_begin + part_.num_owned;
+  // A pick is remote when another part owns it: another rank's, or with virtual parts another part than the one
+  // sampled for (what the K-rank run counts).
+  int64_t own_begin = part_.global_offset;
+  int64_t own_end = own_begin + part_.num_owned;
+  if (virtual_.Active()) {
+    own_begin = virtual_.part_offsets[static_cast<size_t>(RequesterPart(rank_))];
+    own_end = virtual_.part_offsets[static_cast<size_t>(RequesterPart(rank_)) + 1];
+  }
   for (int64_t i = 0; i < m; ++i) {
     const int32_t o = r.owner[static_cast<size_t>(i)];
     const size_t at = o == rank_ ? own_cursor : static_cast<size_t>(cursor[static_cast<size_t>(o)]);
@@ -475,7 +527,7 @@ Block DistNeighborSampler::SampleLayer(std::span<const int64_t> dst, int fanout,
   const LayerRequests requests = GroupByOwner(dst);
   const LayerAnswers answers = ExchangeRequests(requests, fanout, layer_key, skewed);
   std::vector<WireEntry> own;
-  Serve(requests.own_rows, rank_, layer_key, fanout, skewed, &own);
+  Serve(requests.own_rows, RequesterPart(rank_), layer_key, fanout, skewed, &own);
   return Relabel(dst, requests, answers, own);
 }
 

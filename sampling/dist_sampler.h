@@ -36,6 +36,12 @@
 // * Oracle. For rank r, Sample(seeds, key) returns blocks identical (same source order, same float weights) to
 //   NeighborSampler on the whole graph in new global ids (each row sorted by global id) with a SkewedPolicy whose
 //   edge_owner is the part of each neighbour and local_part = r, called with the same key (key.rank = r).
+// * Virtual ranks (VirtualParts; docs/distributed.md, "Fewer ranks than parts"): R ranks hold the K parts of a folder
+//   in contiguous runs, rank r parts first[r] .. first[r + 1] - 1, each run as one part of an R-part partition. Each
+//   call samples for one part of each rank, the i-th of its run (i = key.rank - first[exchange.Rank()]; a rank with
+//   fewer parts passes no seeds), and every draw is the K-rank run's for that part: rank j's rows draw from the key
+//   with rank = first[j] + i, and the skew prefers neighbours in that PART (not on the rank). So the blocks equal
+//   those that rank first[j] + i of a K-rank run samples for the same seeds and key.
 // * Collective: every rank calls Sample the same number of times per step, in the same order; an empty seed
 //   list is allowed. One Sample at a time per sampler (it keeps scratch); the sampler is tied to its exchange.
 //   After Sample throws (or a peer fails) the ranks are out of step: discard the sampler.
@@ -135,16 +141,32 @@ class BlockIdMap {
   int64_t size_ = 0;
 };
 
+// Where the K parts of a folder lie on R < K ranks (virtual ranks, above): part_offsets are the parts' node ranges
+// (K + 1), first (R + 1 entries) the runs of partition::GroupParts. Empty: one part per rank.
+struct VirtualParts {
+  std::vector<int64_t> part_offsets;
+  std::vector<int32_t> first;
+
+  bool Active() const { return !first.empty(); }
+  int32_t Parts() const { return static_cast<int32_t>(part_offsets.size()) - 1; }
+  // The parts rank r holds, and the most any rank holds (the sub-steps of a step).
+  int32_t Count(int32_t rank) const { return first[static_cast<size_t>(rank) + 1] - first[static_cast<size_t>(rank)]; }
+  int32_t SubSteps() const;
+  // The part of a global id.
+  int32_t PartOf(int64_t global_id) const;
+};
+
 class DistNeighborSampler {
  public:
   // Keeps the views of `part` (its arrays must outlive the sampler) and owns `exchange`. `offsets` are the parts'
   // node ranges (K + 1 entries, partitions.json "node_ranges"). COLLECTIVE: exchanges the halo degrees. `skew`
   // inactive (the default) samples uniformly; evaluation should pass SkewOptions{}.
   DistNeighborSampler(const OwnedGraph& part, std::vector<int64_t> offsets, std::unique_ptr<SampleExchange> exchange,
-                      SamplerOptions options, SkewOptions skew = {});
+                      SamplerOptions options, SkewOptions skew = {}, VirtualParts virtual_parts = {});
 
   // Blocks for layers 0 .. L-1 (blocks.back().num_dst == seeds.size(), in seed order); src_nodes are global ids.
-  // Seeds are distinct global ids owned by this rank; key.rank must equal exchange.Rank(). COLLECTIVE (see above).
+  // Seeds are distinct global ids owned by this rank; key.rank must equal exchange.Rank() (with virtual parts: the
+  // part sampled for, first[exchange.Rank()] + the sub-step). COLLECTIVE (see above).
   std::vector<Block> Sample(std::span<const int64_t> seeds, const StreamKey& key);
   // The same with the skew switched off for this call (every rank passes the same `skewed`): an unbiased uniform
   // sample, as NeighborSampler with UniformPolicy draws it; for sampled evaluation of a skewed run.
@@ -161,12 +183,14 @@ class DistNeighborSampler {
   const SkewOptions& skew() const { return skew_; }
   const std::vector<int64_t>& offsets() const { return offsets_; }
   int32_t OwnerOf(int64_t global_id) const;  // the part owning a global id (throws when out of range)
+  const VirtualParts& virtual_parts() const { return virtual_; }
 
  private:
   using WireEntry = sampling::WireEntry;  // one header or pick of a response (sample_wire.h)
 
   void FetchHaloDegrees();
-  // Samples owned rows (local ids) on behalf of `requester`, appending one header + picks per row to *out.
+  // Samples owned rows (local ids) on behalf of the requester whose part is `requester` (its key rank and skew:
+  // RequesterPart), appending one header + picks per row to *out.
   void Serve(std::span<const int64_t> rows, int32_t requester, const StreamKey& layer_key, int fanout, bool skewed,
              std::vector<WireEntry>* out) const;
   // One layer's step, for destination rows `dst` (global ids): GroupByOwner, ExchangeRequests, the own rows served
@@ -195,6 +219,12 @@ class DistNeighborSampler {
   Block Relabel(std::span<const int64_t> dst, const LayerRequests& requests, const LayerAnswers& answers,
                 std::span<const WireEntry> own);
   int64_t GlobalOf(int64_t local) const;  // local id (owned or halo) -> global id
+  // The part whose key and skew rank j's rows are sampled with in the current call (j itself without virtual parts).
+  int32_t RequesterPart(int32_t j) const {
+    return virtual_.Active() ? virtual_.first[static_cast<size_t>(j)] + sub_ : j;
+  }
+  // Virtual parts: checks them against the part and the offsets, and makes node_part_ and the K policies.
+  void SetUpVirtualParts();
   double NormDegree(int64_t local) const {
     return static_cast<double>(degree_[static_cast<size_t>(local)]) + (options_.aggregation == Aggregation::kGcn);
   }
@@ -207,8 +237,11 @@ class DistNeighborSampler {
   int32_t rank_ = 0;
   std::vector<int32_t> cols_;           // owned rows' columns (local ids), each row sorted by global id
   std::vector<int32_t> degree_;         // per local node: degree without self-loops
-  std::vector<SkewedPolicy> policies_;  // policies_[j]: skew toward requester j (owners looked up from cols_)
-  BlockIdMap block_id_;                 // scratch: global id -> id in the block being built
+  std::vector<SkewedPolicy> policies_;  // policies_[j]: skew toward requester part j (owners looked up from cols_)
+  VirtualParts virtual_;
+  std::vector<int32_t> node_part_;  // virtual parts: the part of every local node (owned and halo)
+  int32_t sub_ = 0;                 // virtual parts: the current call's sub-step
+  BlockIdMap block_id_;             // scratch: global id -> id in the block being built
   SampleStats stats_;
 };
 

@@ -60,11 +60,20 @@ SkewedPolicy SkewedPolicy::FromColumns(std::span<const int32_t> cols, int64_t nu
   return p;
 }
 
+SkewedPolicy SkewedPolicy::FromNodeParts(std::span<const int32_t> cols, std::span<const int32_t> node_part,
+                                         int32_t local_part, SkewOptions options) {
+  SkewedPolicy p({}, local_part, options);
+  p.cols_ = cols;
+  p.node_part_ = node_part;
+  return p;
+}
+
 bool SkewedPolicy::Uniform() const { return !options_.Active(); }
 
 int32_t SkewedPolicy::OwnerAt(size_t e) const {
   if (cols_.empty()) return edge_owner_[e];
   const int32_t c = cols_[e];
+  if (!node_part_.empty()) return node_part_[static_cast<size_t>(c)];
   return c < num_owned_ ? own_part_ : halo_owner_[static_cast<size_t>(c - num_owned_)];
 }
 

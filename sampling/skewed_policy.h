@@ -38,6 +38,11 @@ class SkewedPolicy final : public PickPolicy {
   // views of cols and halo_owner (they must outlive the policy).
   static SkewedPolicy FromColumns(std::span<const int32_t> cols, int64_t num_owned, int32_t own_part,
                                   std::span<const int32_t> halo_owner, int32_t local_part, SkewOptions options);
+  // The owners looked up per node: the neighbour at edge position e is cols[e], a local id owned by part
+  // node_part[cols[e]] (virtual ranks: a rank holding several parts of a folder tells them apart). Keeps views of
+  // cols and node_part.
+  static SkewedPolicy FromNodeParts(std::span<const int32_t> cols, std::span<const int32_t> node_part,
+                                    int32_t local_part, SkewOptions options);
   bool Uniform() const override;  // true iff !options.Active()
   void Probabilities(int64_t row, int64_t row_begin, std::span<double> q) const override;
   // The requester can change per call (the owner of a node samples on behalf of another rank).
@@ -57,6 +62,7 @@ class SkewedPolicy final : public PickPolicy {
   int64_t num_owned_ = 0;
   int32_t own_part_ = 0;
   std::span<const int32_t> halo_owner_;
+  std::span<const int32_t> node_part_;  // the FromNodeParts form (with cols_)
 };
 
 }  // namespace tessel::sampling

@@ -17,6 +17,7 @@
 
 #include "comm/thread_comm.h"
 #include "core/error.h"
+#include "partition/merge_parts.h"
 #include "partition/partition_format.h"
 #include "tests/partition/test_graphs.h"
 #include "train/gcn/sample_exchange.h"
@@ -105,6 +106,7 @@ class Partitioned {
   const std::vector<int64_t>& offsets() const { return offsets_; }
   const datasets::AnyGraph& global() const { return global_; }
   const std::vector<int32_t>& edge_owner() const { return edge_owner_; }
+  const fs::path& dir() const { return dir_; }
 
  private:
   datasets::NodeDataset data_;
@@ -344,6 +346,61 @@ TEST(DistSampler, RejectsBadCalls) {
     });
   });
   EXPECT_NE(err.find("is not owned by rank 0"), std::string::npos) << err;
+}
+
+// Virtual parts (dist_sampler.h): the 4 parts on 3, 2 and 1 ranks, each rank's run merged into one part; sub-step i
+// samples for each rank's i-th part with that part's key. Every part's blocks (and remote picks: another PART's
+// neighbours) equal those of the 4-rank run's rank for it, with skew; a rank past its parts joins with no seeds.
+TEST(DistSampler, VirtualPartsSampleAsOneRankPerPart) {
+  const Partitioned p(PartSpec{4, partition::Method::kMetis, false}, TestName());
+  const Config config{"s4", SkewOptions{.skew = 4}, Aggregation::kGcn, false, {3, 2}};
+  const std::vector<RankRun> want = RunDistributed(p, config);
+  // Rank r's run of parts merged (partition/merge_parts.h), as the CLI loads it.
+  const auto merged_part = [&](const std::vector<int32_t>& first, size_t r) {
+    std::vector<partition::LocalPart> run;
+    for (int32_t k = first[r]; k < first[r + 1]; ++k) run.push_back(partition::LoadPart(p.dir(), k));
+    return partition::MergeParts(run, p.offsets(), first, static_cast<int32_t>(r));
+  };
+  for (int32_t ranks : {3, 2, 1}) {
+    SCOPED_TRACE(std::to_string(ranks) + " ranks");
+    const std::vector<int32_t> first = partition::GroupParts(p.offsets(), ranks);
+    const VirtualParts vp{.part_offsets = p.offsets(), .first = first};
+    comm::ThreadGroup::Run(ranks, [&](comm::Communicator& comm) {
+      const auto r = static_cast<size_t>(comm.Rank());
+      const partition::LocalPart merged = merged_part(first, r);
+      DistNeighborSampler sampler =
+          MakeDistSampler(merged, partition::GroupOffsets(p.offsets(), first), comm,
+                          SamplerOptions{config.fanouts, config.replace, config.aggregation}, config.skew, vp);
+      for (uint64_t b = 0; b < kBatches; ++b) {
+        for (int32_t i = 0; i < vp.SubSteps(); ++i) {
+          const int32_t part = first[r] + i;
+          const bool mine = part < first[r + 1];
+          const std::vector<Block> got =
+              sampler.Sample(mine ? Seeds(p, part, b) : std::vector<int64_t>{}, Key(part, b));
+          if (!mine) continue;
+          const RankRun& w = want[static_cast<size_t>(part)];
+          ASSERT_EQ(got.size(), w.blocks[b].size());
+          for (size_t l = 0; l < got.size(); ++l) {
+            ExpectSameBlock(got[l], w.blocks[b][l], "part " + std::to_string(part) + " batch " + std::to_string(b));
+          }
+          EXPECT_EQ(sampler.last_stats().remote_picks, w.stats[b].remote_picks);
+        }
+      }
+    });
+  }
+  // A key naming a part the rank does not hold is refused.
+  const std::vector<int32_t> first = partition::GroupParts(p.offsets(), 2);
+  const std::string err = ErrorOf([&] {
+    comm::ThreadGroup::Run(2, [&](comm::Communicator& comm) {
+      const auto r = static_cast<size_t>(comm.Rank());
+      const partition::LocalPart merged = merged_part(first, r);
+      DistNeighborSampler sampler =
+          MakeDistSampler(merged, partition::GroupOffsets(p.offsets(), first), comm,
+                          SamplerOptions{{2}, false, Aggregation::kGcn}, {}, VirtualParts{p.offsets(), first});
+      sampler.Sample({}, Key(first[r] + 5, 0));
+    });
+  });
+  EXPECT_NE(err.find("holds parts"), std::string::npos) << err;
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 # ctest helper: a checkpoint written by 4 ranks (`mpirun -np 4 ... train gcn --partitions P4 --epochs 2 --checkpoint`)
 # resumed under mpirun on 3, 2 and 1 ranks to 4 epochs (a rank holds several parts: partition/merge_parts.h). Each
 # resumed run must exit 0, its metrics file must start with a restart line (after epoch 2, checkpoint of 4 ranks, run
-# on R) and end with a final line on R ranks whose test accuracy is at least MIN_ACC. MPIRUN, TRAIN (the train gcn
-# command, '|'-separated), WORK.
+# on R) and end with a final line on R ranks whose test accuracy is at least MIN_ACC. With virtual ranks (the default)
+# each resumed run follows the 4-rank run's sample path: its epochs' losses equal those of 4 ranks trained straight to
+# 4 epochs within 1e-5 (the gradient sums' float order differs). MPIRUN, TRAIN (the train gcn command,
+# '|'-separated), WORK.
 string(REPLACE "|" ";" train "${TRAIN}")
 file(REMOVE_RECURSE "${WORK}/resume4_ck")
 include(${CMAKE_CURRENT_LIST_DIR}/metrics_final.cmake)
@@ -11,6 +13,25 @@ execute_process(COMMAND ${MPIRUN} -np 4 --oversubscribe ${train} --epochs 2 --ch
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "the 4-rank run exited with ${status}:\n${out}${err}")
 endif()
+file(REMOVE "${WORK}/straight4.jsonl")
+execute_process(COMMAND ${MPIRUN} -np 4 --oversubscribe ${train} --epochs 4 --metrics ${WORK}/straight4.jsonl
+                RESULT_VARIABLE status OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 120)
+if(NOT status EQUAL 0)
+  message(FATAL_ERROR "the straight 4-rank run exited with ${status}:\n${out}${err}")
+endif()
+file(STRINGS "${WORK}/straight4.jsonl" straight)
+
+# A loss as an integer in units of 1e-7 (CMake has no float arithmetic).
+function(loss_units value out)
+  if(NOT value MATCHES "^([0-9]+)\\.([0-9]*)$")
+    message(FATAL_ERROR "loss ${value}: expected a plain decimal")
+  endif()
+  set(whole "${CMAKE_MATCH_1}")
+  string(SUBSTRING "${CMAKE_MATCH_2}0000000" 0 7 frac)
+  string(REGEX REPLACE "^0+([0-9])" "\\1" frac "${frac}")
+  math(EXPR units "${whole} * 10000000 + ${frac}")
+  set(${out} ${units} PARENT_SCOPE)
+endfunction()
 foreach(r 3 2 1)
   file(REMOVE_RECURSE "${WORK}/resume_on${r}_ck")
   file(REMOVE "${WORK}/resume_on${r}.jsonl")
@@ -31,4 +52,19 @@ foreach(r 3 2 1)
     message(FATAL_ERROR "restart line ${first}: expected after epoch 2, ${r} ranks, a checkpoint of 4")
   endif()
   check_final_line("${lines}" ${r} ${MIN_ACC})
+  foreach(e 3 4)  # the resumed run's lines: restart, epoch 3, epoch 4, final; the straight run's: epochs 1 to 4, final
+    math(EXPR mine "${e} - 2")
+    math(EXPR theirs "${e} - 1")
+    list(GET lines ${mine} line)
+    list(GET straight ${theirs} want)
+    string(JSON loss GET "${line}" loss)
+    string(JSON want_loss GET "${want}" loss)
+    loss_units(${loss} a)
+    loss_units(${want_loss} b)
+    math(EXPR gap "${a} - ${b}")
+    if(gap GREATER 100 OR gap LESS -100)
+      message(FATAL_ERROR "epoch ${e} on ${r} rank(s): loss ${loss}, but ${want_loss} on 4 ranks straight (virtual "
+                          "ranks should follow the 4-rank run)")
+    endif()
+  endforeach()
 endforeach()

@@ -221,15 +221,8 @@ TEST(ElasticResume, StateInsideAnEpochResumesThere) {
   ASSERT_GT(steps, 2);
   for (int32_t ranks : {4, 2}) {
     SCOPED_TRACE("ranks " + std::to_string(ranks));
-    TrainState mid = LoadCheckpoint(one);
-    mid.epoch_steps_done = 2;
-    mid.epoch_steps = steps;
-    mid.adam_steps = steps + 2;
-    mid.ranks = 4;
-    mid.just_in_time = true;
-    mid.config["epochs"] = 2;  // a run of 2 epochs that failed inside its second
     fs::remove_all(ckpt);
-    SaveCheckpoint(ckpt, mid);
+    SaveCheckpoint(ckpt, test_util::MidEpochState(one, steps, 2, 2));  // 2 steps of epoch 2 done
     const RankRun r = TrainOn(ranks, Config(2, ckpt, true));
     EXPECT_EQ(r.resumed.epoch_steps_done, 2);
     EXPECT_TRUE(r.resumed.just_in_time);

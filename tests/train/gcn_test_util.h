@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "datasets/readers.h"
+#include "train/gcn/checkpoint.h"
 
 namespace tessel::train::gcn::test_util {
 
@@ -44,6 +45,20 @@ inline const datasets::NodeDataset& BundledDenseCora() {
     return d;
   }();
   return data;
+}
+
+// The state of a run of `epochs` epochs that failed inside its second, `done` of its `steps` steps taken, as the
+// survivors' just-in-time state says it (written by 4 ranks): the checkpoint in `one_epoch` (after epoch 1) with the
+// mid-epoch fields set. The weights are epoch 1's: a test compares resumes from it, not with a straight run.
+inline TrainState MidEpochState(const std::filesystem::path& one_epoch, int64_t steps, int64_t done, int epochs) {
+  TrainState mid = LoadCheckpoint(one_epoch);
+  mid.epoch_steps_done = done;
+  mid.epoch_steps = steps;
+  mid.adam_steps = steps + done;
+  mid.ranks = 4;
+  mid.just_in_time = true;
+  mid.config["epochs"] = epochs;
+  return mid;
 }
 
 }  // namespace tessel::train::gcn::test_util

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Ranks that leave (issue 50): `tessel launch -np RANKS --min-np 1 -- train gcn` on a generated CSBM graph in RANKS
-# METIS parts, undisturbed (the baseline: run first and last, compared with their mean) and with one rank killed in the middle of epoch 3, stopped there
+# METIS parts, undisturbed (the baseline: run first and last, compared with their mean) and with one rank killed in the
+# middle of epoch 3 (with virtual ranks, the default, and with --no-virtual-ranks), stopped there
 # (--timeout 5), or killed while rank 0 writes its scheduled checkpoint (the write fault point, --checkpoint-every 2);
 # then a RANKS-rank checkpoint after EPOCHS/2 epochs resumed on 1 .. RANKS-1 ranks. Each row: epochs finished, ranks at
 # the end, steps lost (the launcher's count: the step in flight and any completed after the saved state), restart time
@@ -8,8 +9,10 @@
 # test accuracy and its difference. Writes the "Ranks that leave" section of docs/benchmarks.md (WRITE=1) or prints
 # it. Builds nothing.
 #
-# PART=seeds: the undisturbed and the killed GCN run for each of SEEDS (test accuracy: mean and spread), section
-# "Ranks that leave: GCN accuracy over seeds". PART=svm: `tessel launch -np RANKS -- train svm` on a9a (-c 1 -g 0.05)
+# PART=seeds: the undisturbed and the killed GCN run for each of SEEDS (test accuracy: mean and spread), the killed
+# one twice: with virtual ranks (the default: the restarted run follows the undisturbed run's sample path) and with
+# --no-virtual-ranks (the baseline: each survivor's parts merged into one, with their own draws); section "Ranks
+# that leave: GCN accuracy over seeds". PART=svm: `tessel launch -np RANKS -- train svm` on a9a (-c 1 -g 0.05)
 # beside svm-train, undisturbed and with a rank killed or stopped in the middle of the solve (SMO and --solver batch):
 # ranks at the end, steps saved and redone, restart time, wall time, objective against svm-train's, predictions on
 # a9a.t; section "Ranks that leave: the distributed SVM".
@@ -97,8 +100,10 @@ if [[ "$PART" == seeds ]]; then
     echo "== seed $seed" >&2
     run "base_s$seed" "$RANKS" "" "$EPOCHS" >/dev/null
     steps=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.argv[1])][0]['steps'])" "$work/base_s$seed.jsonl")
-    run "kill_s$seed" "$RANKS" "kill@step,rank=$((RANKS - 1)),after=$((2 * steps + steps / 2))" "$EPOCHS" >/dev/null
-    printf '%s\tbase_s%s\tkill_s%s\n' "$seed" "$seed" "$seed" >>"$work/seeds.tsv"
+    fault="kill@step,rank=$((RANKS - 1)),after=$((2 * steps + steps / 2))"
+    run "kill_s$seed" "$RANKS" "$fault" "$EPOCHS" >/dev/null
+    run "merged_s$seed" "$RANKS" "$fault" "$EPOCHS" --no-virtual-ranks >/dev/null
+    printf '%s\tbase_s%s\tkill_s%s\tmerged_s%s\n' "$seed" "$seed" "$seed" "$seed" >>"$work/seeds.tsv"
   done
   section="$work/section.md"
   python3 - "$work" "$RANKS" "$EPOCHS" <<'PY' >"$section"
@@ -112,18 +117,21 @@ rows = [l.split() for l in open(f"{work}/seeds.tsv")]
 print("## Ranks that leave: GCN accuracy over seeds\n")
 print(f"The CSBM run of \"Ranks that leave\" (the same graph, parts and settings) with --seed {', '.join(r[0] for r in rows)}:")
 print(f"for each seed the undisturbed {ranks}-rank run and the run whose rank {ranks - 1} is killed half way through")
-print(f"epoch 3 (the launcher finishes the job, from that step to epoch {epochs}, on {ranks - 1} ranks). Test accuracy; the difference")
-print("is killed minus undisturbed, in points.\n")
-print("| seed | undisturbed | killed, finished on fewer ranks | difference (points) |")
-print("|---|---|---|---|")
-base, kill, diff = [], [], []
-for seed, b, k in rows:
-    (ab, _), (ak, rk) = acc(b), acc(k)
-    base.append(ab); kill.append(ak); diff.append(100 * (ak - ab))
-    print(f"| {seed} | {ab:.4f} | {ak:.4f} ({rk} ranks) | {diff[-1]:+.2f} |")
+print(f"epoch 3 (the launcher finishes the job, from that step to epoch {epochs}, on {ranks - 1} ranks), once with virtual ranks")
+print("(the default: each survivor steps its parts as their own ranks did) and once with --no-virtual-ranks (the")
+print("baseline: each survivor's parts merged into one, with its own shuffles and samples). Test accuracy; the differences")
+print("are killed minus undisturbed, in points.\n")
+print("| seed | undisturbed | killed, virtual ranks | difference | killed, --no-virtual-ranks | difference |")
+print("|---|---|---|---|---|---|")
+base, kill, diff, merged, mdiff = [], [], [], [], []
+for seed, b, k, m in rows:
+    (ab, _), (ak, rk), (am, rm) = acc(b), acc(k), acc(m)
+    base.append(ab); kill.append(ak); diff.append(100 * (ak - ab)); merged.append(am); mdiff.append(100 * (am - ab))
+    print(f"| {seed} | {ab:.4f} | {ak:.4f} ({rk} ranks) | {diff[-1]:+.2f} | {am:.4f} ({rm} ranks) | {mdiff[-1]:+.2f} |")
 sd = lambda x: statistics.stdev(x) if len(x) > 1 else 0.0
 print(f"| mean (standard deviation) | {statistics.mean(base):.4f} ({sd(base):.4f}) | {statistics.mean(kill):.4f} "
-      f"({sd(kill):.4f}) | {statistics.mean(diff):+.2f} ({sd(diff):.2f}) |")
+      f"({sd(kill):.4f}) | {statistics.mean(diff):+.2f} ({sd(diff):.2f}) | {statistics.mean(merged):.4f} "
+      f"({sd(merged):.4f}) | {statistics.mean(mdiff):+.2f} ({sd(mdiff):.2f}) |")
 print()
 PY
   echo "Measured $(date -u +%Y-%m-%d) with \`PART=seeds SEEDS=\"$SEEDS\" tools/bench/elastic_bench.sh BUILD\` on $(nproc) cores shared with other agents." >>"$section"
@@ -139,16 +147,18 @@ mid=$((2 * steps + steps / 2))  # the step half way through epoch 3, counted fro
 last=$((RANKS - 1))
 declare -A fault=(
   [kill]="kill@step,rank=$last,after=$mid"
+  [merged]="kill@step,rank=$last,after=$mid"
   [stall]="stall@step,rank=$last,after=$mid"
   [write]="kill@write,rank=0,after=6"
 )
-declare -A extra=([kill]="" [stall]="--timeout 5" [write]="--checkpoint-every 2")
+declare -A extra=([kill]="" [merged]="--no-virtual-ranks" [stall]="--timeout 5" [write]="--checkpoint-every 2")
 declare -A what=(
   [kill]="rank $last killed (SIGKILL) at step $((mid - 2 * steps + 1)) of $steps in epoch 3"
+  [merged]="the same kill, --no-virtual-ranks (the survivors' parts merged, their own draws)"
   [stall]="rank $last stopped (SIGSTOP) at step $((mid - 2 * steps + 1)) of $steps in epoch 3, --timeout 5"
   [write]="rank 0 killed while writing its epoch-4 checkpoint (--checkpoint-every 2)"
 )
-for how in kill stall write; do
+for how in kill merged stall write; do
   echo "== $how" >&2
   # shellcheck disable=SC2086  # extra holds separate words
   printf '%s\t%s\t%s\n' "${what[$how]}" "$(run "$how" "$RANKS" "${fault[$how]}" "$EPOCHS" ${extra[$how]})" "$how" \
@@ -188,9 +198,9 @@ section="$work/section.md"
   echo "agents' builds and tests: times are disturbed (compare the two baseline rows), and 4 ranks oversubscribe the"
   echo "cores, so 3 ranks need not be slower. mpirun waits \`--term-grace\` (3 s) between its SIGTERM to the survivors and"
   echo "its SIGKILL, and a stopped rank is found after \`--timeout\` (5 s); both are in the wall time of their rows."
-  echo "Accuracy: a run that ends on fewer ranks trains its last epochs on their draws (other shuffles and samples),"
-  echo "so compare the fault rows with the row resumed on $((RANKS - 1)) ranks without any failure: the same change of"
-  echo "sample path, no lost work; and over seeds (\"Ranks that leave: GCN accuracy over seeds\", PART=seeds) the"
-  echo "difference is within the spread between seeds."
+  echo "Accuracy: with virtual ranks (the default) a run that ends on fewer ranks steps each part as its own rank did,"
+  echo "so it follows the undisturbed run's sample path draw for draw (the gradient sums add the same floats in another"
+  echo "order); the --no-virtual-ranks row is the baseline of the merged parts, which train their last epochs on other"
+  echo "shuffles and samples (over seeds: \"Ranks that leave: GCN accuracy over seeds\", PART=seeds)."
 } >"$section"
 if [[ "$WRITE" == 1 ]]; then write_bench_section "## Ranks that leave" "$section"; else cat "$section"; fi

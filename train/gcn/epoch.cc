@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "core/clock.h"
+#include "core/fault_inject.h"
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/parallel.h"
@@ -42,14 +43,24 @@ GcnEpoch::GcnEpoch(GcnTrainer& trainer, int epoch)
   tally_.step_times = StepTimes{std::vector<double>(static_cast<size_t>(t_.steps_), 0.0),
                                 std::vector<double>(static_cast<size_t>(t_.steps_), 0.0),
                                 ThreadLimit::Current() + (t_.Overlaps() ? 1 : 0)};
-  order_ = t_.source_->TrainNodes();
-  if (t_.source_->Samples()) ShuffleSeeds(t_.ctx_, epoch_, order_);
+  if (t_.virtual_.Active()) {
+    const int32_t first_part = t_.virtual_.first[static_cast<size_t>(t_.comm_.Rank())];
+    orders_ = t_.part_train_;
+    for (size_t i = 0; i < orders_.size(); ++i) {
+      ShuffleSeeds(t_.KeyContext(first_part + static_cast<int>(i)), epoch_, orders_[i]);
+    }
+  } else {
+    orders_ = {t_.source_->TrainNodes()};
+    if (t_.source_->Samples()) ShuffleSeeds(t_.ctx_, epoch_, orders_[0]);
+  }
 }
 
-std::span<const int64_t> GcnEpoch::SeedsOf(int64_t s) const {
+std::span<const int64_t> GcnEpoch::SeedsOf(int64_t s, size_t i) const {
+  if (i >= orders_.size()) return {};
+  const std::vector<int64_t>& order = orders_[i];
   const int64_t bs = t_.config_.batch_size;
-  const auto n_own = static_cast<int64_t>(order_.size());
-  return {order_.data() + (bs > 0 ? std::min(n_own, s * bs) : 0), static_cast<size_t>(StepSeeds(n_own, s, bs))};
+  const auto n_own = static_cast<int64_t>(order.size());
+  return {order.data() + (bs > 0 ? std::min(n_own, s * bs) : 0), static_cast<size_t>(StepSeeds(n_own, s, bs))};
 }
 
 int64_t GcnEpoch::UnionOf(int64_t s) const {
@@ -60,7 +71,9 @@ int64_t GcnEpoch::UnionOf(int64_t s) const {
 }
 
 void GcnEpoch::RunSteps(Progress& progress) {
-  if (t_.Overlaps()) {
+  if (t_.virtual_.Active()) {
+    RunVirtual(progress);
+  } else if (t_.Overlaps()) {
     RunPipelined(progress);
   } else {
     RunSerial(progress);
@@ -73,6 +86,75 @@ void GcnEpoch::RunSerial(Progress& progress) {
     interrupt::Check("gcn training");
     const StepMark mark = MarkStep();
     loss_sum_ += t_.Step(SeedsOf(s), UnionOf(s), epoch_, s, true);
+    EndStep(s, mark, 0.0, 0.0);
+    progress.Add();
+  }
+}
+
+// Sub-step i samples for part first[rank] + i with the K-rank run's keys for it (the sampler serves each rank's rows
+// with that rank's i-th part's key and skew), so the batch is the one the K-rank run's rank takes at this step. Its
+// gradient enters the sum scaled as that rank's would (PackGradients: seeds over the step's union), and one sum over
+// ranks ends the step: the K-rank run's update up to the order of the float additions. A sub-step past this rank's
+// parts (it holds fewer than another rank) samples no seeds but joins the sampler's exchanges.
+// With the pipeline (GcnTrainer::Overlaps) the sub-steps form one sequence, f = s * subs + i: while the worker computes
+// sub-step f, this thread samples and fetches f + 1 (which reads no weights), as RunPipelined does with steps; the
+// gradients are always summed synchronously (no --grad-staleness), after a step's last sub-step.
+void GcnEpoch::RunVirtual(Progress& progress) {
+  const sampling::VirtualParts& vp = t_.virtual_;
+  const int rank = t_.comm_.Rank();
+  const int32_t first_part = vp.first[static_cast<size_t>(rank)];
+  const int64_t subs = vp.SubSteps();
+  const bool overlap = t_.Overlaps();
+  if (overlap && !t_.worker_) t_.worker_ = std::make_unique<BackgroundWorker>();
+  const int64_t end = t_.steps_ * subs;
+  const auto prepare = [&](int64_t f) {
+    const int64_t s = f / subs;
+    const auto i = static_cast<int32_t>(f % subs);
+    if (i == 0) (void)fault::FaultPoint("step", rank);  // TESSEL_FAULT tests: once per step, as without virtual ranks
+    t_.Prepare(SeedsOf(s, static_cast<size_t>(i)), epoch_, s, &t_.batches_[f % 2], first_part + i);
+  };
+  if (overlap && first_ < t_.steps_) prepare(first_ * subs);
+  StepMark mark;
+  std::vector<float> sum;
+  for (int64_t f = first_ * subs; f < end; ++f) {
+    const int64_t s = f / subs;
+    const auto i = static_cast<int32_t>(f % subs);
+    if (i == 0) {
+      interrupt::Check("gcn training");
+      mark = MarkStep();
+      sum.clear();
+    }
+    const auto n = static_cast<int64_t>(SeedsOf(s, static_cast<size_t>(i)).size());
+    const Batch& cur = t_.batches_[f % 2];
+    if (overlap) {
+      double loss = 0;
+      t_.worker_->Start([&, s, i, n] { loss = t_.Compute(cur, n, epoch_, s, first_part + i); });
+      try {
+        if (f + 1 < end) prepare(f + 1);
+      } catch (...) {
+        try {
+          t_.worker_->Wait();  // the job reads this frame: let it end before unwinding
+        } catch (...) {        // the preparation's error is the one reported
+        }
+        throw;
+      }
+      t_.worker_->Wait();
+      loss_sum_ += loss;
+    } else {
+      prepare(f);
+      loss_sum_ += t_.Compute(cur, n, epoch_, s, first_part + i);
+    }
+    if (n > 0) {
+      std::vector<float> g = PackGradients(t_.model_.params(), n, UnionOf(s));
+      if (sum.empty()) {
+        sum = std::move(g);
+      } else {
+        for (size_t k = 0; k < sum.size(); ++k) sum[k] += g[k];
+      }
+    }
+    if (i + 1 < subs) continue;
+    if (sum.empty()) sum = PackGradients(t_.model_.params(), 0, UnionOf(s));  // zeros: this rank had no seeds
+    t_.FinishSum(sum, epoch_, s);
     EndStep(s, mark, 0.0, 0.0);
     progress.Add();
   }

@@ -1,7 +1,8 @@
 // One epoch of GCN training as its named phases (GcnTrainer::Train runs them in this order, every rank alike):
 //
 //   1. RunSteps        every step of the epoch: serially, or as the two-thread pipeline (the next batch sampled and
-//                      fetched, and with --grad-staleness 1 the previous gradient summed, while a step computes)
+//                      fetched, and with --grad-staleness 1 the previous gradient summed, while a step computes), or
+//                      with virtual ranks as one sub-step per part a rank holds and one gradient sum
 //   2. Evaluate        the accuracies, when the epoch is evaluated (--eval-every); collective
 //   3. PredictSeconds  the time model's epoch time on --network (docs/comm.md, "Time model"); collective, 0 without
 //   4. Reduce          this rank's tally reduced over ranks into the EpochStats every rank then holds; collective
@@ -87,8 +88,12 @@ class GcnEpoch {
   };
   void RunSerial(Progress& progress);
   void RunPipelined(Progress& progress);
-  // This rank's seeds of step s (a slice of the shuffled order) and the union batch size over ranks.
-  std::span<const int64_t> SeedsOf(int64_t s) const;
+  // Virtual ranks (GcnTrainer's virtual_parts): each step runs a sub-step per part this rank holds, as many as the
+  // rank holding the most (empty ones after its own), and sums the gradients once.
+  void RunVirtual(Progress& progress);
+  // This rank's seeds of step s (a slice of the shuffled order; of its i-th part's with virtual ranks, empty past
+  // its parts) and the union batch size over ranks (over parts).
+  std::span<const int64_t> SeedsOf(int64_t s, size_t i = 0) const;
   int64_t UnionOf(int64_t s) const;
   StepMark MarkStep() const;
   // Records step s from `m` to now in the time model's StepTimes; `overlap_correction` is what the overlapped
@@ -107,9 +112,11 @@ class GcnEpoch {
   const int64_t pinned0_;
   const uint64_t bytes0_;
   const comm::CallCost cost0_;
-  std::vector<int64_t> order_;  // this rank's training nodes, shuffled by (seed, rank, epoch) when steps sample
-  double loss_sum_ = 0;         // this rank's summed loss of the steps (the device's added in Reduce)
-  double train_seconds_ = 0;    // RunSteps's wall seconds
+  // This rank's training nodes, shuffled by (seed, rank, epoch) when steps sample; with virtual ranks one order per
+  // part it holds, each shuffled by (seed, part, epoch).
+  std::vector<std::vector<int64_t>> orders_;
+  double loss_sum_ = 0;       // this rank's summed loss of the steps (the device's added in Reduce)
+  double train_seconds_ = 0;  // RunSteps's wall seconds
   // Evaluate's results: the splits' metrics, the rows it sent (on the wire and uncompressed) and its coding seconds.
   bool evaluated_ = false;
   ClassMetrics train_, val_, test_;

@@ -15,6 +15,7 @@
 #include "datasets/dataset.h"
 #include "partition/partition_build.h"
 #include "sampling/block.h"
+#include "sampling/dist_sampler.h"
 #include "train/gcn/data.h"
 #include "train/gcn/metrics.h"
 #include "train/gcn/model.h"
@@ -100,7 +101,7 @@ class GraphSource {
   // "distributed").
   virtual bool Partitioned() const = 0;
   // Fills *batch for `seeds` (a slice of TrainNodes(); possibly empty on a partitioned rank),
-  // drawing samples from the streams of `sample_key`.
+  // drawing samples from the streams of `sample_key` (its rank: the part sampled for, with virtual ranks).
   virtual void MakeBatch(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, Batch* batch,
                          StepCounters* counters) = 0;
   // Output rows (logits) of every owned node with the current weights: full-neighbour inference,
@@ -130,8 +131,11 @@ std::unique_ptr<GraphSource> MakeWholeGraphSource(const datasets::NodeDataset& d
                                                   const Context& ctx);
 // Part comm.Rank() of a partition folder: DistNeighborSampler (skewed by c.dist.skew),
 // DistFeatureStore (halo cache of c.dist.feature_cache rows), DistEvaluator. Training node ids
-// are new global ids. Collective; `part` and `comm` must outlive the source.
+// are new global ids. With `virtual_parts` (a rank holding several parts of the folder merged: virtual ranks), the
+// sampler draws for one part at a time (MakeBatch's key.rank names it; sampling/dist_sampler.h). Collective; `part`
+// and `comm` must outlive the source.
 std::unique_ptr<GraphSource> MakePartSource(const partition::LocalPart& part, std::vector<int64_t> offsets,
-                                            comm::Communicator& comm, const TrainConfig& c, const Context& ctx);
+                                            comm::Communicator& comm, const TrainConfig& c, const Context& ctx,
+                                            sampling::VirtualParts virtual_parts = {});
 
 }  // namespace tessel::train::gcn

@@ -35,7 +35,7 @@ class PartSource final : public GraphSource {
  public:
   // Built in place (no moves): the sampler keeps views into its own arrays.
   PartSource(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
-             const TrainConfig& c, const Context& ctx)
+             const TrainConfig& c, const Context& ctx, sampling::VirtualParts virtual_parts)
       : part_(part),
         comm_(comm),
         sampler_(
@@ -43,7 +43,7 @@ class PartSource final : public GraphSource {
                             sampling::SamplerOptions{c.fanouts, c.replace,
                                                      c.model.kind == ModelKind::kGcn ? sampling::Aggregation::kGcn
                                                                                      : sampling::Aggregation::kMean},
-                            c.dist.skew)),
+                            c.dist.skew, std::move(virtual_parts))),
         features_(ctx, part, std::move(offsets), comm, c.normalize_features,
                   FeatureCacheOptions{c.dist.feature_cache, c.dist.feature_cache_budget_mib < 0
                                                                 ? int64_t{-1}
@@ -219,7 +219,10 @@ class PartSource final : public GraphSource {
       const int64_t begin = std::min(n, s * bs);
       const std::span<const int64_t> batch =
           seeds.subspan(static_cast<size_t>(begin), static_cast<size_t>(std::min(n, begin + bs) - begin));
-      const StreamKey key = TrainKey(ctx, 0, s, kPurposeEvalSample);
+      StreamKey key = TrainKey(ctx, 0, s, kPurposeEvalSample);
+      // With virtual parts the key names this rank's first part (evaluation keeps the rank's own stream).
+      const sampling::VirtualParts& vp = sampler_.virtual_parts();
+      if (vp.Active()) key.rank = static_cast<uint64_t>(vp.first[static_cast<size_t>(comm_.Rank())]);
       Fill(ctx, batch, key, false, &b, counters);
       if (batch.empty()) continue;
       const Matrix& logits = model.Forward(ctx, *b.x, b.x_rows, b.graphs, false, key, b.x_row_ids);
@@ -248,8 +251,9 @@ class PartSource final : public GraphSource {
 }  // namespace
 
 std::unique_ptr<GraphSource> MakePartSource(const partition::LocalPart& part, std::vector<int64_t> offsets,
-                                            comm::Communicator& comm, const TrainConfig& c, const Context& ctx) {
-  return std::make_unique<PartSource>(part, std::move(offsets), comm, c, ctx);
+                                            comm::Communicator& comm, const TrainConfig& c, const Context& ctx,
+                                            sampling::VirtualParts virtual_parts) {
+  return std::make_unique<PartSource>(part, std::move(offsets), comm, c, ctx, std::move(virtual_parts));
 }
 
 }  // namespace tessel::train::gcn

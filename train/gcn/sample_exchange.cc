@@ -33,9 +33,10 @@ sampling::OwnedGraph OwnedGraphOf(const partition::LocalPart& part) {
 
 sampling::DistNeighborSampler MakeDistSampler(const partition::LocalPart& part, std::vector<int64_t> offsets,
                                               comm::Communicator& comm, sampling::SamplerOptions options,
-                                              sampling::SkewOptions skew) {
+                                              sampling::SkewOptions skew, sampling::VirtualParts virtual_parts) {
   return sampling::DistNeighborSampler(OwnedGraphOf(part), std::move(offsets),
-                                       std::make_unique<CommSampleExchange>(comm), std::move(options), skew);
+                                       std::make_unique<CommSampleExchange>(comm), std::move(options), skew,
+                                       std::move(virtual_parts));
 }
 
 }  // namespace tessel::train::gcn

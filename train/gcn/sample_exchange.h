@@ -32,6 +32,7 @@ sampling::OwnedGraph OwnedGraphOf(const partition::LocalPart& part);
 // The distributed sampler of `part` on `comm` (both must outlive it). COLLECTIVE (see DistNeighborSampler).
 sampling::DistNeighborSampler MakeDistSampler(const partition::LocalPart& part, std::vector<int64_t> offsets,
                                               comm::Communicator& comm, sampling::SamplerOptions options,
-                                              sampling::SkewOptions skew = {});
+                                              sampling::SkewOptions skew = {},
+                                              sampling::VirtualParts virtual_parts = {});
 
 }  // namespace tessel::train::gcn

@@ -37,6 +37,7 @@ struct GcnTrainer::Setup {
   TrainConfig config;
   std::unique_ptr<GraphSource> source;
   uint64_t bytes_before = 0;
+  sampling::VirtualParts virtual_parts;
 };
 
 namespace {
@@ -68,7 +69,7 @@ GcnTrainer::GcnTrainer(const datasets::NodeDataset& data, TrainConfig config, Co
       }()) {}
 
 GcnTrainer::GcnTrainer(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
-                       TrainConfig config, Context ctx)
+                       TrainConfig config, Context ctx, sampling::VirtualParts virtual_parts)
     : GcnTrainer([&] {
         TESSEL_CHECK(part.part == comm.Rank() && part.num_parts == comm.Size(),
                      "rank {} of {} was given part {} of {}: run one rank per part (mpirun -np {})", comm.Rank(),
@@ -95,7 +96,8 @@ GcnTrainer::GcnTrainer(const partition::LocalPart& part, std::vector<int64_t> of
         }
         s.config = std::move(config);
         s.bytes_before = SentBytes(comm);
-        s.source = MakePartSource(part, std::move(offsets), comm, s.config, s.ctx);
+        s.virtual_parts = std::move(virtual_parts);
+        s.source = MakePartSource(part, std::move(offsets), comm, s.config, s.ctx, s.virtual_parts);
         return s;
       }()) {}
 
@@ -110,10 +112,16 @@ GcnTrainer::GcnTrainer(Setup setup)
   if (config_.decay_all_layers) {
     for (Param& p : model_.params()) p.decay = true;
   }
-  // Training nodes per rank (every rank derives the union batch size of every step from these) and steps.
-  const auto n_train = static_cast<int64_t>(source_->TrainNodes().size());
-  train_counts_.assign(static_cast<size_t>(comm_.Size()), 0);
-  comm_.Allgather<int64_t>(std::span<const int64_t>(&n_train, 1), train_counts_, kSetupPurpose).ThrowIfError();
+  // Training nodes per rank, or per part with virtual ranks (every rank derives the union batch size of every step
+  // from these), and steps.
+  virtual_ = std::move(setup.virtual_parts);
+  if (virtual_.Active()) {
+    CountPartTrainNodes();
+  } else {
+    const auto n_train = static_cast<int64_t>(source_->TrainNodes().size());
+    train_counts_.assign(static_cast<size_t>(comm_.Size()), 0);
+    comm_.Allgather<int64_t>(std::span<const int64_t>(&n_train, 1), train_counts_, kSetupPurpose).ThrowIfError();
+  }
   int64_t total = 0;
   int64_t most = 0;
   for (int64_t c : train_counts_) {
@@ -166,20 +174,45 @@ GcnTrainer::GcnTrainer(Setup setup)
 
 GcnTrainer::~GcnTrainer() = default;
 
+void GcnTrainer::CountPartTrainNodes() {
+  // A merged part lists its parts' training nodes one part after the other, each in that part's order: split at the
+  // parts' boundaries, every part's list is the K-rank run's rank's.
+  const auto rank = static_cast<int32_t>(comm_.Rank());
+  const int32_t lo = virtual_.first[static_cast<size_t>(rank)];
+  part_train_.assign(static_cast<size_t>(virtual_.Count(rank)), {});
+  for (int64_t u : source_->TrainNodes()) {
+    const int32_t i = virtual_.PartOf(u) - lo;
+    TESSEL_CHECK(i >= 0 && i < virtual_.Count(rank), "rank {}: training node {} lies outside its parts {} to {}", rank,
+                 u, lo, lo + virtual_.Count(rank) - 1);
+    part_train_[static_cast<size_t>(i)].push_back(u);
+  }
+  train_counts_.assign(static_cast<size_t>(virtual_.Parts()), 0);
+  for (size_t i = 0; i < part_train_.size(); ++i) {
+    train_counts_[static_cast<size_t>(lo) + i] = static_cast<int64_t>(part_train_[i].size());
+  }
+  comm_.Allreduce<int64_t>(train_counts_, comm::ReduceOp::kSum, kSetupPurpose).ThrowIfError();
+}
+
+Context GcnTrainer::KeyContext(int key_part) const {
+  Context c = ctx_;
+  if (key_part >= 0) c.rank = key_part;
+  return c;
+}
+
 nlohmann::json GcnTrainer::ConfigJson() const { return config_.ToJson(source_->Partitioned()); }
 
-void GcnTrainer::Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b) {
-  (void)fault::FaultPoint("step", comm_.Rank());  // TESSEL_FAULT tests (core/fault_inject.h)
-  source_->MakeBatch(ctx_, seeds, TrainKey(ctx_, epoch, batch, kPurposeSample), b, &tally_.counters);
+void GcnTrainer::Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b, int key_part) {
+  if (key_part < 0) (void)fault::FaultPoint("step", comm_.Rank());  // TESSEL_FAULT tests (core/fault_inject.h)
+  source_->MakeBatch(ctx_, seeds, TrainKey(KeyContext(key_part), epoch, batch, kPurposeSample), b, &tally_.counters);
   tally_.seeds += static_cast<int64_t>(seeds.size());
 }
 
-double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_t batch) {
+double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_t batch, int key_part) {
   const auto t0 = Clock::now();
   double loss_sum = 0;
   if (b.rows != nullptr && !b.rows->empty()) {
     const Matrix& logits = model_.Forward(ctx_, *b.x, b.x_rows, b.graphs, true,
-                                          TrainKey(ctx_, epoch, batch, kPurposeDropout), b.x_row_ids);
+                                          TrainKey(KeyContext(key_part), epoch, batch, kPurposeDropout), b.x_row_ids);
     const auto weight = static_cast<double>(seed_count);
     if (ctx_.IsCuda()) {
       // The loss stays on the device, summed over the epoch's steps, and is read once at its end (EpochLoss).
@@ -200,14 +233,26 @@ double GcnTrainer::Compute(const Batch& b, int64_t seed_count, int epoch, int64_
 
 void GcnTrainer::Finish(int64_t seed_count, int64_t total_seeds, int epoch, int64_t batch, bool update) {
   if (comm_.Size() > 1) {  // one rank's gradient is already the mean over the whole batch
-    const auto t0 = Clock::now();
-    const uint64_t b0 = SentBytes(comm_);
-    const uint64_t call = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(batch);
-    AverageGradients(comm_, model_.params(), seed_count, total_seeds, grad_compress_.get(), call, &tally_.grad_stats);
-    tally_.allreduce_s += SecondsSince(t0);
-    tally_.gradient_b += SentBytes(comm_) - b0;
+    std::vector<float> buf = PackGradients(model_.params(), seed_count, total_seeds);  // AverageGradients, timed
+    SumTimed(buf, epoch, batch);
+    UnpackGradients(buf, model_.params());
   }
   if (update) Update();
+}
+
+void GcnTrainer::FinishSum(std::vector<float>& sum, int epoch, int64_t batch) {
+  if (comm_.Size() > 1) SumTimed(sum, epoch, batch);
+  UnpackGradients(sum, model_.params());
+  Update();
+}
+
+void GcnTrainer::SumTimed(std::vector<float>& buf, int epoch, int64_t batch) {
+  const auto t0 = Clock::now();
+  const uint64_t b0 = SentBytes(comm_);
+  const uint64_t call = static_cast<uint64_t>(epoch) * static_cast<uint64_t>(steps_) + static_cast<uint64_t>(batch);
+  SumGradients(comm_, buf, grad_compress_.get(), call, &tally_.grad_stats);
+  tally_.allreduce_s += SecondsSince(t0);
+  tally_.gradient_b += SentBytes(comm_) - b0;
 }
 
 void GcnTrainer::Update() {
@@ -233,8 +278,10 @@ bool GcnTrainer::Evaluates(int epoch) const {
 bool GcnTrainer::Overlaps() const {
   // Never on a device: its batch state exists once (the GPU sampler's blocks, the partitioned feature table and
   // its row ids), so preparing the next batch would overwrite what the current step reads.
+  // With virtual ranks the pipeline runs over the sub-steps and never delays a gradient (RunVirtual), so
+  // --grad-staleness 1 does not ask for it there.
   return config_.overlap && source_->Samples() && steps_ > 1 && !ctx_.IsCuda() &&
-         (ctx_.threads != 1 || config_.dist.grad_staleness > 0);
+         (ctx_.threads != 1 || (config_.dist.grad_staleness > 0 && !virtual_.Active()));
 }
 
 std::vector<int32_t> GcnTrainer::PredictOwned() {
@@ -286,10 +333,10 @@ TrainResult GcnTrainer::Train(const std::function<void(const EpochStats&)>& on_e
     }
     bool on;
   } jit(comm_.Size() > 1 && !config_.checkpoint_dir.empty() ? this : nullptr);
-  if (config_.dist.grad_staleness > 0 && comm_.Size() > 1 && !Overlaps() && comm_.Rank() == 0) {
+  if (config_.dist.grad_staleness > 0 && comm_.Size() > 1 && (!Overlaps() || virtual_.Active()) && comm_.Rank() == 0) {
     log::Warn(
         "--grad-staleness 1 needs the two-thread pipeline (--overlap, sampled steps, more than one step per epoch, "
-        "the CPU); this run exchanges its gradients synchronously");
+        "the CPU) and one part per rank; this run exchanges its gradients synchronously");
   }
   TrainResult result;
   result.setup_bytes = setup_bytes_;

@@ -54,8 +54,13 @@ class GcnTrainer {
   // fetched in batched all-to-alls (DistFeatureStore), evaluation over the 1-hop halo (DistEvaluator); rank 0's
   // initial weights are broadcast. batch_size is seeds per rank and step (0 = all of the rank's seeds in one step)
   // and fanouts are required. Collective; `part` and `comm` must outlive the trainer.
+  // With `virtual_parts` (fewer ranks than the folder's parts, each rank's run of parts merged into `part`: virtual
+  // ranks, docs/distributed.md "Fewer ranks than parts"), every part is a virtual rank: a step runs one sub-step per
+  // part a rank holds (as many on every rank; empty ones where a rank holds fewer), each with the batch, keys and
+  // skew of the K-rank run's rank for that part, and one gradient sum; so the run follows the K-rank run's sample
+  // path draw for draw, with its steps per epoch.
   GcnTrainer(const partition::LocalPart& part, std::vector<int64_t> offsets, comm::Communicator& comm,
-             TrainConfig config, Context ctx);
+             TrainConfig config, Context ctx, sampling::VirtualParts virtual_parts = {});
   ~GcnTrainer();
   GcnTrainer(const GcnTrainer&) = delete;
   GcnTrainer& operator=(const GcnTrainer&) = delete;
@@ -98,10 +103,21 @@ class GcnTrainer {
   // (SaveCheckpointLocked keeps the newest).
   void SaveJustInTime() const;
   // The three parts of a step: the batch (sampling and fetching: collective), forward/backward on it (local; may
-  // run on a second thread), and the gradient average and update (collective). Each adds to tally_.
-  void Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b);
-  double Compute(const Batch& b, int64_t seed_count, int epoch, int64_t batch);
+  // run on a second thread), and the gradient average and update (collective). Each adds to tally_. `key_part`
+  // (virtual ranks: the part of a sub-step) replaces this rank in the draws' keys; -1 keeps it, and only then does
+  // Prepare count the step for TESSEL_FAULT (a virtual step counts once, in GcnEpoch::RunVirtual).
+  void Prepare(std::span<const int64_t> seeds, int epoch, int64_t batch, Batch* b, int key_part = -1);
+  double Compute(const Batch& b, int64_t seed_count, int epoch, int64_t batch, int key_part = -1);
   void Finish(int64_t seed_count, int64_t total_seeds, int epoch, int64_t batch, bool update);
+  // A virtual step's end: `sum` (this rank's parts' gradients, each scaled by its seeds over the step's, summed)
+  // summed over ranks, unpacked and applied.
+  void FinishSum(std::vector<float>& sum, int epoch, int64_t batch);
+  // The gradient sum over ranks of step `batch` (SumGradients: plain or compressed), timed into tally_.
+  void SumTimed(std::vector<float>& buf, int epoch, int64_t batch);
+  // The context whose rank keys the draws: this rank's, or the part `key_part` (>= 0) of a virtual step.
+  Context KeyContext(int key_part) const;
+  // Virtual ranks: this rank's parts' training nodes (part_train_) and every part's count (train_counts_). Collective.
+  void CountPartTrainNodes();
   // Adam's step on the parameters' gradients, timed into tally_.
   void Update();
   nlohmann::json ConfigJson() const;
@@ -123,8 +139,10 @@ class GcnTrainer {
   // On a device: this epoch's sum of the steps' weighted losses, kept there (tally_.device_loss_steps counts them).
   Buffer<double> device_loss_;
   double cores_ = 1;  // the cores this rank can count on (ThreadLimit::CoresPerRank over the communicator's machine)
-  std::vector<int64_t> train_counts_;  // training nodes per rank
-  int64_t steps_ = 0;                  // steps per epoch (max over ranks)
+  std::vector<int64_t> train_counts_;  // training nodes per rank (per part with virtual ranks)
+  sampling::VirtualParts virtual_;     // virtual ranks: where the folder's parts lie (inactive: one part per rank)
+  std::vector<std::vector<int64_t>> part_train_;  // virtual ranks: the training nodes of each part this rank holds
+  int64_t steps_ = 0;                             // steps per epoch (max over ranks)
   int start_epoch_ = 0;
   ResumePoint resumed_;
   int64_t first_step_ = 0;  // the first step of epoch start_epoch_ + 1 (a mid-epoch resume)
