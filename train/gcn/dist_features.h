@@ -170,7 +170,8 @@ class DistFeatureStore {
 
 // Moves rows of per-node matrices from owners to the ranks that hold those nodes as halo (layer-wise full-graph
 // inference). The request lists are exchanged once at construction (purpose "halo_exchange", collective), so each
-// Exchange of a dense matrix is a single alltoallv. `part` and `comm` must outlive the exchanger.
+// Exchange of a dense matrix is only its rows' alltoallv (one per round: a single one unless the largest pair's rows
+// exceed a round). `part` and `comm` must outlive the exchanger.
 class HaloExchanger {
  public:
   // The rows of a dense Exchange travel in rounds of at most `round_bytes` sent and received per rank (each pair of
@@ -206,7 +207,7 @@ class HaloExchanger {
   int64_t max_pair_rows_ = 0;  // the most rows one rank sends another, over every pair of the job
 };
 
-// One-shot forms of HaloExchanger (an id exchange, then one alltoallv of rows; purpose "halo_exchange").
+// One-shot forms of HaloExchanger (an id exchange, then the rows' alltoallv; purpose "halo_exchange").
 // Collective. Returns [num_local x c] = owned rows then halo rows.
 kernels::Matrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const kernels::Matrix& owned);
 FeatureMatrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const FeatureMatrix& owned);
