@@ -457,6 +457,53 @@ TEST_F(DistFeaturesTest, CompressedFetchDeliversEachRowsCodecRoundTrip) {
   }
 }
 
+// FetchIndexed (the host's training path for dense rows): input i's row (row rows[i] of one matrix, the received rows
+// in place) is Fetch's row i bit for bit, with the same statistics and bytes sent, for every cache policy, compressed
+// or not; the matrix holds one row per local mention and one per distinct remote id, nothing more.
+TEST_F(DistFeaturesTest, IndexedFetchEqualsFetchWithoutASecondCopy) {
+  for (int32_t parts = 1; parts <= 4; ++parts) {
+    const Partitioned& p = Make(parts, false);
+    for (int64_t capacity : {-1, 0, 5}) {
+      for (const std::string spec_text : {"none", "int8"}) {
+        const std::string what = fmt::format("{} parts, capacity {}, {}", parts, capacity, spec_text);
+        comm::ThreadGroup::Run(parts, [&](comm::Communicator& comm) {
+          const LocalPart part = partition::LoadPart(p.dir, comm.Rank());
+          DistFeatureStore store(Context{}, part, p.offsets, comm, FeatureNorm::kL1, FeatureCacheOptions{capacity});
+          store.SetCompression(comm::CompressSpec::Parse(spec_text, "--feature-compress"), 5);
+          for (int step = 0; step < 2; ++step) {
+            const std::vector<int64_t> ids = StepIds(part, p.offsets, comm.Rank(), step);
+            FetchStats want_stats, got_stats;
+            const uint64_t b0 = comm.Bytes().Bytes("features");
+            const FeatureMatrix want = store.Fetch(ids, &want_stats, 7);
+            const uint64_t b1 = comm.Bytes().Bytes("features");
+            std::vector<int64_t> rows = {-1};
+            const FeatureMatrix got = store.FetchIndexed(ids, &rows, &got_stats, 7);
+            EXPECT_EQ(comm.Bytes().Bytes("features") - b1, b1 - b0) << what;
+            ASSERT_EQ(rows.size(), ids.size()) << what;
+            std::set<int64_t> remote;
+            for (int64_t g : ids) {
+              if (g < part.global_offset || g >= part.global_offset + part.num_owned) remote.insert(g);
+            }
+            EXPECT_LE(got.rows(), static_cast<int64_t>(ids.size())) << what;
+            EXPECT_GE(got.rows(), static_cast<int64_t>(remote.size()) - store.cache_rows()) << what;
+            for (size_t i = 0; i < ids.size(); ++i) {
+              ASSERT_GE(rows[i], 0) << what;
+              ASSERT_LT(rows[i], got.rows()) << what;
+              EXPECT_EQ(RowOf(got, rows[i]), RowOf(want, static_cast<int64_t>(i))) << what << " input " << i;
+            }
+            EXPECT_EQ(got_stats.requested_rows, want_stats.requested_rows) << what;
+            EXPECT_EQ(got_stats.local_rows, want_stats.local_rows) << what;
+            EXPECT_EQ(got_stats.cache_hits, want_stats.cache_hits) << what;
+            EXPECT_EQ(got_stats.fetched_rows, want_stats.fetched_rows) << what;
+            EXPECT_EQ(got_stats.fetched_bytes, want_stats.fetched_bytes) << what;
+            EXPECT_EQ(got.rows(), want_stats.local_rows + want_stats.cache_hits + want_stats.fetched_rows) << what;
+          }
+        });
+      }
+    }
+  }
+}
+
 // --device cuda (FetchToDevice, on the simulated device): the table rows a step names are Fetch's rows bit for bit
 // (compressed or not: the same exchange and the same rounding), and once the table and the pinned staging array are
 // large enough a step uploads exactly its fetched rows, in one copy per rank that fetched any, and allocates, pins
@@ -618,6 +665,17 @@ TEST_F(DistFeaturesTest, HaloExchangeEqualsTheGlobalRows) {
           ExpectRows(got, global_m, local_orig, what + " exchanger");
         }
         EXPECT_EQ(comm.Bytes().ByPurpose().at("halo_exchange").calls, calls + 2) << what;
+        // Rounds of one row per pair of ranks: the same rows, in as many alltoallv calls as the largest pair has
+        // rows (the default's buffers hold 8 MiB a round; these, one row per peer).
+        const HaloExchanger by_row(part, comm, 1);
+        const uint64_t calls_by_row = comm.Bytes().ByPurpose().at("halo_exchange").calls;
+        got.dense = by_row.Exchange(owned);
+        ExpectRows(got, global_m, local_orig, what + " one row a round");
+        EXPECT_EQ(comm.Bytes().ByPurpose().at("halo_exchange").calls - calls_by_row, by_row.Rounds(c)) << what;
+        EXPECT_EQ(exchanger.Rounds(c), 1) << what;
+        if (parts > 1) {
+          EXPECT_GT(by_row.Rounds(c), 1) << what;
+        }
         // Input features, sparse kept sparse.
         const FeatureMatrix prepared = PrepareFeatures(part.features, FeatureScaling{FeatureNorm::kL1, {}, {}});
         const FeatureMatrix all = HaloExchange(part, comm, prepared);

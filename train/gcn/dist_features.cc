@@ -331,6 +331,38 @@ FeatureMatrix DistFeatureStore::Fetch(std::span<const int64_t> global_ids, Fetch
   return out;
 }
 
+FeatureMatrix DistFeatureStore::FetchIndexed(std::span<const int64_t> global_ids, std::vector<int64_t>* rows,
+                                             FetchStats* stats, uint64_t step) {
+  TESSEL_CHECK(!is_sparse(), "features: an indexed fetch takes dense rows (sparse rows go through Fetch)");
+  const FetchPlan plan = PlanFetch(global_ids, offsets_, global_offset_, num_owned(), cached_ids_);
+  const int64_t c = cols();
+  const auto n = static_cast<int64_t>(global_ids.size());
+  const int64_t local = plan.local_rows + plan.cache_hits;
+  FeatureMatrix out;
+  out.dense = kernels::Matrix(local + static_cast<int64_t>(plan.remote.size()), c);
+  float* o = out.dense.Mut().data();
+  rows->resize(Index(n));
+  int64_t next = 0;
+  const float* base[] = {owned_.dense.View().data(), cache_.dense.View().data()};
+  for (int64_t i = 0; i < n; ++i) {
+    const row_exchange::RowRef r = plan.refs[Index(i)];
+    if (r.source == kRemote) {
+      (*rows)[Index(i)] = local + r.row;
+    } else {
+      (*rows)[Index(i)] = next;
+      std::copy_n(base[r.source] + r.row * c, c, o + next * c);
+      ++next;
+    }
+  }
+  int64_t received = 0;
+  FetchStats z_stats;
+  const RowCompression z = StepCompression(step);
+  (void)row_exchange::RequestRows(*comm_, owned_, plan.want, plan.want_counts, kFetchPurpose, &received,
+                                  codec_ ? &z : nullptr, &z_stats, o + local * c);
+  AddFetchStats(plan, n, received, z_stats, stats);
+  return out;
+}
+
 RowCompression DistFeatureStore::StepCompression(uint64_t step) const {
   // Rows are encoded with the (seed, step, rank) stream, so QSGD's draws are reproducible.
   return RowCompression{codec_.get(), Mix64(codec_seed_ ^ Mix64(step * 7919 + static_cast<uint64_t>(comm_->Rank())))};
@@ -380,7 +412,8 @@ DistFeatureStore::DeviceRows DistFeatureStore::FetchToDevice(std::span<const int
 
 // ---- HaloExchanger
 
-HaloExchanger::HaloExchanger(const partition::LocalPart& part, comm::Communicator& comm) : part_(&part), comm_(&comm) {
+HaloExchanger::HaloExchanger(const partition::LocalPart& part, comm::Communicator& comm, int64_t round_bytes)
+    : part_(&part), comm_(&comm), round_bytes_(std::max<int64_t>(1, round_bytes)) {
   CheckRanks(part, comm, "halo exchange");
   auto owner = part.halo_owner.Host();
   auto remote = part.halo_remote.Host();
@@ -398,6 +431,15 @@ HaloExchanger::HaloExchanger(const partition::LocalPart& part, comm::Communicato
   }
   comm.AlltoallvWithCounts<int64_t>(want, want_counts_, &serve_ids_, &serve_counts_, kHaloPurpose).ThrowIfError();
   row_exchange::CheckServed(serve_ids_, part.num_owned, comm.Rank());
+  for (int64_t c : want_counts_) max_pair_rows_ = std::max(max_pair_rows_, c);
+  for (int64_t c : serve_counts_) max_pair_rows_ = std::max(max_pair_rows_, c);
+  comm.Allreduce<int64_t>(std::span<int64_t>(&max_pair_rows_, 1), comm::ReduceOp::kMax, "setup").ThrowIfError();
+}
+
+int64_t HaloExchanger::Rounds(int64_t cols) const {
+  const int64_t row_bytes = std::max<int64_t>(1, cols) * static_cast<int64_t>(sizeof(float));
+  const int64_t per_pair = std::max<int64_t>(1, round_bytes_ / (row_bytes * part_->num_parts));
+  return std::max<int64_t>(1, (max_pair_rows_ + per_pair - 1) / per_pair);  // one call even without a halo
 }
 
 namespace {
@@ -416,11 +458,42 @@ std::vector<row_exchange::RowRef> HaloRefs(const partition::LocalPart& part, std
 kernels::Matrix HaloExchanger::Exchange(const kernels::Matrix& owned) const {
   TESSEL_CHECK(owned.rows == part_->num_owned, "halo exchange: {} rows given for the {} owned nodes of part {}",
                owned.rows, part_->num_owned, part_->part);
+  const int64_t c = owned.cols;
+  kernels::Matrix out(part_->num_local(), c);
+  float* o = out.Mut().data();
+  std::copy_n(owned.View().data(), owned.rows * c, o);
+  const int64_t rounds = Rounds(c);
+  const int64_t per_pair = (max_pair_rows_ + rounds - 1) / rounds;
+  const auto parts = Index(part_->num_parts);
+  // Round r moves rows [r * per_pair, (r + 1) * per_pair) of every pair's list: the ids served and the halo rows
+  // received, each in rank order, into one round's buffers; received rows go to their halo rows of the result.
+  std::vector<int64_t> serve_start(parts + 1, 0), want_start(parts + 1, 0);
+  for (size_t k = 0; k < parts; ++k) {
+    serve_start[k + 1] = serve_start[k] + serve_counts_[k];
+    want_start[k + 1] = want_start[k] + want_counts_[k];
+  }
+  std::vector<int64_t> serve, serve_n(parts), want_n(parts), at;
+  std::vector<float> halo;
   int64_t received = 0;
-  const kernels::Matrix halo =
-      row_exchange::ShipDense(*comm_, owned, serve_ids_, serve_counts_, want_counts_, kHaloPurpose, &received);
-  const kernels::Matrix* sources[] = {&owned, &halo};
-  return row_exchange::AssembleDense(sources, HaloRefs(*part_, halo_order_), owned.cols);
+  for (int64_t r = 0; r < rounds; ++r) {
+    serve.clear();
+    at.clear();
+    for (size_t k = 0; k < parts; ++k) {
+      const int64_t b = r * per_pair;
+      serve_n[k] = std::clamp<int64_t>(serve_counts_[k] - b, 0, per_pair);
+      want_n[k] = std::clamp<int64_t>(want_counts_[k] - b, 0, per_pair);
+      serve.insert(serve.end(), serve_ids_.begin() + serve_start[k] + b,
+                   serve_ids_.begin() + serve_start[k] + b + serve_n[k]);
+      for (int64_t i = 0; i < want_n[k]; ++i) at.push_back(want_start[k] + b + i);
+    }
+    halo.resize(at.size() * Index(c));
+    (void)row_exchange::ShipDense(*comm_, owned, serve, serve_n, want_n, kHaloPurpose, &received, halo.data());
+    parallel_for<int64_t>(0, c > 0 ? static_cast<int64_t>(at.size()) : 0, row_exchange::kGrain, [&](int64_t i) {
+      const int64_t j = halo_order_[Index(at[Index(i)])];
+      std::copy_n(halo.data() + i * c, c, o + (part_->num_owned + j) * c);
+    });
+  }
+  return out;
 }
 
 FeatureMatrix HaloExchanger::Exchange(const FeatureMatrix& owned) const {

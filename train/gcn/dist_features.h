@@ -102,6 +102,14 @@ class DistFeatureStore {
   // rounding of a compressed fetch (the same on every rank).
   FeatureMatrix Fetch(std::span<const int64_t> global_ids, FetchStats* stats, uint64_t step = 0);
 
+  // Fetch without the second copy (dense features, the host): the rows of `global_ids` in one matrix, the local ones
+  // (owned, cached) first, one per mention in order, then the distinct remote ones, received in place (no copy);
+  // input i is row (*rows)[i] of the result (Batch::x_rows, read by id inside the model). Fetch's exchange, bytes,
+  // compression and statistics; a step holds its input rows once, not also the received ones beside them.
+  // Collective, as Fetch.
+  FeatureMatrix FetchIndexed(std::span<const int64_t> global_ids, std::vector<int64_t>* rows, FetchStats* stats,
+                             uint64_t step = 0);
+
   // The rows of one step on a device (dense features): row i of the input is row rows[i] of *table, a matrix kept
   // on the device (owned rows, then the cached halo rows, then this step's fetched rows), so the model's first layer
   // gathers them there by id. Valid until the next call.
@@ -162,14 +170,22 @@ class DistFeatureStore {
 
 // Moves rows of per-node matrices from owners to the ranks that hold those nodes as halo (layer-wise full-graph
 // inference). The request lists are exchanged once at construction (purpose "halo_exchange", collective), so each
-// Exchange of a dense matrix is a single alltoallv. `part` and `comm` must outlive the exchanger.
+// Exchange of a dense matrix is only its rows' alltoallv (one per round: a single one unless the largest pair's rows
+// exceed a round). `part` and `comm` must outlive the exchanger.
 class HaloExchanger {
  public:
-  HaloExchanger(const partition::LocalPart& part, comm::Communicator& comm);
+  // The rows of a dense Exchange travel in rounds of at most `round_bytes` sent and received per rank (each pair of
+  // ranks moves up to round_bytes / (ranks x row bytes) rows a round), so its buffers beside the result stay that
+  // small whatever the halo; the round count follows from the largest pair's rows, agreed here (one allreduce,
+  // purpose "setup"). Collective.
+  static constexpr int64_t kRoundBytes = int64_t{8} << 20;
+  HaloExchanger(const partition::LocalPart& part, comm::Communicator& comm, int64_t round_bytes = kRoundBytes);
 
-  // owned: [num_owned x c]; returns [num_local x c] = owned rows then the halo rows from their owners. Collective;
-  // every rank passes the same c.
+  // owned: [num_owned x c]; returns [num_local x c] = owned rows then the halo rows from their owners, received in
+  // bounded rounds straight into the result. Collective; every rank passes the same c.
   kernels::Matrix Exchange(const kernels::Matrix& owned) const;
+  // Rounds a dense exchange of `cols` columns takes (the same on every rank).
+  int64_t Rounds(int64_t cols) const;
   // The same with every row sent encoded by the row codec of `spec` (MakeRowCodec: one scale per row), through the
   // path of DistFeatureStore's compressed fetches; the halo rows come back decoded (lossy), owned rows are exact.
   // `seed` keys QSGD's rounding (with the rank); every rank passes the same spec and seed. `stats` (may be null)
@@ -187,9 +203,11 @@ class HaloExchanger {
   std::vector<int64_t> serve_counts_;  // per requesting rank
   std::vector<int64_t> want_counts_;   // halo rows this rank receives from each owner
   std::vector<int64_t> halo_order_;    // received row i (owners in rank order) -> halo index j
+  int64_t round_bytes_ = kRoundBytes;
+  int64_t max_pair_rows_ = 0;  // the most rows one rank sends another, over every pair of the job
 };
 
-// One-shot forms of HaloExchanger (an id exchange, then one alltoallv of rows; purpose "halo_exchange").
+// One-shot forms of HaloExchanger (an id exchange, then the rows' alltoallv; purpose "halo_exchange").
 // Collective. Returns [num_local x c] = owned rows then halo rows.
 kernels::Matrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const kernels::Matrix& owned);
 FeatureMatrix HaloExchange(const partition::LocalPart& part, comm::Communicator& comm, const FeatureMatrix& owned);

@@ -78,6 +78,13 @@ void GcnEpoch::RunSteps(Progress& progress) {
   } else {
     RunSerial(progress);
   }
+  // The last steps' input rows (a batch's largest array) are not read again before the next epoch refills the
+  // batches: they go before the evaluation allocates its own.
+  for (Batch& b : t_.batches_) {
+    b.gathered = FeatureMatrix();
+    b.x = nullptr;
+    b.x_rows = {};
+  }
   train_seconds_ = SecondsSince(t0_);
 }
 

@@ -50,6 +50,7 @@ struct Batch {
   const FeatureMatrix* x = nullptr;            // the input rows, or (x_rows non-empty) the rows they are read from
   std::span<const int64_t> x_rows;             // dense x: input row i is x's row x_rows[i] (gathered inside the model)
   const Buffer<int64_t>* x_row_ids = nullptr;  // x_rows already on the device (the GPU sampler's), or null
+  std::vector<int64_t> gathered_rows;          // x_rows of `gathered` when its rows are indexed (FetchIndexed)
   // Labels and loss rows are Buffers kept from step to step, so on a device they are uploaded
   // only when they change (a whole-graph step's never; a sampled step's labels every step, its
   // rows 0..n-1 when n changes).

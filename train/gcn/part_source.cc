@@ -86,6 +86,11 @@ class PartSource final : public GraphSource {
   // the evaluation fanouts), input rows fetched, seed labels set.
   void Fill(const Context& ctx, std::span<const int64_t> seeds, const StreamKey& sample_key, bool skewed, Batch* b,
             StepCounters* counters) {
+    // The previous step's input rows (the largest per-step array) go before this step's arrive: a batch is
+    // refilled only once its step has computed.
+    b->gathered = FeatureMatrix();
+    b->x = nullptr;
+    b->x_rows = {};
     auto t0 = Clock::now();
     uint64_t b0 = comm_.Bytes().Total();
     b->blocks = sampler_.Sample(seeds, sample_key, skewed, skewed ? std::span<const int>() : eval_fanouts_);
@@ -100,6 +105,9 @@ class PartSource final : public GraphSource {
     b->graphs.clear();
     for (const auto& blk : b->blocks) b->graphs.push_back(LayerGraph{&blk.adj, nullptr});
 
+    // What sampling freed goes back to the OS before the step's largest arrays (the input rows and the rows this rank
+    // serves) are mapped beside it.
+    memory::ReturnFreeHeap();
     t0 = Clock::now();
     const std::span<const int64_t> inputs =
         b->blocks.empty() ? std::span<const int64_t>() : std::span<const int64_t>(b->blocks.front().src_nodes);
@@ -113,6 +121,11 @@ class PartSource final : public GraphSource {
       b->gathered = FeatureMatrix();
       b->x = rows.table;
       b->x_rows = rows.rows;
+    } else if (!features_.is_sparse()) {
+      // Each input row once, the received ones in place, read by id inside the model (no assembled copy).
+      b->gathered = features_.FetchIndexed(inputs, &b->gathered_rows, &fs, step);
+      b->x = &b->gathered;
+      b->x_rows = b->gathered_rows;
     } else {
       b->gathered = features_.Fetch(inputs, &fs, step);
       b->x = &b->gathered;
@@ -152,6 +165,7 @@ class PartSource final : public GraphSource {
                       ClassMetrics* val, ClassMetrics* test, StepCounters* counters) override {
     StepCounters unused;
     if (counters == nullptr) counters = &unused;
+    memory::ReturnFreeHeap();  // the steps' freed arrays, so that they do not stand beside the evaluation's
     if (eval_mode_ == EvalMode::kFull) {
       // An epoch's evaluation sends each layer's halo rows through the training's feature codec (--feature-compress;
       // rounding keyed by the epoch, so a resumed run evaluates as the uninterrupted one); the final one is exact.
