@@ -95,13 +95,48 @@ namespace {
 
 using V4d = double __attribute__((vector_size(32)));
 
+// Whether cols[0, len) are consecutive row ids (false when empty). Branch-free, so it vectorises.
+TESSEL_CLONE_AVX2 bool Consecutive(const int32_t* cols, int64_t len) {
+  if (len == 0) return false;
+  const int32_t c0 = cols[0];
+  uint32_t off = 0;
+  for (int64_t q = 0; q < len; ++q) off |= static_cast<uint32_t>(cols[q]) ^ static_cast<uint32_t>(c0 + q);
+  return off == 0;
+}
+
+// dots[q] = x . row(c0 + q) for q < len from the transposed copy, 32 columns at a time: eight independent chains
+// of four lanes keep both adders busy (eight columns, two chains, wait on the addition's latency). Each column's sum
+// is the same chain in feature order as DenseDots'.
+TESSEL_CLONE_AVX2 int64_t TransposedDots32(const double* c0, int64_t n, int64_t d, int64_t len, const double* x,
+                                           double* dots) {
+  int64_t p = 0;
+  for (; p + 32 <= len; p += 32) {
+    V4d acc[8] = {};
+    for (int64_t m = 0; m < d; ++m) {
+      const double* src = c0 + m * n + p;
+      const double xm = x[m];
+      for (int t = 0; t < 8; ++t) {
+        V4d a;
+        std::memcpy(&a, src + 4 * t, sizeof(a));
+        acc[t] += a * xm;  // a product, then a sum: no multiply-add, the scalar chain's values
+      }
+    }
+    std::memcpy(dots + p, acc, sizeof(acc));
+  }
+  return p;
+}
+
 // dots[q] = x . row(cols[q]) over the d features of the dense rows, each sum in feature order. Eight independent
 // chains (one per column) hide the addition latency; the AVX2 clone does the same operations four lanes wide. Eight
 // consecutive rows read the transposed copy (dense_cols, n rows; null when there is none): each feature's eight
-// values are adjacent there, the same operations in the same order.
+// values are adjacent there, the same operations in the same order; when all of cols are consecutive
+// (`consecutive`), 32 at a time (TransposedDots32).
 TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
-                                 const int32_t* cols, int64_t len, const double* x, double* dots) {
+                                 const int32_t* cols, int64_t len, const double* x, double* dots, bool consecutive) {
   int64_t p = 0;
+  if (dense_cols != nullptr && consecutive) {
+    p = TransposedDots32(dense_cols + cols[0], n, d, len, x, dots);
+  }
   for (; p + 8 <= len; p += 8) {
     bool run = dense_cols != nullptr;
     for (int t = 1; run && t < 8; ++t) run = cols[p + t] == cols[p] + t;
@@ -141,10 +176,8 @@ TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_c
 // RBF values from dot products: KernelFromDot's argument -gamma (|x|^2 + |z|^2 - 2 x.z), then the exponentials as
 // one vectorised block (ExpInPlace; the AVX2 clone four lanes wide, the same values).
 TESSEL_CLONE_AVX2 void RbfFromDots(double gamma, double sq_i, const double* sq, const int32_t* cols, int64_t len,
-                                   double* dots) {
-  bool run = true;  // consecutive rows (a regression's, in data order): their norms are adjacent
-  for (int64_t q = 1; run && q < len; ++q) run = cols[q] == cols[0] + q;
-  if (run && len > 0) {
+                                   double* dots, bool consecutive) {
+  if (consecutive) {  // consecutive rows (a regression's, in data order): adjacent norms
     const double* s = sq + cols[0];
     for (int64_t q = 0; q < len; ++q) dots[q] = -gamma * (sq_i + s[q] - 2 * dots[q]);
   } else {
@@ -295,12 +328,16 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
   const double* dense_rows = dense_rows_.empty() ? nullptr : dense_rows_.data();
   const double* dense_cols = pre_->dense_cols.empty() ? nullptr : pre_->dense_cols.data();
   const int64_t d = rows_.num_cols;
+  // Consecutive columns (a regression's or one-class problem's rows, in data order) read adjacent norms and the
+  // transposed copy; checked once for the row.
+  const bool consecutive = (fast_rbf || dense_cols != nullptr) && Consecutive(cols.data(), n);
   constexpr int64_t kBlock = 256;
   const auto block = [&](int64_t begin, int64_t end) {  // end - begin <= kBlock
     double dots[kBlock];
     int64_t p = begin;
     if (dense_rows != nullptr) {
-      DenseDots(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense, dots);
+      DenseDots(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense, dots,
+                consecutive);
     } else {
       for (; p + 4 <= end; p += 4) {
         int64_t k[4];
@@ -331,7 +368,7 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     }
     const int64_t len = end - begin;
     if (fast_rbf) {
-      RbfFromDots(params.gamma, sq_i, sq, cols.data() + begin, len, dots);
+      RbfFromDots(params.gamma, sq_i, sq, cols.data() + begin, len, dots, consecutive);
       for (int64_t q = 0; q < len; ++q) store(out, begin + q, dots[q]);
     } else {
       for (int64_t q = 0; q < len; ++q) {
