@@ -376,9 +376,10 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
       }
     }
   };
-  // TBB may hand out chunks larger than the grain: split them into blocks.
-  parallel_for_chunks<int64_t>(0, n, kBlock, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; b += kBlock) block(b, std::min(end, b + kBlock));
+  // Whole blocks of kBlock columns (the last one shorter), so that the 32-column steps of consecutive rows are not
+  // cut into short tails at the threads' chunk boundaries.
+  parallel_for_chunks<int64_t>(0, (n + kBlock - 1) / kBlock, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) block(b * kBlock, std::min(n, (b + 1) * kBlock));
   });
   for (const int32_t c : i_idx) dense_[c] = 0;
   evaluations_.fetch_add(n, std::memory_order_relaxed);
