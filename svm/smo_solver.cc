@@ -74,7 +74,6 @@ class Solver : public SolverCore {
     }
     if (static_cast<int64_t>(svr_.rows.size()) < l_ && class_rows_ == nullptr) {
       svr_.cache = std::make_unique<KernelCache>(static_cast<int64_t>(svr_.rows.size()), options.cache_bytes);
-      plus_ones_.assign(svr_.rows.size(), 1);
       for (SvrRows::Buffer& b : svr_.buffers) b.data.resize(static_cast<size_t>(l_));
       svr_.h.assign(svr_.rows.size(), 0.0);
     } else {
@@ -178,8 +177,7 @@ const float* Solver::KernelRowOf(int64_t u) {
   if (start < n) {
     const auto m = static_cast<size_t>(n - start);
     kernel_.QRow(svr_.rows[static_cast<size_t>(u)], 1,
-                 std::span<const int32_t>(svr_.rows).subspan(static_cast<size_t>(start), m),
-                 std::span<const int8_t>(plus_ones_).subspan(static_cast<size_t>(start), m), {data + start, m});
+                 std::span<const int32_t>(svr_.rows).subspan(static_cast<size_t>(start), m), {}, {data + start, m});
   }
   return data;
 }

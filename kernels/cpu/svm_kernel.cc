@@ -186,6 +186,29 @@ TESSEL_CLONE_AVX2 void RbfFromDots(double gamma, double sq_i, const double* sq, 
   ExpInPlace(dots, len);
 }
 
+// out[q] = float(sign_i s[q] k[q]) for q < len (s null: all +1), LIBSVM's Q entries from kernel values; the AVX2
+// clone converts four at a time.
+TESSEL_CLONE_AVX2 void StoreQBlock(float* out, const double* k, int64_t len, int sign_i, const int8_t* s) {
+  if (s == nullptr) {
+    const auto si = static_cast<double>(sign_i);
+    for (int64_t q = 0; q < len; ++q) out[q] = static_cast<float>(si * k[q]);
+  } else {
+    for (int64_t q = 0; q < len; ++q) out[q] = static_cast<float>(static_cast<double>(sign_i * s[q]) * k[q]);
+  }
+}
+
+// QRow's store: one value (any kernel), or a block of RBF values (StoreQBlock).
+struct QStore {
+  int sign_i;
+  const int8_t* s;  // null: all +1
+  void operator()(float* o, int64_t p, double k) const {
+    o[p] = static_cast<float>(static_cast<double>(s == nullptr ? sign_i : sign_i * s[p]) * k);
+  }
+  void Block(float* o, int64_t begin, const double* k, int64_t len) const {
+    StoreQBlock(o + begin, k, len, sign_i, s == nullptr ? nullptr : s + begin);
+  }
+};
+
 // The scratch row a kernel scatters x into: one double per feature id up to the largest (2^31 at most, 16 GiB), so
 // it is compared with the memory budget before it is allocated.
 std::vector<double> DenseScratch(int64_t num_cols) {
@@ -369,7 +392,11 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     const int64_t len = end - begin;
     if (fast_rbf) {
       RbfFromDots(params.gamma, sq_i, sq, cols.data() + begin, len, dots, consecutive);
-      for (int64_t q = 0; q < len; ++q) store(out, begin + q, dots[q]);
+      if constexpr (kFloatOut) {
+        store.Block(out, begin, dots, len);
+      } else {
+        for (int64_t q = 0; q < len; ++q) store(out, begin + q, dots[q]);
+      }
     } else {
       for (int64_t q = 0; q < len; ++q) {
         store(out, begin + q, KernelFromDot(params, dots[q], sq_i, sq == nullptr ? 0.0 : sq[cols[begin + q]]));
@@ -418,15 +445,7 @@ void SvmKernelRows::QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t
                              float* out) {
   TESSEL_CHECK(signs.empty() || signs.size() == cols.size(), "QRow: {} signs for {} columns", signs.size(),
                cols.size());
-  if (signs.empty()) {
-    Row<true>(f, cols, out,
-              [sign_i](float* o, int64_t p, double k) { o[p] = static_cast<float>(static_cast<double>(sign_i) * k); });
-  } else {
-    const int8_t* s = signs.data();
-    Row<true>(f, cols, out, [sign_i, s](float* o, int64_t p, double k) {
-      o[p] = static_cast<float>(static_cast<double>(sign_i * s[p]) * k);
-    });
-  }
+  Row<true>(f, cols, out, QStore{sign_i, signs.empty() ? nullptr : signs.data()});
 }
 
 void SvmKernelRows::KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out) {
