@@ -31,6 +31,13 @@ TESSEL_CLONE_AVX2 void GatherSignedRow(float* __restrict__ out, const float* __r
   for (int64_t q = b; q < e; ++q) out[q] = (yp * static_cast<float>(y[q])) * k[uid[q]];
 }
 
+// g[q] += a (y_p y_q) K[uid[q]] for q in [b, e): GatherSignedRow's values, added without a buffer.
+TESSEL_CLONE_AVX2 void AddScaledSignedRow(double* __restrict__ g, const float* __restrict__ k,
+                                          const int32_t* __restrict__ uid, const int8_t* __restrict__ y, float yp,
+                                          double a, int64_t b, int64_t e) {
+  for (int64_t q = b; q < e; ++q) g[q] += a * ((yp * static_cast<float>(y[q])) * k[uid[q]]);
+}
+
 // h[u] += c k[u] for u in [b, e): the regressions' G_bar update in distinct-row order (contiguous, no gather).
 TESSEL_CLONE_AVX2 void AddScaledRow(double* __restrict__ h, const float* __restrict__ k, double c, int64_t b,
                                     int64_t e) {
@@ -325,18 +332,32 @@ bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
 }
 
 void Solver::InitialGradient() {
+  double* g = s_.g.data();
   for (int64_t i = 0; i < l_; ++i) {
     if (s_.status[i] == kLower) continue;
-    const float* q_i = GetQ(i, l_);
     const double alpha_i = s_.alpha[i];
-    for (int64_t j = 0; j < l_; ++j) s_.g[j] += alpha_i * q_i[j];
-    if (s_.status[i] != kUpper) continue;
     const double c_i = C(i);
-    if (svr_.cache != nullptr) {  // c_i y_i y_j K = y_j (c_i y_i K): sign changes, exact
-      AddScaledRow(svr_.h.data(), KernelRowOf(svr_.uid[i]), c_i * s_.y[i], 0, static_cast<int64_t>(svr_.h.size()));
+    const bool upper = s_.status[i] == kUpper;
+    if (svr_.cache != nullptr) {  // the distinct row's kernel row; c_i y_i y_j K = y_j (c_i y_i K): sign changes, exact
+      const float* k = KernelRowOf(svr_.uid[i]);
+      const auto yp = static_cast<float>(s_.y[i]);
+      parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
+        AddScaledSignedRow(g, k, svr_.uid.data(), s_.y.data(), yp, alpha_i, b, e);
+      });
+      if (upper) {
+        parallel_for_chunks<int64_t>(0, static_cast<int64_t>(svr_.h.size()), kScanGrain, [&](int64_t b, int64_t e) {
+          AddScaledRow(svr_.h.data(), k, c_i * s_.y[i], b, e);
+        });
+      }
       continue;
     }
-    for (int64_t j = 0; j < l_; ++j) s_.g_bar[j] += c_i * q_i[j];
+    const float* q_i = GetQ(i, l_);
+    double* g_bar = s_.g_bar.data();
+    parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) g[j] += alpha_i * q_i[j];
+      if (upper)
+        for (int64_t j = b; j < e; ++j) g_bar[j] += c_i * q_i[j];
+    });
   }
 }
 
