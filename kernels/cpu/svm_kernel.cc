@@ -126,8 +126,32 @@ TESSEL_CLONE_AVX2 int64_t TransposedDots32(const double* c0, int64_t n, int64_t 
   return p;
 }
 
+// acc[t] + a_t[0] x[0] + a_t[1] x[1] + a_t[2] x[2] + a_t[3] x[3] for four rows a_0..a_3 (four features each), added
+// in that order: the four rows' products as vectors, transposed in registers (products of the same feature side by
+// side), then four vector additions, each lane one row's chain in feature order.
+[[gnu::always_inline]] inline void AddTransposedProducts(V4d* acc, const double* a0, const double* a1, const double* a2,
+                                                         const double* a3, const double* xs) {
+  V4d x;
+  std::memcpy(&x, xs, sizeof(x));
+  V4d p[4];
+  std::memcpy(&p[0], a0, sizeof(V4d));
+  std::memcpy(&p[1], a1, sizeof(V4d));
+  std::memcpy(&p[2], a2, sizeof(V4d));
+  std::memcpy(&p[3], a3, sizeof(V4d));
+  for (V4d& v : p) v *= x;
+  const V4d t0 = __builtin_shufflevector(p[0], p[1], 0, 4, 2, 6);  // a0[0] a1[0] a0[2] a1[2]
+  const V4d t1 = __builtin_shufflevector(p[0], p[1], 1, 5, 3, 7);
+  const V4d t2 = __builtin_shufflevector(p[2], p[3], 0, 4, 2, 6);
+  const V4d t3 = __builtin_shufflevector(p[2], p[3], 1, 5, 3, 7);
+  *acc += __builtin_shufflevector(t0, t2, 0, 1, 4, 5);  // feature 0 of the four rows
+  *acc += __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+  *acc += __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+  *acc += __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+}
+
 // dots[q] = x . row(cols[q]) over the d features of the dense rows, each sum in feature order. Eight independent
-// chains (one per column) hide the addition latency; the AVX2 clone does the same operations four lanes wide. Eight
+// chains (one per column, four features at a time: AddTransposedProducts) hide the addition latency; the AVX2 clone
+// does the same operations four lanes wide. Eight
 // consecutive rows read the transposed copy (dense_cols, n rows; null when there is none): each feature's eight
 // values are adjacent there, the same operations in the same order; when all of cols are consecutive
 // (`consecutive`), 32 at a time (TransposedDots32).
@@ -158,12 +182,20 @@ TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_c
     }
     const double* r[8];
     for (int t = 0; t < 8; ++t) r[t] = dense_rows + cols[p + t] * d;
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t m = 0; m < d; ++m) {
-      const double xm = x[m];
-      for (int t = 0; t < 8; ++t) acc[t] += r[t][m] * xm;
+    V4d lo = {0, 0, 0, 0};
+    V4d hi = {0, 0, 0, 0};
+    int64_t m = 0;
+    for (; m + 4 <= d; m += 4) {
+      AddTransposedProducts(&lo, r[0] + m, r[1] + m, r[2] + m, r[3] + m, x + m);
+      AddTransposedProducts(&hi, r[4] + m, r[5] + m, r[6] + m, r[7] + m, x + m);
     }
-    for (int t = 0; t < 8; ++t) dots[p + t] = acc[t];
+    for (; m < d; ++m) {
+      const double xm = x[m];
+      lo += V4d{r[0][m] * xm, r[1][m] * xm, r[2][m] * xm, r[3][m] * xm};
+      hi += V4d{r[4][m] * xm, r[5][m] * xm, r[6][m] * xm, r[7][m] * xm};
+    }
+    std::memcpy(dots + p, &lo, sizeof(lo));
+    std::memcpy(dots + p + 4, &hi, sizeof(hi));
   }
   for (; p < len; ++p) {
     const double* r0 = dense_rows + cols[p] * d;
