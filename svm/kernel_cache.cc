@@ -45,6 +45,8 @@ void KernelCache::Drop(int32_t pos) {
   Unlink(pos);
   budget_ += h.len;
   h.len = 0;
+  // The largest dropped row's storage serves the next miss: no allocation, zero fill or fresh pages per row.
+  if (h.data.size() > spare_.size()) h.data.swap(spare_);
   std::vector<float>().swap(h.data);
 }
 
@@ -57,7 +59,9 @@ std::pair<float*, int64_t> KernelCache::Get(int64_t pos, int64_t len) {
   if (more > 0) {
     ++misses_;
     while (budget_ < more) Drop(lru_first_);
-    std::vector<float> grown(static_cast<size_t>(len));
+    std::vector<float> grown;
+    if (spare_.size() >= static_cast<size_t>(len)) grown.swap(spare_);
+    grown.resize(static_cast<size_t>(len));  // shrinking a spare row writes nothing
     std::copy_n(h.data.begin(), have, grown.begin());
     h.data.swap(grown);
     budget_ -= more;

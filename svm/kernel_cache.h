@@ -11,7 +11,8 @@ namespace tessel::svm {
 
 class KernelCache {
  public:
-  // `l` positions; `bytes` the budget for rows and bookkeeping; at least two full rows always fit.
+  // `l` positions; `bytes` the budget for rows and bookkeeping; at least two full rows always fit. The storage of
+  // one dropped row is kept for the next miss (beyond the budget: one row at most).
   KernelCache(int64_t l, int64_t bytes);
 
   // The row at `pos` grown to at least `len` entries. Returns the row and the first entry the caller must
@@ -58,7 +59,8 @@ class KernelCache {
   void Drop(int32_t pos);
 
   std::vector<Head> heads_;
-  int32_t lru_first_ = -1;  // least recently used
+  std::vector<float> spare_;  // the storage of a dropped row, reused by the next miss it can hold
+  int32_t lru_first_ = -1;    // least recently used
   int32_t lru_last_ = -1;
   int64_t budget_ = 0;  // floats still free
   int64_t hits_ = 0;

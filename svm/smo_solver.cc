@@ -31,6 +31,19 @@ TESSEL_CLONE_AVX2 void GatherSignedRow(float* __restrict__ out, const float* __r
   for (int64_t q = b; q < e; ++q) out[q] = (yp * static_cast<float>(y[q])) * k[uid[q]];
 }
 
+// g[q] += a (y_p y_q) K[uid[q]] for q in [b, e): GatherSignedRow's values, added without a buffer.
+TESSEL_CLONE_AVX2 void AddScaledSignedRow(double* __restrict__ g, const float* __restrict__ k,
+                                          const int32_t* __restrict__ uid, const int8_t* __restrict__ y, float yp,
+                                          double a, int64_t b, int64_t e) {
+  for (int64_t q = b; q < e; ++q) g[q] += a * ((yp * static_cast<float>(y[q])) * k[uid[q]]);
+}
+
+// h[u] += c k[u] for u in [b, e): the regressions' G_bar update in distinct-row order (contiguous, no gather).
+TESSEL_CLONE_AVX2 void AddScaledRow(double* __restrict__ h, const float* __restrict__ k, double c, int64_t b,
+                                    int64_t e) {
+  for (int64_t u = b; u < e; ++u) h[u] += c * k[u];
+}
+
 class Solver : public SolverCore {
  public:
   Solver(const BinaryProblem& problem, const SolverOptions& options)
@@ -68,8 +81,8 @@ class Solver : public SolverCore {
     }
     if (static_cast<int64_t>(svr_.rows.size()) < l_ && class_rows_ == nullptr) {
       svr_.cache = std::make_unique<KernelCache>(static_cast<int64_t>(svr_.rows.size()), options.cache_bytes);
-      plus_ones_.assign(svr_.rows.size(), 1);
       for (SvrRows::Buffer& b : svr_.buffers) b.data.resize(static_cast<size_t>(l_));
+      svr_.h.assign(svr_.rows.size(), 0.0);
     } else {
       svr_.uid.clear();
       svr_.rows.clear();
@@ -142,6 +155,10 @@ class Solver : public SolverCore {
     std::vector<int32_t> uid;            // per position: its distinct row (swapped with the positions)
     std::vector<int32_t> rows;           // the distinct rows (dataset rows)
     std::unique_ptr<KernelCache> cache;  // their full kernel rows K(row, rows), keyed by distinct row
+    // G_bar by distinct row: G_bar[q] = y_q h[uid[q]] (the two positions of a row get the same terms, negated for
+    // y_q = -1, and rounding commutes with negation: LIBSVM's G_bar bit for bit, at half the length and without
+    // a gather). s_.g_bar is not used.
+    std::vector<double> h;
     // GetQ's two buffers of y_p y_q K: the position each holds (-1: none) over [0, len), and its last use.
     struct Buffer {
       std::vector<float> data;
@@ -167,8 +184,7 @@ const float* Solver::KernelRowOf(int64_t u) {
   if (start < n) {
     const auto m = static_cast<size_t>(n - start);
     kernel_.QRow(svr_.rows[static_cast<size_t>(u)], 1,
-                 std::span<const int32_t>(svr_.rows).subspan(static_cast<size_t>(start), m),
-                 std::span<const int8_t>(plus_ones_).subspan(static_cast<size_t>(start), m), {data + start, m});
+                 std::span<const int32_t>(svr_.rows).subspan(static_cast<size_t>(start), m), {}, {data + start, m});
   }
   return data;
 }
@@ -250,7 +266,11 @@ void Solver::ReconstructGradient() {
   next_i_valid_ = false;
   if (active_size_ == l_) return;
   ++tally_.reconstructions;
-  for (int64_t j = active_size_; j < l_; ++j) s_.g[j] = s_.g_bar[j] + s_.p[j];
+  if (svr_.cache != nullptr) {
+    for (int64_t j = active_size_; j < l_; ++j) s_.g[j] = s_.y[j] * svr_.h[svr_.uid[j]] + s_.p[j];
+  } else {
+    for (int64_t j = active_size_; j < l_; ++j) s_.g[j] = s_.g_bar[j] + s_.p[j];
+  }
   int64_t nr_free = 0;
   for (int64_t j = 0; j < active_size_; ++j) nr_free += s_.status[j] == kFree;
   const int64_t active = active_size_;
@@ -312,14 +332,32 @@ bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
 }
 
 void Solver::InitialGradient() {
+  double* g = s_.g.data();
   for (int64_t i = 0; i < l_; ++i) {
     if (s_.status[i] == kLower) continue;
-    const float* q_i = GetQ(i, l_);
     const double alpha_i = s_.alpha[i];
-    for (int64_t j = 0; j < l_; ++j) s_.g[j] += alpha_i * q_i[j];
-    if (s_.status[i] != kUpper) continue;
     const double c_i = C(i);
-    for (int64_t j = 0; j < l_; ++j) s_.g_bar[j] += c_i * q_i[j];
+    const bool upper = s_.status[i] == kUpper;
+    if (svr_.cache != nullptr) {  // the distinct row's kernel row; c_i y_i y_j K = y_j (c_i y_i K): sign changes, exact
+      const float* k = KernelRowOf(svr_.uid[i]);
+      const auto yp = static_cast<float>(s_.y[i]);
+      parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
+        AddScaledSignedRow(g, k, svr_.uid.data(), s_.y.data(), yp, alpha_i, b, e);
+      });
+      if (upper) {
+        parallel_for_chunks<int64_t>(0, static_cast<int64_t>(svr_.h.size()), kScanGrain, [&](int64_t b, int64_t e) {
+          AddScaledRow(svr_.h.data(), k, c_i * s_.y[i], b, e);
+        });
+      }
+      continue;
+    }
+    const float* q_i = GetQ(i, l_);
+    double* g_bar = s_.g_bar.data();
+    parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
+      for (int64_t j = b; j < e; ++j) g[j] += alpha_i * q_i[j];
+      if (upper)
+        for (int64_t j = b; j < e; ++j) g_bar[j] += c_i * q_i[j];
+    });
   }
 }
 
@@ -385,13 +423,10 @@ void Solver::UpdateGBar(int64_t pos, double c) {
   ++tally_.bound_changes;
   if (svr_.cache != nullptr) {  // SVR_Q: the distinct row's cached kernel row (LIBSVM's get_Q(i, l)), read directly
     const float* k = KernelRowOf(svr_.uid[pos]);
-    const double cp = c * s_.y[pos];  // c y_p y_q K = (c y_p y_q) K: sign changes, exact
-    const int8_t* y = s_.y.data();
-    const int32_t* uid = svr_.uid.data();
-    double* g_bar = s_.g_bar.data();
-    parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
-      for (int64_t q = b; q < e; ++q) g_bar[q] += (y[q] > 0 ? cp : -cp) * k[uid[q]];
-    });
+    const double cp = c * s_.y[pos];  // c y_p y_q K = y_q ((c y_p) K): sign changes, exact
+    double* h = svr_.h.data();
+    parallel_for_chunks<int64_t>(0, static_cast<int64_t>(svr_.h.size()), kScanGrain,
+                                 [&](int64_t b, int64_t e) { AddScaledRow(h, k, cp, b, e); });
     return;
   }
   const auto [cached, cached_len] = cache_.Peek(pos);

@@ -95,13 +95,72 @@ namespace {
 
 using V4d = double __attribute__((vector_size(32)));
 
-// dots[q] = x . row(cols[q]) over the d features of the dense rows, each sum in feature order. Eight independent
-// chains (one per column) hide the addition latency; the AVX2 clone does the same operations four lanes wide. Eight
-// consecutive rows read the transposed copy (dense_cols, n rows; null when there is none): each feature's eight
-// values are adjacent there, the same operations in the same order.
-TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
-                                 const int32_t* cols, int64_t len, const double* x, double* dots) {
+// Whether cols[0, len) are consecutive row ids (false when empty). Branch-free, so it vectorises.
+TESSEL_CLONE_AVX2 bool Consecutive(const int32_t* cols, int64_t len) {
+  if (len == 0) return false;
+  const int32_t c0 = cols[0];
+  uint32_t off = 0;
+  for (int64_t q = 0; q < len; ++q) off |= static_cast<uint32_t>(cols[q]) ^ static_cast<uint32_t>(c0 + q);
+  return off == 0;
+}
+
+// dots[q] = x . row(c0 + q) for q < len from the transposed copy, 32 columns at a time: eight independent chains
+// of four lanes keep both adders busy (eight columns, two chains, wait on the addition's latency). Each column's sum
+// is the same chain in feature order as DenseDots'.
+TESSEL_CLONE_AVX2 int64_t TransposedDots32(const double* c0, int64_t n, int64_t d, int64_t len, const double* x,
+                                           double* dots) {
   int64_t p = 0;
+  for (; p + 32 <= len; p += 32) {
+    V4d acc[8] = {};
+    for (int64_t m = 0; m < d; ++m) {
+      const double* src = c0 + m * n + p;
+      const double xm = x[m];
+      for (int t = 0; t < 8; ++t) {
+        V4d a;
+        std::memcpy(&a, src + 4 * t, sizeof(a));
+        acc[t] += a * xm;  // a product, then a sum: no multiply-add, the scalar chain's values
+      }
+    }
+    std::memcpy(dots + p, acc, sizeof(acc));
+  }
+  return p;
+}
+
+// acc[t] + a_t[0] x[0] + a_t[1] x[1] + a_t[2] x[2] + a_t[3] x[3] for four rows a_0..a_3 (four features each), added
+// in that order: the four rows' products as vectors, transposed in registers (products of the same feature side by
+// side), then four vector additions, each lane one row's chain in feature order.
+[[gnu::always_inline]] inline void AddTransposedProducts(V4d* acc, const double* a0, const double* a1, const double* a2,
+                                                         const double* a3, const double* xs) {
+  V4d x;
+  std::memcpy(&x, xs, sizeof(x));
+  V4d p[4];
+  std::memcpy(&p[0], a0, sizeof(V4d));
+  std::memcpy(&p[1], a1, sizeof(V4d));
+  std::memcpy(&p[2], a2, sizeof(V4d));
+  std::memcpy(&p[3], a3, sizeof(V4d));
+  for (V4d& v : p) v *= x;
+  const V4d t0 = __builtin_shufflevector(p[0], p[1], 0, 4, 2, 6);  // a0[0] a1[0] a0[2] a1[2]
+  const V4d t1 = __builtin_shufflevector(p[0], p[1], 1, 5, 3, 7);
+  const V4d t2 = __builtin_shufflevector(p[2], p[3], 0, 4, 2, 6);
+  const V4d t3 = __builtin_shufflevector(p[2], p[3], 1, 5, 3, 7);
+  *acc += __builtin_shufflevector(t0, t2, 0, 1, 4, 5);  // feature 0 of the four rows
+  *acc += __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+  *acc += __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+  *acc += __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+}
+
+// dots[q] = x . row(cols[q]) over the d features of the dense rows, each sum in feature order. Eight independent
+// chains (one per column, four features at a time: AddTransposedProducts) hide the addition latency; the AVX2 clone
+// does the same operations four lanes wide. Eight
+// consecutive rows read the transposed copy (dense_cols, n rows; null when there is none): each feature's eight
+// values are adjacent there, the same operations in the same order; when all of cols are consecutive
+// (`consecutive`), 32 at a time (TransposedDots32).
+TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
+                                 const int32_t* cols, int64_t len, const double* x, double* dots, bool consecutive) {
+  int64_t p = 0;
+  if (dense_cols != nullptr && consecutive) {
+    p = TransposedDots32(dense_cols + cols[0], n, d, len, x, dots);
+  }
   for (; p + 8 <= len; p += 8) {
     bool run = dense_cols != nullptr;
     for (int t = 1; run && t < 8; ++t) run = cols[p + t] == cols[p] + t;
@@ -123,12 +182,20 @@ TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_c
     }
     const double* r[8];
     for (int t = 0; t < 8; ++t) r[t] = dense_rows + cols[p + t] * d;
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (int64_t m = 0; m < d; ++m) {
-      const double xm = x[m];
-      for (int t = 0; t < 8; ++t) acc[t] += r[t][m] * xm;
+    V4d lo = {0, 0, 0, 0};
+    V4d hi = {0, 0, 0, 0};
+    int64_t m = 0;
+    for (; m + 4 <= d; m += 4) {
+      AddTransposedProducts(&lo, r[0] + m, r[1] + m, r[2] + m, r[3] + m, x + m);
+      AddTransposedProducts(&hi, r[4] + m, r[5] + m, r[6] + m, r[7] + m, x + m);
     }
-    for (int t = 0; t < 8; ++t) dots[p + t] = acc[t];
+    for (; m < d; ++m) {
+      const double xm = x[m];
+      lo += V4d{r[0][m] * xm, r[1][m] * xm, r[2][m] * xm, r[3][m] * xm};
+      hi += V4d{r[4][m] * xm, r[5][m] * xm, r[6][m] * xm, r[7][m] * xm};
+    }
+    std::memcpy(dots + p, &lo, sizeof(lo));
+    std::memcpy(dots + p + 4, &hi, sizeof(hi));
   }
   for (; p < len; ++p) {
     const double* r0 = dense_rows + cols[p] * d;
@@ -141,10 +208,8 @@ TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_c
 // RBF values from dot products: KernelFromDot's argument -gamma (|x|^2 + |z|^2 - 2 x.z), then the exponentials as
 // one vectorised block (ExpInPlace; the AVX2 clone four lanes wide, the same values).
 TESSEL_CLONE_AVX2 void RbfFromDots(double gamma, double sq_i, const double* sq, const int32_t* cols, int64_t len,
-                                   double* dots) {
-  bool run = true;  // consecutive rows (a regression's, in data order): their norms are adjacent
-  for (int64_t q = 1; run && q < len; ++q) run = cols[q] == cols[0] + q;
-  if (run && len > 0) {
+                                   double* dots, bool consecutive) {
+  if (consecutive) {  // consecutive rows (a regression's, in data order): adjacent norms
     const double* s = sq + cols[0];
     for (int64_t q = 0; q < len; ++q) dots[q] = -gamma * (sq_i + s[q] - 2 * dots[q]);
   } else {
@@ -152,6 +217,29 @@ TESSEL_CLONE_AVX2 void RbfFromDots(double gamma, double sq_i, const double* sq, 
   }
   ExpInPlace(dots, len);
 }
+
+// out[q] = float(sign_i s[q] k[q]) for q < len (s null: all +1), LIBSVM's Q entries from kernel values; the AVX2
+// clone converts four at a time.
+TESSEL_CLONE_AVX2 void StoreQBlock(float* out, const double* k, int64_t len, int sign_i, const int8_t* s) {
+  if (s == nullptr) {
+    const auto si = static_cast<double>(sign_i);
+    for (int64_t q = 0; q < len; ++q) out[q] = static_cast<float>(si * k[q]);
+  } else {
+    for (int64_t q = 0; q < len; ++q) out[q] = static_cast<float>(static_cast<double>(sign_i * s[q]) * k[q]);
+  }
+}
+
+// QRow's store: one value (any kernel), or a block of RBF values (StoreQBlock).
+struct QStore {
+  int sign_i;
+  const int8_t* s;  // null: all +1
+  void operator()(float* o, int64_t p, double k) const {
+    o[p] = static_cast<float>(static_cast<double>(s == nullptr ? sign_i : sign_i * s[p]) * k);
+  }
+  void Block(float* o, int64_t begin, const double* k, int64_t len) const {
+    StoreQBlock(o + begin, k, len, sign_i, s == nullptr ? nullptr : s + begin);
+  }
+};
 
 // The scratch row a kernel scatters x into: one double per feature id up to the largest (2^31 at most, 16 GiB), so
 // it is compared with the memory budget before it is allocated.
@@ -295,12 +383,16 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
   const double* dense_rows = dense_rows_.empty() ? nullptr : dense_rows_.data();
   const double* dense_cols = pre_->dense_cols.empty() ? nullptr : pre_->dense_cols.data();
   const int64_t d = rows_.num_cols;
+  // Consecutive columns (a regression's or one-class problem's rows, in data order) read adjacent norms and the
+  // transposed copy; checked once for the row.
+  const bool consecutive = (fast_rbf || dense_cols != nullptr) && Consecutive(cols.data(), n);
   constexpr int64_t kBlock = 256;
   const auto block = [&](int64_t begin, int64_t end) {  // end - begin <= kBlock
     double dots[kBlock];
     int64_t p = begin;
     if (dense_rows != nullptr) {
-      DenseDots(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense, dots);
+      DenseDots(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense, dots,
+                consecutive);
     } else {
       for (; p + 4 <= end; p += 4) {
         int64_t k[4];
@@ -331,17 +423,22 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     }
     const int64_t len = end - begin;
     if (fast_rbf) {
-      RbfFromDots(params.gamma, sq_i, sq, cols.data() + begin, len, dots);
-      for (int64_t q = 0; q < len; ++q) store(out, begin + q, dots[q]);
+      RbfFromDots(params.gamma, sq_i, sq, cols.data() + begin, len, dots, consecutive);
+      if constexpr (kFloatOut) {
+        store.Block(out, begin, dots, len);
+      } else {
+        for (int64_t q = 0; q < len; ++q) store(out, begin + q, dots[q]);
+      }
     } else {
       for (int64_t q = 0; q < len; ++q) {
         store(out, begin + q, KernelFromDot(params, dots[q], sq_i, sq == nullptr ? 0.0 : sq[cols[begin + q]]));
       }
     }
   };
-  // TBB may hand out chunks larger than the grain: split them into blocks.
-  parallel_for_chunks<int64_t>(0, n, kBlock, [&](int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; b += kBlock) block(b, std::min(end, b + kBlock));
+  // Whole blocks of kBlock columns (the last one shorter), so that the 32-column steps of consecutive rows are not
+  // cut into short tails at the threads' chunk boundaries.
+  parallel_for_chunks<int64_t>(0, (n + kBlock - 1) / kBlock, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) block(b * kBlock, std::min(n, (b + 1) * kBlock));
   });
   for (const int32_t c : i_idx) dense_[c] = 0;
   evaluations_.fetch_add(n, std::memory_order_relaxed);
@@ -380,15 +477,7 @@ void SvmKernelRows::QRowImpl(const Fixed& f, int sign_i, std::span<const int32_t
                              float* out) {
   TESSEL_CHECK(signs.empty() || signs.size() == cols.size(), "QRow: {} signs for {} columns", signs.size(),
                cols.size());
-  if (signs.empty()) {
-    Row<true>(f, cols, out,
-              [sign_i](float* o, int64_t p, double k) { o[p] = static_cast<float>(static_cast<double>(sign_i) * k); });
-  } else {
-    const int8_t* s = signs.data();
-    Row<true>(f, cols, out, [sign_i, s](float* o, int64_t p, double k) {
-      o[p] = static_cast<float>(static_cast<double>(sign_i * s[p]) * k);
-    });
-  }
+  Row<true>(f, cols, out, QStore{sign_i, signs.empty() ? nullptr : signs.data()});
 }
 
 void SvmKernelRows::KRow(int64_t i, std::span<const int32_t> cols, std::span<double> out) {

@@ -41,16 +41,19 @@ TEST(SvmKernelTest, ValuesMatchDenseFormulas) {
 
 // Sparse rows (20% non-zero) and dense rows (90%, kept as a dense matrix, and transposed: 50 features): KRow is
 // bit-identical to the sparse dot in feature order; QRow too, up to the RBF exponential (ExpInPlace), which may move
-// a float by one ulp. Columns in any order, and ascending runs (read from the transposed copy) with a gap.
+// a float by one ulp. Columns in any order, ascending runs (read from the transposed copy) with a gap, and all
+// consecutive (32 at a time from the transposed copy, the last block's tail eight at a time).
 TEST(SvmKernelTest, QRowsMatchSingleEvaluationsAcrossThreads) {
-  for (const auto& [density, ascending] : {std::pair{0.2, false}, std::pair{0.9, false}, std::pair{0.9, true}}) {
+  enum Order { kReversed, kAscendingWithGap, kConsecutive };
+  for (const auto& [density, order] : {std::pair{0.2, kReversed}, std::pair{0.9, kReversed},
+                                       std::pair{0.9, kAscendingWithGap}, std::pair{0.9, kConsecutive}}) {
     const auto ds = RandomDataset(3000, 50, density, {1, -1}, 12);
     const auto rows = View(ds);
     std::vector<int32_t> cols(2000);
     std::iota(cols.begin(), cols.end(), 500);
-    if (ascending) {
+    if (order == kAscendingWithGap) {
       for (size_t p = 1003; p < cols.size(); ++p) ++cols[p];  // a block of eight that is not one run
-    } else {
+    } else if (order == kReversed) {
       std::reverse(cols.begin(), cols.end());
     }
     std::vector<int8_t> signs(cols.size());

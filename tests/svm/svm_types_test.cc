@@ -4,6 +4,7 @@
 // C-SVC supports so far is refused with a message, never solved wrongly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
@@ -125,6 +126,71 @@ TEST(SvmRegressionRows, AreCachedOncePerDataRow) {
     EXPECT_LE(big.pairs[0].result.cache_misses, data.num_rows) << "each row computed at most once with room for all";
     EXPECT_EQ(m.sv_coef, ref.sv_coef) << SvmTypeName(type);
     EXPECT_EQ(m.rho, ref.rho) << SvmTypeName(type);
+  }
+}
+
+// The regressions' G_bar kept per distinct row (smo_solver.cc: G_bar[q] = y_q h[uid q]) is the per-variable G_bar
+// bit for bit: the same 2 l variables over rows stored twice (2 l distinct rows, so a Q row and G_bar per variable)
+// give the very same solution under eager elimination, whose gradient reconstructions read G_bar; nu-SVR's starting
+// alpha puts variables at C before the first step.
+TEST(SvmRegressionRows, GradientReconstructionMatchesRowsStoredTwice) {
+  const auto data = Heart();
+  const auto view = data.Rows();
+  const int64_t l = data.num_rows;
+  const auto labels = data.labels.Host();
+  std::vector<int64_t> indptr{0};
+  std::vector<int32_t> indices;
+  std::vector<double> values;
+  for (int copy = 0; copy < 2; ++copy) {
+    for (int64_t r = 0; r < l; ++r) {
+      const auto idx = view.RowIndices(r);
+      const auto val = view.RowValues(r);
+      indices.insert(indices.end(), idx.begin(), idx.end());
+      values.insert(values.end(), val.begin(), val.end());
+      indptr.push_back(static_cast<int64_t>(indices.size()));
+    }
+  }
+  const kernels::SparseRowsView twice{indptr, indices, values, view.num_cols};
+  const kernels::SvmKernelParams kp{kernels::SvmKernelType::kRbf, 3, 1.0 / 13, 0};
+  for (const bool nu : {false, true}) {
+    std::vector<int32_t> once_rows(static_cast<size_t>(2 * l));
+    std::vector<int32_t> twice_rows(static_cast<size_t>(2 * l));
+    std::vector<int8_t> y(static_cast<size_t>(2 * l));
+    std::vector<double> linear(static_cast<size_t>(2 * l));
+    std::vector<double> alpha0;
+    for (int64_t k = 0; k < 2 * l; ++k) {
+      once_rows[k] = static_cast<int32_t>(k % l);
+      twice_rows[k] = static_cast<int32_t>(k);
+      y[k] = k < l ? 1 : -1;
+      linear[k] = (nu ? 0.0 : 0.1) + (k < l ? -labels[k] : labels[k - l]);
+    }
+    if (nu) {  // solve_nu_svr's start with C = 1, nu = 0.5
+      alpha0.assign(static_cast<size_t>(2 * l), 0.0);
+      double sum = 0.5 * static_cast<double>(l) / 2;
+      for (int64_t k = 0; k < l; ++k) {
+        alpha0[k] = alpha0[k + l] = std::min(sum, 1.0);
+        sum -= alpha0[k];
+      }
+    }
+    kernels::SvmKernelRows k_once(view, kp);
+    kernels::SvmKernelRows k_twice(twice, kp);
+    SolverOptions o;
+    o.shrinking = ShrinkingPolicy::kEager;
+    BinaryProblem a{&k_once, once_rows, y, 1.0, 1.0};
+    BinaryProblem b{&k_twice, twice_rows, y, 1.0, 1.0};
+    for (BinaryProblem* q : {&a, &b}) {
+      q->p = linear;
+      q->alpha0 = alpha0;
+      q->nu = nu;
+    }
+    const SolverResult ra = SolveBinary(a, o);
+    const SolverResult rb = SolveBinary(b, o);
+    EXPECT_GT(ra.reconstructions, 0) << "nu " << nu;
+    EXPECT_EQ(ra.kernel_evaluations, ra.cache_misses * l) << "rows of the l distinct rows (SVR_Q)";
+    EXPECT_EQ(ra.iterations, rb.iterations) << "nu " << nu;
+    EXPECT_EQ(ra.alpha, rb.alpha) << "nu " << nu;
+    EXPECT_EQ(ra.obj, rb.obj) << "nu " << nu;
+    EXPECT_EQ(ra.rho, rb.rho) << "nu " << nu;
   }
 }
 

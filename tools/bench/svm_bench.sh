@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SVM benchmarks against Debian's svm-train/svm-predict 3.24 in the same run: conformance (heart_scale, a9a, w8a,
-# usps, letter), speed (a9a, w8a, mnist5000, letter: time ratios), sample elimination (a9a, w8a at 100/1000 MB) and
-# distributed training (a9a, w8a, Fashion-MNIST T-shirt/Shirt at K = 1, 2, 4 under mpirun, with and without
+# usps, letter), speed (a9a, w8a, usps, mnist10k, letter: time ratios), sample elimination (a9a, w8a at 100/1000
+# MB) and distributed training (a9a, w8a, Fashion-MNIST T-shirt/Shirt at K = 1, 2, 4 under mpirun, with and without
 # elimination; needs Open MPI and dataset-fashion-mnist, both installed by tools/setup-deps.sh), every formulation
 # (-s 0..4) on every solver at K = 1, 2, 4 against svm-train's objective (solvers).
 # Rewrites the "## SVM: ..." sections of docs/benchmarks.md. Builds nothing.
