@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -65,42 +66,76 @@ std::vector<Host> ReadHostfile(const std::string& path) {
   return hosts;
 }
 
-// Runs `script` (looked up on PATH) and returns its standard output; its standard error goes to this process's.
-std::string ScriptOutput(const std::string& script) {
+// A child process whose descriptor `fd` (1: standard output, 2: standard error) is a pipe this process reads.
+struct Child {
+  pid_t pid = 0;
+  int out = -1;   // the pipe's read end
+  int error = 0;  // posix_spawnp's error (the child did not start) or 0
+};
+
+// Starts argv[0] (looked up on PATH) with `envp` as its environment and `fd` going to the pipe.
+Child Spawn(const std::vector<std::string>& argv, char* const* envp, int fd) {
   int fds[2];
   TESSEL_CHECK(::pipe(fds) == 0, "launch: pipe failed");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], fd);
   posix_spawn_file_actions_addclose(&actions, fds[0]);
-  char* argv[] = {const_cast<char*>(script.c_str()), nullptr};
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, script.c_str(), &actions, nullptr, argv, environ);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  Child c;
+  c.error = posix_spawnp(&c.pid, args[0], &actions, nullptr, args.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
-  if (rc != 0) {
+  if (c.error != 0) {
     ::close(fds[0]);
+  } else {
+    c.out = fds[0];
+  }
+  return c;
+}
+
+// The next bytes of the child's pipe into buf; 0 at its end (or on a read error).
+ssize_t ReadSome(const Child& c, char* buf, size_t size) {
+  for (;;) {
+    const ssize_t n = ::read(c.out, buf, size);
+    if (n < 0 && errno == EINTR) continue;
+    return std::max<ssize_t>(n, 0);
+  }
+}
+// Closes the pipe and waits for the child; returns its wait status.
+int Finish(const Child& c) {
+  ::close(c.out);
+  int status = 0;
+  while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return status;
+}
+
+// Runs `script` (looked up on PATH) and returns its standard output; its standard error goes to this process's.
+std::string ScriptOutput(const std::string& script) {
+  const Child child = Spawn({script}, environ, 1);
+  if (child.error != 0) {
     throw Error(
         fmt::format("--host-discovery-script {}: cannot be run ({}); give an executable that prints "
                     "\"host:slots\" lines",
-                    script, std::strerror(rc)));
+                    script, std::strerror(child.error)));
   }
   std::string text;
   char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+  for (ssize_t n; (n = ReadSome(child, buf, sizeof(buf))) > 0;) {
     text.append(buf, static_cast<size_t>(n));
-    TESSEL_CHECK(text.size() <= (1U << 24),
-                 "--host-discovery-script {}: printed more than 16 MiB; it should print "
-                 "one \"host:slots\" line per host",
-                 script);
+    if (text.size() > (1U << 24)) {
+      ::kill(child.pid, SIGKILL);
+      Finish(child);
+      throw Error(
+          fmt::format("--host-discovery-script {}: printed more than 16 MiB; it should print one "
+                      "\"host:slots\" line per host",
+                      script));
+    }
   }
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = Finish(child);
   TESSEL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                "--host-discovery-script {}: ended with {} {}; it must exit with 0 after printing the hosts", script,
                WIFEXITED(status) ? "exit status" : "signal",
@@ -167,26 +202,14 @@ struct RunOutcome {
 // Runs argv (argv[0] looked up on PATH) with stderr read here: relayed to this process's stderr line by line and
 // kept. `env` replaces the environment.
 RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
-  int fds[2];
-  TESSEL_CHECK(::pipe(fds) == 0, "launch: pipe failed");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  std::vector<char*> args, envp;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
+  std::vector<char*> envp;
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
-  pid_t pid = 0;
   const auto t0 = Clock::now();
-  const int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  ::close(fds[1]);
-  if (rc != 0) {
-    ::close(fds[0]);
+  const Child child = Spawn(argv, envp.data(), 2);
+  if (child.error != 0) {
     throw Error(fmt::format("--mpirun {}: cannot be started ({}); give the path of Open MPI's mpirun", argv[0],
-                            std::strerror(rc)));
+                            std::strerror(child.error)));
   }
   RunOutcome out;
   static const std::regex resumed_line(R"(info resuming from )");
@@ -194,10 +217,7 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
   static const std::regex svm_taken(R"(at the failure: svm: (\d+) problem\(s\) solved, (?:(\d+) steps into|none))");
   std::string pending;
   char buf[4096];
-  for (;;) {
-    const ssize_t n = ::read(fds[0], buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+  for (ssize_t n; (n = ReadSome(child, buf, sizeof(buf))) > 0;) {
     std::fwrite(buf, 1, static_cast<size_t>(n), stderr);
     pending.append(buf, static_cast<size_t>(n));
     for (size_t nl; (nl = pending.find('\n')) != std::string::npos;) {
@@ -224,10 +244,7 @@ RunOutcome Run(const std::vector<std::string>& argv, const std::vector<std::stri
     }
   }
   out.output += pending;
-  ::close(fds[0]);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
+  const int status = Finish(child);
   out.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
   out.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return out;
