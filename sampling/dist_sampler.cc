@@ -272,6 +272,8 @@ void DistNeighborSampler::Serve(std::span<const int64_t> rows, int32_t requester
                                 int fanout, bool skewed, std::vector<WireEntry>* out) const {
   const auto m = static_cast<int64_t>(rows.size());
   if (m == 0) return;
+  TESSEL_CHECK(requester >= 0 && static_cast<size_t>(requester) < policies_.size(),
+               "sampling: {} rows asked in an empty virtual sub-step (ranks out of step?)", m);
   const bool gcn = options_.aggregation == Aggregation::kGcn;
   const std::span<const int64_t> indptr = part_.adj.indptr;
   StreamKey k = layer_key;
@@ -478,8 +480,9 @@ Block DistNeighborSampler::Relabel(std::span<const int64_t> dst, const LayerRequ
   int64_t own_begin = part_.global_offset;
   int64_t own_end = own_begin + part_.num_owned;
   if (virtual_.Active()) {
-    own_begin = virtual_.part_offsets[static_cast<size_t>(RequesterPart(rank_))];
-    own_end = virtual_.part_offsets[static_cast<size_t>(RequesterPart(rank_)) + 1];
+    const int32_t p = RequesterPart(rank_);  // -1: an empty sub-step (m == 0), nothing is owned
+    own_begin = p < 0 ? 0 : virtual_.part_offsets[static_cast<size_t>(p)];
+    own_end = p < 0 ? 0 : virtual_.part_offsets[static_cast<size_t>(p) + 1];
   }
   for (int64_t i = 0; i < m; ++i) {
     const int32_t o = r.owner[static_cast<size_t>(i)];

@@ -219,9 +219,11 @@ class DistNeighborSampler {
   Block Relabel(std::span<const int64_t> dst, const LayerRequests& requests, const LayerAnswers& answers,
                 std::span<const WireEntry> own);
   int64_t GlobalOf(int64_t local) const;  // local id (owned or halo) -> global id
-  // The part whose key and skew rank j's rows are sampled with in the current call (j itself without virtual parts).
+  // The part whose key and skew rank j's rows are sampled with in the current call (j itself without virtual parts;
+  // -1 when rank j holds fewer parts than the sub-step's number: its sub-step is empty and asks for no rows).
   int32_t RequesterPart(int32_t j) const {
-    return virtual_.Active() ? virtual_.first[static_cast<size_t>(j)] + sub_ : j;
+    if (!virtual_.Active()) return j;
+    return sub_ < virtual_.Count(j) ? virtual_.first[static_cast<size_t>(j)] + sub_ : -1;
   }
   // Virtual parts: checks them against the part and the offsets, and makes node_part_ and the K policies.
   void SetUpVirtualParts();
