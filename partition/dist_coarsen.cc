@@ -106,14 +106,16 @@ void SendDeltas(DistPartitionRun& run, const Level& g, const std::vector<int64_t
 }
 
 // One round of distributed label propagation on level g (step 1); returns this rank's moves.
+// `ghost_labels` asks the ghosts' owners for their labels; in the first round (`first`) every vertex is its own
+// cluster, so a ghost's label is its id and nothing is asked.
 int64_t LpRound(DistPartitionRun& run, const Level& g, const std::vector<int32_t>& order, int64_t max_w, int64_t max_n,
-                uint64_t salt, LpState& s) {
+                uint64_t salt, bool first, OwnerQuery& ghost_labels, LpState& s) {
   std::vector<int32_t> li;
   std::vector<int32_t> gi;
   std::vector<int64_t> cand;
   {
     const std::vector<int64_t> glabel =
-        AskOwners<1>(run, g.dist, g.ghosts, [&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; });
+        first ? g.ghosts : ghost_labels.Ask<1>([&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; });
     cand = Candidates(s.label, glabel, &li, &gi);
   }
   // The weight and nodes of every cluster this rank sees at the round's start; this rank may grow a cluster by a 1/K
@@ -201,9 +203,11 @@ Coarse Cluster(DistPartitionRun& run, const Level& g, int64_t max_w, int64_t max
   for (int64_t v = 0; v < rows; ++v) s.cn[Z(v)] = g.N(v);
   const uint64_t seed = Mix64(run.options.seed ^ (static_cast<uint64_t>(level) << 32));
   const std::vector<int32_t> order = Order(rows, Mix64(seed ^ Z(run.me)));
+  OwnerQuery ghost_labels(run, g.dist, g.ghosts);
   for (int round = 0; round < kClusterRounds; ++round) {
-    std::vector<int64_t> moved{
-        LpRound(run, g, order, max_w, max_n, Mix64(seed ^ (0x6c70ULL << 40) ^ static_cast<uint64_t>(round)), s)};
+    std::vector<int64_t> moved{LpRound(run, g, order, max_w, max_n,
+                                       Mix64(seed ^ (0x6c70ULL << 40) ^ static_cast<uint64_t>(round)), round == 0,
+                                       ghost_labels, s)};
     SumOverRanks(run.comm, &moved);
     log::Debug("partition: level {} clustering round {}: {} of {} vertices moved", level, round, moved[0],
                g.dist.back());
@@ -226,8 +230,7 @@ Coarse Cluster(DistPartitionRun& run, const Level& g, int64_t max_w, int64_t max
   run.comm.Allgather<int64_t>(mine, counts, "setup").ThrowIfError();
   c.dist = Starts(counts);
   const int64_t first = c.dist[Z(run.me)];
-  const std::vector<int64_t> glabel =
-      AskOwners<1>(run, g.dist, g.ghosts, [&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; });
+  const std::vector<int64_t> glabel = ghost_labels.Ask<1>([&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; });
   std::vector<int32_t> li;
   std::vector<int32_t> gi;
   const std::vector<int64_t> cand = Candidates(s.label, glabel, &li, &gi);

@@ -39,6 +39,44 @@ std::vector<int64_t> AskOwners(DistPartitionRun& run, const std::vector<int64_t>
   return got;
 }
 
+// AskOwners for the same keys again and again (the ghosts' labels every clustering round, their parts every
+// refinement round): the keys go to their owners once, here, and each Ask sends only the answers back.
+class OwnerQuery {
+ public:
+  OwnerQuery(DistPartitionRun& run, const std::vector<int64_t>& dist, const std::vector<int64_t>& keys)
+      : run_(run), keys_(keys.size()) {
+    std::vector<int64_t> counts(Z(run.K), 0);
+    for (const int64_t v : keys) ++counts[Z(OwnerOf(dist, v))];
+    asked_ = Exchange(run.comm, keys, counts, &asked_counts_, "partition");
+    const int64_t lo = dist[Z(run.me)];
+    const int64_t hi = dist[Z(run.me) + 1];
+    comm::OnEveryRankOrFail(run.comm, [&] {
+      for (int64_t& v : asked_) {
+        TESSEL_CHECK(v >= lo && v < hi, "distributed partition: rank {} was asked for {} outside [{}, {})", run.me, v,
+                     lo, hi);
+        v -= lo;
+      }
+    });
+  }
+  // W values of each key (in the keys' order), `of(k - dist[me], out)` answering on the key's owner.
+  template <int W, typename F>
+  std::vector<int64_t> Ask(F of) {
+    std::vector<int64_t> answers(asked_.size() * W);
+    for (size_t i = 0; i < asked_.size(); ++i) of(asked_[i], &answers[i * W]);
+    std::vector<int64_t> counts = asked_counts_;
+    for (int64_t& c : counts) c *= W;
+    std::vector<int64_t> got = Exchange(run_.comm, answers, counts, nullptr, "partition");
+    TESSEL_CHECK(got.size() == keys_ * W, "distributed partition: {} answers for {} keys", got.size(), keys_);
+    return got;
+  }
+
+ private:
+  DistPartitionRun& run_;
+  size_t keys_;
+  std::vector<int64_t> asked_;  // the keys others asked this rank for, as offsets from dist[me]
+  std::vector<int64_t> asked_counts_;
+};
+
 // The block's remote neighbours, sorted and unique, and each adjacency entry's slot: >= 0 the index among them,
 // < 0 the local row ~slot.
 std::vector<int64_t> Ghosts(const DistPartitionRun& run, std::vector<int32_t>* slot);

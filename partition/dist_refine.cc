@@ -153,9 +153,9 @@ int Refine(DistPartitionRun& run, const std::vector<int64_t>& vwgt, const std::v
   std::vector<int32_t> best_part;
   int64_t best_cut = -1;
   int round = 0;
+  OwnerQuery ghost_parts(run, run.vtxdist, ghosts);
   for (; round <= kRefineRounds; ++round) {
-    const std::vector<int64_t> gpart =
-        AskOwners<1>(run, run.vtxdist, ghosts, [&](int64_t row, int64_t* out) { *out = part[Z(row)]; });
+    const std::vector<int64_t> gpart = ghost_parts.Ask<1>([&](int64_t row, int64_t* out) { *out = part[Z(row)]; });
     const std::vector<int64_t> w = PartWeights(run, vwgt);
     RoundAsks asks = RefineScan(run, vwgt, gpart, slot, w, max_w, round);
     std::vector<int64_t> all = asks.demand;  // every rank's demand, then the cut: one sum over the ranks
