@@ -126,9 +126,16 @@ int64_t LpRound(DistPartitionRun& run, const Level& g, const std::vector<int32_t
     out[1] = s.cn[Z(c)];
   });
   std::vector<int64_t> delta(2 * cand.size(), 0);  // weight, nodes
+  // This rank's share of each cluster's room under the caps (weight, nodes), divided once a round, not per look.
+  std::vector<int32_t> room(2 * cand.size());
+  for (size_t c = 0; c < cand.size(); ++c) {
+    for (size_t k = 0; k < 2; ++k) {
+      const int64_t r = std::max<int64_t>(0, (k == 0 ? max_w : max_n) - size[2 * c + k]) / run.K;
+      room[2 * c + k] = static_cast<int32_t>(std::min<int64_t>(r, INT32_MAX));
+    }
+  }
   const auto fits = [&](size_t c, int64_t w, int64_t n) {
-    return delta[2 * c] + w <= std::max<int64_t>(0, max_w - size[2 * c]) / run.K &&
-           delta[2 * c + 1] + n <= std::max<int64_t>(0, max_n - size[2 * c + 1]) / run.K;
+    return delta[2 * c] + w <= room[2 * c] && delta[2 * c + 1] + n <= room[2 * c + 1];
   };
   std::vector<int64_t> rating(cand.size(), 0);
   std::vector<int32_t> touched;
