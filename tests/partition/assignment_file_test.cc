@@ -22,13 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-PartitionOptions Options(Method method, int32_t k, uint64_t seed = 0) {
-  PartitionOptions o;
-  o.method = method;
-  o.num_parts = k;
-  o.seed = seed;
-  return o;
-}
+using fixtures::Options;
 
 PartitionOptions FileOptions(int32_t k, const fs::path& file) {
   PartitionOptions o = Options(Method::kFile, k);

@@ -15,15 +15,8 @@ namespace {
 
 using fixtures::GraphSpec;
 using fixtures::GridDataset;
+using fixtures::Options;
 using fixtures::RandomDataset;
-
-PartitionOptions Options(Method method, int32_t k, uint64_t seed = 0) {
-  PartitionOptions o;
-  o.method = method;
-  o.num_parts = k;
-  o.seed = seed;
-  return o;
-}
 
 std::string ErrorOf(const datasets::NodeDataset& d, const PartitionOptions& o) {
   try {

@@ -10,6 +10,7 @@
 #include "core/rng.h"
 #include "datasets/dataset.h"
 #include "datasets/graph_builder.h"
+#include "partition/partitioner.h"
 
 namespace tessel::partition::fixtures {
 
@@ -129,6 +130,15 @@ inline datasets::NodeDataset GridDataset(int64_t rows, int64_t cols) {
   d.name = "grid";
   d.graph = datasets::GraphBuilder().Build<int32_t>(edges);
   return d;
+}
+
+// Partitioner options: a method, k parts and a seed, the rest defaults.
+inline PartitionOptions Options(Method method, int32_t k, uint64_t seed = 0) {
+  PartitionOptions o;
+  o.method = method;
+  o.num_parts = k;
+  o.seed = seed;
+  return o;
 }
 
 }  // namespace tessel::partition::fixtures
