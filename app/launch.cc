@@ -143,19 +143,24 @@ std::string ScriptOutput(const std::string& script) {
   return text;
 }
 
+int SlotsOf(const std::vector<Host>& hosts) {
+  int64_t slots = 0;
+  for (const Host& h : hosts) slots += h.slots;
+  return static_cast<int>(std::min<int64_t>(slots, std::numeric_limits<int>::max()));
+}
+
 // The hosts to run on now: --host-discovery-script's, each less the slots its failed ranks cost (`lost`), asked
 // again every second until they have --min-np slots or --start-timeout passes. Empty when they never reach it.
 std::vector<Host> DiscoverHosts(const LaunchOptions& o, const std::map<std::string, int>& lost) {
   const auto deadline = Clock::now() + std::chrono::seconds(o.start_timeout);
   for (int ask = 0;; ++ask) {
     std::vector<Host> hosts = ParseDiscoveredHosts(ScriptOutput(o.host_discovery_script), o.host_discovery_script);
-    int slots = 0;
     for (Host& h : hosts) {
       const auto it = lost.find(h.name);
       if (it != lost.end()) h.slots -= it->second;
-      slots += std::max(0, h.slots);
     }
     std::erase_if(hosts, [](const Host& h) { return h.slots <= 0; });
+    const int slots = SlotsOf(hosts);
     if (slots >= o.min_np) return hosts;
     if (Clock::now() >= deadline) return {};
     if (ask == 0) {
@@ -171,12 +176,6 @@ std::vector<Host> DiscoverHosts(const LaunchOptions& o, const std::map<std::stri
 std::string TooFewSlots(const LaunchOptions& o) {
   return fmt::format("{} did not list --min-np {} usable slot(s) within --start-timeout {} s", o.host_discovery_script,
                      o.min_np, o.start_timeout);
-}
-
-int SlotsOf(const std::vector<Host>& hosts) {
-  int64_t slots = 0;
-  for (const Host& h : hosts) slots += h.slots;
-  return static_cast<int>(std::min<int64_t>(slots, std::numeric_limits<int>::max()));
 }
 
 // The value of --checkpoint in the job's command ("" when absent).

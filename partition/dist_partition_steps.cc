@@ -378,29 +378,12 @@ void NumberRows(DistPartitionRun& run) {
 // The block's remote columns (`ghosts`: sorted and unique, so grouped by owner block already; `slot`: each entry's
 // index among them, or ~row for a local column) and their new ids (`ghost_new`), asked of their owners in one
 // request/reply exchange.
-void GhostNewIds(DistPartitionRun& run, std::vector<int64_t>* ghosts_out, std::vector<int32_t>* slot,
-                 std::vector<int64_t>* ghost_new_out) {
-  comm::Communicator& comm = run.comm;
-  const int me = run.me;
-  const Block& b = run.b;
+void GhostNewIds(DistPartitionRun& run, std::vector<int64_t>* ghosts, std::vector<int32_t>* slot,
+                 std::vector<int64_t>* ghost_new) {
   const std::vector<int64_t>& new_id = run.ids.new_id;
-  std::vector<int64_t>& ghosts = *ghosts_out;
-  std::vector<int64_t>& ghost_new = *ghost_new_out;
-  ghosts = GhostsOf(b.cols, b.lo, b.hi, slot);
-  std::vector<int64_t> counts(static_cast<size_t>(run.K), 0);
-  for (int64_t v : ghosts) ++counts[static_cast<size_t>(OwnerOf(run.vtxdist, v))];
-  std::vector<int64_t> asked_counts;
-  std::vector<int64_t> asked = Exchange(comm, ghosts, counts, &asked_counts, "partition");
-  comm::OnEveryRankOrFail(comm, [&] {
-    for (int64_t& v : asked) {
-      TESSEL_CHECK(v >= b.lo && v < b.hi, "distributed partition: rank {} was asked for node {} outside its rows", me,
-                   v);
-      v = new_id[static_cast<size_t>(v - b.lo)];
-    }
-  });
-  ghost_new = Exchange(comm, asked, asked_counts, nullptr, "partition");
-  TESSEL_CHECK(ghost_new.size() == ghosts.size(), "distributed partition: {} new ids for {} remote columns",
-               ghost_new.size(), ghosts.size());
+  *ghosts = GhostsOf(run.b.cols, run.b.lo, run.b.hi, slot);
+  *ghost_new = AskOwners<1>(run, run.vtxdist, *ghosts,
+                            [&](int64_t row, int64_t* out) { *out = new_id[static_cast<size_t>(row)]; });
 }
 
 // Every entry's column's new id (`col_new`), and this block's share of the statistics as ComputeStats makes them:

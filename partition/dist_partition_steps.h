@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "core/error.h"
 #include "core/file_io.h"
 #include "datasets/dataset.h"
 #include "partition/dist_partition.h"
@@ -181,6 +182,54 @@ std::vector<T> Exchange(comm::Communicator& comm, const std::vector<T>& send, co
   comm.AlltoallvWithCounts<T>(send, counts, &recv, &rc, purpose).ThrowIfError();
   if (recv_counts != nullptr) *recv_counts = std::move(rc);
   return recv;
+}
+
+// Values of the sorted, unique `keys` asked of their owners (`dist`: K + 1 key offsets by rank), for the same keys
+// again and again (the ghosts' labels every clustering round, their parts every refinement round): the keys go to
+// their owners once, here, and each Ask sends only the answers back.
+class OwnerQuery {
+ public:
+  OwnerQuery(DistPartitionRun& run, const std::vector<int64_t>& dist, const std::vector<int64_t>& keys)
+      : run_(run), keys_(keys.size()) {
+    std::vector<int64_t> counts(static_cast<size_t>(run.K), 0);
+    for (const int64_t v : keys) ++counts[static_cast<size_t>(OwnerOf(dist, v))];
+    asked_ = Exchange(run.comm, keys, counts, &asked_counts_, "partition");
+    const int64_t lo = dist[static_cast<size_t>(run.me)];
+    const int64_t hi = dist[static_cast<size_t>(run.me) + 1];
+    comm::OnEveryRankOrFail(run.comm, [&] {
+      for (int64_t& v : asked_) {
+        TESSEL_CHECK(v >= lo && v < hi, "distributed partition: rank {} was asked for {} outside [{}, {})", run.me, v,
+                     lo, hi);
+        v -= lo;
+      }
+    });
+  }
+  // W values of each key (in the keys' order), `of(k - dist[me], out)` answering on the key's owner.
+  template <int W, typename F>
+  std::vector<int64_t> Ask(F of) {
+    std::vector<int64_t> answers(asked_.size() * W);
+    for (size_t i = 0; i < asked_.size(); ++i) of(asked_[i], &answers[i * W]);
+    std::vector<int64_t> counts = asked_counts_;
+    for (int64_t& c : counts) c *= W;
+    std::vector<int64_t> got = Exchange(run_.comm, answers, counts, nullptr, "partition");
+    TESSEL_CHECK(got.size() == keys_ * W, "distributed partition: {} answers for {} keys", got.size(), keys_);
+    return got;
+  }
+
+ private:
+  DistPartitionRun& run_;
+  size_t keys_;
+  std::vector<int64_t> asked_;  // the keys others asked this rank for, as offsets from dist[me]
+  std::vector<int64_t> asked_counts_;
+};
+
+// W values of each of the sorted, unique `keys`, asked of their owners once (the key k's owner answers
+// `of(k - dist[owner], out)`, writing W values to out): one request/reply exchange; W values per key, in the keys'
+// order.
+template <int W, typename F>
+std::vector<int64_t> AskOwners(DistPartitionRun& run, const std::vector<int64_t>& dist,
+                               const std::vector<int64_t>& keys, F of) {
+  return OwnerQuery(run, dist, keys).Ask<W>(of);
 }
 
 // Frees a vector's storage now (`v = {}` picks the initializer-list assignment, which keeps the capacity).
