@@ -38,6 +38,20 @@ void BackgroundWorker::Wait() {
   if (error) std::rethrow_exception(error);
 }
 
+void BackgroundWorker::RunAlongside(std::function<void()> job, const std::function<void()>& here) {
+  Start(std::move(job));
+  try {
+    here();
+  } catch (...) {
+    try {
+      Wait();
+    } catch (...) {  // the caller's error is the one reported
+    }
+    throw;
+  }
+  Wait();
+}
+
 bool BackgroundWorker::Busy() const {
   std::lock_guard lock(mu_);
   return has_job_;

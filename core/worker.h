@@ -25,6 +25,10 @@ class BackgroundWorker {
   void Start(std::function<void()> job);
   // Blocks until the running job ends (returns at once when none runs) and rethrows what the job threw.
   void Wait();
+  // Runs `job` on the worker while `here` runs on the calling thread, and returns when both have ended. An exception
+  // of `here` is rethrown once the job has ended (the job may read the caller's frame; its own exception is then
+  // dropped); otherwise the job's, as Wait does.
+  void RunAlongside(std::function<void()> job, const std::function<void()>& here);
   // Whether a job was started and not yet waited for.
   bool Busy() const;
 

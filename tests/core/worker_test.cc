@@ -67,6 +67,31 @@ TEST(BackgroundWorker, WaitRethrowsAndTheWorkerGoesOn) {
   EXPECT_EQ(ran, 1);
 }
 
+TEST(BackgroundWorker, RunAlongsideEndsTheJobBeforeTheCallersErrorLeaves) {
+  BackgroundWorker w;
+  std::atomic<int> job_done{0};
+  const auto slow_job = [&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    job_done = 1;
+  };
+  try {
+    w.RunAlongside(slow_job, [] { throw std::runtime_error("here failed"); });
+    FAIL() << "RunAlongside must rethrow the caller's exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "here failed");
+    EXPECT_EQ(job_done.load(), 1);  // the job ended before the exception left
+  }
+  EXPECT_FALSE(w.Busy());
+  // Both fail: the caller's error is reported, the job's dropped.
+  EXPECT_THROW(w.RunAlongside([] { throw std::logic_error("job"); }, [] { throw std::runtime_error("here"); }),
+               std::runtime_error);
+  w.Wait();  // nothing left to report
+  // Only the job fails: its error, once both ended.
+  int here_ran = 0;
+  EXPECT_THROW(w.RunAlongside([] { throw std::logic_error("job"); }, [&] { here_ran = 1; }), std::logic_error);
+  EXPECT_EQ(here_ran, 1);
+}
+
 TEST(BackgroundWorker, DestructionWaitsForTheRunningJob) {
   std::atomic<int> done{0};
   {

@@ -135,17 +135,10 @@ void GcnEpoch::RunVirtual(Progress& progress) {
     const Batch& cur = t_.batches_[f % 2];
     if (overlap) {
       double loss = 0;
-      t_.worker_->Start([&, s, i, n] { loss = t_.Compute(cur, n, epoch_, s, first_part + i); });
-      try {
-        if (f + 1 < end) prepare(f + 1);
-      } catch (...) {
-        try {
-          t_.worker_->Wait();  // the job reads this frame: let it end before unwinding
-        } catch (...) {        // the preparation's error is the one reported
-        }
-        throw;
-      }
-      t_.worker_->Wait();
+      t_.worker_->RunAlongside([&, s, i, n] { loss = t_.Compute(cur, n, epoch_, s, first_part + i); },
+                               [&] {
+                                 if (f + 1 < end) prepare(f + 1);
+                               });
       loss_sum_ += loss;
     } else {
       prepare(f);
@@ -200,25 +193,20 @@ void GcnEpoch::RunPipelined(Progress& progress) {
     double compute_seconds = 0;
     double compute_cpu = 0;  // the worker thread's CPU seconds in it
     const StepMark mark = MarkStep();
-    t_.worker_->Start([&, s, n] {
-      const auto t0 = Clock::now();
-      const double cpu0 = ThreadCpuSeconds();
-      loss = t_.Compute(cur, n, epoch_, s);
-      compute_seconds = SecondsSince(t0);
-      compute_cpu = ThreadCpuSeconds() - cpu0;
-    });
-    try {
-      if (s + 1 < t_.steps_) t_.Prepare(SeedsOf(s + 1), epoch_, s + 1, &t_.batches_[(s + 1) % 2]);
-      if (stale && !pending.empty()) sum_pending();
-    } catch (...) {
-      try {
-        t_.worker_->Wait();  // the job reads this frame: let it end before unwinding
-      } catch (...) {        // the preparation's error is the one reported
-      }
-      throw;
-    }
-    const double thread_seconds = SecondsSince(mark.t0);
-    t_.worker_->Wait();
+    double thread_seconds = 0;  // this thread's part of the step
+    t_.worker_->RunAlongside(
+        [&, s, n] {
+          const auto t0 = Clock::now();
+          const double cpu0 = ThreadCpuSeconds();
+          loss = t_.Compute(cur, n, epoch_, s);
+          compute_seconds = SecondsSince(t0);
+          compute_cpu = ThreadCpuSeconds() - cpu0;
+        },
+        [&] {
+          if (s + 1 < t_.steps_) t_.Prepare(SeedsOf(s + 1), epoch_, s + 1, &t_.batches_[(s + 1) % 2]);
+          if (stale && !pending.empty()) sum_pending();
+          thread_seconds = SecondsSince(mark.t0);
+        });
     double correction = 0;
     if (t_.network_) {
       // The serial formula counts this thread's calls at the model's time on top of everything; the step really
