@@ -171,14 +171,8 @@ void GcnEpoch::RunPipelined(Progress& progress) {
   // The first epoch exchanges synchronously: a stale gradient costs most while the weights move fastest.
   const bool stale = t_.config_.dist.grad_staleness > 0 && comm.Size() > 1 && epoch_ > 1;
   std::vector<float> pending;  // step s - 1's gradient share, then its sum over ranks
-  uint64_t pending_call = 0;
-  const auto sum_pending = [&] {
-    const auto t0 = Clock::now();
-    const uint64_t b0 = SentBytes(comm);
-    SumGradients(comm, pending, t_.grad_compress_.get(), pending_call, &tally_.grad_stats);
-    tally_.allreduce_s += SecondsSince(t0);
-    tally_.gradient_b += SentBytes(comm) - b0;
-  };
+  int64_t pending_step = 0;
+  const auto sum_pending = [&] { t_.SumTimed(pending, epoch_, pending_step); };
   const auto apply = [&](std::span<const float> sum) {
     UnpackGradients(sum, t_.model_.params());
     t_.Update();
@@ -221,7 +215,7 @@ void GcnEpoch::RunPipelined(Progress& progress) {
       std::vector<float> mine = PackGradients(t_.model_.params(), n, UnionOf(s));
       if (!pending.empty()) apply(pending);
       pending = std::move(mine);
-      pending_call = static_cast<uint64_t>(epoch_) * static_cast<uint64_t>(t_.steps_) + static_cast<uint64_t>(s);
+      pending_step = s;
     } else {
       t_.Finish(n, UnionOf(s), epoch_, s, true);
     }
