@@ -114,6 +114,8 @@ class Solver : public SolverCore {
  private:
   const float* GetQ(int64_t pos, int64_t len);
   const float* KernelRowOf(int64_t u);
+  // The regressions' G_bar by distinct row: h += c k (k a distinct row's kernel row).
+  void AddToRowGBar(const float* k, double c);
   void SwapIndex(int64_t a, int64_t b);
   void ReconstructGradient();
   bool SelectWorkingSet(int64_t* out_i, int64_t* out_j);
@@ -331,6 +333,12 @@ bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
   return false;
 }
 
+void Solver::AddToRowGBar(const float* k, double c) {
+  double* h = svr_.h.data();
+  parallel_for_chunks<int64_t>(0, static_cast<int64_t>(svr_.h.size()), kScanGrain,
+                               [&](int64_t b, int64_t e) { AddScaledRow(h, k, c, b, e); });
+}
+
 void Solver::InitialGradient() {
   double* g = s_.g.data();
   for (int64_t i = 0; i < l_; ++i) {
@@ -344,11 +352,7 @@ void Solver::InitialGradient() {
       parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
         AddScaledSignedRow(g, k, svr_.uid.data(), s_.y.data(), yp, alpha_i, b, e);
       });
-      if (upper) {
-        parallel_for_chunks<int64_t>(0, static_cast<int64_t>(svr_.h.size()), kScanGrain, [&](int64_t b, int64_t e) {
-          AddScaledRow(svr_.h.data(), k, c_i * s_.y[i], b, e);
-        });
-      }
+      if (upper) AddToRowGBar(k, c_i * s_.y[i]);
       continue;
     }
     const float* q_i = GetQ(i, l_);
@@ -423,10 +427,7 @@ void Solver::UpdateGBar(int64_t pos, double c) {
   ++tally_.bound_changes;
   if (svr_.cache != nullptr) {  // SVR_Q: the distinct row's cached kernel row (LIBSVM's get_Q(i, l)), read directly
     const float* k = KernelRowOf(svr_.uid[pos]);
-    const double cp = c * s_.y[pos];  // c y_p y_q K = y_q ((c y_p) K): sign changes, exact
-    double* h = svr_.h.data();
-    parallel_for_chunks<int64_t>(0, static_cast<int64_t>(svr_.h.size()), kScanGrain,
-                                 [&](int64_t b, int64_t e) { AddScaledRow(h, k, cp, b, e); });
+    AddToRowGBar(k, c * s_.y[pos]);  // c y_p y_q K = y_q ((c y_p) K): sign changes, exact
     return;
   }
   const auto [cached, cached_len] = cache_.Peek(pos);
