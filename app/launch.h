@@ -49,7 +49,7 @@ struct LaunchOptions {
       c.host_discovery_script);
     v(ParamInfo{"start_timeout",
                 "Seconds to wait, asking --host-discovery-script again every second, for at least --min-np slots "
-                "before a run"}
+                "before a run; a run of the script still going when they are over (at least 1 s) ends the launch"}
           .Cli()
           .Range(0, 86400),
       c.start_timeout);

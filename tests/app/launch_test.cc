@@ -3,8 +3,15 @@
 // the ctest entries dist_gcn_launch_* (tests/tools/dist_launch.cmake).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include "app/launch.h"
 #include "core/error.h"
@@ -92,6 +99,35 @@ TEST(Launch, OptionsAreCheckedBeforeAnythingRuns) {
   EXPECT_NE(error_of(o).find("--host-discovery-script /nonexistent/discover: cannot be run"), std::string::npos);
   o.host_discovery_script = "/bin/false";
   EXPECT_NE(error_of(o).find("--host-discovery-script /bin/false: ended with exit status 1"), std::string::npos);
+}
+
+// A discovery script that never ends (here: a child of it holds its output open) ends the launch after what is left
+// of --start-timeout, with the reason, instead of hanging it.
+TEST(Launch, AHungDiscoveryScriptEndsTheLaunch) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("tessel_hung_{}", ::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string script = (dir / "discover.sh").string();
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\necho localhost:4\nsleep 300 &\nwait\n";
+  }
+  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+  LaunchOptions o;
+  o.np = 2;
+  o.command = {"train", "svm", "--checkpoint", (dir / "ck").string()};
+  o.host_discovery_script = script;
+  o.start_timeout = 1;
+  std::string error;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    Launch(o);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_NE(error.find(script + ": still running after 1 s"), std::string::npos) << error;
+  EXPECT_LT(seconds, 30.0);  // not the script's 300 s
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
