@@ -143,7 +143,13 @@ struct HasEnumParse<E, std::void_t<decltype(EnumNames<E>::Parse(std::string_view
 // Parses one of the names of E; throws naming `what` and the accepted values.
 template <typename E>
 E ParseEnum(std::string_view text, std::string_view what) {
-  if constexpr (HasEnumParse<E>::value) return EnumNames<E>::Parse(text);
+  if constexpr (HasEnumParse<E>::value) {
+    try {
+      return EnumNames<E>::Parse(text);
+    } catch (const Error& e) {  // its message names the value; this names where it came from
+      throw Error(std::string(what) + ": " + e.what());
+    }
+  }
   std::string accepted;
   for (const auto& [v, name] : EnumNames<E>::kNames) {
     if (name == text) return v;

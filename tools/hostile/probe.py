@@ -22,6 +22,7 @@ import ctypes
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -605,21 +606,49 @@ SWEEP = {
                     "--dataset:T --checkpoint:T --nodes:T --output:T --threads:I --device:T --math:T --device-id:I"),
     "predict svm": (["predict", "svm", "--model", "{W}/h.model", "--data", "{W}/h.svm"],
                     "--model:T --data:T --output:T --threads:I --device:T --device-id:I"),
+    # the launcher's own options go before "--" (a value they accept runs no MPI: the mpirun given does not exist)
+    "launch": (["launch", "-n", "2", "--mpirun", "{W}/no-mpirun", "--", "train", "svm", "--data", "{W}/h.svm",
+                "--model", "{W}/m", "--checkpoint", "{W}/ck"], "-n,--np:I --min-np:I --start-timeout:I"),
 }
+# Options whose empty value is a valid one (the auto sweep leaves their "" out).
+EMPTY_IS_VALID = {"--mpirun-args"}
 BAD_VALUES = {"I": ["1e23", "2.5", "99999999999999999999"], "U": ["-1", "1e23", "2.5", "99999999999999999999"],
               "F": ["nan", "inf"], "T": [""]}
 
 
-def sweep_cases():
+HELP_TYPES = {"INT": "I", "UINT": "U", "FLOAT": "F", "TEXT": "T"}
+
+
+def help_spec(tessel, sub):
+    """The options of `tessel SUB --help` that take a value, as SWEEP's spec ("-c,--cost:F ..."): INT, UINT and FLOAT
+    by their type, TEXT, enumerations (a|b) and lists (N,N,...) as text. So an option added later is swept too."""
+    text = subprocess.run([tessel] + sub.split() + ["--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True).stdout
+    items = []
+    for line in text.splitlines():
+        m = re.match(r"^  ((?:-\w,)?--[\w-]+) (\S+?)(?:=\S*)?(?:\s|$)", line)
+        if m and not m.group(2).startswith("{"):
+            items.append("%s:%s" % (m.group(1), HELP_TYPES.get(m.group(2), "T")))
+    return items
+
+
+def sweep_cases(tessel=None):
     out = []
     for sub, (base, spec) in SWEEP.items():
+        listed = {item.rsplit(":", 1)[0].split(",")[-1] for item in spec.split()}
+        if tessel is not None:  # and every option --help shows that the list above does not name
+            spec = " ".join([spec] + [i for i in help_spec(tessel, sub) if i.rsplit(":", 1)[0].split(",")[-1] not in listed])
         for item in spec.split():
             names, kind = item.rsplit(":", 1)
             flag = names.split(",")[-1]
             for value in BAD_VALUES[kind]:
+                if value == "" and flag in EMPTY_IS_VALID:
+                    continue
                 words = ["{T}"] + list(base)
                 if flag in words:
                     words[words.index(flag) + 1] = value
+                elif "--" in words:
+                    words[words.index("--"):words.index("--")] = [flag, value]
                 else:
                     words += [flag, value]
                 needle = tuple(n for n in names.split(",")) + ((flag.lstrip("-"),) if len(flag) > 2 else ())
@@ -1750,7 +1779,7 @@ def main():
     os.symlink(args.tessel, os.path.join(base, "tessel-bin"))
     fx = os.path.join(base, "fixtures")
     make_fixtures(args.tessel, fx)
-    every = cases(have_mpi) + sweep_cases() + more_cases(have_mpi) + nothing_lost_2_cases()
+    every = cases(have_mpi) + sweep_cases(args.tessel) + more_cases(have_mpi) + nothing_lost_2_cases()
     only = [o for o in (args.only or "").split(",") if o]
     all_cases = [c for c in every if not only or any(o in c.name for o in only)]
     if not args.python_path:
