@@ -90,7 +90,12 @@ std::vector<fs::path> Expand(const fs::path& input) {
   return out;
 }
 
-std::string ForceHint(std::string_view flag) { return flag.starts_with("--") ? "--force" : "force=True"; }
+// The command line's options ("--output") and positional arguments (svm-predict's "OUTPUT_FILE") get the CLI's
+// spelling; Python's keyword arguments ("checkpoint") their own.
+std::string ForceHint(std::string_view flag) {
+  const bool cli = flag.starts_with("--") || (!flag.empty() && flag[0] >= 'A' && flag[0] <= 'Z');
+  return cli ? "--force" : "force=True";
+}
 
 // A string field of a small JSON file, or "" when the file is missing, not JSON or has no such string.
 std::string JsonField(const fs::path& file, const char* key) {

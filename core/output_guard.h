@@ -29,7 +29,8 @@ enum class OutputKind {
 //    empty folder), and `force` is set; any other file or folder is never replaced;
 //  - its parent folder exists and is writable.
 // An empty `out` (no output asked for) passes. `flag` names the option ("--output") or the Python argument
-// ("checkpoint"); a flag starting with "--" gets "pass --force" in messages, any other "pass force=True".
+// ("checkpoint"); a flag starting with "--" or a positional argument's upper-case name ("OUTPUT_FILE") gets "pass
+// --force" in messages, a Python argument "pass force=True".
 // `other_outputs` are the run's other outputs, checked as inputs are (two outputs of one run never overlap).
 void CheckOutputPath(const std::filesystem::path& out, OutputKind kind, bool force, std::string_view flag,
                      std::span<const std::filesystem::path> inputs = {},

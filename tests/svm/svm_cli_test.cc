@@ -168,6 +168,11 @@ TEST_F(SvmCliTest, TakesSvmPredictsCommandLine) {
   EXPECT_NE(Fails("predict svm " + hs + " " + (dir_ / "missing.model").string() + " " + (dir_ / "o.txt").string())
                 .find("MODEL_FILE"),
             std::string::npos);
+  // An existing OUTPUT_FILE is replaced only with the command line's --force (not Python's force=True).
+  const std::string out = Write("exists.txt", "keep\n").string();
+  const std::string refused = Fails("predict svm " + hs + " " + c_model + " " + out);
+  EXPECT_NE(refused.find("OUTPUT_FILE " + out + ": already exists; pass --force"), std::string::npos) << refused;
+  EXPECT_EQ(ReadFileToString(out), "keep\n");
 }
 
 TEST_F(SvmCliTest, BadInputGivesClearErrors) {
