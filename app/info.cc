@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "app/info_models.h"
 #include "app/partition.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -98,6 +99,13 @@ void Info(const InfoOptions& a, const Printer& say) {
     PartitionInfo(a.path, a.json, a.verify, say);
     return;
   }
+  if (InfoOfModel(a, say)) return;  // a GCN checkpoint or an SVM model
+  std::error_code ec;
+  TESSEL_CHECK(
+      std::filesystem::is_directory(dir, ec) || !std::filesystem::exists(dir, ec),
+      "{}: not a tessel dataset, partition folder or GCN checkpoint (those are folders), nor an SVM model file "
+      "(its first line is \"svm_type ...\"); give one of them (raw data: tessel convert it first)",
+      a.path);
   const nlohmann::json manifest = ds::ReadManifest(dir);  // "not a tessel dataset" for anything else
   const std::string kind = manifest["kind"].get<std::string>();
   OrderedJson out;

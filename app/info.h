@@ -1,6 +1,7 @@
-// `tessel info PATH`: what a native dataset holds (kind, counts, degrees, features, classes, split) or a partition
-// folder's statistics, and whether every array still matches its checksum; human-readable, or one JSON object with
-// --json. Every option declared once here.
+// `tessel info PATH`: what a native dataset holds (kind, counts, degrees, features, classes, split), a partition
+// folder's statistics, or what a model holds (a GCN checkpoint folder, an SVM model file: app/info_models.h), and
+// whether every array still matches its checksum; human-readable, or one JSON object with --json. Every option
+// declared once here.
 #pragma once
 
 #include <string>
@@ -20,8 +21,15 @@ struct InfoOptions {
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
-    v(ParamInfo{"path", "Dataset folder (made by tessel convert or tessel generate)"}.Flags("path").Cli().Required(),
-      c.path);
+    v(
+        ParamInfo{
+            "path",
+            "What to describe: a dataset folder (tessel convert or generate), a partition folder (tessel partition), a "
+            "GCN checkpoint folder (train gcn --checkpoint) or an SVM model file (train svm --model)"}
+            .Flags("path")
+            .Cli()
+            .Required(),
+        c.path);
     v(ParamInfo{"json", "Print one JSON object instead of text"}.Cli(), c.json);
     v(ParamInfo{"verify", "Verify every array's XXH3 checksum"}.Flags("--verify,!--no-verify").Cli(), c.verify);
   }
@@ -44,7 +52,8 @@ struct CheckReport {
 void ReportChecks(const Printer& say, bool print, bool verify, const std::vector<ItemCheck>& items,
                   const CheckReport& report);
 
-// Describes the dataset or partition folder to `say`; throws naming the damaged arrays when a checksum fails.
+// Describes the dataset, partition folder, checkpoint or model to `say`; throws naming the damaged arrays when a
+// checksum fails.
 void Info(const InfoOptions& options, const Printer& say);
 
 }  // namespace tessel::app

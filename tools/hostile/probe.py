@@ -896,6 +896,10 @@ def more_cases(have_mpi):
         ("checkpoint-tensors", "ckpt/tensors.bin", gcn_predict, None),
         ("checkpoint-resume", "ckpt/checkpoint.json", gcn1 + ["--checkpoint", W + "/ckpt", "--resume"], None),
         ("predict-nodes", "nodes.txt", gcn_predict + ["--nodes", W + "/nodes.txt"], None),
+        ("svm-model-info", "h.model", [T, "info", W + "/h.model"], None),
+        ("svm-sidecar-info", "h.model.json", [T, "info", W + "/h.model"], None),
+        ("checkpoint-json-info", "ckpt/checkpoint.json", [T, "info", W + "/ckpt"], None),
+        ("checkpoint-tensors-info", "ckpt/tensors.bin", [T, "info", W + "/ckpt"], None),
     ]
     for rname, rel, cmd, pre in readers:
         slow = cmd is mpi2 or cmd[:1] == ["mpirun"]
@@ -930,8 +934,9 @@ def more_cases(have_mpi):
     # ---- deeply nested and malformed JSON in every metadata file
     for rel, cmd in [("ds/manifest.json", [T, "info", W + "/ds"]), ("parts/partitions.json", [T, "info", W + "/parts"]),
                      ("parts/part-0/manifest.json", parts_reader), ("ckpt/checkpoint.json", gcn_predict),
-                     ("h.model.json", svm_predict)]:
-        tag = rel.replace("/", "-")
+                     ("h.model.json", svm_predict), ("ckpt/checkpoint.json", [T, "info", W + "/ckpt"]),
+                     ("h.model.json", [T, "info", W + "/h.model"])]:
+        tag = rel.replace("/", "-") + ("-info" if cmd[1:2] == ["info"] and rel.startswith(("ckpt", "h.")) else "")
         for name, text in [("open-arrays", "[" * 100000), ("closed-arrays", "[" * 100000 + "]" * 100000),
                            ("objects", '{"a":' * 100000 + "1" + "}" * 100000), ("bom", "\ufeff{}"),
                            ("trailing-garbage", None), ("not-utf8", b"{\"format\": \"\xff\xfe\"}")]:

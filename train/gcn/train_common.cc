@@ -10,6 +10,7 @@
 #include "core/device.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/params_json.h"
 #include "train/gcn/trainer.h"
 
 namespace tessel::train::gcn {
@@ -152,6 +153,47 @@ ResumePoint ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, Be
     log::Info("resuming from {} after epoch {}", c.checkpoint_dir.string(), s.epochs_done);
   }
   return at;
+}
+
+TrainConfig CheckedCheckpointConfig(const std::filesystem::path& dir, const TrainState& s) {
+  const std::string json_file = (dir / "checkpoint.json").string();
+  TrainConfig c;
+  try {
+    c = TrainConfig::FromJson(s.config);
+    c.model.Validate();
+    // Every value the training run had to pass (counts, rates), not only the model's: a damaged one is named here.
+    c.Validate(ParamsToJson(c.dist) != ParamsToJson(DistOptions{}));
+  } catch (const Error& e) {
+    throw Error::InFile(json_file, fmt::format("\"config\": {} (checkpoint {} damaged; delete it and train again)",
+                                               e.what(), dir.string()));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error::InFile(json_file, fmt::format("\"config\" is malformed: {} (checkpoint {} damaged; delete it and "
+                                               "train again)",
+                                               e.what(), dir.string()));
+  }
+  // The tensors must be those of the configuration's model before that model (sized by the configuration) is built.
+  std::vector<TensorShape> shapes;
+  for (int l = 0; l < c.model.layers; ++l) {  // GcnModel's parameters, in its order
+    const int64_t in = l == 0 ? c.model.in_dim : c.model.hidden;
+    const int64_t out = l == c.model.layers - 1 ? c.model.num_classes : c.model.hidden;
+    shapes.push_back({fmt::format("layer{}.weight", l), in, out});
+    if (c.model.kind == ModelKind::kSage) shapes.push_back({fmt::format("layer{}.weight_self", l), in, out});
+    if (c.model.bias) shapes.push_back({fmt::format("layer{}.bias", l), 1, out});
+    if (shapes.size() > s.params.size()) break;  // already too many: no need to list a forged number of layers
+  }
+  CheckCheckpointShapes(dir, s, shapes);
+  if (s.config.contains("feature_scaling")) {  // the training data's scaling (version 1: only for standard scaling)
+    const FeatureScaling scaling = FeatureScaling::FromJson(s.config.at("feature_scaling"));
+    TESSEL_CHECK(scaling.norm == c.normalize_features,
+                 "{}: the checkpoint's feature scaling ({}) is not its "
+                 "configuration's ({}); the checkpoint is damaged",
+                 dir.string(), FeatureNormName(scaling.norm), FeatureNormName(c.normalize_features));
+    TESSEL_CHECK(scaling.norm != FeatureNorm::kStandard || static_cast<int64_t>(scaling.mean.size()) == c.model.in_dim,
+                 "{}: \"config.feature_scaling\" holds {} columns but the model takes {} (checkpoint {} damaged; "
+                 "delete it and train again)",
+                 json_file, scaling.mean.size(), c.model.in_dim, dir.string());
+  }
+  return c;
 }
 
 }  // namespace tessel::train::gcn

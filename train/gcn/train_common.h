@@ -85,4 +85,9 @@ ResumePoint ResumeIfAsked(const TrainConfig& c, const nlohmann::json& config, Be
 // seeds of at most one step are visited twice, none skipped). 0 at an epoch boundary.
 int64_t FirstStep(const ResumePoint& r, int64_t steps);
 
+// The training configuration of a checkpoint `s` read from `dir` (LoadCheckpoint), checked as a training run checks
+// its options, and its parameters checked to be those of that configuration's model, in order and shape. Throws
+// naming checkpoint.json's field or the tensor, and the fix. For prediction and `tessel info`.
+TrainConfig CheckedCheckpointConfig(const std::filesystem::path& dir, const TrainState& s);
+
 }  // namespace tessel::train::gcn

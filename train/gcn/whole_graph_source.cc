@@ -202,37 +202,12 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
                              TrainConfig* config) {
   ctx.MakeCurrent();  // this thread's device, as a trainer's rank sets it
   TrainState s = LoadCheckpoint(dir);
-  const std::string json_file = (dir / "checkpoint.json").string();
-  TrainConfig c;
-  try {
-    c = TrainConfig::FromJson(s.config);
-    c.model.Validate();
-    // Every value the training run had to pass (counts, rates), not only the model's: a damaged one is named here.
-    c.Validate(ParamsToJson(c.dist) != ParamsToJson(DistOptions{}));
-  } catch (const Error& e) {
-    throw Error::InFile(json_file, fmt::format("\"config\": {} (checkpoint {} damaged; delete it and train again)",
-                                               e.what(), dir.string()));
-  } catch (const nlohmann::json::exception& e) {
-    throw Error::InFile(json_file, fmt::format("\"config\" is malformed: {} (checkpoint {} damaged; delete it and "
-                                               "train again)",
-                                               e.what(), dir.string()));
-  }
+  const TrainConfig c = CheckedCheckpointConfig(dir, s);  // its configuration and tensors, checked together
   TESSEL_CHECK(!data.features.empty(), "{}: the dataset has no node features", data.name);
   TESSEL_CHECK(data.features.dim == c.model.in_dim,
                "the dataset has {} feature columns but the checkpoint in {} "
                "was trained on {}",
                data.features.dim, dir.string(), c.model.in_dim);
-  // The tensors must be those of the configuration's model before that model (sized by the configuration) is built.
-  std::vector<TensorShape> shapes;
-  for (int l = 0; l < c.model.layers; ++l) {  // GcnModel's parameters, in its order
-    const int64_t in = l == 0 ? c.model.in_dim : c.model.hidden;
-    const int64_t out = l == c.model.layers - 1 ? c.model.num_classes : c.model.hidden;
-    shapes.push_back({fmt::format("layer{}.weight", l), in, out});
-    if (c.model.kind == ModelKind::kSage) shapes.push_back({fmt::format("layer{}.weight_self", l), in, out});
-    if (c.model.bias) shapes.push_back({fmt::format("layer{}.bias", l), 1, out});
-    if (shapes.size() > s.params.size()) break;  // already too many: no need to list a forged number of layers
-  }
-  CheckCheckpointShapes(dir, s, shapes);
   GcnModel model(c.model, 0);
   auto& params = model.params();
   std::vector<Matrix>& weights = s.best_params.empty() ? s.params : s.best_params;
@@ -243,19 +218,12 @@ Matrix PredictFromCheckpoint(const Context& ctx, const datasets::NodeDataset& da
                  "{}: tensor {} has the wrong shape", dir.string(), params[i].name);
     params[i].value = std::move(weights[i]);
   }
-  // The training data's scaling, saved with the checkpoint (LoadCheckpoint refuses one that needs it and lacks it);
-  // a version 1 checkpoint of none or l1 scaling has none, and those need no fitted statistics.
+  // The training data's scaling, saved with the checkpoint (LoadCheckpoint refuses one that needs it and lacks it,
+  // CheckedCheckpointConfig one that is not its configuration's); a version 1 checkpoint of none or l1 scaling has
+  // none, and those need no fitted statistics.
   const FeatureScaling scaling = s.config.contains("feature_scaling")
                                      ? FeatureScaling::FromJson(s.config.at("feature_scaling"))
                                      : FitFeatureScaling(data.features, c.normalize_features);
-  TESSEL_CHECK(scaling.norm == c.normalize_features,
-               "{}: the checkpoint's feature scaling ({}) is not its "
-               "configuration's ({}); the checkpoint is damaged",
-               dir.string(), FeatureNormName(scaling.norm), FeatureNormName(c.normalize_features));
-  TESSEL_CHECK(scaling.norm != FeatureNorm::kStandard || static_cast<int64_t>(scaling.mean.size()) == c.model.in_dim,
-               "{}: \"config.feature_scaling\" holds {} columns but the model takes {} (checkpoint {} damaged; delete "
-               "it and train again)",
-               json_file, scaling.mean.size(), c.model.in_dim, dir.string());
   FeatureMatrix f = PrepareFeatures(data.features, scaling);
   SparseMatrix adj;
   SparseMatrix adj_t;

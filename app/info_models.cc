@@ -1,0 +1,208 @@
+// `tessel info` on what training writes: a GCN checkpoint folder (train gcn --checkpoint) and an SVM model file
+// (train svm --model, LIBSVM's text format, with tessel's sidecar MODEL.json when there is one). Each is read by the
+// reader that training and prediction use, so everything they check is checked here too.
+#include "app/info_models.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "svm/svm_model.h"
+#include "train/gcn/checkpoint.h"
+#include "train/gcn/train_common.h"
+#include "train/gcn/train_config.h"
+
+namespace tessel::app {
+namespace {
+
+namespace fs = std::filesystem;
+using OrderedJson = nlohmann::ordered_json;
+
+std::string Join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// A regular file whose first 4 KiB, after blank space, start with LIBSVM's model keyword "svm_type" (read no further:
+// the file may be anything, of any size).
+bool LooksLikeSvmModel(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+  const auto first = head.find_first_not_of(" \t\r\n");
+  return first != std::string::npos &&
+         (head.compare(first, 9, "svm_type ") == 0 || head.compare(first, 9, "svm_type\t") == 0);
+}
+
+std::string KernelText(const svm::SvmModel& m) {
+  const auto& k = m.kernel;
+  switch (k.type) {
+    case kernels::SvmKernelType::kLinear:
+      return "linear";
+    case kernels::SvmKernelType::kPolynomial:
+      return fmt::format("polynomial (degree {}, gamma {:g}, coef0 {:g})", k.degree, k.gamma, k.coef0);
+    case kernels::SvmKernelType::kRbf:
+      return fmt::format("rbf (gamma {:g})", k.gamma);
+    case kernels::SvmKernelType::kSigmoid:
+      return fmt::format("sigmoid (gamma {:g}, coef0 {:g})", k.gamma, k.coef0);
+  }
+  return "?";
+}
+
+void SvmModelInfo(const InfoOptions& a, const Printer& say) {
+  const svm::SvmModel m = svm::LoadSvmModel(a.path);
+  const bool classification = !svm::IsRegression(m.type) && m.type != svm::SvmType::kOneClass;
+  const auto nnz = static_cast<int64_t>(m.sv_indices.size());
+  const fs::path sidecar = svm::SidecarPath(a.path);
+  OrderedJson training;  // the sidecar's training statistics, when the model has one
+  std::error_code ec;
+  if (fs::is_regular_file(sidecar, ec) && fs::file_size(sidecar, ec) <= (64U << 20) && !ec) {
+    try {
+      const nlohmann::json j = nlohmann::json::parse(ReadFileToString(sidecar));
+      if (j.is_object() && j.contains("training") && j.at("training").is_object()) training = j.at("training");
+    } catch (const nlohmann::json::exception&) {
+      // LoadSvmModel has read the sidecar's dimension and refused a damaged one; other keys are informational
+    }
+  }
+  OrderedJson out;
+  out["path"] = a.path;
+  out["kind"] = "svm_model";
+  out["svm_type"] = std::string(svm::SvmTypeName(m.type));
+  out["kernel"] = {{"type", std::string(EnumName(m.kernel.type))},
+                   {"degree", m.kernel.degree},
+                   {"gamma", m.kernel.gamma},
+                   {"coef0", m.kernel.coef0}};
+  out["nr_class"] = m.nr_class;
+  out["labels"] = m.labels;
+  out["total_sv"] = m.total_sv();
+  out["nr_sv"] = m.nr_sv;
+  out["rho"] = m.rho;
+  out["probability"] = m.HasProbability();
+  out["num_features"] = m.num_features;
+  out["num_features_from"] = m.num_features_known ? "sidecar" : "support vectors";
+  out["sv_nonzeros"] = nnz;
+  out["sidecar"] = training.is_null() ? OrderedJson(nullptr) : OrderedJson(sidecar.string());
+  if (!training.is_null()) out["training"] = training;
+  if (a.json) {
+    say("{}\n", out.dump(2));
+    return;
+  }
+  say("path       {}\n", a.path);
+  say("kind       SVM model (LIBSVM text{})\n",
+      training.is_null() ? "" : fmt::format("; sidecar {}", sidecar.string()));
+  say("type       {}, kernel {}\n", svm::SvmTypeName(m.type), KernelText(m));
+  if (classification) {
+    std::vector<std::string> per_class;
+    for (size_t c = 0; c < m.labels.size(); ++c) {
+      per_class.push_back(fmt::format("{}: {}", m.labels[c], c < m.nr_sv.size() ? m.nr_sv[c] : 0));
+    }
+    say("classes    {} (support vectors per label: {}); {} one-vs-one pair(s)\n", m.nr_class, Join(per_class),
+        m.rho.size());
+  }
+  say("support    {} vectors, {} non-zeros ({:.1f} a vector)\n", static_cast<long long>(m.total_sv()),
+      static_cast<long long>(nnz),
+      m.total_sv() > 0 ? static_cast<double>(nnz) / static_cast<double>(m.total_sv()) : 0.0);
+  say("features   {} ({})\n", static_cast<long long>(m.num_features),
+      m.num_features_known ? "the training data's, from the sidecar" : "the largest support vector id: no sidecar");
+  say("rho        {}\n", m.rho.size() == 1 ? fmt::format("{:.10g}", m.rho[0])
+                                           : fmt::format("{} values, {:.6g} .. {:.6g}", m.rho.size(),
+                                                         *std::min_element(m.rho.begin(), m.rho.end()),
+                                                         *std::max_element(m.rho.begin(), m.rho.end())));
+  say("probability {}\n", m.HasProbability() ? "yes (-b 1)" : "no");
+  if (!training.is_null()) {
+    const auto num = [&](const char* key) { return training.contains(key) ? training.at(key).dump() : "-"; };
+    say("training   {} iterations, {} kernel evaluations, {} s{}\n", num("iterations"), num("kernel_evaluations"),
+        num("seconds"),
+        training.contains("pairs") && training.at("pairs").is_array()
+            ? fmt::format(", {} binary problem(s)", training.at("pairs").size())
+            : "");
+  }
+}
+
+void CheckpointInfo(const InfoOptions& a, const Printer& say) {
+  // Read and checked as prediction reads it: the counters, the tensors' checksum and values, the configuration and
+  // the tensors' shapes against its model.
+  const train::gcn::TrainState s = train::gcn::LoadCheckpoint(a.path);
+  train::gcn::CheckedCheckpointConfig(a.path, s);
+  const nlohmann::json& c = s.config;
+  int64_t parameters = 0;
+  OrderedJson shapes = OrderedJson::array();
+  for (const kernels::Matrix& p : s.params) {
+    parameters += p.rows * p.cols;
+    shapes.push_back({p.rows, p.cols});
+  }
+  const auto field = [&](const char* key) {
+    if (!c.contains(key)) return std::string("?");
+    const nlohmann::json& v = c.at(key);
+    return v.is_number_float() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();  // lr 0.01, not 0.00999999977
+  };
+  OrderedJson out;
+  out["path"] = a.path;
+  out["kind"] = "gcn_checkpoint";
+  out["parameters"] = parameters;
+  out["parameter_shapes"] = shapes;
+  out["epochs_done"] = s.epochs_done;
+  out["adam_steps"] = s.adam_steps;
+  out["best_epoch"] = s.best_epoch;
+  out["best_val_acc"] = s.best_val_acc < 0 ? OrderedJson(nullptr) : OrderedJson(s.best_val_acc);
+  out["epochs_since_best"] = s.epochs_since_best;
+  out["epoch_steps_done"] = s.epoch_steps_done;
+  out["epoch_steps"] = s.epoch_steps;
+  out["ranks"] = s.ranks;
+  out["just_in_time"] = s.just_in_time;
+  out["has_best_params"] = !s.best_params.empty();
+  out["config"] = c;
+  if (a.json) {
+    say("{}\n", out.dump(2));
+    return;
+  }
+  std::string model = c.contains("model") && c.at("model").is_string() ? c.at("model").get<std::string>() : "?";
+  say("path       {}\n", a.path);
+  say("kind       GCN checkpoint (tessel train gcn --checkpoint)\n");
+  say("model      {}, {} layers, hidden {}, {} input features, {} classes; {} parameters in {} tensors\n", model,
+      field("layers"), field("hidden"), field("in_dim"), field("num_classes"), static_cast<long long>(parameters),
+      s.params.size());
+  std::string where = fmt::format("{} of {} epochs done, {} Adam steps", s.epochs_done, field("epochs"),
+                                  static_cast<long long>(s.adam_steps));
+  if (s.epoch_steps > 0)
+    where += fmt::format("; {} of epoch {}'s {} steps", s.epoch_steps_done, s.epochs_done + 1,
+                         static_cast<long long>(s.epoch_steps));
+  if (s.ranks > 0) where += fmt::format("; written by {} rank(s)", s.ranks);
+  if (s.just_in_time) where += " when a rank failed (just in time)";
+  say("state      {}\n", where);
+  say("best       {}\n", s.best_val_acc < 0 ? std::string("not evaluated yet")
+                                            : fmt::format("validation accuracy {:.4f} at epoch {} ({} epoch(s) since)",
+                                                          s.best_val_acc, s.best_epoch, s.epochs_since_best));
+  say("training   lr {}, dropout {}, weight decay {}, batch size {}, fanouts {}\n", field("lr"), field("dropout"),
+      field("weight_decay"), field("batch_size"), field("fanouts"));
+}
+
+}  // namespace
+
+bool InfoOfModel(const InfoOptions& a, const Printer& say) {
+  const fs::path path = a.path;
+  std::error_code ec;
+  if (fs::is_directory(path, ec) && fs::exists(path / "checkpoint.json", ec)) {
+    CheckpointInfo(a, say);
+    return true;
+  }
+  if (LooksLikeSvmModel(path)) {
+    SvmModelInfo(a, say);
+    return true;
+  }
+  return false;
+}
+
+}  // namespace tessel::app
