@@ -15,6 +15,7 @@
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
 
+#include "app/info.h"
 #include "core/file_io.h"
 #include "datasets/graph_builder.h"
 #include "datasets/native_format.h"
@@ -268,6 +269,20 @@ void RegisterData(py::module_& m) {
   m.def("load", &Load, py::arg("path"), py::arg("mmap") = true,
         "Opens a native dataset folder (memory-mapped, or copied with mmap=False; checksums verified), a node-table "
         "prefix or LIBSVM text");
+  m.def(
+      "info",
+      [](const std::string& path, bool verify) {
+        app::InfoOptions o;
+        o.path = path;
+        o.json = true;
+        o.verify = verify;
+        std::string out;
+        const app::Printer say([&out](std::string_view text) { out += text; });
+        RunReleased([&] { app::Info(o, say); });
+        return out;
+      },
+      py::arg("path"), py::arg("verify") = true,
+      "`tessel info --json PATH`: a dataset, partition folder, GCN checkpoint or SVM model described, as JSON");
   m.def("build_node", &BuildNode);
   m.def("build_rows", &BuildRows);
 

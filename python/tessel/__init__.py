@@ -13,7 +13,7 @@ Errors of the engine are raised as :class:`tessel.Error` (a ValueError) with the
 
 from ._errors import Error
 from . import _tessel
-from .data import NodeData, RowData, from_pyg, load, node_dataset, rows_dataset, stats, to_pyg
+from .data import NodeData, RowData, from_pyg, info, load, node_dataset, rows_dataset, stats, to_pyg
 from .gcn import GCN_PARAMS, PARTITION_PARAMS, PREDICT_GCN_PARAMS, partition, predict_gcn, train_gcn
 
 __version__ = _tessel.__version__
@@ -44,6 +44,6 @@ def __dir__():
     return sorted(set(globals()) | set(_SVM_ESTIMATORS))
 
 
-__all__ = ["Error", "NodeData", "RowData", *_SVM_ESTIMATORS, "GCN_PARAMS", "PARTITION_PARAMS", "PREDICT_GCN_PARAMS", "from_pyg", "load", "node_dataset",
+__all__ = ["Error", "NodeData", "RowData", *_SVM_ESTIMATORS, "GCN_PARAMS", "PARTITION_PARAMS", "PREDICT_GCN_PARAMS", "from_pyg", "info", "load", "node_dataset",
            "partition", "predict_gcn", "rows_dataset", "stats", "to_pyg", "train_gcn", "set_log_level",
            "get_log_level", "__version__"]

@@ -281,6 +281,13 @@ def _dense_to_csr(dense):
     return indptr, cols.astype(np.int32), np.ascontiguousarray(dense[rows, cols]), int(dense.shape[1])
 
 
+def info(path, verify=True):
+    """What ``tessel info --json PATH`` prints, as a dict: a native dataset folder, a partition folder, a GCN
+    checkpoint folder or an SVM model file, read and checked as training and prediction read them (with
+    ``verify=True`` every array's checksum too). Raises :class:`tessel.Error` naming the damage otherwise."""
+    return json.loads(_tessel.info(_path("path", path), as_bool("verify", verify)))
+
+
 def stats(data):
     """The statistics ``tessel info`` prints, as a dict."""
     return json.loads(data.stats_json())

@@ -355,3 +355,22 @@ def test_a_mapped_file_truncated_on_disk_is_refused_before_a_new_view_reads_it(t
         with pytest.raises(tessel.Error, match="labels.bin: has 0 bytes now.*mmap=False"):
             read()
     assert e.num_nodes == 10  # counts held in memory still answer
+
+
+def test_info_describes_datasets_checkpoints_and_svm_models(tmp_path, data_dir, run_cli):
+    d, _ = small(tmp_path)
+    d.save(tmp_path / "ring")
+    assert tessel.info(tmp_path / "ring")["num_nodes"] == 10
+    hs = data_dir / "svm" / "heart_scale"
+    run_cli("train", "svm", "-q", hs, tmp_path / "hs.model")
+    m = tessel.info(tmp_path / "hs.model")
+    total_sv = next(int(line.split()[1]) for line in open(tmp_path / "hs.model") if line.startswith("total_sv"))
+    assert m["kind"] == "svm_model" and m["svm_type"] == "c_svc" and m["total_sv"] == total_sv
+    assert sum(m["nr_sv"]) == total_sv and m["num_features"] == 13
+    run_cli("train", "gcn", "--dataset", tmp_path / "ring", "--epochs", "2", "--checkpoint", tmp_path / "ck")
+    c = tessel.info(tmp_path / "ck")
+    assert c["kind"] == "gcn_checkpoint" and c["epochs_done"] == 2
+    with pytest.raises(tessel.Error, match="nor an SVM model file"):
+        tessel.info(hs)
+    with pytest.raises(tessel.Error, match="verify=1"):
+        tessel.info(hs, verify=1)
