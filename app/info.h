@@ -25,7 +25,7 @@ struct InfoOptions {
         ParamInfo{
             "path",
             "What to describe: a dataset folder (tessel convert or generate), a partition folder (tessel partition), a "
-            "GCN checkpoint folder (train gcn --checkpoint) or an SVM model file (train svm --model)"}
+            "GCN or SVM checkpoint folder (train gcn/svm --checkpoint) or an SVM model file (train svm --model)"}
             .Flags("path")
             .Cli()
             .Required(),

@@ -15,6 +15,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "svm/dist_checkpoint.h"
 #include "svm/svm_model.h"
 #include "train/gcn/checkpoint.h"
 #include "train/gcn/train_common.h"
@@ -189,6 +190,54 @@ void CheckpointInfo(const InfoOptions& a, const Printer& say) {
       field("weight_decay"), field("batch_size"), field("fanouts"));
 }
 
+void SvmCheckpointInfo(const InfoOptions& a, const Printer& say) {
+  const svm::SvmCheckpoint s = svm::LoadSvmCheckpoint(a.path);  // format, version, checksum, sizes, every alpha
+  const auto [solved, steps] = s.Progress();
+  OrderedJson problems = OrderedJson::array();
+  for (const svm::SvmCheckpointProblem& p : s.problems) {
+    int64_t nonzero = 0;
+    for (const double v : p.alpha) nonzero += v != 0.0 ? 1 : 0;
+    problems.push_back(
+        {{"samples", p.samples}, {"iterations", p.iterations}, {"done", p.done}, {"nonzero_alpha", nonzero}});
+  }
+  OrderedJson out;
+  out["path"] = a.path;
+  out["kind"] = "svm_checkpoint";
+  out["ranks"] = s.ranks;
+  out["just_in_time"] = s.just_in_time;
+  out["problems_solved"] = solved;
+  out["total_steps"] = s.TotalSteps();
+  out["problems"] = problems;
+  // The settings alpha depends on, compared on resume: an object of option: value (kept as text if not one).
+  OrderedJson settings = s.settings;
+  std::string settings_text = s.settings;
+  try {
+    const nlohmann::json j = nlohmann::json::parse(s.settings);
+    if (j.is_object()) {
+      settings = j;
+      std::vector<std::string> items;
+      for (auto it = j.begin(); it != j.end(); ++it) {
+        items.push_back(fmt::format("{} {}", it.key(), it->is_string() ? it->get<std::string>() : it->dump()));
+      }
+      settings_text = Join(items);
+    }
+  } catch (const nlohmann::json::exception&) {
+  }
+  out["settings"] = settings;
+  if (a.json) {
+    say("{}\n", out.dump(2));
+    return;
+  }
+  say("path       {}\n", a.path);
+  say("kind       SVM checkpoint (tessel train svm --checkpoint; resumable on any number of ranks)\n");
+  say("state      {} of {} binary problem(s) solved{}; {} SMO steps in all; written by {} rank(s){}\n", solved,
+      s.problems.size(),
+      solved < s.problems.size() ? fmt::format(", problem {} {} steps in", solved + 1, static_cast<long long>(steps))
+                                 : "",
+      static_cast<long long>(s.TotalSteps()), s.ranks, s.just_in_time ? " when a rank failed (just in time)" : "");
+  say("settings   {}\n", PrintableText(settings_text));
+}
+
 }  // namespace
 
 bool InfoOfModel(const InfoOptions& a, const Printer& say) {
@@ -196,6 +245,10 @@ bool InfoOfModel(const InfoOptions& a, const Printer& say) {
   std::error_code ec;
   if (fs::is_directory(path, ec) && fs::exists(path / "checkpoint.json", ec)) {
     CheckpointInfo(a, say);
+    return true;
+  }
+  if (fs::is_directory(path, ec) && svm::HasSvmCheckpoint(path)) {
+    SvmCheckpointInfo(a, say);
     return true;
   }
   if (LooksLikeSvmModel(path)) {

@@ -87,11 +87,10 @@ void RegisterCommands(CLI::App& app) {
               &app::Partition);
   TextJob(app.add_subcommand("convert", "Convert a raw dataset into the native format (docs/formats.md)"),
           &app::Convert);
-  PrintingJob(
-      app.add_subcommand(
-          "info",
-          "Describe a dataset, a partition folder, a GCN checkpoint or an SVM model, and verify their checksums"),
-      &app::Info);
+  PrintingJob(app.add_subcommand("info",
+                                 "Describe a dataset, a partition folder, a GCN or SVM checkpoint or an SVM model, and "
+                                 "verify their checksums"),
+              &app::Info);
   AddJob(train->add_subcommand("gcn", "Train a GCN (Kipf & Welling) or GraphSAGE-mean node classifier"),
          std::make_shared<app::TrainGcnOptions>(), [](const app::TrainGcnOptions& o) {
            const app::TrainGcnOutcome r = app::TrainGcn(o);

@@ -132,6 +132,28 @@ TEST_F(InfoCliTest, GcnCheckpointsAreDescribedAndCheckedAsPredictionChecksThem) 
   EXPECT_THAT(refused.err, HasSubstr("layer0.weight"));
 }
 
+TEST_F(InfoCliTest, SvmCheckpointsShowTheProblemsAndTheirSteps) {
+  const std::string hs = "'" + (kData / "svm" / "heart_scale").string() + "'";
+  const std::string letter = "'" + (kData / "svm" / "letter_300").string() + "'";
+  ASSERT_EQ(Run("train svm -q " + hs + " " + At("m") + " --checkpoint " + At("ck")).code, 0);
+  ASSERT_EQ(Run("train svm -q " + letter + " " + At("l") + " --checkpoint " + At("lk")).code, 0);
+  const nlohmann::json j = InfoJson("ck");
+  EXPECT_EQ(j["kind"], "svm_checkpoint");
+  ASSERT_EQ(j["problems"].size(), 1U);
+  EXPECT_EQ(j["problems"][0]["samples"], 270);
+  EXPECT_TRUE(j["problems"][0]["done"].get<bool>());
+  // Every support vector has a non-zero alpha: the model's total_sv.
+  EXPECT_EQ(std::to_string(j["problems"][0]["nonzero_alpha"].get<int64_t>()),
+            HeaderWords(Slurp(root_ / "m"), "total_sv").at(0));
+  EXPECT_EQ(j["settings"]["-s/--svm-type"], "c_svc");
+  const nlohmann::json l = InfoJson("lk");
+  const int64_t classes = nlohmann::json::parse(Slurp(root_ / "l.json"))["training"]["pairs"].size();
+  EXPECT_EQ(static_cast<int64_t>(l["problems"].size()), classes);  // one per one-vs-one pair
+  EXPECT_EQ(l["problems_solved"], l["problems"].size());
+  const Result text = Run("info " + At("ck"));
+  EXPECT_THAT(text.out, HasSubstr("state      1 of 1 binary problem(s) solved"));
+}
+
 TEST_F(InfoCliTest, AnythingElseIsNamedWithTheKindsInfoReads) {
   const Result r = Run("info '" + (kData / "svm" / "heart_scale").string() + "'");
   EXPECT_NE(r.code, 0);

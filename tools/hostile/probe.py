@@ -900,6 +900,7 @@ def more_cases(have_mpi):
         ("svm-sidecar-info", "h.model.json", [T, "info", W + "/h.model"], None),
         ("checkpoint-json-info", "ckpt/checkpoint.json", [T, "info", W + "/ckpt"], None),
         ("checkpoint-tensors-info", "ckpt/tensors.bin", [T, "info", W + "/ckpt"], None),
+        ("svm-state-info", "sck/svm_state.bin", [T, "info", W + "/sck"], None),
     ]
     for rname, rel, cmd, pre in readers:
         slow = cmd is mpi2 or cmd[:1] == ["mpirun"]
