@@ -283,7 +283,7 @@ def _dense_to_csr(dense):
 
 def info(path, verify=True):
     """What ``tessel info --json PATH`` prints, as a dict: a native dataset folder, a partition folder, a GCN
-    checkpoint folder or an SVM model file, read and checked as training and prediction read them (with
+    or SVM checkpoint folder or an SVM model file, read and checked as training and prediction read them (with
     ``verify=True`` every array's checksum too). Raises :class:`tessel.Error` naming the damage otherwise."""
     return json.loads(_tessel.info(_path("path", path), as_bool("verify", verify)))
 
