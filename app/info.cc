@@ -103,7 +103,8 @@ void Info(const InfoOptions& a, const Printer& say) {
   std::error_code ec;
   TESSEL_CHECK(
       std::filesystem::is_directory(dir, ec) || !std::filesystem::exists(dir, ec),
-      "{}: not a tessel dataset, partition folder or GCN checkpoint (those are folders), nor an SVM model file "
+      "{}: not a tessel dataset, partition folder or GCN or SVM checkpoint (those are folders), nor an SVM model "
+      "file "
       "(its first line is \"svm_type ...\"); give one of them (raw data: tessel convert it first)",
       a.path);
   const nlohmann::json manifest = ds::ReadManifest(dir);  // "not a tessel dataset" for anything else

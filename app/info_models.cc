@@ -4,7 +4,9 @@
 #include "app/info_models.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -39,6 +41,7 @@ bool LooksLikeSvmModel(const fs::path& path) {
   std::error_code ec;
   if (!fs::is_regular_file(path, ec)) return false;
   std::ifstream in(path, std::ios::binary);
+  TESSEL_CHECK(in.is_open(), "{}: cannot be read ({}); give a readable file", path.string(), std::strerror(errno));
   std::string head(4096, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<size_t>(std::max<std::streamsize>(in.gcount(), 0)));
@@ -117,10 +120,14 @@ void SvmModelInfo(const InfoOptions& a, const Printer& say) {
       m.total_sv() > 0 ? static_cast<double>(nnz) / static_cast<double>(m.total_sv()) : 0.0);
   say("features   {} ({})\n", static_cast<long long>(m.num_features),
       m.num_features_known ? "the training data's, from the sidecar" : "the largest support vector id: no sidecar");
-  say("rho        {}\n", m.rho.size() == 1 ? fmt::format("{:.10g}", m.rho[0])
-                                           : fmt::format("{} values, {:.6g} .. {:.6g}", m.rho.size(),
-                                                         *std::min_element(m.rho.begin(), m.rho.end()),
-                                                         *std::max_element(m.rho.begin(), m.rho.end())));
+  std::string rho = "none (one class: no pair)";
+  if (m.rho.size() == 1) {
+    rho = fmt::format("{:.10g}", m.rho[0]);
+  } else if (m.rho.size() > 1) {
+    const auto [lo, hi] = std::minmax_element(m.rho.begin(), m.rho.end());
+    rho = fmt::format("{} values, {:.6g} .. {:.6g}", m.rho.size(), *lo, *hi);
+  }
+  say("rho        {}\n", rho);
   say("probability {}\n", m.HasProbability() ? "yes (-b 1)" : "no");
   if (!training.is_null()) {
     const auto num = [&](const char* key) { return training.contains(key) ? training.at(key).dump() : "-"; };

@@ -3,6 +3,7 @@
 // dropped and the job's --checkpoint is read for the report.
 #include "app/launch.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -73,27 +74,20 @@ struct Child {
   int error = 0;  // posix_spawnp's error (the child did not start) or 0
 };
 
-// Starts argv[0] (looked up on PATH) with `envp` as its environment and `fd` going to the pipe; `own_group`: in a
-// process group of its own (so that it and whatever it starts can be ended together: kill(-pid)).
-Child Spawn(const std::vector<std::string>& argv, char* const* envp, int fd, bool own_group = false) {
+// Starts argv[0] (looked up on PATH) with `envp` as its environment and `fd` going to the pipe. The pipe's ends are
+// close-on-exec, so the child holds only its `fd` (a helper it detaches with its output redirected does not keep the
+// pipe open).
+Child Spawn(const std::vector<std::string>& argv, char* const* envp, int fd) {
   int fds[2];
-  TESSEL_CHECK(::pipe(fds) == 0, "launch: pipe failed");
+  TESSEL_CHECK(::pipe2(fds, O_CLOEXEC) == 0, "launch: pipe failed");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, fds[1], fd);
-  posix_spawn_file_actions_addclose(&actions, fds[0]);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  if (own_group) {
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  }
+  posix_spawn_file_actions_adddup2(&actions, fds[1], fd);  // the duplicate is not close-on-exec
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   Child c;
-  c.error = posix_spawnp(&c.pid, args[0], &actions, &attr, args.data(), envp);
-  posix_spawnattr_destroy(&attr);
+  c.error = posix_spawnp(&c.pid, args[0], &actions, nullptr, args.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   ::close(fds[1]);
   if (c.error != 0) {
@@ -122,43 +116,58 @@ int Finish(const Child& c) {
 }
 
 // Runs `script` (looked up on PATH) and returns its standard output; its standard error goes to this process's. A
-// run still going after `limit` (it hangs, or waits on something that never comes) is ended with everything it
-// started, and the launch with it: a launcher waiting on a hung script would hang the job.
-std::string ScriptOutput(const std::string& script, std::chrono::milliseconds limit) {
-  const Child child = Spawn({script}, environ, 1, true);
+// run that has not printed its hosts and exited within `limit` is ended (SIGKILL), and the launch with it: a launcher
+// waiting on a hung script would hang the job.
+std::string ScriptOutput(const std::string& script, std::chrono::milliseconds limit, int min_seconds) {
+  const Child child = Spawn({script}, environ, 1);
   if (child.error != 0) {
     throw Error(
         fmt::format("--host-discovery-script {}: cannot be run ({}); give an executable that prints "
                     "\"host:slots\" lines",
                     script, std::strerror(child.error)));
   }
-  const auto end_child = [&](const std::string& why) {
-    ::kill(-child.pid, SIGKILL);
-    Finish(child);
-    throw Error(fmt::format("--host-discovery-script {}: {}", script, why));
-  };
   const auto deadline = Clock::now() + limit;
   std::string text;
   char buf[4096];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    pollfd p{child.out, POLLIN, 0};
-    const int ready = left > 0 ? ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 1000))) : 0;
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) {
-      if (Clock::now() < deadline) continue;
-      end_child(
-          fmt::format("still running after {:.3g} s (what was left of --start-timeout, at least 1 s); it must "
-                      "print the hosts and exit: end what it waits on, or raise --start-timeout",
-                      static_cast<double>(limit.count()) / 1000.0));
+  bool eof = false;
+  bool exited = false;
+  int status = 0;
+  const auto end_child = [&](const std::string& why) {
+    if (!exited) {
+      ::kill(child.pid, SIGKILL);
+      while (::waitpid(child.pid, &status, 0) < 0 && errno == EINTR) {
+      }
     }
+    ::close(child.out);
+    throw Error(fmt::format("--host-discovery-script {}: {}", script, why));
+  };
+  while (!(eof && exited)) {
+    if (!exited && ::waitpid(child.pid, &status, WNOHANG) == child.pid) exited = true;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0 && !(eof && exited)) {
+      const double seconds = static_cast<double>(limit.count()) / 1000.0;
+      end_child(exited ? fmt::format("exited, but what it started still holds its standard output open after {:g} s; "
+                                     "start helpers with their output redirected (helper >/dev/null 2>&1 &)",
+                                     seconds)
+                       : fmt::format("still running after {:g} s; it must print the hosts and exit: end what it "
+                                     "waits on, or raise --start-timeout (a run may take what is left of it, at "
+                                     "least {} s)",
+                                     seconds, min_seconds));
+    }
+    if (eof) {  // output closed, the script not reaped yet
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<int64_t>(left, 10)));
+      continue;
+    }
+    pollfd p{child.out, POLLIN, 0};
+    const int ready = ::poll(&p, 1, static_cast<int>(std::min<int64_t>(left, 100)));
+    if (ready <= 0) continue;  // nothing yet (or EINTR): check the child and the deadline again
     const ssize_t n = ReadSome(child, buf, sizeof(buf));
-    if (n == 0) break;
+    if (n == 0) eof = true;
     text.append(buf, static_cast<size_t>(n));
     if (text.size() > (1U << 24))
       end_child("printed more than 16 MiB; it should print one \"host:slots\" line per host");
   }
-  const int status = Finish(child);
+  ::close(child.out);
   TESSEL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                "--host-discovery-script {}: ended with {} {}; it must exit with 0 after printing the hosts", script,
                WIFEXITED(status) ? "exit status" : "signal",
@@ -178,9 +187,10 @@ std::vector<Host> DiscoverHosts(const LaunchOptions& o, const std::map<std::stri
   const auto deadline = Clock::now() + std::chrono::seconds(o.start_timeout);
   for (int ask = 0;; ++ask) {
     const auto left = std::max<std::chrono::milliseconds>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()), std::chrono::seconds(1));
-    std::vector<Host> hosts =
-        ParseDiscoveredHosts(ScriptOutput(o.host_discovery_script, left), o.host_discovery_script);
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()),
+        std::chrono::seconds(o.min_script_seconds));
+    std::vector<Host> hosts = ParseDiscoveredHosts(ScriptOutput(o.host_discovery_script, left, o.min_script_seconds),
+                                                   o.host_discovery_script);
     for (Host& h : hosts) {
       const auto it = lost.find(h.name);
       if (it != lost.end()) h.slots -= it->second;

@@ -26,6 +26,9 @@ struct LaunchOptions {
   int term_grace = 3;
   std::vector<std::string> command;
   Given given;
+  // The least time one run of --host-discovery-script may take, whatever is left of --start-timeout (a script that
+  // asks a scheduler or a cloud API takes seconds). Not an option: tests shorten it.
+  int min_script_seconds = 30;
 
   template <typename Self, typename V>
   static void Params(Self& c, V&& v) {
@@ -49,7 +52,7 @@ struct LaunchOptions {
       c.host_discovery_script);
     v(ParamInfo{"start_timeout",
                 "Seconds to wait, asking --host-discovery-script again every second, for at least --min-np slots "
-                "before a run; a run of the script still going when they are over (at least 1 s) ends the launch"}
+                "before a run; a run of the script not done when they are over (at least 30 s) ends the launch"}
           .Cli()
           .Range(0, 86400),
       c.start_timeout);

@@ -30,7 +30,7 @@ std::string_view DeviceName(Device device) {
 GemmMath ParseGemmMath(std::string_view name) {
   if (name == "fp32") return GemmMath::kFp32;
   if (name == "tf32") return GemmMath::kTf32;
-  throw Error(fmt::format("--math '{}': use fp32 (exact float32) or tf32 (tensor cores, CUDA only)", name));
+  throw Error(fmt::format("unknown math '{}': use fp32 (exact float32) or tf32 (tensor cores, CUDA only)", name));
 }
 
 int LocalRankFromEnvironment() {

@@ -282,7 +282,7 @@ void RegisterData(py::module_& m) {
         return out;
       },
       py::arg("path"), py::arg("verify") = true,
-      "`tessel info --json PATH`: a dataset, partition folder, GCN checkpoint or SVM model described, as JSON");
+      "`tessel info --json PATH`: a dataset, partition folder, GCN or SVM checkpoint or SVM model described, as JSON");
   m.def("build_node", &BuildNode);
   m.def("build_rows", &BuildRows);
 

@@ -370,7 +370,7 @@ def test_info_describes_datasets_checkpoints_and_svm_models(tmp_path, data_dir, 
     run_cli("train", "gcn", "--dataset", tmp_path / "ring", "--epochs", "2", "--checkpoint", tmp_path / "ck")
     c = tessel.info(tmp_path / "ck")
     assert c["kind"] == "gcn_checkpoint" and c["epochs_done"] == 2
-    with pytest.raises(tessel.Error, match="nor an SVM model file"):
+    with pytest.raises(tessel.Error, match="nor an SVM model"):
         tessel.info(hs)
     with pytest.raises(tessel.Error, match="verify=1"):
         tessel.info(hs, verify=1)

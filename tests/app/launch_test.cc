@@ -101,32 +101,48 @@ TEST(Launch, OptionsAreCheckedBeforeAnythingRuns) {
   EXPECT_NE(error_of(o).find("--host-discovery-script /bin/false: ended with exit status 1"), std::string::npos);
 }
 
-// A discovery script that never ends (here: a child of it holds its output open) ends the launch after what is left
-// of --start-timeout, with the reason, instead of hanging it.
+// A discovery script that does not print its hosts and exit within what is left of --start-timeout (here shortened
+// to 1 s) ends the launch with the reason instead of hanging it: one still running, and one that exited while a child
+// it started holds its output open. A helper it detaches with its output redirected does not hold the launcher.
 TEST(Launch, AHungDiscoveryScriptEndsTheLaunch) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / fmt::format("tessel_hung_{}", ::getpid());
   std::filesystem::create_directories(dir);
-  const std::string script = (dir / "discover.sh").string();
-  {
-    std::ofstream out(script);
-    out << "#!/bin/sh\necho localhost:4\nsleep 300 &\nwait\n";
-  }
-  std::filesystem::permissions(script, std::filesystem::perms::owner_all);
-  LaunchOptions o;
-  o.np = 2;
-  o.command = {"train", "svm", "--checkpoint", (dir / "ck").string()};
-  o.host_discovery_script = script;
-  o.start_timeout = 1;
-  std::string error;
-  const auto start = std::chrono::steady_clock::now();
-  try {
-    Launch(o);
-  } catch (const Error& e) {
-    error = e.what();
-  }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  EXPECT_NE(error.find(script + ": still running after 1 s"), std::string::npos) << error;
-  EXPECT_LT(seconds, 30.0);  // not the script's 300 s
+  const auto run = [&](const std::string& body, double* seconds) {
+    const std::string script = (dir / "discover.sh").string();
+    {
+      std::ofstream out(script, std::ios::trunc);
+      out << "#!/bin/sh\necho localhost:4\n" << body;
+    }
+    std::filesystem::permissions(script, std::filesystem::perms::owner_all);
+    LaunchOptions o;
+    o.np = 2;
+    o.command = {"train", "svm", "--checkpoint", (dir / "ck").string()};
+    o.host_discovery_script = script;
+    o.start_timeout = 1;
+    o.min_script_seconds = 1;
+    o.mpirun = (dir / "no-mpirun").string();  // past the discovery, the launch ends at once
+    const auto start = std::chrono::steady_clock::now();
+    std::string error;
+    try {
+      Launch(o);
+    } catch (const Error& e) {
+      error = e.what();
+    }
+    *seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return error;
+  };
+  double seconds = 0;
+  std::string error = run("sleep 20 >/dev/null 2>&1 &\nwait\n", &seconds);
+  EXPECT_NE(error.find("discover.sh: still running after 1 s"), std::string::npos) << error;
+  EXPECT_LT(seconds, 15.0);  // not the script's 20 s
+  error = run("(sleep 20 2>/dev/null) &\nexit 0\n", &seconds);
+  EXPECT_NE(error.find("discover.sh: exited, but what it started still holds its standard output open after 1 s"),
+            std::string::npos)
+      << error;
+  EXPECT_LT(seconds, 15.0);
+  error = run("sleep 20 >/dev/null 2>&1 &\nexit 0\n", &seconds);  // detached properly: the hosts are read
+  EXPECT_EQ(error.find("--host-discovery-script"), std::string::npos) << error;
+  EXPECT_LT(seconds, 15.0);
   std::filesystem::remove_all(dir);
 }
 

@@ -107,7 +107,7 @@ TEST_F(CliTest, MathOptionAndDeviceCountersInTheResult) {
   const std::string cora = "'" + (fs::path(TESSEL_TEST_DATA) / "cora" / "cora").string() + "'";
   const Result bad = Run("train gcn --dataset " + cora + " --epochs 1 --math fp16");
   EXPECT_NE(bad.code, 0);
-  EXPECT_NE(bad.err.find("--math 'fp16': use fp32"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--math: unknown math 'fp16': use fp32"), std::string::npos) << bad.err;
   const Result fp32 = Run("--log-level warn train gcn --dataset " + cora + " --epochs 3 --json --math fp32");
   const Result tf32 = Run("--log-level warn train gcn --dataset " + cora + " --epochs 3 --json --math tf32");
   ASSERT_EQ(fp32.code, 0) << fp32.err;

@@ -92,6 +92,13 @@ TEST_F(InfoCliTest, SvmModelsAreDescribedFromTheFileAndItsSidecar) {
   EXPECT_EQ(l["num_features_from"], "support vectors");
   EXPECT_TRUE(l["sidecar"].is_null());
 
+  // One class (svm-train writes it for data of one label): no pair, no rho.
+  std::ofstream(root_ / "one.model") << "svm_type c_svc\nkernel_type rbf\ngamma 0.5\nnr_class 1\ntotal_sv 0\nrho\n"
+                                        "label 7\nnr_sv 0\nSV\n";
+  const Result one = Run("info " + At("one.model"));
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_THAT(one.out, HasSubstr("rho        none (one class: no pair)"));
+
   // A damaged model is refused as predict refuses it, naming the file and line.
   std::string bad = model;
   bad.replace(bad.find("total_sv"), 8, "total_xx");
@@ -157,7 +164,7 @@ TEST_F(InfoCliTest, SvmCheckpointsShowTheProblemsAndTheirSteps) {
 TEST_F(InfoCliTest, AnythingElseIsNamedWithTheKindsInfoReads) {
   const Result r = Run("info '" + (kData / "svm" / "heart_scale").string() + "'");
   EXPECT_NE(r.code, 0);
-  EXPECT_THAT(r.err, HasSubstr("not a tessel dataset, partition folder or GCN checkpoint"));
+  EXPECT_THAT(r.err, HasSubstr("not a tessel dataset, partition folder or GCN or SVM checkpoint"));
   EXPECT_THAT(r.err, HasSubstr("nor an SVM model file"));
 }
 
