@@ -17,12 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-// GCC 12 at -O3 reports a false -Wrestrict inside std::string's "literal" + rvalue (GCC bug 105329).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wrestrict"
-#endif
-
-#include "tests/tools/cli_run.h"  // after the pragma: its RunTessel builds strings the same way
+#include "tests/tools/cli_run.h"
 
 namespace tessel::tools {
 namespace {
