@@ -199,6 +199,21 @@ print(f\"{j['mean_epoch_ms']:.2f} ms/epoch, acc {j['test_accuracy']:.4f}\")" || 
     *) echo "failed (status $rc: $(tail -1 "$logs/peer_${impl}_${tag}_$dev.log"))" ;;
   esac
 }
+pyg_minibatch() {  # want_s dataset device -> "X ms/epoch, acc A (sampler)" or why not: PyG's SAGEConv mini-batch
+  local want=$1 ds=$2 dev=$3 out="$logs/pyg_minibatch_$dev"
+  timed "$want" python3 "$repo/tools/bench/pyg_minibatch.py" "$ds" --device "$dev" --batch-size 1024 --fanouts 10,5 \
+    --epochs "$mb_epochs" >"$out.json" 2>"$out.log"
+  local rc=$?
+  case $rc in
+    0) python3 -c "
+import json; j = json.load(open('$out.json'))
+print(f\"{j['mean_epoch_ms']:.1f} ms/epoch, acc {j['test_accuracy']:.4f} (sampler: {j['sampler']})\")" ||
+      echo "failed (unreadable json)" ;;
+    124) echo "stopped at its time limit" ;;
+    125) echo "skipped (budget)" ;;
+    *) echo "failed (status $rc: $(tail -1 "$out.log"))" ;;
+  esac
+}
 gcn_row() {  # want_s dataset device tag label [extra flags]
   local want=$1 ds=$2 dev=$3 tag=$4 label=$5
   shift 5
@@ -223,6 +238,10 @@ gcn_row 120 csbm cuda csbm_mb "GCN mini-batch epoch, csbm (batch 1024, fanouts 1
   --fanouts 10,5 --epochs "$mb_epochs"
 gcn_row 150 csbm cpu csbm_mb "GCN mini-batch epoch, csbm (batch 1024, fanouts 10,5)" --batch-size 1024 \
   --fanouts 10,5 --epochs "$mb_epochs"
+# PyG's GraphSAGE on the same graph and GPU (NeighborLoader when pyg-lib or torch-sparse is there, else plain
+# PyTorch sampling on the GPU, named in the row), issue 49's peer of the sampled rows.
+row "GCN mini-batch epoch, csbm (batch 1024, fanouts 10,5), pyg cuda" "$(pyg_minibatch 150 "$work/csbm" cuda)" \
+  "pyg_minibatch.py csbm --device cuda --batch-size 1024 --fanouts 10,5 --epochs $mb_epochs"
 pack
 
 run_bench() {  # want_s name file command... : runs a benchmark if `file` exists, keeps its output
