@@ -127,6 +127,7 @@ class Solver : public SolverCore {
   bool SelectWorkingSetNu(int64_t* out_i, int64_t* out_j);
   // G and G_bar of a starting alpha (LIBSVM's Solve: the Q rows of the samples above their lower bound).
   void InitialGradient();
+  void InitialRowGradient();  // ... of the regressions (svr_.cache set)
   // LIBSVM's do_shrinking after its extremes: the unshrink test on `gap`, then the samples be_shrunk(k) picks leave.
   template <class BeShrunkAt>
   void EliminateWhere(double gap, BeShrunkAt be_shrunk);
@@ -316,31 +317,69 @@ void Solver::AddToRowGBar(const float* k, double c) {
                                [&](int64_t b, int64_t e) { AddScaledRow(h, k, c, b, e); });
 }
 
-void Solver::InitialGradient() {
+// The regressions' G and G_bar of a starting alpha (nu-SVR's: half the variables at C): the kernel rows of up to
+// 16 variables at a time, all still cached after the last (KernelCache::RowsThatFit), added block by block of
+// positions in variable order, so every G[q] and h[u] gets LIBSVM's terms in LIBSVM's order, with one pass over G
+// per batch instead of per variable.
+void Solver::InitialRowGradient() {
   double* g = s_.g.data();
-  // The regressions' order before any swap, position q over data row q mod n, reads the kernel rows contiguously.
+  double* h = svr_.h.data();
+  // Before any swap, position q is over data row q mod n: the kernel rows are read contiguously.
   const auto n = static_cast<int64_t>(svr_.rows.size());
-  bool twins = svr_.cache != nullptr && l_ == 2 * n;
+  bool twins = l_ == 2 * n;
   for (int64_t q = 0; twins && q < l_; ++q) twins = svr_.uid[q] == (q < n ? q : q - n);
+  struct Term {
+    const float* k;  // the variable's data row's kernel row
+    float y;
+    double alpha;
+    double c;  // c_i y_i for G_bar, 0 below C
+  };
+  std::vector<Term> terms;
+  const auto flush = [&] {
+    constexpr int64_t kStrip = 1024;  // positions of G kept in L1 while the batch's rows are added
+    parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; b += kStrip) {
+        const int64_t e = std::min(hi, b + kStrip);
+        for (const Term& t : terms) {  // c_i y_i y_j K = y_j (c_i y_i K): sign changes, exact
+          if (!twins) {
+            AddScaledSignedRow(g, t.k, svr_.uid.data(), s_.y.data(), t.y, t.alpha, b, e);
+            continue;
+          }
+          AddScaledSignedRun(g, t.k, s_.y.data(), t.y, t.alpha, 0, b, std::min(e, n));
+          AddScaledSignedRun(g, t.k, s_.y.data(), t.y, t.alpha, n, std::max(b, n), e);
+        }
+      }
+    });
+    parallel_for_chunks<int64_t>(0, n, kScanGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; b += kStrip) {
+        const int64_t e = std::min(hi, b + kStrip);
+        for (const Term& t : terms)
+          if (t.c != 0) AddScaledRow(h, t.k, t.c, b, e);
+      }
+    });
+    terms.clear();
+  };
+  const int64_t batch = std::min<int64_t>(svr_.cache->RowsThatFit(n), 16);
+  for (int64_t i = 0; i < l_; ++i) {
+    if (s_.status[i] == kLower) continue;
+    const double c = s_.status[i] == kUpper ? C(i) * s_.y[i] : 0.0;
+    terms.push_back({KernelRowOf(svr_.uid[i]), static_cast<float>(s_.y[i]), s_.alpha[i], c});
+    if (static_cast<int64_t>(terms.size()) == batch) flush();
+  }
+  flush();
+}
+
+void Solver::InitialGradient() {
+  if (svr_.cache != nullptr) {
+    InitialRowGradient();
+    return;
+  }
+  double* g = s_.g.data();
   for (int64_t i = 0; i < l_; ++i) {
     if (s_.status[i] == kLower) continue;
     const double alpha_i = s_.alpha[i];
     const double c_i = C(i);
     const bool upper = s_.status[i] == kUpper;
-    if (svr_.cache != nullptr) {  // the distinct row's kernel row; c_i y_i y_j K = y_j (c_i y_i K): sign changes, exact
-      const float* k = KernelRowOf(svr_.uid[i]);
-      const auto yp = static_cast<float>(s_.y[i]);
-      parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
-        if (!twins) {
-          AddScaledSignedRow(g, k, svr_.uid.data(), s_.y.data(), yp, alpha_i, b, e);
-          return;
-        }
-        AddScaledSignedRun(g, k, s_.y.data(), yp, alpha_i, 0, b, std::min(e, n));
-        AddScaledSignedRun(g, k, s_.y.data(), yp, alpha_i, n, std::max(b, n), e);
-      });
-      if (upper) AddToRowGBar(k, c_i * s_.y[i]);
-      continue;
-    }
     const float* q_i = GetQ(i, l_);
     double* g_bar = s_.g_bar.data();
     parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
