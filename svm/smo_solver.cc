@@ -23,7 +23,7 @@
 namespace tessel::svm {
 namespace {
 
-// g[q] += a (y_p y_q) K[uid[q]] for q in [b, e): the signed Q row of SVR_Q (QRowOf::At), added without a buffer.
+// g[q] += a (y_p y_q) K[uid[q]] for q in [b, e): the signed Q row of SVR_Q (QRowView::At), added without a buffer.
 TESSEL_CLONE_AVX2 void AddScaledSignedRow(double* __restrict__ g, const float* __restrict__ k,
                                           const int32_t* __restrict__ uid, const int8_t* __restrict__ y, float yp,
                                           double a, int64_t b, int64_t e) {
@@ -113,8 +113,8 @@ class Solver : public SolverCore {
  private:
   const float* GetQ(int64_t pos, int64_t len);
   // pos's Q row over [0, len) as the scans read it: the regressions' data row's kernel row with the positions'
-  // data rows (QRowOf's uid), else GetQ's row. Valid until two more rows are fetched.
-  QRowOf RowOf(int64_t pos, int64_t len) {
+  // data rows (QRowView's uid), else GetQ's row. Valid until two more rows are fetched.
+  QRowView RowOf(int64_t pos, int64_t len) {
     if (svr_.cache == nullptr) return GetQ(pos, len);
     return {KernelRowOf(svr_.uid[pos]), svr_.uid.data(), s_.y[pos]};
   }
@@ -255,7 +255,7 @@ void Solver::ReconstructGradient() {
   const int8_t* y = s_.y.data();
   if (nr_free * l_ > 2 * active * (l_ - active)) {
     for (int64_t i = active; i < l_; ++i) {
-      const QRowOf q_i = RowOf(i, active);
+      const QRowView q_i = RowOf(i, active);
       double g = s_.g[i];
       for (int64_t j = 0; j < active; ++j)
         if (s_.status[j] == kFree) g += s_.alpha[j] * q_i.At(y, j);
@@ -264,7 +264,7 @@ void Solver::ReconstructGradient() {
   } else {
     for (int64_t i = 0; i < active; ++i) {
       if (s_.status[i] != kFree) continue;
-      const QRowOf q_i = RowOf(i, l_);
+      const QRowView q_i = RowOf(i, l_);
       const double alpha_i = s_.alpha[i];
       parallel_for<int64_t>(active, l_, kScanGrain, [&](int64_t j) { s_.g[j] += alpha_i * q_i.At(y, j); });
     }
@@ -299,8 +299,8 @@ bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
   next_i_valid_ = false;
   const int64_t ip = first.p.index;
   const int64_t in = first.n.index;
-  const QRowOf q_ip = ip >= 0 ? RowOf(ip, active) : QRowOf();
-  const QRowOf q_in = in >= 0 ? RowOf(in, active) : QRowOf();  // the caches keep the two latest rows
+  const QRowView q_ip = ip >= 0 ? RowOf(ip, active) : QRowView();
+  const QRowView q_in = in >= 0 ? RowOf(in, active) : QRowView();  // the caches keep the two latest rows
   const NuSecondChoice second =
       NuSecondOrderOver(active, s_, first, q_ip, ip >= 0 ? s_.qd[ip] : 0.0, q_in, in >= 0 ? s_.qd[in] : 0.0);
   const int64_t gmin_idx = second.best.index;
@@ -421,8 +421,8 @@ void Solver::EliminateWhere(double gap, BeShrunkAt be_shrunk) {
 // operations), then G over the active set (fused with the next max-violator scan) and G_bar.
 void Solver::Step(int64_t i, int64_t j) {
   const int64_t active = active_size_;
-  const QRowOf q_i = RowOf(i, active);
-  const QRowOf q_j = RowOf(j, active);
+  const QRowView q_i = RowOf(i, active);
+  const QRowView q_j = RowOf(j, active);
   const double c_i = C(i);
   const double c_j = C(j);
   const double old_alpha_i = s_.alpha[i];

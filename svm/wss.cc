@@ -51,16 +51,16 @@ bool Better(const Ties& ties, double value, int64_t pos, double best_value, int6
 // labels, c = 2 y_i for y = +1 and -2 y_i for y = -1. Solver_NU: each label its own i (ip, in), c = 2; a label
 // without a violator has gmax -inf (its row, which may be null, is not read).
 struct PairSide {
-  QRowOf q;
+  QRowView q;
   double gmax = -kInf;
   double qd = 0;
   double c = 2;
 };
 
-// Four lanes t .. t + 3 of a Q row read through the data rows' ids (QRowOf with uid): (y_i y_t) K[uid[t]], as
+// Four lanes t .. t + 3 of a Q row read through the data rows' ids (QRowView with uid): (y_i y_t) K[uid[t]], as
 // doubles (the sign exact either way). Written through a pointer (a 32-byte vector returned by value would change
 // the baseline's ABI).
-[[gnu::always_inline]] inline void SignedKernelLanes(const QRowOf& row, const V4l& yv, int64_t t, V4d* out) {
+[[gnu::always_inline]] inline void SignedKernelLanes(const QRowView& row, const V4l& yv, int64_t t, V4d* out) {
   const float* k = row.q;
   const int32_t* uid = row.uid;
   const V4l yi = {row.y, row.y, row.y, row.y};
@@ -77,7 +77,7 @@ struct PairSide {
 // expression rounded the same way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes
 // (qd_i + qd_j) - (-yi2) q, exact sign changes; no multiply-add is contracted (core/target_clones.h).
 //
-// kIndexed (the sides' rows read through uid, QRowOf): Solver's lanes read K[uid[j]] y_i y_j; Solver_NU's read
+// kIndexed (the sides' rows read through uid, QRowView): Solver's lanes read K[uid[j]] y_i y_j; Solver_NU's read
 // their label's row, one load per lane, where y_i y_j = 1 (i of j's label); a side without a row reads the other's.
 template <bool kPerLabel, bool kIndexed, class Ties>
 [[gnu::always_inline]] inline void SecondOrderBody(const Ties& ties, const double* g, const double* qd, const int8_t* y,
@@ -265,10 +265,10 @@ template <class Ties>
 // G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
 // the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`), over both labels into
 // best[0] (kLabels 1) or per label into best[0] (y = +1) and best[1] (kLabels 2, Solver_NU's first scan), four
-// positions per vector operation (UpLanes). kIndexed: the rows read through uid (QRowOf).
+// positions per vector operation (UpLanes). kIndexed: the rows read through uid (QRowView).
 template <int kLabels, bool kIndexed, class Ties>
-[[gnu::always_inline]] inline void UpdateGradientBody(const Ties& ties, double* g, const QRowOf& row_i,
-                                                      const QRowOf& row_j, double d_i, double d_j, const int8_t* y,
+[[gnu::always_inline]] inline void UpdateGradientBody(const Ties& ties, double* g, const QRowView& row_i,
+                                                      const QRowView& row_j, double d_i, double d_j, const int8_t* y,
                                                       const int8_t* st, int64_t b, int64_t e, Candidate* best) {
   const V4d di = {d_i, d_i, d_i, d_i};
   const V4d dj = {d_j, d_j, d_j, d_j};
@@ -327,11 +327,11 @@ TESSEL_CLONE_AVX2 void MaxViolatorsScan(const int64_t* key, const double* g, con
 }
 // The gradient update with the max violator over both labels (best[0]) or, per_label, Solver_NU's two (best[0, 2));
 // rows[0] and rows[1] are i's and j's, both read through uid or neither. A key only with plain rows, over both labels.
-TESSEL_CLONE_AVX2 void UpdateGradient(bool per_label, const int64_t* key, double* g, const QRowOf* rows, double d_i,
+TESSEL_CLONE_AVX2 void UpdateGradient(bool per_label, const int64_t* key, double* g, const QRowView* rows, double d_i,
                                       double d_j, const int8_t* y, const int8_t* st, int64_t b, int64_t e,
                                       Candidate* best) {
-  const QRowOf& qi = rows[0];
-  const QRowOf& qj = rows[1];
+  const QRowView& qi = rows[0];
+  const QRowView& qj = rows[1];
   const bool indexed = qi.uid != nullptr;
   if (key != nullptr) {
     UpdateGradientBody<1, false>(ByKey{key}, g, qi, qj, d_i, d_j, y, st, b, e, best);
@@ -399,8 +399,8 @@ Result SecondOrderScanOver(int64_t n, const SampleState& s, const PairSide* side
   return make(r.first, r.second[0], r.second[1]);
 }
 
-NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const QRowOf& q_ip,
-                                 double qd_ip, const QRowOf& q_in, double qd_in, const int64_t* key) {
+NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const QRowView& q_ip,
+                                 double qd_ip, const QRowView& q_in, double qd_in, const int64_t* key) {
   // Solver_NU: j of label y pairs with its label's violator, a_ij = (qd_i + qd_j) - 2 Q_ij.
   const PairSide sides[2] = {{q_ip, firsts.p.value, qd_ip, 2.0}, {q_in, firsts.n.value, qd_in, 2.0}};
   return SecondOrderScanOver<NuSecondChoice>(n, s, sides, true, key, [](const Candidate& best, double p2, double n2) {
@@ -408,7 +408,7 @@ NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts
   });
 }
 
-SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const QRowOf& q_i, double gmax, double qd_i, double yi2,
+SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const QRowView& q_i, double gmax, double qd_i, double yi2,
                              const int64_t* key) {
   const PairSide sides[2] = {{q_i, gmax, qd_i, yi2}, {q_i, gmax, qd_i, -yi2}};
   return SecondOrderScanOver<SecondChoice>(n, s, sides, false, key,
@@ -417,9 +417,9 @@ SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const QRowOf& q_i,
                                            });
 }
 
-Candidate UpdateGradientOver(int64_t n, SampleState* s, const QRowOf& q_i, const QRowOf& q_j, double d_i, double d_j,
-                             const int64_t* key) {
-  const QRowOf rows[2] = {q_i, q_j};
+Candidate UpdateGradientOver(int64_t n, SampleState* s, const QRowView& q_i, const QRowView& q_j, double d_i,
+                             double d_j, const int64_t* key) {
+  const QRowView rows[2] = {q_i, q_j};
   const auto run = [&](const auto& ties) {
     return BlockReduce<Candidate>(
         n, Candidate{-kInf, -1},
@@ -433,8 +433,9 @@ Candidate UpdateGradientOver(int64_t n, SampleState* s, const QRowOf& q_i, const
   return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
 }
 
-NuFirsts UpdateGradientNuOver(int64_t n, SampleState* s, const QRowOf& q_i, const QRowOf& q_j, double d_i, double d_j) {
-  const QRowOf rows[2] = {q_i, q_j};
+NuFirsts UpdateGradientNuOver(int64_t n, SampleState* s, const QRowView& q_i, const QRowView& q_j, double d_i,
+                              double d_j) {
+  const QRowView rows[2] = {q_i, q_j};
   const ByPosition ties;
   return BlockReduce<NuFirsts>(
       n, NuFirsts{},
