@@ -25,6 +25,7 @@
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
+#include "kernels/dense.h"
 #include "svm/batch_solver.h"
 #include "svm/cross_validation.h"
 #include "svm/dist_checkpoint.h"
@@ -286,6 +287,7 @@ svm::SvmModel TrainSvmRows(const TrainSvmOptions& options, const datasets::Spars
 }
 
 std::string TrainSvm(const TrainSvmOptions& given) {
+  kernels::ReleaseBlasThreads();  // SVM training makes no BLAS call: OpenBLAS's spinning pool would take a core
   const TrainSvmOptions a = ResolveFiles(given);
   const RunLogLevel level(a);
   // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job

@@ -17,6 +17,11 @@ namespace tessel::kernels {
 void Gemm(const Context& ctx, const Matrix& a, bool trans_a, const Matrix& b, bool trans_b, float alpha, float beta,
           Matrix* c);
 
+// Ends OpenBLAS's own worker threads, which the library starts when it loads and which spin (sched_yield) for about
+// 0.1 s before they sleep: a job that makes no BLAS call (SVM training) would lose that core time to them. A later
+// Gemm starts them again. Nothing with a BLAS that has no such pool.
+void ReleaseBlasThreads();
+
 // y[i, :] += bias (bias is [1 x y.cols]).
 void AddBias(const Context& ctx, const Matrix& bias, Matrix* y);
 // grad_bias[0, j] = sum over rows i of grad_y[i, j] (overwrites; resized to [1 x cols]).

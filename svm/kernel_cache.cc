@@ -14,6 +14,7 @@ KernelCache::KernelCache(int64_t l, int64_t bytes) : heads_(static_cast<size_t>(
   const int64_t floats = bytes / static_cast<int64_t>(sizeof(float)) -
                          l * static_cast<int64_t>(sizeof(Head)) / static_cast<int64_t>(sizeof(float));
   budget_ = std::max(floats, 2 * l);
+  capacity_ = budget_;
 }
 
 void KernelCache::Unlink(int32_t pos) {

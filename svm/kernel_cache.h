@@ -2,6 +2,7 @@
 // position, so a row holds the prefix [0, len) of the current active order (LIBSVM's Cache).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <utility>
@@ -46,6 +47,9 @@ class KernelCache {
   int64_t hits() const { return hits_; }
   int64_t misses() const { return misses_; }
   int64_t budget_floats() const { return budget_; }
+  // How many rows of `len` entries the budget holds at once (at least two): that many rows fetched one after the
+  // other are all still cached after the last.
+  int64_t RowsThatFit(int64_t len) const { return std::max<int64_t>(2, capacity_ / std::max<int64_t>(len, 1)); }
 
  private:
   struct Head {
@@ -62,7 +66,8 @@ class KernelCache {
   std::vector<float> spare_;  // the storage of a dropped row, reused by the next miss it can hold
   int32_t lru_first_ = -1;    // least recently used
   int32_t lru_last_ = -1;
-  int64_t budget_ = 0;  // floats still free
+  int64_t budget_ = 0;    // floats still free
+  int64_t capacity_ = 0;  // floats in all
   int64_t hits_ = 0;
   int64_t misses_ = 0;
 };

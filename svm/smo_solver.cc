@@ -23,19 +23,19 @@
 namespace tessel::svm {
 namespace {
 
-// out[q] = (y_p y_q) K[uid[q]] for q in [b, e): a Q row of the regressions from its data row's kernel row, the sign a
-// multiplication by +-1 (exact). Cloned for AVX2, where the compiler gathers eight entries at once.
-TESSEL_CLONE_AVX2 void GatherSignedRow(float* __restrict__ out, const float* __restrict__ k,
-                                       const int32_t* __restrict__ uid, const int8_t* __restrict__ y, float yp,
-                                       int64_t b, int64_t e) {
-  for (int64_t q = b; q < e; ++q) out[q] = (yp * static_cast<float>(y[q])) * k[uid[q]];
-}
-
-// g[q] += a (y_p y_q) K[uid[q]] for q in [b, e): GatherSignedRow's values, added without a buffer.
+// g[q] += a (y_p y_q) K[uid[q]] for q in [b, e): the signed Q row of SVR_Q (QRowView::At), added without a buffer.
 TESSEL_CLONE_AVX2 void AddScaledSignedRow(double* __restrict__ g, const float* __restrict__ k,
                                           const int32_t* __restrict__ uid, const int8_t* __restrict__ y, float yp,
                                           double a, int64_t b, int64_t e) {
   for (int64_t q = b; q < e; ++q) g[q] += a * ((yp * static_cast<float>(y[q])) * k[uid[q]]);
+}
+
+// The same where position q's data row is q - base (the regressions' positions before any swap: the a's over rows
+// 0 .. l - 1, then the a*'s over the same rows): contiguous, no gather.
+TESSEL_CLONE_AVX2 void AddScaledSignedRun(double* __restrict__ g, const float* __restrict__ k,
+                                          const int8_t* __restrict__ y, float yp, double a, int64_t base, int64_t b,
+                                          int64_t e) {
+  for (int64_t q = b; q < e; ++q) g[q] += a * ((yp * static_cast<float>(y[q])) * k[q - base]);
 }
 
 // h[u] += c k[u] for u in [b, e): the regressions' G_bar update in distinct-row order (contiguous, no gather).
@@ -81,7 +81,6 @@ class Solver : public SolverCore {
     }
     if (static_cast<int64_t>(svr_.rows.size()) < l_ && class_rows_ == nullptr) {
       svr_.cache = std::make_unique<KernelCache>(static_cast<int64_t>(svr_.rows.size()), options.cache_bytes);
-      for (SvrRows::Buffer& b : svr_.buffers) b.data.resize(static_cast<size_t>(l_));
       svr_.h.assign(svr_.rows.size(), 0.0);
     } else {
       svr_.uid.clear();
@@ -113,6 +112,12 @@ class Solver : public SolverCore {
 
  private:
   const float* GetQ(int64_t pos, int64_t len);
+  // pos's Q row over [0, len) as the scans read it: the regressions' data row's kernel row with the positions'
+  // data rows (QRowView's uid), else GetQ's row. Valid until two more rows are fetched.
+  QRowView RowOf(int64_t pos, int64_t len) {
+    if (svr_.cache == nullptr) return GetQ(pos, len);
+    return {KernelRowOf(svr_.uid[pos]), svr_.uid.data(), s_.y[pos]};
+  }
   const float* KernelRowOf(int64_t u);
   // The regressions' G_bar by distinct row: h += c k (k a distinct row's kernel row).
   void AddToRowGBar(const float* k, double c);
@@ -122,6 +127,7 @@ class Solver : public SolverCore {
   bool SelectWorkingSetNu(int64_t* out_i, int64_t* out_j);
   // G and G_bar of a starting alpha (LIBSVM's Solve: the Q rows of the samples above their lower bound).
   void InitialGradient();
+  void InitialRowGradient();  // ... of the regressions (svr_.cache set)
   // LIBSVM's do_shrinking after its extremes: the unshrink test on `gap`, then the samples be_shrunk(k) picks leave.
   template <class BeShrunkAt>
   void EliminateWhere(double gap, BeShrunkAt be_shrunk);
@@ -161,14 +167,6 @@ class Solver : public SolverCore {
     // y_q = -1, and rounding commutes with negation: LIBSVM's G_bar bit for bit, at half the length and without
     // a gather). s_.g_bar is not used.
     std::vector<double> h;
-    // GetQ's two buffers of y_p y_q K: the position each holds (-1: none) over [0, len), and its last use.
-    struct Buffer {
-      std::vector<float> data;
-      int64_t pos = -1;
-      int64_t len = 0;
-      int64_t used = 0;
-    } buffers[2];
-    int64_t clock = 0;
   } svr_;
 
   int64_t evals_start_ = 0;  // kernel_.evaluations() before the first Q row
@@ -176,6 +174,7 @@ class Solver : public SolverCore {
   int64_t j_ = -1;
   int64_t steps_ = 0;
   Candidate next_i_{-kInf, -1};  // the max violator found while updating the gradient
+  NuFirsts next_nu_;             // ... or, with nu_, Solver_NU's two
   bool next_i_valid_ = false;
 };
 
@@ -192,26 +191,6 @@ const float* Solver::KernelRowOf(int64_t u) {
 }
 
 const float* Solver::GetQ(int64_t pos, int64_t len) {
-  if (svr_.cache != nullptr) {  // SVR_Q: y_p y_q K from the distinct row's cached kernel row (a sign change, exact)
-    // A buffer still holding pos's row (no position swapped since) serves again: the selection's rows are the
-    // step's. Otherwise the least recently used buffer is refilled.
-    for (SvrRows::Buffer& b : svr_.buffers) {
-      if (b.pos == pos && b.len >= len) {
-        b.used = ++svr_.clock;
-        return b.data.data();
-      }
-    }
-    SvrRows::Buffer& b = svr_.buffers[svr_.buffers[0].used <= svr_.buffers[1].used ? 0 : 1];
-    b = {std::move(b.data), pos, len, ++svr_.clock};
-    const float* k = KernelRowOf(svr_.uid[pos]);
-    float* out = b.data.data();
-    const auto yp = static_cast<float>(s_.y[pos]);
-    const int8_t* y = s_.y.data();
-    const int32_t* uid = svr_.uid.data();
-    parallel_for_chunks<int64_t>(0, len, kScanGrain,
-                                 [&](int64_t lo, int64_t hi) { GatherSignedRow(out, k, uid, y, yp, lo, hi); });
-    return out;
-  }
   auto [data, start] = cache_.Get(pos, len);
   if (start < len) {
     const auto n = static_cast<size_t>(len - start);
@@ -252,10 +231,7 @@ void Solver::SwapIndex(int64_t a, int64_t b) {
   if (a == b) return;
   std::swap(perm_[a], perm_[b]);
   std::swap(sample_[a], sample_[b]);
-  if (!svr_.uid.empty()) {
-    std::swap(svr_.uid[a], svr_.uid[b]);
-    svr_.buffers[0].pos = svr_.buffers[1].pos = -1;  // the buffered rows are in the old order
-  }
+  if (!svr_.uid.empty()) std::swap(svr_.uid[a], svr_.uid[b]);
   s_.Swap(a, b);
   if (!in_class_.empty()) std::swap(in_class_[a], in_class_[b]);
   pending_swaps_.emplace_back(static_cast<int32_t>(a), static_cast<int32_t>(b));
@@ -276,20 +252,21 @@ void Solver::ReconstructGradient() {
   int64_t nr_free = 0;
   for (int64_t j = 0; j < active_size_; ++j) nr_free += s_.status[j] == kFree;
   const int64_t active = active_size_;
+  const int8_t* y = s_.y.data();
   if (nr_free * l_ > 2 * active * (l_ - active)) {
     for (int64_t i = active; i < l_; ++i) {
-      const float* q_i = GetQ(i, active);
+      const QRowView q_i = RowOf(i, active);
       double g = s_.g[i];
       for (int64_t j = 0; j < active; ++j)
-        if (s_.status[j] == kFree) g += s_.alpha[j] * q_i[j];
+        if (s_.status[j] == kFree) g += s_.alpha[j] * q_i.At(y, j);
       s_.g[i] = g;
     }
   } else {
     for (int64_t i = 0; i < active; ++i) {
       if (s_.status[i] != kFree) continue;
-      const float* q_i = GetQ(i, l_);
+      const QRowView q_i = RowOf(i, l_);
       const double alpha_i = s_.alpha[i];
-      parallel_for<int64_t>(active, l_, kScanGrain, [&](int64_t j) { s_.g[j] += alpha_i * q_i[j]; });
+      parallel_for<int64_t>(active, l_, kScanGrain, [&](int64_t j) { s_.g[j] += alpha_i * q_i.At(y, j); });
     }
   }
 }
@@ -306,7 +283,7 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
     tally_.last_gap = -kInf;
     return true;
   }
-  const SecondChoice second = SecondOrderOver(active, s_, GetQ(i, active), gmax, s_.qd[i], 2.0 * s_.y[i]);
+  const SecondChoice second = SecondOrderOver(active, s_, RowOf(i, active), gmax, s_.qd[i], 2.0 * s_.y[i]);
   tally_.last_gap = gmax + second.gmax2;
   if (tally_.last_gap < eps_ || second.best.index == -1) return true;
   *out_i = i;
@@ -318,11 +295,12 @@ bool Solver::SelectWorkingSet(int64_t* out_i, int64_t* out_j) {
 // whichever j's label picks; j the second-order partner with the same label as i.
 bool Solver::SelectWorkingSetNu(int64_t* out_i, int64_t* out_j) {
   const int64_t active = active_size_;
-  const NuFirsts first = NuMaxViolatorsOver(active, s_);
+  const NuFirsts first = next_i_valid_ ? next_nu_ : NuMaxViolatorsOver(active, s_);
+  next_i_valid_ = false;
   const int64_t ip = first.p.index;
   const int64_t in = first.n.index;
-  const float* q_ip = ip >= 0 ? GetQ(ip, active) : nullptr;
-  const float* q_in = in >= 0 ? GetQ(in, active) : nullptr;  // the cache keeps the two latest rows
+  const QRowView q_ip = ip >= 0 ? RowOf(ip, active) : QRowView();
+  const QRowView q_in = in >= 0 ? RowOf(in, active) : QRowView();  // the caches keep the two latest rows
   const NuSecondChoice second =
       NuSecondOrderOver(active, s_, first, q_ip, ip >= 0 ? s_.qd[ip] : 0.0, q_in, in >= 0 ? s_.qd[in] : 0.0);
   const int64_t gmin_idx = second.best.index;
@@ -339,22 +317,69 @@ void Solver::AddToRowGBar(const float* k, double c) {
                                [&](int64_t b, int64_t e) { AddScaledRow(h, k, c, b, e); });
 }
 
+// The regressions' G and G_bar of a starting alpha (nu-SVR's: half the variables at C): the kernel rows of up to
+// 16 variables at a time, all still cached after the last (KernelCache::RowsThatFit), added block by block of
+// positions in variable order, so every G[q] and h[u] gets LIBSVM's terms in LIBSVM's order, with one pass over G
+// per batch instead of per variable.
+void Solver::InitialRowGradient() {
+  double* g = s_.g.data();
+  double* h = svr_.h.data();
+  // Before any swap, position q is over data row q mod n: the kernel rows are read contiguously.
+  const auto n = static_cast<int64_t>(svr_.rows.size());
+  bool twins = l_ == 2 * n;
+  for (int64_t q = 0; twins && q < l_; ++q) twins = svr_.uid[q] == (q < n ? q : q - n);
+  struct Term {
+    const float* k;  // the variable's data row's kernel row
+    float y;
+    double alpha;
+    double c;  // c_i y_i for G_bar, 0 below C
+  };
+  std::vector<Term> terms;
+  const auto flush = [&] {
+    constexpr int64_t kStrip = 1024;  // positions of G kept in L1 while the batch's rows are added
+    parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; b += kStrip) {
+        const int64_t e = std::min(hi, b + kStrip);
+        for (const Term& t : terms) {  // c_i y_i y_j K = y_j (c_i y_i K): sign changes, exact
+          if (!twins) {
+            AddScaledSignedRow(g, t.k, svr_.uid.data(), s_.y.data(), t.y, t.alpha, b, e);
+            continue;
+          }
+          AddScaledSignedRun(g, t.k, s_.y.data(), t.y, t.alpha, 0, b, std::min(e, n));
+          AddScaledSignedRun(g, t.k, s_.y.data(), t.y, t.alpha, n, std::max(b, n), e);
+        }
+      }
+    });
+    parallel_for_chunks<int64_t>(0, n, kScanGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t b = lo; b < hi; b += kStrip) {
+        const int64_t e = std::min(hi, b + kStrip);
+        for (const Term& t : terms)
+          if (t.c != 0) AddScaledRow(h, t.k, t.c, b, e);
+      }
+    });
+    terms.clear();
+  };
+  const int64_t batch = std::min<int64_t>(svr_.cache->RowsThatFit(n), 16);
+  for (int64_t i = 0; i < l_; ++i) {
+    if (s_.status[i] == kLower) continue;
+    const double c = s_.status[i] == kUpper ? C(i) * s_.y[i] : 0.0;
+    terms.push_back({KernelRowOf(svr_.uid[i]), static_cast<float>(s_.y[i]), s_.alpha[i], c});
+    if (static_cast<int64_t>(terms.size()) == batch) flush();
+  }
+  flush();
+}
+
 void Solver::InitialGradient() {
+  if (svr_.cache != nullptr) {
+    InitialRowGradient();
+    return;
+  }
   double* g = s_.g.data();
   for (int64_t i = 0; i < l_; ++i) {
     if (s_.status[i] == kLower) continue;
     const double alpha_i = s_.alpha[i];
     const double c_i = C(i);
     const bool upper = s_.status[i] == kUpper;
-    if (svr_.cache != nullptr) {  // the distinct row's kernel row; c_i y_i y_j K = y_j (c_i y_i K): sign changes, exact
-      const float* k = KernelRowOf(svr_.uid[i]);
-      const auto yp = static_cast<float>(s_.y[i]);
-      parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
-        AddScaledSignedRow(g, k, svr_.uid.data(), s_.y.data(), yp, alpha_i, b, e);
-      });
-      if (upper) AddToRowGBar(k, c_i * s_.y[i]);
-      continue;
-    }
     const float* q_i = GetQ(i, l_);
     double* g_bar = s_.g_bar.data();
     parallel_for_chunks<int64_t>(0, l_, kScanGrain, [&](int64_t b, int64_t e) {
@@ -396,14 +421,14 @@ void Solver::EliminateWhere(double gap, BeShrunkAt be_shrunk) {
 // operations), then G over the active set (fused with the next max-violator scan) and G_bar.
 void Solver::Step(int64_t i, int64_t j) {
   const int64_t active = active_size_;
-  const float* q_i = GetQ(i, active);
-  const float* q_j = GetQ(j, active);
+  const QRowView q_i = RowOf(i, active);
+  const QRowView q_j = RowOf(j, active);
   const double c_i = C(i);
   const double c_j = C(j);
   const double old_alpha_i = s_.alpha[i];
   const double old_alpha_j = s_.alpha[j];
-  batch::UpdatePair(s_.y[i], s_.y[j], s_.qd[i], s_.qd[j], q_i[j], s_.g[i], s_.g[j], c_i, c_j, &s_.alpha[i],
-                    &s_.alpha[j]);
+  batch::UpdatePair(s_.y[i], s_.y[j], s_.qd[i], s_.qd[j], q_i.At(s_.y.data(), j), s_.g[i], s_.g[j], c_i, c_j,
+                    &s_.alpha[i], &s_.alpha[j]);
   const double d_i = s_.alpha[i] - old_alpha_i;
   const double d_j = s_.alpha[j] - old_alpha_j;
   const bool ui = s_.status[i] == kUpper;
@@ -411,7 +436,11 @@ void Solver::Step(int64_t i, int64_t j) {
   s_.status[i] = batch::StatusOf(s_.alpha[i], c_i);
   s_.status[j] = batch::StatusOf(s_.alpha[j], c_j);
 
-  next_i_ = UpdateGradientOver(active, &s_, q_i, q_j, d_i, d_j);
+  if (nu_) {  // Solver_NU's first scan of the new G in the same pass
+    next_nu_ = UpdateGradientNuOver(active, &s_, q_i, q_j, d_i, d_j);
+  } else {
+    next_i_ = UpdateGradientOver(active, &s_, q_i, q_j, d_i, d_j);
+  }
   next_i_valid_ = true;
 
   // G_bar only serves reconstruction, which never happens when nothing is eliminated.

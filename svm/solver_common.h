@@ -33,6 +33,10 @@ inline constexpr double kInf = std::numeric_limits<double>::infinity();
 
 inline constexpr int64_t kScanGrain = 4096;  // positions per block in the parallel scans
 inline constexpr int64_t kMaxScanBlocks = 64;
+// Shorter scans (an SMO step's, over an active set of a few thousand) still split into up to kSmallScanBlocks blocks
+// of at least kMinScanBlock positions: run serially they were half of an iteration that the second core could share.
+inline constexpr int64_t kMinScanBlock = 1024;
+inline constexpr int64_t kSmallScanBlocks = 4;
 
 // The per-sample state every solver keeps (SMO, batched, the ranks' distributed solvers), indexed by the solver's
 // position (LIBSVM's permuted order): the label, Q's diagonal, the linear term p, alpha, the bound status, G and
@@ -149,7 +153,8 @@ struct Candidate {
 // fold that prefers the later operand on ties picks the larger position, as LIBSVM's serial ">=" / "<=" scans do).
 template <typename R, typename Fn, typename Fold>
 R BlockReduce(int64_t n, R init, Fn fn, Fold fold) {
-  const int64_t blocks = std::clamp<int64_t>(n / kScanGrain, 1, kMaxScanBlocks);
+  const int64_t least = std::clamp<int64_t>(n / kMinScanBlock, 1, kSmallScanBlocks);
+  const int64_t blocks = std::clamp<int64_t>(n / kScanGrain, least, kMaxScanBlocks);
   if (blocks == 1) return fn(int64_t{0}, n);
   std::vector<R> parts(static_cast<size_t>(blocks), init);
   parallel_for<int64_t>(0, blocks, 1, [&](int64_t b) { parts[b] = fn(n * b / blocks, n * (b + 1) / blocks); });

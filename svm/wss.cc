@@ -51,11 +51,23 @@ bool Better(const Ties& ties, double value, int64_t pos, double best_value, int6
 // labels, c = 2 y_i for y = +1 and -2 y_i for y = -1. Solver_NU: each label its own i (ip, in), c = 2; a label
 // without a violator has gmax -inf (its row, which may be null, is not read).
 struct PairSide {
-  const float* q = nullptr;
+  QRowView q;
   double gmax = -kInf;
   double qd = 0;
   double c = 2;
 };
+
+// Four lanes t .. t + 3 of a Q row read through the data rows' ids (QRowView with uid): (y_i y_t) K[uid[t]], as
+// doubles (the sign exact either way). Written through a pointer (a 32-byte vector returned by value would change
+// the baseline's ABI).
+[[gnu::always_inline]] inline void SignedKernelLanes(const QRowView& row, const V4l& yv, int64_t t, V4d* out) {
+  const float* k = row.q;
+  const int32_t* uid = row.uid;
+  const V4l yi = {row.y, row.y, row.y, row.y};
+  const V4l sign_bit = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
+  const V4d kv = {k[uid[t]], k[uid[t + 1]], k[uid[t + 2]], k[uid[t + 3]]};
+  *out = reinterpret_cast<V4d>(reinterpret_cast<V4l>(kv) ^ ((yv != yi) & sign_bit));  // negated where y_t != y_i
+}
 
 // The second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the pair (i, j) for
 // every j in I_low with b_ij = gmax + y_j G_j > 0 (i the first index of j's label), the smallest gain (ties by
@@ -64,7 +76,10 @@ struct PairSide {
 // and the lanes are combined by value, then by the tie rule: the sequential scan's answer. Each value is LIBSVM's
 // expression rounded the same way: for y = -1, gmax - G becomes gmax + (-G) and qd_i + qd_j + yi2 q becomes
 // (qd_i + qd_j) - (-yi2) q, exact sign changes; no multiply-add is contracted (core/target_clones.h).
-template <bool kPerLabel, class Ties>
+//
+// kIndexed (the sides' rows read through uid, QRowView): Solver's lanes read K[uid[j]] y_i y_j; Solver_NU's read
+// their label's row, one load per lane, where y_i y_j = 1 (i of j's label); a side without a row reads the other's.
+template <bool kPerLabel, bool kIndexed, class Ties>
 [[gnu::always_inline]] inline void SecondOrderBody(const Ties& ties, const double* g, const double* qd, const int8_t* y,
                                                    const int8_t* st, const PairSide& up_side, const PairSide& down_side,
                                                    int64_t b, int64_t e, Candidate* best, double* gmax2) {
@@ -77,8 +92,15 @@ template <bool kPerLabel, class Ties>
   const V4d qd_d = {down_side.qd, down_side.qd, down_side.qd, down_side.qd};
   const V4d c_u = {up_side.c, up_side.c, up_side.c, up_side.c};
   const V4d c_d = {down_side.c, down_side.c, down_side.c, down_side.c};
-  const float* q_u = up_side.q;
-  const float* q_d = down_side.q;
+  const float* q_u = up_side.q.q;
+  const float* q_d = down_side.q.q;
+  const int32_t* uid = up_side.q.uid != nullptr ? up_side.q.uid : down_side.q.uid;
+  if constexpr (kIndexed) {
+    if (q_u == nullptr) q_u = q_d;
+    if (q_d == nullptr) q_d = q_u;
+  }
+  const auto row_base = reinterpret_cast<uintptr_t>(q_u);  // q_d = q_u + row_gap bytes (kIndexed, kPerLabel)
+  const uintptr_t row_gap = reinterpret_cast<uintptr_t>(q_d) - row_base;
   const V4l lower = {kLower, kLower, kLower, kLower};
   const V4l upper = {kUpper, kUpper, kUpper, kUpper};
   V4d gmax2_u = -inf;
@@ -98,7 +120,17 @@ template <bool kPerLabel, class Ties>
     // One row for both labels (Solver: its gmax and Q_ii uniform), or each label's own (Solver_NU; a null row,
     // whose label has no violator, reads as zeros).
     V4d qv;
-    if constexpr (kPerLabel) {
+    if constexpr (kIndexed && kPerLabel) {
+      // Each lane's entry of its label's row: an offset chosen by masking, so no branch per lane (y_j is random).
+      const auto lane = [&](int64_t t) {
+        const uintptr_t of = (row_gap & (uintptr_t{0} - static_cast<uintptr_t>(y[t] < 0))) +
+                             sizeof(float) * static_cast<uintptr_t>(static_cast<uint32_t>(uid[t]));
+        return static_cast<double>(*reinterpret_cast<const float*>(row_base + of));
+      };
+      qv = V4d{lane(j), lane(j + 1), lane(j + 2), lane(j + 3)};
+    } else if constexpr (kIndexed) {
+      SignedKernelLanes(up_side.q, yv, j, &qv);
+    } else if constexpr (kPerLabel) {
       const V4d qa = q_u != nullptr ? V4d{q_u[j], q_u[j + 1], q_u[j + 2], q_u[j + 3]} : zero;
       const V4d qb = q_d != nullptr ? V4d{q_d[j], q_d[j + 1], q_d[j + 2], q_d[j + 3]} : zero;
       qv = TESSEL_SELECT(up, qa, qb);
@@ -146,7 +178,7 @@ template <bool kPerLabel, class Ties>
     if (gmax2[up ? 0 : 1] < yg) gmax2[up ? 0 : 1] = yg;
     const double grad_diff = side.gmax + yg;
     if (grad_diff <= 0) continue;
-    const double quad = (side.qd + qd[j]) - side.c * static_cast<double>(side.q[j]);
+    const double quad = (side.qd + qd[j]) - side.c * static_cast<double>(side.q.At(y, j));
     const double obj = -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau);
     if (Better<true>(ties, obj, j, c.value, c.index)) c = {obj, j};
   }
@@ -231,32 +263,41 @@ template <class Ties>
 }
 
 // G[k] += Q_ik d_i + Q_jk d_j over positions [b, e) (LIBSVM's gradient update, in its order of operations), and
-// the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`), four positions per
-// vector operation (UpLanes).
-template <class Ties>
-[[gnu::always_inline]] inline Candidate UpdateGradientBody(const Ties& ties, double* g, const float* q_i,
-                                                           const float* q_j, double d_i, double d_j, const int8_t* y,
-                                                           const int8_t* st, int64_t b, int64_t e) {
+// the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`), over both labels into
+// best[0] (kLabels 1) or per label into best[0] (y = +1) and best[1] (kLabels 2, Solver_NU's first scan), four
+// positions per vector operation (UpLanes). kIndexed: the rows read through uid (QRowView).
+template <int kLabels, bool kIndexed, class Ties>
+[[gnu::always_inline]] inline void UpdateGradientBody(const Ties& ties, double* g, const QRowView& row_i,
+                                                      const QRowView& row_j, double d_i, double d_j, const int8_t* y,
+                                                      const int8_t* st, int64_t b, int64_t e, Candidate* best) {
   const V4d di = {d_i, d_i, d_i, d_i};
   const V4d dj = {d_j, d_j, d_j, d_j};
-  UpLanes<1, Ties> lanes(ties);
+  const float* q_i = row_i.q;
+  const float* q_j = row_j.q;
+  UpLanes<kLabels, Ties> lanes(ties);
   int64_t t = b;
   for (; t + 4 <= e; t += 4) {
     V4d gv;
     std::memcpy(&gv, g + t, sizeof(gv));
-    const V4d qi = {q_i[t], q_i[t + 1], q_i[t + 2], q_i[t + 3]};
-    const V4d qj = {q_j[t], q_j[t + 1], q_j[t + 2], q_j[t + 3]};
+    V4d qi;
+    V4d qj;
+    if constexpr (kIndexed) {
+      const V4l yv = {y[t], y[t + 1], y[t + 2], y[t + 3]};
+      SignedKernelLanes(row_i, yv, t, &qi);
+      SignedKernelLanes(row_j, yv, t, &qj);
+    } else {
+      qi = V4d{q_i[t], q_i[t + 1], q_i[t + 2], q_i[t + 3]};
+      qj = V4d{q_j[t], q_j[t + 1], q_j[t + 2], q_j[t + 3]};
+    }
     gv += qi * di + qj * dj;
     std::memcpy(g + t, &gv, sizeof(gv));
     lanes.Add(gv, y, st, t);
   }
-  Candidate c;
-  lanes.Finish(&c);
+  lanes.Finish(best);
   for (; t < e; ++t) {
-    g[t] += q_i[t] * d_i + q_j[t] * d_j;
-    lanes.AddOne(g[t], y[t], st[t], t, &c);
+    g[t] += static_cast<double>(row_i.At(y, t)) * d_i + static_cast<double>(row_j.At(y, t)) * d_j;
+    lanes.AddOne(g[t], y[t], st[t], t, best);
   }
-  return c;
 }
 #undef TESSEL_SELECT
 
@@ -267,10 +308,14 @@ TESSEL_CLONE_AVX2 void SecondOrderScan(bool per_label, const int64_t* key, const
                                        Candidate* best, double* gmax2) {
   const PairSide& u = sides[0];
   const PairSide& d = sides[1];
-  if (per_label && key == nullptr) SecondOrderBody<true>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (per_label && key != nullptr) SecondOrderBody<true>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (!per_label && key == nullptr) SecondOrderBody<false>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (!per_label && key != nullptr) SecondOrderBody<false>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+  const bool indexed = u.q.uid != nullptr || d.q.uid != nullptr;  // one process only (no key)
+  if (indexed && per_label) SecondOrderBody<true, true>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (indexed && !per_label) SecondOrderBody<false, true>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (indexed) return;
+  if (per_label && key == nullptr) SecondOrderBody<true, false>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (per_label && key != nullptr) SecondOrderBody<true, false>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key == nullptr) SecondOrderBody<false, false>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key != nullptr) SecondOrderBody<false, false>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
 }
 TESSEL_CLONE_AVX2 void MaxViolatorsScan(const int64_t* key, const double* g, const int8_t* y, const int8_t* st,
                                         int64_t b, int64_t e, Candidate* best) {
@@ -280,14 +325,25 @@ TESSEL_CLONE_AVX2 void MaxViolatorsScan(const int64_t* key, const double* g, con
     MaxViolatorsBody(ByKey{key}, g, y, st, b, e, best);
   }
 }
-TESSEL_CLONE_AVX2 Candidate UpdateGradient(double* g, const float* q_i, const float* q_j, double d_i, double d_j,
-                                           const int8_t* y, const int8_t* st, int64_t b, int64_t e) {
-  return UpdateGradientBody(ByPosition{}, g, q_i, q_j, d_i, d_j, y, st, b, e);
-}
-TESSEL_CLONE_AVX2 Candidate UpdateGradientByKey(const int64_t* key, double* g, const float* q_i, const float* q_j,
-                                                double d_i, double d_j, const int8_t* y, const int8_t* st, int64_t b,
-                                                int64_t e) {
-  return UpdateGradientBody(ByKey{key}, g, q_i, q_j, d_i, d_j, y, st, b, e);
+// The gradient update with the max violator over both labels (best[0]) or, per_label, Solver_NU's two (best[0, 2));
+// rows[0] and rows[1] are i's and j's, both read through uid or neither. A key only with plain rows, over both labels.
+TESSEL_CLONE_AVX2 void UpdateGradient(bool per_label, const int64_t* key, double* g, const QRowView* rows, double d_i,
+                                      double d_j, const int8_t* y, const int8_t* st, int64_t b, int64_t e,
+                                      Candidate* best) {
+  const QRowView& qi = rows[0];
+  const QRowView& qj = rows[1];
+  const bool indexed = qi.uid != nullptr;
+  if (key != nullptr) {
+    UpdateGradientBody<1, false>(ByKey{key}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+  } else if (indexed && per_label) {
+    UpdateGradientBody<2, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+  } else if (indexed) {
+    UpdateGradientBody<1, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+  } else if (per_label) {
+    UpdateGradientBody<2, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+  } else {
+    UpdateGradientBody<1, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+  }
 }
 
 // Blocks fold in order (a later block holds later positions) by value, then by the tie rule.
@@ -343,8 +399,8 @@ Result SecondOrderScanOver(int64_t n, const SampleState& s, const PairSide* side
   return make(r.first, r.second[0], r.second[1]);
 }
 
-NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const float* q_ip,
-                                 double qd_ip, const float* q_in, double qd_in, const int64_t* key) {
+NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts& firsts, const QRowView& q_ip,
+                                 double qd_ip, const QRowView& q_in, double qd_in, const int64_t* key) {
   // Solver_NU: j of label y pairs with its label's violator, a_ij = (qd_i + qd_j) - 2 Q_ij.
   const PairSide sides[2] = {{q_ip, firsts.p.value, qd_ip, 2.0}, {q_in, firsts.n.value, qd_in, 2.0}};
   return SecondOrderScanOver<NuSecondChoice>(n, s, sides, true, key, [](const Candidate& best, double p2, double n2) {
@@ -352,7 +408,7 @@ NuSecondChoice NuSecondOrderOver(int64_t n, const SampleState& s, const NuFirsts
   });
 }
 
-SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const float* q_i, double gmax, double qd_i, double yi2,
+SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const QRowView& q_i, double gmax, double qd_i, double yi2,
                              const int64_t* key) {
   const PairSide sides[2] = {{q_i, gmax, qd_i, yi2}, {q_i, gmax, qd_i, -yi2}};
   return SecondOrderScanOver<SecondChoice>(n, s, sides, false, key,
@@ -361,19 +417,36 @@ SecondChoice SecondOrderOver(int64_t n, const SampleState& s, const float* q_i, 
                                            });
 }
 
-Candidate UpdateGradientOver(int64_t n, SampleState* s, const float* q_i, const float* q_j, double d_i, double d_j,
-                             const int64_t* key) {
+Candidate UpdateGradientOver(int64_t n, SampleState* s, const QRowView& q_i, const QRowView& q_j, double d_i,
+                             double d_j, const int64_t* key) {
+  const QRowView rows[2] = {q_i, q_j};
   const auto run = [&](const auto& ties) {
     return BlockReduce<Candidate>(
         n, Candidate{-kInf, -1},
         [&](int64_t b, int64_t e) {
-          return key == nullptr
-                     ? UpdateGradient(s->g.data(), q_i, q_j, d_i, d_j, s->y.data(), s->status.data(), b, e)
-                     : UpdateGradientByKey(key, s->g.data(), q_i, q_j, d_i, d_j, s->y.data(), s->status.data(), b, e);
+          Candidate c;
+          UpdateGradient(false, key, s->g.data(), rows, d_i, d_j, s->y.data(), s->status.data(), b, e, &c);
+          return c;
         },
         [&](const Candidate& r, const Candidate& p) { return Fold<false>(ties, r, p); });
   };
   return key == nullptr ? run(ByPosition{}) : run(ByKey{key});
+}
+
+NuFirsts UpdateGradientNuOver(int64_t n, SampleState* s, const QRowView& q_i, const QRowView& q_j, double d_i,
+                              double d_j) {
+  const QRowView rows[2] = {q_i, q_j};
+  const ByPosition ties;
+  return BlockReduce<NuFirsts>(
+      n, NuFirsts{},
+      [&](int64_t b, int64_t e) {
+        Candidate c[2];
+        UpdateGradient(true, nullptr, s->g.data(), rows, d_i, d_j, s->y.data(), s->status.data(), b, e, c);
+        return NuFirsts{c[0], c[1]};
+      },
+      [&](const NuFirsts& r, const NuFirsts& p) {
+        return NuFirsts{Fold<false>(ties, r.p, p.p), Fold<false>(ties, r.n, p.n)};
+      });
 }
 
 }  // namespace tessel::svm

@@ -17,6 +17,10 @@
 #include "kernels/cpu/skinny_gemm.h"
 #include "kernels/ops.h"
 
+// OpenBLAS's pthread build ends its pool with blas_thread_shutdown_ (its fork handler); weak, since the serial and
+// other BLAS builds have none.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+
 namespace tessel::kernels {
 namespace {
 
@@ -142,6 +146,10 @@ void AdamStepMany(const Context& ctx, const AdamStepParams& hp, std::span<const 
 }
 
 // ---- the CPU entries
+
+void ReleaseBlasThreads() {
+  if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
+}
 
 namespace cpu {
 

@@ -131,6 +131,22 @@ TEST(Gemm, NarrowOutputsMatchFloat64) {
   }
 }
 
+// SVM training ends OpenBLAS's worker pool (ReleaseBlasThreads); a GEMM after it, and after a second release, still
+// gives the product (the pool is started again or the call runs on the caller's thread).
+TEST(Gemm, WorksAfterTheBlasThreadsAreReleased) {
+  const Context ctx;
+  const int64_t m = 300, k = 200, n = 150;
+  const Matrix a = RandomMatrix(m, k, 4);
+  const Matrix b = RandomMatrix(k, n, 5);
+  const auto want = RefMatmul(ToDouble(a), m, k, false, ToDouble(b), k, n, false);
+  for (int round = 0; round < 2; ++round) {
+    ReleaseBlasThreads();
+    Matrix c;
+    Gemm(ctx, a, false, b, false, 1.0F, 0.0F, &c);
+    ExpectNear(want, c, 1e-4);
+  }
+}
+
 TEST(Gemm, RejectsMismatchedShapes) {
   const Context ctx;
   Matrix a(3, 4), b(5, 2), c;

@@ -1,6 +1,7 @@
 // The SMO solver: optimality (KKT gap and objective recomputed from scratch), agreement with an independent
 // dense float64 SMO run to 1e-10, every elimination policy reaching the same optimum, and results that do not
-// depend on the cache budget or the thread count. Also the parameter checks and class grouping.
+// depend on the cache budget or the thread count. Also the parameter checks and class grouping, and the
+// working-set scans' row views (wss.h).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +13,7 @@
 #include "svm/class_rows.h"
 #include "svm/smo_solver.h"
 #include "svm/svm_train.h"
+#include "svm/wss.h"
 #include "tests/svm/svm_test_util.h"
 
 namespace tessel::svm {
@@ -276,6 +278,84 @@ TEST(SvmSolverTest, IterationLimitStillReturnsAFeasiblePoint) {
   double ya = 0;
   for (double a : r.alpha) ya += a;
   EXPECT_NEAR(ya, 0, 1e-12);
+}
+
+// The scans of the regressions' rows read through the data rows' ids (QRowView with uid: (y_i y_t) K[uid t]) give
+// the answers of the same rows gathered first (SVR_Q's signed rows), bit for bit: the second-index scans of
+// Solver and Solver_NU (a label without a violator included), the gradient update, and Solver_NU's update, whose
+// two max violators are NuMaxViolatorsOver's of the new G. Random states over 5,003 positions (several blocks and
+// a scalar tail), pairs of positions on one data row as the regressions' a and a*.
+TEST(WssScans, RowsReadThroughIdsGiveTheGatheredRowsAnswers) {
+  const int64_t n = 5003;
+  const int64_t rows = 2600;
+  uint64_t state = 11;
+  const auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) * 0x1p-53;
+  };
+  SampleState s;
+  std::vector<int32_t> uid(static_cast<size_t>(n));
+  for (int64_t t = 0; t < n; ++t) {
+    s.y.push_back(next() < 0.5 ? 1 : -1);
+    s.qd.push_back(0.5 + next());
+    s.alpha.push_back(0);
+    const double r = next();
+    s.status.push_back(r < 0.3 ? batch::kLower : (r < 0.6 ? batch::kUpper : batch::kFree));
+    s.g.push_back(2 * next() - 1);
+    uid[static_cast<size_t>(t)] = static_cast<int32_t>(next() * rows);
+  }
+  std::vector<std::vector<float>> k(3, std::vector<float>(static_cast<size_t>(rows)));
+  for (auto& row : k)
+    for (float& v : row) v = static_cast<float>(next());
+  const auto gathered = [&](const std::vector<float>& row, int8_t yi) {
+    std::vector<float> q(static_cast<size_t>(n));
+    for (int64_t t = 0; t < n; ++t) q[t] = (static_cast<float>(yi) * static_cast<float>(s.y[t])) * row[uid[t]];
+    return q;
+  };
+  const auto same = [](const Candidate& a, const Candidate& b) {
+    EXPECT_EQ(a.index, b.index);
+    EXPECT_EQ(a.value, b.value);
+  };
+  const NuFirsts firsts = NuMaxViolatorsOver(n, s);
+  ASSERT_GE(firsts.p.index, 0);
+  ASSERT_GE(firsts.n.index, 0);
+  const auto qp = gathered(k[0], 1);
+  const auto qn = gathered(k[1], -1);
+  const QRowView vp(k[0].data(), uid.data(), 1);
+  const QRowView vn(k[1].data(), uid.data(), -1);
+  {  // Solver: i of label -1, its row over both labels
+    const SecondChoice a = SecondOrderOver(n, s, QRowView(qn.data()), firsts.n.value, 1.2, -2.0);
+    const SecondChoice b = SecondOrderOver(n, s, vn, firsts.n.value, 1.2, -2.0);
+    same(a.best, b.best);
+    EXPECT_GE(b.best.index, 0);
+    EXPECT_EQ(a.gmax2, b.gmax2);
+  }
+  for (const bool both : {true, false}) {  // Solver_NU: each label's row; then label -1 without a violator
+    NuFirsts f = firsts;
+    if (!both) f.n = {-kInf, -1};
+    const NuSecondChoice a =
+        NuSecondOrderOver(n, s, f, QRowView(qp.data()), 1.1, both ? QRowView(qn.data()) : QRowView(), 0.9);
+    const NuSecondChoice b = NuSecondOrderOver(n, s, f, vp, 1.1, both ? vn : QRowView(), 0.9);
+    same(a.best, b.best);
+    EXPECT_GE(b.best.index, 0);
+    EXPECT_EQ(a.gmaxp2, b.gmaxp2);
+    EXPECT_EQ(a.gmaxn2, b.gmaxn2);
+  }
+  {  // the gradient update, then Solver_NU's fused first scan
+    SampleState a = s;
+    SampleState b = s;
+    const QRowView vj(k[2].data(), uid.data(), 1);
+    const auto qj = gathered(k[2], 1);
+    same(UpdateGradientOver(n, &a, QRowView(qn.data()), QRowView(qj.data()), 0.25, -0.5),
+         UpdateGradientOver(n, &b, vn, vj, 0.25, -0.5));
+    EXPECT_EQ(a.g, b.g);
+    const NuFirsts fused = UpdateGradientNuOver(n, &b, vn, vj, -0.125, 0.75);
+    UpdateGradientOver(n, &a, QRowView(qn.data()), QRowView(qj.data()), -0.125, 0.75);
+    EXPECT_EQ(a.g, b.g);
+    const NuFirsts scanned = NuMaxViolatorsOver(n, a);
+    same(fused.p, scanned.p);
+    same(fused.n, scanned.n);
+  }
 }
 
 TEST(SvmParamsTest, RejectsBadValuesWithTheFlagToFix) {
