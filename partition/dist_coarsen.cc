@@ -17,6 +17,7 @@
 //  3. Refinement (dist_refine.cc).
 // Deterministic: the visiting orders come from the seed, METIS runs once on rank 0 with the seed.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -33,6 +34,7 @@
 namespace tessel::partition::detail {
 namespace {
 
+constexpr size_t kPrefetchRows = 16;        // rows whose clusters' records are prefetched at once
 constexpr int kClusterRounds = 5;           // label-propagation rounds a level at most
 constexpr int kMaxLevels = 8;               // coarsening levels at most
 constexpr int64_t kClustersPerPart = 256;   // the first level's cluster caps: a part's weight (and nodes) over this
@@ -157,55 +159,71 @@ int64_t LpRound(DistPartitionRun& run, const Level& g, const std::vector<int32_t
   std::vector<int32_t> touched;
   const int64_t lo = g.lo(run.me);
   int64_t moved = 0;
-  for (const int32_t u : order) {
-    const uint64_t h = Mix64(salt ^ static_cast<uint64_t>(lo + u));
-    if ((h & 1) != 0) continue;
-    const int32_t from = li[Z(u)];
-    for (int64_t e = g.ptr[Z(u)]; e < g.ptr[Z(u) + 1]; ++e) {
-      const int32_t sl = g.slot[Z(e)];
-      const int32_t c = sl >= 0 ? gi[Z(sl)] : li[Z(~sl)];
-      if (seen[Z(c)].rating == 0) touched.push_back(c);
-      seen[Z(c)].rating += g.W(e);
+  // The rows are visited in batches: first the records of the clusters a batch's entries name are prefetched (a
+  // million or more records in no order, whose misses within one row would wait on each other), then the batch's
+  // rows are visited in order.
+  std::array<int32_t, kPrefetchRows> batch{};
+  for (size_t next = 0; next < order.size();) {
+    size_t nb = 0;
+    for (; next < order.size() && nb < batch.size(); ++next) {
+      if ((Mix64(salt ^ static_cast<uint64_t>(lo + order[next])) & 1) == 0) batch[nb++] = order[next];
     }
-    // The cluster of most edge weight that has room; among equals the larger one (its weight at the round's start,
-    // the row's own cluster without the row), then a hash of (round, row, cluster). Preferring the larger cluster is
-    // what makes the clusters of a graph without local structure (a random graph: every neighbour's cluster one
-    // edge) grow to the cap instead of stopping at a few nodes each. The room is looked at only where a cluster
-    // would win, the hashes only on a tie of rating and weight.
-    const int64_t wu = g.vw[Z(u)];
-    const int64_t nu = g.N(u);
-    int32_t best = from;
-    int64_t best_rating = seen[Z(from)].rating;
-    int64_t best_size = seen[Z(from)].weight - wu;
-    bool tie_known = false;
-    uint64_t best_tie = 0;
-    for (const int32_t c : touched) {
-      const Seen& k = seen[Z(c)];
-      if (c == from || k.rating < best_rating || (k.rating == best_rating && k.weight < best_size)) continue;
-      const bool tie = k.rating == best_rating && k.weight == best_size;
-      uint64_t t = 0;
-      if (tie) {
-        if (!tie_known) best_tie = Mix64(h + static_cast<uint64_t>(seen[Z(best)].id));
-        tie_known = true;
-        t = Mix64(h + static_cast<uint64_t>(k.id));
-        if (t <= best_tie) continue;
+    for (size_t j = 0; j < nb; ++j) {
+      for (int64_t e = g.ptr[Z(batch[j])]; e < g.ptr[Z(batch[j]) + 1]; ++e) {
+        const int32_t sl = g.slot[Z(e)];
+        __builtin_prefetch(&seen[Z(sl >= 0 ? gi[Z(sl)] : li[Z(~sl)])]);
       }
-      if (!fits(c, wu, nu)) continue;
-      best = c;
-      best_rating = k.rating;
-      best_size = k.weight;
-      best_tie = t;
-      tie_known = tie;
     }
-    for (const int32_t c : touched) seen[Z(c)].rating = 0;
-    touched.clear();
-    if (best == from) continue;
-    delta[2 * Z(from)] -= wu;
-    delta[2 * Z(from) + 1] -= nu;
-    delta[2 * Z(best)] += wu;
-    delta[2 * Z(best) + 1] += nu;
-    li[Z(u)] = best;
-    ++moved;
+    for (size_t j = 0; j < nb; ++j) {
+      const int32_t u = batch[j];
+      const uint64_t h = Mix64(salt ^ static_cast<uint64_t>(lo + u));
+      const int32_t from = li[Z(u)];
+      for (int64_t e = g.ptr[Z(u)]; e < g.ptr[Z(u) + 1]; ++e) {
+        const int32_t sl = g.slot[Z(e)];
+        const int32_t c = sl >= 0 ? gi[Z(sl)] : li[Z(~sl)];
+        if (seen[Z(c)].rating == 0) touched.push_back(c);
+        seen[Z(c)].rating += g.W(e);
+      }
+      // The cluster of most edge weight that has room; among equals the larger one (its weight at the round's start,
+      // the row's own cluster without the row), then a hash of (round, row, cluster). Preferring the larger cluster is
+      // what makes the clusters of a graph without local structure (a random graph: every neighbour's cluster one
+      // edge) grow to the cap instead of stopping at a few nodes each. The room is looked at only where a cluster
+      // would win, the hashes only on a tie of rating and weight.
+      const int64_t wu = g.vw[Z(u)];
+      const int64_t nu = g.N(u);
+      int32_t best = from;
+      int64_t best_rating = seen[Z(from)].rating;
+      int64_t best_size = seen[Z(from)].weight - wu;
+      bool tie_known = false;
+      uint64_t best_tie = 0;
+      for (const int32_t c : touched) {
+        const Seen& k = seen[Z(c)];
+        if (c == from || k.rating < best_rating || (k.rating == best_rating && k.weight < best_size)) continue;
+        const bool tie = k.rating == best_rating && k.weight == best_size;
+        uint64_t t = 0;
+        if (tie) {
+          if (!tie_known) best_tie = Mix64(h + static_cast<uint64_t>(seen[Z(best)].id));
+          tie_known = true;
+          t = Mix64(h + static_cast<uint64_t>(k.id));
+          if (t <= best_tie) continue;
+        }
+        if (!fits(c, wu, nu)) continue;
+        best = c;
+        best_rating = k.rating;
+        best_size = k.weight;
+        best_tie = t;
+        tie_known = tie;
+      }
+      for (const int32_t c : touched) seen[Z(c)].rating = 0;
+      touched.clear();
+      if (best == from) continue;
+      delta[2 * Z(from)] -= wu;
+      delta[2 * Z(from) + 1] -= nu;
+      delta[2 * Z(best)] += wu;
+      delta[2 * Z(best) + 1] += nu;
+      li[Z(u)] = best;
+      ++moved;
+    }
   }
   for (size_t i = 0; i < li.size(); ++i) s.label[i] = seen[Z(li[i])].id;
   SendDeltas(run, g, seen, delta, s);
