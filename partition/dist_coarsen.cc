@@ -354,9 +354,17 @@ Level Contract(DistPartitionRun& run, const Level& g, Coarse& c) {
   std::vector<int64_t> touched;
   Level r;
   size_t p = 0;
+  size_t fetched = 0;  // the members whose entries' clusters were prefetched (16 members ahead: see LpRound)
   for (int t = 0; t < run.K; ++t) {
     std::vector<int64_t> send;
     for (; p < pieces.size() && pieces[p] < c.dist[Z(t) + 1]; ++p) {
+      for (; fetched < std::min(members.size(), Z(start[p + 1]) + kPrefetchRows); ++fetched) {
+        const int32_t i = members[fetched];
+        for (int64_t e = g.ptr[Z(i)]; e < g.ptr[Z(i) + 1]; ++e) {
+          const int32_t s = g.slot[Z(e)];
+          __builtin_prefetch(s >= 0 ? &c.ghost[Z(s)] : &c.row[Z(~s)]);
+        }
+      }
       for (int64_t m = start[p]; m < start[p + 1]; ++m) {
         const int32_t i = members[Z(m)];
         for (int64_t e = g.ptr[Z(i)]; e < g.ptr[Z(i) + 1]; ++e) {
