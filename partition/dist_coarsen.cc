@@ -125,18 +125,54 @@ void SendDeltas(DistPartitionRun& run, const Level& g, const std::vector<Seen>& 
   }
 }
 
+// The first round's candidates (every vertex its own cluster): the ghosts below the block, the rows, the ghosts
+// above it, sorted already; each one's weight and nodes (a ghost's asked of its rank by the ghosts' query). What
+// Candidates and AskOwners would give, without sorting a million ids and sending them to their ranks.
+std::vector<int64_t> FirstCandidates(const Level& g, int me, OwnerQuery& ghost_labels, const LpState& s,
+                                     std::vector<int32_t>* li, std::vector<int32_t>* gi, std::vector<int64_t>* size) {
+  const int64_t rows = g.rows();
+  const auto below =
+      static_cast<int64_t>(std::lower_bound(g.ghosts.begin(), g.ghosts.end(), g.lo(me)) - g.ghosts.begin());
+  const std::vector<int64_t> gsize = ghost_labels.Ask<2>([&](int64_t v, int64_t* out) {
+    out[0] = s.cw[Z(v)];
+    out[1] = s.cn[Z(v)];
+  });
+  std::vector<int64_t> cand(g.ghosts.size() + Z(rows));
+  size->resize(2 * cand.size());
+  li->resize(Z(rows));
+  gi->resize(g.ghosts.size());
+  for (int64_t j = 0; j < static_cast<int64_t>(g.ghosts.size()); ++j) {
+    const int64_t at = j < below ? j : j + rows;
+    (*gi)[Z(j)] = static_cast<int32_t>(at);
+    cand[Z(at)] = g.ghosts[Z(j)];
+    (*size)[2 * Z(at)] = gsize[2 * Z(j)];
+    (*size)[2 * Z(at) + 1] = gsize[2 * Z(j) + 1];
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    (*li)[Z(i)] = static_cast<int32_t>(below + i);
+    cand[Z(below + i)] = s.label[Z(i)];
+    (*size)[2 * Z(below + i)] = s.cw[Z(i)];
+    (*size)[2 * Z(below + i) + 1] = s.cn[Z(i)];
+  }
+  return cand;
+}
+
 // The clusters of the rows and the ghosts at a round's start: each one's index among the candidates (`li`, `gi`),
 // and what the round knows of each candidate (its weight and nodes asked of its rank).
 std::vector<Seen> SeeClusters(DistPartitionRun& run, const Level& g, int64_t max_w, int64_t max_n, bool first,
                               OwnerQuery& ghost_labels, const LpState& s, std::vector<int32_t>* li,
                               std::vector<int32_t>* gi) {
-  const std::vector<int64_t> glabel =
-      first ? g.ghosts : ghost_labels.Ask<1>([&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; });
-  const std::vector<int64_t> cand = Candidates(s.label, glabel, li, gi);
-  const std::vector<int64_t> size = AskOwners<2>(run, g.dist, cand, [&](int64_t c, int64_t* out) {
-    out[0] = s.cw[Z(c)];
-    out[1] = s.cn[Z(c)];
-  });
+  std::vector<int64_t> cand;
+  std::vector<int64_t> size;
+  if (first) {
+    cand = FirstCandidates(g, run.me, ghost_labels, s, li, gi, &size);
+  } else {
+    cand = Candidates(s.label, ghost_labels.Ask<1>([&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; }), li, gi);
+    size = AskOwners<2>(run, g.dist, cand, [&](int64_t c, int64_t* out) {
+      out[0] = s.cw[Z(c)];
+      out[1] = s.cn[Z(c)];
+    });
+  }
   std::vector<Seen> seen(cand.size());
   for (size_t c = 0; c < cand.size(); ++c) {
     seen[c] = {0, size[2 * c], cand[c], Room(max_w, size[2 * c], run.K), Room(max_n, size[2 * c + 1], run.K)};
@@ -146,7 +182,7 @@ std::vector<Seen> SeeClusters(DistPartitionRun& run, const Level& g, int64_t max
 
 // One round of distributed label propagation on level g (step 1); returns this rank's moves.
 // `ghost_labels` asks the ghosts' owners for their labels; in the first round (`first`) every vertex is its own
-// cluster, so a ghost's label is its id and nothing is asked.
+// cluster, so a ghost's label is its id and only its weight is asked.
 int64_t LpRound(DistPartitionRun& run, const Level& g, const std::vector<int32_t>& order, int64_t max_w, int64_t max_n,
                 uint64_t salt, bool first, OwnerQuery& ghost_labels, LpState& s) {
   std::vector<int32_t> li;
