@@ -192,6 +192,7 @@ void OwnAdjacency(DistPartitionRun& run) {
   std::vector<int64_t>& adj_ptr = run.symmetry.adj_ptr;
   std::vector<int64_t>& adj = run.symmetry.adj;
   adj_ptr.assign(static_cast<size_t>(rows) + 1, 0);
+  adj.reserve(b.cols.size());  // one allocation, not a doubling vector's copies and fresh pages
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
       if (b.cols[static_cast<size_t>(e)] != b.lo + i) adj.push_back(b.cols[static_cast<size_t>(e)]);
