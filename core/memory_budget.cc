@@ -132,6 +132,13 @@ void ReturnFreeHeap() {
 #endif
 }
 
+void KeepFreedHeap() {
+#if defined(__GLIBC__) && !defined(TESSEL_ASAN)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);  // glibc's largest
+  mallopt(M_TRIM_THRESHOLD, std::numeric_limits<int>::max());
+#endif
+}
+
 void ReleaseMappedPages(const void* data, int64_t bytes) {
 #ifdef MADV_PAGEOUT
   if (data == nullptr || bytes <= 0) return;

@@ -41,6 +41,11 @@ void ReleaseMappedPages(const void* data, int64_t bytes);
 // AddressSanitizer, whose allocator is not glibc's (there malloc_trim would start glibc's own allocator, racing when
 // several threads call it first) and where glibc is not the C library.
 void ReturnFreeHeap();
+// Keeps what the process frees for its next allocations instead of handing every large block back to the OS at once
+// (glibc: blocks up to 32 MiB from the heap rather than fresh mappings, and the heap trimmed only by ReturnFreeHeap),
+// for a process that allocates and frees arrays of megabytes round after round (the distributed partitioner: every
+// fresh page is a page fault and a zeroed page). Process-wide; nothing under AddressSanitizer or without glibc.
+void KeepFreedHeap();
 
 // `--max-memory`: the most this process may hold resident (0 = no limit of its own; the machine's available
 // memory still applies). Process-wide; set once by the CLI before work starts.

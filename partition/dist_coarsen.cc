@@ -17,6 +17,7 @@
 //  3. Refinement (dist_refine.cc).
 // Deterministic: the visiting orders come from the seed, METIS runs once on rank 0 with the seed.
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <numeric>
@@ -33,6 +34,7 @@
 namespace tessel::partition::detail {
 namespace {
 
+constexpr size_t kPrefetchRows = 16;        // rows whose clusters' records are prefetched at once
 constexpr int kClusterRounds = 5;           // label-propagation rounds a level at most
 constexpr int kMaxLevels = 8;               // coarsening levels at most
 constexpr int64_t kClustersPerPart = 256;   // the first level's cluster caps: a part's weight (and nodes) over this
@@ -87,15 +89,33 @@ std::vector<int64_t> Candidates(const std::vector<int64_t>& label, const std::ve
   return cand;
 }
 
-// The weight changes of the clusters `cand` (weight, nodes per cluster) to the clusters' ranks, applied there.
-void SendDeltas(DistPartitionRun& run, const Level& g, const std::vector<int64_t>& cand,
-                const std::vector<int64_t>& delta, LpState& s) {
+// What one round knows of a cluster it sees, in 32 bytes so that rating a row's neighbouring clusters reads one cache
+// line each (the clusters are indexed by their place among the sorted candidates, a million or more on the first
+// level, and visited in no order): the edge weight from the row being visited, the cluster's weight at the round's
+// start, its id, and this rank's share of its room under the caps (weight, nodes): a 1/K share of what the caps
+// leave, so the ranks together never pass them.
+struct alignas(32) Seen {
+  int64_t rating = 0;
+  int64_t weight = 0;
+  int64_t id = 0;
+  int32_t room_w = 0;
+  int32_t room_n = 0;
+};
+
+int32_t Room(int64_t cap, int64_t size, int K) {
+  return static_cast<int32_t>(std::min<int64_t>(std::max<int64_t>(0, cap - size) / K, INT32_MAX));
+}
+
+// The weight changes of the clusters `seen` (`delta`: weight, nodes per cluster) to the clusters' ranks, applied
+// there.
+void SendDeltas(DistPartitionRun& run, const Level& g, const std::vector<Seen>& seen, const std::vector<int64_t>& delta,
+                LpState& s) {
   std::vector<int64_t> send;
   std::vector<int64_t> counts(Z(run.K), 0);
-  for (size_t c = 0; c < cand.size(); ++c) {  // cand's order is the ranks' order
+  for (size_t c = 0; c < seen.size(); ++c) {  // the candidates' order is the ranks' order
     if (delta[2 * c] == 0 && delta[2 * c + 1] == 0) continue;
-    send.insert(send.end(), {cand[c], delta[2 * c], delta[2 * c + 1]});
-    counts[Z(OwnerOf(g.dist, cand[c]))] += 3;
+    send.insert(send.end(), {seen[c].id, delta[2 * c], delta[2 * c + 1]});
+    counts[Z(OwnerOf(g.dist, seen[c].id))] += 3;
   }
   const std::vector<int64_t> got = Exchange(run.comm, send, counts, nullptr, "partition");
   const int64_t lo = g.lo(run.me);
@@ -105,86 +125,144 @@ void SendDeltas(DistPartitionRun& run, const Level& g, const std::vector<int64_t
   }
 }
 
+// The first round's candidates (every vertex its own cluster): the ghosts below the block, the rows, the ghosts
+// above it, sorted already; each one's weight and nodes (a ghost's asked of its rank by the ghosts' query). What
+// Candidates and AskOwners would give, without sorting a million ids and sending them to their ranks.
+std::vector<int64_t> FirstCandidates(const Level& g, int me, OwnerQuery& ghost_labels, const LpState& s,
+                                     std::vector<int32_t>* li, std::vector<int32_t>* gi, std::vector<int64_t>* size) {
+  const int64_t rows = g.rows();
+  const auto below =
+      static_cast<int64_t>(std::lower_bound(g.ghosts.begin(), g.ghosts.end(), g.lo(me)) - g.ghosts.begin());
+  const std::vector<int64_t> gsize = ghost_labels.Ask<2>([&](int64_t v, int64_t* out) {
+    out[0] = s.cw[Z(v)];
+    out[1] = s.cn[Z(v)];
+  });
+  std::vector<int64_t> cand(g.ghosts.size() + Z(rows));
+  size->resize(2 * cand.size());
+  li->resize(Z(rows));
+  gi->resize(g.ghosts.size());
+  for (int64_t j = 0; j < static_cast<int64_t>(g.ghosts.size()); ++j) {
+    const int64_t at = j < below ? j : j + rows;
+    (*gi)[Z(j)] = static_cast<int32_t>(at);
+    cand[Z(at)] = g.ghosts[Z(j)];
+    (*size)[2 * Z(at)] = gsize[2 * Z(j)];
+    (*size)[2 * Z(at) + 1] = gsize[2 * Z(j) + 1];
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    (*li)[Z(i)] = static_cast<int32_t>(below + i);
+    cand[Z(below + i)] = s.label[Z(i)];
+    (*size)[2 * Z(below + i)] = s.cw[Z(i)];
+    (*size)[2 * Z(below + i) + 1] = s.cn[Z(i)];
+  }
+  return cand;
+}
+
+// The clusters of the rows and the ghosts at a round's start: each one's index among the candidates (`li`, `gi`),
+// and what the round knows of each candidate (its weight and nodes asked of its rank).
+std::vector<Seen> SeeClusters(DistPartitionRun& run, const Level& g, int64_t max_w, int64_t max_n, bool first,
+                              OwnerQuery& ghost_labels, const LpState& s, std::vector<int32_t>* li,
+                              std::vector<int32_t>* gi) {
+  std::vector<int64_t> cand;
+  std::vector<int64_t> size;
+  if (first) {
+    cand = FirstCandidates(g, run.me, ghost_labels, s, li, gi, &size);
+  } else {
+    cand = Candidates(s.label, ghost_labels.Ask<1>([&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; }), li, gi);
+    size = AskOwners<2>(run, g.dist, cand, [&](int64_t c, int64_t* out) {
+      out[0] = s.cw[Z(c)];
+      out[1] = s.cn[Z(c)];
+    });
+  }
+  std::vector<Seen> seen(cand.size());
+  for (size_t c = 0; c < cand.size(); ++c) {
+    seen[c] = {0, size[2 * c], cand[c], Room(max_w, size[2 * c], run.K), Room(max_n, size[2 * c + 1], run.K)};
+  }
+  return seen;
+}
+
 // One round of distributed label propagation on level g (step 1); returns this rank's moves.
 // `ghost_labels` asks the ghosts' owners for their labels; in the first round (`first`) every vertex is its own
-// cluster, so a ghost's label is its id and nothing is asked.
+// cluster, so a ghost's label is its id and only its weight is asked.
 int64_t LpRound(DistPartitionRun& run, const Level& g, const std::vector<int32_t>& order, int64_t max_w, int64_t max_n,
                 uint64_t salt, bool first, OwnerQuery& ghost_labels, LpState& s) {
   std::vector<int32_t> li;
   std::vector<int32_t> gi;
-  std::vector<int64_t> cand;
-  {
-    const std::vector<int64_t> glabel =
-        first ? g.ghosts : ghost_labels.Ask<1>([&](int64_t v, int64_t* out) { *out = s.label[Z(v)]; });
-    cand = Candidates(s.label, glabel, &li, &gi);
-  }
-  // The weight and nodes of every cluster this rank sees at the round's start; this rank may grow a cluster by a 1/K
-  // share of what the cap leaves (its net change, `delta`, stays within the share), so the ranks together never pass
-  // the cap.
-  const std::vector<int64_t> size = AskOwners<2>(run, g.dist, cand, [&](int64_t c, int64_t* out) {
-    out[0] = s.cw[Z(c)];
-    out[1] = s.cn[Z(c)];
-  });
-  std::vector<int64_t> delta(2 * cand.size(), 0);  // weight, nodes
-  // This rank's share of each cluster's room under the caps (weight, nodes), divided once a round, not per look.
-  std::vector<int32_t> room(2 * cand.size());
-  for (size_t c = 0; c < cand.size(); ++c) {
-    for (size_t k = 0; k < 2; ++k) {
-      const int64_t r = std::max<int64_t>(0, (k == 0 ? max_w : max_n) - size[2 * c + k]) / run.K;
-      room[2 * c + k] = static_cast<int32_t>(std::min<int64_t>(r, INT32_MAX));
-    }
-  }
-  const auto fits = [&](size_t c, int64_t w, int64_t n) {
-    return delta[2 * c] + w <= room[2 * c] && delta[2 * c + 1] + n <= room[2 * c + 1];
+  std::vector<Seen> seen = SeeClusters(run, g, max_w, max_n, first, ghost_labels, s, &li, &gi);
+  std::vector<int64_t> delta(2 * seen.size(), 0);  // this rank's net change of each cluster: weight, nodes
+  const auto fits = [&](int32_t c, int64_t w, int64_t n) {
+    return delta[2 * Z(c)] + w <= seen[Z(c)].room_w && delta[2 * Z(c) + 1] + n <= seen[Z(c)].room_n;
   };
-  std::vector<int64_t> rating(cand.size(), 0);
   std::vector<int32_t> touched;
   const int64_t lo = g.lo(run.me);
   int64_t moved = 0;
-  for (const int32_t u : order) {
-    const uint64_t h = Mix64(salt ^ static_cast<uint64_t>(lo + u));
-    if ((h & 1) != 0) continue;
-    const int32_t from = li[Z(u)];
-    for (int64_t e = g.ptr[Z(u)]; e < g.ptr[Z(u) + 1]; ++e) {
-      const int32_t sl = g.slot[Z(e)];
-      const int32_t c = sl >= 0 ? gi[Z(sl)] : li[Z(~sl)];
-      if (rating[Z(c)] == 0) touched.push_back(c);
-      rating[Z(c)] += g.W(e);
+  // The rows are visited in batches: first the records of the clusters a batch's entries name are prefetched (a
+  // million or more records in no order, whose misses within one row would wait on each other), then the batch's
+  // rows are visited in order.
+  std::array<int32_t, kPrefetchRows> batch{};
+  for (size_t next = 0; next < order.size();) {
+    size_t nb = 0;
+    for (; next < order.size() && nb < batch.size(); ++next) {
+      if ((Mix64(salt ^ static_cast<uint64_t>(lo + order[next])) & 1) == 0) batch[nb++] = order[next];
     }
-    // The cluster of most edge weight; among equals the larger one (its weight at the round's start, the row's own
-    // cluster without the row), then a hash of (round, row, cluster). Preferring the larger cluster is what makes
-    // the clusters of a graph without local structure (a random graph: every neighbour's cluster one edge) grow to
-    // the cap instead of stopping at a few nodes each.
-    const int64_t wu = g.vw[Z(u)];
-    const int64_t nu = g.N(u);
-    int32_t best = from;
-    int64_t best_rating = rating[Z(from)];
-    int64_t best_size = size[2 * Z(from)] - wu;
-    uint64_t best_tie = Mix64(h + static_cast<uint64_t>(cand[Z(from)]));
-    for (const int32_t c : touched) {
-      if (c == from || !fits(Z(c), wu, nu)) continue;
-      const uint64_t tie = Mix64(h + static_cast<uint64_t>(cand[Z(c)]));
-      if (rating[Z(c)] > best_rating ||
-          (rating[Z(c)] == best_rating &&
-           (size[2 * Z(c)] > best_size || (size[2 * Z(c)] == best_size && tie > best_tie)))) {
-        best = c;
-        best_rating = rating[Z(c)];
-        best_size = size[2 * Z(c)];
-        best_tie = tie;
+    for (size_t j = 0; j < nb; ++j) {
+      for (int64_t e = g.ptr[Z(batch[j])]; e < g.ptr[Z(batch[j]) + 1]; ++e) {
+        const int32_t sl = g.slot[Z(e)];
+        __builtin_prefetch(&seen[Z(sl >= 0 ? gi[Z(sl)] : li[Z(~sl)])]);
       }
     }
-    for (const int32_t c : touched) rating[Z(c)] = 0;
-    touched.clear();
-    if (best == from) continue;
-    delta[2 * Z(from)] -= wu;
-    delta[2 * Z(from) + 1] -= nu;
-    delta[2 * Z(best)] += wu;
-    delta[2 * Z(best) + 1] += nu;
-    li[Z(u)] = best;
-    ++moved;
+    for (size_t j = 0; j < nb; ++j) {
+      const int32_t u = batch[j];
+      const uint64_t h = Mix64(salt ^ static_cast<uint64_t>(lo + u));
+      const int32_t from = li[Z(u)];
+      for (int64_t e = g.ptr[Z(u)]; e < g.ptr[Z(u) + 1]; ++e) {
+        const int32_t sl = g.slot[Z(e)];
+        const int32_t c = sl >= 0 ? gi[Z(sl)] : li[Z(~sl)];
+        if (seen[Z(c)].rating == 0) touched.push_back(c);
+        seen[Z(c)].rating += g.W(e);
+      }
+      // The cluster of most edge weight that has room; among equals the larger one (its weight at the round's start,
+      // the row's own cluster without the row), then a hash of (round, row, cluster). Preferring the larger cluster is
+      // what makes the clusters of a graph without local structure (a random graph: every neighbour's cluster one
+      // edge) grow to the cap instead of stopping at a few nodes each. The room is looked at only where a cluster
+      // would win, the hashes only on a tie of rating and weight.
+      const int64_t wu = g.vw[Z(u)];
+      const int64_t nu = g.N(u);
+      int32_t best = from;
+      int64_t best_rating = seen[Z(from)].rating;
+      int64_t best_size = seen[Z(from)].weight - wu;
+      bool tie_known = false;
+      uint64_t best_tie = 0;
+      for (const int32_t c : touched) {
+        const Seen& k = seen[Z(c)];
+        if (c == from || k.rating < best_rating || (k.rating == best_rating && k.weight < best_size)) continue;
+        const bool tie = k.rating == best_rating && k.weight == best_size;
+        uint64_t t = 0;
+        if (tie) {
+          if (!tie_known) best_tie = Mix64(h + static_cast<uint64_t>(seen[Z(best)].id));
+          tie_known = true;
+          t = Mix64(h + static_cast<uint64_t>(k.id));
+          if (t <= best_tie) continue;
+        }
+        if (!fits(c, wu, nu)) continue;
+        best = c;
+        best_rating = k.rating;
+        best_size = k.weight;
+        best_tie = t;
+        tie_known = tie;
+      }
+      for (const int32_t c : touched) seen[Z(c)].rating = 0;
+      touched.clear();
+      if (best == from) continue;
+      delta[2 * Z(from)] -= wu;
+      delta[2 * Z(from) + 1] -= nu;
+      delta[2 * Z(best)] += wu;
+      delta[2 * Z(best) + 1] += nu;
+      li[Z(u)] = best;
+      ++moved;
+    }
   }
-  for (size_t i = 0; i < li.size(); ++i) s.label[i] = cand[Z(li[i])];
-  SendDeltas(run, g, cand, delta, s);
+  for (size_t i = 0; i < li.size(); ++i) s.label[i] = seen[Z(li[i])].id;
+  SendDeltas(run, g, seen, delta, s);
   return moved;
 }
 
@@ -312,9 +390,17 @@ Level Contract(DistPartitionRun& run, const Level& g, Coarse& c) {
   std::vector<int64_t> touched;
   Level r;
   size_t p = 0;
+  size_t fetched = 0;  // the members whose entries' clusters were prefetched (16 members ahead: see LpRound)
   for (int t = 0; t < run.K; ++t) {
     std::vector<int64_t> send;
     for (; p < pieces.size() && pieces[p] < c.dist[Z(t) + 1]; ++p) {
+      for (; fetched < std::min(members.size(), Z(start[p + 1]) + kPrefetchRows); ++fetched) {
+        const int32_t i = members[fetched];
+        for (int64_t e = g.ptr[Z(i)]; e < g.ptr[Z(i) + 1]; ++e) {
+          const int32_t s = g.slot[Z(e)];
+          __builtin_prefetch(s >= 0 ? &c.ghost[Z(s)] : &c.row[Z(~s)]);
+        }
+      }
       for (int64_t m = start[p]; m < start[p + 1]; ++m) {
         const int32_t i = members[Z(m)];
         for (int64_t e = g.ptr[Z(i)]; e < g.ptr[Z(i) + 1]; ++e) {

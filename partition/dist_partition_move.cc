@@ -18,6 +18,7 @@
 #include "core/log.h"
 #include "core/memory_budget.h"
 #include "partition/dist_partition_steps.h"
+#include "partition/sorted_index.h"
 
 namespace tessel::partition::detail {
 namespace {
@@ -67,7 +68,7 @@ LocalPart BuildPart(const Received& in, size_t first_row, size_t end_row, int32_
   TESSEL_CHECK(out.num_owned == hi - lo, "distributed partition: part {} received {} rows for {} nodes", k,
                out.num_owned, hi - lo);
   std::vector<int64_t> owned(static_cast<size_t>(out.num_owned));
-  std::vector<Column> halo;
+  std::vector<int64_t> halo_entries;  // each remote entry's original id, in the rows' order
   for (size_t r = first_row; r < end_row; ++r) {
     const RowMeta& m = in.rows[r];
     TESSEL_CHECK(m.new_id == lo + static_cast<int64_t>(r - first_row),
@@ -75,29 +76,35 @@ LocalPart BuildPart(const Received& in, size_t first_row, size_t end_row, int32_
     owned[r - first_row] = m.original;
     for (int64_t e = in.row_start[r]; e < in.row_start[r + 1]; ++e) {
       const Column& c = in.cols[static_cast<size_t>(e)];
-      if (c.new_id < lo || c.new_id >= hi) halo.push_back(c);
+      if (c.new_id < lo || c.new_id >= hi) halo_entries.push_back(c.original);
     }
   }
-  std::sort(halo.begin(), halo.end(), [](const Column& a, const Column& b) { return a.original < b.original; });
-  halo.erase(
-      std::unique(halo.begin(), halo.end(), [](const Column& a, const Column& b) { return a.original == b.original; }),
-      halo.end());
-  out.num_halo = static_cast<int64_t>(halo.size());
+  // The halo: the remote entries' original ids, sorted and unique, and each remote entry's place among them (a radix
+  // sort, not a binary search per entry).
+  std::vector<int32_t> halo_at;
+  std::vector<int64_t> halo_ids = IndexOf(std::move(halo_entries), &halo_at);
+  out.num_halo = static_cast<int64_t>(halo_ids.size());
   TESSEL_CHECK(out.num_local() <= std::numeric_limits<int32_t>::max(),
                "part {} has {} owned + {} halo nodes, more than 32-bit local ids hold; use more parts", k,
                out.num_owned, out.num_halo);
-  std::vector<int64_t> halo_ids(halo.size());
-  std::vector<int32_t> halo_owner(halo.size());
-  std::vector<int64_t> halo_remote(halo.size());
-  for (size_t j = 0; j < halo.size(); ++j) {
-    halo_ids[j] = halo[j].original;
-    halo_owner[j] = PartOfNew(offsets, halo[j].new_id);
-    halo_remote[j] = halo[j].new_id - offsets[static_cast<size_t>(halo_owner[j])];
+  std::vector<int64_t> halo_new(halo_ids.size());
+  for (size_t j = 0, r = first_row; r < end_row; ++r) {
+    for (int64_t e = in.row_start[r]; e < in.row_start[r + 1]; ++e) {
+      const Column& c = in.cols[static_cast<size_t>(e)];
+      if (c.new_id < lo || c.new_id >= hi) halo_new[static_cast<size_t>(halo_at[j++])] = c.new_id;
+    }
   }
+  std::vector<int32_t> halo_owner(halo_ids.size());
+  std::vector<int64_t> halo_remote(halo_ids.size());
+  for (size_t j = 0; j < halo_ids.size(); ++j) {
+    halo_owner[j] = PartOfNew(offsets, halo_new[j]);
+    halo_remote[j] = halo_new[j] - offsets[static_cast<size_t>(halo_owner[j])];
+  }
+  Free(halo_new);
+  size_t next_halo = 0;  // the remote entries are met in the order they were listed above
   const auto to_local = [&](const Column& c) {
     if (c.new_id >= lo && c.new_id < hi) return static_cast<int32_t>(c.new_id - lo);
-    const auto it = std::lower_bound(halo_ids.begin(), halo_ids.end(), c.original);
-    return static_cast<int32_t>(out.num_owned + (it - halo_ids.begin()));
+    return static_cast<int32_t>(out.num_owned + halo_at[next_halo++]);
   };
   const int64_t base = in.row_start[first_row];
   const int64_t entries = in.row_start[end_row] - base;

@@ -192,6 +192,7 @@ void OwnAdjacency(DistPartitionRun& run) {
   std::vector<int64_t>& adj_ptr = run.symmetry.adj_ptr;
   std::vector<int64_t>& adj = run.symmetry.adj;
   adj_ptr.assign(static_cast<size_t>(rows) + 1, 0);
+  adj.reserve(b.cols.size());  // one allocation, not a doubling vector's copies and fresh pages
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
       if (b.cols[static_cast<size_t>(e)] != b.lo + i) adj.push_back(b.cols[static_cast<size_t>(e)]);
@@ -407,6 +408,7 @@ std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::ve
   stats.symmetric = run.symmetry.symmetric == 1;
   stats.parts.assign(static_cast<size_t>(run.P), PartCounts{});
   std::vector<int64_t> sums(static_cast<size_t>(run.P) * 4 + 2, 0);  // edges, train, val, test per part; cut; loops
+  constexpr size_t kAhead = 32;                                      // entries
   col_new.resize(b.cols.size());
   for (int64_t i = 0; i < rows; ++i) {
     const auto p = static_cast<size_t>(part[static_cast<size_t>(i)]);
@@ -416,6 +418,10 @@ std::vector<int64_t> RelabelColumnsAndCount(DistPartitionRun& run, const std::ve
     sums[p * 4 + 2] += (s & kValBit) ? 1 : 0;
     sums[p * 4 + 3] += (s & kTestBit) ? 1 : 0;
     for (int64_t e = b.ptr[static_cast<size_t>(i)]; e < b.ptr[static_cast<size_t>(i) + 1]; ++e) {
+      if (static_cast<size_t>(e) + kAhead < slot.size()) {  // the new id an entry further on reads, in no order
+        const int32_t at = slot[static_cast<size_t>(e) + kAhead];
+        __builtin_prefetch(at >= 0 ? &ghost_new[static_cast<size_t>(at)] : &new_id[static_cast<size_t>(~at)]);
+      }
       const int64_t v = b.cols[static_cast<size_t>(e)];
       col_new[static_cast<size_t>(e)] = new_of(static_cast<size_t>(e));
       if (v == b.lo + i) {
