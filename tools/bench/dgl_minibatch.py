@@ -16,13 +16,10 @@
 # Prints one JSON line.
 import argparse
 import json
-import os
 import resource
 import statistics
 import sys
 import time
-
-import numpy as np
 
 try:
     import torch
@@ -32,32 +29,7 @@ try:
     import dgl.nn as dglnn
 except ImportError as e:  # pragma: no cover - a message instead of a traceback
     sys.exit(f"error: {e}; install DGL with tools/bench/setup-dgl.sh and run this script with /opt/dgl-venv/bin/python")
-from torch_run import add_run_options, start_run  # noqa: E402  (after torch imported, or the message above)
-
-
-def load_native(folder):
-    with open(os.path.join(folder, "manifest.json")) as f:
-        m = json.load(f)
-    if m.get("kind") != "node":
-        sys.exit(f"error: {folder} is not a node dataset")
-    arrays = m["arrays"]
-
-    def arr(name):
-        a = arrays[name]
-        return np.fromfile(os.path.join(folder, a["file"]), dtype=np.dtype(a["dtype"]), count=a["count"])
-
-    n = m["num_nodes"]
-    indptr = arr("indptr").astype(np.int64)
-    indices = arr("indices").astype(np.int64)
-    if m.get("features_sparse"):  # densified: DGL's SAGEConv takes a dense tensor
-        feats = np.zeros((n, m["feature_dim"]), dtype=np.float32)
-        fp, fi = arr("feat_indptr").astype(np.int64), arr("feat_indices").astype(np.int64)
-        fv = arr("feat_values") if "feat_values" in arrays else np.ones(len(fi), dtype=np.float32)
-        rows = np.repeat(np.arange(n), np.diff(fp))
-        feats[rows, fi] = fv
-    else:
-        feats = arr("features").reshape(n, m["feature_dim"])
-    return m, indptr, indices, feats, arr("labels").astype(np.int64), {k: arr(k).astype(np.int64) for k in ("train", "val", "test")}
+from torch_run import add_model_options, add_run_options, load_native_node, start_run  # noqa: E402  (after torch imported, or the message above)
 
 
 class Model(nn.Module):
@@ -86,17 +58,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("dataset")
     ap.add_argument("--model", default="sage", choices=["sage", "gcn"])
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--hidden", type=int, default=16)
-    ap.add_argument("--batch-size", type=int, default=512)
-    ap.add_argument("--fanouts", default="10,10")
-    ap.add_argument("--dropout", type=float, default=0.5)
-    ap.add_argument("--lr", type=float, default=0.01)
-    ap.add_argument("--weight-decay", type=float, default=5e-4)
+    add_model_options(ap, batch_size=512, fanouts="10,10")
     add_run_options(ap, epochs=5)
     a = start_run(ap)
     dgl.seed(a.seed)
-    m, indptr, indices, feats, labels, split = load_native(a.dataset)
+    m, indptr, indices, feats, labels, split = load_native_node(a.dataset)
     n = m["num_nodes"]
     g = dgl.graph(("csr", (torch.from_numpy(indptr), torch.from_numpy(indices), torch.empty(0, dtype=torch.int64))), num_nodes=n)
     x = torch.from_numpy(feats.copy())

@@ -36,34 +36,8 @@ try:
 except ImportError as e:  # a message instead of a traceback
     sys.exit(f"error: {e}; install python3-torch (Debian) and torch_geometric==2.3.1 (pip)")
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torch_run import add_run_options, start_run  # noqa: E402
+from torch_run import add_model_options, add_run_options, load_native_node, start_run  # noqa: E402
 
-
-def load_native(folder):
-    """Graph (CSR), dense float32 features, labels and split of a tessel node dataset folder (docs/formats.md)."""
-    with open(os.path.join(folder, "manifest.json")) as f:
-        m = json.load(f)
-    if m.get("kind") != "node":
-        sys.exit(f"error: {folder} is not a tessel node dataset folder")
-    arrays = m["arrays"]
-
-    def arr(name):
-        a = arrays[name]
-        return np.fromfile(os.path.join(folder, a["file"]), dtype=np.dtype(a["dtype"]).newbyteorder("<"),
-                           count=a["count"])
-
-    n = m["num_nodes"]
-    indptr = arr("indptr").astype(np.int64)
-    indices = arr("indices").astype(np.int64)
-    if m.get("features_sparse"):  # densified: SAGEConv takes a dense tensor
-        feats = np.zeros((n, m["feature_dim"]), dtype=np.float32)
-        fp, fi = arr("feat_indptr").astype(np.int64), arr("feat_indices").astype(np.int64)
-        fv = arr("feat_values") if "feat_values" in arrays else np.ones(len(fi), dtype=np.float32)
-        feats[np.repeat(np.arange(n), np.diff(fp)), fi] = fv
-    else:
-        feats = arr("features").reshape(n, m["feature_dim"])
-    split = {k: arr(k).astype(np.int64) for k in ("train", "val", "test")}
-    return m, indptr, indices, feats, arr("labels").astype(np.int64), split
 
 
 class Sage(torch.nn.Module):
@@ -141,19 +115,13 @@ def main():
     ap.add_argument("dataset")
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--sampler", default="auto", choices=["auto", "pyg", "torch"])
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--hidden", type=int, default=16)
-    ap.add_argument("--batch-size", type=int, default=1024)
-    ap.add_argument("--fanouts", default="10,5")
-    ap.add_argument("--dropout", type=float, default=0.5)
-    ap.add_argument("--lr", type=float, default=0.01)
-    ap.add_argument("--weight-decay", type=float, default=5e-4)
+    add_model_options(ap, batch_size=1024, fanouts="10,5")
     add_run_options(ap, epochs=5)
     a = start_run(ap)
     dev = torch.device(a.device)
     if a.device == "cuda" and not torch.cuda.is_available():
         sys.exit("error: --device cuda but torch sees no GPU")
-    m, indptr, indices, feats, labels, split = load_native(a.dataset)
+    m, indptr, indices, feats, labels, split = load_native_node(a.dataset)
     n = m["num_nodes"]
     fanouts = [int(f) for f in a.fanouts.split(",")]
     if len(fanouts) != a.layers:
