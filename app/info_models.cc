@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
@@ -28,12 +29,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using OrderedJson = nlohmann::ordered_json;
-
-std::string Join(const std::vector<std::string>& items) {
-  std::string out;
-  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
 
 // A regular file whose first 4 KiB, after blank space, start with LIBSVM's model keyword "svm_type" (read no further:
 // the file may be anything, of any size).
@@ -112,8 +107,8 @@ void SvmModelInfo(const InfoOptions& a, const Printer& say) {
     for (size_t c = 0; c < m.labels.size(); ++c) {
       per_class.push_back(fmt::format("{}: {}", m.labels[c], c < m.nr_sv.size() ? m.nr_sv[c] : 0));
     }
-    say("classes    {} (support vectors per label: {}); {} one-vs-one pair(s)\n", m.nr_class, Join(per_class),
-        m.rho.size());
+    say("classes    {} (support vectors per label: {}); {} one-vs-one pair(s)\n", m.nr_class,
+        fmt::join(per_class, ", "), m.rho.size());
   }
   say("support    {} vectors, {} non-zeros ({:.1f} a vector)\n", static_cast<long long>(m.total_sv()),
       static_cast<long long>(nnz),
@@ -143,19 +138,13 @@ void CheckpointInfo(const InfoOptions& a, const Printer& say) {
   // Read and checked as prediction reads it: the counters, the tensors' checksum and values, the configuration and
   // the tensors' shapes against its model.
   const train::gcn::TrainState s = train::gcn::LoadCheckpoint(a.path);
-  train::gcn::CheckedCheckpointConfig(a.path, s);
-  const nlohmann::json& c = s.config;
+  const train::gcn::TrainConfig c = train::gcn::CheckedCheckpointConfig(a.path, s);
   int64_t parameters = 0;
   OrderedJson shapes = OrderedJson::array();
   for (const kernels::Matrix& p : s.params) {
     parameters += p.rows * p.cols;
     shapes.push_back({p.rows, p.cols});
   }
-  const auto field = [&](const char* key) {
-    if (!c.contains(key)) return std::string("?");
-    const nlohmann::json& v = c.at(key);
-    return v.is_number_float() ? fmt::format("{:.6g}", v.get<double>()) : v.dump();  // lr 0.01, not 0.00999999977
-  };
   OrderedJson out;
   out["path"] = a.path;
   out["kind"] = "gcn_checkpoint";
@@ -171,19 +160,18 @@ void CheckpointInfo(const InfoOptions& a, const Printer& say) {
   out["ranks"] = s.ranks;
   out["just_in_time"] = s.just_in_time;
   out["has_best_params"] = !s.best_params.empty();
-  out["config"] = c;
+  out["config"] = s.config;
   if (a.json) {
     say("{}\n", out.dump(2));
     return;
   }
-  std::string model = c.contains("model") && c.at("model").is_string() ? c.at("model").get<std::string>() : "?";
   say("path       {}\n", a.path);
   say("kind       GCN checkpoint (tessel train gcn --checkpoint)\n");
-  say("model      {}, {} layers, hidden {}, {} input features, {} classes; {} parameters in {} tensors\n", model,
-      field("layers"), field("hidden"), field("in_dim"), field("num_classes"), static_cast<long long>(parameters),
-      s.params.size());
-  std::string where = fmt::format("{} of {} epochs done, {} Adam steps", s.epochs_done, field("epochs"),
-                                  static_cast<long long>(s.adam_steps));
+  say("model      {}, {} layers, hidden {}, {} input features, {} classes; {} parameters in {} tensors\n",
+      train::gcn::ModelKindName(c.model.kind), c.model.layers, c.model.hidden, c.model.in_dim, c.model.num_classes,
+      static_cast<long long>(parameters), s.params.size());
+  std::string where =
+      fmt::format("{} of {} epochs done, {} Adam steps", s.epochs_done, c.epochs, static_cast<long long>(s.adam_steps));
   if (s.epoch_steps > 0)
     where += fmt::format("; {} of epoch {}'s {} steps", s.epoch_steps_done, s.epochs_done + 1,
                          static_cast<long long>(s.epoch_steps));
@@ -193,8 +181,8 @@ void CheckpointInfo(const InfoOptions& a, const Printer& say) {
   say("best       {}\n", s.best_val_acc < 0 ? std::string("not evaluated yet")
                                             : fmt::format("validation accuracy {:.4f} at epoch {} ({} epoch(s) since)",
                                                           s.best_val_acc, s.best_epoch, s.epochs_since_best));
-  say("training   lr {}, dropout {}, weight decay {}, batch size {}, fanouts {}\n", field("lr"), field("dropout"),
-      field("weight_decay"), field("batch_size"), field("fanouts"));
+  say("training   lr {:g}, dropout {:g}, weight decay {:g}, batch size {}, fanouts [{}]\n", c.adam.lr, c.model.dropout,
+      c.adam.weight_decay, c.batch_size, fmt::join(c.fanouts, ","));
 }
 
 void SvmCheckpointInfo(const InfoOptions& a, const Printer& say) {
@@ -226,7 +214,7 @@ void SvmCheckpointInfo(const InfoOptions& a, const Printer& say) {
       for (auto it = j.begin(); it != j.end(); ++it) {
         items.push_back(fmt::format("{} {}", it.key(), it->is_string() ? it->get<std::string>() : it->dump()));
       }
-      settings_text = Join(items);
+      settings_text = fmt::format("{}", fmt::join(items, ", "));
     }
   } catch (const nlohmann::json::exception&) {
   }

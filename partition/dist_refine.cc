@@ -76,11 +76,10 @@ std::vector<T> RowAndGhostParts(const std::vector<int32_t>& part, const std::vec
 }
 
 // One refinement round's pass over the rows (`np`: the rows' and then the ghosts' parts at its start, `w` the parts'
-// weights). Every
-// row asks to move to the adjacent part of most neighbours when that gains, or out of an overloaded part (to the
-// lightest one when no neighbour's part takes it). Only about half the rows may ask, a different half every round,
-// so two neighbours on two ranks seldom swap parts blindly. The same pass counts the cut entries (the other half's
-// too), so a round reads the adjacency once.
+// weights). Every row asks to move to the adjacent part of most neighbours when that gains, or out of an overloaded
+// part (to the lightest one when no neighbour's part takes it). Only about half the rows may ask, a different half
+// every round, so two neighbours on two ranks seldom swap parts blindly. The same pass counts the cut entries (the
+// other half's too), so a round reads the adjacency once.
 template <typename T>
 RoundAsks RefineScan(DistPartitionRun& run, const std::vector<int64_t>& vwgt, const std::vector<T>& np,
                      const std::vector<int32_t>& slot, const std::vector<int64_t>& w, int64_t max_w, int round) {

@@ -119,7 +119,7 @@ TEST_F(DistCoarsenTest, CutNearSerialMetisBalancedEveryNodeOnceAndRepeatable) {
 // leaves every node in one part, every part used, the parts balanced and the cut near serial METIS's. (On this grid
 // METIS's parts need no refinement, so this checks that the wide path runs and keeps them, and under ASan that it
 // reads in bounds; a narrowed part id would not show here: the refinement keeps its best balanced round.)
-TEST_F(DistCoarsenTest, MoreThan256PartsKeepWidePartIds) {
+TEST_F(DistCoarsenTest, MoreThan256PartsLeaveEveryNodeInABalancedPart) {
   const fs::path data = root_ / "grid";
   const datasets::NodeDataset d = fixtures::GridDataset(100, 100);
   datasets::WriteNodeDataset(d, data);
