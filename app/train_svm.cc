@@ -22,6 +22,7 @@
 #include "core/output_guard.h"
 #include "core/parallel.h"
 #include "core/peer_failure.h"
+#include "core/spin_team.h"
 #include "datasets/native_format.h"
 #include "datasets/readers.h"
 #include "datasets/text_input.h"
@@ -293,6 +294,9 @@ std::string TrainSvm(const TrainSvmOptions& given) {
   // MPI starts here when launched by mpirun with several ranks; from now on an exception on any rank ends the job
   // (main.cc). Checks that every rank makes alike throw on every rank; the rest go through OnEveryRankOrFail.
   const std::unique_ptr<comm::Communicator> comm = comm::MakeWorldCommunicator(a.timeout.timeout);
+  // One process owns the machine's cores: the SMO solve keeps its threads spinning between its short regions
+  // (core/spin_team.h). Ranks may share cores, so they keep oneTBB's sleeping workers.
+  SpinTeam::Enable(comm->Size() == 1);
   if (comm->Size() > 1) comm::AgreeOrFail(*comm, RankSettings(a));  // the first collective: options and data agree
   // With --checkpoint also on one rank: the distributed solvers start from a saved alpha and keep it replicated.
   const bool distributed = comm->Size() > 1 || !a.checkpoint.empty();

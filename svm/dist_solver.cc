@@ -501,6 +501,7 @@ void DistSolver::Regroup(std::span<const int32_t> keep, int64_t at, std::span<co
   gid_ = std::move(gid);
   s_.y = std::move(y);
   s_.qd = std::move(qd);
+  s_.NoteDiagonal();
   s_.p = std::move(lin);
   s_.alpha = std::move(alpha);
   s_.status = std::move(status);

@@ -13,6 +13,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "core/spin_team.h"
 #include "core/target_clones.h"
 #include "svm/batch_step.h"
 #include "svm/class_rows.h"
@@ -503,6 +504,7 @@ void CheckSolverTakes(const SolverTakes& takes, bool formulation) {
 SolverResult SolveBinary(const BinaryProblem& problem, const SolverOptions& options) {
   TESSEL_CHECK(problem.kernel != nullptr, "SolveBinary: no kernel");
   TESSEL_CHECK(!problem.rows.empty(), "SolveBinary: no samples");
+  const SpinTeamScope team;  // where the process owns its cores (`train svm` in one process): core/spin_team.h
   Solver solver(problem, options);
   return solver.Run();
 }

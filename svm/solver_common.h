@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/parallel.h"
+#include "core/spin_team.h"
 #include "kernels/svm_kernel.h"
 #include "svm/batch_step.h"
 #include "svm/elimination.h"
@@ -51,6 +52,19 @@ struct SampleState {
   std::vector<int8_t> status;
   std::vector<double> g;
   std::vector<double> g_bar;
+  // Q_ii of every sample when they are all equal (an RBF kernel's 1), else NaN: the second-order scan then reads no
+  // qd. Set by Start, and by NoteDiagonal after qd is assigned directly.
+  double qd_uniform = std::numeric_limits<double>::quiet_NaN();
+
+  void NoteDiagonal() {
+    qd_uniform = qd.empty() ? std::numeric_limits<double>::quiet_NaN() : qd[0];
+    for (const double v : qd) {
+      if (v != qd_uniform) {
+        qd_uniform = std::numeric_limits<double>::quiet_NaN();
+        break;
+      }
+    }
+  }
 
   // LIBSVM's start with alpha 0: every sample at its lower bound, G = p, G_bar 0. `linear` empty: p = -1 (C-SVC).
   void Start(std::span<const int8_t> labels, std::vector<double> diagonal, std::span<const double> linear = {}) {
@@ -59,6 +73,7 @@ struct SampleState {
     TESSEL_CHECK(linear.empty() || linear.size() == n, "SampleState: {} linear terms for {} samples", linear.size(), n);
     y.assign(labels.begin(), labels.end());
     qd = std::move(diagonal);
+    NoteDiagonal();
     if (linear.empty()) {
       p.assign(n, -1.0);
     } else {
@@ -154,8 +169,11 @@ struct Candidate {
 template <typename R, typename Fn, typename Fold>
 R BlockReduce(int64_t n, R init, Fn fn, Fold fold) {
   const int64_t least = std::clamp<int64_t>(n / kMinScanBlock, 1, kSmallScanBlocks);
-  const int64_t blocks = std::clamp<int64_t>(n / kScanGrain, least, kMaxScanBlocks);
+  int64_t blocks = std::clamp<int64_t>(n / kScanGrain, least, kMaxScanBlocks);
   if (blocks == 1) return fn(int64_t{0}, n);
+  if (const SpinTeam* team = SpinTeam::Current()) {  // as many blocks to each member
+    blocks = (blocks + team->size() - 1) / team->size() * team->size();
+  }
   std::vector<R> parts(static_cast<size_t>(blocks), init);
   parallel_for<int64_t>(0, blocks, 1, [&](int64_t b) { parts[b] = fn(n * b / blocks, n * (b + 1) / blocks); });
   R r = init;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -79,7 +80,7 @@ struct PairSide {
 //
 // kIndexed (the sides' rows read through uid, QRowView): Solver's lanes read K[uid[j]] y_i y_j; Solver_NU's read
 // their label's row, one load per lane, where y_i y_j = 1 (i of j's label); a side without a row reads the other's.
-template <bool kPerLabel, bool kIndexed, class Ties>
+template <bool kPerLabel, bool kIndexed, bool kUniformQd, class Ties>
 [[gnu::always_inline]] inline void SecondOrderBody(const Ties& ties, const double* g, const double* qd, const int8_t* y,
                                                    const int8_t* st, const PairSide& up_side, const PairSide& down_side,
                                                    int64_t b, int64_t e, Candidate* best, double* gmax2) {
@@ -113,7 +114,11 @@ template <bool kPerLabel, bool kIndexed, class Ties>
     V4d gv;
     V4d qdv;
     std::memcpy(&gv, g + j, sizeof(gv));
-    std::memcpy(&qdv, qd + j, sizeof(qdv));
+    if constexpr (kUniformQd) {
+      qdv = V4d{qd[0], qd[0], qd[0], qd[0]};  // every Q_jj the same (SampleState::qd_uniform): no qd stream
+    } else {
+      std::memcpy(&qdv, qd + j, sizeof(qdv));
+    }
     const V4l yv = {y[j], y[j + 1], y[j + 2], y[j + 3]};
     const V4l sv = {st[j], st[j + 1], st[j + 2], st[j + 3]};
     const V4l up = yv > 0;
@@ -303,19 +308,35 @@ template <int kLabels, bool kIndexed, class Ties>
 
 // The clones: one per tie rule (the rule inlined, so the position rule costs nothing).
 // Solver's second scan (one first index for both labels) or, per_label, Solver_NU's (one per label).
-TESSEL_CLONE_AVX2 void SecondOrderScan(bool per_label, const int64_t* key, const double* g, const double* qd,
-                                       const int8_t* y, const int8_t* st, const PairSide* sides, int64_t b, int64_t e,
-                                       Candidate* best, double* gmax2) {
+// uniform_qd: every qd the same (SampleState::qd_uniform), so the scan reads qd[0] only.
+template <bool kUniformQd>
+[[gnu::always_inline]] inline void SecondOrderScanOf(bool per_label, const int64_t* key, const double* g,
+                                                     const double* qd, const int8_t* y, const int8_t* st,
+                                                     const PairSide* sides, int64_t b, int64_t e, Candidate* best,
+                                                     double* gmax2) {
   const PairSide& u = sides[0];
   const PairSide& d = sides[1];
+  constexpr bool kU = kUniformQd;
   const bool indexed = u.q.uid != nullptr || d.q.uid != nullptr;  // one process only (no key)
-  if (indexed && per_label) SecondOrderBody<true, true>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (indexed && !per_label) SecondOrderBody<false, true>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (indexed && per_label) SecondOrderBody<true, true, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (indexed && !per_label) SecondOrderBody<false, true, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
   if (indexed) return;
-  if (per_label && key == nullptr) SecondOrderBody<true, false>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (per_label && key != nullptr) SecondOrderBody<true, false>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (!per_label && key == nullptr) SecondOrderBody<false, false>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (!per_label && key != nullptr) SecondOrderBody<false, false>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (per_label && key == nullptr)
+    SecondOrderBody<true, false, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (per_label && key != nullptr) SecondOrderBody<true, false, kU>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key == nullptr)
+    SecondOrderBody<false, false, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (!per_label && key != nullptr)
+    SecondOrderBody<false, false, kU>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+}
+TESSEL_CLONE_AVX2 void SecondOrderScan(bool per_label, bool uniform_qd, const int64_t* key, const double* g,
+                                       const double* qd, const int8_t* y, const int8_t* st, const PairSide* sides,
+                                       int64_t b, int64_t e, Candidate* best, double* gmax2) {
+  if (uniform_qd) {
+    SecondOrderScanOf<true>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
+  } else {
+    SecondOrderScanOf<false>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
+  }
 }
 TESSEL_CLONE_AVX2 void MaxViolatorsScan(const int64_t* key, const double* g, const int8_t* y, const int8_t* st,
                                         int64_t b, int64_t e, Candidate* best) {
@@ -380,13 +401,14 @@ Candidate MaxViolatorOver(int64_t n, const SampleState& s, const int64_t* key) {
 template <class Result, class Make>
 Result SecondOrderScanOver(int64_t n, const SampleState& s, const PairSide* sides, bool per_label, const int64_t* key,
                            Make make) {
+  const bool uniform = !std::isnan(s.qd_uniform) && n > 0;
   const auto run = [&](const auto& ties) {
     return BlockReduce<std::pair<Candidate, std::array<double, 2>>>(
         n, {{kInf, -1}, {-kInf, -kInf}},
         [&](int64_t b, int64_t e) {
           std::pair<Candidate, std::array<double, 2>> c;
-          SecondOrderScan(per_label, key, s.g.data(), s.qd.data(), s.y.data(), s.status.data(), sides, b, e, &c.first,
-                          c.second.data());
+          SecondOrderScan(per_label, uniform, key, s.g.data(), s.qd.data(), s.y.data(), s.status.data(), sides, b, e,
+                          &c.first, c.second.data());
           return c;
         },
         [&](const auto& r, const auto& p) {

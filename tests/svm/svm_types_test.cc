@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/parallel.h"
+#include "core/spin_team.h"
 #include "datasets/readers.h"
 #include "svm/batch_solver.h"
 #include "svm/svm_model.h"
@@ -108,6 +109,37 @@ TEST(SvmNuSvc, IsTheCSvcWithCOneOverR) {
 // The regressions' 2 l variables read one kernel row per data row (LIBSVM's SVR_Q): every kernel value comes from a
 // cache miss of a row over the l distinct rows, the G_bar updates included, so evaluations = misses x l; with a
 // cache of a few rows, rows are evicted and computed again, and the solution does not change.
+// A solve on a team of spinning threads (core/spin_team.h: `train svm` in one process) is the oneTBB solve bit for
+// bit: 3,000 rows (two classes; integer regression targets, so many ties in the scans) split into blocks over both
+// members. (Several classes' pairs run concurrently on oneTBB's threads, without teams.)
+TEST(SvmSpinTeam, GivesTheSameModelAsOneTbb) {
+  const auto two = testing::RandomDataset(3000, 8, 1.0, {-1, 1}, 11);
+  const auto five = testing::RandomDataset(3000, 8, 1.0, {1, 2, 3, 4, 5}, 11);
+  const ThreadLimit limit(2);
+  for (const SvmType type :
+       {SvmType::kCSvc, SvmType::kNuSvc, SvmType::kOneClass, SvmType::kEpsilonSvr, SvmType::kNuSvr}) {
+    const auto& data = IsRegression(type) ? five : two;
+    SvmParams p = Params(type);
+    p.kernel.gamma = 0.125;
+    p.nu = 0.3;
+    const SvmModel tbb = TrainSvm(data, p, nullptr);
+    const int64_t before = SpinTeam::Started();
+    SpinTeam::Enable(true);
+    SvmModel team;
+    try {
+      team = TrainSvm(data, p, nullptr);
+    } catch (...) {
+      SpinTeam::Enable(false);
+      throw;
+    }
+    SpinTeam::Enable(false);
+    EXPECT_GT(SpinTeam::Started(), before) << SvmTypeName(type) << ": no team ran the solve";
+    EXPECT_EQ(team.sv_coef, tbb.sv_coef) << SvmTypeName(type);
+    EXPECT_EQ(team.rho, tbb.rho) << SvmTypeName(type);
+    EXPECT_EQ(team.sv_rows, tbb.sv_rows) << SvmTypeName(type);
+  }
+}
+
 TEST(SvmRegressionRows, AreCachedOncePerDataRow) {
   const auto data = Heart();
   for (const SvmType type : {SvmType::kEpsilonSvr, SvmType::kNuSvr}) {
