@@ -11,18 +11,18 @@
 #include <cstring>
 #include <utility>
 
-#include "core/target_clones.h"
+#include "core/simd4.h"
 #include "svm/batch_step.h"
 
 namespace tessel::svm {
 namespace {
 
-// Four doubles and four int64 lane masks (GCC/Clang vector extensions) for the branch-free scans below, and
-// mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the baseline's ABI).
-using V4d = double __attribute__((vector_size(32)));
-using V4l = int64_t __attribute__((vector_size(32)));
+// The branch-free scans below are templates over a family of four-lane vectors (core/simd4.h: F::D four doubles,
+// F::L four int64 lane masks; 32-byte vectors under AVX2, pairs of 16-byte ones on the baseline), each kernel naming
+// them V4d and V4l. mask ? a : c lane by lane (a macro: a function taking 32-byte vectors would change the
+// baseline's ABI, and could not be inlined into both instantiations):
 #define TESSEL_SELECT(mask, a, c) \
-  reinterpret_cast<V4d>(((mask) & reinterpret_cast<V4l>(a)) | (~(mask) & reinterpret_cast<V4l>(c)))
+  __builtin_bit_cast(V4d, ((mask) & __builtin_bit_cast(V4l, a)) | (~(mask) & __builtin_bit_cast(V4l, c)))
 
 // Ties to the later position.
 struct ByPosition {
@@ -35,7 +35,10 @@ struct ByKey {
   static constexpr bool kPositions = false;
   const int64_t* key;
   int64_t Of(int64_t pos) const { return key[pos]; }
-  void Lanes(int64_t j, V4l* out) const { *out = V4l{key[j], key[j + 1], key[j + 2], key[j + 3]}; }
+  template <class V4l>
+  void Lanes(int64_t j, V4l* out) const {
+    *out = V4l{key[j], key[j + 1], key[j + 2], key[j + 3]};
+  }
 };
 
 // Whether candidate (value, pos) replaces the best so far (best_value, best_pos; best_pos -1 for none), `less`
@@ -61,13 +64,14 @@ struct PairSide {
 // Four lanes t .. t + 3 of a Q row read through the data rows' ids (QRowView with uid): (y_i y_t) K[uid[t]], as
 // doubles (the sign exact either way). Written through a pointer (a 32-byte vector returned by value would change
 // the baseline's ABI).
+template <class V4d, class V4l>
 [[gnu::always_inline]] inline void SignedKernelLanes(const QRowView& row, const V4l& yv, int64_t t, V4d* out) {
   const float* k = row.q;
   const int32_t* uid = row.uid;
   const V4l yi = {row.y, row.y, row.y, row.y};
   const V4l sign_bit = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
   const V4d kv = {k[uid[t]], k[uid[t + 1]], k[uid[t + 2]], k[uid[t + 3]]};
-  *out = reinterpret_cast<V4d>(reinterpret_cast<V4l>(kv) ^ ((yv != yi) & sign_bit));  // negated where y_t != y_i
+  *out = __builtin_bit_cast(V4d, __builtin_bit_cast(V4l, kv) ^ ((yv != yi) & sign_bit));  // negated where y_t != y_i
 }
 
 // The second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the pair (i, j) for
@@ -80,10 +84,12 @@ struct PairSide {
 //
 // kIndexed (the sides' rows read through uid, QRowView): Solver's lanes read K[uid[j]] y_i y_j; Solver_NU's read
 // their label's row, one load per lane, where y_i y_j = 1 (i of j's label); a side without a row reads the other's.
-template <bool kPerLabel, bool kIndexed, bool kUniformQd, class Ties>
+template <class F, bool kPerLabel, bool kIndexed, bool kUniformQd, class Ties>
 [[gnu::always_inline]] inline void SecondOrderBody(const Ties& ties, const double* g, const double* qd, const int8_t* y,
                                                    const int8_t* st, const PairSide& up_side, const PairSide& down_side,
                                                    int64_t b, int64_t e, Candidate* best, double* gmax2) {
+  using V4d = typename F::D;
+  using V4l = typename F::L;
   const V4d inf = {kInf, kInf, kInf, kInf};
   const V4d tau = {batch::kTau, batch::kTau, batch::kTau, batch::kTau};
   const V4d zero = {0, 0, 0, 0};
@@ -193,8 +199,10 @@ template <bool kPerLabel, bool kIndexed, bool kUniformQd, class Ties>
 // The four-lane running best of -y G over I_up (the first index of LIBSVM's selection), per label (kLabels 2:
 // [y = +1, y = -1], Solver_NU's ip and in) or over both labels (1): each lane keeps its own best and Finish combines
 // the lanes by value, then by the tie rule: the sequential scan's answer (`>=`, the last position).
-template <int kLabels, class Ties>
+template <class F, int kLabels, class Ties>
 struct UpLanes {
+  using V4d = typename F::D;
+  using V4l = typename F::L;
   const Ties& ties;
   V4d top[kLabels];
   V4l top_at[kLabels];
@@ -253,10 +261,11 @@ struct UpLanes {
 // The first-index scan over positions [b, e): per label, the position in I_up of the largest -y G (ties by
 // `ties`): best[0] among y = +1 (-G), best[1] among y = -1 (G), as Solver_NU's first loop; LIBSVM's Solver's max
 // violator is the better of the two.
-template <class Ties>
+template <class F, class Ties>
 [[gnu::always_inline]] inline void MaxViolatorsBody(const Ties& ties, const double* g, const int8_t* y,
                                                     const int8_t* st, int64_t b, int64_t e, Candidate* best) {
-  UpLanes<2, Ties> lanes(ties);
+  using V4d = typename F::D;
+  UpLanes<F, 2, Ties> lanes(ties);
   int64_t t = b;
   for (; t + 4 <= e; t += 4) {
     V4d gv;
@@ -271,15 +280,17 @@ template <class Ties>
 // the max violator of the new G there: the t in I_up of the largest -y G (ties by `ties`), over both labels into
 // best[0] (kLabels 1) or per label into best[0] (y = +1) and best[1] (kLabels 2, Solver_NU's first scan), four
 // positions per vector operation (UpLanes). kIndexed: the rows read through uid (QRowView).
-template <int kLabels, bool kIndexed, class Ties>
+template <class F, int kLabels, bool kIndexed, class Ties>
 [[gnu::always_inline]] inline void UpdateGradientBody(const Ties& ties, double* g, const QRowView& row_i,
                                                       const QRowView& row_j, double d_i, double d_j, const int8_t* y,
                                                       const int8_t* st, int64_t b, int64_t e, Candidate* best) {
+  using V4d = typename F::D;
+  using V4l = typename F::L;
   const V4d di = {d_i, d_i, d_i, d_i};
   const V4d dj = {d_j, d_j, d_j, d_j};
   const float* q_i = row_i.q;
   const float* q_j = row_j.q;
-  UpLanes<kLabels, Ties> lanes(ties);
+  UpLanes<F, kLabels, Ties> lanes(ties);
   int64_t t = b;
   for (; t + 4 <= e; t += 4) {
     V4d gv;
@@ -306,66 +317,97 @@ template <int kLabels, bool kIndexed, class Ties>
 }
 #undef TESSEL_SELECT
 
-// The clones: one per tie rule (the rule inlined, so the position rule costs nothing).
+// The kernels per tie rule (the rule inlined, so the position rule costs nothing), instantiated for a vector family
+// F (core/simd4.h); each entry below runs the AVX2 instantiation where the CPU has AVX2, else the baseline's.
 // Solver's second scan (one first index for both labels) or, per_label, Solver_NU's (one per label).
 // uniform_qd: every qd the same (SampleState::qd_uniform), so the scan reads qd[0] only.
-template <bool kUniformQd>
+template <class F, bool kU>
 [[gnu::always_inline]] inline void SecondOrderScanOf(bool per_label, const int64_t* key, const double* g,
                                                      const double* qd, const int8_t* y, const int8_t* st,
                                                      const PairSide* sides, int64_t b, int64_t e, Candidate* best,
                                                      double* gmax2) {
   const PairSide& u = sides[0];
   const PairSide& d = sides[1];
-  constexpr bool kU = kUniformQd;
   const bool indexed = u.q.uid != nullptr || d.q.uid != nullptr;  // one process only (no key)
-  if (indexed && per_label) SecondOrderBody<true, true, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (indexed && !per_label) SecondOrderBody<false, true, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (indexed && per_label) SecondOrderBody<F, true, true, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (indexed && !per_label) SecondOrderBody<F, false, true, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
   if (indexed) return;
   if (per_label && key == nullptr)
-    SecondOrderBody<true, false, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
-  if (per_label && key != nullptr) SecondOrderBody<true, false, kU>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+    SecondOrderBody<F, true, false, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+  if (per_label && key != nullptr)
+    SecondOrderBody<F, true, false, kU>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
   if (!per_label && key == nullptr)
-    SecondOrderBody<false, false, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
+    SecondOrderBody<F, false, false, kU>(ByPosition{}, g, qd, y, st, u, d, b, e, best, gmax2);
   if (!per_label && key != nullptr)
-    SecondOrderBody<false, false, kU>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
+    SecondOrderBody<F, false, false, kU>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
 }
-TESSEL_CLONE_AVX2 void SecondOrderScan(bool per_label, bool uniform_qd, const int64_t* key, const double* g,
-                                       const double* qd, const int8_t* y, const int8_t* st, const PairSide* sides,
-                                       int64_t b, int64_t e, Candidate* best, double* gmax2) {
+template <class F>
+[[gnu::always_inline]] inline void SecondOrderScanFor(bool per_label, bool uniform_qd, const int64_t* key,
+                                                      const double* g, const double* qd, const int8_t* y,
+                                                      const int8_t* st, const PairSide* sides, int64_t b, int64_t e,
+                                                      Candidate* best, double* gmax2) {
   if (uniform_qd) {
-    SecondOrderScanOf<true>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
+    SecondOrderScanOf<F, true>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
   } else {
-    SecondOrderScanOf<false>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
+    SecondOrderScanOf<F, false>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
   }
 }
-TESSEL_CLONE_AVX2 void MaxViolatorsScan(const int64_t* key, const double* g, const int8_t* y, const int8_t* st,
-                                        int64_t b, int64_t e, Candidate* best) {
+template <class F>
+[[gnu::always_inline]] inline void MaxViolatorsScanFor(const int64_t* key, const double* g, const int8_t* y,
+                                                       const int8_t* st, int64_t b, int64_t e, Candidate* best) {
   if (key == nullptr) {
-    MaxViolatorsBody(ByPosition{}, g, y, st, b, e, best);
+    MaxViolatorsBody<F>(ByPosition{}, g, y, st, b, e, best);
   } else {
-    MaxViolatorsBody(ByKey{key}, g, y, st, b, e, best);
+    MaxViolatorsBody<F>(ByKey{key}, g, y, st, b, e, best);
   }
 }
 // The gradient update with the max violator over both labels (best[0]) or, per_label, Solver_NU's two (best[0, 2));
 // rows[0] and rows[1] are i's and j's, both read through uid or neither. A key only with plain rows, over both labels.
-TESSEL_CLONE_AVX2 void UpdateGradient(bool per_label, const int64_t* key, double* g, const QRowView* rows, double d_i,
-                                      double d_j, const int8_t* y, const int8_t* st, int64_t b, int64_t e,
-                                      Candidate* best) {
+template <class F>
+[[gnu::always_inline]] inline void UpdateGradientFor(bool per_label, const int64_t* key, double* g,
+                                                     const QRowView* rows, double d_i, double d_j, const int8_t* y,
+                                                     const int8_t* st, int64_t b, int64_t e, Candidate* best) {
   const QRowView& qi = rows[0];
   const QRowView& qj = rows[1];
   const bool indexed = qi.uid != nullptr;
   if (key != nullptr) {
-    UpdateGradientBody<1, false>(ByKey{key}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    UpdateGradientBody<F, 1, false>(ByKey{key}, g, qi, qj, d_i, d_j, y, st, b, e, best);
   } else if (indexed && per_label) {
-    UpdateGradientBody<2, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    UpdateGradientBody<F, 2, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
   } else if (indexed) {
-    UpdateGradientBody<1, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    UpdateGradientBody<F, 1, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
   } else if (per_label) {
-    UpdateGradientBody<2, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    UpdateGradientBody<F, 2, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
   } else {
-    UpdateGradientBody<1, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    UpdateGradientBody<F, 1, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
   }
 }
+
+// The entries: each kernel's AVX2 and baseline instantiations, and the choice between them.
+#define TESSEL_WSS_ENTRY(name, params, args)                                   \
+  TESSEL_TARGET_AVX2 void name##Avx2 params { name##For<simd4::Native> args; } \
+  void name##Base params { name##For<simd4::Pair> args; }                      \
+  void name params {                                                           \
+    if (TESSEL_SIMD4_AVX2 && simd4::HasAvx2()) {                               \
+      name##Avx2 args;                                                         \
+    } else {                                                                   \
+      name##Base args;                                                         \
+    }                                                                          \
+  }
+TESSEL_WSS_ENTRY(SecondOrderScan,
+                 (bool per_label, bool uniform_qd, const int64_t* key, const double* g, const double* qd,
+                  const int8_t* y, const int8_t* st, const PairSide* sides, int64_t b, int64_t e, Candidate* best,
+                  double* gmax2),
+                 (per_label, uniform_qd, key, g, qd, y, st, sides, b, e, best, gmax2))
+TESSEL_WSS_ENTRY(MaxViolatorsScan,
+                 (const int64_t* key, const double* g, const int8_t* y, const int8_t* st, int64_t b, int64_t e,
+                  Candidate* best),
+                 (key, g, y, st, b, e, best))
+TESSEL_WSS_ENTRY(UpdateGradient,
+                 (bool per_label, const int64_t* key, double* g, const QRowView* rows, double d_i, double d_j,
+                  const int8_t* y, const int8_t* st, int64_t b, int64_t e, Candidate* best),
+                 (per_label, key, g, rows, d_i, d_j, y, st, b, e, best))
+#undef TESSEL_WSS_ENTRY
 
 // Blocks fold in order (a later block holds later positions) by value, then by the tie rule.
 template <bool kLess, class Ties>

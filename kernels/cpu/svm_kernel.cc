@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/memory_budget.h"
 #include "core/parallel.h"
+#include "core/simd4.h"
 #include "core/target_clones.h"
 #include "kernels/fast_exp.h"
 
@@ -93,8 +94,6 @@ double KernelValue(const SvmKernelParams& params, std::span<const int32_t> a_idx
 
 namespace {
 
-using V4d = double __attribute__((vector_size(32)));
-
 // Whether cols[0, len) are consecutive row ids (false when empty). Branch-free, so it vectorises.
 TESSEL_CLONE_AVX2 bool Consecutive(const int32_t* cols, int64_t len) {
   if (len == 0) return false;
@@ -107,8 +106,10 @@ TESSEL_CLONE_AVX2 bool Consecutive(const int32_t* cols, int64_t len) {
 // dots[q] = x . row(c0 + q) for q < len from the transposed copy, 32 columns at a time: eight independent chains
 // of four lanes keep both adders busy (eight columns, two chains, wait on the addition's latency). Each column's sum
 // is the same chain in feature order as DenseDots'.
-TESSEL_CLONE_AVX2 int64_t TransposedDots32(const double* c0, int64_t n, int64_t d, int64_t len, const double* x,
-                                           double* dots) {
+template <class F>
+[[gnu::always_inline]] inline int64_t TransposedDots32(const double* c0, int64_t n, int64_t d, int64_t len,
+                                                       const double* x, double* dots) {
+  using V4d = typename F::D;
   int64_t p = 0;
   for (; p + 32 <= len; p += 32) {
     V4d acc[8] = {};
@@ -129,37 +130,48 @@ TESSEL_CLONE_AVX2 int64_t TransposedDots32(const double* c0, int64_t n, int64_t 
 // acc[t] + a_t[0] x[0] + a_t[1] x[1] + a_t[2] x[2] + a_t[3] x[3] for four rows a_0..a_3 (four features each), added
 // in that order: the four rows' products as vectors, transposed in registers (products of the same feature side by
 // side), then four vector additions, each lane one row's chain in feature order.
-[[gnu::always_inline]] inline void AddTransposedProducts(V4d* acc, const double* a0, const double* a1, const double* a2,
-                                                         const double* a3, const double* xs) {
-  V4d x;
-  std::memcpy(&x, xs, sizeof(x));
-  V4d p[4];
-  std::memcpy(&p[0], a0, sizeof(V4d));
-  std::memcpy(&p[1], a1, sizeof(V4d));
-  std::memcpy(&p[2], a2, sizeof(V4d));
-  std::memcpy(&p[3], a3, sizeof(V4d));
-  for (V4d& v : p) v *= x;
-  const V4d t0 = __builtin_shufflevector(p[0], p[1], 0, 4, 2, 6);  // a0[0] a1[0] a0[2] a1[2]
-  const V4d t1 = __builtin_shufflevector(p[0], p[1], 1, 5, 3, 7);
-  const V4d t2 = __builtin_shufflevector(p[2], p[3], 0, 4, 2, 6);
-  const V4d t3 = __builtin_shufflevector(p[2], p[3], 1, 5, 3, 7);
-  *acc += __builtin_shufflevector(t0, t2, 0, 1, 4, 5);  // feature 0 of the four rows
-  *acc += __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
-  *acc += __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
-  *acc += __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+template <class F>
+[[gnu::always_inline]] inline void AddTransposedProducts(typename F::D* acc, const double* a0, const double* a1,
+                                                         const double* a2, const double* a3, const double* xs) {
+  using V4d = typename F::D;
+  if constexpr (!F::kNative) {  // the baseline's pairs: each feature's four products, in feature order
+    for (int k = 0; k < 4; ++k) *acc += V4d{a0[k] * xs[k], a1[k] * xs[k], a2[k] * xs[k], a3[k] * xs[k]};
+    return;
+  } else {
+    V4d x;
+    std::memcpy(&x, xs, sizeof(x));
+    V4d p[4];
+    std::memcpy(&p[0], a0, sizeof(V4d));
+    std::memcpy(&p[1], a1, sizeof(V4d));
+    std::memcpy(&p[2], a2, sizeof(V4d));
+    std::memcpy(&p[3], a3, sizeof(V4d));
+    for (V4d& v : p) v *= x;
+    const V4d t0 = __builtin_shufflevector(p[0], p[1], 0, 4, 2, 6);  // a0[0] a1[0] a0[2] a1[2]
+    const V4d t1 = __builtin_shufflevector(p[0], p[1], 1, 5, 3, 7);
+    const V4d t2 = __builtin_shufflevector(p[2], p[3], 0, 4, 2, 6);
+    const V4d t3 = __builtin_shufflevector(p[2], p[3], 1, 5, 3, 7);
+    *acc += __builtin_shufflevector(t0, t2, 0, 1, 4, 5);  // feature 0 of the four rows
+    *acc += __builtin_shufflevector(t1, t3, 0, 1, 4, 5);
+    *acc += __builtin_shufflevector(t0, t2, 2, 3, 6, 7);
+    *acc += __builtin_shufflevector(t1, t3, 2, 3, 6, 7);
+  }
 }
 
 // dots[q] = x . row(cols[q]) over the d features of the dense rows, each sum in feature order. Eight independent
-// chains (one per column, four features at a time: AddTransposedProducts) hide the addition latency; the AVX2 clone
-// does the same operations four lanes wide. Eight
-// consecutive rows read the transposed copy (dense_cols, n rows; null when there is none): each feature's eight
-// values are adjacent there, the same operations in the same order; when all of cols are consecutive
+// chains (one per column, four features at a time: AddTransposedProducts) hide the addition latency; F is the vector
+// family (core/simd4.h: 32-byte vectors in the AVX2 instantiation, pairs of 16-byte ones on the baseline), the same
+// operations either way. Eight consecutive rows read the transposed copy (dense_cols, n rows; null when there is none):
+// each feature's eight values are adjacent there, the same operations in the same order; when all of cols are
+// consecutive
 // (`consecutive`), 32 at a time (TransposedDots32).
-TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
-                                 const int32_t* cols, int64_t len, const double* x, double* dots, bool consecutive) {
+template <class F>
+[[gnu::always_inline]] inline void DenseDotsFor(const double* dense_rows, const double* dense_cols, int64_t n,
+                                                int64_t d, const int32_t* cols, int64_t len, const double* x,
+                                                double* dots, bool consecutive) {
+  using V4d = typename F::D;
   int64_t p = 0;
   if (dense_cols != nullptr && consecutive) {
-    p = TransposedDots32(dense_cols + cols[0], n, d, len, x, dots);
+    p = TransposedDots32<F>(dense_cols + cols[0], n, d, len, x, dots);
   }
   for (; p + 8 <= len; p += 8) {
     bool run = dense_cols != nullptr;
@@ -186,8 +198,8 @@ TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_c
     V4d hi = {0, 0, 0, 0};
     int64_t m = 0;
     for (; m + 4 <= d; m += 4) {
-      AddTransposedProducts(&lo, r[0] + m, r[1] + m, r[2] + m, r[3] + m, x + m);
-      AddTransposedProducts(&hi, r[4] + m, r[5] + m, r[6] + m, r[7] + m, x + m);
+      AddTransposedProducts<F>(&lo, r[0] + m, r[1] + m, r[2] + m, r[3] + m, x + m);
+      AddTransposedProducts<F>(&hi, r[4] + m, r[5] + m, r[6] + m, r[7] + m, x + m);
     }
     for (; m < d; ++m) {
       const double xm = x[m];
@@ -202,6 +214,24 @@ TESSEL_CLONE_AVX2 void DenseDots(const double* dense_rows, const double* dense_c
     double d0 = 0;
     for (int64_t m = 0; m < d; ++m) d0 += r0[m] * x[m];
     dots[p] = d0;
+  }
+}
+TESSEL_TARGET_AVX2 void DenseDotsAvx2(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
+                                      const int32_t* cols, int64_t len, const double* x, double* dots,
+                                      bool consecutive) {
+  DenseDotsFor<simd4::Native>(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
+}
+void DenseDotsBase(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d, const int32_t* cols,
+                   int64_t len, const double* x, double* dots, bool consecutive) {
+  DenseDotsFor<simd4::Pair>(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
+}
+// The AVX2 instantiation where the CPU has AVX2, else the baseline's (core/simd4.h): the same values.
+void DenseDots(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d, const int32_t* cols,
+               int64_t len, const double* x, double* dots, bool consecutive) {
+  if (TESSEL_SIMD4_AVX2 && simd4::HasAvx2()) {
+    DenseDotsAvx2(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
+  } else {
+    DenseDotsBase(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
   }
 }
 
