@@ -103,20 +103,21 @@ TESSEL_CLONE_AVX2 bool Consecutive(const int32_t* cols, int64_t len) {
   return off == 0;
 }
 
-// dots[q] = x . row(c0 + q) for q < len from the transposed copy, 32 columns at a time: eight independent chains
-// of four lanes keep both adders busy (eight columns, two chains, wait on the addition's latency). Each column's sum
-// is the same chain in feature order as DenseDots'.
+// dots[q] = x . row(c0 + q) for q < len from the transposed copy, 32 columns at a time (16 on the baseline, whose
+// 16 registers hold eight pairs): eight independent chains of four lanes keep both adders busy (eight columns, two
+// chains, wait on the addition's latency). Each column's sum is the same chain in feature order as DenseDots'.
 template <class F>
 [[gnu::always_inline]] inline int64_t TransposedDots32(const double* c0, int64_t n, int64_t d, int64_t len,
                                                        const double* x, double* dots) {
   using V4d = typename F::D;
+  constexpr int kAcc = F::kNative ? 8 : 4;  // accumulators of four columns
   int64_t p = 0;
-  for (; p + 32 <= len; p += 32) {
-    V4d acc[8] = {};
+  for (; p + 4 * kAcc <= len; p += 4 * kAcc) {
+    V4d acc[kAcc] = {};
     for (int64_t m = 0; m < d; ++m) {
       const double* src = c0 + m * n + p;
       const double xm = x[m];
-      for (int t = 0; t < 8; ++t) {
+      for (int t = 0; t < kAcc; ++t) {
         V4d a;
         std::memcpy(&a, src + 4 * t, sizeof(a));
         acc[t] += a * xm;  // a product, then a sum: no multiply-add, the scalar chain's values
