@@ -414,11 +414,11 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
   const double* dense_rows = dense_rows_.empty() ? nullptr : dense_rows_.data();
   const double* dense_cols = pre_->dense_cols.empty() ? nullptr : pre_->dense_cols.data();
   const int64_t d = rows_.num_cols;
-  // Consecutive columns (a regression's or one-class problem's rows, in data order) read adjacent norms and the
-  // transposed copy; checked once for the row.
-  const bool consecutive = (fast_rbf || dense_cols != nullptr) && Consecutive(cols.data(), n);
   constexpr int64_t kBlock = 256;
   const auto block = [&](int64_t begin, int64_t end) {  // end - begin <= kBlock
+    // Consecutive columns (a regression's or one-class problem's rows in data order, or a run of them) read adjacent
+    // norms and the transposed copy; checked per block, by the thread that computes it.
+    const bool consecutive = (fast_rbf || dense_cols != nullptr) && Consecutive(cols.data() + begin, end - begin);
     double dots[kBlock];
     int64_t p = begin;
     if (dense_rows != nullptr) {
