@@ -4,10 +4,11 @@
 // AVX2 (TESSEL_TARGET_AVX2 functions). simd4::Pair: the same four lanes as two 16-byte vectors with the same
 // operators, for the x86-64-v2 baseline: there GCC lowers 32-byte vector operations piecewise, lane by lane through
 // general registers (2-8 times slower than two 16-byte operations; `-Wvector-operation-performance`). A kernel is a
-// template over the family (F::D, F::L) and a dispatcher calls its AVX2 instantiation where the CPU has AVX2
-// (HasAvx2), else the baseline one. Both do the same IEEE operations lane by lane in the same order, so their results
-// are equal bit for bit. A lane's double and int64 views convert by __builtin_bit_cast (an expression, so no
-// function of the baseline's target sits between AVX2 code and its 32-byte vectors).
+// struct with a static `template <class F> Run(...)` over the family (F::D, F::L), and Dispatch<Kernel>(args...)
+// runs its AVX2 instantiation where the CPU has AVX2 (HasAvx2), else the baseline one. Both do the same IEEE operations
+// lane by lane in the same order, so their results are equal bit for bit. A lane's double and int64 views convert by
+// __builtin_bit_cast (an expression, so no function of the baseline's target sits between AVX2 code and its 32-byte
+// vectors).
 #pragma once
 
 #include <cstdint>
@@ -56,12 +57,9 @@ struct PairL {
   friend PairL operator|(const PairL& a, const PairL& b) { return {a.lo | b.lo, a.hi | b.hi}; }
   friend PairL operator^(const PairL& a, const PairL& b) { return {a.lo ^ b.lo, a.hi ^ b.hi}; }
   friend PairL operator~(const PairL& a) { return {~a.lo, ~a.hi}; }
-  friend PairL operator==(const PairL& a, const PairL& b) { return {a.lo == b.lo, a.hi == b.hi}; }
   friend PairL operator!=(const PairL& a, const PairL& b) { return {a.lo != b.lo, a.hi != b.hi}; }
   friend PairL operator>(const PairL& a, const PairL& b) { return {a.lo > b.lo, a.hi > b.hi}; }
-  friend PairL operator<(const PairL& a, const PairL& b) { return {a.lo < b.lo, a.hi < b.hi}; }
   friend PairL operator>(const PairL& a, int64_t b) { return a > PairL(b, b, b, b); }
-  friend PairL operator<(const PairL& a, int64_t b) { return a < PairL(b, b, b, b); }
 };
 
 // Four double lanes.
@@ -94,5 +92,25 @@ struct Pair {
   using L = PairL;
   static constexpr bool kNative = false;
 };
+
+#if TESSEL_SIMD4_AVX2
+// Kernel::Run<Native> compiled for AVX2 (Run is always_inline, so its body takes this function's target).
+template <class Kernel, class... Args>
+TESSEL_TARGET_AVX2 void RunAvx2(Args... args) {
+  Kernel::template Run<Native>(args...);
+}
+#endif
+
+// Kernel::Run<F>(args...) with F = Native in an AVX2 function where HasAvx2(), else F = Pair: the same values.
+template <class Kernel, class... Args>
+void Dispatch(Args... args) {
+#if TESSEL_SIMD4_AVX2
+  if (HasAvx2()) {
+    RunAvx2<Kernel>(args...);
+    return;
+  }
+#endif
+  Kernel::template Run<Pair>(args...);
+}
 
 }  // namespace tessel::simd4

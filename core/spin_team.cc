@@ -12,6 +12,7 @@
 #include <chrono>
 #include <utility>
 
+#include "core/error.h"
 #include "core/parallel.h"
 
 namespace tessel {
@@ -92,7 +93,7 @@ void SpinTeam::RunTasks(int64_t tasks, Call call, void* ctx) {
     for (int64_t k = 0; k < tasks; ++k) call(ctx, k);
     return;
   }
-  if (tasks > kMaxTasks) tasks = kMaxTasks;  // parallel.h asks for a few per member
+  TESSEL_CHECK(tasks <= kMaxTasks, "SpinTeam::Run: {} tasks, at most {}", tasks, kMaxTasks);
   call_ = call;
   ctx_ = ctx;
   error_ = nullptr;
@@ -137,15 +138,13 @@ SpinTeamScope::SpinTeamScope(int threads) {
   if (!g_enabled.load(std::memory_order_relaxed) || t_team != nullptr || t_in_task || t_tbb_depth > 0) return;
   if (threads <= 0) threads = ThreadLimit::Current();
   if (threads <= 1) return;
-  team_ = new SpinTeam(threads);
-  t_team = team_;
+  team_ = std::make_unique<SpinTeam>(threads);
+  t_team = team_.get();
   g_started.fetch_add(1, std::memory_order_relaxed);
 }
 
 SpinTeamScope::~SpinTeamScope() {
-  if (team_ == nullptr) return;
-  t_team = nullptr;
-  delete team_;
+  if (team_ != nullptr) t_team = nullptr;
 }
 
 detail::TbbBodyMark::TbbBodyMark() { ++t_tbb_depth; }

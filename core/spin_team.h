@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -89,7 +90,7 @@ class SpinTeamScope {
   bool active() const { return team_ != nullptr; }
 
  private:
-  SpinTeam* team_ = nullptr;
+  std::unique_ptr<SpinTeam> team_;
 };
 
 namespace detail {

@@ -57,13 +57,8 @@ struct SampleState {
   double qd_uniform = std::numeric_limits<double>::quiet_NaN();
 
   void NoteDiagonal() {
-    qd_uniform = qd.empty() ? std::numeric_limits<double>::quiet_NaN() : qd[0];
-    for (const double v : qd) {
-      if (v != qd_uniform) {
-        qd_uniform = std::numeric_limits<double>::quiet_NaN();
-        break;
-      }
-    }
+    const bool same = !qd.empty() && std::all_of(qd.begin(), qd.end(), [&](double v) { return v == qd[0]; });
+    qd_uniform = same ? qd[0] : std::numeric_limits<double>::quiet_NaN();
   }
 
   // LIBSVM's start with alpha 0: every sample at its lower bound, G = p, G_bar 0. `linear` empty: p = -1 (C-SVC).
@@ -471,6 +466,7 @@ struct BatchVars : SampleState {
   std::vector<double> c;
 
   void Reserve(size_t m) {
+    qd_uniform = std::numeric_limits<double>::quiet_NaN();  // Add fills qd one by one
     for (auto* v : {&qd, &c, &alpha, &g}) {
       v->clear();
       v->reserve(m);

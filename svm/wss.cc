@@ -318,7 +318,7 @@ template <class F, int kLabels, bool kIndexed, class Ties>
 #undef TESSEL_SELECT
 
 // The kernels per tie rule (the rule inlined, so the position rule costs nothing), instantiated for a vector family
-// F (core/simd4.h); each entry below runs the AVX2 instantiation where the CPU has AVX2, else the baseline's.
+// F (core/simd4.h); the kernels below run through simd4::Dispatch: the AVX2 instantiation where the CPU has it.
 // Solver's second scan (one first index for both labels) or, per_label, Solver_NU's (one per label).
 // uniform_qd: every qd the same (SampleState::qd_uniform), so the scan reads qd[0] only.
 template <class F, bool kU>
@@ -341,73 +341,53 @@ template <class F, bool kU>
   if (!per_label && key != nullptr)
     SecondOrderBody<F, false, false, kU>(ByKey{key}, g, qd, y, st, u, d, b, e, best, gmax2);
 }
-template <class F>
-[[gnu::always_inline]] inline void SecondOrderScanFor(bool per_label, bool uniform_qd, const int64_t* key,
-                                                      const double* g, const double* qd, const int8_t* y,
-                                                      const int8_t* st, const PairSide* sides, int64_t b, int64_t e,
-                                                      Candidate* best, double* gmax2) {
-  if (uniform_qd) {
-    SecondOrderScanOf<F, true>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
-  } else {
-    SecondOrderScanOf<F, false>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
+// The kernels simd4::Dispatch runs (core/simd4.h), each in an AVX2 and a baseline instantiation.
+struct SecondOrderScan {
+  template <class F>
+  [[gnu::always_inline]] static void Run(bool per_label, bool uniform_qd, const int64_t* key, const double* g,
+                                         const double* qd, const int8_t* y, const int8_t* st, const PairSide* sides,
+                                         int64_t b, int64_t e, Candidate* best, double* gmax2) {
+    if (uniform_qd) {
+      SecondOrderScanOf<F, true>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
+    } else {
+      SecondOrderScanOf<F, false>(per_label, key, g, qd, y, st, sides, b, e, best, gmax2);
+    }
   }
-}
-template <class F>
-[[gnu::always_inline]] inline void MaxViolatorsScanFor(const int64_t* key, const double* g, const int8_t* y,
-                                                       const int8_t* st, int64_t b, int64_t e, Candidate* best) {
-  if (key == nullptr) {
-    MaxViolatorsBody<F>(ByPosition{}, g, y, st, b, e, best);
-  } else {
-    MaxViolatorsBody<F>(ByKey{key}, g, y, st, b, e, best);
+};
+struct MaxViolatorsScan {
+  template <class F>
+  [[gnu::always_inline]] static void Run(const int64_t* key, const double* g, const int8_t* y, const int8_t* st,
+                                         int64_t b, int64_t e, Candidate* best) {
+    if (key == nullptr) {
+      MaxViolatorsBody<F>(ByPosition{}, g, y, st, b, e, best);
+    } else {
+      MaxViolatorsBody<F>(ByKey{key}, g, y, st, b, e, best);
+    }
   }
-}
+};
 // The gradient update with the max violator over both labels (best[0]) or, per_label, Solver_NU's two (best[0, 2));
 // rows[0] and rows[1] are i's and j's, both read through uid or neither. A key only with plain rows, over both labels.
-template <class F>
-[[gnu::always_inline]] inline void UpdateGradientFor(bool per_label, const int64_t* key, double* g,
-                                                     const QRowView* rows, double d_i, double d_j, const int8_t* y,
-                                                     const int8_t* st, int64_t b, int64_t e, Candidate* best) {
-  const QRowView& qi = rows[0];
-  const QRowView& qj = rows[1];
-  const bool indexed = qi.uid != nullptr;
-  if (key != nullptr) {
-    UpdateGradientBody<F, 1, false>(ByKey{key}, g, qi, qj, d_i, d_j, y, st, b, e, best);
-  } else if (indexed && per_label) {
-    UpdateGradientBody<F, 2, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
-  } else if (indexed) {
-    UpdateGradientBody<F, 1, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
-  } else if (per_label) {
-    UpdateGradientBody<F, 2, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
-  } else {
-    UpdateGradientBody<F, 1, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+struct UpdateGradient {
+  template <class F>
+  [[gnu::always_inline]] static void Run(bool per_label, const int64_t* key, double* g, const QRowView* rows,
+                                         double d_i, double d_j, const int8_t* y, const int8_t* st, int64_t b,
+                                         int64_t e, Candidate* best) {
+    const QRowView& qi = rows[0];
+    const QRowView& qj = rows[1];
+    const bool indexed = qi.uid != nullptr;
+    if (key != nullptr) {
+      UpdateGradientBody<F, 1, false>(ByKey{key}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    } else if (indexed && per_label) {
+      UpdateGradientBody<F, 2, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    } else if (indexed) {
+      UpdateGradientBody<F, 1, true>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    } else if (per_label) {
+      UpdateGradientBody<F, 2, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    } else {
+      UpdateGradientBody<F, 1, false>(ByPosition{}, g, qi, qj, d_i, d_j, y, st, b, e, best);
+    }
   }
-}
-
-// The entries: each kernel's AVX2 and baseline instantiations, and the choice between them.
-#define TESSEL_WSS_ENTRY(name, params, args)                                   \
-  TESSEL_TARGET_AVX2 void name##Avx2 params { name##For<simd4::Native> args; } \
-  void name##Base params { name##For<simd4::Pair> args; }                      \
-  void name params {                                                           \
-    if (TESSEL_SIMD4_AVX2 && simd4::HasAvx2()) {                               \
-      name##Avx2 args;                                                         \
-    } else {                                                                   \
-      name##Base args;                                                         \
-    }                                                                          \
-  }
-TESSEL_WSS_ENTRY(SecondOrderScan,
-                 (bool per_label, bool uniform_qd, const int64_t* key, const double* g, const double* qd,
-                  const int8_t* y, const int8_t* st, const PairSide* sides, int64_t b, int64_t e, Candidate* best,
-                  double* gmax2),
-                 (per_label, uniform_qd, key, g, qd, y, st, sides, b, e, best, gmax2))
-TESSEL_WSS_ENTRY(MaxViolatorsScan,
-                 (const int64_t* key, const double* g, const int8_t* y, const int8_t* st, int64_t b, int64_t e,
-                  Candidate* best),
-                 (key, g, y, st, b, e, best))
-TESSEL_WSS_ENTRY(UpdateGradient,
-                 (bool per_label, const int64_t* key, double* g, const QRowView* rows, double d_i, double d_j,
-                  const int8_t* y, const int8_t* st, int64_t b, int64_t e, Candidate* best),
-                 (per_label, key, g, rows, d_i, d_j, y, st, b, e, best))
-#undef TESSEL_WSS_ENTRY
+};
 
 // Blocks fold in order (a later block holds later positions) by value, then by the tie rule.
 template <bool kLess, class Ties>
@@ -423,7 +403,7 @@ NuFirsts NuMaxViolatorsOver(int64_t n, const SampleState& s, const int64_t* key)
         n, NuFirsts{},
         [&](int64_t b, int64_t e) {
           Candidate c[2];
-          MaxViolatorsScan(key, s.g.data(), s.y.data(), s.status.data(), b, e, c);
+          simd4::Dispatch<MaxViolatorsScan>(key, s.g.data(), s.y.data(), s.status.data(), b, e, c);
           return NuFirsts{c[0], c[1]};
         },
         [&](const NuFirsts& r, const NuFirsts& p) {
@@ -449,8 +429,8 @@ Result SecondOrderScanOver(int64_t n, const SampleState& s, const PairSide* side
         n, {{kInf, -1}, {-kInf, -kInf}},
         [&](int64_t b, int64_t e) {
           std::pair<Candidate, std::array<double, 2>> c;
-          SecondOrderScan(per_label, uniform, key, s.g.data(), s.qd.data(), s.y.data(), s.status.data(), sides, b, e,
-                          &c.first, c.second.data());
+          simd4::Dispatch<SecondOrderScan>(per_label, uniform, key, s.g.data(), s.qd.data(), s.y.data(),
+                                           s.status.data(), sides, b, e, &c.first, c.second.data());
           return c;
         },
         [&](const auto& r, const auto& p) {
@@ -489,7 +469,8 @@ Candidate UpdateGradientOver(int64_t n, SampleState* s, const QRowView& q_i, con
         n, Candidate{-kInf, -1},
         [&](int64_t b, int64_t e) {
           Candidate c;
-          UpdateGradient(false, key, s->g.data(), rows, d_i, d_j, s->y.data(), s->status.data(), b, e, &c);
+          simd4::Dispatch<UpdateGradient>(false, key, s->g.data(), rows, d_i, d_j, s->y.data(), s->status.data(), b, e,
+                                          &c);
           return c;
         },
         [&](const Candidate& r, const Candidate& p) { return Fold<false>(ties, r, p); });
@@ -505,7 +486,8 @@ NuFirsts UpdateGradientNuOver(int64_t n, SampleState* s, const QRowView& q_i, co
       n, NuFirsts{},
       [&](int64_t b, int64_t e) {
         Candidate c[2];
-        UpdateGradient(true, nullptr, s->g.data(), rows, d_i, d_j, s->y.data(), s->status.data(), b, e, c);
+        simd4::Dispatch<UpdateGradient>(true, static_cast<const int64_t*>(nullptr), s->g.data(), rows, d_i, d_j,
+                                        s->y.data(), s->status.data(), b, e, c);
         return NuFirsts{c[0], c[1]};
       },
       [&](const NuFirsts& r, const NuFirsts& p) {

@@ -217,24 +217,15 @@ template <class F>
     dots[p] = d0;
   }
 }
-TESSEL_TARGET_AVX2 void DenseDotsAvx2(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
-                                      const int32_t* cols, int64_t len, const double* x, double* dots,
-                                      bool consecutive) {
-  DenseDotsFor<simd4::Native>(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
-}
-void DenseDotsBase(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d, const int32_t* cols,
-                   int64_t len, const double* x, double* dots, bool consecutive) {
-  DenseDotsFor<simd4::Pair>(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
-}
-// The AVX2 instantiation where the CPU has AVX2, else the baseline's (core/simd4.h): the same values.
-void DenseDots(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d, const int32_t* cols,
-               int64_t len, const double* x, double* dots, bool consecutive) {
-  if (TESSEL_SIMD4_AVX2 && simd4::HasAvx2()) {
-    DenseDotsAvx2(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
-  } else {
-    DenseDotsBase(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
+// DenseDotsFor as a kernel simd4::Dispatch runs (AVX2 or the baseline, core/simd4.h).
+struct DenseDots {
+  template <class F>
+  [[gnu::always_inline]] static void Run(const double* dense_rows, const double* dense_cols, int64_t n, int64_t d,
+                                         const int32_t* cols, int64_t len, const double* x, double* dots,
+                                         bool consecutive) {
+    DenseDotsFor<F>(dense_rows, dense_cols, n, d, cols, len, x, dots, consecutive);
   }
-}
+};
 
 // RBF values from dot products: KernelFromDot's argument -gamma (|x|^2 + |z|^2 - 2 x.z), then the exponentials as
 // one vectorised block (ExpInPlace; the AVX2 clone four lanes wide, the same values).
@@ -422,8 +413,8 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     double dots[kBlock];
     int64_t p = begin;
     if (dense_rows != nullptr) {
-      DenseDots(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense, dots,
-                consecutive);
+      simd4::Dispatch<DenseDots>(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense,
+                                 dots, consecutive);
     } else {
       for (; p + 4 <= end; p += 4) {
         int64_t k[4];

@@ -82,6 +82,8 @@ TEST(SpinTeam, ExceptionReachesTheCallerAfterEveryTask) {
   EXPECT_EQ(ran.load(), 8);
   team.Run(2, [&](int64_t) { ran++; });  // the team still works
   EXPECT_EQ(ran.load(), 10);
+  EXPECT_THROW(team.Run(SpinTeam::kMaxTasks + 1, [&](int64_t) { ran++; }), Error);  // refused, none run
+  EXPECT_EQ(ran.load(), 10);
 }
 
 TEST(SpinTeam, ParallelForRunsOnTheInstalledTeam) {

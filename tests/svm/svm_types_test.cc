@@ -124,15 +124,15 @@ TEST(SvmSpinTeam, GivesTheSameModelAsOneTbb) {
     p.nu = 0.3;
     const SvmModel tbb = TrainSvm(data, p, nullptr);
     const int64_t before = SpinTeam::Started();
-    SpinTeam::Enable(true);
+    struct Enabled {  // teams on for this solve only, whatever it throws
+      Enabled() { SpinTeam::Enable(true); }
+      ~Enabled() { SpinTeam::Enable(false); }
+    };
     SvmModel team;
-    try {
+    {
+      const Enabled on;
       team = TrainSvm(data, p, nullptr);
-    } catch (...) {
-      SpinTeam::Enable(false);
-      throw;
     }
-    SpinTeam::Enable(false);
     EXPECT_GT(SpinTeam::Started(), before) << SvmTypeName(type) << ": no team ran the solve";
     EXPECT_EQ(team.sv_coef, tbb.sv_coef) << SvmTypeName(type);
     EXPECT_EQ(team.rho, tbb.rho) << SvmTypeName(type);
