@@ -63,8 +63,6 @@ class Solver : public SolverCore {
     if (class_rows_ != nullptr) {
       in_class_.resize(l_);
       for (int64_t s = 0; s < l_; ++s) in_class_[s] = class_rows_->IndexInClass(perm_[s]);
-      other_rows_.resize(l_);
-      other_pos_.resize(l_);
       plus_ones_.assign(l_, 1);
       minus_ones_.assign(l_, -1);
     }
@@ -152,11 +150,15 @@ class Solver : public SolverCore {
   std::vector<std::pair<int32_t, int32_t>> pending_swaps_;
   std::vector<float> scratch_;  // kernel values of G_bar updates beyond the cached prefix, of GetQ's other class
   ClassRowCache* class_rows_ = nullptr;  // shared own-class rows, or null
-  // With class_rows_: each position's index in its class's row (swapped with the positions), and GetQ's scratch
-  // for the other class's rows and positions, with constant signs.
+  // With class_rows_: each position's index in its class's row (swapped with the positions); per label (0: y = +1,
+  // 1: y = -1) its positions in increasing order with their dataset rows and indices (rebuilt after swaps); the
+  // other class's constant signs for GetQ.
   std::vector<int32_t> in_class_;
-  std::vector<int32_t> other_rows_;
-  std::vector<int32_t> other_pos_;
+  struct ClassLists {
+    std::vector<int32_t> pos[2], rows[2], idx[2];
+    bool dirty = true;
+  } lists_;
+  void RebuildClassLists();
   std::vector<int8_t> plus_ones_;
   std::vector<int8_t> minus_ones_;
   // Rows listed twice (the regressions, svr_.cache set): LIBSVM's SVR_Q.
@@ -200,27 +202,28 @@ const float* Solver::GetQ(int64_t pos, int64_t len) {
       kernel_.QRow(perm_[pos], s_.y[pos], std::span<const int32_t>(perm_).subspan(static_cast<size_t>(start), n),
                    std::span<const int8_t>(s_.y).subspan(static_cast<size_t>(start), n), {data + start, n});
     } else {
-      // The positions of pos's class read the shared row (Q = K there); the other class's are computed.
+      // The positions of pos's class read the shared row (Q = K there); the other class's are computed. Each label's
+      // positions, rows and indices in their class come in lists (ClassLists), so no pass sorts the labels per row.
+      if (lists_.dirty) RebuildClassLists();
       const int8_t yp = s_.y[pos];
-      const int8_t* y = s_.y.data();
-      const int32_t* in_class = in_class_.data();
-      const int32_t* perm = perm_.data();
-      int32_t* other_rows = other_rows_.data();
-      int32_t* other_pos = other_pos_.data();
-      int64_t others = 0;
-      for (int64_t q = start; q < len; ++q) {
-        if (y[q] == yp) {
-          data[q] = own[in_class[q]];
-        } else {
-          other_rows[others] = perm[q];
-          other_pos[others++] = static_cast<int32_t>(q);
-        }
-      }
-      if (others > 0) {
-        const auto m = static_cast<size_t>(others);
+      const int mine = yp > 0 ? 0 : 1;
+      const auto range = [&](int label) {
+        const std::vector<int32_t>& at = lists_.pos[label];
+        return std::pair{std::lower_bound(at.begin(), at.end(), start) - at.begin(),
+                         std::lower_bound(at.begin(), at.end(), len) - at.begin()};
+      };
+      const auto [sb, se] = range(mine);
+      const int32_t* same_pos = lists_.pos[mine].data();
+      const int32_t* same_idx = lists_.idx[mine].data();
+      for (auto k = sb; k < se; ++k) data[same_pos[k]] = own[same_idx[k]];
+      const auto [ob, oe] = range(1 - mine);
+      if (oe > ob) {
+        const auto m = static_cast<size_t>(oe - ob);
         scratch_.resize(m);
-        kernel_.QRow(perm_[pos], yp, std::span<const int32_t>(other_rows, m),
+        kernel_.QRow(perm_[pos], yp,
+                     std::span<const int32_t>(lists_.rows[1 - mine]).subspan(static_cast<size_t>(ob), m),
                      std::span<const int8_t>(yp > 0 ? minus_ones_ : plus_ones_).first(m), scratch_);
+        const int32_t* other_pos = lists_.pos[1 - mine].data() + ob;
         for (size_t k = 0; k < m; ++k) data[other_pos[k]] = scratch_[k];
       }
     }
@@ -228,8 +231,24 @@ const float* Solver::GetQ(int64_t pos, int64_t len) {
   return data;
 }
 
+void Solver::RebuildClassLists() {
+  for (int label = 0; label < 2; ++label) {
+    lists_.pos[label].clear();
+    lists_.rows[label].clear();
+    lists_.idx[label].clear();
+  }
+  for (int64_t q = 0; q < l_; ++q) {
+    const int label = s_.y[q] > 0 ? 0 : 1;
+    lists_.pos[label].push_back(static_cast<int32_t>(q));
+    lists_.rows[label].push_back(perm_[q]);
+    lists_.idx[label].push_back(in_class_[q]);
+  }
+  lists_.dirty = false;
+}
+
 void Solver::SwapIndex(int64_t a, int64_t b) {
   if (a == b) return;
+  lists_.dirty = true;
   std::swap(perm_[a], perm_[b]);
   std::swap(sample_[a], sample_[b]);
   if (!svr_.uid.empty()) std::swap(svr_.uid[a], svr_.uid[b]);

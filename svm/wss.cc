@@ -74,6 +74,21 @@ template <class V4d, class V4l>
   *out = __builtin_bit_cast(V4d, __builtin_bit_cast(V4l, kv) ^ ((yv != yi) & sign_bit));  // negated where y_t != y_i
 }
 
+// A lane's test that a gain -(num / den) (num >= 0, den > 0) may reach its best min_v without dividing: the gain
+// does when fl(num / den) >= m = -min_v, and then den * fl(m s) <= num for s = 1 - 2^-41, in floating point too:
+// fl(num / den) >= m gives num / den >= m (1 - u) (u = 2^-53, m normal), and den * fl(m s) <= den m s (1 + u) is
+// below that, so its rounding stays <= num (rounding is monotone, num a double). `bound` = fl(m s); the lanes where
+// the argument does not hold (m infinite, tiny, zero or negative: no best yet) are `force`d through.
+template <class V4d, class V4l>
+[[gnu::always_inline]] inline void GainBound(const V4d& min_v, V4d* bound, V4l* force) {
+  const V4d m = -min_v;
+  const V4d s = {0x1.ffffffffffp-1, 0x1.ffffffffffp-1, 0x1.ffffffffffp-1, 0x1.ffffffffffp-1};  // 1 - 2^-41
+  const V4d tiny = {0x1p-960, 0x1p-960, 0x1p-960, 0x1p-960};
+  const V4d inf = {kInf, kInf, kInf, kInf};
+  *bound = m * s;
+  *force = (m < tiny) | (m == inf);
+}
+
 // The second-index scan over positions [b, e): LIBSVM's second-order gain -(b_ij^2) / a_ij of the pair (i, j) for
 // every j in I_low with b_ij = gmax + y_j G_j > 0 (i the first index of j's label), the smallest gain (ties by
 // `ties`) into *best, and the largest y G over I_low of each label into gmax2[0] (y = +1) and gmax2[1]. Four
@@ -115,6 +130,9 @@ template <class F, bool kPerLabel, bool kIndexed, bool kUniformQd, class Ties>
   V4d min_v = inf;
   V4l min_at = {-1, -1, -1, -1};
   V4l min_tie = {-1, -1, -1, -1};
+  V4d bound;  // Pair only
+  V4l force;
+  GainBound(min_v, &bound, &force);
   int64_t j = b;
   for (; j + 4 <= e; j += 4) {
     V4d gv;
@@ -159,19 +177,29 @@ template <class F, bool kPerLabel, bool kIndexed, bool kUniformQd, class Ties>
     }
     const V4d grad_diff = (kPerLabel ? TESSEL_SELECT(up, gmax_u, gmax_d) : gmax_u) + yg;
     const V4d quad = ((kPerLabel ? TESSEL_SELECT(up, qd_u, qd_d) : qd_u) + qdv) - TESSEL_SELECT(up, c_u, c_d) * qv;
-    const V4d obj = -(grad_diff * grad_diff) / TESSEL_SELECT(quad > zero, quad, tau);
+    const V4d num = grad_diff * grad_diff;
+    const V4d den = TESSEL_SELECT(quad > zero, quad, tau);
+    V4l maybe = low & (grad_diff > zero);
+    if constexpr (!F::kNative) {
+      // Pairs of 16-byte divisions cost more than the rest of a vector's work: only vectors with a lane whose gain
+      // may reach its best divide (GainBound), a few per scan. (With AVX2 one vdivpd costs less than the branch.)
+      maybe = maybe & ((den * bound <= num) | force);
+      if (!F::Any(maybe)) continue;
+    }
+    const V4d obj = -num / den;
     const V4l at = {j, j + 1, j + 2, j + 3};
     V4l take;
     if constexpr (Ties::kPositions) {
-      take = low & (grad_diff > zero) & (obj <= min_v);
+      take = maybe & (obj <= min_v);
     } else {
       V4l tie;
       ties.Lanes(j, &tie);
-      take = low & (grad_diff > zero) & ((obj < min_v) | ((obj == min_v) & (tie > min_tie)));
+      take = maybe & ((obj < min_v) | ((obj == min_v) & (tie > min_tie)));
       min_tie = (take & tie) | (~take & min_tie);
     }
     min_v = TESSEL_SELECT(take, obj, min_v);
     min_at = (take & at) | (~take & min_at);
+    if constexpr (!F::kNative) GainBound(min_v, &bound, &force);
   }
   gmax2[0] = -kInf;
   gmax2[1] = -kInf;

@@ -4,6 +4,8 @@
 // working-set scans' row views (wss.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <numeric>
@@ -355,6 +357,85 @@ TEST(WssScans, RowsReadThroughIdsGiveTheGatheredRowsAnswers) {
     const NuFirsts scanned = NuMaxViolatorsOver(n, a);
     same(fused.p, scanned.p);
     same(fused.n, scanned.n);
+  }
+}
+
+// The second-index scan (SecondOrderOver: vector lanes, blocks, the baseline's skipped divisions) against LIBSVM's
+// serial loop, written out here, on values chosen to strain it: gradients from 1e-200 to 1e160 (squares that
+// underflow and overflow), repeated values (ties, by position and by distinct keys), Q entries making a_ij zero or
+// negative (TAU), tiny and huge diagonals, and a uniform diagonal (SampleState::qd_uniform). The same position and the
+// same value, bit for bit.
+TEST(WssScans, SecondOrderScanIsTheSerialLoopsAnswer) {
+  uint64_t state = 29;
+  const auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>(state >> 11) * 0x1p-53;
+  };
+  const double scales[] = {1e-200, 1e-155, 1e-9, 1, 1e3, 1e150, 1e160};
+  for (int round = 0; round < 7 * 6; ++round) {
+    const int64_t n = 1 + static_cast<int64_t>(next() * 3000);
+    const double scale = scales[round % 7];
+    const int mode = round / 7;  // 0-2: spread values, 3-5: few distinct values (many exact ties at the best)
+    const bool uniform = mode % 3 != 2;
+    const bool few = mode >= 3;
+    SampleState s;
+    std::vector<float> q(static_cast<size_t>(n));
+    std::vector<int64_t> key(static_cast<size_t>(n));
+    for (int64_t t = 0; t < n; ++t) {
+      s.y.push_back(next() < 0.5 ? 1 : -1);
+      s.qd.push_back(uniform ? 1.0 : (next() < 0.05 ? 1e-300 : (next() < 0.05 ? 1e200 : 0.5 + next())));
+      s.alpha.push_back(0);
+      const double r = next();
+      s.status.push_back(r < 0.3 ? batch::kLower : (r < 0.6 ? batch::kUpper : batch::kFree));
+      s.g.push_back(scale * (few ? std::floor(next() * 3) - 1 : 2 * next() - 1));
+      const double u = next();
+      q[static_cast<size_t>(t)] = few ? static_cast<float>(std::floor(u * 3) - 1)
+                                      : (u < 0.1 ? 1.0f : (u < 0.15 ? -1.0f : static_cast<float>(2 * next() - 1)));
+      key[static_cast<size_t>(t)] = (t * 2654435761) % (int64_t{1} << 32);  // distinct, as global ids, out of order
+    }
+    if (uniform) s.NoteDiagonal();
+    const Candidate first = MaxViolatorOver(n, s);
+    if (first.index < 0) continue;
+    const double qd_i = s.qd[static_cast<size_t>(first.index)];
+    const double yi2 = 2.0 * s.y[static_cast<size_t>(first.index)];
+    for (const bool keyed : {false, true}) {
+      // LIBSVM's Solver::select_working_set, second loop (ties: the later position, or the larger key).
+      double gmax2 = -kInf;
+      double obj_min = kInf;
+      int64_t at = -1;
+      for (int64_t j = 0; j < n; ++j) {
+        const auto u = static_cast<size_t>(j);
+        double grad_diff;
+        double quad;
+        if (s.y[u] > 0) {
+          if (s.status[u] == batch::kLower) continue;
+          grad_diff = first.value + s.g[u];
+          gmax2 = std::max(gmax2, s.g[u]);
+          quad = (qd_i + s.qd[u]) - yi2 * static_cast<double>(q[u]);
+        } else {
+          if (s.status[u] == batch::kUpper) continue;
+          grad_diff = first.value + -s.g[u];
+          gmax2 = std::max(gmax2, -s.g[u]);
+          quad = (qd_i + s.qd[u]) - -yi2 * static_cast<double>(q[u]);
+        }
+        if (!(grad_diff > 0)) continue;
+        const double obj = -(grad_diff * grad_diff) / (quad > 0 ? quad : batch::kTau);
+        const bool take = keyed ? at < 0 || obj < obj_min || (obj == obj_min && key[u] > key[static_cast<size_t>(at)])
+                                : obj <= obj_min;
+        if (take) {
+          obj_min = obj;
+          at = j;
+        }
+      }
+      const SecondChoice c =
+          SecondOrderOver(n, s, QRowView(q.data()), first.value, qd_i, yi2, keyed ? key.data() : nullptr);
+      SCOPED_TRACE(::testing::Message() << "round " << round << ", n " << n << (keyed ? ", keyed" : ""));
+      EXPECT_EQ(c.best.index, at);
+      if (at >= 0) {
+        EXPECT_EQ(std::bit_cast<uint64_t>(c.best.value), std::bit_cast<uint64_t>(obj_min));
+      }
+      EXPECT_EQ(c.gmax2, gmax2);
+    }
   }
 }
 
