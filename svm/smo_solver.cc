@@ -207,9 +207,10 @@ const float* Solver::GetQ(int64_t pos, int64_t len) {
       if (lists_.dirty) RebuildClassLists();
       const int8_t yp = s_.y[pos];
       const int mine = yp > 0 ? 0 : 1;
+      const int64_t first = start;  // a structured binding: not captured by a lambda before Clang 16
       const auto range = [&](int label) {
         const std::vector<int32_t>& at = lists_.pos[label];
-        return std::pair{std::lower_bound(at.begin(), at.end(), start) - at.begin(),
+        return std::pair{std::lower_bound(at.begin(), at.end(), first) - at.begin(),
                          std::lower_bound(at.begin(), at.end(), len) - at.begin()};
       };
       const auto [sb, se] = range(mine);
