@@ -102,6 +102,12 @@ CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, cons
       rows.push_back(perm[k]);
       labs.push_back(labels[perm[k]]);
     }
+    if (IsClassification(params.type) &&
+        std::all_of(labs.begin(), labs.end(), [&](double y) { return y == labs[0]; })) {
+      // A fold whose training rows hold one class (a rare class, stratified away): LIBSVM's model of one class
+      // predicts that class for every row, without a solve or a rand() draw; svm-train reports the accuracy so.
+      return std::vector<double>(static_cast<size_t>(end - begin), labs[0]);
+    }
     const SvmModel model = TrainSvm(datasets::SelectRows<int32_t>(data, rows, labs), fold_params, nullptr,
                                     spread ? fits->solver : solver, &rand, spread ? nullptr : fits);
     const bool probabilities = params.probability != 0 && IsClassification(params.type);

@@ -33,9 +33,14 @@ SvmType ParseSvmType(std::string_view name) {
 constexpr double kMaxCacheMb = 1073741824.0;
 
 void SvmParams::Validate() const {
-  TESSEL_CHECK(C > 0 && std::isfinite(C), "C = {} must be positive (-c, e.g. -c 1)", C);
+  // C only where the formulation has one (LIBSVM's svm_check_parameter: C-SVC, epsilon-SVR, nu-SVR).
+  if (type == SvmType::kCSvc || type == SvmType::kEpsilonSvr || type == SvmType::kNuSvr)
+    TESSEL_CHECK(C > 0 && std::isfinite(C), "C = {} must be positive (-c, e.g. -c 1)", C);
   if (type == SvmType::kNuSvc || type == SvmType::kOneClass || type == SvmType::kNuSvr)
     TESSEL_CHECK(nu > 0 && nu <= 1, "nu = {} must be in (0, 1] (-n, e.g. -n 0.5)", nu);
+  TESSEL_CHECK(type != SvmType::kOneClass || nu < 1,
+               "nu = 1 puts every sample of a one-class SVM at its bound, so rho is infinite and every point an "
+               "outlier (svm-train writes 'rho inf'); use -n below 1, e.g. -n 0.5");
   TESSEL_CHECK(probability == 0 || probability == 1, "-b {}: probability estimates are 0 (off) or 1 (on)", probability);
   TESSEL_CHECK(probability == 0 || type != SvmType::kOneClass,
                "-b 1: a one-class SVM has no probability estimates (LIBSVM 3.24 has none either); drop -b");
@@ -54,7 +59,9 @@ void SvmParams::Validate() const {
   TESSEL_CHECK(random_seed >= -1 && random_seed < (int64_t{1} << 32),
                "random seed {} must be -1 (svm-train's rand()) or in [0, 2^32) (random_state's draw)", random_seed);
   for (const auto& w : weights)
-    TESSEL_CHECK(w.weight >= 0 && std::isfinite(w.weight), "weight {} of class {} must not be negative (-w{} WEIGHT)",
+    TESSEL_CHECK(w.weight > 0 && std::isfinite(w.weight),
+                 "weight {} of class {} must be positive (-w{} WEIGHT): a weight of 0 gives the class C = 0, so none "
+                 "of its samples can move and rho may be infinite; leave the class out of the data instead",
                  w.weight, w.label, w.label);
 }
 

@@ -169,6 +169,26 @@ TEST(SvmCvFolds, DoNotDependOnTheThreadCount) {
   EXPECT_EQ(CrossValidate(data, p, 4).target, one);
 }
 
+// A fold whose training rows hold one class (the only -1 row is held out): LIBSVM's one-class model predicts that
+// class there; svm-train 3.24 `-v 3` on these ten rows prints "Cross Validation Accuracy = 90%" (recorded).
+TEST(SvmCvFolds, AFoldTrainedOnOneClassPredictsIt) {
+  const fs::path file = fs::temp_directory_path() / "tessel_cv_rare_class.svm";
+  {
+    std::ofstream out(file);
+    out << "1 1:1\n1 1:0.9\n1 1:0.8\n1 1:0.85\n1 1:0.95\n1 1:0.7\n-1 1:-1\n1 1:0.75\n1 1:0.65\n1 1:0.6\n";
+  }
+  const auto data = datasets::ReadLibsvm(file);
+  fs::remove(file);
+  for (const SvmType type : {SvmType::kCSvc, SvmType::kNuSvc}) {
+    SvmParams p;
+    p.type = type;
+    p.nu = 0.1;
+    const CrossValidationResult r = CrossValidate(data, p, 3);
+    EXPECT_EQ(r.Summary(SvmType::kCSvc), "Cross Validation Accuracy = 90%\n");
+    EXPECT_EQ(r.target[6], 1);  // the -1 row, held out of the only fold that saw it, is predicted +1
+  }
+}
+
 TEST(SvmCvFolds, RefuseFewerThanTwo) {
   const auto data = datasets::ReadLibsvm(kData / "heart_scale");
   EXPECT_THROW(CrossValidate(data, SvmParams{}, 1), Error);

@@ -460,6 +460,35 @@ TEST(SvmParamsTest, RejectsBadValuesWithTheFlagToFix) {
   p.cache_mb = 1;
   p.weights = {{1, -2}};
   EXPECT_THROW(p.Validate(), Error);
+  p.weights = {{1, 0}};  // C = 0 for a class: refused, naming -w
+  try {
+    p.Validate();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("-w1"), std::string::npos) << e.what();
+  }
+  p.weights.clear();
+  // C only where the formulation has one (svm_check_parameter): nu-SVC and one-class take any -c.
+  p.C = -5;
+  for (const SvmType type : {SvmType::kNuSvc, SvmType::kOneClass}) {
+    p.type = type;
+    EXPECT_NO_THROW(p.Validate());
+  }
+  for (const SvmType type : {SvmType::kCSvc, SvmType::kEpsilonSvr, SvmType::kNuSvr}) {
+    p.type = type;
+    EXPECT_THROW(p.Validate(), Error);
+  }
+  p.C = 1;
+  p.type = SvmType::kOneClass;
+  p.nu = 1;  // every sample at its bound: rho infinite
+  try {
+    p.Validate();
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("-n below 1"), std::string::npos) << e.what();
+  }
+  p.type = SvmType::kNuSvc;
+  EXPECT_NO_THROW(p.Validate());
   EXPECT_EQ(ParseShrinking("0"), ShrinkingPolicy::kOff);
   EXPECT_EQ(ParseShrinking("lazy"), ShrinkingPolicy::kLazy);
   EXPECT_THROW(ParseShrinking("sometimes"), Error);

@@ -13,6 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/device.h"
+#include "core/error.h"
+#include "core/memory_budget.h"
 #include "datasets/readers.h"
 #include "tests/train/gcn_test_util.h"
 #include "train/gcn/train_common.h"
@@ -456,6 +458,30 @@ TEST(FeatureScaling, EachNormMatchesItsFloat64Definition) {
       }
     }
   }
+}
+
+// Sparse features may declare billions of columns (a manifest's feature_dim): the per-column statistics of standard
+// scaling are compared with the memory budget before they are allocated (found by probing: they grew past 11 GB
+// under --max-memory 2G), with a message naming the option.
+TEST(FeatureScaling, HugeColumnCountsAreCheckedBeforeAllocating) {
+  datasets::Features f;
+  f.sparse = true;
+  f.num_rows = 1;
+  f.dim = 2147483647;
+  f.indptr = Buffer<int64_t>(std::vector<int64_t>{0, 1});
+  f.indices = Buffer<int32_t>(std::vector<int32_t>{2147483646});
+  f.values = Buffer<float>(std::vector<float>{1.0F});
+  memory::SetLimit(int64_t{1} << 30);
+  std::string message;
+  try {
+    FitFeatureScaling(f, FeatureNorm::kStandard);
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  memory::SetLimit(0);
+  EXPECT_NE(message.find("per-column statistics of 2147483647 feature columns"), std::string::npos) << message;
+  EXPECT_NE(message.find("--normalize-features none or l1"), std::string::npos) << message;
+  EXPECT_NO_THROW(FitFeatureScaling(f, FeatureNorm::kL1));  // no per-column arrays
 }
 
 // Two halves of the rows fitted as two "ranks" whose sums are exchanged give the one-piece statistics.

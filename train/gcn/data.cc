@@ -9,6 +9,7 @@
 #include <variant>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 
 namespace tessel::train::gcn {
@@ -100,6 +101,11 @@ FeatureScaling FitFeatureScaling(const datasets::Features& f, FeatureNorm norm,
   FeatureScaling s;
   s.norm = norm;
   if (norm != FeatureNorm::kStandard) return s;
+  // Five arrays of a double per column (sums, counts, deviations, then the mean and scale kept): a sparse dataset
+  // may declare billions of columns, so the budget is asked before any of them is made.
+  memory::CheckArray(f.dim + 1, 5 * static_cast<int64_t>(sizeof(double)),
+                     fmt::format("--normalize-features standard's per-column statistics of {} feature columns", f.dim),
+                     "--normalize-features none or l1 (no per-column arrays), or fewer feature columns");
   const auto d = static_cast<size_t>(f.dim);
   const auto reduce = [&](std::vector<double>* v) {
     if (sum_across_ranks) sum_across_ranks(std::span<double>(*v));
