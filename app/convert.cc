@@ -303,6 +303,20 @@ std::string Convert(const ConvertOptions& a) {
     log::Info("random split {} with seed {}: {}/{}/{} {} nodes", a.split, a.seed, d.train.size(), d.val.size(),
               d.test.size(), d.has_labels() ? "labelled" : "");
   }
+  if (d.has_labels() && d.has_split()) {
+    // The dataset's own split may list nodes without a class; training would stop on them (or score nothing).
+    const auto labels = d.labels.Host();
+    for (const auto& [list_name, list] : {std::pair{"train", &d.train}, {"val", &d.val}, {"test", &d.test}}) {
+      for (const int64_t u : list->Host()) {
+        if (labels[static_cast<size_t>(u)] != ds::kNoLabel) continue;
+        throw Error(fmt::format(
+            "{}: the {} split lists node {}, which has no label (-1); every train, val and test node needs a class: "
+            "label it, leave it out of the split, or pass --split 0.6,0.2,0.2 --resplit (a random split of the "
+            "labelled nodes)",
+            a.input, list_name, u));
+      }
+    }
+  }
   log::Info("writing {}", a.output);
   ds::WriteNodeDataset(d, a.output, write);
   const ds::NodeDatasetStats s = ds::ComputeStats(d);

@@ -258,6 +258,20 @@ TEST_F(CliTest, RandomSplitNeedsResplitWhenTheInputHasOneAndIsSeeded) {
   EXPECT_EQ(g["split"], nlohmann::json({{"train", 3}, {"val", 3}, {"test", 0}}));  // all 6 nodes: no labels
 }
 
+// A given split that lists a node without a label (-1) is refused by convert, naming the list and the node (training
+// used to stop on it later, after info and partition had accepted the dataset).
+TEST_F(CliTest, AGivenSplitNodeWithoutALabelIsRefused) {
+  for (const char* part : {"edges", "features", "labels", "train", "test"})
+    fs::copy_file(kData / (std::string("table.") + part + ".txt"), root_ / (std::string("t.") + part + ".txt"));
+  std::ofstream(root_ / "t.val.txt") << "2\n";  // node 2's label is -1
+  const Result r =
+      Run("convert --from nodetable '" + (root_ / "t").string() + "' --output '" + Out("a").string() + "'");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_THAT(r.err, HasSubstr("the val split lists node 2, which has no label (-1)"));
+  EXPECT_THAT(r.err, HasSubstr("--resplit"));
+  EXPECT_FALSE(fs::exists(Out("a")));
+}
+
 TEST_F(CliTest, BadOptionsExitNonZeroWithAClearMessage) {
   const std::string out = " --output '" + Out("x").string() + "'";
   const std::pair<std::string, std::string> cases[] = {

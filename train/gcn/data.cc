@@ -6,6 +6,7 @@
 #include <cmath>
 #include <span>
 #include <type_traits>
+#include <utility>
 #include <variant>
 
 #include "core/error.h"
@@ -264,11 +265,15 @@ void CheckTrainable(const datasets::NodeDataset& data, const std::string& where)
   TESSEL_CHECK(data.features.num_rows == data.num_nodes(), "{}: {} feature rows for {} nodes", where,
                data.features.num_rows, data.num_nodes());
   auto labels = data.labels.Host();
-  for (const Buffer<int64_t>* list : {&data.train, &data.val, &data.test}) {
+  for (const auto& [list_name, list] : {std::pair{"train", &data.train}, {"val", &data.val}, {"test", &data.test}}) {
     for (int64_t u : list->Host()) {
-      TESSEL_CHECK(u >= 0 && u < data.num_nodes(), "{}: split node {} outside [0, {})", where, u, data.num_nodes());
-      TESSEL_CHECK(labels[u] >= 0 && labels[u] < data.num_classes, "{}: split node {} has label {} (not a class)",
-                   where, u, labels[u]);
+      TESSEL_CHECK(u >= 0 && u < data.num_nodes(), "{}: {} split node {} outside [0, {})", where, list_name, u,
+                   data.num_nodes());
+      TESSEL_CHECK(labels[u] >= 0 && labels[u] < data.num_classes,
+                   "{}: {} split node {} has label {} (not a class); every split node needs one: convert the dataset "
+                   "again with a label for it, or with a split that leaves it out (tessel convert --split "
+                   "0.6,0.2,0.2 --resplit splits the labelled nodes)",
+                   where, list_name, u, labels[u]);
     }
   }
 }
