@@ -369,6 +369,11 @@ void NumberRows(DistPartitionRun& run) {
     offsets[static_cast<size_t>(p) + 1] = offsets[static_cast<size_t>(p)] + total;
     next[static_cast<size_t>(p)] = before_me;
   }
+  {  // every rank holds the same totals, so every rank throws alike
+    std::vector<int64_t> nodes_per_part(static_cast<size_t>(run.P));
+    for (size_t p = 0; p < nodes_per_part.size(); ++p) nodes_per_part[p] = offsets[p + 1] - offsets[p];
+    CheckNoEmptyPart(nodes_per_part, run.options.method);
+  }
   new_id.resize(static_cast<size_t>(rows));
   for (int64_t i = 0; i < rows; ++i) {
     const auto p = static_cast<size_t>(part[static_cast<size_t>(i)]);

@@ -91,7 +91,12 @@ std::vector<int32_t> ReadAssignmentFile(const std::string& path, int64_t num_nod
                           fmt::format("'{}' is not a part id (an integer in [0, {})); {}", item.substr(0, 40),
                                       num_parts, kAssignmentFormat));
     }
-    if (p < 0 || p >= num_parts) {
+    if (p < 0) {
+      throw Error::AtLine(path, line,
+                          fmt::format("part {} of node {} is negative; part ids are 0 .. {} (--parts {})", p, line - 1,
+                                      num_parts - 1, num_parts));
+    }
+    if (p >= num_parts) {
       throw Error::AtLine(path, line,
                           fmt::format("part {} of node {} is outside [0, {}); pass --parts {} or more, or "
                                       "number the parts from 0",
@@ -237,7 +242,8 @@ Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionO
   }
   switch (options.method) {
     case Method::kMetis:
-      return detail::MetisAssignment(data, options, out.balance);
+      out = detail::MetisAssignment(data, options, out.balance);
+      break;
     case Method::kRandom:
       out.part = RandomAssignment(n, k, options.seed);
       out.algorithm = "random";
@@ -249,7 +255,23 @@ Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionO
     case Method::kFile:
       break;  // read above
   }
+  std::vector<int64_t> nodes_per_part(static_cast<size_t>(k), 0);
+  for (const int32_t p : out.part) {
+    if (p >= 0 && p < k) ++nodes_per_part[static_cast<size_t>(p)];
+  }
+  CheckNoEmptyPart(nodes_per_part, options.method);
   return out;
+}
+
+void CheckNoEmptyPart(std::span<const int64_t> nodes_per_part, Method method) {
+  const auto empty = std::count(nodes_per_part.begin(), nodes_per_part.end(), 0);
+  if (empty == 0) return;
+  // Each part is a training rank's: an empty one has nothing to train on. --method file refuses the same.
+  throw Error(
+      fmt::format("--parts {}: {} of the parts got no node ({} nodes, --method {}); every part needs one, as "
+                  "each is a training rank's: use fewer parts (a few nodes per part at the least)",
+                  nodes_per_part.size(), empty,
+                  std::accumulate(nodes_per_part.begin(), nodes_per_part.end(), int64_t{0}), MethodName(method)));
 }
 
 }  // namespace tessel::partition

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -95,8 +96,13 @@ inline int32_t HashPart(int64_t node, int32_t num_parts) {
 // tessel::Error naming the file, the line and the fix.
 std::vector<int32_t> ReadAssignmentFile(const std::string& path, int64_t num_nodes, int32_t num_parts);
 
-// Validates the options and computes the assignment. Deterministic: equal inputs give equal results.
+// Validates the options and computes the assignment. Deterministic: equal inputs give equal results. Throws when a
+// part gets no node (CheckNoEmptyPart).
 Assignment ComputeAssignment(const datasets::NodeDataset& data, const PartitionOptions& options);
+
+// Throws tessel::Error when a part holds no node (each part is a training rank's; METIS and the hash leave parts
+// empty when K nears the node count), naming how many and the fix.
+void CheckNoEmptyPart(std::span<const int64_t> nodes_per_part, Method method);
 
 // Vertex weights of one constraint for every node (1, out-degree, or 1 for training nodes).
 std::vector<int64_t> ConstraintWeights(const datasets::NodeDataset& data, Constraint constraint);

@@ -156,6 +156,10 @@ TEST_F(DistPartitionTest, RefusalsFailEveryRankAndLeaveNothing) {
   o.num_parts = 0;
   EXPECT_NE(ErrorOf([&] { RunDist(2, data, o, root_ / "a"); }), "");
   EXPECT_FALSE(fs::exists(root_ / "a"));
+  o.num_parts = 190;  // 200 nodes hashed into 190 parts: some get none, and every rank fails alike
+  EXPECT_NE(ErrorOf([&] { RunDist(2, data, o, root_ / "a"); }).find("of the parts got no node (200 nodes"),
+            std::string::npos);
+  EXPECT_FALSE(fs::exists(root_ / "a"));
   // An existing output without --force is refused; with it, a partition folder is replaced.
   o.num_parts = 2;
   RunDist(2, data, o, root_ / "b");
