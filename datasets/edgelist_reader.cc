@@ -309,15 +309,16 @@ class EdgeListParser {
       const bool digits = std::all_of(tok.begin() + (tok.front() == '-' || tok.front() == '+' ? 1 : 0), tok.end(),
                                       [](char c) { return c >= '0' && c <= '9'; });
       if (digits && tok.size() > 1) {
-        Fail(fmt::format("node id '{}' is {}", tok, tok.front() == '-' ? "negative" : "too large for 64 bits"));
+        Fail(
+            fmt::format("node id '{}' is {}", Excerpt(tok), tok.front() == '-' ? "negative" : "too large for 64 bits"));
       }
-      Fail(fmt::format("node id '{}' is not an integer", tok));
+      Fail(fmt::format("node id '{}' is not an integer", Excerpt(tok)));
     }
-    if (raw < 0) Fail(fmt::format("node id '{}' is negative", tok));
+    if (raw < 0) Fail(fmt::format("node id '{}' is negative", Excerpt(tok)));
     if (raw == 0 && base_ == 1) {
       Fail("node id 0 in a one-based file (ids start at 1; read the file as zero-based if 0 is a real id)");
     }
-    if (raw == std::numeric_limits<int64_t>::max()) Fail(fmt::format("node id '{}' is too large", tok));
+    if (raw == std::numeric_limits<int64_t>::max()) Fail(fmt::format("node id '{}' is too large", Excerpt(tok)));
     const auto id = static_cast<uint64_t>(raw - base_);
     if (id >= limit_) {
       const std::string range = base_ == 1 ? fmt::format("[1, {}]", limit_) : fmt::format("[0, {})", limit_);
@@ -331,10 +332,10 @@ class EdgeListParser {
 
   float Weight(std::string_view tok) {
     double w = 0;
-    if (!ParseDouble(tok, &w)) Fail(fmt::format("edge weight '{}' is not a number", tok));
-    if (!std::isfinite(w)) Fail(fmt::format("edge weight '{}' is not finite", tok));
+    if (!ParseDouble(tok, &w)) Fail(fmt::format("edge weight '{}' is not a number", Excerpt(tok)));
+    if (!std::isfinite(w)) Fail(fmt::format("edge weight '{}' is not finite", Excerpt(tok)));
     if (std::fabs(w) > static_cast<double>(std::numeric_limits<float>::max())) {
-      Fail(fmt::format("edge weight '{}' is outside the float32 range", tok));
+      Fail(fmt::format("edge weight '{}' is outside the float32 range", Excerpt(tok)));
     }
     return static_cast<float>(w);
   }

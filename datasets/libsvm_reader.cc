@@ -40,11 +40,11 @@ bool ParseLine(std::string_view line, int64_t num_features, Block* b, std::strin
   if (!fields.Next(&tok) || tok.front() == '#') return true;
   double label = 0;
   if (!ParseDouble(tok, &label)) {
-    *error = fmt::format("label '{}' is not a number (expected '<label> <index>:<value> ...')", tok);
+    *error = fmt::format("label '{}' is not a number (expected '<label> <index>:<value> ...')", Excerpt(tok));
     return false;
   }
   if (!std::isfinite(label)) {
-    *error = fmt::format("label '{}' is not finite", tok);
+    *error = fmt::format("label '{}' is not finite", Excerpt(tok));
     return false;
   }
   int64_t prev = 0;
@@ -53,18 +53,18 @@ bool ParseLine(std::string_view line, int64_t num_features, Block* b, std::strin
     if (tok.front() == '#') break;
     const size_t colon = tok.find(':');
     if (colon == std::string_view::npos) {
-      *error = fmt::format("'{}' has no ':' (expected <index>:<value>)", tok);
+      *error = fmt::format("'{}' has no ':' (expected <index>:<value>)", Excerpt(tok));
       return false;
     }
     const std::string_view index_text = tok.substr(0, colon);
     const std::string_view value_text = tok.substr(colon + 1);
     int64_t index = 0;
     if (!ParseInt64(index_text, &index)) {
-      *error = fmt::format("feature index '{}' in '{}' is not an integer", index_text, tok);
+      *error = fmt::format("feature index '{}' in '{}' is not an integer", Excerpt(index_text), Excerpt(tok));
       return false;
     }
     if (index < 1) {
-      *error = fmt::format("feature index {} in '{}' is below 1 (LIBSVM indices start at 1)", index, tok);
+      *error = fmt::format("feature index {} in '{}' is below 1 (LIBSVM indices start at 1)", index, Excerpt(tok));
       return false;
     }
     if (index <= prev) {
@@ -84,7 +84,7 @@ bool ParseLine(std::string_view line, int64_t num_features, Block* b, std::strin
     }
     double value = 0;
     if (const char* why = ParseFinite(value_text, &value)) {
-      *error = fmt::format("value '{}' of feature {} {}", value_text, index, why);
+      *error = fmt::format("value '{}' of feature {} {}", Excerpt(value_text), index, why);
       return false;
     }
     b->indices.push_back(static_cast<int32_t>(index - 1));

@@ -60,7 +60,7 @@ NodeDataset ReadLinqs(const fs::path& content, const fs::path& cites) {
     const auto node = static_cast<int64_t>(line_of_node.size());
     const auto [it, inserted] = node_of.emplace(tokens.front(), node);
     if (!inserted) {
-      cur.Fail("paper id '{}' appears twice (first on line {})", tokens.front(), line_of_node[it->second]);
+      cur.Fail("paper id '{}' appears twice (first on line {})", Excerpt(tokens.front()), line_of_node[it->second]);
     }
     line_of_node.push_back(cur.line_number());
     for (int64_t j = 0; j < f; ++j) {
@@ -105,7 +105,7 @@ NodeDataset ReadLinqs(const fs::path& content, const fs::path& cites) {
     for (int k = 0; k < 2; ++k) {
       const auto it = node_of.find(ends[k]);
       if (it == node_of.end()) {
-        ccur.Fail("paper id '{}' is not in {} (every cited and citing paper needs a .content line)", ends[k],
+        ccur.Fail("paper id '{}' is not in {} (every cited and citing paper needs a .content line)", Excerpt(ends[k]),
                   content_file.name());
       }
       ids[k] = it->second;

@@ -62,7 +62,7 @@ Header ReadHeader(LineCursor& cur) {
           fmt.size() <= 3 && std::all_of(fmt.begin(), fmt.end(), [](char c) { return c == '0' || c == '1'; });
       if (!ok) {
         cur.Fail("fmt '{}' must be up to three 0/1 digits: vertex sizes, vertex weights, edge weights (e.g. 1, 10, 11)",
-                 fmt);
+                 Excerpt(fmt));
       }
       const std::string padded = std::string(3 - fmt.size(), '0') + std::string(fmt);
       h.sizes = padded[0] == '1';

@@ -135,7 +135,8 @@ std::vector<int32_t> ReadLabels(const fs::path& path, int32_t* num_classes) {
                           "blank line; every line holds the label of one node (use -1 for a node without a label)");
     }
     if (tok.front() == '#') continue;
-    if (fields.Next(&extra)) cur.Fail("expected one class id per line, found '{}' after '{}'", extra, tok);
+    if (fields.Next(&extra))
+      cur.Fail("expected one class id per line, found '{}' after '{}'", Excerpt(extra), Excerpt(tok));
     const int64_t label = cur.ParseInt(tok, "label");
     if (label < kNoLabel) cur.Fail("label {} is negative; class ids are 0, 1, ... and -1 means no label", label);
     if (label >= std::numeric_limits<int32_t>::max()) cur.Fail("label {} does not fit a 32-bit class id", label);
@@ -178,7 +179,8 @@ SplitList ReadSplitList(const fs::path& path, int64_t num_nodes) {
     std::string_view tok;
     std::string_view extra;
     fields.Next(&tok);
-    if (fields.Next(&extra)) cur.Fail("expected one node id per line, found '{}' after '{}'", extra, tok);
+    if (fields.Next(&extra))
+      cur.Fail("expected one node id per line, found '{}' after '{}'", Excerpt(extra), Excerpt(tok));
     const int64_t id = cur.ParseInt(tok, "node id");
     if (id < 0 || id >= num_nodes) cur.Fail("node id {} is outside [0, {}) (the dataset's nodes)", id, num_nodes);
     list.ids.push_back(id);

@@ -43,7 +43,7 @@ bool ParseDenseRow(std::string_view line, std::span<float> out, std::string* err
     }
     float v = 0;
     if (const char* why = ParseFinite(tok, &v)) {
-      *error = fmt::format("value {} '{}' {}", j + 1, tok, why);
+      *error = fmt::format("value {} '{}' {}", j + 1, Excerpt(tok), why);
       return false;
     }
     out[j++] = v;

@@ -484,6 +484,12 @@ const char* ParseFiniteReal(std::string_view s, T* out) {
 
 }  // namespace
 
+std::string Excerpt(std::string_view token) {
+  constexpr size_t kMax = 40;
+  if (token.size() <= kMax) return std::string(token);
+  return fmt::format("{}... ({} characters)", token.substr(0, kMax), token.size());
+}
+
 bool ParseDouble(std::string_view s, double* out) { return ParseReal(s, out); }
 bool ParseFloat(std::string_view s, float* out) { return ParseReal(s, out); }
 const char* ParseFinite(std::string_view s, double* out) { return ParseFiniteReal(s, out); }
@@ -491,19 +497,19 @@ const char* ParseFinite(std::string_view s, float* out) { return ParseFiniteReal
 
 int64_t LineCursor::ParseInt(std::string_view token, std::string_view what) const {
   int64_t v = 0;
-  if (!ParseInt64(token, &v)) Fail("{} '{}' is not an integer", what, token);
+  if (!ParseInt64(token, &v)) Fail("{} '{}' is not an integer", what, Excerpt(token));
   return v;
 }
 
 double LineCursor::ParseDouble(std::string_view token, std::string_view what) const {
   double v = 0;
-  if (const char* why = ParseFinite(token, &v)) Fail("{} '{}' {}", what, token, why);
+  if (const char* why = ParseFinite(token, &v)) Fail("{} '{}' {}", what, Excerpt(token), why);
   return v;
 }
 
 float LineCursor::ParseFloat(std::string_view token, std::string_view what) const {
   float v = 0;
-  if (const char* why = ParseFinite(token, &v)) Fail("{} '{}' {}", what, token, why);
+  if (const char* why = ParseFinite(token, &v)) Fail("{} '{}' {}", what, Excerpt(token), why);
   return v;
 }
 

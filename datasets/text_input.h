@@ -87,6 +87,10 @@ void SetDefaultStreamWindow(size_t bytes);
 // Returns `base` if it exists, else base + ".gz", else base + ".bz2"; throws naming all three otherwise.
 std::filesystem::path FindWithCompression(const std::filesystem::path& base);
 
+// A token as error messages quote it: whole up to 40 characters, else its first 40 and its length ("1234...
+// (1000000 characters)"), so a runaway field (a missing line end, a binary file) cannot make a message of megabytes.
+std::string Excerpt(std::string_view token);
+
 // Whitespace = space, tab, \r (line ends are handled by the cursor).
 constexpr bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 

@@ -98,7 +98,10 @@ void ParseHeaderKey(const datasets::LineCursor& cur, std::string_view key, datas
     std::string_view val;
     std::string_view extra;
     if (!fields->Next(&val)) cur.Fail("{} needs a value{}", key, kDamaged);
-    if (fields->Next(&extra)) cur.Fail("{} takes one value, found '{}' after '{}'{}", key, extra, val, kDamaged);
+    if (fields->Next(&extra)) {
+      cur.Fail("{} takes one value, found '{}' after '{}'{}", key, datasets::Excerpt(extra), datasets::Excerpt(val),
+               kDamaged);
+    }
     return val;
   };
   const bool list = key == "rho" || key == "label" || key == "probA" || key == "probB" || key == "nr_sv";
@@ -114,7 +117,8 @@ void ParseHeaderKey(const datasets::LineCursor& cur, std::string_view key, datas
       known = true;
     }
     if (!known)
-      cur.Fail("unknown svm_type '{}': LIBSVM's are c_svc, nu_svc, one_class, epsilon_svr and nu_svr{}", val, kDamaged);
+      cur.Fail("unknown svm_type '{}': LIBSVM's are c_svc, nu_svc, one_class, epsilon_svr and nu_svr{}",
+               datasets::Excerpt(val), kDamaged);
     h->have_type = true;
   } else if (key == "kernel_type") {
     const std::string_view val = value();
@@ -166,7 +170,7 @@ void ParseHeaderKey(const datasets::LineCursor& cur, std::string_view key, datas
     cur.Fail(
         "unknown key '{}' in the model header (expected svm_type, kernel_type, degree, gamma, coef0, "
         "nr_class, total_sv, rho, label, probA, probB, nr_sv or SV)",
-        key);
+        datasets::Excerpt(key));
   }
 }
 
@@ -248,7 +252,7 @@ int64_t ReadSupportVectors(datasets::LineCursor& cur, int64_t total_sv, SvmModel
         cur.Fail(
             "'{}' is not index:value (a support vector has nr_class - 1 = {} coefficients, then index:value "
             "pairs){}",
-            tok, ncoef, kDamaged);
+            datasets::Excerpt(tok), ncoef, kDamaged);
       }
       const int64_t idx = cur.ParseInt(tok.substr(0, colon), "feature index");
       if (idx <= prev) cur.Fail("feature index {} must be at least 1 and above the previous one ({})", idx, prev);

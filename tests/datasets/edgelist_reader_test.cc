@@ -120,6 +120,12 @@ TEST_F(EdgeListTest, IdsBeyondTheFastPathAreExact) {
   EXPECT_EQ(e.num_nodes, 1000000000000000001);
   EXPECT_EQ(ErrorFor("0 99999999999999999999\n"), At(1, "node id '99999999999999999999' is too large for 64 bits"));
   EXPECT_EQ(ErrorFor("0 9223372036854775807\n"), At(1, "node id '9223372036854775807' is too large"));
+  // A runaway token (a missing line end, a binary file) is quoted by its first 40 characters and its length, not
+  // whole (found by probing: a 300 MB token made a 300 MB message).
+  EXPECT_EQ(ErrorFor("0 1\n" + std::string(1000000, '7') + " 1\n"),
+            At(2, "node id '" + std::string(40, '7') + "... (1000000 characters)' is too large for 64 bits"));
+  EXPECT_EQ(ErrorFor("0 " + std::string(100000, 'x') + "\n"),
+            At(1, "node id '" + std::string(40, 'x') + "... (100000 characters)' is not an integer"));
 }
 
 TEST_F(EdgeListTest, ErrorsNameTheFileAndLine) {

@@ -118,6 +118,10 @@ TEST_F(LibsvmReaderTest, MalformedLinesNameTheLine) {
   EXPECT_THAT(BadFileError("1 1:1\n1 3:1 5:1\n", 4),
               HasSubstr(At(2) + "feature index 5 is above the number of features, 4"));
   EXPECT_THAT(BadFileError("1 3000000000:1\n"), HasSubstr(At(1) + "feature index 3000000000 does not fit"));
+  // Long tokens are quoted by their first 40 characters and their length.
+  const std::string e = BadFileError("1 1:" + std::string(30000000, '9') + "x\n");
+  EXPECT_THAT(e, HasSubstr(At(1) + "value '" + std::string(40, '9') + "... (30000001 characters)' of feature 1"));
+  EXPECT_LT(e.size(), 400U);
 }
 
 TEST_F(LibsvmReaderTest, EmptyInputIsAnError) {
