@@ -65,6 +65,8 @@ class SvmKernelRows {
  public:
   static constexpr int64_t kMaxBitWords = 16;
   static constexpr int64_t kMaxDenseCols = 4096;
+  // Feature ids above this many (a 32 MiB scratch row) are renumbered compactly when fewer than half are in use.
+  static constexpr int64_t kCompactAboveCols = int64_t{1} << 22;
   static constexpr int64_t kMaxTransposedCols = 64;
 
   // allow_bits = false keeps the general path even for binary rows: the distributed solver passes the ranks'
@@ -119,7 +121,14 @@ class SvmKernelRows {
 
   // What the constructor computes from the rows, shared by the objects Share() makes.
   struct Precomputed {
-    SparseRowsView rows;
+    SparseRowsView rows;  // as given (rows())
+    // The rows the kernel computes on: `rows`, or, when the feature ids span far more than the ids in use (a
+    // stray id of 2^31 - 1 in a file of two rows), the same rows over compact ids: the ids in use numbered 0, 1, ...
+    // in their order (`compact_cols` the original of each), so the scratch row holds one double per id in use and
+    // every sum keeps its order: the same values.
+    SparseRowsView calc;
+    std::vector<int32_t> compact_indices;
+    std::vector<int32_t> compact_cols;
     SvmKernelParams params;
     std::vector<double> squared_norms;  // per row (RBF only)
     std::vector<double> dense_rows;     // num_rows * num_cols values when the rows are dense enough, else empty
@@ -135,6 +144,7 @@ class SvmKernelRows {
   SparseRowsView rows_;
   SvmKernelParams params_;
   std::shared_ptr<const Precomputed> pre_;
+  SparseRowsView calc_;  // pre_->calc: the rows over the ids the kernel computes with
   // Views of pre_'s arrays.
   std::span<const double> squared_norms_;
   std::span<const double> dense_rows_;

@@ -281,19 +281,39 @@ SvmKernelRows::SvmKernelRows(std::shared_ptr<const Precomputed> pre)
     : rows_(pre->rows),
       params_(pre->params),
       pre_(std::move(pre)),
+      calc_(pre_->calc),
       squared_norms_(pre_->squared_norms),
       dense_rows_(pre_->dense_rows),
       bits_(pre_->bits),
       bit_words_(pre_->bit_words),
       nnz_(pre_->nnz),
       table_(pre_->table),
-      dense_(DenseScratch(rows_.num_cols)) {}
+      dense_(DenseScratch(calc_.num_cols)) {}
 
 std::shared_ptr<const SvmKernelRows::Precomputed> SvmKernelRows::Precompute(SparseRowsView rows, SvmKernelParams params,
                                                                             bool allow_bits) {
   auto pre = std::make_shared<Precomputed>();
   pre->rows = rows;
   pre->params = params;
+  pre->calc = rows;
+  if (rows.num_cols > kCompactAboveCols) {
+    const int64_t base = rows.num_rows() > 0 ? rows.indptr.front() : 0;
+    const int64_t end = rows.num_rows() > 0 ? rows.indptr.back() : 0;
+    std::vector<int32_t> used(rows.indices.begin() + base, rows.indices.begin() + end);
+    std::sort(used.begin(), used.end());
+    used.erase(std::unique(used.begin(), used.end()), used.end());
+    if (2 * static_cast<int64_t>(used.size()) < rows.num_cols) {
+      pre->compact_indices.assign(rows.indices.begin(), rows.indices.end());
+      for (int64_t e = base; e < end; ++e) {
+        int32_t& c = pre->compact_indices[static_cast<size_t>(e)];
+        c = static_cast<int32_t>(std::lower_bound(used.begin(), used.end(), c) - used.begin());
+      }
+      pre->compact_cols = std::move(used);
+      pre->calc.indices = pre->compact_indices;
+      pre->calc.num_cols = static_cast<int64_t>(pre->compact_cols.size());
+    }
+  }
+  rows = pre->calc;  // below: the rows the kernel computes on
   if (params.type == SvmKernelType::kRbf) {
     pre->squared_norms.resize(static_cast<size_t>(rows.num_rows()));
     parallel_for<int64_t>(0, rows.num_rows(), 1024, [&](int64_t r) {
@@ -354,7 +374,7 @@ double SvmKernelRows::Diagonal(int64_t i) const {
 }
 
 SvmKernelRows::Fixed SvmKernelRows::FixedOf(int64_t i) const {
-  Fixed f{rows_.RowIndices(i), rows_.RowValues(i)};
+  Fixed f{calc_.RowIndices(i), calc_.RowValues(i)};
   f.sq = squared_norms_.empty() ? 0.0 : squared_norms_[i];
   if (!bits_.empty()) {
     f.bits = bits_.data() + i * bit_words_;
@@ -370,9 +390,9 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
   if (bits_.empty())
     for (size_t k = 0; k < i_idx.size(); ++k) dense_[i_idx[k]] = i_val[k];
   const double* dense = dense_.data();
-  const int64_t* indptr = rows_.indptr.data();
-  const int32_t* indices = rows_.indices.data();
-  const double* values = rows_.values.data();
+  const int64_t* indptr = calc_.indptr.data();
+  const int32_t* indices = calc_.indices.data();
+  const double* values = calc_.values.data();
   const double* sq = squared_norms_.empty() ? nullptr : squared_norms_.data();
   const double sq_i = sq == nullptr ? 0.0 : f.sq;
   const SvmKernelParams params = params_;
@@ -404,7 +424,7 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
   const bool fast_rbf = kFloatOut && params.type == SvmKernelType::kRbf;
   const double* dense_rows = dense_rows_.empty() ? nullptr : dense_rows_.data();
   const double* dense_cols = pre_->dense_cols.empty() ? nullptr : pre_->dense_cols.data();
-  const int64_t d = rows_.num_cols;
+  const int64_t d = calc_.num_cols;
   constexpr int64_t kBlock = 256;
   const auto block = [&](int64_t begin, int64_t end) {  // end - begin <= kBlock
     // Consecutive columns (a regression's or one-class problem's rows in data order, or a run of them) read adjacent
@@ -413,7 +433,7 @@ void SvmKernelRows::Row(const Fixed& f, std::span<const int32_t> cols, Out* out,
     double dots[kBlock];
     int64_t p = begin;
     if (dense_rows != nullptr) {
-      simd4::Dispatch<DenseDots>(dense_rows, dense_cols, rows_.num_rows(), d, cols.data() + begin, end - begin, dense,
+      simd4::Dispatch<DenseDots>(dense_rows, dense_cols, calc_.num_rows(), d, cols.data() + begin, end - begin, dense,
                                  dots, consecutive);
     } else {
       for (; p + 4 <= end; p += 4) {
@@ -482,13 +502,25 @@ void SvmKernelRows::QRowOf(ExternalRow x, int sign_x, std::span<const int32_t> c
                  "QRowOf: feature id {} (entry {}) is out of range [0, {}) or not ascending", x.indices[k], k,
                  rows_.num_cols);
   Fixed f{x.indices, x.values};
-  if (!squared_norms_.empty()) f.sq = SparseDot(x.indices, x.values, x.indices, x.values);
+  if (!squared_norms_.empty()) f.sq = SparseDot(x.indices, x.values, x.indices, x.values);  // all of x's ids
+  // Over compact ids (Precomputed::calc), x keeps the ids the rows use: the others meet only zeros.
+  std::vector<int32_t> compact_idx;
+  std::vector<double> compact_val;
+  if (!pre_->compact_cols.empty()) {
+    const std::vector<int32_t>& used = pre_->compact_cols;
+    for (size_t k = 0; k < x.indices.size(); ++k) {
+      const auto it = std::lower_bound(used.begin(), used.end(), x.indices[k]);
+      if (it == used.end() || *it != x.indices[k]) continue;
+      compact_idx.push_back(static_cast<int32_t>(it - used.begin()));
+      compact_val.push_back(x.values[k]);
+    }
+    f.idx = compact_idx;
+    f.val = compact_val;
+  }
   std::array<uint64_t, kMaxBitWords> words{};
   if (!bits_.empty()) {
-    for (size_t k = 0; k < x.indices.size(); ++k) {
-      TESSEL_CHECK(x.values[k] == 1.0, "QRowOf: value {} of a row against binary rows is not 1", x.values[k]);
-      words[static_cast<size_t>(x.indices[k] / 64)] |= uint64_t{1} << (x.indices[k] % 64);
-    }
+    for (const double v : x.values) TESSEL_CHECK(v == 1.0, "QRowOf: value {} of a row against binary rows is not 1", v);
+    for (const int32_t c : f.idx) words[static_cast<size_t>(c / 64)] |= uint64_t{1} << (c % 64);
     f.bits = words.data();
     f.nnz = static_cast<int32_t>(x.indices.size());
   }

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/memory_budget.h"
 #include "core/parallel.h"
 #include "kernels/svm_kernel.h"
 #include "tests/svm/svm_test_util.h"
@@ -86,6 +87,57 @@ TEST(SvmKernelTest, QRowsMatchSingleEvaluationsAcrossThreads) {
         }
       }
       EXPECT_EQ(k.evaluations(), 2 * 2 * 3 * static_cast<int64_t>(cols.size()));
+    }
+  }
+}
+
+// Feature ids spread far beyond those in use (up to 2^31 - 2) are renumbered compactly inside the kernel
+// (Precomputed::calc): the Q rows and the rows of external points (ids in use, and ids no row has) are those of the
+// same data numbered densely, bit for bit, for every kernel, sparse, dense and binary rows; no scratch row of 2^31
+// doubles is made (found by probing: a two-line file with id 2147483647 took 16.8 GB).
+TEST(SvmKernelTest, WideFeatureIdsGiveTheDenseIdsRows) {
+  for (const double density : {0.3, 0.9}) {
+    for (const bool binary : {false, true}) {
+      auto dense = RandomDataset(200, 20, density, {1, -1}, 31);
+      if (binary) {
+        for (double& v : dense.values.MutableHost()) v = 1.0;
+      }
+      dense.num_features = 21;  // id 20: in no row (the dense twin of an external point's unused id)
+      // The same rows with id c spread to c * 100000007 (up to 1.9e9: ascending, so every row keeps its order).
+      datasets::SparseRowDataset wide;
+      wide.num_rows = dense.num_rows;
+      wide.num_features = 2147483647;
+      const auto ptr = dense.indptr.Host();
+      const auto val = dense.values.Host();
+      std::vector<int32_t> ids(dense.indices.Host().begin(), dense.indices.Host().end());
+      for (int32_t& c : ids) c = static_cast<int32_t>(int64_t{c} * 100000007);
+      wide.indptr = Buffer<int64_t>(std::vector<int64_t>(ptr.begin(), ptr.end()));
+      wide.indices = Buffer<int32_t>(std::move(ids));
+      wide.values = Buffer<double>(std::vector<double>(val.begin(), val.end()));
+      wide.labels = Buffer<double>(std::vector<double>(dense.labels.Host().begin(), dense.labels.Host().end()));
+      for (const auto& p : AllKernels()) {
+        SCOPED_TRACE(::testing::Message() << SvmKernelName(p.type) << " density " << density << " binary " << binary);
+        SvmKernelRows a(View(dense), p);
+        memory::SetLimit(int64_t{1} << 30);  // a scratch row over 2^31 ids (16 GiB) would be refused
+        SvmKernelRows b(View(wide), p);
+        memory::SetLimit(0);
+        std::vector<int32_t> cols(static_cast<size_t>(dense.num_rows));
+        std::iota(cols.begin(), cols.end(), 0);
+        std::vector<float> qa(cols.size());
+        std::vector<float> qb(cols.size());
+        for (int64_t i = 0; i < dense.num_rows; i += 7) {
+          a.QRow(i, 1, cols, {}, qa);
+          b.QRow(i, 1, cols, {}, qb);
+          ASSERT_EQ(qa, qb) << "row " << i;
+        }
+        // An external point with ids in use and one that no row has.
+        const std::vector<int32_t> xa = {0, 1, 2, 3, 20};
+        const std::vector<int32_t> xb = {0, 100000007, 200000014, 300000021, 2000000000};
+        const std::vector<double> x = {1, 1, 1, 1, 1};
+        a.QRowOf({xa, x}, 1, cols, {}, qa);
+        b.QRowOf({xb, x}, 1, cols, {}, qb);
+        ASSERT_EQ(qa, qb);
+      }
     }
   }
 }
