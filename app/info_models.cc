@@ -128,7 +128,9 @@ void SvmModelInfo(const InfoOptions& a, const Printer& say) {
     const auto num = [&](const char* key) { return training.contains(key) ? training.at(key).dump() : "-"; };
     say("training   {} iterations, {} kernel evaluations, {} s{}\n", num("iterations"), num("kernel_evaluations"),
         num("seconds"),
-        training.contains("pairs") && training.at("pairs").is_array()
+        training.contains("pairs_total") && training.at("pairs_total").is_number_integer()
+            ? fmt::format(", {} binary problem(s)", training.at("pairs_total").get<int64_t>())
+        : training.contains("pairs") && training.at("pairs").is_array()
             ? fmt::format(", {} binary problem(s)", training.at("pairs").size())
             : "");
   }

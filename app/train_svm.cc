@@ -376,11 +376,11 @@ std::string TrainSvm(const TrainSvmOptions& given) {
           "one process, or, with several classes, --pairs spread (each rank solves whole pairs on its own GPU)",
           comm->Size());
     model = svm::TrainSvmDistributed(*comm, data, p, &report, &dist, how);
-    stats = report.ToJson();
+    stats = report.ToJson(svm::kReportedPairs);
     stats["distributed"] = DistributedJson(*comm, report, dist, network, ProcessCpuSeconds());
   } else {
     model = TrainRows(setup, a.threads.threads, data, &report);
-    stats = report.ToJson();
+    stats = report.ToJson(svm::kReportedPairs);
   }
   // Rank 0 writes the model (a temporary file renamed into place); every rank learns whether that worked.
   comm::OnEveryRankOrFail(*comm, [&] {

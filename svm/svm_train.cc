@@ -71,14 +71,17 @@ ClassGroups GroupClasses(const datasets::SparseRowDataset& data, ClassOrder orde
   return g;
 }
 
-nlohmann::json TrainReport::ToJson() const {
+nlohmann::json TrainReport::ToJson(int64_t max_pairs) const {
   nlohmann::json j;
   j["gamma"] = gamma;
   j["iterations"] = iterations;
   j["kernel_evaluations"] = kernel_evaluations;
   j["seconds"] = seconds;
+  j["pairs_total"] = pairs.size();
+  const size_t listed = max_pairs < 0 ? pairs.size() : std::min(pairs.size(), static_cast<size_t>(max_pairs));
   auto& arr = j["pairs"] = nlohmann::json::array();
-  for (const auto& p : pairs) {
+  for (size_t k = 0; k < listed; ++k) {
+    const PairReport& p = pairs[k];
     nlohmann::json pair = {{"labels", {p.label_i, p.label_j}}, {"samples", p.samples}};
     ForEachResultStat(p.result, [&pair](const char* name, const auto& value) { pair[name] = value; });
     if (const RoundCounts& d = p.result.device; d.rounds > 0) {

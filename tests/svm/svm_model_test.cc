@@ -109,6 +109,19 @@ TEST_F(SvmModelTest, TheLargestFeatureIdIsWrittenIn64Bits) {
   EXPECT_EQ(back.num_features, int64_t{1} << 31);
 }
 
+// The sidecar and --json list at most kReportedPairs pairs' statistics, with the number of pairs in pairs_total
+// (1,500 classes made 1,124,250 entries: a 541 MB sidecar, found by probing); a report asked for all keeps all.
+TEST(TrainReportTest, ListsAtMostTheReportedPairs) {
+  TrainReport r;
+  r.pairs.resize(1225);  // 50 classes
+  for (size_t k = 0; k < r.pairs.size(); ++k) r.pairs[k].label_i = static_cast<int32_t>(k);
+  const nlohmann::json capped = r.ToJson(kReportedPairs);
+  EXPECT_EQ(capped.at("pairs_total"), 1225);
+  ASSERT_EQ(capped.at("pairs").size(), static_cast<size_t>(kReportedPairs));
+  EXPECT_EQ(capped.at("pairs")[999].at("labels")[0], 999);  // the first pairs, in order
+  EXPECT_EQ(r.ToJson().at("pairs").size(), 1225U);
+}
+
 TEST_F(SvmModelTest, MulticlassTrainingDoesNotDependOnThreads) {
   // Pairs run concurrently with all threads and one after another with one: the same model either way.
   const auto data = datasets::ReadLibsvm(kData / "letter_300");
