@@ -23,14 +23,16 @@ std::string CrossValidationResult::Summary(SvmType type) const {
 }
 
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
-                                    const BinarySolver& solver, ShuffleRand* shared_rand, const FitRunner* fits) {
+                                    const BinarySolver& solver, ShuffleRand* shared_rand, const FitRunner* fits,
+                                    std::string_view asked_by) {
   params.Validate();
-  TESSEL_CHECK(folds >= 2, "-v {}: cross-validation needs at least 2 folds", folds);
+  const std::string who = asked_by.empty() ? fmt::format("-v {}", folds) : std::string(asked_by);
+  TESSEL_CHECK(folds >= 2, "{}: cross-validation needs at least 2 folds", who);
   const int64_t l = data.num_rows;
   TESSEL_CHECK(l >= 1, "{}: no rows to cross-validate", data.name.empty() ? "data" : data.name);
   CrossValidationResult out;
   if (folds > l) {
-    log::Warn("-v {}: more folds than the {} rows; leave-one-out cross-validation instead (as svm-train)", folds, l);
+    log::Warn("{}: more folds than the {} rows; leave-one-out cross-validation instead (as svm-train)", who, l);
     folds = static_cast<int>(l);
   }
   out.folds = folds;

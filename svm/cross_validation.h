@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "datasets/dataset.h"
@@ -30,9 +31,10 @@ struct CrossValidationResult {
 // `rand` continues a caller's generator (LIBSVM's one rand() per process; default: a fresh one, seed 1). With
 // -b 1 the folds train one after the other, since each fold's probability fit draws from it in turn (their fits
 // then go through `fits`). `fits` (optional) runs the folds without -b 1 (FitRunner: under mpirun, spread over the
-// ranks; the folds then train with fits->solver).
+// ranks; the folds then train with fits->solver). `asked_by` names what asked for the folds in messages (empty:
+// "-v K"; -b 1's regressions: their internal five folds).
 CrossValidationResult CrossValidate(const datasets::SparseRowDataset& data, const SvmParams& params, int folds,
                                     const BinarySolver& solver = {}, ShuffleRand* rand = nullptr,
-                                    const FitRunner* fits = nullptr);
+                                    const FitRunner* fits = nullptr, std::string_view asked_by = {});
 
 }  // namespace tessel::svm

@@ -40,7 +40,9 @@ void SvmModel::Validate() const {
   TESSEL_CHECK(prob_b.empty() || prob_b.size() == pairs, "SVM model: {} probB values for {} class pairs", prob_b.size(),
                pairs);
   if (IsRegression(type)) {
-    TESSEL_CHECK(prob_b.empty(), "SVM model: a regression model has probA (the Laplace scale) but no probB");
+    TESSEL_CHECK(prob_b.empty(),
+                 "SVM model: a regression model has a probB line; its probability model is probA alone (the Laplace "
+                 "scale), as svm-train writes it");
     TESSEL_CHECK(prob_a.empty() || prob_a[0] >= 0, "SVM model: the Laplace scale probA {} must not be negative",
                  prob_a.empty() ? 0.0 : prob_a[0]);
   } else {

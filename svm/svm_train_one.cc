@@ -65,8 +65,9 @@ SvmModel TrainOneProblem(const datasets::SparseRowDataset& data, const SvmParams
     ShuffleRand local(p.random_seed);
     SvmParams cv_params = p;
     cv_params.probability = 0;
-    const CrossValidationResult cv = CrossValidate(data, cv_params, 5, fits != nullptr ? fits->solver : solver,
-                                                   rand != nullptr ? rand : &local, fits);
+    const CrossValidationResult cv =
+        CrossValidate(data, cv_params, 5, fits != nullptr ? fits->solver : solver, rand != nullptr ? rand : &local,
+                      fits, "-b 1 (the regression's probability model: five internal folds)");
     prob_a = {LaplaceScale(labels, cv.target)};
     log::Info(
         "svm: prob. model for test data: target value = predicted value + z, z: Laplace distribution "
