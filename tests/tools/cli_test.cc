@@ -272,6 +272,18 @@ TEST_F(CliTest, AGivenSplitNodeWithoutALabelIsRefused) {
   EXPECT_FALSE(fs::exists(Out("a")));
 }
 
+// One stray large id makes every number below it a node: convert says so (and still converts: ids are numbers).
+TEST_F(CliTest, AStrayLargeEdgeListIdIsWarnedAbout) {
+  std::ofstream(root_ / "stray.txt") << "0 1\n1 2\n3000000 2\n";
+  const Result r =
+      Run("convert --from edgelist '" + (root_ / "stray.txt").string() + "' --output '" + Out("s").string() + "'");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_THAT(r.err, HasSubstr("the largest node id, 3000000, makes 3000001 nodes for 3 edges"));
+  EXPECT_THAT(r.err, HasSubstr("renumber them densely"));
+  const Result quiet = Run("convert --from edgelist " + In("tiny.edges") + " --output '" + Out("t").string() + "'");
+  EXPECT_THAT(quiet.err, ::testing::Not(HasSubstr("renumber them densely")));
+}
+
 TEST_F(CliTest, BadOptionsExitNonZeroWithAClearMessage) {
   const std::string out = " --output '" + Out("x").string() + "'";
   const std::pair<std::string, std::string> cases[] = {
