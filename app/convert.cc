@@ -304,17 +304,21 @@ std::string Convert(const ConvertOptions& a) {
               d.test.size(), d.has_labels() ? "labelled" : "");
   }
   if (d.has_labels() && d.has_split()) {
-    // The dataset's own split may list nodes without a class; training would stop on them (or score nothing).
+    // The dataset's own split may list nodes without a class: the dataset is still one (partition and predict take
+    // it), but train gcn refuses it, so convert says so now instead of leaving it to the first training.
     const auto labels = d.labels.Host();
     for (const auto& [list_name, list] : {std::pair{"train", &d.train}, {"val", &d.val}, {"test", &d.test}}) {
-      for (const int64_t u : list->Host()) {
-        if (labels[static_cast<size_t>(u)] != ds::kNoLabel) continue;
-        throw Error(fmt::format(
-            "{}: the {} split lists node {}, which has no label (-1); every train, val and test node needs a class: "
-            "label it, leave it out of the split, or pass --split 0.6,0.2,0.2 --resplit (a random split of the "
-            "labelled nodes)",
-            a.input, list_name, u));
-      }
+      const auto host = list->Host();
+      const auto unlabelled = std::count_if(host.begin(), host.end(),
+                                            [&](int64_t u) { return labels[static_cast<size_t>(u)] == ds::kNoLabel; });
+      if (unlabelled == 0) continue;
+      const int64_t first = *std::find_if(host.begin(), host.end(),
+                                          [&](int64_t u) { return labels[static_cast<size_t>(u)] == ds::kNoLabel; });
+      log::Warn(
+          "{}: the {} split lists {} node(s) without a label (-1; node {} first): train gcn refuses such a "
+          "split; label them, leave them out of the split, or pass --split 0.6,0.2,0.2 --resplit (a random "
+          "split of the labelled nodes)",
+          a.input, list_name, unlabelled, first);
     }
   }
   log::Info("writing {}", a.output);
