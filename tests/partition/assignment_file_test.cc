@@ -139,7 +139,9 @@ TEST_F(AssignmentFileTest, MalformedFilesNameTheFileLineAndFix) {
 // METIS left 103 of 300 parts of cora empty, the hash 73 of 1000, and both exited 0); nothing is written.
 TEST_F(AssignmentFileTest, EveryMethodRefusesEmptyParts) {
   const datasets::NodeDataset cora = BundledCora();
-  for (const auto& [m, k] : {std::pair{Method::kHash, 1000}, {Method::kMetis, 300}}) {
+  for (const auto& [method, parts] : {std::pair{Method::kHash, 1000}, {Method::kMetis, 300}}) {
+    const Method m = method;  // a structured binding: not captured by a lambda before Clang 16
+    const int k = parts;
     SCOPED_TRACE(MethodName(m));
     const std::string e = ErrorOf([&] { PartitionToFolder(cora, Options(m, k, 3), root_ / "out", false); });
     EXPECT_NE(e.find(fmt::format("--parts {}: ", k)), std::string::npos) << e;
