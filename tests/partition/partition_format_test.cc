@@ -226,6 +226,25 @@ TEST_F(PartitionFormatTest, ImpossibleCountsAreRefusedEvenWithMatchingChecksums)
   EXPECT_NO_THROW(LoadPart(dir, 1));
 }
 
+// A part whose files are missing is reported as that part's failure alone: the parts whose halos it owns say their
+// halos there were not checked (found by probing: `info` reported every part failed, with part 1's error).
+TEST_F(PartitionFormatTest, VerifyBlamesTheDamagedPartOnly) {
+  const datasets::NodeDataset d = RandomDataset(GraphSpec{});
+  const fs::path dir = root_ / "out";
+  PartitionToFolder(d, Options(Method::kMetis, 3), dir, false);
+  fs::remove(dir / "part-1" / "manifest.json");
+  const nlohmann::ordered_json checks = VerifyPartition(dir);
+  ASSERT_EQ(checks.size(), 3U);
+  EXPECT_FALSE(checks[1]["ok"].get<bool>());
+  EXPECT_NE(checks[1]["detail"].get<std::string>().find("part-1"), std::string::npos) << checks[1].dump();
+  for (const int p : {0, 2}) {
+    EXPECT_TRUE(checks[p]["ok"].get<bool>()) << checks[p].dump();
+    const std::string detail = checks[p]["detail"].get<std::string>();
+    EXPECT_TRUE(detail == "ok" || detail.find("part 1 is damaged") != std::string::npos) << detail;
+  }
+  EXPECT_THROW(LoadPart(dir, 0), Error);  // loading for training still refuses: its halo cannot be checked
+}
+
 // partitions.json is checked against itself and against every part's manifest, even when every checksum matches:
 // node count, node ranges, per-part counts and their sums, classes, feature width.
 TEST_F(PartitionFormatTest, SummaryDisagreeingWithItsPartsIsRefused) {
