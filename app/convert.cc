@@ -308,12 +308,13 @@ std::string Convert(const ConvertOptions& a) {
     // it), but train gcn refuses it, so convert says so now instead of leaving it to the first training.
     const auto labels = d.labels.Host();
     for (const auto& [list_name, list] : {std::pair{"train", &d.train}, {"val", &d.val}, {"test", &d.test}}) {
-      const auto host = list->Host();
-      const auto unlabelled = std::count_if(host.begin(), host.end(),
-                                            [&](int64_t u) { return labels[static_cast<size_t>(u)] == ds::kNoLabel; });
+      int64_t unlabelled = 0;
+      int64_t first = -1;
+      for (const int64_t u : list->Host()) {
+        if (labels[static_cast<size_t>(u)] != ds::kNoLabel) continue;
+        if (unlabelled++ == 0) first = u;
+      }
       if (unlabelled == 0) continue;
-      const int64_t first = *std::find_if(host.begin(), host.end(),
-                                          [&](int64_t u) { return labels[static_cast<size_t>(u)] == ds::kNoLabel; });
       log::Warn(
           "{}: the {} split lists {} node(s) without a label (-1; node {} first): train gcn refuses such a "
           "split; label them, leave them out of the split, or pass --split 0.6,0.2,0.2 --resplit (a random "

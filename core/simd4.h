@@ -44,16 +44,6 @@ struct Native {
   using D = double __attribute__((vector_size(32)));
   using L = int64_t __attribute__((vector_size(32)));
   static constexpr bool kNative = true;
-  // Whether any lane of a mask is set: the two halves or'ed, SSE2's pmovmskb (an AVX2 target attribute here would
-  // keep it from being inlined into the kernels, whose own target is the caller's).
-  [[gnu::always_inline]] static bool Any(const L& m) {
-#if defined(__x86_64__)
-    const auto half = __builtin_shufflevector(m, m, 0, 1) | __builtin_shufflevector(m, m, 2, 3);
-    return _mm_movemask_epi8(__builtin_bit_cast(__m128i, half)) != 0;
-#else
-    return (m[0] | m[1] | m[2] | m[3]) != 0;
-#endif
-  }
 };
 
 using V2d = double __attribute__((vector_size(16)));
@@ -104,7 +94,8 @@ struct Pair {
   using D = PairD;
   using L = PairL;
   static constexpr bool kNative = false;
-  // Whether any lane of a mask is set (SSE2's pmovmskb on x86-64).
+  // Whether any lane of a mask is set (SSE2's pmovmskb on x86-64). The baseline's alone: the AVX2 kernels do not
+  // branch on masks (svm/wss.cc).
   [[gnu::always_inline]] static bool Any(const L& m) {
 #if defined(__x86_64__)
     return _mm_movemask_epi8(__builtin_bit_cast(__m128i, m.lo | m.hi)) != 0;
